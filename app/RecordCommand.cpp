@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "RecordCommand.h"
+
+#include <sys/wait.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "Tracefs.h"
+
+namespace auxscope {
+namespace {
+
+CaptureSession* gSession = nullptr;
+
+void onSignal(int) {
+    if (gSession) gSession->requestStop();  // writes an eventfd: async-signal-safe
+}
+
+const char* kRecordHelp = R"(usage: auxscope record [options] [-- command [args...]]
+
+Captures perf events on every CPU's data ring and prints per-CPU totals.
+
+Target (default: system-wide when no command is given):
+  -a, --all-cpus          system-wide, every online CPU
+  -C, --cpu LIST          only these CPUs, e.g. 0-3,6
+  -p, --pid PID           an existing process (all its threads, and what they spawn)
+  -- command ...          launch a command and trace it from its first instruction
+
+Events:
+  -e, --event SPEC        perf-style event; repeatable, comma lists allowed:
+                          cpu-clock, task-clock, context-switches, page-faults,
+                          raw_syscalls:sys_enter, 'sched:*', pmu/term=value,.../u
+                          default: cpu-clock sampling; context switches, MMAP2, COMM
+                          and fork/exit records are always captured
+  -F, --freq HZ           sampling frequency for counting events (default 4000)
+      --no-switch         do not record context switches
+      --list-events       list symbolic events, PMUs and tracepoints, then exit
+
+Buffers and duration:
+  -m, --mmap-pages N      data ring pages per CPU, a power of two (default 2048 = 8 MiB)
+      --duration SECONDS  stop after this long (default: until Ctrl-C or the command exits)
+
+Output:
+  -o, --output FILE       write a perf.data file (not available in this build yet)
+      --json              print the summary as JSON
+  -h, --help              this text
+)";
+
+std::string human(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4)
+        bytes /= 1024, ++u;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+bool parseNumberArg(const std::string& s, double& out) {
+    char* end = nullptr;
+    out = std::strtod(s.c_str(), &end);
+    return end && *end == 0 && !s.empty();
+}
+
+void listEvents() {
+    std::cout
+        << "Symbolic events:\n  cpu-clock task-clock page-faults minor-faults major-faults context-switches\n"
+           "  cpu-migrations alignment-faults emulation-faults dummy cycles instructions cache-references\n"
+           "  cache-misses branches branch-misses bus-cycles ref-cycles (hardware ones need a PMU)\n";
+    auto pmus = PmuRegistry::discover();
+    std::cout << "PMUs (pmu/terms/):\n";
+    for (auto& p : pmus.pmus()) {
+        std::cout << "  " << p.name << " (type " << p.type << ")";
+        if (!p.format.empty()) {
+            std::cout << " terms:";
+            for (auto& [n, _] : p.format)
+                std::cout << " " << n;
+        }
+        if (p.isAuxPmu()) std::cout << " [AUX trace]";
+        std::cout << "\n";
+    }
+    auto tp = Tracefs::locate();
+    if (!tp) {
+        std::cout << "Tracepoints: unavailable: " << tp.error().message << "\n";
+        return;
+    }
+    auto all = Tracefs::listAll();
+    std::cout << "Tracepoints (" << all.size() << ", sys:name, globs allowed):\n";
+    for (auto& t : all)
+        std::cout << "  " << t << "\n";
+}
+
+}  // namespace
+
+std::string formatSummary(const CaptureSummary& s) {
+    std::ostringstream o;
+    char line[256];
+    o << "auxscope record: " << s.target << ", events:";
+    for (auto& e : s.events)
+        o << " " << e;
+    std::snprintf(line, sizeof line, ", %.2f s\n", s.seconds);
+    o << line;
+    std::snprintf(line, sizeof line, "%4s %11s %11s %10s %9s %9s %10s %11s %9s %8s %9s\n", "cpu", "records",
+                  "bytes", "samples", "switches", "lost-rec", "lost-smpl", "kernel-lost", "throttle", "ring",
+                  "peak-fill");
+    o << line;
+    auto row = [&](const std::string& cpu, const CpuCounters& c, uint64_t ring, double peak) {
+        uint64_t switches = c.byType[PERF_RECORD_SWITCH] + c.byType[PERF_RECORD_SWITCH_CPU_WIDE];
+        std::snprintf(
+            line, sizeof line, "%4s %11llu %11s %10llu %9llu %9llu %10llu %11llu %9llu %8s %8.1f%%\n",
+            cpu.c_str(), (unsigned long long)c.records, human(double(c.bytes)).c_str(),
+            (unsigned long long)c.samples, (unsigned long long)switches, (unsigned long long)c.lostRecords,
+            (unsigned long long)c.lostSamples, (unsigned long long)c.kernelLost,
+            (unsigned long long)c.throttles, ring ? human(double(ring)).c_str() : "", peak);
+        o << line;
+    };
+    double maxPeak = 0;
+    for (auto& c : s.cpus) {
+        row(std::to_string(c.cpu), c.totals, c.ringBytes, c.fillPeakPercent);
+        maxPeak = std::max(maxPeak, c.fillPeakPercent);
+    }
+    CpuCounters t = s.total();
+    row("all", t, 0, maxPeak);
+    o << "records by type:";
+    for (uint32_t i = 0; i < t.byType.size(); ++i)
+        if (t.byType[i])
+            o << " " << (recordTypeName(i) ? recordTypeName(i) : std::to_string(i).c_str()) << "="
+              << t.byType[i];
+    if (t.unknownTypes) o << " unknown=" << t.unknownTypes;
+    o << "\n";
+    if (t.parseErrors) o << "records too short for their type (kept): " << t.parseErrors << "\n";
+    if (t.corruptBytes) o << "bytes skipped after corrupt ring headers: " << t.corruptBytes << "\n";
+    if (s.commandExited) {
+        if (WIFEXITED(s.commandStatus))
+            o << "command exited with status " << WEXITSTATUS(s.commandStatus) << "\n";
+        else if (WIFSIGNALED(s.commandStatus))
+            o << "command killed by signal " << WTERMSIG(s.commandStatus) << "\n";
+    }
+    for (auto& m : s.messages)
+        o << "note: " << m << "\n";
+    return o.str();
+}
+
+std::string formatSummaryJson(const CaptureSummary& s) {
+    std::ostringstream o;
+    auto counters = [&](const CpuCounters& c) {
+        o << "\"records\":" << c.records << ",\"bytes\":" << c.bytes << ",\"samples\":" << c.samples
+          << ",\"lost_records\":" << c.lostRecords << ",\"lost_samples\":" << c.lostSamples
+          << ",\"kernel_lost\":" << c.kernelLost << ",\"throttles\":" << c.throttles
+          << ",\"parse_errors\":" << c.parseErrors << ",\"corrupt_bytes\":" << c.corruptBytes
+          << ",\"by_type\":{";
+        bool first = true;
+        for (uint32_t i = 0; i < c.byType.size(); ++i) {
+            if (!c.byType[i]) continue;
+            o << (first ? "" : ",") << "\""
+              << (recordTypeName(i) ? recordTypeName(i) : std::to_string(i).c_str()) << "\":" << c.byType[i];
+            first = false;
+        }
+        o << "}";
+    };
+    auto quote = [](const std::string& in) {
+        std::string q = "\"";
+        for (char ch : in) {
+            if (ch == '"' || ch == '\\') q += '\\';
+            if (uint8_t(ch) < 0x20) {
+                char b[8];
+                std::snprintf(b, sizeof b, "\\u%04x", ch);
+                q += b;
+                continue;
+            }
+            q += ch;
+        }
+        return q + "\"";
+    };
+    o << "{\"target\":" << quote(s.target) << ",\"seconds\":" << s.seconds << ",\"events\":[";
+    for (size_t i = 0; i < s.events.size(); ++i)
+        o << (i ? "," : "") << quote(s.events[i]);
+    o << "],\"cpus\":[";
+    for (size_t i = 0; i < s.cpus.size(); ++i) {
+        auto& c = s.cpus[i];
+        o << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"ring_bytes\":" << c.ringBytes
+          << ",\"peak_fill_percent\":" << c.fillPeakPercent << ",";
+        counters(c.totals);
+        o << "}";
+    }
+    o << "],\"total\":{";
+    counters(s.total());
+    o << "},\"command_exit_status\":"
+      << (s.commandExited && WIFEXITED(s.commandStatus) ? WEXITSTATUS(s.commandStatus) : -1)
+      << ",\"messages\":[";
+    for (size_t i = 0; i < s.messages.size(); ++i)
+        o << (i ? "," : "") << quote(s.messages[i]);
+    o << "]}\n";
+    return o.str();
+}
+
+int runRecordCommand(const std::vector<std::string>& args) {
+    CaptureOptions opts;
+    bool json = false;
+    bool haveTarget = false;
+    auto need = [&](size_t& i, const std::string& opt) -> const std::string* {
+        if (i + 1 >= args.size()) {
+            std::cerr << "auxscope record: option " << opt << " needs a value\n";
+            return nullptr;
+        }
+        return &args[++i];
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a == "-h" || a == "--help") {
+            std::cout << kRecordHelp;
+            return 0;
+        } else if (a == "--list-events") {
+            listEvents();
+            return 0;
+        } else if (a == "-a" || a == "--all-cpus") {
+            opts.target = TargetKind::SystemWide;
+            haveTarget = true;
+        } else if (a == "-C" || a == "--cpu") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            auto cpus = parseCpuList(*v);
+            if (!cpus) {
+                std::cerr << "auxscope record: " << cpus.error().message << "\n";
+                return 2;
+            }
+            opts.target = TargetKind::CpuList;
+            opts.cpus = cpus.value();
+            haveTarget = true;
+        } else if (a == "-p" || a == "--pid") {
+            auto v = need(i, a);
+            double pid;
+            if (!v) return 2;
+            if (!parseNumberArg(*v, pid) || pid <= 0) {
+                std::cerr << "auxscope record: bad pid '" << *v << "'\n";
+                return 2;
+            }
+            opts.target = TargetKind::Process;
+            opts.pid = pid_t(pid);
+            haveTarget = true;
+        } else if (a == "-e" || a == "--event") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            opts.events.push_back(*v);
+        } else if (a == "-F" || a == "--freq") {
+            auto v = need(i, a);
+            double f;
+            if (!v) return 2;
+            if (!parseNumberArg(*v, f) || f < 1) {
+                std::cerr << "auxscope record: bad frequency '" << *v << "'\n";
+                return 2;
+            }
+            opts.sampleFreq = uint64_t(f);
+        } else if (a == "-m" || a == "--mmap-pages") {
+            auto v = need(i, a);
+            double p;
+            if (!v) return 2;
+            if (!parseNumberArg(*v, p) || p < 1 || (uint64_t(p) & (uint64_t(p) - 1))) {
+                std::cerr << "auxscope record: -m wants a power of two number of pages, got '" << *v << "'\n";
+                return 2;
+            }
+            opts.dataPages = size_t(p);
+        } else if (a == "--duration") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            if (!parseNumberArg(*v, opts.durationSeconds) || opts.durationSeconds <= 0) {
+                std::cerr << "auxscope record: bad duration '" << *v << "'\n";
+                return 2;
+            }
+        } else if (a == "--no-switch") {
+            opts.contextSwitches = false;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "-o" || a == "--output") {
+            std::cerr << "auxscope record: -o: writing perf.data files is not available in this build yet; "
+                         "run without -o to capture and print the per-CPU summary\n";
+            return 2;
+        } else if (a == "--") {
+            opts.command.assign(args.begin() + long(i) + 1, args.end());
+            break;
+        } else if (!a.empty() && a[0] == '-') {
+            std::cerr << "auxscope record: unknown option '" << a << "' (see auxscope record --help)\n";
+            return 2;
+        } else {
+            opts.command.assign(args.begin() + long(i), args.end());
+            break;
+        }
+    }
+    if (!opts.command.empty()) {
+        if (haveTarget) {
+            std::cerr << "auxscope record: give either a command or -a/-C/-p, not both\n";
+            return 2;
+        }
+        opts.target = TargetKind::Command;
+    }
+
+    auto pmus = PmuRegistry::discover();
+    auto session = CaptureSession::open(opts, pmus);
+    if (!session) {
+        std::cerr << "auxscope record: " << session.error().message << "\n";
+        return 1;
+    }
+    gSession = session->get();
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    if (auto r = (*session)->start(); !r) {
+        gSession = nullptr;
+        std::cerr << "auxscope record: " << r.error().message << "\n";
+        return 1;
+    }
+    (*session)->wait();
+    gSession = nullptr;
+    auto summary = (*session)->summary();
+    std::cout << (json ? formatSummaryJson(summary) : formatSummary(summary));
+    std::cout.flush();
+    if (summary.commandExited && WIFEXITED(summary.commandStatus)) return WEXITSTATUS(summary.commandStatus);
+    return 0;
+}
+
+}  // namespace auxscope

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// auxscope: one binary, perf-style. `auxscope` starts the GUI (optionally with a
+// file); `auxscope record ...` captures headless. Both drive the same
+// CaptureSession from capture/.
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "Gui.h"
+#include "LibraryVersions.h"
+#include "RecordCommand.h"
+
+namespace {
+
+const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
+       auxscope record [options] [-- cmd]  capture headless and print per-CPU totals
+       auxscope --version                 versions of auxscope and its libraries
+       auxscope help COMMAND              help for a command
+
+Without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM), `auxscope`
+runs a 3-second system-wide headless capture and prints its summary instead.
+)";
+
+bool haveDisplay() {
+    for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
+        const char* v = std::getenv(var);
+        if (v && *v) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty()) {
+        const std::string& cmd = args[0];
+        if (cmd == "record") return auxscope::runRecordCommand({args.begin() + 1, args.end()});
+        if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+            if (args.size() > 1 && args[1] == "record") return auxscope::runRecordCommand({"--help"});
+            std::cout << kHelp;
+            return 0;
+        }
+        if (cmd == "--version" || cmd == "version") {
+            std::cout << "auxscope " << AUXSCOPE_VERSION << "\n";
+            for (auto& [name, version] : auxscope::decodeLibraryVersions())
+                std::cout << "  " << name << " " << version << "\n";
+            std::cout << "  Qt " << auxscope::guiQtVersion() << "\n";
+            return 0;
+        }
+        if (cmd == "decode" || cmd == "export" || cmd == "info") {
+            std::cerr << "auxscope " << cmd << ": not available in this build yet (see auxscope --help)\n";
+            return 2;
+        }
+    }
+    if (!haveDisplay()) {
+        std::cerr
+            << "auxscope: no display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); running a "
+               "3-second headless capture instead: auxscope record -a --duration 3\n";
+        return auxscope::runRecordCommand({"-a", "--duration", "3"});
+    }
+    return auxscope::runGui(argc, argv);
+}

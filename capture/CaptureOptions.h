@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace auxscope {
+
+enum class TargetKind {
+    SystemWide,  // every online CPU, every task
+    CpuList,     // the given CPUs, every task
+    Process,     // the threads of an existing process (and what they spawn), on every CPU
+    Command,     // a command auxscope launches, traced from its first instruction
+};
+
+// Data ring size per CPU when none is given: large enough that a syscall storm
+// (one tracepoint sample per syscall on a busy core) drains without loss here.
+constexpr size_t kDefaultDataPages = 2048;  // 8 MiB with 4 KiB pages
+// perf record's own default for root (512 KiB), for comparisons.
+constexpr size_t kPerfDefaultDataPages = 128;
+
+struct CaptureOptions {
+    TargetKind target = TargetKind::SystemWide;
+    std::vector<int> cpus;             // CpuList
+    pid_t pid = -1;                    // Process
+    std::vector<std::string> command;  // Command: argv
+    // -e specifications; empty means the default set (cpu-clock sampling). Context
+    // switches, MMAP2, COMM and task records always come from a tracking event.
+    std::vector<std::string> events;
+    size_t dataPages = kDefaultDataPages;  // per CPU, rounded up to a power of two
+    uint64_t sampleFreq = 4000;            // Hz for counting events without period/freq
+    bool contextSwitches = true;
+    double durationSeconds = 0;  // 0: until stopped or until the launched command exits
+    unsigned publishHz = 20;     // statistics publish rate (>= 10)
+};
+
+std::string describeTarget(const CaptureOptions& o);
+
+}  // namespace auxscope

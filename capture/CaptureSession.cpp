@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "CaptureSession.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace auxscope {
+namespace {
+
+// Fields every record carries so it can be attributed: the identifier first
+// (samples) or last (other records), plus thread, time and CPU.
+constexpr uint64_t kIdFields = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+
+perf_event_attr trackingAttr(bool contextSwitches) {
+    perf_event_attr a;
+    std::memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.sample_period = 1;
+    a.sample_type = kIdFields;
+    a.mmap = 1;
+    a.mmap2 = 1;
+    a.mmap_data = 1;
+    a.comm = 1;
+    a.comm_exec = 1;
+    a.task = 1;
+    a.context_switch = contextSwitches;
+    a.ksymbol = 1;
+    return a;
+}
+
+}  // namespace
+
+std::string describeTarget(const CaptureOptions& o) {
+    switch (o.target) {
+        case TargetKind::SystemWide:
+            return "system-wide";
+        case TargetKind::CpuList:
+            return "CPUs " + formatCpuList(o.cpus);
+        case TargetKind::Process:
+            return "process " + std::to_string(o.pid);
+        case TargetKind::Command: {
+            std::string s = "command:";
+            for (auto& a : o.command)
+                s += " " + a;
+            return s;
+        }
+    }
+    return "?";
+}
+
+Expected<std::vector<pid_t>> threadsOf(pid_t pid) {
+    namespace fs = std::filesystem;
+    std::vector<pid_t> tids;
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+        tids.push_back(pid_t(std::stol(e.path().filename().string())));
+    if (ec || tids.empty()) return makeError("no process with pid " + std::to_string(pid));
+    std::sort(tids.begin(), tids.end());
+    return tids;
+}
+
+CpuCounters CaptureSummary::total() const {
+    CpuCounters t;
+    for (auto& c : cpus) {
+        const auto& x = c.totals;
+        t.bytes += x.bytes, t.records += x.records, t.samples += x.samples;
+        t.lostRecords += x.lostRecords, t.lostSamples += x.lostSamples, t.kernelLost += x.kernelLost;
+        t.throttles += x.throttles, t.unthrottles += x.unthrottles, t.parseErrors += x.parseErrors;
+        t.corruptBytes += x.corruptBytes, t.unknownTypes += x.unknownTypes, t.auxBytes += x.auxBytes;
+        for (size_t i = 0; i < t.byType.size(); ++i)
+            t.byType[i] += x.byType[i];
+    }
+    return t;
+}
+
+CaptureSession::~CaptureSession() {
+    if (drain_) {
+        drain_->requestStop();
+        drain_->join();
+    }
+    if (command_) command_->abort();
+    if (childPidFd_ >= 0) close(childPidFd_);
+}
+
+Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOptions& opts,
+                                                               const PmuRegistry& pmus) {
+    std::unique_ptr<CaptureSession> s(new CaptureSession);
+    s->options_ = opts;
+
+    // CPUs
+    auto online = onlineCpus();
+    if (opts.target == TargetKind::CpuList) {
+        if (opts.cpus.empty()) return makeError("no CPUs given");
+        for (int c : opts.cpus)
+            if (std::find(online.begin(), online.end(), c) == online.end())
+                return makeError("CPU " + std::to_string(c) +
+                                 " is not online (online: " + formatCpuList(online) + ")");
+        s->cpus_ = opts.cpus;
+    } else {
+        s->cpus_ = online;
+    }
+
+    // Events
+    EventParser parser(pmus, EventDefaults{opts.sampleFreq});
+    std::vector<std::string> specs =
+        opts.events.empty() ? std::vector<std::string>{"cpu-clock"} : opts.events;
+    for (auto& spec : specs) {
+        auto parsed = parser.parse(spec);
+        if (!parsed) return parsed.error();
+        for (auto& d : parsed.value()) {
+            if (d.isAux)
+                return makeError(
+                    "event '" + d.name +
+                    "' is an AUX-area trace event; AUX capture is not available in this build yet");
+            s->descs_.push_back(std::move(d));
+        }
+    }
+
+    const size_t pages = roundUpPow2(std::max<size_t>(1, opts.dataPages));
+    const uint64_t ringBytes = pages * pageSize();
+
+    // Threads to attach to
+    std::vector<pid_t> tids{-1};
+    if (opts.target == TargetKind::Process) {
+        auto t = threadsOf(opts.pid);
+        if (!t) return t.error();
+        tids = t.value();
+    } else if (opts.target == TargetKind::Command) {
+        auto cmd = LaunchedCommand::start(opts.command);
+        if (!cmd) return cmd.error();
+        s->command_ = std::move(cmd.value());
+        tids = {s->command_->pid()};
+        s->childPidFd_ = int(syscall(SYS_pidfd_open, s->command_->pid(), 0));
+    }
+    const bool perTask = opts.target == TargetKind::Process || opts.target == TargetKind::Command;
+
+    auto finalize = [&](perf_event_attr a) {
+        a.sample_type |= kIdFields | (a.type == PERF_TYPE_SOFTWARE && a.config == PERF_COUNT_SW_DUMMY
+                                          ? 0
+                                          : PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD);
+        a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+        a.sample_id_all = 1;
+        a.disabled = 1;
+        a.watermark = 1;
+        a.wakeup_watermark = uint32_t(std::max<uint64_t>(ringBytes / 4, 1));
+        if (perTask) a.inherit = 1;
+        if (opts.target == TargetKind::Command) a.enable_on_exec = 1;
+        return a;
+    };
+
+    bool formatLost = true;
+    auto openOne = [&](perf_event_attr a, pid_t tid, int cpu,
+                       const std::string& name) -> Expected<PerfEventFd> {
+        if (!formatLost) a.read_format &= ~uint64_t(PERF_FORMAT_LOST);
+        auto fd = PerfEventFd::open(a, tid, cpu, -1, name);
+        if (!fd && formatLost && (a.read_format & PERF_FORMAT_LOST)) {
+            // Kernels before 6.0 reject PERF_FORMAT_LOST with EINVAL: count from LOST records only.
+            a.read_format &= ~uint64_t(PERF_FORMAT_LOST);
+            auto retry = PerfEventFd::open(a, tid, cpu, -1, name);
+            if (retry) {
+                formatLost = false;
+                s->setupMessages_.push_back(
+                    "this kernel lacks PERF_FORMAT_LOST: lost counts come from LOST records only");
+                return retry;
+            }
+        }
+        return fd;
+    };
+
+    std::vector<int> statsCpus;
+    for (int cpu : s->cpus_) {
+        RingSlot slot;
+        slot.cpu = cpu;
+        for (pid_t tid : tids) {
+            struct Pending {
+                perf_event_attr attr;
+                std::string name;
+                int descIndex;
+                bool tracking;
+            };
+            std::vector<Pending> toOpen;
+            toOpen.push_back({finalize(trackingAttr(opts.contextSwitches)), "tracking (dummy)", -1, true});
+            for (size_t i = 0; i < s->descs_.size(); ++i)
+                toOpen.push_back({finalize(s->descs_[i].attr), s->descs_[i].name, int(i), false});
+            for (auto& p : toOpen) {
+                auto fd = openOne(p.attr, tid, cpu, p.name);
+                if (!fd) return fd.error();
+                auto ev = std::make_unique<OpenEvent>();
+                ev->fd = std::move(fd.value());
+                ev->cpu = cpu;
+                ev->tracking = p.tracking;
+                if (!slot.ring.mapped()) {
+                    auto ring = DataRing::map(ev->fd.fd(), pages);
+                    if (!ring) return makeError("cpu " + std::to_string(cpu) + ": " + ring.error().message);
+                    slot.ring = std::move(ring.value());
+                    slot.ownerFd = ev->fd.fd();
+                } else if (auto r = ev->fd.setOutput(slot.ownerFd); !r) {
+                    return makeError("cpu " + std::to_string(cpu) + ", event '" + p.name +
+                                     "': " + r.error().message);
+                }
+                auto id = ev->fd.id();
+                if (!id) return makeError("event '" + p.name + "': " + id.error().message);
+                s->ids_.add(*id, EventLayout{p.attr.sample_type, p.attr.read_format, p.descIndex, cpu});
+                slot.members.push_back(&ev->fd);
+                slot.readFormat = formatLost ? (PERF_FORMAT_ID | PERF_FORMAT_LOST) : PERF_FORMAT_ID;
+                s->events_.push_back(std::move(ev));
+            }
+        }
+        slot.statsIndex = statsCpus.size();
+        statsCpus.push_back(cpu);
+        s->rings_.push_back(std::move(slot));
+    }
+    s->stats_ = std::make_unique<CaptureStats>(statsCpus);
+    return s;
+}
+
+Expected<void> CaptureSession::start() {
+    DrainControl ctl;
+    for (auto& e : events_)
+        (e->tracking ? ctl.trackingEvents : ctl.primaryEvents).push_back(&e->fd);
+    ctl.canProvokeFlush = options_.contextSwitches && (options_.target == TargetKind::SystemWide ||
+                                                       options_.target == TargetKind::CpuList);
+    ctl.childPid = command_ ? command_->pid() : -1;
+    ctl.childPidFd = childPidFd_;
+    ctl.publishHz = options_.publishHz;
+    started_ = std::chrono::steady_clock::now();
+    if (options_.durationSeconds > 0)
+        ctl.deadline = started_ + std::chrono::microseconds(int64_t(options_.durationSeconds * 1e6));
+    drain_ = std::make_unique<DrainThread>(rings_, ids_, *stats_, ctl, consumers_);
+    if (auto r = drain_->start(); !r) return r;
+
+    if (command_) {
+        // Events carry enable_on_exec: they switch on at the exec below.
+        command_->setReaped();  // from now on the drain thread waits for it
+        if (auto r = command_->release(); !r) {
+            drain_->requestStop();
+            drain_->join();
+            return r;
+        }
+        return {};
+    }
+    for (bool tracking : {true, false})
+        for (auto& e : events_)
+            if (e->tracking == tracking)
+                if (auto r = e->fd.enable(); !r) {
+                    drain_->requestStop();
+                    drain_->join();
+                    return makeError("cpu " + std::to_string(e->cpu) + ": " + r.error().message);
+                }
+    return {};
+}
+
+void CaptureSession::requestStop() {
+    if (drain_) drain_->requestStop();
+}
+
+bool CaptureSession::finished() const {
+    return drain_ && drain_->finished();
+}
+
+void CaptureSession::wait() {
+    if (!drain_) return;
+    drain_->join();
+    if (stopped_ == std::chrono::steady_clock::time_point{}) stopped_ = std::chrono::steady_clock::now();
+}
+
+CaptureSummary CaptureSession::summary() const {
+    CaptureSummary s;
+    s.target = describeTarget(options_);
+    for (auto& d : descs_)
+        s.events.push_back(d.name);
+    s.cpus = stats_->snapshotAll();
+    auto end =
+        stopped_ == std::chrono::steady_clock::time_point{} ? std::chrono::steady_clock::now() : stopped_;
+    s.seconds = std::chrono::duration<double>(end - started_).count();
+    s.messages = setupMessages_;
+    if (drain_) {
+        for (auto& m : drain_->messages())
+            s.messages.push_back(m);
+        s.commandExited = drain_->childExited();
+        s.commandStatus = drain_->childExitStatus();
+    }
+    return s;
+}
+
+}  // namespace auxscope

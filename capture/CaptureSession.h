@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// One capture: opens the per-CPU event sets for a target, maps one data ring per
+// CPU (every other event on that CPU redirected into it with SET_OUTPUT), runs
+// the drain thread, and stops cleanly. The GUI and the CLI both use this class.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CaptureOptions.h"
+#include "CaptureStats.h"
+#include "CommandLauncher.h"
+#include "DrainThread.h"
+#include "EventSpec.h"
+#include "PerfEvent.h"
+#include "Pmu.h"
+#include "RecordParser.h"
+
+namespace auxscope {
+
+struct CaptureSummary {
+    std::string target;
+    std::vector<std::string> events;
+    std::vector<CpuStatsSnapshot> cpus;
+    double seconds = 0;
+    bool commandExited = false;
+    int commandStatus = -1;  // wait status of the launched command
+    std::vector<std::string> messages;
+
+    CpuCounters total() const;
+};
+
+class CaptureSession {
+public:
+    ~CaptureSession();
+
+    // Opens everything; nothing is enabled yet. Errors say what to change.
+    static Expected<std::unique_ptr<CaptureSession>> open(const CaptureOptions& options,
+                                                          const PmuRegistry& pmus);
+
+    // Consumers see every record on the drain thread; add them before start().
+    void addConsumer(RecordConsumer* consumer) { consumers_.push_back(consumer); }
+
+    // Starts the drain thread, enables the events and releases a launched command.
+    Expected<void> start();
+    // Non-blocking and async-signal-safe: the drain thread finishes on its own.
+    void requestStop();
+    bool finished() const;
+    // Waits for the drain thread (returns at once once finished() is true).
+    void wait();
+
+    const CaptureStats& stats() const { return *stats_; }
+    const std::vector<int>& cpus() const { return cpus_; }
+    const std::vector<EventDesc>& events() const { return descs_; }
+    const IdTable& ids() const { return ids_; }
+    pid_t commandPid() const { return command_ ? command_->pid() : -1; }
+    std::chrono::steady_clock::time_point startTime() const { return started_; }
+    CaptureSummary summary() const;
+
+private:
+    CaptureSession() = default;
+
+    struct OpenEvent {
+        PerfEventFd fd;
+        int cpu = -1;
+        bool tracking = false;
+    };
+
+    CaptureOptions options_;
+    std::vector<int> cpus_;
+    std::vector<EventDesc> descs_;
+    std::vector<std::unique_ptr<OpenEvent>> events_;
+    std::vector<RingSlot> rings_;
+    IdTable ids_;
+    std::unique_ptr<CaptureStats> stats_;
+    std::optional<LaunchedCommand> command_;
+    int childPidFd_ = -1;
+    std::unique_ptr<DrainThread> drain_;
+    std::vector<RecordConsumer*> consumers_;
+    std::chrono::steady_clock::time_point started_, stopped_;
+    std::vector<std::string> setupMessages_;
+};
+
+// Reads the thread ids of a process from /proc/PID/task.
+Expected<std::vector<pid_t>> threadsOf(pid_t pid);
+
+}  // namespace auxscope

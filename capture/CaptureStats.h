@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Per-CPU capture statistics. The drain thread is the only writer; it publishes
+// its counters into relaxed atomics at a fixed rate (>= 10 Hz), so any number of
+// readers (GUI timer, CLI) take snapshots without locks and without ever making
+// the drain thread wait.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "RecordParser.h"
+
+namespace auxscope {
+
+// Plain counters, as kept by the drain thread and as returned to readers.
+struct CpuCounters {
+    uint64_t bytes = 0;         // record bytes drained
+    uint64_t records = 0;       // records drained
+    uint64_t samples = 0;       // PERF_RECORD_SAMPLE
+    uint64_t lostRecords = 0;   // sum of PERF_RECORD_LOST.lost: records the kernel could not write
+    uint64_t lostSamples = 0;   // sum of PERF_RECORD_LOST_SAMPLES.lost
+    uint64_t kernelLost = 0;    // PERF_FORMAT_LOST summed over the ring's events (the kernel's own count)
+    uint64_t throttles = 0;     // PERF_RECORD_THROTTLE
+    uint64_t unthrottles = 0;   // PERF_RECORD_UNTHROTTLE
+    uint64_t parseErrors = 0;   // records too short for their type (kept, counted)
+    uint64_t corruptBytes = 0;  // bytes skipped after a corrupt header
+    uint64_t unknownTypes = 0;  // record types beyond kRecordTypeSlots
+    uint64_t auxBytes = 0;      // AUX area bytes drained (AUX capture)
+    std::array<uint64_t, kRecordTypeSlots> byType{};
+};
+
+struct CpuStatsSnapshot {
+    int cpu = -1;
+    CpuCounters totals;
+    uint64_t ringBytes = 0;      // data ring size
+    double fillPercent = 0;      // data ring fill at the last drain pass
+    double fillPeakPercent = 0;  // highest fill seen during the last publish interval
+    double bytesPerSecond = 0;   // over the last publish interval
+    double recordsPerSecond = 0;
+    bool hasAux = false;
+    uint64_t auxRingBytes = 0;
+    double auxFillPercent = 0;
+    bool kernelLostAvailable = false;  // PERF_FORMAT_LOST supported by this kernel
+};
+
+class CaptureStats {
+public:
+    explicit CaptureStats(std::vector<int> cpus);
+
+    size_t cpuCount() const { return slots_.size(); }
+    CpuStatsSnapshot snapshot(size_t index) const;
+    std::vector<CpuStatsSnapshot> snapshotAll() const;
+    // Increments once per publish; readers can tell whether anything changed.
+    uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+    // Drain-thread side.
+    void publish(size_t index, const CpuStatsSnapshot& s);
+    void bumpGeneration() { generation_.fetch_add(1, std::memory_order_release); }
+
+private:
+    // One cache line-aligned block of atomics per CPU, so readers never share a
+    // line with another CPU's writer updates.
+    struct alignas(64) Slot {
+        int cpu = -1;
+        std::atomic<uint64_t> counters[sizeof(CpuCounters) / 8];
+        std::atomic<uint64_t> ringBytes{0}, auxRingBytes{0};
+        std::atomic<double> fill{0}, fillPeak{0}, bps{0}, rps{0}, auxFill{0};
+        std::atomic<bool> hasAux{false}, kernelLostAvailable{false};
+    };
+    std::vector<std::unique_ptr<Slot>> slots_;
+    std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace auxscope

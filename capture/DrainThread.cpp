@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "DrainThread.h"
+
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+namespace auxscope {
+namespace {
+using Clock = std::chrono::steady_clock;
+
+// Keep polling without sleeping while a pass finds at least this share of a ring.
+constexpr uint64_t kSpinFraction = 16;
+constexpr uint64_t kTagStop = ~0ull, kTagChild = ~0ull - 1;
+}  // namespace
+
+DrainThread::DrainThread(std::vector<RingSlot>& rings, const IdTable& ids, CaptureStats& stats,
+                         DrainControl control, std::vector<RecordConsumer*> consumers)
+    : rings_(rings), ids_(ids), stats_(stats), ctl_(std::move(control)), consumers_(std::move(consumers)) {}
+
+DrainThread::~DrainThread() {
+    if (thread_.joinable()) {
+        requestStop();
+        thread_.join();
+    }
+    if (epollFd_ >= 0) close(epollFd_);
+    if (stopFd_ >= 0) close(stopFd_);
+}
+
+Expected<void> DrainThread::start() {
+    epollFd_ = epoll_create1(EPOLL_CLOEXEC);
+    stopFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (epollFd_ < 0 || stopFd_ < 0) return makeError(std::string("epoll/eventfd: ") + std::strerror(errno));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kTagStop;
+    epoll_ctl(epollFd_, EPOLL_CTL_ADD, stopFd_, &ev);
+    if (ctl_.childPidFd >= 0) {
+        ev.data.u64 = kTagChild;
+        epoll_ctl(epollFd_, EPOLL_CTL_ADD, ctl_.childPidFd, &ev);
+    }
+    for (size_t i = 0; i < rings_.size(); ++i) {
+        ev.events = EPOLLIN;
+        ev.data.u64 = i;
+        if (epoll_ctl(epollFd_, EPOLL_CTL_ADD, rings_[i].ownerFd, &ev) != 0)
+            return makeError("epoll_ctl on cpu " + std::to_string(rings_[i].cpu) +
+                             " ring: " + std::strerror(errno));
+    }
+    lastPublish_ = Clock::now();
+    for (auto& r : rings_)
+        readKernelLost(r);
+    publish(0);
+    thread_ = std::thread([this] { run(); });
+    return {};
+}
+
+void DrainThread::requestStop() {
+    uint64_t one = 1;
+    if (stopFd_ >= 0) (void)!write(stopFd_, &one, sizeof one);
+}
+
+void DrainThread::join() {
+    if (thread_.joinable()) thread_.join();
+}
+
+std::vector<std::string> DrainThread::messages() const {
+    std::lock_guard lock(msgMutex_);
+    return messages_;
+}
+
+void DrainThread::note(std::string msg) {
+    std::lock_guard lock(msgMutex_);
+    messages_.push_back(std::move(msg));
+}
+
+bool DrainThread::drainRing(RingSlot& r) {
+    const uint64_t head = r.ring.head();
+    const uint64_t tail = r.ring.tail();
+    if (head == tail) {
+        r.fillPercent = 0;
+        return false;
+    }
+    const uint64_t size = r.ring.size();
+    const double fill = 100.0 * double(head - tail) / double(size);
+    r.fillPercent = fill;
+    if (fill > r.fillPeakPercent) r.fillPeakPercent = fill;
+    CpuCounters& c = r.counters;
+    ParsedRecord rec;
+    auto result = reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
+        if (h.type < kRecordTypeSlots)
+            ++c.byType[h.type];
+        else
+            ++c.unknownTypes;
+        if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
+        switch (h.type) {
+            case PERF_RECORD_SAMPLE:
+                ++c.samples;
+                break;
+            case PERF_RECORD_LOST:
+                c.lostRecords += rec.lost;
+                break;
+            case PERF_RECORD_LOST_SAMPLES:
+                c.lostSamples += rec.lost;
+                break;
+            case PERF_RECORD_THROTTLE:
+                ++c.throttles;
+                break;
+            case PERF_RECORD_UNTHROTTLE:
+                ++c.unthrottles;
+                break;
+            default:
+                break;
+        }
+        for (auto* consumer : consumers_)
+            consumer->onRecord(r.cpu, bytes, rec);
+    });
+    c.records += result.records;
+    c.bytes += result.bytes;
+    if (result.error) {
+        c.corruptBytes += result.skippedBytes;
+        note("cpu " + std::to_string(r.cpu) + " data ring: " + *result.error + "; skipped " +
+             std::to_string(result.skippedBytes) + " bytes up to data_head");
+    }
+    r.ring.setTail(result.newTail);
+    return head - tail >= size / kSpinFraction;
+}
+
+void DrainThread::readKernelLost(RingSlot& r) {
+    if (!(r.readFormat & PERF_FORMAT_LOST)) return;
+    uint64_t total = 0;
+    for (const PerfEventFd* fd : r.members) {
+        auto reading = fd->read(r.readFormat);
+        if (reading) total += reading->lost;
+    }
+    r.counters.kernelLost = total;
+}
+
+void DrainThread::publish(double seconds) {
+    for (auto& r : rings_) {
+        CpuStatsSnapshot s;
+        s.cpu = r.cpu;
+        s.totals = r.counters;
+        s.ringBytes = r.ring.size();
+        s.fillPercent = r.fillPercent;
+        s.fillPeakPercent = r.fillPeakPercent;
+        s.kernelLostAvailable = (r.readFormat & PERF_FORMAT_LOST) != 0;
+        if (seconds > 0) {
+            s.bytesPerSecond = double(r.counters.bytes - r.publishedBytes) / seconds;
+            s.recordsPerSecond = double(r.counters.records - r.publishedRecords) / seconds;
+        }
+        r.publishedBytes = r.counters.bytes;
+        r.publishedRecords = r.counters.records;
+        r.fillPeakPercent = r.fillPercent;
+        stats_.publish(r.statsIndex, s);
+    }
+    stats_.bumpGeneration();
+}
+
+void DrainThread::reapChild(bool kill) {
+    if (ctl_.childPid <= 0 || childExited_) return;
+    int status = 0;
+    pid_t p = waitpid(ctl_.childPid, &status, kill ? 0 : WNOHANG);
+    if (p == 0 && kill) return;
+    if (p == 0) return;
+    if (p == ctl_.childPid) {
+        childExited_ = true;
+        childStatus_ = status;
+    }
+}
+
+void DrainThread::run() {
+    const auto publishPeriod = std::chrono::microseconds(1'000'000 / std::max(10u, ctl_.publishHz));
+    epoll_event events[64];
+    bool spinning = false;
+    bool stop = false;
+    while (!stop) {
+        auto now = Clock::now();
+        int timeoutMs = 0;
+        if (!spinning) {
+            auto untilPublish = lastPublish_ + publishPeriod - now;
+            timeoutMs = int(std::max<int64_t>(
+                0, std::chrono::duration_cast<std::chrono::milliseconds>(untilPublish).count() + 1));
+            if (ctl_.deadline != Clock::time_point::max()) {
+                auto untilDeadline =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(ctl_.deadline - now);
+                timeoutMs = int(std::clamp<int64_t>(untilDeadline.count() + 1, 0, timeoutMs));
+            }
+        }
+        int n = epoll_wait(epollFd_, events, 64, timeoutMs);
+        for (int i = 0; i < n; ++i) {
+            uint64_t tag = events[i].data.u64;
+            if (tag == kTagStop) {
+                stop = true;
+            } else if (tag == kTagChild) {
+                reapChild(false);
+                if (childExited_) {
+                    stop = true;
+                    epoll_ctl(epollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
+                }
+            } else if (tag < rings_.size() && (events[i].events & (EPOLLHUP | EPOLLERR))) {
+                // The ring's task exited: drain what is left, then stop watching it.
+                RingSlot& r = rings_[tag];
+                if (!r.hungUp) {
+                    r.hungUp = true;
+                    epoll_ctl(epollFd_, EPOLL_CTL_DEL, r.ownerFd, nullptr);
+                }
+            }
+        }
+        bool busy = false;
+        for (auto& r : rings_)
+            busy |= drainRing(r);
+        spinning = busy;
+        now = Clock::now();
+        if (now - lastPublish_ >= publishPeriod) {
+            for (auto& r : rings_)
+                readKernelLost(r);
+            publish(std::chrono::duration<double>(now - lastPublish_).count());
+            lastPublish_ = now;
+        }
+        if (now >= ctl_.deadline) stop = true;
+    }
+    finishCapture();
+    finished_.store(true, std::memory_order_release);
+}
+
+void DrainThread::finishCapture() {
+    // 1. Stop the events that produce the bulk of the data, and drain.
+    for (auto* fd : ctl_.primaryEvents)
+        (void)fd->disable();
+    for (auto& r : rings_)
+        drainRing(r);
+    for (auto& r : rings_)
+        readKernelLost(r);
+
+    // 2. The kernel reports lost records lazily: the count waits in the ring until
+    // the next record fits. Where the kernel's own count (PERF_FORMAT_LOST) is
+    // ahead of the LOST records seen, make the tracking event write a record on
+    // that CPU (a context switch of this thread there), which flushes the LOST
+    // record first. Then drain again.
+    if (ctl_.canProvokeFlush) {
+        cpu_set_t original;
+        bool haveOriginal = sched_getaffinity(0, sizeof original, &original) == 0;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            bool pending = false;
+            for (auto& r : rings_) {
+                if (r.counters.kernelLost <= r.counters.lostRecords) continue;
+                pending = true;
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(r.cpu, &one);
+                if (sched_setaffinity(0, sizeof one, &one) == 0) usleep(200);
+            }
+            if (!pending) break;
+            if (haveOriginal) sched_setaffinity(0, sizeof original, &original);
+            usleep(1000);
+            for (auto& r : rings_)
+                drainRing(r);
+            for (auto& r : rings_)
+                readKernelLost(r);
+        }
+        if (haveOriginal) sched_setaffinity(0, sizeof original, &original);
+    }
+
+    // 3. Stop the tracking events; a launched command that is still running ends
+    // with the capture, as under perf record.
+    for (auto* fd : ctl_.trackingEvents)
+        (void)fd->disable();
+    if (ctl_.childPid > 0 && !childExited_) {
+        kill(ctl_.childPid, SIGTERM);
+        reapChild(true);
+    }
+    for (auto& r : rings_)
+        drainRing(r);
+    for (auto& r : rings_) {
+        readKernelLost(r);
+        if (r.counters.kernelLost > r.counters.lostRecords)
+            note("cpu " + std::to_string(r.cpu) + ": the kernel counted " +
+                 std::to_string(r.counters.kernelLost) +
+                 " lost records (PERF_FORMAT_LOST) but reported only " +
+                 std::to_string(r.counters.lostRecords) + " in LOST records; the remaining " +
+                 std::to_string(r.counters.kernelLost - r.counters.lostRecords) +
+                 " were still pending in the kernel when capture stopped");
+    }
+    auto now = Clock::now();
+    publish(std::chrono::duration<double>(now - lastPublish_).count());
+}
+
+}  // namespace auxscope

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The capture backend thread. It waits on every ring's fd with epoll (woken by
+// the rings' wakeup watermark, a stop request, the launched command's exit, or
+// the statistics publish period), drains each ring from data_tail to data_head,
+// parses every record, hands it to the consumers, and publishes per-CPU
+// statistics. Under sustained load it keeps polling without sleeping so rings
+// do not fill while it waits for a wakeup.
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CaptureStats.h"
+#include "DataRing.h"
+#include "PerfEvent.h"
+#include "RecordConsumer.h"
+#include "RecordParser.h"
+#include "RingReader.h"
+
+namespace auxscope {
+
+struct RingSlot {
+    int cpu = -1;
+    size_t statsIndex = 0;
+    int ownerFd = -1;  // the fd the ring is mapped from (registered with epoll)
+    DataRing ring;
+    std::vector<const PerfEventFd*> members;  // every event writing into this ring
+    uint64_t readFormat = 0;
+    // Drain-thread state.
+    CpuCounters counters;
+    double fillPercent = 0, fillPeakPercent = 0;
+    uint64_t publishedBytes = 0, publishedRecords = 0;
+    bool hungUp = false;
+};
+
+struct DrainControl {
+    std::vector<const PerfEventFd*> primaryEvents;   // disabled first at stop
+    std::vector<const PerfEventFd*> trackingEvents;  // disabled last (they flush pending LOST)
+    bool canProvokeFlush = false;                    // CPU-wide context switch records exist on every ring
+    pid_t childPid = -1;                             // launched command, or -1
+    int childPidFd = -1;
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+    unsigned publishHz = 20;
+};
+
+class DrainThread {
+public:
+    DrainThread(std::vector<RingSlot>& rings, const IdTable& ids, CaptureStats& stats, DrainControl control,
+                std::vector<RecordConsumer*> consumers);
+    ~DrainThread();
+
+    Expected<void> start();
+    void requestStop();  // async-signal-safe (writes an eventfd)
+    bool finished() const { return finished_.load(std::memory_order_acquire); }
+    void join();
+
+    int childExitStatus() const { return childStatus_; }
+    bool childExited() const { return childExited_; }
+    std::vector<std::string> messages() const;
+
+private:
+    void run();
+    bool drainRing(RingSlot& r);
+    void publish(double seconds);
+    void readKernelLost(RingSlot& r);
+    void finishCapture();
+    void reapChild(bool kill);
+    void note(std::string msg);
+
+    std::vector<RingSlot>& rings_;
+    const IdTable& ids_;
+    CaptureStats& stats_;
+    DrainControl ctl_;
+    std::vector<RecordConsumer*> consumers_;
+    RingReader reader_;
+    int epollFd_ = -1;
+    int stopFd_ = -1;
+    std::thread thread_;
+    std::atomic<bool> finished_{false};
+    int childStatus_ = -1;
+    bool childExited_ = false;
+    std::chrono::steady_clock::time_point lastPublish_;
+    mutable std::mutex msgMutex_;
+    std::vector<std::string> messages_;
+};
+
+}  // namespace auxscope
