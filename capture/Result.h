@@ -29,6 +29,7 @@ public:
     const T& value() const& { return std::get<T>(v_); }
     T&& value() && { return std::get<T>(std::move(v_)); }
     T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
     const Error& error() const { return std::get<Error>(v_); }

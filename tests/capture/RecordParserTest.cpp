@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "RecordParser.h"
+
+using namespace auxscope;
+
+namespace {
+
+constexpr uint64_t kSt = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                         PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+
+struct Builder {
+    std::vector<uint8_t> b;
+    Builder(uint32_t type, uint16_t misc) { put(perf_event_header{type, misc, 0}); }
+    template <typename T>
+    Builder& put(const T& v) {
+        auto p = reinterpret_cast<const uint8_t*>(&v);
+        b.insert(b.end(), p, p + sizeof v);
+        return *this;
+    }
+    Builder& u32(uint32_t v) { return put(v); }
+    Builder& u64(uint64_t v) { return put(v); }
+    // sample_id trailer for kSt: TID, TIME, CPU, IDENTIFIER
+    Builder& trailer(uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu, uint64_t id) {
+        return u64(uint64_t(tid) << 32 | pid).u64(time).u64(cpu).u64(id);
+    }
+    std::vector<uint8_t> done() {
+        uint16_t size = uint16_t(b.size());
+        std::memcpy(b.data() + 6, &size, 2);
+        return b;
+    }
+};
+
+IdTable table() {
+    IdTable ids;
+    ids.add(42, EventLayout{kSt, PERF_FORMAT_ID | PERF_FORMAT_LOST, 0, 1});
+    return ids;
+}
+
+}  // namespace
+
+TEST(RecordParser, SampleWithRawData) {
+    Builder bld(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+    bld.u64(42).u64(0x401000).u64(uint64_t(101) << 32 | 100).u64(123456789).u64(1).u64(1);
+    bld.u32(12).u32(0xAAAAAAAA).u32(0xBBBBBBBB).u32(0xCCCCCCCC);
+    auto rec = bld.done();
+    ParsedRecord r;
+    ASSERT_FALSE(parseRecord(rec, table(), r));
+    EXPECT_EQ(r.type, uint32_t(PERF_RECORD_SAMPLE));
+    EXPECT_EQ(r.id, 42u);
+    ASSERT_NE(r.event, nullptr);
+    EXPECT_EQ(r.event->descIndex, 0);
+    EXPECT_EQ(r.ip, 0x401000u);
+    EXPECT_EQ(r.pid, 100);
+    EXPECT_EQ(r.tid, 101);
+    EXPECT_EQ(r.time, 123456789u);
+    EXPECT_EQ(r.cpu, 1u);
+    EXPECT_EQ(r.period, 1u);
+    ASSERT_EQ(r.raw.size(), 12u);
+    EXPECT_EQ(r.raw[4], 0xBB);
+}
+
+TEST(RecordParser, SampleCutShortNamesTheField) {
+    Builder bld(PERF_RECORD_SAMPLE, 0);
+    bld.u64(42).u64(0x401000).u64(0);
+    auto rec = bld.done();
+    ParsedRecord r;
+    auto err = parseRecord(rec, table(), r);
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("time"), std::string::npos) << *err;
+}
+
+TEST(RecordParser, SampleWithUnknownId) {
+    Builder bld(PERF_RECORD_SAMPLE, 0);
+    bld.u64(7);
+    auto rec = bld.done();
+    ParsedRecord r;
+    auto err = parseRecord(rec, table(), r);
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("unknown event id 7"), std::string::npos);
+}
+
+TEST(RecordParser, SwitchCpuWideWithTrailer) {
+    Builder bld(PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT);
+    bld.u32(555).u32(556).trailer(100, 101, 999, 1, 42);
+    auto rec = bld.done();
+    ParsedRecord r;
+    ASSERT_FALSE(parseRecord(rec, table(), r));
+    EXPECT_TRUE(r.switchOut);
+    EXPECT_EQ(r.nextPrevPid, 555);
+    EXPECT_EQ(r.nextPrevTid, 556);
+    EXPECT_EQ(r.pid, 100);
+    EXPECT_EQ(r.tid, 101);
+    EXPECT_EQ(r.time, 999u);
+    EXPECT_EQ(r.cpu, 1u);
+    EXPECT_TRUE(r.hasSampleId);
+}
+
+TEST(RecordParser, LostAndLostSamples) {
+    Builder lost(PERF_RECORD_LOST, 0);
+    lost.u64(42).u64(8765).trailer(0, 0, 5, 1, 42);
+    auto rec = lost.done();
+    ParsedRecord r;
+    ASSERT_FALSE(parseRecord(rec, table(), r));
+    EXPECT_EQ(r.lost, 8765u);
+
+    Builder ls(PERF_RECORD_LOST_SAMPLES, 0);
+    ls.u64(33).trailer(0, 0, 5, 1, 42);
+    rec = ls.done();
+    ASSERT_FALSE(parseRecord(rec, table(), r));
+    EXPECT_EQ(r.lost, 33u);
+}
+
+TEST(RecordParser, CommAndMmap2Strings) {
+    Builder comm(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+    comm.u32(300).u32(300);
+    const char name[8] = "true";
+    comm.put(name).trailer(300, 300, 1, 0, 42);
+    auto rec = comm.done();
+    ParsedRecord r;
+    ASSERT_FALSE(parseRecord(rec, table(), r));
+    EXPECT_EQ(r.comm, "true");
+    EXPECT_EQ(r.pid, 300);
+
+    Builder mm(PERF_RECORD_MMAP2, 0);
+    mm.u32(300).u32(300).u64(0x400000).u64(0x1000).u64(0);
+    mm.u32(8).u32(1).u64(1234).u64(0).u32(5).u32(2);  // maj, min, ino, ino_generation, prot, flags
+    const char file[16] = "/usr/bin/true";
+    mm.put(file).trailer(300, 300, 2, 0, 42);
+    rec = mm.done();
+    ASSERT_FALSE(parseRecord(rec, table(), r));
+    EXPECT_EQ(r.filename, "/usr/bin/true");
+    EXPECT_EQ(r.mapStart, 0x400000u);
+    EXPECT_EQ(r.mapLen, 0x1000u);
+}
+
+TEST(RecordParser, TooShortForTypeIsReported) {
+    Builder bld(PERF_RECORD_SWITCH_CPU_WIDE, 0);
+    bld.u32(1);
+    auto rec = bld.done();
+    ParsedRecord r;
+    auto err = parseRecord(rec, table(), r);
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("SWITCH_CPU_WIDE record too short"), std::string::npos) << *err;
+}
+
+TEST(RecordParser, TypeNames) {
+    EXPECT_STREQ(recordTypeName(PERF_RECORD_LOST_SAMPLES), "LOST_SAMPLES");
+    EXPECT_STREQ(recordTypeName(21), "AUX_OUTPUT_HW_ID");
+    EXPECT_EQ(recordTypeName(200), nullptr);
+}
