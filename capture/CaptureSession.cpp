@@ -228,6 +228,7 @@ Expected<void> CaptureSession::start() {
                                                        options_.target == TargetKind::CpuList);
     ctl.childPid = command_ ? command_->pid() : -1;
     ctl.childPidFd = childPidFd_;
+    ctl.stopWhenAllRingsHangUp = options_.target == TargetKind::Process;
     ctl.publishHz = options_.publishHz;
     started_ = std::chrono::steady_clock::now();
     if (options_.durationSeconds > 0)

@@ -212,8 +212,15 @@ void DrainThread::run() {
             }
         }
         bool busy = false;
-        for (auto& r : rings_)
+        bool allHungUp = !rings_.empty();
+        for (auto& r : rings_) {
             busy |= drainRing(r);
+            allHungUp &= r.hungUp;
+        }
+        if (allHungUp && ctl_.stopWhenAllRingsHangUp) {
+            note("every traced task has exited");
+            stop = true;
+        }
         spinning = busy;
         now = Clock::now();
         if (now - lastPublish_ >= publishPeriod) {

@@ -45,6 +45,7 @@ struct DrainControl {
     bool canProvokeFlush = false;                    // CPU-wide context switch records exist on every ring
     pid_t childPid = -1;                             // launched command, or -1
     int childPidFd = -1;
+    bool stopWhenAllRingsHangUp = false;  // per-task capture: every traced task has exited
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     unsigned publishHz = 20;
 };

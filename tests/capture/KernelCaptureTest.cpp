@@ -269,6 +269,31 @@ TEST(KernelCapture, ExistingProcessAllThreads) {
     EXPECT_EQ(tids.size(), 2u) << "both threads of the process are traced";
 }
 
+TEST(KernelCapture, ProcessCaptureEndsWhenTheProcessExits) {
+    SKIP_WITHOUT_PERF();
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        usleep(200000);
+        _exit(0);
+    }
+    CaptureOptions o;
+    o.target = TargetKind::Process;
+    o.pid = child;
+    o.durationSeconds = 10;  // the exit must end it long before this
+    auto session = openOrFail(o);
+    ASSERT_TRUE(session);
+    auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(session->start().ok());
+    std::thread reaper([child] { waitpid(child, nullptr, 0); });
+    session->wait();
+    reaper.join();
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+    auto s = session->summary();
+    EXPECT_NE(std::find(s.messages.begin(), s.messages.end(), "every traced task has exited"),
+              s.messages.end());
+}
+
 TEST(KernelCapture, DurationStopsTheCapture) {
     SKIP_WITHOUT_PERF();
     CaptureOptions o;
