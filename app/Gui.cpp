@@ -5,21 +5,17 @@
 
 #include "MainWindow.h"
 
-namespace auxscope {
-
-const char* guiQtVersion() {
+extern "C" const char* auxscope_gui_qt_version() {
     return qVersion();
 }
 
-int runGui(int argc, char** argv) {
+extern "C" int auxscope_run_gui(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("auxscope");
     QApplication::setApplicationVersion(AUXSCOPE_VERSION);
-    MainWindow window;
+    auxscope::MainWindow window;
     const QStringList args = QApplication::arguments();
     if (args.size() > 1) window.openFile(args.at(1));
     window.show();
     return app.exec();
 }
-
-}  // namespace auxscope

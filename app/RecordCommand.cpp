@@ -38,6 +38,8 @@ Events:
                           and fork/exit records are always captured
   -F, --freq HZ           sampling frequency for counting events (default 4000)
       --no-switch         do not record context switches
+      --no-realtime       keep the drain thread at normal priority (default: SCHED_FIFO
+                          where permitted, so it never waits behind the traced workload)
       --list-events       list symbolic events, PMUs and tracepoints, then exit
 
 Buffers and duration:
@@ -120,8 +122,8 @@ std::string formatSummary(const CaptureSummary& s) {
     };
     double maxPeak = 0;
     for (auto& c : s.cpus) {
-        row(std::to_string(c.cpu), c.totals, c.ringBytes, c.fillPeakPercent);
-        maxPeak = std::max(maxPeak, c.fillPeakPercent);
+        row(std::to_string(c.cpu), c.totals, c.ringBytes, c.fillMaxPercent);
+        maxPeak = std::max(maxPeak, c.fillMaxPercent);
     }
     CpuCounters t = s.total();
     row("all", t, 0, maxPeak);
@@ -183,7 +185,7 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     for (size_t i = 0; i < s.cpus.size(); ++i) {
         auto& c = s.cpus[i];
         o << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"ring_bytes\":" << c.ringBytes
-          << ",\"peak_fill_percent\":" << c.fillPeakPercent << ",";
+          << ",\"max_fill_percent\":" << c.fillMaxPercent << ",";
         counters(c.totals);
         o << "}";
     }
@@ -273,6 +275,8 @@ int runRecordCommand(const std::vector<std::string>& args) {
             }
         } else if (a == "--no-switch") {
             opts.contextSwitches = false;
+        } else if (a == "--no-realtime") {
+            opts.realtimeDrain = false;
         } else if (a == "--json") {
             json = true;
         } else if (a == "-o" || a == "--output") {

@@ -2,13 +2,14 @@
 // auxscope: one binary, perf-style. `auxscope` starts the GUI (optionally with a
 // file); `auxscope record ...` captures headless. Both drive the same
 // CaptureSession from capture/.
+#include <dlfcn.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "Gui.h"
 #include "LibraryVersions.h"
 #include "RecordCommand.h"
 
@@ -22,6 +23,27 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
 Without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM), `auxscope`
 runs a 3-second system-wide headless capture and prints its summary instead.
 )";
+
+// Loads the GUI library that sits beside this binary (or in ../lib/auxscope).
+void* loadGuiLibrary(std::string& error) {
+    std::string dir = ".";
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        dir = self;
+        dir = dir.substr(0, dir.rfind('/'));
+    }
+    for (const std::string& candidate :
+         {dir + "/libauxscope_app.so", dir + "/../lib/auxscope/libauxscope_app.so"}) {
+        if (access(candidate.c_str(), R_OK) != 0) continue;
+        if (void* h = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+        error = dlerror();
+        return nullptr;
+    }
+    error = "libauxscope_app.so not found beside " + dir + "/auxscope";
+    return nullptr;
+}
 
 bool haveDisplay() {
     for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
@@ -47,7 +69,13 @@ int main(int argc, char** argv) {
             std::cout << "auxscope " << AUXSCOPE_VERSION << "\n";
             for (auto& [name, version] : auxscope::decodeLibraryVersions())
                 std::cout << "  " << name << " " << version << "\n";
-            std::cout << "  Qt " << auxscope::guiQtVersion() << "\n";
+            std::string error;
+            if (void* gui = loadGuiLibrary(error)) {
+                auto qtVersion = reinterpret_cast<const char* (*)()>(dlsym(gui, "auxscope_gui_qt_version"));
+                std::cout << "  Qt " << (qtVersion ? qtVersion() : "?") << "\n";
+            } else {
+                std::cout << "  Qt: GUI library not loadable: " << error << "\n";
+            }
             return 0;
         }
         if (cmd == "decode" || cmd == "export" || cmd == "info") {
@@ -61,5 +89,13 @@ int main(int argc, char** argv) {
                "3-second headless capture instead: auxscope record -a --duration 3\n";
         return auxscope::runRecordCommand({"-a", "--duration", "3"});
     }
-    return auxscope::runGui(argc, argv);
+    std::string error;
+    void* gui = loadGuiLibrary(error);
+    auto run = gui ? reinterpret_cast<int (*)(int, char**)>(dlsym(gui, "auxscope_run_gui")) : nullptr;
+    if (!run) {
+        std::cerr << "auxscope: cannot load the GUI: " << (gui ? dlerror() : error)
+                  << "\n(headless capture still works: auxscope record --help)\n";
+        return 1;
+    }
+    return run(argc, argv);
 }

@@ -35,6 +35,9 @@ struct CaptureOptions {
     bool contextSwitches = true;
     double durationSeconds = 0;  // 0: until stopped or until the launched command exits
     unsigned publishHz = 20;     // statistics publish rate (>= 10)
+    // Run the drain thread SCHED_FIFO (like perf record -r) where permitted, so it
+    // is never kept waiting behind the workload it traces.
+    bool realtimeDrain = true;
 };
 
 std::string describeTarget(const CaptureOptions& o);

@@ -229,6 +229,7 @@ Expected<void> CaptureSession::start() {
     ctl.childPid = command_ ? command_->pid() : -1;
     ctl.childPidFd = childPidFd_;
     ctl.stopWhenAllRingsHangUp = options_.target == TargetKind::Process;
+    ctl.realtime = options_.realtimeDrain;
     ctl.publishHz = options_.publishHz;
     started_ = std::chrono::steady_clock::now();
     if (options_.durationSeconds > 0)

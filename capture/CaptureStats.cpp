@@ -30,6 +30,7 @@ CpuStatsSnapshot CaptureStats::snapshot(size_t i) const {
     out.auxRingBytes = s.auxRingBytes.load(std::memory_order_relaxed);
     out.fillPercent = s.fill.load(std::memory_order_relaxed);
     out.fillPeakPercent = s.fillPeak.load(std::memory_order_relaxed);
+    out.fillMaxPercent = s.fillMax.load(std::memory_order_relaxed);
     out.bytesPerSecond = s.bps.load(std::memory_order_relaxed);
     out.recordsPerSecond = s.rps.load(std::memory_order_relaxed);
     out.auxFillPercent = s.auxFill.load(std::memory_order_relaxed);
@@ -56,6 +57,7 @@ void CaptureStats::publish(size_t i, const CpuStatsSnapshot& in) {
     s.auxRingBytes.store(in.auxRingBytes, std::memory_order_relaxed);
     s.fill.store(in.fillPercent, std::memory_order_relaxed);
     s.fillPeak.store(in.fillPeakPercent, std::memory_order_relaxed);
+    s.fillMax.store(in.fillMaxPercent, std::memory_order_relaxed);
     s.bps.store(in.bytesPerSecond, std::memory_order_relaxed);
     s.rps.store(in.recordsPerSecond, std::memory_order_relaxed);
     s.auxFill.store(in.auxFillPercent, std::memory_order_relaxed);

@@ -37,6 +37,7 @@ struct CpuStatsSnapshot {
     uint64_t ringBytes = 0;      // data ring size
     double fillPercent = 0;      // data ring fill at the last drain pass
     double fillPeakPercent = 0;  // highest fill seen during the last publish interval
+    double fillMaxPercent = 0;   // highest fill seen since the capture started
     double bytesPerSecond = 0;   // over the last publish interval
     double recordsPerSecond = 0;
     bool hasAux = false;
@@ -66,7 +67,7 @@ private:
         int cpu = -1;
         std::atomic<uint64_t> counters[sizeof(CpuCounters) / 8];
         std::atomic<uint64_t> ringBytes{0}, auxRingBytes{0};
-        std::atomic<double> fill{0}, fillPeak{0}, bps{0}, rps{0}, auxFill{0};
+        std::atomic<double> fill{0}, fillPeak{0}, fillMax{0}, bps{0}, rps{0}, auxFill{0};
         std::atomic<bool> hasAux{false}, kernelLostAvailable{false};
     };
     std::vector<std::unique_ptr<Slot>> slots_;

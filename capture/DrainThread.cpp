@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "DrainThread.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -14,8 +15,10 @@ namespace auxscope {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-// Keep polling without sleeping while a pass finds at least this share of a ring.
-constexpr uint64_t kSpinFraction = 16;
+// Under sustained load (a pass finds at least this share of a ring) the drain
+// thread polls on a short timer instead of waiting for ring wakeups.
+constexpr uint64_t kPollFraction = 16;
+constexpr auto kPollInterval = std::chrono::microseconds(200);
 constexpr uint64_t kTagStop = ~0ull, kTagChild = ~0ull - 1;
 }  // namespace
 
@@ -29,20 +32,27 @@ DrainThread::~DrainThread() {
         thread_.join();
     }
     if (epollFd_ >= 0) close(epollFd_);
+    if (controlEpollFd_ >= 0) close(controlEpollFd_);
     if (stopFd_ >= 0) close(stopFd_);
 }
 
 Expected<void> DrainThread::start() {
     epollFd_ = epoll_create1(EPOLL_CLOEXEC);
+    controlEpollFd_ = epoll_create1(EPOLL_CLOEXEC);
     stopFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (epollFd_ < 0 || stopFd_ < 0) return makeError(std::string("epoll/eventfd: ") + std::strerror(errno));
+    if (epollFd_ < 0 || controlEpollFd_ < 0 || stopFd_ < 0)
+        return makeError(std::string("epoll/eventfd: ") + std::strerror(errno));
+    // Both wait sets watch the stop request and the launched command; only the
+    // first also watches the rings.
     epoll_event ev{};
     ev.events = EPOLLIN;
-    ev.data.u64 = kTagStop;
-    epoll_ctl(epollFd_, EPOLL_CTL_ADD, stopFd_, &ev);
-    if (ctl_.childPidFd >= 0) {
-        ev.data.u64 = kTagChild;
-        epoll_ctl(epollFd_, EPOLL_CTL_ADD, ctl_.childPidFd, &ev);
+    for (int ep : {epollFd_, controlEpollFd_}) {
+        ev.data.u64 = kTagStop;
+        epoll_ctl(ep, EPOLL_CTL_ADD, stopFd_, &ev);
+        if (ctl_.childPidFd >= 0) {
+            ev.data.u64 = kTagChild;
+            epoll_ctl(ep, EPOLL_CTL_ADD, ctl_.childPidFd, &ev);
+        }
     }
     for (size_t i = 0; i < rings_.size(); ++i) {
         ev.events = EPOLLIN;
@@ -89,6 +99,7 @@ bool DrainThread::drainRing(RingSlot& r) {
     const double fill = 100.0 * double(head - tail) / double(size);
     r.fillPercent = fill;
     if (fill > r.fillPeakPercent) r.fillPeakPercent = fill;
+    if (fill > r.fillMaxPercent) r.fillMaxPercent = fill;
     CpuCounters& c = r.counters;
     ParsedRecord rec;
     auto result = reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
@@ -127,7 +138,7 @@ bool DrainThread::drainRing(RingSlot& r) {
              std::to_string(result.skippedBytes) + " bytes up to data_head");
     }
     r.ring.setTail(result.newTail);
-    return head - tail >= size / kSpinFraction;
+    return head - tail >= size / kPollFraction;
 }
 
 void DrainThread::readKernelLost(RingSlot& r) {
@@ -148,6 +159,7 @@ void DrainThread::publish(double seconds) {
         s.ringBytes = r.ring.size();
         s.fillPercent = r.fillPercent;
         s.fillPeakPercent = r.fillPeakPercent;
+        s.fillMaxPercent = r.fillMaxPercent;
         s.kernelLostAvailable = (r.readFormat & PERF_FORMAT_LOST) != 0;
         if (seconds > 0) {
             s.bytesPerSecond = double(r.counters.bytes - r.publishedBytes) / seconds;
@@ -174,24 +186,33 @@ void DrainThread::reapChild(bool kill) {
 }
 
 void DrainThread::run() {
+    if (ctl_.realtime) {
+        // A ring fills in milliseconds under load. When the traced workload shares
+        // this thread's CPU, a normal-priority wakeup can wait a whole scheduler
+        // slice (measured: 4 ms, enough to overflow a 512 KiB ring at 140 MB/s).
+        // SCHED_FIFO runs it at once; every pass is bounded and ends in a sleep.
+        sched_param sp{};
+        sp.sched_priority = 1;
+        if (int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); rc != 0)
+            note(std::string("drain thread runs at normal priority (SCHED_FIFO: ") + std::strerror(rc) +
+                 "); under heavy load it may wait behind the traced workload. Run as root or grant "
+                 "CAP_SYS_NICE to avoid that");
+    }
     const auto publishPeriod = std::chrono::microseconds(1'000'000 / std::max(10u, ctl_.publishHz));
     epoll_event events[64];
-    bool spinning = false;
+    bool polling = false;
     bool stop = false;
     while (!stop) {
         auto now = Clock::now();
-        int timeoutMs = 0;
-        if (!spinning) {
-            auto untilPublish = lastPublish_ + publishPeriod - now;
-            timeoutMs = int(std::max<int64_t>(
-                0, std::chrono::duration_cast<std::chrono::milliseconds>(untilPublish).count() + 1));
-            if (ctl_.deadline != Clock::time_point::max()) {
-                auto untilDeadline =
-                    std::chrono::duration_cast<std::chrono::milliseconds>(ctl_.deadline - now);
-                timeoutMs = int(std::clamp<int64_t>(untilDeadline.count() + 1, 0, timeoutMs));
-            }
-        }
-        int n = epoll_wait(epollFd_, events, 64, timeoutMs);
+        auto wakeAt = lastPublish_ + publishPeriod;
+        if (ctl_.deadline < wakeAt) wakeAt = ctl_.deadline;
+        if (polling) wakeAt = std::min(wakeAt, now + kPollInterval);
+        const auto wait = std::max(Clock::duration::zero(), wakeAt - now);
+        timespec timeout{time_t(wait / std::chrono::seconds(1)),
+                         long((wait % std::chrono::seconds(1)) / std::chrono::nanoseconds(1))};
+        // While polling, the ring fds are left out of the wait: their wakeups come
+        // from the traced CPUs and would pull this thread onto a busy CPU.
+        int n = epoll_pwait2(polling ? controlEpollFd_ : epollFd_, events, 64, &timeout, nullptr);
         for (int i = 0; i < n; ++i) {
             uint64_t tag = events[i].data.u64;
             if (tag == kTagStop) {
@@ -201,6 +222,7 @@ void DrainThread::run() {
                 if (childExited_) {
                     stop = true;
                     epoll_ctl(epollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
+                    epoll_ctl(controlEpollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
                 }
             } else if (tag < rings_.size() && (events[i].events & (EPOLLHUP | EPOLLERR))) {
                 // The ring's task exited: drain what is left, then stop watching it.
@@ -221,7 +243,7 @@ void DrainThread::run() {
             note("every traced task has exited");
             stop = true;
         }
-        spinning = busy;
+        polling = busy;
         now = Clock::now();
         if (now - lastPublish_ >= publishPeriod) {
             for (auto& r : rings_)

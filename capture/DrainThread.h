@@ -4,8 +4,7 @@
 // the rings' wakeup watermark, a stop request, the launched command's exit, or
 // the statistics publish period), drains each ring from data_tail to data_head,
 // parses every record, hands it to the consumers, and publishes per-CPU
-// statistics. Under sustained load it keeps polling without sleeping so rings
-// do not fill while it waits for a wakeup.
+// statistics. Under sustained load it polls the rings on a short timer instead.
 #include <sys/types.h>
 
 #include <atomic>
@@ -34,7 +33,7 @@ struct RingSlot {
     uint64_t readFormat = 0;
     // Drain-thread state.
     CpuCounters counters;
-    double fillPercent = 0, fillPeakPercent = 0;
+    double fillPercent = 0, fillPeakPercent = 0, fillMaxPercent = 0;
     uint64_t publishedBytes = 0, publishedRecords = 0;
     bool hungUp = false;
 };
@@ -45,7 +44,9 @@ struct DrainControl {
     bool canProvokeFlush = false;                    // CPU-wide context switch records exist on every ring
     pid_t childPid = -1;                             // launched command, or -1
     int childPidFd = -1;
-    bool stopWhenAllRingsHangUp = false;  // per-task capture: every traced task has exited
+    bool stopWhenAllRingsHangUp = false;
+    bool realtime = true;  // run the drain thread SCHED_FIFO where permitted  // per-task capture: every
+                           // traced task has exited
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     unsigned publishHz = 20;
 };
@@ -80,7 +81,8 @@ private:
     DrainControl ctl_;
     std::vector<RecordConsumer*> consumers_;
     RingReader reader_;
-    int epollFd_ = -1;
+    int epollFd_ = -1;         // rings + control
+    int controlEpollFd_ = -1;  // stop request + launched command only
     int stopFd_ = -1;
     std::thread thread_;
     std::atomic<bool> finished_{false};
