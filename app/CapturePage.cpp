@@ -25,6 +25,7 @@
 
 #include <cmath>
 
+#include "PerfEvent.h"
 #include "Tracefs.h"
 
 namespace auxscope {
@@ -181,6 +182,8 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     // Show the CPUs before the first capture so the page is not empty.
     history_.reset(onlineCpus().size());
     rebuildCpuRows();
+    if (auto denied = perfCaptureUnavailableReason())
+        setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
 }
 
 CapturePage::~CapturePage() {

@@ -80,6 +80,18 @@ Expected<PerfEventFd::Reading> PerfEventFd::read(uint64_t readFormat) const {
     return r;
 }
 
+std::optional<std::string> perfCaptureUnavailableReason() {
+    perf_event_attr a;
+    std::memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.disabled = 1;
+    auto fd = PerfEventFd::open(a, -1, 0, -1, "cpu-clock");
+    if (!fd) return fd.error().message;
+    return std::nullopt;
+}
+
 int perfEventParanoid() {
     auto v = readSmallFile("/proc/sys/kernel/perf_event_paranoid");
     return v ? std::atoi(v->c_str()) : 2;

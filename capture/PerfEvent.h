@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "Result.h"
@@ -47,6 +48,9 @@ private:
 // What to change when perf_event_open fails with `err` (paranoid level, capabilities, limits).
 std::string explainPerfOpenError(int err, const perf_event_attr& attr, pid_t pid, int cpu);
 int perfEventParanoid();
+// Why this process cannot capture system-wide here (the kernel's refusal with what
+// to change), or nullopt when it can.
+std::optional<std::string> perfCaptureUnavailableReason();
 bool hasPerfmonCapability();
 
 }  // namespace auxscope

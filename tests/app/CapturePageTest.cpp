@@ -21,16 +21,10 @@ using namespace auxscope;
 class CapturePageTest : public QObject {
     Q_OBJECT
 private:
-    bool perfDenied(QString& why) {
-        perf_event_attr a{};
-        a.size = sizeof a;
-        a.type = PERF_TYPE_SOFTWARE;
-        a.config = PERF_COUNT_SW_CPU_CLOCK;
-        a.disabled = 1;
-        auto fd = PerfEventFd::open(a, -1, 0, -1, "probe");
-        if (fd) return false;
-        why = QString::fromStdString(fd.error().message);
-        return true;
+    static bool perfDenied(QString& why) {
+        auto reason = perfCaptureUnavailableReason();
+        if (reason) why = QString::fromStdString(*reason);
+        return reason.has_value();
     }
     static QList<QLineSeries*> lineSeries(QChartView* view) {
         QList<QLineSeries*> out;

@@ -33,6 +33,16 @@ std::unique_ptr<CaptureSession> openOrFail(const CaptureOptions& o) {
     return s ? std::move(s.value()) : nullptr;
 }
 
+// Opens and starts a capture whose every record `consumer` keeps.
+std::unique_ptr<CaptureSession> startCapture(const CaptureOptions& o, CollectingConsumer& consumer) {
+    auto session = openOrFail(o);
+    if (!session) return nullptr;
+    session->addConsumer(&consumer);
+    auto started = session->start();
+    EXPECT_TRUE(started) << (started ? "" : started.error().message);
+    return started ? std::move(session) : nullptr;
+}
+
 uint64_t rawU64(const SeenRecord& r, unsigned offset) {
     uint64_t v = 0;
     if (r.raw.size() >= offset + 8) std::memcpy(&v, r.raw.data() + offset, 8);
@@ -45,11 +55,9 @@ TEST(KernelCapture, RecordsArriveOnEveryCpu) {
     SKIP_WITHOUT_PERF();
     CaptureOptions o;
     o.target = TargetKind::SystemWide;
-    auto session = openOrFail(o);
-    ASSERT_TRUE(session);
     CollectingConsumer consumer;
-    session->addConsumer(&consumer);
-    ASSERT_TRUE(session->start().ok());
+    auto session = startCapture(o, consumer);
+    ASSERT_TRUE(session);
     // Keep every CPU busy for a while so cpu-clock samples it.
     std::vector<std::thread> load;
     for (int cpu : session->cpus())
@@ -85,11 +93,9 @@ TEST(KernelCapture, SwitchEventsCarrySanePids) {
     SKIP_WITHOUT_PERF();
     CaptureOptions o;
     o.target = TargetKind::SystemWide;
-    auto session = openOrFail(o);
-    ASSERT_TRUE(session);
     CollectingConsumer consumer;
-    session->addConsumer(&consumer);
-    ASSERT_TRUE(session->start().ok());
+    auto session = startCapture(o, consumer);
+    ASSERT_TRUE(session);
     pid_t sleeperTid = 0;
     std::thread sleeper([&] {
         sleeperTid = pid_t(syscall(SYS_gettid));
@@ -147,11 +153,9 @@ TEST(KernelCapture, LostRecordsSumEqualsKernelLostCount) {
     o.cpus = {0};
     o.events = {"raw_syscalls:sys_enter"};
     o.dataPages = 1;  // a 4 KiB ring cannot keep up with a syscall storm
-    auto session = openOrFail(o);
-    ASSERT_TRUE(session);
     CollectingConsumer consumer;
-    session->addConsumer(&consumer);
-    ASSERT_TRUE(session->start().ok());
+    auto session = startCapture(o, consumer);
+    ASSERT_TRUE(session);
     runPinned(0, [] {
         for (int i = 0; i < 400000; ++i)
             close(-1);
@@ -182,12 +186,10 @@ TEST(KernelCapture, LaunchedCommandIsTracedFromItsFirstRecord) {
     o.target = TargetKind::Command;
     o.command = {"/bin/true"};
     o.events = {"raw_syscalls:sys_enter,raw_syscalls:sys_exit"};
-    auto session = openOrFail(o);
+    CollectingConsumer consumer;
+    auto session = startCapture(o, consumer);
     ASSERT_TRUE(session);
     const pid_t child = session->commandPid();
-    CollectingConsumer consumer;
-    session->addConsumer(&consumer);
-    ASSERT_TRUE(session->start().ok());
     session->wait();  // ends by itself when the command exits
     auto summary = session->summary();
     ASSERT_TRUE(summary.commandExited);
@@ -249,11 +251,9 @@ TEST(KernelCapture, ExistingProcessAllThreads) {
     o.pid = child;
     o.events = {"raw_syscalls:sys_enter"};
     o.durationSeconds = 0.3;
-    auto session = openOrFail(o);
-    ASSERT_TRUE(session);
     CollectingConsumer consumer;
-    session->addConsumer(&consumer);
-    ASSERT_TRUE(session->start().ok());
+    auto session = startCapture(o, consumer);
+    ASSERT_TRUE(session);
     session->wait();
     kill(child, SIGKILL);
     waitpid(child, nullptr, 0);

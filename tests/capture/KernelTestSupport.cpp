@@ -11,17 +11,6 @@
 
 namespace auxscope::test {
 
-std::optional<std::string> perfUnavailableReason() {
-    perf_event_attr a{};
-    a.size = sizeof a;
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_CPU_CLOCK;
-    a.disabled = 1;
-    auto fd = PerfEventFd::open(a, -1, 0, -1, "cpu-clock probe");
-    if (!fd) return fd.error().message;
-    return std::nullopt;
-}
-
 void CollectingConsumer::onRecord(int cpu, std::span<const uint8_t>, const ParsedRecord& r) {
     SeenRecord s{cpu,
                  r.type,

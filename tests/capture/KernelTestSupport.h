@@ -7,16 +7,14 @@
 #include <vector>
 
 #include "CaptureSession.h"
+#include "PerfEvent.h"
 #include "RecordConsumer.h"
 
 namespace auxscope::test {
 
-// Why perf_event_open cannot be used here, or nullopt when it can.
-std::optional<std::string> perfUnavailableReason();
-
 #define SKIP_WITHOUT_PERF()                                                       \
     do {                                                                          \
-        if (auto reason = ::auxscope::test::perfUnavailableReason())              \
+        if (auto reason = ::auxscope::perfCaptureUnavailableReason())             \
             GTEST_SKIP() << "perf_event_open is not permitted here: " << *reason; \
     } while (0)
 
