@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/TraceModel.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TraceExport.cpp
+)

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Export to Perfetto and CSV. Each Perfetto trace is checked two independent
+// ways: protoc decodes it against Perfetto's field numbers (no unknown fields,
+// no parse errors), and a small wire-format reader here checks the rules the
+// Perfetto importer relies on: tracks are described before use, time never goes
+// backwards, slices on a track nest, counters only on counter tracks.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "CaptureSession.h"
+#include "KernelTestSupport.h"
+#include "TraceExport.h"
+#include "TraceModel.h"
+
+using namespace auxscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+// --- an independent protobuf wire reader -------------------------------------
+struct Field {
+    uint32_t number;
+    uint32_t wire;
+    uint64_t value = 0;  // varint / fixed64
+    std::string bytes;   // length-delimited
+};
+
+bool readVarint(const std::string& b, size_t& pos, uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (pos >= b.size()) return false;
+        uint8_t c = uint8_t(b[pos++]);
+        v |= uint64_t(c & 0x7f) << shift;
+        if (!(c & 0x80)) return true;
+    }
+    return false;
+}
+
+std::vector<Field> fields(const std::string& b) {
+    std::vector<Field> out;
+    size_t pos = 0;
+    while (pos < b.size()) {
+        uint64_t key;
+        if (!readVarint(b, pos, key)) throw std::runtime_error("bad key");
+        Field f{uint32_t(key >> 3), uint32_t(key & 7)};
+        if (f.wire == 0) {
+            if (!readVarint(b, pos, f.value)) throw std::runtime_error("bad varint");
+        } else if (f.wire == 1) {
+            if (pos + 8 > b.size()) throw std::runtime_error("bad fixed64");
+            std::memcpy(&f.value, b.data() + pos, 8);
+            pos += 8;
+        } else if (f.wire == 2) {
+            uint64_t len;
+            if (!readVarint(b, pos, len) || pos + len > b.size()) throw std::runtime_error("bad length");
+            f.bytes = b.substr(pos, len);
+            pos += len;
+        } else {
+            throw std::runtime_error("unexpected wire type " + std::to_string(f.wire));
+        }
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+const Field* find(const std::vector<Field>& fs, uint32_t n) {
+    for (auto& f : fs)
+        if (f.number == n) return &f;
+    return nullptr;
+}
+
+struct CheckResult {
+    size_t packets = 0, descriptors = 0, begins = 0, ends = 0, instants = 0, counters = 0;
+    std::map<uint64_t, std::string> trackNames;  // uuid -> name / thread name
+    std::map<uint64_t, size_t> slicesPerTrack;
+    std::vector<std::string> problems;
+};
+
+CheckResult checkPerfettoRules(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), {});
+    CheckResult r;
+    std::map<uint64_t, bool> isCounter;         // uuid -> counter track
+    std::map<uint64_t, std::vector<int>> open;  // uuid -> open slice depth marker
+    uint64_t lastTs = 0;
+    bool first = true;
+    for (auto& p : fields(all)) {
+        if (p.number != 1 || p.wire != 2) {
+            r.problems.push_back("top-level field other than Trace.packet");
+            continue;
+        }
+        ++r.packets;
+        auto pf = fields(p.bytes);
+        const Field* seq = find(pf, 10);
+        if (!seq || seq->value == 0) r.problems.push_back("packet without trusted_packet_sequence_id");
+        if (first) {
+            const Field* flags = find(pf, 13);
+            if (!flags || !(flags->value & 1))
+                r.problems.push_back("first packet does not clear incremental state");
+            first = false;
+        }
+        if (const Field* d = find(pf, 60)) {
+            ++r.descriptors;
+            auto df = fields(d->bytes);
+            const Field* uuid = find(df, 1);
+            if (!uuid) {
+                r.problems.push_back("track descriptor without uuid");
+                continue;
+            }
+            isCounter[uuid->value] = find(df, 8) != nullptr;
+            if (const Field* n = find(df, 2)) r.trackNames[uuid->value] = n->bytes;
+            if (const Field* t = find(df, 4))
+                if (const Field* tn = find(fields(t->bytes), 5)) r.trackNames[uuid->value] = tn->bytes;
+            continue;
+        }
+        const Field* te = find(pf, 11);
+        if (!te) {
+            r.problems.push_back("packet with neither track_event nor track_descriptor");
+            continue;
+        }
+        const Field* ts = find(pf, 8);
+        if (!ts) r.problems.push_back("track event without timestamp");
+        if (ts && ts->value < lastTs)
+            r.problems.push_back("timestamp goes backwards at " + std::to_string(ts->value));
+        if (ts) lastTs = ts->value;
+        auto ef = fields(te->bytes);
+        const Field* type = find(ef, 9);
+        const Field* track = find(ef, 11);
+        if (!type || !track) {
+            r.problems.push_back("track event without type or track_uuid");
+            continue;
+        }
+        if (!isCounter.count(track->value)) {
+            r.problems.push_back("event on undeclared track " + std::to_string(track->value));
+            continue;
+        }
+        const bool counterTrack = isCounter[track->value];
+        switch (type->value) {
+            case 1:
+                ++r.begins;
+                if (counterTrack) r.problems.push_back("slice on a counter track");
+                if (!find(ef, 23)) r.problems.push_back("slice begin without a name");
+                open[track->value].push_back(1);
+                ++r.slicesPerTrack[track->value];
+                break;
+            case 2:
+                ++r.ends;
+                if (open[track->value].empty())
+                    r.problems.push_back("slice end without begin");
+                else
+                    open[track->value].pop_back();
+                break;
+            case 3:
+                ++r.instants;
+                if (counterTrack) r.problems.push_back("instant on a counter track");
+                break;
+            case 4:
+                ++r.counters;
+                if (!counterTrack) r.problems.push_back("counter value on a slice track");
+                if (!find(ef, 30) && !find(ef, 44)) r.problems.push_back("counter event without value");
+                break;
+            default:
+                r.problems.push_back("unknown track event type");
+        }
+    }
+    for (auto& [uuid, stack] : open)
+        if (!stack.empty()) r.problems.push_back("unterminated slice on track " + std::to_string(uuid));
+    return r;
+}
+
+// protoc's text dump of the trace; unknown fields appear as bare field numbers.
+std::string protocDecode(const std::string& path, int& status) {
+    std::string cmd = std::string(AUXSCOPE_PROTOC) + " --proto_path=" + AUXSCOPE_PERFETTO_PROTO_DIR +
+                      " --decode=perfetto.protos.Trace perfetto_trace_subset.proto < '" + path + "' 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        out.append(buf, n);
+    status = pclose(p);
+    return out;
+}
+
+std::string tempPath(const std::string& name) {
+    return (fs::temp_directory_path() / ("auxscope-export-" + std::to_string(getpid()) + "-" + name))
+        .string();
+}
+
+// Builders for hand-made records.
+ParsedRecord switchRec(bool out, uint64_t t, int32_t pid, int32_t tid, int32_t otherPid, int32_t otherTid,
+                       int cpu) {
+    ParsedRecord r;
+    r.type = PERF_RECORD_SWITCH_CPU_WIDE;
+    r.switchOut = out;
+    r.hasSampleId = true;
+    r.time = t;
+    r.pid = pid, r.tid = tid, r.nextPrevPid = otherPid, r.nextPrevTid = otherTid, r.cpu = uint32_t(cpu);
+    return r;
+}
+
+ParsedRecord commRec(uint64_t t, int32_t pid, int32_t tid, const char* name) {
+    ParsedRecord r;
+    r.type = PERF_RECORD_COMM;
+    r.hasSampleId = true;
+    r.time = t;
+    r.pid = pid, r.tid = tid;
+    r.comm = name;
+    return r;
+}
+
+TraceModel handMadeModel() {
+    TraceModel m;
+    m.addRecord(0, commRec(100, 10, 10, "editor"));
+    m.addRecord(0, commRec(100, 10, 11, "editor-io"));
+    // cpu 0: 10 runs 1000-2000, then 11 runs 2000-2500, then idle
+    m.addRecord(0, switchRec(false, 1000, 10, 10, 0, 0, 0));
+    m.addRecord(0, switchRec(true, 2000, 10, 10, 10, 11, 0));
+    m.addRecord(0, switchRec(false, 2000, 10, 11, 10, 10, 0));
+    m.addRecord(0, switchRec(true, 2500, 10, 11, 0, 0, 0));
+    // cpu 1: 10 migrates here 2000-3000 (same instant it left cpu 0), left open at the end
+    m.addRecord(1, switchRec(false, 2000, 10, 10, 0, 0, 1));
+    ParsedRecord s;
+    s.type = PERF_RECORD_SAMPLE;
+    s.hasSampleId = true;
+    s.time = 2100, s.pid = 10, s.tid = 10, s.ip = 0x401000;
+    m.addRecord(1, s);
+    ParsedRecord lost;
+    lost.type = PERF_RECORD_LOST;
+    lost.hasSampleId = true;
+    lost.time = 2200, lost.lost = 77;
+    m.addRecord(1, lost);
+    m.addCounter("data ring fill %", 1, "%", 2300, 42.5);
+    ParsedRecord late;
+    late.type = PERF_RECORD_MMAP2;
+    late.hasSampleId = true;
+    late.time = 3000;
+    m.addRecord(1, late);
+    m.finish();
+    return m;
+}
+
+}  // namespace
+
+TEST(TraceModel, RunSlicesFromCpuWideSwitches) {
+    TraceModel m = handMadeModel();
+    const auto& s = m.runSlices();
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0].cpu, 0);
+    EXPECT_EQ(s[0].tid, 10);
+    EXPECT_EQ(s[0].start, 1000u);
+    EXPECT_EQ(s[0].end, 2000u);
+    // At 2000 two slices start: 11 on cpu 0 and 10 on cpu 1.
+    EXPECT_EQ(s[1].tid, 11);
+    EXPECT_EQ(s[1].end, 2500u);
+    EXPECT_EQ(s[2].cpu, 1);
+    EXPECT_EQ(s[2].tid, 10);
+    EXPECT_EQ(s[2].end, 3000u) << "a slice still running is closed at the last time seen";
+    EXPECT_EQ(m.threadName(11), "editor-io");
+    EXPECT_EQ(m.threadName(99), "tid 99");
+    EXPECT_EQ(m.processOf().at(11), 10);
+    ASSERT_EQ(m.losses().size(), 1u);
+    EXPECT_EQ(m.losses()[0].count, 77u);
+}
+
+TEST(PerfettoExport, HandMadeTraceFollowsTheRulesAndDecodes) {
+    TraceModel m = handMadeModel();
+    const std::string path = tempPath("hand.pftrace");
+    ASSERT_TRUE(exportPerfetto(m, path).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_EQ(r.begins, 6u);  // 3 runs, each on a CPU track and a thread track
+    EXPECT_EQ(r.ends, 6u);
+    EXPECT_EQ(r.instants, 2u);  // one sample, one loss marker
+    EXPECT_EQ(r.counters, 2u);  // cumulative lost records, ring fill
+    EXPECT_EQ(r.trackNames[perfettoCpuTrack(1)], "CPU 1");
+    EXPECT_EQ(r.trackNames[perfettoThreadTrack(11)], "editor-io");
+    EXPECT_EQ(r.slicesPerTrack[perfettoThreadTrack(10)], 2u);
+
+    int status = 0;
+    std::string text = protocDecode(path, status);
+    ASSERT_EQ(status, 0) << text;
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields:\n" << text;
+    EXPECT_NE(text.find("thread_name: \"editor-io\""), std::string::npos) << text;
+    EXPECT_NE(text.find("type: TYPE_SLICE_BEGIN"), std::string::npos);
+    EXPECT_NE(text.find("double_counter_value: 42.5"), std::string::npos);
+    EXPECT_NE(text.find("name: \"LOST records: 77\""), std::string::npos);
+    fs::remove(path);
+}
+
+TEST(PerfettoExport, UnwritablePathIsAnError) {
+    TraceModel m = handMadeModel();
+    auto r = exportPerfetto(m, "/nonexistent-dir/x.pftrace");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("/nonexistent-dir/x.pftrace"), std::string::npos);
+}
+
+TEST(CsvExport, RowsForEveryEvent) {
+    TraceModel m;
+    m.addRecord(0, commRec(1, 5, 5, "a,\"quoted\""));
+    m.addRecord(0, switchRec(false, 10, 5, 5, 0, 0, 0));
+    m.addRecord(0, switchRec(true, 20, 5, 5, 0, 0, 0));
+    m.finish();
+    const std::string path = tempPath("rows.csv");
+    ASSERT_TRUE(exportCsv(m, path).ok());
+    std::ifstream in(path);
+    std::string header, row, extra;
+    std::getline(in, header);
+    std::getline(in, row);
+    EXPECT_EQ(header, "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail");
+    EXPECT_EQ(row, "run,0,10,20,5,5,\"a,\"\"quoted\"\"\",,");
+    EXPECT_FALSE(std::getline(in, extra));
+    fs::remove(path);
+}
+
+namespace {
+class ModelRecorder : public RecordConsumer {
+public:
+    explicit ModelRecorder(TraceModel& m) : model_(m) {}
+    void onRecord(int cpu, std::span<const uint8_t>, const ParsedRecord& r) override {
+        model_.addRecord(cpu, r);
+    }
+
+private:
+    TraceModel& model_;
+};
+}  // namespace
+
+TEST(PerfettoExport, RealCaptureExportsWellFormedTracks) {
+    SKIP_WITHOUT_PERF();
+    TraceModel model;
+    ModelRecorder recorder(model);
+    CaptureOptions o;
+    o.target = TargetKind::SystemWide;
+    o.durationSeconds = 0.4;
+    auto session = CaptureSession::open(o, PmuRegistry::discover());
+    ASSERT_TRUE(session) << session.error().message;
+    (*session)->addConsumer(&recorder);
+    ASSERT_TRUE((*session)->start().ok());
+    std::thread sleeper([] {
+        for (int i = 0; i < 40; ++i)
+            usleep(2000);
+    });
+    sleeper.join();
+    (*session)->wait();
+    model.finish();
+    ASSERT_GT(model.runSlices().size(), 20u);
+
+    const std::string path = tempPath("real.pftrace");
+    ASSERT_TRUE(exportPerfetto(model, path).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_GT(r.begins, 40u);
+    EXPECT_EQ(r.begins, r.ends);
+    for (int cpu : (*session)->cpus())
+        EXPECT_TRUE(r.trackNames.count(perfettoCpuTrack(cpu))) << "cpu " << cpu;
+    int status = 0;
+    std::string text = protocDecode(path, status);
+    ASSERT_EQ(status, 0) << text.substr(0, 2000);
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields";
+
+    const std::string csv = tempPath("real.csv");
+    ASSERT_TRUE(exportCsv(model, csv).ok());
+    std::ifstream in(csv);
+    size_t runs = 0, samples = 0;
+    std::string line;
+    while (std::getline(in, line)) {
+        runs += line.rfind("run,", 0) == 0;
+        samples += line.rfind("sample,", 0) == 0;
+    }
+    EXPECT_EQ(runs, model.runSlices().size());
+    EXPECT_EQ(samples, model.samples().size());
+    fs::remove(path);
+    fs::remove(csv);
+}
