@@ -2,6 +2,8 @@
 #include "RecordCommand.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "PerfDataWriterCapture.h"
 #include "Tracefs.h"
 
 namespace auxscope {
@@ -46,8 +49,10 @@ Buffers and duration:
   -m, --mmap-pages N      data ring pages per CPU, a power of two (default 2048 = 8 MiB)
       --duration SECONDS  stop after this long (default: until Ctrl-C or the command exits)
 
-Output:
-  -o, --output FILE       write a perf.data file (not available in this build yet)
+Output (default: print the per-CPU summary only):
+  -o, --output FILE       also write a perf.data file, streamed while capturing
+                          (perf script / perf report read it)
+  -z, --compress          zstd-compress the file's records (like perf record -z)
       --json              print the summary as JSON
   -h, --help              this text
 )";
@@ -134,6 +139,10 @@ std::string formatSummary(const CaptureSummary& s) {
               << t.byType[i];
     if (t.unknownTypes) o << " unknown=" << t.unknownTypes;
     o << "\n";
+    for (auto& l : s.sinkLosses)
+        o << l.sink << " dropped " << l.records << " records (" << human(double(l.bytes)) << ") "
+          << (l.cpu >= 0 ? "of cpu " + std::to_string(l.cpu) : std::string("of all CPUs")) << ": " << l.reason
+          << "\n";
     if (t.parseErrors) o << "records too short for their type (kept): " << t.parseErrors << "\n";
     if (t.corruptBytes) o << "bytes skipped after corrupt ring headers: " << t.corruptBytes << "\n";
     if (s.commandExited) {
@@ -193,7 +202,14 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     counters(s.total());
     o << "},\"command_exit_status\":"
       << (s.commandExited && WIFEXITED(s.commandStatus) ? WEXITSTATUS(s.commandStatus) : -1)
-      << ",\"messages\":[";
+      << ",\"sink_lost\":[";
+    for (size_t i = 0; i < s.sinkLosses.size(); ++i) {
+        auto& l = s.sinkLosses[i];
+        o << (i ? "," : "") << "{\"sink\":" << quote(l.sink) << ",\"cpu\":" << l.cpu
+          << ",\"records\":" << l.records << ",\"bytes\":" << l.bytes << ",\"reason\":" << quote(l.reason)
+          << "}";
+    }
+    o << "],\"messages\":[";
     for (size_t i = 0; i < s.messages.size(); ++i)
         o << (i ? "," : "") << quote(s.messages[i]);
     o << "]}\n";
@@ -202,6 +218,8 @@ std::string formatSummaryJson(const CaptureSummary& s) {
 
 int runRecordCommand(const std::vector<std::string>& args) {
     CaptureOptions opts;
+    std::string output;
+    bool compress = false;
     bool json = false;
     bool haveTarget = false;
     auto need = [&](size_t& i, const std::string& opt) -> const std::string* {
@@ -280,9 +298,15 @@ int runRecordCommand(const std::vector<std::string>& args) {
         } else if (a == "--json") {
             json = true;
         } else if (a == "-o" || a == "--output") {
-            std::cerr << "auxscope record: -o: writing perf.data files is not available in this build yet; "
-                         "run without -o to capture and print the per-CPU summary\n";
-            return 2;
+            auto v = need(i, a);
+            if (!v) return 2;
+            if (v->empty() || *v == "-") {
+                std::cerr << "auxscope record: -o wants a file name (pipe output is not supported)\n";
+                return 2;
+            }
+            output = *v;
+        } else if (a == "-z" || a == "--compress") {
+            compress = true;
         } else if (a == "--") {
             opts.command.assign(args.begin() + long(i) + 1, args.end());
             break;
@@ -293,6 +317,10 @@ int runRecordCommand(const std::vector<std::string>& args) {
             opts.command.assign(args.begin() + long(i), args.end());
             break;
         }
+    }
+    if (compress && output.empty()) {
+        std::cerr << "auxscope record: -z compresses the perf.data file: give it with -o FILE\n";
+        return 2;
     }
     if (!opts.command.empty()) {
         if (haveTarget) {
@@ -308,6 +336,24 @@ int runRecordCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope record: " << session.error().message << "\n";
         return 1;
     }
+    std::unique_ptr<PerfDataWriterCapture> file;
+    if (!output.empty()) {
+        PerfDataWriterCaptureOptions fo;
+        fo.path = output;
+        fo.compress = compress;
+        fo.version = std::string("auxscope ") + AUXSCOPE_VERSION;
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        fo.cmdline.push_back(n > 0 ? std::string(exe, size_t(n)) : std::string("auxscope"));
+        fo.cmdline.push_back("record");
+        fo.cmdline.insert(fo.cmdline.end(), args.begin(), args.end());
+        auto f = PerfDataWriterCapture::open(**session, fo);
+        if (!f) {
+            std::cerr << "auxscope record: " << f.error().message << "\n";
+            return 1;
+        }
+        file = std::move(f.value());
+    }
     gSession = session->get();
     struct sigaction sa {};
     sa.sa_handler = onSignal;
@@ -321,9 +367,49 @@ int runRecordCommand(const std::vector<std::string>& args) {
     }
     (*session)->wait();
     gSession = nullptr;
+    Expected<void> written;
+    if (file) written = file->finish();
     auto summary = (*session)->summary();
-    std::cout << (json ? formatSummaryJson(summary) : formatSummary(summary));
+    std::string text = json ? formatSummaryJson(summary) : formatSummary(summary);
+    if (file) {
+        auto rep = file->report();
+        std::ostringstream line;
+        if (json) {
+            line << ",\"output\":{\"path\":\"";
+            for (char ch : rep.path)
+                line << ((ch == '"' || ch == '\\') ? "\\" : "") << ch;
+            line << "\",\"bytes\":" << rep.fileBytes << ",\"records\":" << rep.records
+                 << ",\"compressed\":" << (rep.compressed ? "true" : "false")
+                 << ",\"dropped_records\":" << rep.droppedRecords
+                 << ",\"ok\":" << (written ? "true" : "false") << "}";
+            text.insert(text.rfind('}'), line.str());
+        } else {
+            line << "perf.data: " << rep.path << ", " << human(double(rep.fileBytes)) << ", " << rep.records
+                 << " records";
+            if (rep.compressed && rep.compressedBytes)
+                line << " (" << human(double(rep.streamBytes)) << " of ring records compressed to "
+                     << human(double(rep.compressedBytes)) << ")";
+            if (rep.queueFullRecords)
+                line << ", " << rep.queueFullRecords
+                     << " records dropped by the full writer queue (LOST records in the file mark them)";
+            if (rep.writerStoppedRecords)
+                line << ", " << rep.writerStoppedRecords << " records not written after the write error";
+            line << "\nperf.data: synthesized " << rep.synthesized.threads << " threads of "
+                 << rep.synthesized.processes << " processes and " << rep.synthesized.mmap2
+                 << " executable maps from /proc in " << int(rep.synthesisSeconds * 1000) << " ms";
+            for (auto& n : rep.notes)
+                line << "\nperf.data note: " << n;
+            text += line.str() + "\n";
+        }
+    }
+    std::cout << text;
     std::cout.flush();
+    if (!written) {
+        std::cerr << "auxscope record: " << written.error().message
+                  << "\nauxscope record: the capture stopped; " << output
+                  << " keeps everything written before the error, with a valid header\n";
+        return 1;
+    }
     if (summary.commandExited && WIFEXITED(summary.commandStatus)) return WEXITSTATUS(summary.commandStatus);
     return 0;
 }

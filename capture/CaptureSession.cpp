@@ -79,6 +79,13 @@ CpuCounters CaptureSummary::total() const {
     return t;
 }
 
+void CaptureSession::addSink(RecordSink* sink) {
+    consumers_.push_back(sink);
+    sinks_.push_back(sink);
+    // requestStop() only writes an eventfd once the drain thread exists.
+    sink->setStopRequest([this] { requestStop(); });
+}
+
 CaptureSession::~CaptureSession() {
     if (drain_) {
         drain_->requestStop();
@@ -155,7 +162,8 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
     };
 
     bool formatLost = true;
-    auto openOne = [&](perf_event_attr a, pid_t tid, int cpu,
+    // `a` is updated to what was finally opened (PERF_FORMAT_LOST may be dropped).
+    auto openOne = [&](perf_event_attr& a, pid_t tid, int cpu,
                        const std::string& name) -> Expected<PerfEventFd> {
         if (!formatLost) a.read_format &= ~uint64_t(PERF_FORMAT_LOST);
         auto fd = PerfEventFd::open(a, tid, cpu, -1, name);
@@ -172,6 +180,13 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
         }
         return fd;
     };
+
+    // Primary events in -e order, then the tracking event (perf's order too).
+    s->groups_.resize(s->descs_.size() + 1);
+    for (size_t i = 0; i < s->descs_.size(); ++i)
+        s->groups_[i].name = s->descs_[i].name;
+    s->groups_.back().name = "dummy";
+    s->groups_.back().tracking = true;
 
     std::vector<int> statsCpus;
     for (int cpu : s->cpus_) {
@@ -207,6 +222,9 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
                 auto id = ev->fd.id();
                 if (!id) return makeError("event '" + p.name + "': " + id.error().message);
                 s->ids_.add(*id, EventLayout{p.attr.sample_type, p.attr.read_format, p.descIndex, cpu});
+                OpenedEventGroup& g = s->groups_[p.tracking ? s->groups_.size() - 1 : size_t(p.descIndex)];
+                if (g.instances.empty()) g.attr = p.attr;
+                g.instances.push_back({*id, cpu, s->rings_.size(), perTask ? tid : -1});
                 slot.members.push_back(&ev->fd);
                 slot.readFormat = formatLost ? (PERF_FORMAT_ID | PERF_FORMAT_LOST) : PERF_FORMAT_ID;
                 s->events_.push_back(std::move(ev));
@@ -231,6 +249,11 @@ Expected<void> CaptureSession::start() {
     ctl.stopWhenAllRingsHangUp = options_.target == TargetKind::Process;
     ctl.realtime = options_.realtimeDrain;
     ctl.publishHz = options_.publishHz;
+    if (!sinks_.empty())
+        ctl.afterPass = [sinks = sinks_] {
+            for (RecordSink* sink : sinks)
+                sink->onDrainPassEnd();
+        };
     started_ = std::chrono::steady_clock::now();
     if (options_.durationSeconds > 0)
         ctl.deadline = started_ + std::chrono::microseconds(int64_t(options_.durationSeconds * 1e6));
@@ -287,6 +310,12 @@ CaptureSummary CaptureSession::summary() const {
             s.messages.push_back(m);
         s.commandExited = drain_->childExited();
         s.commandStatus = drain_->childExitStatus();
+    }
+    for (RecordSink* sink : sinks_) {
+        for (auto& loss : sink->losses())
+            s.sinkLosses.push_back(loss);
+        for (auto& m : sink->messages())
+            s.messages.push_back(m);
     }
     return s;
 }

@@ -17,6 +17,7 @@
 #include "PerfEvent.h"
 #include "Pmu.h"
 #include "RecordParser.h"
+#include "RecordSink.h"
 
 namespace auxscope {
 
@@ -28,8 +29,25 @@ struct CaptureSummary {
     bool commandExited = false;
     int commandStatus = -1;  // wait status of the launched command
     std::vector<std::string> messages;
+    // What sinks (e.g. the perf.data writer) had to drop, per CPU and reason.
+    std::vector<SinkLoss> sinkLosses;
 
     CpuCounters total() const;
+};
+
+// One event as opened on every CPU (and task): what a file writer needs to
+// describe the capture (perf.data attrs with their ids, PERF_RECORD_ID_INDEX).
+struct OpenedEventGroup {
+    std::string name;
+    perf_event_attr attr{};  // exactly as passed to perf_event_open
+    bool tracking = false;   // the dummy event carrying MMAP2/COMM/task/switch records
+    struct Instance {
+        uint64_t id = 0;
+        int cpu = -1;
+        size_t ringIndex = 0;  // index of the data ring it writes into (perf's mmap index)
+        pid_t tid = -1;        // -1: every task on the CPU
+    };
+    std::vector<Instance> instances;
 };
 
 class CaptureSession {
@@ -42,6 +60,9 @@ public:
 
     // Consumers see every record on the drain thread; add them before start().
     void addConsumer(RecordConsumer* consumer) { consumers_.push_back(consumer); }
+    // A sink is a consumer that also hears the end of each drain pass, may stop the
+    // capture when it fails, and reports its drops in summary(). Add before start().
+    void addSink(RecordSink* sink);
 
     // Starts the drain thread, enables the events and releases a launched command.
     Expected<void> start();
@@ -55,6 +76,13 @@ public:
     const std::vector<int>& cpus() const { return cpus_; }
     const std::vector<EventDesc>& events() const { return descs_; }
     const IdTable& ids() const { return ids_; }
+    const CaptureOptions& options() const { return options_; }
+    // Every event opened, primary events first (in -e order), the tracking event last.
+    const std::vector<OpenedEventGroup>& eventGroups() const { return groups_; }
+    size_t ringCount() const { return rings_.size(); }
+    int ringCpu(size_t ringIndex) const { return rings_[ringIndex].cpu; }
+    // The ring's perf_event_mmap_page (time_shift/time_mult/time_zero for TIME_CONV).
+    const perf_event_mmap_page* ringMetaPage(size_t ringIndex) const { return rings_[ringIndex].ring.meta(); }
     pid_t commandPid() const { return command_ ? command_->pid() : -1; }
     std::chrono::steady_clock::time_point startTime() const { return started_; }
     CaptureSummary summary() const;
@@ -79,6 +107,8 @@ private:
     int childPidFd_ = -1;
     std::unique_ptr<DrainThread> drain_;
     std::vector<RecordConsumer*> consumers_;
+    std::vector<RecordSink*> sinks_;
+    std::vector<OpenedEventGroup> groups_;
     std::chrono::steady_clock::time_point started_, stopped_;
     std::vector<std::string> setupMessages_;
 };

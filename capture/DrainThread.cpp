@@ -239,6 +239,7 @@ void DrainThread::run() {
             busy |= drainRing(r);
             allHungUp &= r.hungUp;
         }
+        if (ctl_.afterPass) ctl_.afterPass();
         if (allHungUp && ctl_.stopWhenAllRingsHangUp) {
             note("every traced task has exited");
             stop = true;
@@ -263,6 +264,7 @@ void DrainThread::finishCapture() {
         (void)fd->disable();
     for (auto& r : rings_)
         drainRing(r);
+    if (ctl_.afterPass) ctl_.afterPass();
     for (auto& r : rings_)
         readKernelLost(r);
 
@@ -289,6 +291,7 @@ void DrainThread::finishCapture() {
             usleep(1000);
             for (auto& r : rings_)
                 drainRing(r);
+            if (ctl_.afterPass) ctl_.afterPass();
             for (auto& r : rings_)
                 readKernelLost(r);
         }
@@ -305,6 +308,7 @@ void DrainThread::finishCapture() {
     }
     for (auto& r : rings_)
         drainRing(r);
+    if (ctl_.afterPass) ctl_.afterPass();
     for (auto& r : rings_) {
         readKernelLost(r);
         if (r.counters.kernelLost > r.counters.lostRecords)

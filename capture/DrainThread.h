@@ -49,6 +49,9 @@ struct DrainControl {
                            // traced task has exited
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     unsigned publishHz = 20;
+    // Called on the drain thread after every pass over all rings (sinks write
+    // perf.data's FINISHED_ROUND there). Must not block.
+    std::function<void()> afterPass;
 };
 
 class DrainThread {

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// What a QueuedSink's writer thread hands its records to. capture/ defines it
+// and knows nothing of file formats; decode/ implements it (the perf.data
+// writer), so capture/ never depends on decode/.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "RecordSink.h"
+#include "Result.h"
+
+namespace auxscope {
+
+class SinkWriter {
+public:
+    virtual ~SinkWriter() = default;
+    // All calls come from the QueuedSink's writer thread, in queue order. After an
+    // error the sink stops calling (and stops the capture).
+
+    // One record as the kernel wrote it into `cpu`'s data ring.
+    virtual Expected<void> writeRecord(int cpu, std::span<const uint8_t> record) = 0;
+    // The queue was full: `records` records of `cpu`'s ring were dropped since the
+    // last call; `lastTime` is the newest perf timestamp seen so far (0 if none), a
+    // time the LOST record can carry without sorting before records already written.
+    virtual Expected<void> writeLost(int cpu, uint64_t records, uint64_t lastTime) = 0;
+    // A drain pass over all rings ended (perf.data's FINISHED_ROUND).
+    virtual Expected<void> endRound() = 0;
+    // The queue is empty for now: a good moment to push buffered bytes out.
+    virtual Expected<void> idle() { return {}; }
+    // Thread-safe: records the writer accepted but could not keep (buffered when a
+    // write failed), as losses; cpu -1 when they are not known per CPU.
+    virtual std::vector<SinkLoss> writerLosses() const { return {}; }
+};
+
+}  // namespace auxscope

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "PerfDataWriterCapture.h"
+
+#include <chrono>
+
+#include "FeatureWriter.h"
+
+namespace auxscope {
+
+PerfDataWriterCapture::~PerfDataWriterCapture() {
+    // A capture abandoned without finish(): stop the writer thread; the file keeps
+    // its data-size-0 header (readers recover it by scanning).
+    if (queue_ && !finished_) (void)queue_->finish();
+}
+
+Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
+    CaptureSession& session, PerfDataWriterCaptureOptions options) {
+    std::unique_ptr<PerfDataWriterCapture> c(new PerfDataWriterCapture);
+    c->session_ = &session;
+    c->options_ = options;
+    auto& rep = c->report_;
+    rep.path = options.path;
+    rep.compressed = options.compress;
+
+    // Attrs and ids, and the tracking event that synthesized records are attributed to.
+    const OpenedEventGroup* tracking = nullptr;
+    std::vector<perfdata::IdIndexEntry> index;
+    for (auto& g : session.eventGroups()) {
+        if (g.instances.empty()) continue;
+        PerfDataEventAttr a{g.name, g.attr, {}};
+        for (auto& i : g.instances) {
+            a.ids.push_back(i.id);
+            index.push_back({i.id, i.ringIndex, uint64_t(int64_t(i.cpu)), uint64_t(int64_t(i.tid))});
+        }
+        c->attrs_.push_back(std::move(a));
+        if (g.tracking) tracking = &g;
+    }
+    if (!tracking)
+        return makeError(options.path + ": the capture has no tracking event to attribute records to");
+
+    PerfDataWriterOptions wo;
+    wo.compress = options.compress;
+    auto writer = PerfDataWriter::create(options.path, c->attrs_, wo);
+    if (!writer) return writer.error();
+    c->writer_ = std::move(writer.value());
+    PerfDataWriter& w = *c->writer_;
+
+    PerfDataWriterSinkConfig sc;
+    sc.ids = &session.ids();
+    for (auto& i : tracking->instances) {
+        SampleIdSpec s{tracking->attr.sample_type, i.id, uint32_t(i.cpu)};
+        sc.lostIdByCpu.try_emplace(i.cpu, s);
+    }
+    const auto& first = tracking->instances.front();
+    sc.fallbackLostId = {tracking->attr.sample_type, first.id, uint32_t(first.cpu)};
+    c->sinkWriter_ = std::make_unique<PerfDataWriterSink>(w, sc);
+
+    // What perf record writes before the first ring record.
+    if (auto r = w.writeIdIndex(index); !r) return r.error();
+    if (session.ringCount()) {
+        auto tc = w.writeTimeConv(*session.ringMetaPage(0));
+        if (!tc) return tc.error();
+        rep.timeConvWritten = *tc;
+        if (!*tc)
+            rep.notes.push_back(
+                "the kernel offers no user-space time conversion (cap_user_time_zero): no TIME_CONV");
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    ProcSynth synth(sc.fallbackLostId, [&](std::span<const uint8_t> rec) -> Expected<void> {
+        c->sinkWriter_->observe(rec);
+        return w.writeRecord(rec);
+    });
+    std::string note;
+    auto km = synth.kernelMmap(&note);
+    if (!km) return km.error();
+    rep.kernelMapSynthesized = *km;
+    if (!note.empty()) rep.notes.push_back(note);
+    const CaptureOptions& co = session.options();
+    Expected<void> sr;
+    switch (co.target) {
+        case TargetKind::SystemWide:
+        case TargetKind::CpuList:
+            sr = synth.allProcesses();
+            break;
+        case TargetKind::Process:
+            sr = synth.process(co.pid, true);
+            break;
+        case TargetKind::Command:
+            // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
+            if (session.commandPid() > 0) sr = synth.commOnly(session.commandPid());
+            break;
+    }
+    if (!sr) return sr.error();
+    rep.synthesized = synth.counts();
+    rep.synthesisSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Everything so far is a round of its own, and on disk before the capture starts.
+    if (auto r = w.writeFinishedRound(); !r) return r.error();
+    if (auto r = w.flush(); !r) return r.error();
+
+    std::vector<int> cpus;
+    for (size_t i = 0; i < session.ringCount(); ++i)
+        cpus.push_back(session.ringCpu(i));
+    QueuedSinkOptions qo;
+    qo.queueBytes = options.queueBytes;
+    qo.name = "perf.data writer";
+    c->queue_ = std::make_unique<QueuedSink>(cpus, *c->sinkWriter_, qo);
+    c->queue_->start();
+    session.addSink(c->queue_.get());
+    return c;
+}
+
+Expected<void> PerfDataWriterCapture::finish() {
+    if (finished_) return makeError(options_.path + ": already finished");
+    finished_ = true;
+    auto& rep = report_;
+    Expected<void> result = queue_->finish();
+    PerfDataWriter& w = *writer_;
+
+    std::vector<std::string> notes;
+    for (auto& [bit, body] : FeatureWriter::hostFeatures(options_.cmdline, options_.version, &notes))
+        w.setFeature(bit, std::move(body));
+    w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs_));
+    if (sinkWriter_->samples())
+        w.setFeature(perfdata::kFeatSampleTime, FeatureWriter::sampleTime(sinkWriter_->firstSampleTime(),
+                                                                          sinkWriter_->lastSampleTime()));
+    auto ids = sinkWriter_->hitBuildIds(&notes);
+    rep.buildIds = ids.size();
+    if (!ids.empty()) w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds(ids));
+    std::vector<std::string> tracepoints;
+    for (auto& a : attrs_)
+        if (a.attr.type == PERF_TYPE_TRACEPOINT) {
+            // "system:event" (drop any ":modifiers")
+            auto first = a.name.find(':');
+            auto second = first == std::string::npos ? first : a.name.find(':', first + 1);
+            tracepoints.push_back(a.name.substr(0, second));
+        }
+    if (!tracepoints.empty()) {
+        auto td = FeatureWriter::tracingData(tracepoints);
+        if (td)
+            w.setFeature(perfdata::kFeatTracingData, std::move(td.value()));
+        else
+            notes.push_back("no tracing data feature: " + td.error().message);
+    }
+    for (auto& n : notes)
+        rep.notes.push_back(n);
+
+    auto fr = w.finish();
+    if (result && !fr) result = fr;
+    sinkWriter_->noteWriterState();  // what the final flush could not write, if it failed
+
+    auto st = queue_->stats();
+    rep.fileBytes = w.fileSize();
+    rep.dataBytes = w.dataSize();
+    rep.records = w.stats().recordsOnDisk;
+    rep.streamBytes = w.stats().streamBytes;
+    rep.compressedBytes = w.stats().compressedBytes;
+    rep.samples = sinkWriter_->samples();
+    rep.droppedRecords = st.droppedRecords;
+    rep.queueFullRecords = st.queueFullRecords;
+    rep.writerStoppedRecords = st.writerStoppedRecords;
+    rep.lostRecordsWritten = sinkWriter_->lostRecordsWritten();
+    rep.queueCapacity = st.queueCapacity;
+    rep.maxQueuedBytes = st.maxQueuedBytes;
+    return result;
+}
+
+PerfDataWriterCaptureReport PerfDataWriterCapture::report() const {
+    return report_;
+}
+
+}  // namespace auxscope

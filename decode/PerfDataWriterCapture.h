@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Writes a CaptureSession to a perf.data file while it captures. open() (before
+// the session starts) creates the file with the session's attrs and ids, writes
+// what perf record synthesizes up front (ID_INDEX, TIME_CONV, the kernel map,
+// FORK/COMM/MMAP2 of what already runs) and adds a QueuedSink to the session;
+// the drain thread then only copies records into the sink's queue and the
+// sink's writer thread streams them to the file. finish() (after the session
+// stopped) writes what is still queued, the feature sections and the header.
+//
+// The same object later carries AUX data: writer() exposes writeAuxtraceInfo()
+// and writeAuxtrace() (not yet called by the capture, which has no AUX rings).
+//
+// Lifetime: the session must outlive this object's writer thread, i.e. call
+// finish() (or destroy this object) before destroying the session: the sink asks
+// the session to stop when the file cannot be written.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "CaptureSession.h"
+#include "PerfDataWriter.h"
+#include "PerfDataWriterSink.h"
+#include "ProcSynth.h"
+#include "QueuedSink.h"
+
+namespace auxscope {
+
+struct PerfDataWriterCaptureOptions {
+    std::string path = "perf.data";
+    bool compress = false;             // -z: zstd-compressed PERF_RECORD_COMPRESSED records
+    std::vector<std::string> cmdline;  // HEADER_CMDLINE (the program and its arguments)
+    std::string version = "auxscope";  // HEADER_VERSION
+    size_t queueBytes = size_t(32) << 20;
+};
+
+struct PerfDataWriterCaptureReport {
+    std::string path;
+    uint64_t fileBytes = 0;        // size of the file after finish()
+    uint64_t dataBytes = 0;        // data section
+    uint64_t records = 0;          // records in the file (whole ones, before compression)
+    uint64_t streamBytes = 0;      // bytes of ring records written
+    uint64_t compressedBytes = 0;  // their size on disk under -z
+    bool compressed = false;
+    ProcSynthCounts synthesized;  // records synthesized from /proc
+    bool kernelMapSynthesized = false;
+    bool timeConvWritten = false;
+    uint64_t samples = 0;               // samples written
+    uint64_t droppedRecords = 0;        // ring records that did not make it into the file, all reasons
+    uint64_t queueFullRecords = 0;      // the queue was full (the file has LOST records for them)
+    uint64_t writerStoppedRecords = 0;  // the writer had failed (e.g. disk full)
+    uint64_t lostRecordsWritten = 0;    // synthesized PERF_RECORD_LOST for them
+    uint64_t buildIds = 0;
+    size_t queueCapacity = 0, maxQueuedBytes = 0;
+    double synthesisSeconds = 0;  // time spent in open() reading /proc
+    std::vector<std::string> notes;
+};
+
+class PerfDataWriterCapture {
+public:
+    ~PerfDataWriterCapture();
+    static Expected<std::unique_ptr<PerfDataWriterCapture>> open(CaptureSession& session,
+                                                                 PerfDataWriterCaptureOptions options);
+    // Call once the session has stopped (after CaptureSession::wait()).
+    Expected<void> finish();
+    PerfDataWriterCaptureReport report() const;
+
+    PerfDataWriter& writer() { return *writer_; }
+    QueuedSink& sink() { return *queue_; }
+
+private:
+    PerfDataWriterCapture() = default;
+
+    CaptureSession* session_ = nullptr;
+    PerfDataWriterCaptureOptions options_;
+    std::vector<PerfDataEventAttr> attrs_;
+    std::unique_ptr<PerfDataWriter> writer_;
+    std::unique_ptr<PerfDataWriterSink> sinkWriter_;
+    std::unique_ptr<QueuedSink> queue_;
+    PerfDataWriterCaptureReport report_;
+    bool finished_ = false;
+};
+
+}  // namespace auxscope

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Real captures written to perf.data while capturing, read back by Debian's perf
+// as the oracle: perf must read every file without a word on stderr, and count
+// the same samples, switches, COMM/FORK/MMAP records as auxscope's own capture
+// statistics (plus what the writer synthesized from /proc). Also the command
+// line's failure modes: SIGKILL mid-capture, and a disk that fills up.
+// Skip (with the reason) where perf_event_open is denied or perf is missing.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "CaptureSession.h"
+#include "FeatureWriter.h"
+#include "PerfDataWriterCapture.h"
+
+// WriterTestSupport.cpp
+namespace auxscope::writertest {
+struct CommandResult {
+    int status = -1;
+    std::string out, err;
+    bool exitedZero() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+};
+CommandResult runCommand(const std::vector<std::string>& argv, double timeoutSeconds);
+std::optional<std::string> perfBinary();
+std::map<std::string, uint64_t> parsePerfStats(const std::string& text);
+struct FileRecord {
+    uint64_t offset = 0;
+    perf_event_header header{};
+    std::vector<uint8_t> bytes;
+};
+struct PerfDataFileView {
+    std::vector<uint8_t> file;
+    perfdata::FileHeader header{};
+    std::vector<FileRecord> records;
+    std::map<unsigned, perfdata::FileSection> features;
+    bool ok = false;
+    std::string error;
+};
+PerfDataFileView readPerfDataFile(const std::string& path);
+std::string makeTempDir(const std::string& tag);
+}  // namespace auxscope::writertest
+
+namespace auxscope {
+namespace {
+
+using namespace writertest;
+
+#define SKIP_WITHOUT_PERF_EVENTS()                                                \
+    do {                                                                          \
+        if (auto reason = ::auxscope::perfCaptureUnavailableReason())             \
+            GTEST_SKIP() << "perf_event_open is not permitted here: " << *reason; \
+    } while (0)
+
+std::string dir() {
+    static std::string d = makeTempDir("capture");
+    return d;
+}
+
+struct Captured {
+    CaptureSummary summary;
+    PerfDataWriterCaptureReport report;
+    std::string path;
+};
+
+// Captures with the library (the same objects `auxscope record -o` uses).
+Captured capture(CaptureOptions opts, const std::string& name, bool compress) {
+    Captured c;
+    c.path = dir() + "/" + name;
+    auto pmus = PmuRegistry::discover();
+    auto session = CaptureSession::open(opts, pmus);
+    EXPECT_TRUE(session) << (session ? "" : session.error().message);
+    if (!session) return c;
+    PerfDataWriterCaptureOptions fo;
+    fo.path = c.path;
+    fo.compress = compress;
+    fo.cmdline = {"writer_kernel_tests"};
+    fo.version = "auxscope test";
+    auto file = PerfDataWriterCapture::open(**session, fo);
+    EXPECT_TRUE(file) << (file ? "" : file.error().message);
+    if (!file) return c;
+    auto started = (*session)->start();
+    EXPECT_TRUE(started) << (started ? "" : started.error().message);
+    (*session)->wait();
+    auto done = (*file)->finish();
+    EXPECT_TRUE(done) << (done ? "" : done.error().message);
+    c.summary = (*session)->summary();
+    c.report = (*file)->report();
+    return c;
+}
+
+std::string joinNotes(const std::vector<std::string>& v) {
+    std::string s;
+    for (auto& x : v)
+        s += x + "\n";
+    return s;
+}
+
+// perf report --stats and perf script must read the file silently, and agree with
+// the capture's statistics record type by record type.
+void expectPerfAgrees(const std::string& perf, const Captured& c) {
+    ASSERT_EQ(c.report.droppedRecords, 0u) << "the writer queue dropped records; counts cannot match";
+    const CpuCounters t = c.summary.total();
+    ASSERT_GT(t.records, 0u);
+    auto stats = runCommand({perf, "report", "--stats", "-i", c.path}, 90);
+    ASSERT_TRUE(stats.exitedZero()) << stats.err;
+    EXPECT_EQ(stats.err, "") << "perf report --stats warned";
+    auto s = parsePerfStats(stats.out);
+    const auto& syn = c.report.synthesized;
+    EXPECT_EQ(s["SAMPLE"], t.samples);
+    EXPECT_EQ(s["SWITCH"] + s["SWITCH_CPU_WIDE"],
+              t.byType[PERF_RECORD_SWITCH] + t.byType[PERF_RECORD_SWITCH_CPU_WIDE]);
+    EXPECT_EQ(s["COMM"], t.byType[PERF_RECORD_COMM] + syn.comm) << "captured + synthesized";
+    EXPECT_EQ(s["FORK"], t.byType[PERF_RECORD_FORK] + syn.fork);
+    EXPECT_EQ(s["EXIT"], t.byType[PERF_RECORD_EXIT]);
+    EXPECT_EQ(s["MMAP2"], t.byType[PERF_RECORD_MMAP2] + syn.mmap2);
+    EXPECT_EQ(s["MMAP"], t.byType[PERF_RECORD_MMAP] + syn.mmap);
+    EXPECT_EQ(s["LOST"], t.byType[PERF_RECORD_LOST]);
+    EXPECT_EQ(s["ID_INDEX"], 1u);
+    EXPECT_GE(s["FINISHED_ROUND"], 1u);
+
+    auto script = runCommand({perf, "script", "-i", c.path}, 90);
+    ASSERT_TRUE(script.exitedZero()) << script.err;
+    EXPECT_EQ(script.err, "") << "perf script warned";
+    uint64_t lines = 0;
+    for (char ch : script.out)
+        lines += ch == '\n';
+    EXPECT_EQ(lines, t.samples) << "perf script prints one line per sample";
+}
+
+TEST(WriterCapture, SystemWideCpuClockAndSwitchesReadBackThroughPerf) {
+    SKIP_WITHOUT_PERF_EVENTS();
+    auto perf = perfBinary();
+    if (!perf) GTEST_SKIP() << "Debian's perf (linux-perf) is not installed: no oracle";
+    CaptureOptions o;
+    o.target = TargetKind::SystemWide;
+    o.events = {"cpu-clock"};
+    o.durationSeconds = 0.5;
+    auto c = capture(o, "system-wide.data", false);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_GT(c.report.synthesized.processes, 1u) << "every running process is synthesized";
+    EXPECT_EQ(c.report.synthesized.comm, c.report.synthesized.threads);
+    EXPECT_TRUE(c.report.kernelMapSynthesized) << joinNotes(c.report.notes);
+    EXPECT_LT(c.report.synthesisSeconds, 2.0) << "reading /proc for every process stays fast";
+    const CpuCounters t = c.summary.total();
+    EXPECT_GT(t.samples, 0u);
+    EXPECT_GT(t.byType[PERF_RECORD_SWITCH_CPU_WIDE], 0u);
+    expectPerfAgrees(*perf, c);
+
+    // The header describes the machine and the events the way perf record does.
+    auto head = runCommand({*perf, "report", "--header-only", "-I", "-i", c.path}, 60);
+    ASSERT_TRUE(head.exitedZero()) << head.err;
+    EXPECT_EQ(head.err, "");
+    for (const char* want :
+         {"# hostname :", "# os release :", "# perf version : auxscope test", "# arch :", "# nrcpus online :",
+          "# total memory :", "# cmdline : writer_kernel_tests", "# event : name = cpu-clock",
+          "# event : name = dummy", "# pmu mappings:", "# sibling threads :", "# time of first sample :"})
+        EXPECT_NE(head.out.find(want), std::string::npos) << want << "\n" << head.out;
+    auto ids = runCommand({*perf, "buildid-list", "-i", c.path}, 60);
+    ASSERT_TRUE(ids.exitedZero()) << ids.err;
+    if (auto kid = FeatureWriter::kernelBuildId()) {
+        std::string hex;
+        char b[3];
+        for (uint8_t x : *kid) {
+            std::snprintf(b, sizeof b, "%02x", x);
+            hex += b;
+        }
+        EXPECT_NE(ids.out.find(hex + " [kernel.kallsyms]"), std::string::npos) << ids.out;
+    }
+}
+
+TEST(WriterCapture, LaunchedCommandWithTracepointsResolvesToItsBinary) {
+    SKIP_WITHOUT_PERF_EVENTS();
+    auto perf = perfBinary();
+    if (!perf) GTEST_SKIP() << "Debian's perf (linux-perf) is not installed: no oracle";
+    CaptureOptions o;
+    o.target = TargetKind::Command;
+    o.command = {AUXSCOPE_TEST_SPIN, "300"};
+    o.events = {"raw_syscalls:*", "cpu-clock"};
+    auto c = capture(o, "command.data", false);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_EQ(c.report.synthesized.comm, 1u) << "only the launched command, before its exec";
+    EXPECT_EQ(c.report.synthesized.mmap2, 0u);
+    const CpuCounters t = c.summary.total();
+    EXPECT_GT(t.samples, 100u);
+    expectPerfAgrees(*perf, c);
+
+    // cpu-clock samples in the command's own code resolve to its binary (and to the
+    // function) through the MMAP2 the kernel wrote at exec. (perf script prints the
+    // dso only together with the ip.)
+    auto script = runCommand({*perf, "script", "-F", "comm,ip,sym,dso", "-i", c.path}, 60);
+    ASSERT_TRUE(script.exitedZero()) << script.err;
+    EXPECT_EQ(script.err, "");
+    const std::string binary = std::filesystem::path(AUXSCOPE_TEST_SPIN).filename();
+    uint64_t own = 0, inSpinWork = 0;
+    std::istringstream lines(script.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.find(binary) == std::string::npos ||
+            line.find("(" + std::string(AUXSCOPE_TEST_SPIN) + ")") == std::string::npos)
+            continue;
+        ++own;
+        inSpinWork += line.find("spinWork") != std::string::npos;
+    }
+    EXPECT_GT(own, 10u) << "samples of comm '" << binary << "' in " << AUXSCOPE_TEST_SPIN << ":\n"
+                        << script.out.substr(0, 2000);
+    EXPECT_GT(inSpinWork, own / 2) << "and most of them in its spinWork()";
+
+    // Its build-id is in the header (it was hit), and matches the file's.
+    auto ids = runCommand({*perf, "buildid-list", "-i", c.path}, 60);
+    ASSERT_TRUE(ids.exitedZero()) << ids.err;
+    auto bid = FeatureWriter::elfBuildId(AUXSCOPE_TEST_SPIN);
+    ASSERT_TRUE(bid);
+    std::string hex;
+    char b[3];
+    for (uint8_t x : *bid) {
+        std::snprintf(b, sizeof b, "%02x", x);
+        hex += b;
+    }
+    EXPECT_NE(ids.out.find(hex + " " + AUXSCOPE_TEST_SPIN), std::string::npos) << ids.out;
+}
+
+TEST(WriterCapture, CompressedFileReadsTheSameCounts) {
+    SKIP_WITHOUT_PERF_EVENTS();
+    auto perf = perfBinary();
+    if (!perf) GTEST_SKIP() << "Debian's perf (linux-perf) is not installed: no oracle";
+    CaptureOptions o;
+    o.target = TargetKind::SystemWide;
+    o.events = {"cpu-clock"};
+    o.durationSeconds = 0.5;
+    auto c = capture(o, "compressed.data", true);
+    ASSERT_FALSE(HasFailure());
+    EXPECT_TRUE(c.report.compressed);
+    EXPECT_GT(c.report.compressedBytes, 0u);
+    EXPECT_LT(c.report.compressedBytes, c.report.streamBytes);
+    auto v = readPerfDataFile(c.path);
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.features.count(perfdata::kFeatCompressed), 1u);
+    bool sawCompressed = false;
+    for (auto& r : v.records) {
+        sawCompressed |= r.header.type == perfdata::kRecordCompressed;
+        EXPECT_NE(r.header.type, uint32_t(PERF_RECORD_SAMPLE))
+            << "ring records are only inside COMPRESSED records";
+    }
+    EXPECT_TRUE(sawCompressed);
+    expectPerfAgrees(*perf, c);
+}
+
+// A real capture through a writer queue far too small for the drain thread's
+// bursts: the drops show in the capture summary per CPU, and the file carries
+// LOST records that account for every missing ring record, CPU by CPU.
+TEST(WriterCapture, TinyQueueDropsAreInTheSummaryAndInTheFile) {
+    SKIP_WITHOUT_PERF_EVENTS();
+    CaptureOptions o;
+    o.target = TargetKind::Command;
+    o.command = {AUXSCOPE_TEST_SPIN, "200"};
+    o.events = {"raw_syscalls:*"};
+    auto pmus = PmuRegistry::discover();
+    auto session = CaptureSession::open(o, pmus);
+    ASSERT_TRUE(session) << session.error().message;
+    PerfDataWriterCaptureOptions fo;
+    fo.path = dir() + "/tiny-queue.data";
+    fo.queueBytes = 4096;
+    auto file = PerfDataWriterCapture::open(**session, fo);
+    ASSERT_TRUE(file) << file.error().message;
+    ASSERT_TRUE((*session)->start());
+    (*session)->wait();
+    ASSERT_TRUE((*file)->finish());
+    auto summary = (*session)->summary();
+    auto report = (*file)->report();
+
+    std::map<int, uint64_t> dropped;
+    for (auto& l : summary.sinkLosses) {
+        EXPECT_EQ(l.sink, "perf.data writer");
+        EXPECT_NE(l.reason.find("queue full (4 KiB)"), std::string::npos) << l.reason;
+        dropped[l.cpu] += l.records;
+    }
+    uint64_t all = 0;
+    for (auto& [cpu, n] : dropped)
+        all += n;
+    ASSERT_GT(all, 0u) << "a 4 KiB queue cannot take a drain pass of a syscall storm";
+    EXPECT_EQ(all, report.queueFullRecords);
+    const CpuCounters t = summary.total();
+    if (t.byType[PERF_RECORD_LOST])
+        GTEST_SKIP() << "the kernel lost records too; the per-CPU sums below assume not";
+
+    // Per CPU: ring records in the file + the counts of the LOST records the writer
+    // added = the records the capture drained.
+    auto v = readPerfDataFile(fo.path);
+    ASSERT_TRUE(v.ok) << v.error;
+    std::map<int, uint64_t> inFile, lost;
+    bool synthesized = true;  // open() ends the synthesized block with a FINISHED_ROUND
+    uint64_t lostRecords = 0;
+    for (auto& r : v.records) {
+        if (r.header.type == perfdata::kRecordFinishedRound) {
+            synthesized = false;
+            continue;
+        }
+        if (synthesized || r.header.type >= 64) continue;
+        ParsedRecord p;
+        ASSERT_FALSE(parseRecord(r.bytes, (*session)->ids(), p).has_value());
+        if (r.header.type == PERF_RECORD_LOST) {
+            lost[int(p.cpu)] += p.lost;
+            ++lostRecords;
+        } else {
+            ++inFile[int(p.cpu)];
+        }
+    }
+    for (auto& c : summary.cpus) {
+        EXPECT_EQ(lost[c.cpu], dropped[c.cpu]) << "cpu " << c.cpu;
+        EXPECT_EQ(inFile[c.cpu] + lost[c.cpu], c.totals.records) << "cpu " << c.cpu;
+    }
+    if (auto perf = perfBinary()) {
+        auto stats = runCommand({*perf, "report", "--stats", "-i", fo.path}, 60);
+        ASSERT_TRUE(stats.exitedZero()) << stats.err;
+        EXPECT_EQ(parsePerfStats(stats.out)["LOST"], lostRecords);
+        auto script = runCommand({*perf, "script", "-i", fo.path}, 60);
+        ASSERT_TRUE(script.exitedZero()) << script.err;
+        EXPECT_NE(script.err.find("lost " + std::to_string(lostRecords) + " chunks"), std::string::npos)
+            << script.err;
+        EXPECT_EQ(script.err.find("out of order"), std::string::npos)
+            << "LOST records keep perf's time order";
+    }
+}
+
+// ------------------------------------------------------------------ command line
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE* f = std::fopen(log.c_str(), "w");
+        if (f) {
+            dup2(fileno(f), 1);
+            dup2(fileno(f), 2);
+        }
+        std::vector<char*> args;
+        for (auto& a : argv)
+            args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execv(args[0], args.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+TEST(WriterCommandLine, SigkilledRecordLeavesDataSizeZeroAndRecordsAfterTheAttrs) {
+    SKIP_WITHOUT_PERF_EVENTS();
+    const std::string path = dir() + "/killed.data";
+    pid_t pid =
+        spawn({AUXSCOPE_TEST_BINARY, "record", "-a", "--duration", "10", "-o", path}, dir() + "/killed.log");
+    ASSERT_GT(pid, 0);
+    usleep(500 * 1000);
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
+
+    auto v = readPerfDataFile(path);
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_EQ(v.header.data.size, 0u) << "the header is rewritten only at the end";
+    EXPECT_EQ(v.header.attrs.offset + v.header.attrs.size, v.header.data.offset);
+    EXPECT_EQ(v.header.attrs.size % v.header.attrSize, 0u);
+    EXPECT_GT(v.file.size(), v.header.data.offset);
+    ASSERT_GE(v.records.size(), 3u) << "records follow the attr section";
+    EXPECT_EQ(v.records[0].header.type, perfdata::kRecordIdIndex);
+    std::map<uint32_t, uint64_t> types;
+    for (auto& r : v.records)
+        ++types[r.header.type];
+    EXPECT_GE(types[PERF_RECORD_MMAP], 1u) << "the kernel map";
+    EXPECT_GT(types[PERF_RECORD_COMM], 1u) << "synthesized threads";
+    // Scanning found whole records up to (nearly) the end of the file.
+    const auto& last = v.records.back();
+    EXPECT_LE(v.file.size() - (last.offset + last.bytes.size()), 65535u);
+}
+
+TEST(WriterCommandLine, FullDiskStopsTheCaptureWithAClearMessageAndAValidFile) {
+    SKIP_WITHOUT_PERF_EVENTS();
+    const std::string mnt = makeTempDir("tmpfs");
+    if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
+        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << std::strerror(errno)
+                     << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
+    struct Unmount {
+        std::string dir;
+        ~Unmount() {
+            umount2(dir.c_str(), MNT_DETACH);
+            rmdir(dir.c_str());
+        }
+    } unmount{mnt};
+    const std::string path = mnt + "/full.data";
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = runCommand({AUXSCOPE_TEST_BINARY, "record", "-e", "raw_syscalls:*", "-o", path, "--",
+                         AUXSCOPE_TEST_SPIN, "8000"},
+                        60);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("No space left on device"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the file system is full"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the capture stopped"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("writer stopped"), std::string::npos)
+        << "the summary counts what the writer could not keep\n"
+        << r.out;
+    EXPECT_LT(seconds, 6.0) << "the capture stopped when the disk filled, not when the command ended";
+
+    auto v = readPerfDataFile(path);
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_GT(v.header.data.size, 0u) << "the header was rewritten with what reached the disk";
+    EXPECT_LE(v.header.data.offset + v.header.data.size, v.file.size());
+    ASSERT_FALSE(v.records.empty());
+    const auto& last = v.records.back();
+    EXPECT_EQ(last.offset + last.bytes.size(), v.header.data.offset + v.header.data.size)
+        << "the data section ends on a whole record";
+    if (auto perf = perfBinary()) {
+        auto stats = runCommand({*perf, "report", "--stats", "-i", path}, 60);
+        EXPECT_TRUE(stats.exitedZero()) << stats.err;
+        EXPECT_GT(parsePerfStats(stats.out)["SAMPLE"], 0u) << stats.out;
+    }
+}
+
+}  // namespace
+}  // namespace auxscope
