@@ -9,6 +9,8 @@ namespace {
 
 // Older uapi headers (bookworm's is 6.1) may lack the newest record numbers.
 constexpr uint32_t kRecordCgroup = 19, kRecordTextPoke = 20, kRecordAuxOutputHwId = 21;
+// PERF_RECORD_USER_TYPE_START in perf: record types the kernel never writes.
+constexpr uint32_t kUserRecordTypeStart = 64;
 
 class Cursor {
 public:
@@ -61,17 +63,40 @@ bool parseSampleIdTrailer(const uint8_t* body, size_t bodyLen, uint64_t st, Pars
     return true;
 }
 
+// Finds the event a sample belongs to: by the id at each placement the table
+// knows (the event found must itself place its id there), else the sole event.
+const EventLayout* sampleEvent(const uint8_t* body, size_t len, const IdTable& ids, uint64_t& id,
+                               bool& idRead) {
+    idRead = false;
+    for (const IdPlacement& p : ids.placements()) {
+        if (p.inSample < 0 || len < size_t(p.inSample + 1) * 8) continue;
+        uint64_t v;
+        std::memcpy(&v, body + size_t(p.inSample) * 8, 8);
+        if (!idRead) id = v, idRead = true;
+        const EventLayout* ev = ids.find(v);
+        if (ev && (ids.placements().size() == 1 || idPlacement(ev->sampleType, ev->sampleIdAll) == p)) {
+            id = v;
+            return ev;
+        }
+    }
+    return ids.soleEvent();
+}
+
 std::optional<std::string> parseSample(const uint8_t* body, size_t len, const IdTable& ids,
                                        ParsedRecord& out) {
+    bool idRead = false;
+    out.event = sampleEvent(body, len, ids, out.id, idRead);
+    if (!out.event) {
+        if (!idRead) return "sample too short for its identifier";
+        return "sample with unknown event id " + std::to_string(out.id);
+    }
     Cursor c(body, len);
-    uint64_t id = 0;
-    if (!c.u64(id)) return "sample too short for its identifier";
-    out.id = id;
-    out.event = ids.find(id);
-    if (!out.event) return "sample with unknown event id " + std::to_string(id);
     const uint64_t st = out.event->sampleType;
     uint64_t v = 0;
     auto cut = [](const char* field) { return std::string("sample cut short in field ") + field; };
+    if (st & PERF_SAMPLE_IDENTIFIER) {
+        if (!c.u64(out.id)) return cut("identifier");
+    }
     if ((st & PERF_SAMPLE_IP) && !c.u64(out.ip)) return cut("ip");
     if (st & PERF_SAMPLE_TID) {
         if (!c.u64(v)) return cut("tid");
@@ -80,7 +105,10 @@ std::optional<std::string> parseSample(const uint8_t* body, size_t len, const Id
     }
     if ((st & PERF_SAMPLE_TIME) && !c.u64(out.time)) return cut("time");
     if ((st & PERF_SAMPLE_ADDR) && !c.u64(out.addr)) return cut("addr");
-    if ((st & PERF_SAMPLE_ID) && !c.u64(v)) return cut("id");
+    if (st & PERF_SAMPLE_ID) {
+        if (!c.u64(v)) return cut("id");
+        if (!(st & PERF_SAMPLE_IDENTIFIER)) out.id = v;
+    }
     if ((st & PERF_SAMPLE_STREAM_ID) && !c.u64(v)) return cut("stream_id");
     if (st & PERF_SAMPLE_CPU) {
         if (!c.u64(v)) return cut("cpu");
@@ -95,7 +123,8 @@ std::optional<std::string> parseSample(const uint8_t* body, size_t len, const Id
             unsigned extra =
                 ((rf & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0) + ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0);
             unsigned per = 1 + ((rf & PERF_FORMAT_ID) != 0) + ((rf & PERF_FORMAT_LOST) != 0);
-            if (!c.skip(8 * (extra + nr * per))) return cut("read");
+            // nr comes from the record: bound it before multiplying.
+            if (nr > c.left() / 8 || !c.skip(8 * (extra + nr * per))) return cut("read");
         } else {
             unsigned n = 1 + ((rf & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0) +
                          ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0) + ((rf & PERF_FORMAT_ID) != 0) +
@@ -119,7 +148,44 @@ std::optional<std::string> parseSample(const uint8_t* body, size_t len, const Id
     return std::nullopt;
 }
 
+// Finds the event a non-sample record belongs to by the id at the end of its
+// sample_id trailer, else the sole event; nullptr when neither applies.
+const EventLayout* trailerEvent(const uint8_t* body, size_t len, const IdTable& ids) {
+    for (const IdPlacement& p : ids.placements()) {
+        if (p.fromEnd < 1 || len < size_t(p.fromEnd) * 8) continue;
+        uint64_t id;
+        std::memcpy(&id, body + len - size_t(p.fromEnd) * 8, 8);
+        const EventLayout* ev = ids.find(id);
+        if (ev && ev->sampleIdAll &&
+            (ids.placements().size() == 1 || idPlacement(ev->sampleType, ev->sampleIdAll) == p))
+            return ev;
+    }
+    return ids.soleEvent();
+}
+
 }  // namespace
+
+IdPlacement idPlacement(uint64_t st, bool sampleIdAll) {
+    IdPlacement p;
+    if (st & PERF_SAMPLE_IDENTIFIER) {
+        p.inSample = 0;
+        p.fromEnd = sampleIdAll ? 1 : -1;
+    } else if (st & PERF_SAMPLE_ID) {
+        p.inSample =
+            std::popcount(st & (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR));
+        p.fromEnd = sampleIdAll ? 1 + std::popcount(st & (PERF_SAMPLE_CPU | PERF_SAMPLE_STREAM_ID)) : -1;
+    }
+    return p;
+}
+
+void IdTable::add(uint64_t id, EventLayout layout) {
+    IdPlacement p = idPlacement(layout.sampleType, layout.sampleIdAll);
+    bool known = false;
+    for (const IdPlacement& q : placements_)
+        known = known || q == p;
+    if (!known) placements_.push_back(p);
+    byId_[id] = layout;
+}
 
 unsigned sampleIdSize(uint64_t st) {
     return 8u * std::popcount(st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
@@ -186,15 +252,16 @@ std::optional<std::string> parseRecord(std::span<const uint8_t> rec, const IdTab
     size_t len = rec.size() - sizeof hdr;
 
     if (hdr.type == PERF_RECORD_SAMPLE) return parseSample(body, len, ids, out);
+    // perf's own records (HEADER_ATTR, AUXTRACE, FINISHED_ROUND, ...) and
+    // simpleperf's (>= 32768) carry no sample_id trailer.
+    if (hdr.type >= kUserRecordTypeStart) return std::nullopt;
 
-    // Every other kernel record ends in sample_id, whose last field is the identifier.
-    if (len >= 8) {
-        uint64_t id;
-        std::memcpy(&id, body + len - 8, 8);
-        if (const EventLayout* ev = ids.find(id)) {
-            out.event = ev;
-            if (parseSampleIdTrailer(body, len, ev->sampleType, out)) len -= sampleIdSize(ev->sampleType);
-        }
+    // Every other kernel record ends in sample_id (when the event asked for
+    // sample_id_all); the id sits at a fixed distance from its end.
+    if (const EventLayout* ev = trailerEvent(body, len, ids)) {
+        out.event = ev;
+        if (ev->sampleIdAll && parseSampleIdTrailer(body, len, ev->sampleType, out))
+            len -= sampleIdSize(ev->sampleType);
     }
     Cursor c(body, len);
     uint32_t a = 0, b = 0;

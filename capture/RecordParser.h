@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Decodes the records the kernel writes into a perf data ring (and that perf.data
-// stores verbatim). All events we open carry PERF_SAMPLE_IDENTIFIER and
-// sample_id_all, so any record can be attributed to its event by id, and that
+// stores verbatim). Every record is attributed to its event by id, and that
 // event's sample_type says how to read the rest.
+//
+// All events auxscope opens carry PERF_SAMPLE_IDENTIFIER and sample_id_all: the id
+// is then the first u64 of a sample and the last u64 of any other record (the fast
+// path). Files written by perf or simpleperf often use PERF_SAMPLE_ID instead, or
+// no id at all when they hold a single event; IdTable follows perf's rule for
+// where the id sits then (see IdPlacement) and attributes every record to the sole
+// event of a single-event file.
 #include <linux/perf_event.h>
 
 #include <array>
@@ -13,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace auxscope {
 
@@ -26,19 +33,44 @@ struct EventLayout {
     uint64_t readFormat = 0;
     int descIndex = -1;  // which EventDesc of the session this id belongs to
     int cpu = -1;
+    bool sampleIdAll = true;  // attr.sample_id_all: non-sample records end in a sample_id trailer
 };
+
+// Where an event's records carry its id, by perf's rule. In a sample: the index of
+// the u64 holding it, counting the sample's u64 fields from the first (0 with
+// IDENTIFIER, else the number of IP/TID/TIME/ADDR fields before ID). In any other
+// record: how many u64 from the record's end (1 with IDENTIFIER, else 1 + the
+// CPU/STREAM_ID fields after ID). -1: such records carry no id.
+struct IdPlacement {
+    int inSample = -1;
+    int fromEnd = -1;
+    bool operator==(const IdPlacement&) const = default;
+};
+IdPlacement idPlacement(uint64_t sampleType, bool sampleIdAll = true);
 
 class IdTable {
 public:
-    void add(uint64_t id, EventLayout layout) { byId_[id] = layout; }
+    void add(uint64_t id, EventLayout layout);
     const EventLayout* find(uint64_t id) const {
         auto it = byId_.find(id);
         return it == byId_.end() ? nullptr : &it->second;
     }
     size_t size() const { return byId_.size(); }
 
+    // The file holds one event only: every record belongs to it, with or without an id.
+    void setSoleEvent(EventLayout layout) { sole_ = layout, hasSole_ = true; }
+    void clearSoleEvent() { hasSole_ = false; }
+    const EventLayout* soleEvent() const { return hasSole_ ? &sole_ : nullptr; }
+
+    // The distinct id placements of the events added, in the order first seen.
+    // auxscope's own sessions have exactly one: {0, 1} (IDENTIFIER).
+    const std::vector<IdPlacement>& placements() const { return placements_; }
+
 private:
     std::unordered_map<uint64_t, EventLayout> byId_;
+    std::vector<IdPlacement> placements_;
+    EventLayout sole_;
+    bool hasSole_ = false;
 };
 
 struct ParsedRecord {
@@ -69,7 +101,9 @@ struct ParsedRecord {
 };
 
 // Parses one record. Returns an error message (naming the cause) for records
-// that are shorter than their type requires; `out` then holds what was read.
+// that are shorter than their type requires, and for samples no event can be found
+// for; `out` then holds what was read. Records perf itself writes (type >= 64) are
+// only classified: they have no sample_id trailer.
 std::optional<std::string> parseRecord(std::span<const uint8_t> rec, const IdTable& ids, ParsedRecord& out);
 
 // Size of the sample_id trailer implied by a sample_type.

@@ -5,6 +5,7 @@
 // reader and the writer; all values are little-endian on the machines we serve.
 #include <linux/perf_event.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace auxscope::perfdata {
@@ -119,7 +120,7 @@ struct AuxtraceInfoRecordHead {
 // HEADER_AUXTRACE feature: u64 count, then this entry per AUXTRACE record.
 struct AuxtraceIndexEntry {
     uint64_t fileOffset;  // of the PERF_RECORD_AUXTRACE header
-    uint64_t size;        // header + payload
+    uint64_t size;        // the record's header.size (perf's tools reject header + payload here)
 };
 
 // PERF_RECORD_TIME_CONV: perf time <-> TSC, from the mmap user page.
@@ -142,5 +143,49 @@ struct IdIndexEntry {
     uint64_t cpu;
     uint64_t tid;
 };
+
+// --- Added for the reader (additive; nothing above changes) ---
+
+// PERF_RECORD_COMPRESSED2 (newer perf): header, u64 data_size, then data_size
+// bytes of zstd data, padded so header.size stays a multiple of 8.
+constexpr uint32_t kRecordCompressed2 = 83;
+
+// PERF_RECORD_AUX flags (uapi names PERF_AUX_FLAG_*; bookworm's header lacks the newest).
+constexpr uint64_t kAuxFlagTruncated = 0x01;
+constexpr uint64_t kAuxFlagOverwrite = 0x02;
+constexpr uint64_t kAuxFlagPartial = 0x04;
+constexpr uint64_t kAuxFlagCollision = 0x08;
+constexpr uint64_t kAuxFlagCoresightFormatRaw = 0x100;
+
+// PERF_RECORD_AUXTRACE_ERROR body (after the header). With fmt 0 (perf before
+// 4.20) the NUL-terminated message follows ip directly; with fmt >= 1 a u64 time
+// comes first, and fmt >= 2 appends u32 machine_pid, u32 vcpu after the message.
+struct AuxtraceErrorRecordHead {
+    uint32_t type;  // 1: PERF_AUXTRACE_ERROR_ITRACE
+    uint32_t code;
+    uint32_t cpu;
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t fmt;
+    uint64_t ip;
+};
+constexpr size_t kAuxtraceErrorMsgSize = 64;
+
+// HEADER_COMPRESSED feature.
+struct CompressedFeature {
+    uint32_t version;
+    uint32_t type;  // 1: zstd
+    uint32_t level;
+    uint32_t ratio;
+    uint32_t mmapLen;
+};
+
+// Build-id entries (HEADER_BUILD_ID feature and PERF_RECORD_HEADER_BUILD_ID):
+// header, pid, 24 bytes of build id, then a NUL-terminated file name. With this
+// bit in header.misc, byte 20 of the 24 holds the build id's length.
+constexpr uint16_t kBuildIdMiscSize = 1u << 15;
+
+// simpleperf numbers its own features from 128 upwards.
+constexpr unsigned kSimpleperfFeatMetaInfo = 129;  // NUL-separated key/value strings
 
 }  // namespace auxscope::perfdata

@@ -17,8 +17,9 @@ struct Builder {
     Builder(uint32_t type, uint16_t misc) { put(perf_event_header{type, misc, 0}); }
     template <typename T>
     Builder& put(const T& v) {
-        auto p = reinterpret_cast<const uint8_t*>(&v);
-        b.insert(b.end(), p, p + sizeof v);
+        const size_t at = b.size();
+        b.resize(at + sizeof v);
+        std::memcpy(b.data() + at, &v, sizeof v);
         return *this;
     }
     Builder& u32(uint32_t v) { return put(v); }
@@ -43,12 +44,13 @@ IdTable table() {
 }  // namespace
 
 TEST(RecordParser, SampleWithRawData) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder bld(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
     bld.u64(42).u64(0x401000).u64(uint64_t(101) << 32 | 100).u64(123456789).u64(1).u64(1);
     bld.u32(12).u32(0xAAAAAAAA).u32(0xBBBBBBBB).u32(0xCCCCCCCC);
     auto rec = bld.done();
     ParsedRecord r;
-    ASSERT_FALSE(parseRecord(rec, table(), r));
+    ASSERT_FALSE(parseRecord(rec, ids, r));
     EXPECT_EQ(r.type, uint32_t(PERF_RECORD_SAMPLE));
     EXPECT_EQ(r.id, 42u);
     ASSERT_NE(r.event, nullptr);
@@ -64,31 +66,34 @@ TEST(RecordParser, SampleWithRawData) {
 }
 
 TEST(RecordParser, SampleCutShortNamesTheField) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder bld(PERF_RECORD_SAMPLE, 0);
     bld.u64(42).u64(0x401000).u64(0);
     auto rec = bld.done();
     ParsedRecord r;
-    auto err = parseRecord(rec, table(), r);
+    auto err = parseRecord(rec, ids, r);
     ASSERT_TRUE(err);
     EXPECT_NE(err->find("time"), std::string::npos) << *err;
 }
 
 TEST(RecordParser, SampleWithUnknownId) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder bld(PERF_RECORD_SAMPLE, 0);
     bld.u64(7);
     auto rec = bld.done();
     ParsedRecord r;
-    auto err = parseRecord(rec, table(), r);
+    auto err = parseRecord(rec, ids, r);
     ASSERT_TRUE(err);
     EXPECT_NE(err->find("unknown event id 7"), std::string::npos);
 }
 
 TEST(RecordParser, SwitchCpuWideWithTrailer) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder bld(PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT);
     bld.u32(555).u32(556).trailer(100, 101, 999, 1, 42);
     auto rec = bld.done();
     ParsedRecord r;
-    ASSERT_FALSE(parseRecord(rec, table(), r));
+    ASSERT_FALSE(parseRecord(rec, ids, r));
     EXPECT_TRUE(r.switchOut);
     EXPECT_EQ(r.nextPrevPid, 555);
     EXPECT_EQ(r.nextPrevTid, 556);
@@ -100,28 +105,30 @@ TEST(RecordParser, SwitchCpuWideWithTrailer) {
 }
 
 TEST(RecordParser, LostAndLostSamples) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder lost(PERF_RECORD_LOST, 0);
     lost.u64(42).u64(8765).trailer(0, 0, 5, 1, 42);
     auto rec = lost.done();
     ParsedRecord r;
-    ASSERT_FALSE(parseRecord(rec, table(), r));
+    ASSERT_FALSE(parseRecord(rec, ids, r));
     EXPECT_EQ(r.lost, 8765u);
 
     Builder ls(PERF_RECORD_LOST_SAMPLES, 0);
     ls.u64(33).trailer(0, 0, 5, 1, 42);
     rec = ls.done();
-    ASSERT_FALSE(parseRecord(rec, table(), r));
+    ASSERT_FALSE(parseRecord(rec, ids, r));
     EXPECT_EQ(r.lost, 33u);
 }
 
 TEST(RecordParser, CommAndMmap2Strings) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder comm(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
     comm.u32(300).u32(300);
     const char name[8] = "true";
     comm.put(name).trailer(300, 300, 1, 0, 42);
     auto rec = comm.done();
     ParsedRecord r;
-    ASSERT_FALSE(parseRecord(rec, table(), r));
+    ASSERT_FALSE(parseRecord(rec, ids, r));
     EXPECT_EQ(r.comm, "true");
     EXPECT_EQ(r.pid, 300);
 
@@ -131,18 +138,19 @@ TEST(RecordParser, CommAndMmap2Strings) {
     const char file[16] = "/usr/bin/true";
     mm.put(file).trailer(300, 300, 2, 0, 42);
     rec = mm.done();
-    ASSERT_FALSE(parseRecord(rec, table(), r));
+    ASSERT_FALSE(parseRecord(rec, ids, r));
     EXPECT_EQ(r.filename, "/usr/bin/true");
     EXPECT_EQ(r.mapStart, 0x400000u);
     EXPECT_EQ(r.mapLen, 0x1000u);
 }
 
 TEST(RecordParser, TooShortForTypeIsReported) {
+    const IdTable ids = table();  // r.event points into it: it must outlive r
     Builder bld(PERF_RECORD_SWITCH_CPU_WIDE, 0);
     bld.u32(1);
     auto rec = bld.done();
     ParsedRecord r;
-    auto err = parseRecord(rec, table(), r);
+    auto err = parseRecord(rec, ids, r);
     ASSERT_TRUE(err);
     EXPECT_NE(err->find("SWITCH_CPU_WIDE record too short"), std::string::npos) << *err;
 }

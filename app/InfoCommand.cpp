@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "InfoCommand.h"
+
+#include <bit>
+#include <cinttypes>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace auxscope {
+namespace {
+
+const char* kInfoHelp = R"(usage: auxscope info [--json] FILE
+
+Shows what a perf.data file holds: its header, events (attrs with their ids),
+features, records per CPU and type, AUX records with their flags, AUXTRACE
+buffers, and every loss and problem the file records (LOST, LOST_SAMPLES,
+throttling, truncated/partial/collision AUX data, AUXTRACE errors, missing AUX
+data, damage), each problem with its byte offset.
+
+Reads perf.data from perf (file and pipe mode, compressed with -z) and simpleperf.
+
+  --json      print one JSON object instead of text
+  -h, --help  this text
+
+Exit status: 0 read cleanly (warnings allowed), 1 errors in the file (what
+precedes them is still shown) or the file cannot be read, 2 usage.
+)";
+
+std::string hex(uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+    return buf;
+}
+
+std::string sampleTypeString(uint64_t st) {
+    static const char* const kBits[] = {
+        "IP",
+        "TID",
+        "TIME",
+        "ADDR",
+        "READ",
+        "CALLCHAIN",
+        "ID",
+        "CPU",
+        "PERIOD",
+        "STREAM_ID",
+        "RAW",
+        "BRANCH_STACK",
+        "REGS_USER",
+        "STACK_USER",
+        "WEIGHT",
+        "DATA_SRC",
+        "IDENTIFIER",
+        "TRANSACTION",
+        "REGS_INTR",
+        "PHYS_ADDR",
+        "AUX",
+        "CGROUP",
+        "DATA_PAGE_SIZE",
+        "CODE_PAGE_SIZE",
+        "WEIGHT_STRUCT",
+    };
+    std::string s;
+    for (unsigned b = 0; b < 64; ++b) {
+        if (!(st >> b & 1)) continue;
+        if (!s.empty()) s += '|';
+        s += b < std::size(kBits) ? kBits[b] : "bit" + std::to_string(b);
+    }
+    return s.empty() ? "0" : s;
+}
+
+std::string attrTypeName(uint32_t type, const PerfFeatures& f) {
+    switch (type) {
+        case PERF_TYPE_HARDWARE:
+            return "hardware";
+        case PERF_TYPE_SOFTWARE:
+            return "software";
+        case PERF_TYPE_TRACEPOINT:
+            return "tracepoint";
+        case PERF_TYPE_HW_CACHE:
+            return "hw_cache";
+        case PERF_TYPE_RAW:
+            return "raw";
+        case PERF_TYPE_BREAKPOINT:
+            return "breakpoint";
+        default:
+            break;
+    }
+    if (f.pmuMappings)
+        for (const auto& m : *f.pmuMappings)
+            if (m.type == type) return m.name;
+    return "pmu " + std::to_string(type);
+}
+
+const char* auxtraceTypeName(uint32_t t) {
+    switch (t) {
+        case 1:
+            return "Intel PT";
+        case 2:
+            return "Intel BTS";
+        case 3:
+            return "CoreSight ETM";
+        case 4:
+            return "Arm SPE";
+        case 5:
+            return "s390 CPUMSF";
+        case 6:
+            return "HiSilicon PTT";
+        default:
+            return "unknown";
+    }
+}
+
+std::string cpuName(int64_t cpu) {
+    return cpu < 0 ? "no cpu" : "cpu " + std::to_string(cpu);
+}
+
+std::string auxFlagsString(uint64_t f) {
+    std::string s;
+    auto add = [&](uint64_t bit, const char* name) {
+        if (!(f & bit)) return;
+        if (!s.empty()) s += '|';
+        s += name;
+        f &= ~bit;
+    };
+    add(perfdata::kAuxFlagTruncated, "truncated");
+    add(perfdata::kAuxFlagOverwrite, "overwrite");
+    add(perfdata::kAuxFlagPartial, "partial");
+    add(perfdata::kAuxFlagCollision, "collision");
+    add(perfdata::kAuxFlagCoresightFormatRaw, "coresight-raw");
+    if (f) s += (s.empty() ? "" : "|") + hex(f);
+    return s.empty() ? "none" : s;
+}
+
+std::string joined(const std::vector<std::string>& v, const char* sep) {
+    std::string s;
+    for (const auto& e : v)
+        s += (s.empty() ? "" : sep) + e;
+    return s;
+}
+
+std::string typeCounts(const std::map<uint32_t, uint64_t>& byType) {
+    std::string s;
+    for (auto& [type, n] : byType)
+        s += (s.empty() ? "" : ", ") + perfRecordTypeName(type) + " " + std::to_string(n);
+    return s;
+}
+
+// ---------------------------------------------------------------------------
+// Text
+
+void featureLines(std::ostringstream& o, const PerfFeatures& f) {
+    auto line = [&](const char* name, const std::string& value) {
+        o << "  " << name << ": " << value << "\n";
+    };
+    if (f.hostname) line("hostname", *f.hostname);
+    if (f.osRelease) line("osrelease", *f.osRelease);
+    if (f.version) line("version", *f.version);
+    if (f.arch) line("arch", *f.arch);
+    if (f.nrCpus)
+        line("nrcpus", std::to_string(f.nrCpus->online) + " online, " + std::to_string(f.nrCpus->available) +
+                           " available");
+    if (f.cpuDesc) line("cpudesc", *f.cpuDesc);
+    if (f.cpuId) line("cpuid", *f.cpuId);
+    if (f.totalMemKb) line("total_mem", std::to_string(*f.totalMemKb) + " kB");
+    if (f.cmdline) line("cmdline", joined(*f.cmdline, " "));
+    if (f.eventDesc) {
+        std::vector<std::string> v;
+        for (const auto& e : *f.eventDesc)
+            v.push_back(e.name + " (" + std::to_string(e.ids.size()) + " ids)");
+        line("event_desc", std::to_string(f.eventDesc->size()) + " events: " + joined(v, ", "));
+    }
+    if (f.cpuTopology) {
+        const auto& t = *f.cpuTopology;
+        std::string s = "cores " + joined(t.coreSiblings, " ") + "; threads " + joined(t.threadSiblings, " ");
+        if (!t.cpus.empty()) {
+            s += "; core/socket per cpu:";
+            for (size_t i = 0; i < t.cpus.size(); ++i)
+                s += " " + std::to_string(i) + ":" + std::to_string(t.cpus[i].coreId) + "/" +
+                     std::to_string(t.cpus[i].socketId);
+        }
+        if (!t.dieSiblings.empty()) s += "; dies " + joined(t.dieSiblings, " ");
+        line("cpu_topology", s);
+    }
+    if (f.pmuMappings) {
+        std::vector<std::string> v;
+        for (const auto& m : *f.pmuMappings)
+            v.push_back(m.name + "=" + std::to_string(m.type));
+        line("pmu_mappings", joined(v, ", "));
+    }
+    if (f.groupDesc) {
+        std::vector<std::string> v;
+        for (const auto& g : *f.groupDesc)
+            v.push_back((g.name.empty() ? "(unnamed)" : g.name) + " leader #" +
+                        std::to_string(g.leaderIndex) + ", " + std::to_string(g.members) + " members");
+        line("group_desc", v.empty() ? "none" : joined(v, "; "));
+    }
+    if (f.buildIds) {
+        std::string s = std::to_string(f.buildIds->size()) + " entries";
+        for (size_t i = 0; i < f.buildIds->size() && i < 3; ++i)
+            s += (i ? ", " : ": ") + (*f.buildIds)[i].hex() + " " + (*f.buildIds)[i].filename;
+        if (f.buildIds->size() > 3) s += ", ...";
+        line("build_id", s);
+    }
+    if (f.auxtraceIndex)
+        line("auxtrace", "index of " + std::to_string(f.auxtraceIndex->size()) + " AUXTRACE records");
+    if (f.sampleTime)
+        line("sample_time", "first " + std::to_string(f.sampleTime->first) + " ns, last " +
+                                std::to_string(f.sampleTime->last) + " ns");
+    if (f.clockid) line("clockid", "clock resolution " + std::to_string(*f.clockid) + " ns");
+    if (f.clockData)
+        line("clock_data", "clockid " + std::to_string(f.clockData->clockid) + ", wall clock " +
+                               std::to_string(f.clockData->wallClockNs) + " ns at clock " +
+                               std::to_string(f.clockData->clockidTimeNs) + " ns");
+    if (f.compressed)
+        line("compressed",
+             std::string(f.compressed->type == 1 ? "zstd" : "type " + std::to_string(f.compressed->type)) +
+                 " level " + std::to_string(f.compressed->level) + ", ratio " +
+                 std::to_string(f.compressed->ratio) + ", mmap " + std::to_string(f.compressed->mmapLen) +
+                 " bytes");
+    if (f.simpleperfMetaInfo) {
+        std::vector<std::string> v;
+        for (const auto& [k, val] : *f.simpleperfMetaInfo)
+            v.push_back(k + "=" + val);
+        line("simpleperf meta_info", joined(v, ", "));
+    }
+    for (const auto& r : f.raw)
+        o << "  " << perfFeatureName(r.id) << " (" << r.id << "): " << r.bytes.size() << " bytes at "
+          << hex(r.offset) << ", not decoded\n";
+}
+
+}  // namespace
+
+std::string formatInfo(const PerfDataReader& r) {
+    std::ostringstream o;
+    const PerfDataSummary& s = r.summary();
+    const PerfFeatures& f = r.features();
+    const bool pipe = r.mode() == PerfDataMode::Pipe;
+
+    o << r.path() << ": perf.data, " << (pipe ? "pipe mode" : "file mode") << " (PERFILE2), " << r.fileSize()
+      << " bytes\n";
+    if (!pipe) {
+        const auto& h = r.header();
+        o << "  header: " << h.size << " bytes; attrs: " << h.attrs.size << " bytes at "
+          << hex(h.attrs.offset) << " (entry " << h.attrSize << " bytes); data: " << h.data.size
+          << " bytes at " << hex(h.data.offset) << "\n";
+    }
+    o << "  data read: " << r.dataSize() << " bytes at " << hex(r.dataOffset())
+      << (r.dataSizeRecovered() ? " (data size recovered by scanning)" : "") << "\n";
+
+    o << "\nevents (" << r.attrs().size() << "):\n";
+    for (size_t i = 0; i < r.attrs().size(); ++i) {
+        const PerfAttr& a = r.attrs()[i];
+        o << "  #" << i << " " << (a.name.empty() ? "(unnamed)" : a.name) << ": type " << a.attr.type << " ("
+          << attrTypeName(a.attr.type, f) << "), config " << hex(a.attr.config) << ", sample_type "
+          << sampleTypeString(a.attr.sample_type) << ", " << a.ids.size() << " ids\n";
+    }
+
+    o << "\nfeatures (" << f.present.size() << "):";
+    for (unsigned id : f.present)
+        o << " " << perfFeatureName(id);
+    o << "\n";
+    featureLines(o, f);
+
+    o << "\nrecords: " << s.records << " in " << (s.dataEnd - r.dataOffset()) << " bytes";
+    if (s.compressedRecords)
+        o << " (" << s.compressedRecords << " COMPRESSED records, " << s.compressedBytes
+          << " bytes, unpacked to " << s.decompressedBytes << ")";
+    o << "\n  by type: " << typeCounts(s.recordsByType) << "\n";
+    for (const auto& [cpu, st] : s.cpus) {
+        uint64_t n = 0;
+        for (auto& [t, c] : st.recordsByType)
+            n += c;
+        o << "  " << cpuName(cpu) << ": " << n << " records: " << typeCounts(st.recordsByType) << "\n";
+    }
+
+    // Every loss the file records.
+    o << "\nlosses:\n";
+    bool anyLoss = false;
+    for (const auto& [cpu, st] : s.cpus) {
+        auto throttle = st.recordsByType.find(PERF_RECORD_THROTTLE);
+        std::vector<std::string> v;
+        if (st.lostRecords)
+            v.push_back("LOST " + std::to_string(st.lostRecords) + " records, " + std::to_string(st.lost) +
+                        " events lost");
+        if (st.lostSamplesRecords)
+            v.push_back("LOST_SAMPLES " + std::to_string(st.lostSamplesRecords) + " records, " +
+                        std::to_string(st.lostSamples) + " samples lost");
+        if (throttle != st.recordsByType.end())
+            v.push_back("THROTTLE " + std::to_string(throttle->second) + " (sampling throttled)");
+        if (st.aux.truncated) v.push_back("AUX truncated " + std::to_string(st.aux.truncated));
+        if (st.aux.partial) v.push_back("AUX partial " + std::to_string(st.aux.partial));
+        if (st.aux.collision) v.push_back("AUX collision " + std::to_string(st.aux.collision));
+        if (st.aux.overwrite)
+            v.push_back("AUX overwrite " + std::to_string(st.aux.overwrite) +
+                        " (snapshot: older trace overwritten)");
+        if (v.empty()) continue;
+        anyLoss = true;
+        o << "  " << cpuName(cpu) << ": " << joined(v, "; ") << "\n";
+    }
+    for (const auto& b : s.auxtrace)
+        if (b.available < b.size) {
+            anyLoss = true;
+            o << "  AUXTRACE at " << hex(b.fileOffset) << " (" << cpuName(b.cpu)
+              << ") cut short: " << b.available << " of " << b.size << " bytes\n";
+        }
+    if (!s.auxtraceErrors.empty()) {
+        anyLoss = true;
+        o << "  AUXTRACE_ERROR: " << s.auxtraceErrors.size() << " records\n";
+    }
+    if (f.simpleperfMetaInfo)
+        for (const auto& [k, v] : *f.simpleperfMetaInfo)
+            if (k == "record_stat") {
+                anyLoss = true;
+                o << "  simpleperf record_stat: " << v << "\n";
+            }
+    for (const auto& i : r.issues())
+        if (i.cause.find("AUX data is missing") != std::string::npos ||
+            i.cause.find("no AUXTRACE record holds") != std::string::npos) {
+            anyLoss = true;
+            o << "  " << i.cause << "\n";
+        }
+    if (!anyLoss) o << "  none recorded\n";
+
+    uint64_t auxRecords = 0;
+    for (const auto& [cpu, st] : s.cpus)
+        auxRecords += st.aux.records;
+    o << "\nAUX records: " << auxRecords << "\n";
+    for (const auto& [cpu, st] : s.cpus) {
+        if (!st.aux.records) continue;
+        const auto& a = st.aux;
+        o << "  " << cpuName(cpu) << ": " << a.records << " records, " << a.bytes
+          << " bytes announced; AUX flags: truncated " << a.truncated << ", partial " << a.partial
+          << ", collision " << a.collision << ", overwrite " << a.overwrite << ", coresight-raw "
+          << a.formatRaw << "\n";
+    }
+    size_t flagged = 0;
+    for (const auto& a : s.aux) {
+        if (!(a.flags & ~perfdata::kAuxFlagCoresightFormatRaw)) continue;
+        if (flagged++ == 20) {
+            o << "  ... (more flagged AUX records not listed)\n";
+            break;
+        }
+        o << "  at " << hex(a.fileOffset) << " " << cpuName(a.cpu) << ": aux offset " << hex(a.auxOffset)
+          << " size " << a.auxSize << " flags " << auxFlagsString(a.flags) << "\n";
+    }
+
+    uint64_t auxtraceBytes = 0;
+    for (const auto& b : s.auxtrace)
+        auxtraceBytes += b.size;
+    o << "\nAUXTRACE buffers: " << s.auxtrace.size() << ", " << auxtraceBytes << " bytes\n";
+    for (const auto& b : s.auxtrace)
+        o << "  at " << hex(b.fileOffset) << ": " << cpuName(b.cpu) << " idx " << b.idx << " tid "
+          << int32_t(b.tid) << " size " << b.size << " aux offset " << hex(b.auxOffset)
+          << (b.compressed ? " (in compressed data)" : "") << "\n";
+    for (const auto& i : s.auxtraceInfo)
+        o << "  AUXTRACE_INFO at " << hex(i.fileOffset) << ": type " << i.type << " ("
+          << auxtraceTypeName(i.type) << "), " << i.priv.size() << " private values\n";
+    if (!s.auxtraceErrors.empty()) {
+        o << "\nAUXTRACE_ERROR records (" << s.auxtraceErrors.size() << "):\n";
+        for (size_t i = 0; i < s.auxtraceErrors.size() && i < 20; ++i) {
+            const auto& e = s.auxtraceErrors[i];
+            o << "  at " << hex(e.fileOffset) << ": " << cpuName(e.cpu) << " pid " << int32_t(e.pid)
+              << " tid " << int32_t(e.tid) << " ip " << hex(e.ip) << " code " << e.code << ": " << e.message
+              << "\n";
+        }
+        if (s.auxtraceErrors.size() > 20) o << "  ...\n";
+    }
+    if (s.timeConv)
+        o << "\nTIME_CONV: shift " << s.timeConv->timeShift << ", mult " << s.timeConv->timeMult << ", zero "
+          << s.timeConv->timeZero << "\n";
+
+    size_t errors = 0, warnings = 0;
+    for (const auto& i : r.issues())
+        (i.error ? errors : warnings)++;
+    o << "\nproblems: " << errors << " errors, " << warnings << " warnings\n";
+    for (const auto& i : r.issues())
+        o << "  " << (i.error ? "error: " : "warning: ") << i.message << "\n";
+    return o.str();
+}
+
+namespace {
+
+// Minimal JSON building: objects and arrays are written in order, strings escaped.
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one.
+size_t utf8Length(const std::string& s, size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+    // No overlong forms, no UTF-16 surrogates, nothing past U+10FFFF.
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) ||
+        (c == 0xf4 && c1 > 0x8f))
+        return 0;
+    return n;
+}
+
+// A JSON string: escaped, and valid UTF-8 even when the file's bytes are not
+// (invalid bytes become U+FFFD).
+std::string jstr(const std::string& s) {
+    std::string o = "\"";
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            const size_t n = utf8Length(s, i);
+            if (n == 0) {
+                o += "\\ufffd";
+                continue;
+            }
+            o.append(s, i, n);
+            i += n - 1;
+            continue;
+        }
+        switch (c) {
+            case '"':
+                o += "\\\"";
+                break;
+            case '\\':
+                o += "\\\\";
+                break;
+            case '\n':
+                o += "\\n";
+                break;
+            case '\t':
+                o += "\\t";
+                break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    o += buf;
+                } else {
+                    o += char(c);
+                }
+        }
+    }
+    return o + "\"";
+}
+
+std::string jnum(uint64_t v) {
+    return std::to_string(v);
+}
+
+std::string jtypes(const std::map<uint32_t, uint64_t>& byType) {
+    std::string s = "{";
+    for (auto& [t, n] : byType)
+        s += (s.size() > 1 ? "," : "") + jstr(perfRecordTypeName(t)) + ":" + jnum(n);
+    return s + "}";
+}
+
+}  // namespace
+
+std::string formatInfoJson(const PerfDataReader& r) {
+    const PerfDataSummary& s = r.summary();
+    const PerfFeatures& f = r.features();
+    std::string o = "{";
+    o += "\"file\":" + jstr(r.path());
+    o += ",\"mode\":" + jstr(r.mode() == PerfDataMode::Pipe ? "pipe" : "file");
+    o += ",\"size\":" + jnum(r.fileSize());
+    o += ",\"data\":{\"offset\":" + jnum(r.dataOffset()) + ",\"size\":" + jnum(r.dataSize()) +
+         ",\"recovered\":" + (r.dataSizeRecovered() ? "true" : "false") + "}";
+    o += ",\"events\":[";
+    for (size_t i = 0; i < r.attrs().size(); ++i) {
+        const PerfAttr& a = r.attrs()[i];
+        o += std::string(i ? "," : "") + "{\"name\":" + jstr(a.name) + ",\"type\":" + jnum(a.attr.type) +
+             ",\"config\":" + jnum(a.attr.config) + ",\"sample_type\":" + jnum(a.attr.sample_type) +
+             ",\"sample_type_names\":" + jstr(sampleTypeString(a.attr.sample_type)) +
+             ",\"ids\":" + jnum(a.ids.size()) + "}";
+    }
+    o += "],\"features\":{";
+    std::string fs;
+    auto field = [&](const char* k, const std::string& v) {
+        fs += (fs.empty() ? "" : ",") + jstr(k) + ":" + v;
+    };
+    {
+        std::string p = "[";
+        for (unsigned id : f.present)
+            p += (p.size() > 1 ? "," : "") + jstr(perfFeatureName(id));
+        field("present", p + "]");
+    }
+    if (f.hostname) field("hostname", jstr(*f.hostname));
+    if (f.osRelease) field("osrelease", jstr(*f.osRelease));
+    if (f.version) field("version", jstr(*f.version));
+    if (f.arch) field("arch", jstr(*f.arch));
+    if (f.nrCpus)
+        field("nrcpus",
+              "{\"online\":" + jnum(f.nrCpus->online) + ",\"available\":" + jnum(f.nrCpus->available) + "}");
+    if (f.cpuDesc) field("cpudesc", jstr(*f.cpuDesc));
+    if (f.cpuId) field("cpuid", jstr(*f.cpuId));
+    if (f.totalMemKb) field("total_mem_kb", jnum(*f.totalMemKb));
+    if (f.cmdline) field("cmdline", jstr(joined(*f.cmdline, " ")));
+    if (f.eventDesc) {
+        std::string v = "[";
+        for (const auto& e : *f.eventDesc)
+            v += (v.size() > 1 ? "," : "") + std::string("{\"name\":") + jstr(e.name) +
+                 ",\"ids\":" + jnum(e.ids.size()) + "}";
+        field("event_desc", v + "]");
+    }
+    if (f.pmuMappings) {
+        std::string v = "{";
+        for (const auto& m : *f.pmuMappings)
+            v += (v.size() > 1 ? "," : "") + jstr(m.name) + ":" + jnum(m.type);
+        field("pmu_mappings", v + "}");
+    }
+    if (f.buildIds) field("build_ids", jnum(f.buildIds->size()));
+    if (f.auxtraceIndex) field("auxtrace_index", jnum(f.auxtraceIndex->size()));
+    if (f.sampleTime)
+        field("sample_time",
+              "{\"first\":" + jnum(f.sampleTime->first) + ",\"last\":" + jnum(f.sampleTime->last) + "}");
+    if (f.clockid) field("clockid", jnum(*f.clockid));
+    if (f.compressed)
+        field("compressed", "{\"type\":" + jnum(f.compressed->type) + ",\"level\":" +
+                                jnum(f.compressed->level) + ",\"ratio\":" + jnum(f.compressed->ratio) + "}");
+    if (f.simpleperfMetaInfo) {
+        std::string v = "{";
+        for (const auto& [k, val] : *f.simpleperfMetaInfo)
+            v += (v.size() > 1 ? "," : "") + jstr(k) + ":" + jstr(val);
+        field("simpleperf_meta_info", v + "}");
+    }
+    {
+        std::string v = "[";
+        for (const auto& raw : f.raw)
+            v += (v.size() > 1 ? "," : "") + std::string("{\"id\":") + jnum(raw.id) +
+                 ",\"name\":" + jstr(perfFeatureName(raw.id)) + ",\"size\":" + jnum(raw.bytes.size()) + "}";
+        field("raw", v + "]");
+    }
+    o += fs + "}";
+    o += ",\"records\":{\"total\":" + jnum(s.records) + ",\"by_type\":" + jtypes(s.recordsByType) +
+         ",\"cpus\":[";
+    bool first = true;
+    for (const auto& [cpu, st] : s.cpus) {
+        o += std::string(first ? "" : ",") + "{\"cpu\":" + std::to_string(cpu) +
+             ",\"by_type\":" + jtypes(st.recordsByType) + ",\"lost_records\":" + jnum(st.lostRecords) +
+             ",\"lost\":" + jnum(st.lost) + ",\"lost_samples_records\":" + jnum(st.lostSamplesRecords) +
+             ",\"lost_samples\":" + jnum(st.lostSamples) + ",\"aux\":{\"records\":" + jnum(st.aux.records) +
+             ",\"bytes\":" + jnum(st.aux.bytes) + ",\"truncated\":" + jnum(st.aux.truncated) +
+             ",\"partial\":" + jnum(st.aux.partial) + ",\"collision\":" + jnum(st.aux.collision) +
+             ",\"overwrite\":" + jnum(st.aux.overwrite) + ",\"coresight_raw\":" + jnum(st.aux.formatRaw) +
+             "},\"auxtrace_buffers\":" + jnum(st.auxtraceBuffers) +
+             ",\"auxtrace_bytes\":" + jnum(st.auxtraceBytes) + "}";
+        first = false;
+    }
+    o += "]},\"auxtrace\":[";
+    for (size_t i = 0; i < s.auxtrace.size(); ++i) {
+        const auto& b = s.auxtrace[i];
+        o += std::string(i ? "," : "") + "{\"offset\":" + jnum(b.fileOffset) +
+             ",\"data_offset\":" + jnum(b.dataOffset) + ",\"size\":" + jnum(b.size) +
+             ",\"available\":" + jnum(b.available) + ",\"cpu\":" + std::to_string(b.cpu) +
+             ",\"tid\":" + std::to_string(int32_t(b.tid)) + ",\"idx\":" + jnum(b.idx) +
+             ",\"aux_offset\":" + jnum(b.auxOffset) + "}";
+    }
+    o += "],\"auxtrace_errors\":" + jnum(s.auxtraceErrors.size());
+    o += ",\"issues\":[";
+    for (size_t i = 0; i < r.issues().size(); ++i) {
+        const auto& is = r.issues()[i];
+        o += std::string(i ? "," : "") + "{\"severity\":" + jstr(is.error ? "error" : "warning") +
+             ",\"offset\":" + jnum(is.offset) + ",\"message\":" + jstr(is.message) + "}";
+    }
+    o += "]}\n";
+    return o;
+}
+
+int runInfoCommand(const std::vector<std::string>& args) {
+    bool json = false;
+    std::string file;
+    for (const std::string& a : args) {
+        if (a == "-h" || a == "--help") {
+            std::cout << kInfoHelp;
+            return 0;
+        }
+        if (a == "--json") {
+            json = true;
+        } else if (!a.empty() && a[0] == '-' && a != "-") {
+            std::cerr << "auxscope info: unknown option '" << a << "' (see auxscope info --help)\n";
+            return 2;
+        } else if (file.empty()) {
+            file = a;
+        } else {
+            std::cerr << "auxscope info: one file at a time (got '" << file << "' and '" << a << "')\n";
+            return 2;
+        }
+    }
+    if (file.empty()) {
+        std::cerr << "auxscope info: which file? (usage: auxscope info [--json] FILE)\n";
+        return 2;
+    }
+    auto reader = PerfDataReader::open(file == "-" ? "/dev/stdin" : file);
+    if (!reader) {
+        if (json)
+            std::cout << "{\"file\":" << jstr(file) << ",\"error\":" << jstr(reader.error().message) << "}\n";
+        std::cerr << "auxscope info: " << reader.error().message << "\n";
+        return 1;
+    }
+    std::cout << (json ? formatInfoJson(*reader) : formatInfo(*reader));
+    return reader->hasErrors() ? 1 : 0;
+}
+
+}  // namespace auxscope

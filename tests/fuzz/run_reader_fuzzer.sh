@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Runs the perf.data reader fuzzer for a bounded time over a corpus copied from
+# ../shared/data into a temp dir (never into the repo). Exit 77 = skipped.
+# usage: run_reader_fuzzer.sh FUZZER SHARED_DATA_DIR SECONDS [SKIP_REASON]
+fuzzer=$1
+data=$2
+seconds=$3
+reason=${4:-}
+if [ -n "$reason" ]; then
+    echo "SKIPPED: $reason"
+    exit 77
+fi
+if [ ! -d "$data" ]; then
+    echo "FAILED: the shared test data folder $data is missing (it is always present in CI)"
+    exit 1
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/auxscope-reader-fuzz.XXXXXX") || exit 1
+mkdir "$tmp/corpus"
+n=0
+for f in $(find "$data" -type f \( -name '*.data' -o -name 'perf.data*' \) ! -name '*.buildids' -size -4M); do
+    n=$((n + 1))
+    cp "$f" "$tmp/corpus/seed$n-$(basename "$f")"
+done
+# Seeds for the pipe-mode and zstd paths the shared files lack, when perf can
+# record here (a per-process cpu-clock capture of `true`; nothing if refused).
+if command -v perf >/dev/null 2>&1; then
+    (cd "$tmp" && perf record -q -e cpu-clock -o - -- true >"corpus/seed-pipe.data" 2>/dev/null) || true
+    (cd "$tmp" && perf record -q -z -e cpu-clock -o "corpus/seed-z.data" -- true >/dev/null 2>&1) || true
+    find "$tmp/corpus" -type f -size -17c -delete
+fi
+echo "corpus: $n perf.data files from $data, plus $(ls "$tmp/corpus" | grep -c '^seed-') recorded here (in $tmp)"
+# Inputs as large as the seeds, so mutations reach deep into the data section.
+"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=262144 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
+rc=$?
+tail -n 25 "$tmp/fuzz.log"
+if [ $rc -ne 0 ]; then
+    echo "FAILED: the fuzzer exited with $rc; the crashing input and full log are kept in $tmp"
+    exit 1
+fi
+rm -rf "$tmp"
+echo "PASSED: no crash in ${seconds}s"
