@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "CapturePage.h"
 
+#include <QApplication>
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -14,6 +19,7 @@
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QListWidget>
+#include <QPointer>
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
@@ -78,6 +84,10 @@ double niceCeil(double v) {
     for (double m : {1.0, 2.0, 5.0, 10.0})
         if (v <= m * p) return m * p;
     return 10 * p;
+}
+
+QString captureFolder() {
+    return QDir::temp().filePath(QString("auxscope-%1").arg(QCoreApplication::applicationPid()));
 }
 
 }  // namespace
@@ -191,6 +201,9 @@ CapturePage::~CapturePage() {
         session_->requestStop();
         session_->wait();
     }
+    if (finishThread_.joinable()) finishThread_.join();
+    // Unsaved captures live in a per-process temporary folder; they go with the window.
+    QDir(captureFolder()).removeRecursively();
 }
 
 void CapturePage::targetKindChanged(int index) {
@@ -292,11 +305,27 @@ void CapturePage::start() {
         setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
         return;
     }
+    // Every capture streams into a perf.data while it runs (File > Save capture as
+    // keeps it); the drain thread only hands records to the file's queue.
+    static int captureNumber = 0;
+    QDir().mkpath(captureFolder());
+    const QString path = QDir(captureFolder()).filePath(QString("capture-%1.data").arg(++captureNumber));
+    PerfDataWriterCaptureOptions fileOptions;
+    fileOptions.path = path.toStdString();
+    fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
+    fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
+    auto file = PerfDataWriterCapture::open(**session, fileOptions);
+    if (!file) {
+        setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
+        return;
+    }
     if (auto r = (*session)->start(); !r) {
         setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
         return;
     }
     session_ = std::move(session.value());
+    file_ = std::move(file.value());
+    captureFile_ = path;
     stopping_ = false;
     history_.reset(session_->cpus().size());
     rebuildCpuRows();
@@ -399,24 +428,74 @@ void CapturePage::refresh() {
     throughputY_->setRange(0, niceCeil(history_.maxThroughput()));
     lostY_->setRange(0, niceCeil(history_.maxLost()));
 
-    if (session_->finished()) {
-        timer_->stop();
-        session_->wait();  // the drain thread has ended: this returns at once
-        lastSummary_ = session_->summary();
-        const CpuCounters total = lastSummary_.total();
-        QString text = QString("Stopped after %1 s: %2 records, %3 lost records, %4 lost samples.")
-                           .arg(lastSummary_.seconds, 0, 'f', 1)
-                           .arg(total.records)
-                           .arg(total.lostRecords)
-                           .arg(total.lostSamples);
-        for (auto& m : lastSummary_.messages)
-            text += "\n" + QString::fromStdString(m);
-        session_.reset();
-        setFormEnabled(true);
-        stopButton_->setEnabled(false);
-        setStatus(text);
-        emit captureFinished();
+    if (session_->finished() && !finishing_) beginFinishing();
+}
+
+void CapturePage::beginFinishing() {
+    timer_->stop();
+    finishing_ = true;
+    session_->wait();  // the drain thread has ended: this returns at once
+    lastSummary_ = session_->summary();
+    setStatus("Writing " + captureFile_ + "…");
+    // Completing the file (queued records, features, build-ids) touches the disk:
+    // not on the GUI thread.
+    if (finishThread_.joinable()) finishThread_.join();
+    QPointer<CapturePage> self(this);
+    finishThread_ = std::thread([self, file = file_] {
+        auto done = file->finish();
+        QString error = done ? QString() : QString::fromStdString(done.error().message);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, error] {
+                if (self) self->fileFinished(error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CapturePage::fileFinished(const QString& error) {
+    const CpuCounters total = lastSummary_.total();
+    QString text = QString("Stopped after %1 s: %2 records, %3 lost records, %4 lost samples.")
+                       .arg(lastSummary_.seconds, 0, 'f', 1)
+                       .arg(total.records)
+                       .arg(total.lostRecords)
+                       .arg(total.lostSamples);
+    for (auto& m : lastSummary_.messages)
+        text += "\n" + QString::fromStdString(m);
+    for (auto& l : lastSummary_.sinkLosses)
+        text += QString("\nfile writer dropped %1 records of cpu %2: %3")
+                    .arg(l.records)
+                    .arg(l.cpu)
+                    .arg(QString::fromStdString(l.reason));
+    const auto report = file_->report();
+    if (error.isEmpty()) {
+        lastCaptureFile_ = captureFile_;
+        text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")
+                    .arg(captureFile_)
+                    .arg(report.fileBytes);
+    } else {
+        text += "\nThe capture file could not be completed: " + error;
     }
+    session_.reset();
+    file_.reset();
+    finishing_ = false;
+    setFormEnabled(true);
+    stopButton_->setEnabled(false);
+    setStatus(text, !error.isEmpty());
+    emit captureFinished();
+    if (error.isEmpty()) emit captureFileReady(lastCaptureFile_);
+}
+
+bool CapturePage::saveCaptureAs(const QString& path) {
+    if (lastCaptureFile_.isEmpty()) return false;
+    if (QFileInfo(path).absoluteFilePath() == QFileInfo(lastCaptureFile_).absoluteFilePath()) return true;
+    QFile::remove(path);
+    if (!QFile::copy(lastCaptureFile_, path)) {
+        setStatus("Cannot save the capture to " + path, true);
+        return false;
+    }
+    setStatus("Capture saved to " + path);
+    return true;
 }
 
 }  // namespace auxscope

@@ -6,10 +6,13 @@
 // snapshots, so the GUI thread never waits on the drain thread.
 #include <QWidget>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 
 #include "CaptureSession.h"
 #include "LiveHistory.h"
+#include "PerfDataWriterCapture.h"
 
 class QComboBox;
 class QLabel;
@@ -29,7 +32,11 @@ public:
     explicit CapturePage(QWidget* parent = nullptr);
     ~CapturePage() override;
 
+    // True from Start until the capture's perf.data is complete.
     bool capturing() const { return session_ != nullptr; }
+    // The perf.data of the last finished capture (in a temporary folder until saved).
+    const QString& lastCaptureFile() const { return lastCaptureFile_; }
+    bool saveCaptureAs(const QString& path);
     const LiveHistory& history() const { return history_; }
     // The summary of the last finished capture (empty target before the first).
     const CaptureSummary& lastSummary() const { return lastSummary_; }
@@ -42,6 +49,7 @@ signals:
     void captureStarted();
     void captureFinished();
     void statusMessage(const QString& text);
+    void captureFileReady(const QString& path);
 
 private slots:
     void refresh();
@@ -54,6 +62,8 @@ private:
     void rebuildSeries();
     void setStatus(const QString& text, bool error = false);
     void setFormEnabled(bool enabled);
+    void beginFinishing();
+    void fileFinished(const QString& error);
 
     QComboBox* targetKind_ = nullptr;
     QLineEdit* targetValue_ = nullptr;
@@ -75,7 +85,12 @@ private:
     QTimer* timer_ = nullptr;
 
     PmuRegistry pmus_;
-    std::unique_ptr<CaptureSession> session_;
+    // Shared with the thread that completes the file after a capture.
+    std::shared_ptr<CaptureSession> session_;
+    std::shared_ptr<PerfDataWriterCapture> file_;
+    std::thread finishThread_;
+    bool finishing_ = false;
+    QString captureFile_, lastCaptureFile_;
     LiveHistory history_;
     CaptureSummary lastSummary_;
     bool stopping_ = false;

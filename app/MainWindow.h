@@ -2,23 +2,39 @@
 #pragma once
 #include <QMainWindow>
 
+class QTabWidget;
+
 namespace auxscope {
 
 class CapturePage;
+class TraceFilePage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
     explicit MainWindow(QWidget* parent = nullptr);
     CapturePage* capturePage() const { return capture_; }
-    // A trace file given on the command line or dropped on the window.
-    void openFile(const QString& path);
+    // Opens a perf.data (from the command line, File > Open or a drop) in its own tab.
+    TraceFilePage* openFile(const QString& path);
+    TraceFilePage* currentTracePage() const;
+
+public slots:
+    void openDialog();
+    void saveCaptureDialog();
+    void exportDialog();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
+    void updateActions();
+
+    QTabWidget* tabs_ = nullptr;
     CapturePage* capture_ = nullptr;
+    QAction* saveCaptureAction_ = nullptr;
+    QAction* exportAction_ = nullptr;
 };
 
 }  // namespace auxscope

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "ExportCommand.h"
+#include "InfoCommand.h"
 #include "LibraryVersions.h"
 #include "RecordCommand.h"
 
@@ -17,6 +19,9 @@ namespace {
 
 const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
        auxscope record [options] [-- cmd]  capture headless and print per-CPU totals
+       auxscope info [--json] FILE        what a perf.data holds: events, features, records, losses
+       auxscope export FILE [--format perfetto|csv] [-o OUT]
+                                          convert a perf.data for ui.perfetto.dev or scripts
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              help for a command
 
@@ -60,8 +65,12 @@ int main(int argc, char** argv) {
     if (!args.empty()) {
         const std::string& cmd = args[0];
         if (cmd == "record") return auxscope::runRecordCommand({args.begin() + 1, args.end()});
+        if (cmd == "info") return auxscope::runInfoCommand({args.begin() + 1, args.end()});
+        if (cmd == "export") return auxscope::runExportCommand({args.begin() + 1, args.end()});
         if (cmd == "-h" || cmd == "--help" || cmd == "help") {
             if (args.size() > 1 && args[1] == "record") return auxscope::runRecordCommand({"--help"});
+            if (args.size() > 1 && args[1] == "info") return auxscope::runInfoCommand({"--help"});
+            if (args.size() > 1 && args[1] == "export") return auxscope::runExportCommand({"--help"});
             std::cout << kHelp;
             return 0;
         }
@@ -78,7 +87,7 @@ int main(int argc, char** argv) {
             }
             return 0;
         }
-        if (cmd == "decode" || cmd == "export" || cmd == "info") {
+        if (cmd == "decode" || cmd == "export") {
             std::cerr << "auxscope " << cmd << ": not available in this build yet (see auxscope --help)\n";
             return 2;
         }

@@ -149,6 +149,14 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         desc.str(pf::kName, "CPU " + std::to_string(cpu));
         emitDescriptor();
     }
+    // Idle-task samples from a file that records no CPU still need a track.
+    if (options.includeSamples && std::any_of(samples.begin(), samples.end(),
+                                              [](const SampleEvent& s) { return s.tid <= 0 && s.cpu < 0; })) {
+        desc.clear();
+        desc.u64(pf::kUuid, perfettoCpuTrack(-1));
+        desc.str(pf::kName, "no CPU recorded");
+        emitDescriptor();
+    }
     // Counter tracks: lost records and lost samples per CPU, then the model's series.
     auto counterTrack = [](size_t n) { return kSpaceCounter | n; };
     std::vector<std::string> counterNames;
@@ -198,7 +206,7 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     }
     if (options.includeSamples)
         for (size_t i = 0; i < samples.size(); ++i)
-            if (samples[i].tid > 0) events.push_back({samples[i].time, 1, Sample, i});
+            events.push_back({samples[i].time, 1, Sample, i});
     for (size_t i = 0; i < losses.size(); ++i) {
         events.push_back({losses[i].time, 1, Loss, i});
         events.push_back({losses[i].time, 1, LossCounter, i});
@@ -248,8 +256,11 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
             case Sample: {
                 const SampleEvent& s = samples[e.index];
                 ev.u64(pf::kType, pf::kInstant);
-                ev.u64(pf::kTrackUuid, perfettoThreadTrack(s.tid));
-                ev.str(pf::kEventName, "sample");
+                // Samples of the idle task (tid 0) have no thread track: they go on
+                // their CPU's track.
+                const bool idle = s.tid <= 0;
+                ev.u64(pf::kTrackUuid, idle ? perfettoCpuTrack(s.cpu) : perfettoThreadTrack(s.tid));
+                ev.str(pf::kEventName, idle ? "sample (idle)" : "sample");
                 ev.str(pf::kCategories, "sample");
                 annotate(ev, "ip", int64_t(s.ip), true);
                 annotate(ev, "cpu", s.cpu);

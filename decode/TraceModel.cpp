@@ -32,12 +32,15 @@ void TraceModel::openSlice(int cpu, int32_t pid, int32_t tid, uint64_t t) {
 
 void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
     if (r.hasSampleId) see(r.time);
-    cpuState_.try_emplace(cpu);
+    // Records that name no CPU (files recorded without PERF_SAMPLE_CPU) still
+    // give names and samples, but cannot place a thread on a CPU.
+    if (cpu >= 0) cpuState_.try_emplace(cpu);
     switch (r.type) {
         case PERF_RECORD_SWITCH_CPU_WIDE:
         case PERF_RECORD_SWITCH:
             noteThread(r.pid, r.tid);
             if (r.type == PERF_RECORD_SWITCH_CPU_WIDE) noteThread(r.nextPrevPid, r.nextPrevTid);
+            if (cpu < 0) break;
             if (r.switchOut) {
                 closeSlice(cpu, r.time);
             } else {

@@ -2,4 +2,5 @@
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/TraceModel.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TraceExport.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TraceModelLoader.cpp
 )

@@ -11,13 +11,16 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "CaptureSession.h"
 #include "KernelTestSupport.h"
+#include "PerfDataReader.h"
 #include "TraceExport.h"
 #include "TraceModel.h"
+#include "TraceModelLoader.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;
@@ -380,4 +383,35 @@ TEST(PerfettoExport, RealCaptureExportsWellFormedTracks) {
     EXPECT_EQ(samples, model.samples().size());
     fs::remove(path);
     fs::remove(csv);
+}
+
+TEST(PerfettoExport, PerfWrittenFileExportsWellFormedTracks) {
+    SKIP_WITHOUT_PERF();
+    const std::string data = tempPath("perf-written.data");
+    const std::string cmd = "perf record -q -e cpu-clock -a -o '" + data + "' -- sleep 0.2 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    auto file = PerfDataReader::open(data);
+    ASSERT_TRUE(file) << file.error().message;
+    TraceModel model;
+    auto loaded = loadTraceModel(*file, model);
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    EXPECT_EQ(model.samples().size(), file->summary().recordsByType.at(PERF_RECORD_SAMPLE));
+    // perf's synthesized COMM/MMAP records name no CPU; everything else does.
+    std::set<int> fileCpus;
+    for (auto& [cpu, stats] : file->summary().cpus)
+        if (cpu >= 0) fileCpus.insert(int(cpu));
+    auto modelCpus = model.cpus();
+    EXPECT_EQ(std::set<int>(modelCpus.begin(), modelCpus.end()), fileCpus);
+    const std::string out = tempPath("perf-written.pftrace");
+    ASSERT_TRUE(exportPerfetto(model, out).ok());
+    auto r = checkPerfettoRules(out);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_EQ(r.instants, model.samples().size() + model.losses().size());
+    int status = 0;
+    std::string text = protocDecode(out, status);
+    ASSERT_EQ(status, 0) << text.substr(0, 2000);
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields";
+    fs::remove(data);
+    fs::remove(out);
 }

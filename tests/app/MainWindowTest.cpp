@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Trace files in the GUI, offscreen: a capture streams into a perf.data that
+// opens as a trace tab and can be saved; perf's own files open by File > Open
+// and by drag and drop; export writes Perfetto and CSV; a damaged file says why.
+#include <QLabel>
+#include <QMimeData>
+#include <QProcess>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include "CapturePage.h"
+#include "MainWindow.h"
+#include "PerfDataReader.h"
+#include "PerfEvent.h"
+#include "TraceFilePage.h"
+
+using namespace auxscope;
+
+namespace {
+
+QTreeWidgetItem* findSection(QTreeWidget* tree, const QString& prefix) {
+    for (int i = 0; i < tree->topLevelItemCount(); ++i)
+        if (tree->topLevelItem(i)->text(0).startsWith(prefix)) return tree->topLevelItem(i);
+    return nullptr;
+}
+
+QString childValue(QTreeWidgetItem* parent, const QString& key) {
+    for (int i = 0; parent && i < parent->childCount(); ++i)
+        if (parent->child(i)->text(0) == key) return parent->child(i)->text(1);
+    return {};
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir dir_;
+    QString perfFile_;
+
+    static bool perfDenied(QString& why) {
+        auto reason = perfCaptureUnavailableReason();
+        if (reason) why = QString::fromStdString(*reason);
+        return reason.has_value();
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        QString why;
+        if (perfDenied(why)) return;
+        // A file written by Debian's perf, the reference every tool reads.
+        perfFile_ = dir_.filePath("perf-written.data");
+        QProcess perf;
+        perf.start("perf", {"record", "-q", "-e", "cpu-clock", "-a", "-o", perfFile_, "--", "sleep", "0.2"});
+        QVERIFY2(perf.waitForFinished(30000), "perf record did not finish");
+        QVERIFY2(perf.exitCode() == 0, perf.readAllStandardError().constData());
+    }
+
+    void captureStreamsToAFileThatOpensAsATrace() {
+        QString why;
+        if (perfDenied(why)) QSKIP(qPrintable("perf_event_open is not permitted here: " + why));
+        MainWindow window;
+        window.show();
+        CapturePage* page = window.capturePage();
+        auto* tabs = window.findChild<QTabWidget*>("tabs");
+        QVERIFY(tabs);
+        QCOMPARE(tabs->count(), 1);
+        page->start();
+        QVERIFY(page->capturing());
+        QTest::qWait(400);
+        page->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 10000);
+        const QString file = page->lastCaptureFile();
+        QVERIFY2(QFileInfo::exists(file), qPrintable(file));
+        QCOMPARE(tabs->count(), 2);  // the capture opened as a trace
+        auto* trace = qobject_cast<TraceFilePage*>(tabs->currentWidget());
+        QVERIFY(trace);
+        QTRY_VERIFY_WITH_TIMEOUT(trace->loaded() || trace->failed(), 10000);
+        QVERIFY(trace->loaded());
+        // The file holds every sample the capture counted.
+        auto records = findSection(trace->tree(), "Records");
+        QVERIFY(records);
+        QCOMPARE(childValue(records, "SAMPLE").toULongLong(), page->lastSummary().total().samples);
+
+        const QString saved = dir_.filePath("saved.data");
+        QVERIFY(page->saveCaptureAs(saved));
+        QCOMPARE(QFileInfo(saved).size(), QFileInfo(file).size());
+        auto reread = PerfDataReader::open(saved.toStdString());
+        QVERIFY(reread.ok());
+        QVERIFY(!reread->hasErrors());
+    }
+
+    void openPerfFileAndExport() {
+        if (perfFile_.isEmpty()) QSKIP("perf_event_open is not permitted here (no perf-written file)");
+        MainWindow window;
+        TraceFilePage* trace = window.openFile(perfFile_);
+        QTRY_VERIFY_WITH_TIMEOUT(trace->loaded() || trace->failed(), 10000);
+        QVERIFY(trace->loaded());
+        auto reader = PerfDataReader::open(perfFile_.toStdString());
+        QVERIFY(reader.ok());
+        auto records = findSection(trace->tree(), "Records");
+        QVERIFY(records);
+        QCOMPARE(childValue(records, "SAMPLE").toULongLong(),
+                 reader->summary().recordsByType.at(PERF_RECORD_SAMPLE));
+
+        const QString pf = dir_.filePath("out.pftrace"), csv = dir_.filePath("out.csv");
+        QVERIFY(trace->exportTo("perfetto", pf));
+        QVERIFY(trace->exportTo("csv", csv));
+        QVERIFY(QFileInfo(pf).size() > 0);
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readLine().trimmed(), QByteArray("kind,cpu,time_ns,end_ns,pid,tid,name,value,detail"));
+        int samples = 0;
+        while (!f.atEnd())
+            samples += f.readLine().startsWith("sample,");
+        QCOMPARE(quint64(samples), reader->summary().recordsByType.at(PERF_RECORD_SAMPLE));
+    }
+
+    void dropOpensTheFile() {
+        if (perfFile_.isEmpty()) QSKIP("perf_event_open is not permitted here (no perf-written file)");
+        MainWindow window;
+        auto* tabs = window.findChild<QTabWidget*>("tabs");
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(perfFile_)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&window, &drop);
+        QCOMPARE(tabs->count(), 2);
+        QCOMPARE(tabs->tabText(1), QString("perf-written.data"));
+    }
+
+    void damagedFileSaysWhy() {
+        const QString bad = dir_.filePath("not-perf.data");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(200, 'x'));
+        f.close();
+        MainWindow window;
+        TraceFilePage* trace = window.openFile(bad);
+        QTRY_VERIFY_WITH_TIMEOUT(trace->loaded() || trace->failed(), 10000);
+        QVERIFY(trace->failed());
+        const QString status = trace->findChild<QLabel*>("traceStatus")->text();
+        QVERIFY2(status.contains("not-perf.data"), qPrintable(status));
+        QVERIFY2(status.contains("magic", Qt::CaseInsensitive), qPrintable(status));
+    }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "MainWindowTest.moc"
