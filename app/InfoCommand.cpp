@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "InfoCommand.h"
 
+#include "CaptureStatsFeature.h"
+
 #include <bit>
 #include <cinttypes>
 #include <cstdio>
@@ -274,6 +276,33 @@ std::string formatInfo(const PerfDataReader& r) {
         for (auto& [t, c] : st.recordsByType)
             n += c;
         o << "  " << cpuName(cpu) << ": " << n << " records: " << typeCounts(st.recordsByType) << "\n";
+    }
+
+    // auxscope's own section: each CPU's ring fill and the kernel's lost count over time.
+    for (const PerfRawFeature& raw : r.features().raw) {
+        if (raw.id != kFeatAuxscopeCaptureStats) continue;
+        auto history =
+            decodeCaptureStatsFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        if (!history) {
+            o << "\ncapture statistics: " << history.error().message << "\n";
+            continue;
+        }
+        std::map<int32_t, StatsSample> last;
+        std::map<int32_t, float> maxFill;
+        std::map<int32_t, size_t> count;
+        for (const StatsSample& st : history.value()) {
+            last[st.cpu] = st;
+            maxFill[st.cpu] = std::max(maxFill[st.cpu], st.fillPeakPercent);
+            ++count[st.cpu];
+        }
+        o << "\ncapture statistics (auxscope, " << history->size() << " samples):\n";
+        for (auto& [cpu, st] : last) {
+            char fill[32];
+            std::snprintf(fill, sizeof fill, "%.1f%%", double(maxFill[cpu]));
+            o << "  cpu " << cpu << ": " << count[cpu] << " samples, max data ring fill " << fill << ", "
+              << st.records << " records drained, " << st.lostRecords << " lost records, " << st.lostSamples
+              << " lost samples, kernel count of lost " << st.kernelLost << "\n";
+        }
     }
 
     // Every loss the file records.

@@ -12,8 +12,10 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <map>
 #include <thread>
 
+#include "CaptureStatsFeature.h"
 #include "PerfDataReader.h"
 #include "TraceExport.h"
 #include "TraceModelLoader.h"
@@ -181,6 +183,29 @@ void TraceFilePage::populate() {
         if (c.auxtraceBuffers)
             add(item, "AUXTRACE buffers",
                 QString("%1 (%2 bytes)").arg(c.auxtraceBuffers).arg(c.auxtraceBytes));
+    }
+    for (const PerfRawFeature& raw : f.raw) {
+        if (raw.id != kFeatAuxscopeCaptureStats) continue;
+        auto history =
+            decodeCaptureStatsFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        auto* stats = section("Capture statistics");
+        if (!history) {
+            add(stats, "error", QString::fromStdString(history.error().message))
+                ->setForeground(1, QColor("#b00020"));
+            continue;
+        }
+        std::map<int32_t, StatsSample> last;
+        std::map<int32_t, float> maxFill;
+        for (const StatsSample& st : *history) {
+            last[st.cpu] = st;
+            maxFill[st.cpu] = std::max(maxFill[st.cpu], st.fillPeakPercent);
+        }
+        for (auto& [cpu, st] : last)
+            add(stats, QString("CPU %1").arg(cpu),
+                QString("max data ring fill %1%, %2 lost records, kernel count of lost %3")
+                    .arg(double(maxFill[cpu]), 0, 'f', 1)
+                    .arg(st.lostRecords)
+                    .arg(st.kernelLost));
     }
     if (!s.auxtraceErrors.empty()) {
         auto* errs = section(QString("AUX trace errors (%1)").arg(s.auxtraceErrors.size()));

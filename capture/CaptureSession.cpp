@@ -295,6 +295,11 @@ void CaptureSession::wait() {
     if (stopped_ == std::chrono::steady_clock::time_point{}) stopped_ = std::chrono::steady_clock::now();
 }
 
+const std::vector<StatsSample>& CaptureSession::statsHistory() const {
+    static const std::vector<StatsSample> none;
+    return drain_ ? drain_->statsHistory() : none;
+}
+
 CaptureSummary CaptureSession::summary() const {
     CaptureSummary s;
     s.target = describeTarget(options_);

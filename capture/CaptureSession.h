@@ -86,6 +86,8 @@ public:
     pid_t commandPid() const { return command_ ? command_->pid() : -1; }
     std::chrono::steady_clock::time_point startTime() const { return started_; }
     CaptureSummary summary() const;
+    // Per-CPU statistics over time; complete once the capture has finished.
+    const std::vector<StatsSample>& statsHistory() const;
 
 private:
     CaptureSession() = default;

@@ -46,6 +46,18 @@ struct CpuStatsSnapshot {
     bool kernelLostAvailable = false;  // PERF_FORMAT_LOST supported by this kernel
 };
 
+// One CPU's statistics at one publish, kept for the whole capture so that the
+// trace file can carry them (buffer fill and loss over time). `perfTime` is the
+// newest record time seen when it was taken (the events' clock), so the samples
+// line up with the records.
+struct StatsSample {
+    uint64_t perfTime = 0;
+    uint64_t monotonicNs = 0;
+    int32_t cpu = -1;
+    float fillPeakPercent = 0;  // highest fill since the previous sample
+    uint64_t bytes = 0, records = 0, lostRecords = 0, lostSamples = 0, kernelLost = 0;
+};
+
 class CaptureStats {
 public:
     explicit CaptureStats(std::vector<int> cpus);

@@ -19,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 // thread polls on a short timer instead of waiting for ring wakeups.
 constexpr uint64_t kPollFraction = 16;
 constexpr auto kPollInterval = std::chrono::microseconds(200);
+// Statistics samples kept before the history is thinned out (about 48 MiB).
+constexpr size_t kMaxHistory = size_t(1) << 20;
 constexpr uint64_t kTagStop = ~0ull, kTagChild = ~0ull - 1;
 }  // namespace
 
@@ -108,6 +110,7 @@ bool DrainThread::drainRing(RingSlot& r) {
         else
             ++c.unknownTypes;
         if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
+        if (rec.hasSampleId && rec.time > newestRecordTime_) newestRecordTime_ = rec.time;
         switch (h.type) {
             case PERF_RECORD_SAMPLE:
                 ++c.samples;
@@ -167,8 +170,28 @@ void DrainThread::publish(double seconds) {
         }
         r.publishedBytes = r.counters.bytes;
         r.publishedRecords = r.counters.records;
+        if (newestRecordTime_ != 0) {
+            const auto& c = r.counters;
+            history_.push_back({newestRecordTime_,
+                                uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                             Clock::now().time_since_epoch())
+                                             .count()),
+                                r.cpu, float(r.fillPeakPercent), c.bytes, c.records, c.lostRecords,
+                                c.lostSamples, c.kernelLost});
+        }
         r.fillPeakPercent = r.fillPercent;
         stats_.publish(r.statsIndex, s);
+    }
+    // Bound the history on very long captures: past the cap, keep every other
+    // publish (per-CPU entries of one publish stay together).
+    if (history_.size() >= kMaxHistory && !rings_.empty()) {
+        const size_t group = rings_.size();
+        std::vector<StatsSample> thinned;
+        thinned.reserve(history_.size() / 2 + group);
+        for (size_t i = 0; i < history_.size(); i += 2 * group)
+            thinned.insert(thinned.end(), history_.begin() + long(i),
+                           history_.begin() + long(std::min(i + group, history_.size())));
+        history_ = std::move(thinned);
     }
     stats_.bumpGeneration();
 }

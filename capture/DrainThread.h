@@ -68,6 +68,9 @@ public:
     int childExitStatus() const { return childStatus_; }
     bool childExited() const { return childExited_; }
     std::vector<std::string> messages() const;
+    // Every CPU's statistics at every publish (thinned out on very long
+    // captures). Read it only after join().
+    const std::vector<StatsSample>& statsHistory() const { return history_; }
 
 private:
     void run();
@@ -94,6 +97,8 @@ private:
     std::chrono::steady_clock::time_point lastPublish_;
     mutable std::mutex msgMutex_;
     std::vector<std::string> messages_;
+    std::vector<StatsSample> history_;
+    uint64_t newestRecordTime_ = 0;
 };
 
 }  // namespace auxscope

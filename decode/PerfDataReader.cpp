@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "PerfDataReader.h"
 
+#include "CaptureStatsFeature.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -1131,6 +1133,7 @@ std::string perfFeatureName(unsigned id) {
     };
     if (id < std::size(kNames)) return kNames[id];
     if (id == kSimpleperfFeatMetaInfo) return "simpleperf META_INFO (" + std::to_string(id) + ")";
+    if (id == kFeatAuxscopeCaptureStats) return "AUXSCOPE_CAPTURE_STATS";
     if (id >= 128) return "simpleperf feature " + std::to_string(id);
     return "feature " + std::to_string(id);
 }

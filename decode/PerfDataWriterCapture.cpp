@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "PerfDataWriterCapture.h"
 
+#include "CaptureStatsFeature.h"
+
 #include <chrono>
 
 #include "FeatureWriter.h"
@@ -123,6 +125,9 @@ Expected<void> PerfDataWriterCapture::finish() {
     if (sinkWriter_->samples())
         w.setFeature(perfdata::kFeatSampleTime, FeatureWriter::sampleTime(sinkWriter_->firstSampleTime(),
                                                                           sinkWriter_->lastSampleTime()));
+    // auxscope's own section: each CPU's ring fill and loss over time.
+    if (!session_->statsHistory().empty())
+        w.setFeature(kFeatAuxscopeCaptureStats, encodeCaptureStatsFeature(session_->statsHistory()));
     auto ids = sinkWriter_->hitBuildIds(&notes);
     rep.buildIds = ids.size();
     if (!ids.empty()) w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds(ids));

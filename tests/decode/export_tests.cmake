@@ -4,6 +4,7 @@
 find_program(PROTOC_EXECUTABLE protoc REQUIRED)
 add_executable(export_tests
   ${CMAKE_CURRENT_LIST_DIR}/ExportTest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/RoundTripTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../capture/KernelTestSupport.cpp
 )
 target_include_directories(export_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../capture)
