@@ -403,6 +403,7 @@ std::optional<uint64_t> jsonNumberAfter(const std::string& json, size_t from, co
 struct AuxscopeSummary {
     std::string error;
     uint64_t samples = 0, lostRecords = 0, lostSamples = 0, kernelLost = 0, ringBytes = 0;
+    uint64_t sinkLost = 0;  // records the perf.data writer dropped (sink_lost[].records)
     int commandExitStatus = -1;
     std::string messages;  // the raw JSON array, "[]" when empty
 };
@@ -427,6 +428,12 @@ AuxscopeSummary parseAuxscopeJson(const std::string& json) {
     uint64_t status = 0;
     get(total, "command_exit_status", status);
     s.commandExitStatus = int(status);
+    if (auto sl = json.find("\"sink_lost\":[", total); sl != std::string::npos) {
+        const size_t end = json.find(']', sl);
+        for (size_t at = json.find("\"records\":", sl); at != std::string::npos && at < end;
+             at = json.find("\"records\":", at + 1))
+            if (auto v = jsonNumberAfter(json, at, "records")) s.sinkLost += *v;
+    }
     if (auto m = json.find("\"messages\":", total); m != std::string::npos) {
         auto close = json.find(']', m);
         s.messages = json.substr(m + 11, close == std::string::npos ? std::string::npos : close - m - 10);
@@ -437,7 +444,7 @@ AuxscopeSummary parseAuxscopeJson(const std::string& json) {
 // ---------------------------------------------------------------------------
 // Configurations and runs
 
-enum class Kind { Bare, PerfFile, PerfPipe, Auxscope };
+enum class Kind { Bare, PerfFile, PerfPipe, Auxscope, AuxscopeFile };
 
 struct Config {
     Kind kind;
@@ -527,8 +534,10 @@ std::vector<std::string> Bench::commandFor(const Config& cfg, long calls) const 
                        {"-o", cfg.kind == Kind::PerfFile ? perfData_ : "-", "--", opt_.workload, n});
             return cmd;
         case Kind::Auxscope:
+        case Kind::AuxscopeFile:
             cmd = {opt_.auxscope, "record", "-e", kEvent};
             cmd.insert(cmd.end(), pages.begin(), pages.end());
+            if (cfg.kind == Kind::AuxscopeFile) cmd.insert(cmd.end(), {"-o", perfData_});
             cmd.insert(cmd.end(), {"--json", "--", opt_.workload, n});
             return cmd;
     }
@@ -599,7 +608,8 @@ RunResult Bench::run(const Config& cfg, long calls) {
         }
         case Kind::PerfPipe:
             break;  // not observable: see the comment at the top
-        case Kind::Auxscope: {
+        case Kind::Auxscope:
+        case Kind::AuxscopeFile: {
             AuxscopeSummary a = parseAuxscopeJson(readWholeFile(stdout_));
             if (!a.error.empty()) {
                 r.error = a.error;
@@ -609,8 +619,10 @@ RunResult Bench::run(const Config& cfg, long calls) {
                 r.error = "auxscope reports command exit status " + std::to_string(a.commandExitStatus);
                 return r;
             }
-            r.lost = a.lostRecords;
+            // Records the file writer had to drop count as lost too.
+            r.lost = a.lostRecords + a.sinkLost;
             r.kernelLost = a.kernelLost;
+            if (a.sinkLost) r.notes.push_back("file writer dropped " + std::to_string(a.sinkLost));
             r.samples = a.samples;
             r.ringBytes = a.ringBytes;
             if (a.lostSamples) r.notes.push_back("lost_samples " + std::to_string(a.lostSamples));
@@ -702,8 +714,9 @@ int main(int argc, char** argv) {
         {Kind::Auxscope, "auxscope record " + same, o.pages},
         {Kind::Auxscope, "auxscope record (default ring)", 0},
         {Kind::PerfPipe, "perf record " + same + " -o - >/dev/null", o.pages},
+        {Kind::AuxscopeFile, "auxscope record " + same + " -o FILE", o.pages},
     };
-    enum { kBare, kPerf, kAux, kAuxDefault, kPerfPipe };
+    enum { kBare, kPerf, kAux, kAuxDefault, kPerfPipe, kAuxFile };
 
     std::printf(
         "bench_record: %ld x close(-1) (%ld raw_syscalls records), %d interleaved rounds, event '%s'\n",
@@ -767,9 +780,9 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "loop s: the workload's own time for its close() loop. tracer CPU: user+sys time of the tracer, the"
-        " workload's own excluded.\nperf '-o -' writes its stream to /dev/null (no file cost; auxscope "
-        "writes no"
-        " file yet); its losses are not observable.\n\n");
+        " workload's own excluded.\nperf '-o -' writes its stream to /dev/null (no file cost); its losses are"
+        " not observable. 'auxscope ... -o FILE' writes perf.data like 'perf ... -o FILE'; its lost\n"
+        "column includes records its file writer dropped.\n\n");
 
     const Column& perf = columns[kPerf];
     const Column& aux = columns[kAux];
@@ -787,6 +800,21 @@ int main(int argc, char** argv) {
             " perf pipe mode %.3f s)\n",
             verdict(median(aux.wall) <= median(perf.wall)), same.c_str(), median(aux.wall), median(perf.wall),
             faster, rounds, median(columns[kPerfPipe].wall));
+    }
+    const Column& auxFile = columns[kAuxFile];
+    if (!perf.wall.empty() && !auxFile.wall.empty()) {
+        int faster = 0, rounds = 0;
+        for (auto& round : byRound)
+            if (round[kAuxFile].ok && round[kPerf].ok) {
+                ++rounds;
+                faster += round[kAuxFile].wallSeconds <= round[kPerf].wallSeconds;
+            }
+        std::printf(
+            "%s  both writing perf.data (%s -o FILE): auxscope %.3f s vs perf %.3f s (auxscope not slower"
+            " in %d of %d rounds); lost %.0f vs %.0f\n",
+            verdict(median(auxFile.wall) <= median(perf.wall)), same.c_str(), median(auxFile.wall),
+            median(perf.wall), faster, rounds, auxFile.lost.empty() ? -1.0 : median(auxFile.lost),
+            perf.lost.empty() ? -1.0 : median(perf.lost));
     }
     if (!perf.lost.empty() && !aux.lost.empty())
         // Nothing lost on either side counts as a pass: there is nothing fewer than 0.
