@@ -24,6 +24,7 @@
 
 #include "CaptureSession.h"
 #include "FeatureWriter.h"
+#include "PerfDataReader.h"
 #include "PerfDataWriterCapture.h"
 
 // WriterTestSupport.cpp
@@ -130,6 +131,13 @@ void expectPerfAgrees(const std::string& perf, const Captured& c) {
     EXPECT_EQ(s["LOST"], t.byType[PERF_RECORD_LOST]);
     EXPECT_EQ(s["ID_INDEX"], 1u);
     EXPECT_GE(s["FINISHED_ROUND"], 1u);
+
+    // auxscope's own reader counts exactly what perf counts, type by type.
+    auto file = PerfDataReader::open(c.path);
+    ASSERT_TRUE(file) << file.error().message;
+    EXPECT_FALSE(file->hasErrors());
+    for (auto& [type, n] : file->summary().recordsByType)
+        EXPECT_EQ(s[perfRecordTypeName(type)], n) << perfRecordTypeName(type);
 
     auto script = runCommand({perf, "script", "-i", c.path}, 90);
     ASSERT_TRUE(script.exitedZero()) << script.err;
