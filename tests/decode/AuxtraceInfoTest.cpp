@@ -22,17 +22,7 @@
 #include "PerfDataWriter.h"
 #include "Pmu.h"
 
-// WriterTestSupport.cpp
-namespace auxscope::writertest {
-struct CommandResult {
-    int status = -1;
-    std::string out, err;
-    bool exitedZero() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-};
-CommandResult runCommand(const std::vector<std::string>& argv, double timeoutSeconds);
-std::optional<std::string> perfBinary();
-std::string makeTempDir(const std::string& tag);
-}  // namespace auxscope::writertest
+#include "WriterTestSupport.h"
 
 namespace auxscope {
 namespace {

@@ -24,15 +24,11 @@
 #include <string>
 #include <vector>
 
+#include "WriterTestSupport.h"
+
 #include "PerfDataFormat.h"
 
 namespace auxscope::writertest {
-
-struct CommandResult {
-    int status = -1;  // wait status
-    std::string out, err;
-    bool exitedZero() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-};
 
 CommandResult runCommand(const std::vector<std::string>& argv, double timeoutSeconds) {
     CommandResult r;
@@ -112,21 +108,6 @@ std::map<std::string, uint64_t> parsePerfStats(const std::string& text) {
     }
     return out;
 }
-
-struct FileRecord {
-    uint64_t offset = 0;
-    perf_event_header header{};
-    std::vector<uint8_t> bytes;
-};
-
-struct PerfDataFileView {
-    std::vector<uint8_t> file;
-    perfdata::FileHeader header{};
-    std::vector<FileRecord> records;  // the data section (or, when its size is 0, to the end)
-    std::map<unsigned, perfdata::FileSection> features;
-    bool ok = false;
-    std::string error;
-};
 
 PerfDataFileView readPerfDataFile(const std::string& path) {
     PerfDataFileView v;

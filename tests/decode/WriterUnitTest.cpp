@@ -25,32 +25,7 @@
 #include "QueuedSink.h"
 #include "SinkQueue.h"
 
-// WriterTestSupport.cpp
-namespace auxscope::writertest {
-struct CommandResult {
-    int status = -1;
-    std::string out, err;
-    bool exitedZero() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
-};
-CommandResult runCommand(const std::vector<std::string>& argv, double timeoutSeconds);
-std::optional<std::string> perfBinary();
-std::map<std::string, uint64_t> parsePerfStats(const std::string& text);
-struct FileRecord {
-    uint64_t offset = 0;
-    perf_event_header header{};
-    std::vector<uint8_t> bytes;
-};
-struct PerfDataFileView {
-    std::vector<uint8_t> file;
-    perfdata::FileHeader header{};
-    std::vector<FileRecord> records;
-    std::map<unsigned, perfdata::FileSection> features;
-    bool ok = false;
-    std::string error;
-};
-PerfDataFileView readPerfDataFile(const std::string& path);
-std::string makeTempDir(const std::string& tag);
-}  // namespace auxscope::writertest
+#include "WriterTestSupport.h"
 
 namespace auxscope {
 namespace {
