@@ -11,6 +11,7 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 
 #include "CapturePage.h"
@@ -26,6 +27,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->setObjectName("tabs");
     tabs_->setTabsClosable(true);
     tabs_->addTab(capture_, "Capture");
+    tabs_->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);  // the capture page stays
     setCentralWidget(tabs_);
     connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int index) {
         if (tabs_->widget(index) == capture_) return;  // the capture page stays

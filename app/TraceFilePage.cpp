@@ -12,6 +12,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -160,8 +161,10 @@ void TraceFilePage::populate() {
     if (f.buildIds) add(features, "build ids", QString::number(f.buildIds->size()));
     if (f.auxtraceIndex) add(features, "AUXTRACE index", QString("%1 buffers").arg(f.auxtraceIndex->size()));
     if (f.compressed) add(features, "compressed", "zstd");
+    QStringList present;
     for (unsigned id : f.present)
-        add(features, "present", QString::fromStdString(perfFeatureName(id)));
+        present << QString::fromStdString(perfFeatureName(id));
+    add(features, "sections", present.join(", "));
 
     const PerfDataSummary& s = r.summary();
     auto* records = section(QString("Records (%1)").arg(s.records));
@@ -216,7 +219,7 @@ void TraceFilePage::populate() {
     QString text = QString("%1: %2 records on %3 CPUs, %4 lost records, %5 lost samples, %6 problems")
                        .arg(QFileInfo(path_).fileName())
                        .arg(s.records)
-                       .arg(s.cpus.size())
+                       .arg(std::count_if(s.cpus.begin(), s.cpus.end(), [](auto& c) { return c.first >= 0; }))
                        .arg(lost)
                        .arg(lostSamples)
                        .arg(r.issues().size());
