@@ -23,7 +23,7 @@ size_t roundUpPow2(size_t pages) {
 
 DataRing& DataRing::operator=(DataRing&& o) noexcept {
     if (this != &o) {
-        if (meta_) munmap(meta_, mapLen_);
+        if (meta_ && mapLen_) munmap(meta_, mapLen_);
         meta_ = o.meta_;
         data_ = o.data_;
         size_ = o.size_;
@@ -36,7 +36,16 @@ DataRing& DataRing::operator=(DataRing&& o) noexcept {
 }
 
 DataRing::~DataRing() {
-    if (meta_) munmap(meta_, mapLen_);
+    if (meta_ && mapLen_) munmap(meta_, mapLen_);
+}
+
+DataRing DataRing::view(perf_event_mmap_page* meta, const uint8_t* data, uint64_t size) {
+    DataRing r;
+    r.meta_ = meta;
+    r.data_ = data;
+    r.size_ = size;
+    r.mapLen_ = 0;
+    return r;
 }
 
 Expected<DataRing> DataRing::map(int fd, size_t dataPages) {

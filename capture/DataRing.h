@@ -25,6 +25,10 @@ public:
 
     // `dataPages` must be a power of two.
     static Expected<DataRing> map(int fd, size_t dataPages);
+    // A ring over memory laid out like the kernel's mapping but not mapped from a
+    // perf fd (the simulated AUX producer's pages): the same reading code drains it.
+    // Not owned: never unmapped. `size` must be a power of two.
+    static DataRing view(perf_event_mmap_page* meta, const uint8_t* data, uint64_t size);
 
     uint64_t head() const { return __atomic_load_n(&meta_->data_head, __ATOMIC_ACQUIRE); }
     uint64_t tail() const { return meta_->data_tail; }
@@ -32,13 +36,15 @@ public:
     const uint8_t* data() const { return data_; }
     uint64_t size() const { return size_; }
     const perf_event_mmap_page* meta() const { return meta_; }
+    // Writable user page: AuxRing sets aux_offset/aux_size through it before mapping the AUX area.
+    perf_event_mmap_page* userPage() const { return meta_; }
     bool mapped() const { return meta_ != nullptr; }
 
 private:
     perf_event_mmap_page* meta_ = nullptr;
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
-    size_t mapLen_ = 0;
+    size_t mapLen_ = 0;  // 0: a view, not owned
 };
 
 // Picks a power-of-two page count >= `pages` (at least 1).
