@@ -73,6 +73,9 @@ CpuCounters CaptureSummary::total() const {
         t.lostRecords += x.lostRecords, t.lostSamples += x.lostSamples, t.kernelLost += x.kernelLost;
         t.throttles += x.throttles, t.unthrottles += x.unthrottles, t.parseErrors += x.parseErrors;
         t.corruptBytes += x.corruptBytes, t.unknownTypes += x.unknownTypes, t.auxBytes += x.auxBytes;
+        t.auxChunks += x.auxChunks, t.auxTruncated += x.auxTruncated, t.auxOverwrite += x.auxOverwrite;
+        t.auxPartial += x.auxPartial, t.auxCollision += x.auxCollision, t.auxReenables += x.auxReenables;
+        t.auxErrors += x.auxErrors;
         for (size_t i = 0; i < t.byType.size(); ++i)
             t.byType[i] += x.byType[i];
     }

@@ -28,6 +28,14 @@ struct CpuCounters {
     uint64_t corruptBytes = 0;  // bytes skipped after a corrupt header
     uint64_t unknownTypes = 0;  // record types beyond kRecordTypeSlots
     uint64_t auxBytes = 0;      // AUX area bytes drained (AUX capture)
+    uint64_t auxChunks = 0;     // AUX pieces handed to the consumers (one or two per drain pass)
+    // PERF_RECORD_AUX records by flag (a record may carry several).
+    uint64_t auxTruncated = 0;  // PERF_AUX_FLAG_TRUNCATED: the AUX area filled up, the event was disabled
+    uint64_t auxOverwrite = 0;  // PERF_AUX_FLAG_OVERWRITE (snapshot mode)
+    uint64_t auxPartial = 0;    // PERF_AUX_FLAG_PARTIAL: the record holds partial hardware samples
+    uint64_t auxCollision = 0;  // PERF_AUX_FLAG_COLLISION: samples collided (SPE)
+    uint64_t auxReenables = 0;  // times the drain thread re-enabled a disabled AUX event
+    uint64_t auxErrors = 0;     // drain passes that found aux_head inconsistent with aux_tail
     std::array<uint64_t, kRecordTypeSlots> byType{};
 };
 
@@ -42,7 +50,7 @@ struct CpuStatsSnapshot {
     double recordsPerSecond = 0;
     bool hasAux = false;
     uint64_t auxRingBytes = 0;
-    double auxFillPercent = 0;
+    double auxFillPercent = 0;         // AUX area fill found by the last drain pass
     bool kernelLostAvailable = false;  // PERF_FORMAT_LOST supported by this kernel
 };
 

@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -63,9 +64,12 @@ Expected<void> DrainThread::start() {
             return makeError("epoll_ctl on cpu " + std::to_string(rings_[i].cpu) +
                              " ring: " + std::strerror(errno));
     }
+    publishPeriod_ = std::chrono::microseconds(1'000'000 / std::max(10u, ctl_.publishHz));
     lastPublish_ = Clock::now();
-    for (auto& r : rings_)
+    for (auto& r : rings_) {
         readKernelLost(r);
+        if (r.aux.mapped()) r.auxPrevTail = r.aux.tail();
+    }
     publish(0);
     thread_ = std::thread([this] { run(); });
     return {};
@@ -93,55 +97,165 @@ void DrainThread::note(std::string msg) {
 bool DrainThread::drainRing(RingSlot& r) {
     const uint64_t head = r.ring.head();
     const uint64_t tail = r.ring.tail();
+    const uint64_t size = r.ring.size();
+    bool busy = false;
+    bool sawTruncated = false, sawLost = false;
+    uint64_t truncatedEnd = 0;
     if (head == tail) {
         r.fillPercent = 0;
+    } else {
+        const double fill = 100.0 * double(head - tail) / double(size);
+        r.fillPercent = fill;
+        if (fill > r.fillPeakPercent) r.fillPeakPercent = fill;
+        if (fill > r.fillMaxPercent) r.fillMaxPercent = fill;
+        CpuCounters& c = r.counters;
+        ParsedRecord rec;
+        auto result =
+            reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
+                if (h.type < kRecordTypeSlots)
+                    ++c.byType[h.type];
+                else
+                    ++c.unknownTypes;
+                if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
+                if (rec.hasSampleId && rec.time > newestRecordTime_) newestRecordTime_ = rec.time;
+                switch (h.type) {
+                    case PERF_RECORD_SAMPLE:
+                        ++c.samples;
+                        break;
+                    case PERF_RECORD_LOST:
+                        c.lostRecords += rec.lost;
+                        sawLost = true;
+                        break;
+                    case PERF_RECORD_LOST_SAMPLES:
+                        c.lostSamples += rec.lost;
+                        break;
+                    case PERF_RECORD_THROTTLE:
+                        ++c.throttles;
+                        break;
+                    case PERF_RECORD_UNTHROTTLE:
+                        ++c.unthrottles;
+                        break;
+                    case PERF_RECORD_AUX:
+                        if (rec.auxFlags & kAuxFlagTruncated) {
+                            ++c.auxTruncated;
+                            sawTruncated = true;
+                            const uint64_t end = rec.auxOffset + rec.auxSize;
+                            if (end > truncatedEnd) truncatedEnd = end;
+                        }
+                        if (rec.auxFlags & kAuxFlagOverwrite) ++c.auxOverwrite;
+                        if (rec.auxFlags & kAuxFlagPartial) ++c.auxPartial;
+                        if (rec.auxFlags & kAuxFlagCollision) ++c.auxCollision;
+                        break;
+                    default:
+                        break;
+                }
+                for (auto* consumer : consumers_)
+                    consumer->onRecord(r.cpu, bytes, rec);
+            });
+        c.records += result.records;
+        c.bytes += result.bytes;
+        if (result.error) {
+            c.corruptBytes += result.skippedBytes;
+            note("cpu " + std::to_string(r.cpu) + " data ring: " + *result.error + "; skipped " +
+                 std::to_string(result.skippedBytes) + " bytes up to data_head");
+        }
+        r.ring.setTail(result.newTail);
+        busy = head - tail >= size / kPollFraction;
+    }
+    // The AUX bytes after the records: a PERF_RECORD_AUX is written before its
+    // aux_head, so the bytes a record of this pass announces are there by now.
+    if (r.aux.mapped() && drainAux(r, sawTruncated, truncatedEnd, sawLost)) busy = true;
+    return busy;
+}
+
+bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd, bool sawLost) {
+    CpuCounters& c = r.counters;
+    AuxRing& aux = r.aux;
+    const uint64_t size = aux.size();
+    const uint32_t ringIndex = uint32_t(&r - rings_.data());
+    auto result = aux.drain([&](std::span<const uint8_t> bytes, uint64_t position) {
+        ++c.auxChunks;
+        c.auxBytes += bytes.size();
+        for (RecordSink* sink : ctl_.auxSinks)
+            sink->onAux(r.cpu, ringIndex, position, bytes);
+    });
+    if (result.error) {
+        ++c.auxErrors;
+        if (!r.auxErrorNoted) {
+            r.auxErrorNoted = true;
+            note("cpu " + std::to_string(r.cpu) + " AUX area: " + *result.error);
+        }
+        r.auxFillPercent = 0;
         return false;
     }
-    const uint64_t size = r.ring.size();
-    const double fill = 100.0 * double(head - tail) / double(size);
-    r.fillPercent = fill;
-    if (fill > r.fillPeakPercent) r.fillPeakPercent = fill;
-    if (fill > r.fillMaxPercent) r.fillMaxPercent = fill;
-    CpuCounters& c = r.counters;
-    ParsedRecord rec;
-    auto result = reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
-        if (h.type < kRecordTypeSlots)
-            ++c.byType[h.type];
-        else
-            ++c.unknownTypes;
-        if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
-        if (rec.hasSampleId && rec.time > newestRecordTime_) newestRecordTime_ = rec.time;
-        switch (h.type) {
-            case PERF_RECORD_SAMPLE:
-                ++c.samples;
-                break;
-            case PERF_RECORD_LOST:
-                c.lostRecords += rec.lost;
-                break;
-            case PERF_RECORD_LOST_SAMPLES:
-                c.lostSamples += rec.lost;
-                break;
-            case PERF_RECORD_THROTTLE:
-                ++c.throttles;
-                break;
-            case PERF_RECORD_UNTHROTTLE:
-                ++c.unthrottles;
-                break;
-            default:
-                break;
-        }
-        for (auto* consumer : consumers_)
-            consumer->onRecord(r.cpu, bytes, rec);
-    });
-    c.records += result.records;
-    c.bytes += result.bytes;
-    if (result.error) {
-        c.corruptBytes += result.skippedBytes;
-        note("cpu " + std::to_string(r.cpu) + " data ring: " + *result.error + "; skipped " +
-             std::to_string(result.skippedBytes) + " bytes up to data_head");
+    const uint64_t used = result.bytes();
+    r.auxFillPercent = 100.0 * double(used) / double(size);
+    // Full: the kernel leaves one byte free, so size - 1 bytes mean no room. A
+    // transaction may have judged the room against aux_tail as it was before our
+    // last release of bytes, hence the second test.
+    const bool full = used + 1 >= size || result.to - r.auxPrevTail == size - 1;
+    if (used) r.auxPrevTail = result.from;
+
+    // The event stopped, or may have: TRUNCATED, a full area (no space at begin
+    // disables with no record at all), or a LOST record (which may have been a
+    // TRUNCATED one). Keep re-enabling until aux_head moves past that point.
+    std::optional<uint64_t> stallAt;
+    if (full) stallAt = result.to;
+    if (sawTruncated) stallAt = std::max(stallAt.value_or(0), truncatedEnd);
+    if (sawLost) stallAt = std::max(stallAt.value_or(0), result.to);
+    if (stallAt && (!r.auxStalled || *stallAt != r.auxStallPos)) {
+        r.auxStalled = true;
+        r.auxStallPos = *stallAt;
+        r.auxStallCounted = r.auxStallPos == r.auxLastCountedPos;
+        r.auxRetryAt = {};
     }
-    r.ring.setTail(result.newTail);
-    return head - tail >= size / kPollFraction;
+    if (r.auxStalled) {
+        if (int64_t(result.to - r.auxStallPos) > 0)
+            r.auxStalled = false;  // the hardware wrote past the stall: it runs again
+        else
+            reenableAux(r);
+    }
+    return used >= size / kPollFraction;
+}
+
+void DrainThread::noteAuxEnableError(RingSlot& r, const std::string& why) {
+    if (r.auxEnableErrorNoted) return;  // retried every pass: say it once
+    r.auxEnableErrorNoted = true;
+    note("cpu " + std::to_string(r.cpu) + ": cannot re-enable the AUX event: " + why +
+         "; its AUX trace stays stopped");
+}
+
+void DrainThread::reenableAux(RingSlot& r) {
+    if (!r.auxControl || !auxReenableAllowed_) return;
+    const std::optional<bool> known = r.auxControl->enabled();
+    if (known) {
+        // Exact: enable only a disabled event, and count each one. A disable the
+        // kernel has still pending is caught by a later pass (the stall stays).
+        if (*known) return;
+        if (auto e = r.auxControl->enable(); !e) {
+            noteAuxEnableError(r, e.error().message);
+            return;
+        }
+        ++r.counters.auxReenables;
+        r.auxLastCountedPos = r.auxStallPos;
+        r.auxStallCounted = true;
+        return;
+    }
+    // A perf fd: its state is not visible. Enable at once, then again once per
+    // publish period while the stall lasts (the kernel disables from irq work,
+    // possibly after our first enable); count one re-enable per stall.
+    const auto now = Clock::now();
+    if (now < r.auxRetryAt) return;
+    r.auxRetryAt = now + publishPeriod_;
+    if (auto e = r.auxControl->enable(); !e) {
+        noteAuxEnableError(r, e.error().message);
+        return;
+    }
+    if (!r.auxStallCounted) {
+        ++r.counters.auxReenables;
+        r.auxLastCountedPos = r.auxStallPos;
+        r.auxStallCounted = true;
+    }
 }
 
 void DrainThread::readKernelLost(RingSlot& r) {
@@ -164,6 +278,9 @@ void DrainThread::publish(double seconds) {
         s.fillPeakPercent = r.fillPeakPercent;
         s.fillMaxPercent = r.fillMaxPercent;
         s.kernelLostAvailable = (r.readFormat & PERF_FORMAT_LOST) != 0;
+        s.hasAux = r.aux.mapped();
+        s.auxRingBytes = r.aux.mapped() ? r.aux.size() : 0;
+        s.auxFillPercent = r.auxFillPercent;
         if (seconds > 0) {
             s.bytesPerSecond = double(r.counters.bytes - r.publishedBytes) / seconds;
             s.recordsPerSecond = double(r.counters.records - r.publishedRecords) / seconds;
@@ -221,7 +338,7 @@ void DrainThread::run() {
                  "); under heavy load it may wait behind the traced workload. Run as root or grant "
                  "CAP_SYS_NICE to avoid that");
     }
-    const auto publishPeriod = std::chrono::microseconds(1'000'000 / std::max(10u, ctl_.publishHz));
+    const auto publishPeriod = publishPeriod_;
     epoll_event events[64];
     bool polling = false;
     bool stop = false;
@@ -247,6 +364,9 @@ void DrainThread::run() {
                     epoll_ctl(epollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
                     epoll_ctl(controlEpollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
                 }
+            } else if (tag < rings_.size() && rings_[tag].ownerFdIsEventfd && (events[i].events & EPOLLIN)) {
+                uint64_t count;
+                (void)!read(rings_[tag].ownerFd, &count, sizeof count);  // re-arm; the pass below drains
             } else if (tag < rings_.size() && (events[i].events & (EPOLLHUP | EPOLLERR))) {
                 // The ring's task exited: drain what is left, then stop watching it.
                 RingSlot& r = rings_[tag];
@@ -282,7 +402,9 @@ void DrainThread::run() {
 }
 
 void DrainThread::finishCapture() {
-    // 1. Stop the events that produce the bulk of the data, and drain.
+    // 1. Stop the events that produce the bulk of the data, and drain. AUX events
+    // stopped for want of space stay stopped from here on.
+    auxReenableAllowed_ = false;
     for (auto* fd : ctl_.primaryEvents)
         (void)fd->disable();
     for (auto& r : rings_)

@@ -11,18 +11,42 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "AuxRing.h"
 #include "CaptureStats.h"
 #include "DataRing.h"
 #include "PerfEvent.h"
 #include "RecordConsumer.h"
 #include "RecordParser.h"
+#include "RecordSink.h"
 #include "RingReader.h"
 
 namespace auxscope {
+
+// Re-enables the event that writes an AUX area after the kernel (or the
+// simulator) disabled it because the area was full.
+struct AuxEventControl {
+    virtual ~AuxEventControl() = default;
+    // PERF_EVENT_IOC_ENABLE or its equivalent; enabling an enabled event is harmless.
+    virtual Expected<void> enable() = 0;
+    // Whether the event is enabled now, where that is cheap to know exactly (the
+    // simulator); nullopt for a perf fd, whose state the kernel does not expose.
+    virtual std::optional<bool> enabled() const { return std::nullopt; }
+};
+
+// AuxEventControl over a perf fd (PERF_EVENT_IOC_ENABLE). Does not own the fd.
+class PerfFdAuxControl : public AuxEventControl {
+public:
+    explicit PerfFdAuxControl(const PerfEventFd& fd) : fd_(fd) {}
+    Expected<void> enable() override { return fd_.enable(); }
+
+private:
+    const PerfEventFd& fd_;
+};
 
 struct RingSlot {
     int cpu = -1;
@@ -31,11 +55,27 @@ struct RingSlot {
     DataRing ring;
     std::vector<const PerfEventFd*> members;  // every event writing into this ring
     uint64_t readFormat = 0;
+    // Simulated rings signal an eventfd instead of a perf fd: the drain thread
+    // reads it when it fires so that it does not stay readable.
+    bool ownerFdIsEventfd = false;
+    // Optional AUX area (full-trace mode only for now) and the control that
+    // re-enables its event; both set or neither. The control is not owned.
+    AuxRing aux;
+    AuxEventControl* auxControl = nullptr;
     // Drain-thread state.
     CpuCounters counters;
     double fillPercent = 0, fillPeakPercent = 0, fillMaxPercent = 0;
     uint64_t publishedBytes = 0, publishedRecords = 0;
     bool hungUp = false;
+    // AUX: the fill found by the last pass; aux_tail before the last pass that
+    // moved it (the kernel may have judged the space against that one); the stall
+    // being resolved: the AUX position at which the event stopped for want of
+    // space, kept until aux_head moves past it.
+    double auxFillPercent = 0;
+    uint64_t auxPrevTail = 0;
+    bool auxStalled = false, auxStallCounted = false, auxErrorNoted = false, auxEnableErrorNoted = false;
+    uint64_t auxStallPos = 0, auxLastCountedPos = ~0ull;
+    std::chrono::steady_clock::time_point auxRetryAt{};
 };
 
 struct DrainControl {
@@ -52,6 +92,9 @@ struct DrainControl {
     // Called on the drain thread after every pass over all rings (sinks write
     // perf.data's FINISHED_ROUND there). Must not block.
     std::function<void()> afterPass;
+    // Receive the AUX bytes of the rings that have an AUX area (onAux), in ring
+    // order within a pass and in AUX order per ring. Must not block.
+    std::vector<RecordSink*> auxSinks;
 };
 
 class DrainThread {
@@ -75,6 +118,9 @@ public:
 private:
     void run();
     bool drainRing(RingSlot& r);
+    bool drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd, bool sawLost);
+    void reenableAux(RingSlot& r);
+    void noteAuxEnableError(RingSlot& r, const std::string& why);
     void publish(double seconds);
     void readKernelLost(RingSlot& r);
     void finishCapture();
@@ -99,6 +145,8 @@ private:
     std::vector<std::string> messages_;
     std::vector<StatsSample> history_;
     uint64_t newestRecordTime_ = 0;
+    bool auxReenableAllowed_ = true;  // false once the capture is stopping
+    std::chrono::microseconds publishPeriod_{50'000};
 };
 
 }  // namespace auxscope

@@ -93,6 +93,42 @@ void QueuedSink::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedR
     }
 }
 
+void QueuedSink::onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) {
+    const size_t index = slotIndex(cpu);
+    Slot& s = *slots_[index];
+    if (bytes.empty()) return;
+    if (failed_.load(std::memory_order_relaxed)) {
+        bump(s.auxStoppedChunks, 1);
+        bump(s.auxStoppedBytes, bytes.size());
+        return;
+    }
+    const size_t maxPiece = std::min<size_t>(queue_.maxPayload() - sizeof(AuxEntryHead), UINT32_MAX);
+    while (!bytes.empty()) {
+        const auto piece = bytes.first(std::min(bytes.size(), maxPiece));
+        const AuxEntryHead head{auxOffset, uint32_t(piece.size()), ringIndex};
+        if (!queue_.tryPush(kAux, uint16_t(index), {reinterpret_cast<const uint8_t*>(&head), sizeof head},
+                            piece)) {
+            // The rest of the chunk is lost as one piece.
+            bump(s.auxFullChunks, 1);
+            bump(s.auxFullBytes, bytes.size());
+            if (bytesSinceWake_) wakeWriter();
+            return;
+        }
+        roundPending_ = true;
+        bump(queuedAuxChunks_, 1);
+        bump(queuedAuxBytes_, piece.size());
+        bytesSinceWake_ += piece.size();
+        auxOffset += piece.size();
+        bytes = bytes.subspan(piece.size());
+        if (bytesSinceWake_ >= queue_.capacity() / 8) {
+            const size_t used = queue_.usedBytes();
+            if (used > maxQueued_.load(std::memory_order_relaxed))
+                maxQueued_.store(used, std::memory_order_relaxed);
+            wakeWriter();
+        }
+    }
+}
+
 void QueuedSink::onDrainPassEnd() {
     if (failed_.load(std::memory_order_relaxed)) return;
     for (size_t i = 0; i < slots_.size(); ++i)
@@ -179,6 +215,20 @@ void QueuedSink::writerLoop() {
                     }
                     break;
                 }
+                case kAux: {
+                    AuxEntryHead head;
+                    std::memcpy(&head, payload.data(), sizeof head);
+                    const auto bytes = payload.subspan(sizeof head, head.bytes);
+                    if (failed) {
+                        bump(s.auxDiscardedChunks, 1);
+                        bump(s.auxDiscardedBytes, bytes.size());
+                    } else {
+                        r = writer_.writeAux(s.cpu, head.ringIndex, head.auxOffset, bytes);
+                        bump(writtenAuxChunks_, 1);
+                        bump(writtenAuxBytes_, bytes.size());
+                    }
+                    break;
+                }
                 case kRound:
                     if (!failed) {
                         r = writer_.endRound();
@@ -221,6 +271,18 @@ std::vector<SinkLoss> QueuedSink::losses() const {
                            s.stoppedBytes.load(std::memory_order_relaxed) +
                                s.discardedBytes.load(std::memory_order_relaxed),
                            stopped});
+        // AUX chunks ("records" counts chunks there).
+        add(s.auxFullChunks, s.auxFullBytes,
+            "AUX data chunks: queue full (" + (cap >= (size_t(1) << 20)
+                                                   ? std::to_string(cap >> 20) + " MiB)"
+                                                   : std::to_string(cap >> 10) + " KiB)"));
+        n = s.auxStoppedChunks.load(std::memory_order_relaxed) +
+            s.auxDiscardedChunks.load(std::memory_order_relaxed);
+        if (n)
+            out.push_back({options_.name, s.cpu, n,
+                           s.auxStoppedBytes.load(std::memory_order_relaxed) +
+                               s.auxDiscardedBytes.load(std::memory_order_relaxed),
+                           "AUX data chunks: " + stopped});
     }
     for (auto& l : writer_.writerLosses()) {
         out.push_back(l);
@@ -244,7 +306,16 @@ QueuedSink::Stats QueuedSink::stats() const {
     st.rounds = rounds_.load(std::memory_order_relaxed);
     st.queueCapacity = queue_.capacity();
     st.maxQueuedBytes = maxQueued_.load(std::memory_order_relaxed);
+    st.queuedAuxChunks = queuedAuxChunks_.load(std::memory_order_relaxed);
+    st.queuedAuxBytes = queuedAuxBytes_.load(std::memory_order_relaxed);
+    st.writtenAuxChunks = writtenAuxChunks_.load(std::memory_order_relaxed);
+    st.writtenAuxBytes = writtenAuxBytes_.load(std::memory_order_relaxed);
     for (auto& s : slots_) {
+        auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+        st.queueFullAuxChunks += r(s->auxFullChunks);
+        st.queueFullAuxBytes += r(s->auxFullBytes);
+        st.droppedAuxChunks += r(s->auxFullChunks) + r(s->auxStoppedChunks) + r(s->auxDiscardedChunks);
+        st.droppedAuxBytes += r(s->auxFullBytes) + r(s->auxStoppedBytes) + r(s->auxDiscardedBytes);
         st.queueFullRecords +=
             s->fullRecords.load(std::memory_order_relaxed) + s->tooBigRecords.load(std::memory_order_relaxed);
         st.writerStoppedRecords += s->stoppedRecords.load(std::memory_order_relaxed) +

@@ -7,6 +7,11 @@
 // room a "lost" entry tells the writer how many records of that CPU are missing
 // (the perf.data writer turns it into PERF_RECORD_LOST, so perf's tools see the
 // gap too).
+//
+// AUX area bytes (onAux) go through the same queue, as entries of their own (a
+// chunk larger than an entry may hold is split). A chunk that finds the queue
+// full is dropped and counted per CPU with its bytes; the AUX stream of that
+// ring then has a gap, which the next chunk's AUX offset shows.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -45,6 +50,7 @@ public:
     // Drain thread.
     void onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) override;
     void onDrainPassEnd() override;
+    void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) override;
 
     std::vector<SinkLoss> losses() const override;
     std::vector<std::string> messages() const override;
@@ -60,13 +66,24 @@ public:
         uint64_t rounds = 0;                // endRound() calls
         size_t queueCapacity = 0;
         size_t maxQueuedBytes = 0;  // high-water mark of the queue
+        // AUX area data (counted apart from the records above).
+        uint64_t queuedAuxChunks = 0, queuedAuxBytes = 0;
+        uint64_t writtenAuxChunks = 0, writtenAuxBytes = 0;      // handed to the writer
+        uint64_t droppedAuxChunks = 0, droppedAuxBytes = 0;      // all reasons
+        uint64_t queueFullAuxChunks = 0, queueFullAuxBytes = 0;  // the queue had no room
     };
     Stats stats() const;
     // The writer's first error (its message), once it failed.
     std::optional<std::string> writerError() const;
 
 private:
-    enum Kind : uint16_t { kRecord = 1, kLost = 2, kRound = 3 };
+    enum Kind : uint16_t { kRecord = 1, kLost = 2, kRound = 3, kAux = 4 };
+    // Leads an AUX entry's payload; the AUX bytes follow.
+    struct AuxEntryHead {
+        uint64_t auxOffset;
+        uint32_t bytes;
+        uint32_t ringIndex;
+    };
     // Per-CPU counters. Producer-side ones are written by the drain thread only
     // (relaxed stores; read by anyone); `discarded*` by the writer thread only.
     struct alignas(64) Slot {
@@ -75,6 +92,10 @@ private:
         std::atomic<uint64_t> tooBigRecords{0}, tooBigBytes{0};        // larger than the queue allows
         std::atomic<uint64_t> stoppedRecords{0}, stoppedBytes{0};      // writer had failed
         std::atomic<uint64_t> discardedRecords{0}, discardedBytes{0};  // queued, then writer failed
+        // The same for AUX chunks.
+        std::atomic<uint64_t> auxFullChunks{0}, auxFullBytes{0};
+        std::atomic<uint64_t> auxStoppedChunks{0}, auxStoppedBytes{0};
+        std::atomic<uint64_t> auxDiscardedChunks{0}, auxDiscardedBytes{0};
         uint64_t pendingLost = 0;  // dropped since the last lost entry was queued
         uint64_t lastTime = 0;
     };
@@ -101,8 +122,10 @@ private:
     uint64_t maxTime_ = 0;  // newest perf timestamp seen on any CPU
     size_t bytesSinceWake_ = 0;
     std::atomic<uint64_t> queuedRecords_{0}, queuedBytes_{0}, maxQueued_{0};
+    std::atomic<uint64_t> queuedAuxChunks_{0}, queuedAuxBytes_{0};
     // Writer-thread state.
     std::atomic<uint64_t> writtenRecords_{0}, lostEntries_{0}, rounds_{0};
+    std::atomic<uint64_t> writtenAuxChunks_{0}, writtenAuxBytes_{0};
     mutable std::mutex errorMutex_;
     std::optional<std::string> error_;
 };

@@ -7,6 +7,7 @@
 // kernel's. CaptureSession::addSink() registers one.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,14 @@ public:
     // Called on the drain thread after every pass over all rings (also the final
     // passes at stop). Must not block.
     virtual void onDrainPassEnd() {}
+    // AUX area bytes of ring `ringIndex` (on `cpu`), on the drain thread: `bytes`
+    // start at free-running position `auxOffset` of that AUX area (perf.data's
+    // PERF_RECORD_AUXTRACE offset). Each call continues the previous one of that
+    // ring, unless the sink reports a loss. Valid during the call only; must not
+    // block. Sinks that keep no AUX data ignore it.
+    virtual void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) {
+        (void)cpu, (void)ringIndex, (void)auxOffset, (void)bytes;
+    }
     // Thread-safe: what was dropped so far, one entry per (CPU, reason) with a
     // non-zero count.
     virtual std::vector<SinkLoss> losses() const = 0;

@@ -24,6 +24,14 @@ public:
     // last call; `lastTime` is the newest perf timestamp seen so far (0 if none), a
     // time the LOST record can carry without sorting before records already written.
     virtual Expected<void> writeLost(int cpu, uint64_t records, uint64_t lastTime) = 0;
+    // AUX area bytes of ring `ringIndex` on `cpu`, starting at free-running AUX
+    // position `auxOffset` (perf.data: one PERF_RECORD_AUXTRACE). Writers that
+    // cannot keep AUX data refuse it (the sink then stops the capture).
+    virtual Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
+                                    std::span<const uint8_t> bytes) {
+        (void)cpu, (void)ringIndex, (void)auxOffset, (void)bytes;
+        return makeError("this sink cannot store AUX area data");
+    }
     // A drain pass over all rings ended (perf.data's FINISHED_ROUND).
     virtual Expected<void> endRound() = 0;
     // The queue is empty for now: a good moment to push buffered bytes out.

@@ -50,6 +50,20 @@ Expected<void> PerfDataWriterSink::writeLost(int cpu, uint64_t records, uint64_t
     return checked(writer_.writeStreamRecord(b.finish()));
 }
 
+Expected<void> PerfDataWriterSink::writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
+                                            std::span<const uint8_t> bytes) {
+    perfdata::AuxtraceRecord head{};
+    head.offset = auxOffset;  // free-running position in the AUX area, as perf record writes it
+    // perf record puts a time stamp here (the TSC on x86); its tools only compare
+    // references for equality (snapshot dedup), so a per-file sequence number serves.
+    head.reference = ++auxRecords_;
+    head.idx = ringIndex;
+    head.tid = uint32_t(-1);  // per-CPU ring, no thread
+    head.cpu = uint32_t(cpu);
+    auxBytes_ += bytes.size();
+    return checked(writer_.writeAuxtrace(head, bytes));
+}
+
 Expected<void> PerfDataWriterSink::endRound() {
     return checked(writer_.writeFinishedRound());
 }

@@ -6,6 +6,9 @@
 // the end of every drain pass. On the way it learns what the HEADER_BUILD_ID and
 // HEADER_SAMPLE_TIME features need: which mapped files code samples hit (from
 // MMAP/MMAP2/FORK records and the samples' ip), and the first and last sample time.
+// AUX area bytes become PERF_RECORD_AUXTRACE records (listed in the HEADER_AUXTRACE
+// index by PerfDataWriter); the file needs a PERF_RECORD_AUXTRACE_INFO of its own
+// (PerfDataWriter::writeAuxtraceInfo(), written by whoever knows the AUX PMU).
 // Runs on the QueuedSink's writer thread; query it once that thread is joined.
 #include <sys/types.h>
 
@@ -43,6 +46,8 @@ public:
 
     Expected<void> writeRecord(int cpu, std::span<const uint8_t> record) override;
     Expected<void> writeLost(int cpu, uint64_t records, uint64_t lastTime) override;
+    Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
+                            std::span<const uint8_t> bytes) override;
     Expected<void> endRound() override;
     Expected<void> idle() override;
     std::vector<SinkLoss> writerLosses() const override;
@@ -63,6 +68,8 @@ public:
     uint64_t lastSampleTime() const { return lastSample_; }
     uint64_t lostRecordsWritten() const { return lostRecords_; }  // synthesized LOST records
     uint64_t lostCount() const { return lostCount_; }             // sum of their counts
+    uint64_t auxtraceRecordsWritten() const { return auxRecords_; }
+    uint64_t auxtraceBytesWritten() const { return auxBytes_; }
 
 private:
     struct Map {
@@ -82,6 +89,7 @@ private:
     bool kernelHit_ = false;
     uint64_t samples_ = 0, firstSample_ = 0, lastSample_ = 0;
     uint64_t lostRecords_ = 0, lostCount_ = 0;
+    uint64_t auxRecords_ = 0, auxBytes_ = 0;
     std::chrono::steady_clock::time_point lastFlush_{};
     Expected<void> checked(Expected<void> r);
     std::atomic<uint64_t> unwrittenRecords_{0}, unwrittenBytes_{0};
