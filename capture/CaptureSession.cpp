@@ -94,6 +94,8 @@ CaptureSession::~CaptureSession() {
         drain_->requestStop();
         drain_->join();
     }
+    for (auto& p : producers_)
+        p->stop();
     if (command_) command_->abort();
     if (childPidFd_ >= 0) close(childPidFd_);
 }
@@ -241,8 +243,88 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
     return s;
 }
 
+namespace {
+// The simulator's PERF_EVENT_IOC_ENABLE/DISABLE; its state is exact.
+struct SimulatedAuxControl : AuxEventControl {
+    explicit SimulatedAuxControl(SimulatedAuxProducer& p) : producer(p) {}
+    Expected<void> enable() override {
+        producer.enable();
+        return {};
+    }
+    Expected<void> disable() override {
+        producer.disable();
+        return {};
+    }
+    std::optional<bool> enabled() const override { return producer.enabled(); }
+    SimulatedAuxProducer& producer;
+};
+}  // namespace
+
+perf_event_attr CaptureSession::simulatedEventAttr() {
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_DUMMY;
+    a.sample_period = 1;
+    a.sample_type = kSimulatedSampleType;
+    a.read_format = PERF_FORMAT_ID;
+    a.sample_id_all = 1;
+    a.disabled = 1;
+    return a;
+}
+
+Expected<std::unique_ptr<CaptureSession>> CaptureSession::openSimulated(const SimulatedCaptureOptions& o) {
+    if (o.cpus == 0) return makeError("simulated capture: no CPUs");
+    std::unique_ptr<CaptureSession> s(new CaptureSession);
+    s->sourceLabel_ = o.label;
+    s->simulatedPublishHz_ = o.publishHz;
+    s->simulatedRealtime_ = o.realtimeDrain;
+    s->options_.publishHz = o.publishHz;
+    s->options_.realtimeDrain = o.realtimeDrain;
+    s->options_.contextSwitches = false;
+    EventDesc desc;
+    desc.name = o.eventName;
+    desc.attr = o.eventAttr ? *o.eventAttr : simulatedEventAttr();
+    desc.isAux = true;
+    s->descs_.push_back(desc);
+    OpenedEventGroup group;
+    group.name = o.eventName;
+    group.attr = desc.attr;
+    // Every record the producers write carries this sample_id layout, whatever attr is recorded.
+    group.attr.sample_type = kSimulatedSampleType;
+    group.attr.sample_id_all = 1;
+    group.attr.read_format = PERF_FORMAT_ID;
+    for (unsigned i = 0; i < o.cpus; ++i) {
+        SimulatedAuxConfig cfg = o.producer;
+        cfg.cpu = i;
+        cfg.id = o.firstId + i;
+        auto p = SimulatedAuxProducer::create(cfg);
+        if (!p) return makeError("simulated cpu " + std::to_string(i) + ": " + p.error().message);
+        s->cpus_.push_back(int(i));
+        s->auxControls_.push_back(std::make_unique<SimulatedAuxControl>(**p));
+        s->ids_.add(cfg.id, EventLayout{kSimulatedSampleType, PERF_FORMAT_ID, 0, int(i)});
+        group.instances.push_back({cfg.id, int(i), i, -1});
+
+        RingSlot slot;
+        slot.cpu = int(i);
+        slot.statsIndex = i;
+        slot.ownerFd = (*p)->wakeupFd();
+        slot.ownerFdIsEventfd = true;
+        slot.ring = (*p)->dataRing();
+        slot.aux = (*p)->auxRing();
+        slot.auxControl = s->auxControls_.back().get();
+        s->rings_.push_back(std::move(slot));
+        s->producers_.push_back(std::move(*p));
+    }
+    s->groups_.push_back(std::move(group));
+    s->stats_ = std::make_unique<CaptureStats>(s->cpus_);
+    return s;
+}
+
 Expected<void> CaptureSession::start() {
+    if (drain_) return makeError("capture already started");
     DrainControl ctl;
+    ctl.auxSinks = sinks_;
     for (auto& e : events_)
         (e->tracking ? ctl.trackingEvents : ctl.primaryEvents).push_back(&e->fd);
     ctl.canProvokeFlush = options_.contextSwitches && (options_.target == TargetKind::SystemWide ||
@@ -263,6 +345,7 @@ Expected<void> CaptureSession::start() {
     drain_ = std::make_unique<DrainThread>(rings_, ids_, *stats_, ctl, consumers_);
     if (auto r = drain_->start(); !r) return r;
 
+    if (simulated()) return {};  // the producers are driven by their owner
     if (command_) {
         // Events carry enable_on_exec: they switch on at the exec below.
         command_->setReaped();  // from now on the drain thread waits for it
@@ -305,7 +388,7 @@ const std::vector<StatsSample>& CaptureSession::statsHistory() const {
 
 CaptureSummary CaptureSession::summary() const {
     CaptureSummary s;
-    s.target = describeTarget(options_);
+    s.target = simulated() ? sourceLabel_ : describeTarget(options_);
     for (auto& d : descs_)
         s.events.push_back(d.name);
     s.cpus = stats_->snapshotAll();

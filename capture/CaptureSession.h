@@ -18,6 +18,7 @@
 #include "Pmu.h"
 #include "RecordParser.h"
 #include "RecordSink.h"
+#include "SimulatedAuxProducer.h"
 
 namespace auxscope {
 
@@ -50,6 +51,26 @@ struct OpenedEventGroup {
     std::vector<Instance> instances;
 };
 
+// A capture whose CPUs are simulated: one SimulatedAuxProducer per CPU stands in
+// for an AUX PMU event and its rings (tests, benchmarks, replay of recorded
+// trace on machines without trace hardware). Everything downstream of the rings
+// (drain thread, sinks, statistics, perf.data writer, GUI) is the real one.
+struct SimulatedCaptureOptions {
+    unsigned cpus = 4;
+    // Applied to every producer; `id` and `cpu` are set per CPU.
+    SimulatedAuxConfig producer;
+    uint64_t firstId = 1000;
+    unsigned publishHz = 20;
+    bool realtimeDrain = false;
+    // How the capture is described (summary, GUI, perf.data): e.g. "replay of FILE".
+    std::string label = "simulated AUX producers";
+    std::string eventName = "simulated-aux";
+    // The attr the file writer records for the simulated event. Unset: a software
+    // dummy event, so that perf's tools do not look for a PMU that is not there;
+    // a replay passes the recorded event's attr (e.g. intel_pt) so the file decodes.
+    std::optional<perf_event_attr> eventAttr;
+};
+
 class CaptureSession {
 public:
     ~CaptureSession();
@@ -57,6 +78,20 @@ public:
     // Opens everything; nothing is enabled yet. Errors say what to change.
     static Expected<std::unique_ptr<CaptureSession>> open(const CaptureOptions& options,
                                                           const PmuRegistry& pmus);
+
+    // Simulated CPUs (see SimulatedCaptureOptions). The producers are driven by
+    // the caller (simulatedProducer(i).step(), or .start(plan) for a background
+    // "hardware" thread); stop them before destroying the session.
+    static Expected<std::unique_ptr<CaptureSession>> openSimulated(const SimulatedCaptureOptions& options);
+    // The sample_type of the simulated event (the layout of its sample_id trailers).
+    static constexpr uint64_t kSimulatedSampleType =
+        PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+    static perf_event_attr simulatedEventAttr();
+    bool simulated() const { return !producers_.empty(); }
+    size_t simulatedCount() const { return producers_.size(); }
+    SimulatedAuxProducer& simulatedProducer(size_t index) { return *producers_[index]; }
+    // What the capture reads from: "kernel", or the simulated source's label.
+    const std::string& sourceLabel() const { return sourceLabel_; }
 
     // Consumers see every record on the drain thread; add them before start().
     void addConsumer(RecordConsumer* consumer) { consumers_.push_back(consumer); }
@@ -113,6 +148,12 @@ private:
     std::vector<OpenedEventGroup> groups_;
     std::chrono::steady_clock::time_point started_, stopped_;
     std::vector<std::string> setupMessages_;
+    // Simulated CPUs: the producers and the controls that re-enable them.
+    std::vector<std::unique_ptr<SimulatedAuxProducer>> producers_;
+    std::vector<std::unique_ptr<AuxEventControl>> auxControls_;
+    std::string sourceLabel_ = "kernel";
+    unsigned simulatedPublishHz_ = 0;
+    bool simulatedRealtime_ = false;
 };
 
 // Reads the thread ids of a process from /proc/PID/task.

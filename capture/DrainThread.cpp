@@ -164,7 +164,8 @@ bool DrainThread::drainRing(RingSlot& r) {
     }
     // The AUX bytes after the records: a PERF_RECORD_AUX is written before its
     // aux_head, so the bytes a record of this pass announces are there by now.
-    if (r.aux.mapped() && drainAux(r, sawTruncated, truncatedEnd, sawLost)) busy = true;
+    if (r.aux.mapped() && r.aux.mode() == AuxMode::Full && drainAux(r, sawTruncated, truncatedEnd, sawLost))
+        busy = true;
     return busy;
 }
 

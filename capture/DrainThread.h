@@ -33,6 +33,9 @@ struct AuxEventControl {
     virtual ~AuxEventControl() = default;
     // PERF_EVENT_IOC_ENABLE or its equivalent; enabling an enabled event is harmless.
     virtual Expected<void> enable() = 0;
+    // PERF_EVENT_IOC_DISABLE: once it returns the hardware has stopped writing
+    // (snapshot mode disables around the copy of the newest bytes).
+    virtual Expected<void> disable() = 0;
     // Whether the event is enabled now, where that is cheap to know exactly (the
     // simulator); nullopt for a perf fd, whose state the kernel does not expose.
     virtual std::optional<bool> enabled() const { return std::nullopt; }
@@ -43,6 +46,7 @@ class PerfFdAuxControl : public AuxEventControl {
 public:
     explicit PerfFdAuxControl(const PerfEventFd& fd) : fd_(fd) {}
     Expected<void> enable() override { return fd_.enable(); }
+    Expected<void> disable() override { return fd_.disable(); }
 
 private:
     const PerfEventFd& fd_;

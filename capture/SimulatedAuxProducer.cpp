@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace auxscope {
 namespace {
@@ -99,6 +100,7 @@ SimulatedAuxCounts SimulatedAuxProducer::counts() const {
     c.lostReported = r(n_.lostReported);
     c.lostPending = r(n_.lostPending);
     c.wakeups = r(n_.wakeups);
+    c.userDisables = r(n_.userDisables);
     return c;
 }
 
@@ -106,8 +108,16 @@ void SimulatedAuxProducer::enable() {
     if (!enabled_.exchange(true, std::memory_order_acq_rel)) inc(n_.enables);
 }
 
-void SimulatedAuxProducer::disable() {
+void SimulatedAuxProducer::stallDisable() {
     if (enabled_.exchange(false, std::memory_order_acq_rel)) inc(n_.disables);
+}
+
+void SimulatedAuxProducer::disable() {
+    // Dekker-style with transaction(): either the producer sees the event disabled
+    // before it starts writing, or we see its transaction in flight and wait.
+    if (enabled_.exchange(false, std::memory_order_seq_cst)) inc(n_.userDisables);
+    while (inTransaction_.load(std::memory_order_seq_cst))
+        std::this_thread::yield();
 }
 
 void SimulatedAuxProducer::wake() {
@@ -117,14 +127,36 @@ void SimulatedAuxProducer::wake() {
     inc(n_.wakeups);
 }
 
-void SimulatedAuxProducer::writeAux(uint64_t bytes) {
-    const uint64_t mask = cfg_.auxSize - 1;
+void SimulatedAuxProducer::writeAux(uint64_t bytes, const uint8_t* src) {
+    const uint64_t size = cfg_.auxSize;
     // In overwrite mode only the last auxSize bytes of a long burst survive.
-    const uint64_t from = bytes > cfg_.auxSize ? bytes - cfg_.auxSize : 0;
-    for (uint64_t i = from; i < bytes; ++i)
-        aux_[(stream_ + i) & mask] = patternByte(stream_ + i);
+    uint64_t i = bytes > size ? bytes - size : 0;
+    while (i < bytes) {
+        const uint64_t pos = stream_ + i;
+        const uint64_t off = pos & (size - 1);
+        uint64_t n = std::min(bytes - i, size - off);  // up to the end of the buffer
+        if (src) {
+            std::memcpy(aux_ + off, src + i, n);
+        } else {
+            // The pattern repeats every 251 bytes: copy it from a table that holds
+            // many periods, starting at the right phase.
+            n = std::min<uint64_t>(n, kPatternTableSize - kPatternPeriod);
+            std::memcpy(aux_ + off, patternTable() + pos % kPatternPeriod, n);
+        }
+        i += n;
+    }
     stream_ += bytes;
     inc(n_.bytesWritten, bytes);
+}
+
+const uint8_t* SimulatedAuxProducer::patternTable() {
+    static const std::vector<uint8_t> table = [] {
+        std::vector<uint8_t> t(kPatternTableSize);
+        for (size_t i = 0; i < t.size(); ++i)
+            t[i] = patternByte(i);
+        return t;
+    }();
+    return table.data();
 }
 
 void SimulatedAuxProducer::putTrailer(uint8_t* p) {
@@ -196,11 +228,30 @@ bool SimulatedAuxProducer::flushLost() {
     return true;
 }
 
+bool SimulatedAuxProducer::writeRecord(const void* record, uint16_t size) {
+    return emitRecord(record, size, false, 0);
+}
+
 SimulatedAuxTransaction SimulatedAuxProducer::step(uint64_t bytes, uint64_t injectFlags) {
+    return transaction(bytes, injectFlags, nullptr);
+}
+
+SimulatedAuxTransaction SimulatedAuxProducer::stepBytes(std::span<const uint8_t> bytes,
+                                                        uint64_t injectFlags) {
+    return transaction(bytes.size(), injectFlags, bytes.data());
+}
+
+SimulatedAuxTransaction SimulatedAuxProducer::transaction(uint64_t bytes, uint64_t injectFlags,
+                                                          const uint8_t* src) {
     SimulatedAuxTransaction t;
     t.requested = bytes;
     t.head = auxHead_;
-    if (!enabled()) return t;
+    inTransaction_.store(true, std::memory_order_seq_cst);
+    struct EndTransaction {
+        std::atomic<bool>& flag;
+        ~EndTransaction() { flag.store(false, std::memory_order_seq_cst); }
+    } end{inTransaction_};
+    if (!enabled_.load(std::memory_order_seq_cst)) return t;
     const uint64_t size = cfg_.auxSize;
     const bool full = cfg_.mode == AuxMode::Full;
     uint64_t flags = injectFlags & ~(kAuxFlagTruncated | kAuxFlagOverwrite);
@@ -211,7 +262,7 @@ SimulatedAuxTransaction SimulatedAuxProducer::step(uint64_t bytes, uint64_t inje
         const uint64_t space = auxHead_ - tail < size ? circSpace(auxHead_, tail, size) : 0;
         if (space == 0) {
             inc(n_.noSpaceAtBegin);
-            disable();
+            stallDisable();
             wake();
             return t;
         }
@@ -220,12 +271,12 @@ SimulatedAuxTransaction SimulatedAuxProducer::step(uint64_t bytes, uint64_t inje
             flags |= kAuxFlagTruncated;
             inc(n_.bytesTruncated, bytes - written);
         }
-        writeAux(written);
+        writeAux(written, src);
         offset = auxHead_;
         auxHead_ += written;
     } else {
         written = bytes;
-        writeAux(written);
+        writeAux(written, src);
         flags |= kAuxFlagOverwrite;
         auxHead_ = cfg_.freeRunningOverwriteHead ? auxHead_ + written : (auxHead_ + written) & (size - 1);
         offset = auxHead_;  // the driver's new head
@@ -261,7 +312,7 @@ SimulatedAuxTransaction SimulatedAuxProducer::step(uint64_t bytes, uint64_t inje
         wakeup = true;
     }
     if (wakeup) {
-        if (flags & kAuxFlagTruncated) disable();
+        if (flags & kAuxFlagTruncated) stallDisable();
         wake();
     }
     return t;

@@ -37,6 +37,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <thread>
 
 #include "AuxRing.h"
@@ -86,6 +87,7 @@ struct SimulatedAuxCounts {
     uint64_t lostReported = 0;       // sum of their counts
     uint64_t lostPending = 0;        // dropped, not reported yet
     uint64_t wakeups = 0;            // eventfd signals
+    uint64_t userDisables = 0;       // disable() calls that stopped an enabled event
 };
 
 class SimulatedAuxProducer {
@@ -96,7 +98,8 @@ public:
     SimulatedAuxProducer(const SimulatedAuxProducer&) = delete;
     SimulatedAuxProducer& operator=(const SimulatedAuxProducer&) = delete;
 
-    static uint8_t patternByte(uint64_t position) { return uint8_t(position % 251 + 1); }
+    static uint8_t patternByte(uint64_t position) { return uint8_t(position % kPatternPeriod + 1); }
+    static constexpr uint64_t kPatternPeriod = 251;
 
     // Views for the consumer, exactly as if mapped from a perf fd.
     DataRing dataRing() const;
@@ -109,10 +112,25 @@ public:
     // One AUX transaction of `bytes` (begin, write, end) with extra flags
     // (PARTIAL, COLLISION; TRUNCATED is decided here, OVERWRITE by the mode).
     SimulatedAuxTransaction step(uint64_t bytes, uint64_t injectFlags = 0);
+    // The same transaction writing the given bytes instead of the pattern (replay
+    // of recorded trace). Stream positions still advance by bytes.size().
+    SimulatedAuxTransaction stepBytes(std::span<const uint8_t> bytes, uint64_t injectFlags = 0);
+    // Writes any other record (sideband: MMAP2, COMM, SWITCH_CPU_WIDE, ...) into
+    // the data ring, with the kernel's LOST accounting when it does not fit. The
+    // caller lays out the record, its sample_id trailer included. False: dropped.
+    bool writeRecord(const void* record, uint16_t size);
+    // The TIME of the sample_id trailers of the records written from now on
+    // (replay keeps the recorded timestamps); otherwise a counter from 1000.
+    void setTime(uint64_t time) { time_ = time; }
     // Writes a pending PERF_RECORD_LOST if the data ring has room; true if none is pending after.
     bool flushLost();
 
     void enable();  // PERF_EVENT_IOC_ENABLE
+    // PERF_EVENT_IOC_DISABLE as user space issues it (e.g. to take a snapshot):
+    // returns once no transaction is in flight, as the kernel's disable only
+    // returns after the hardware stopped and the transaction ended. Counted in
+    // userDisables, not in disables (which are the kernel's own, for want of space).
+    void disable();
     bool enabled() const { return enabled_.load(std::memory_order_acquire); }
     SimulatedAuxCounts counts() const;
     const SimulatedAuxConfig& config() const { return cfg_; }
@@ -133,9 +151,12 @@ public:
 
 private:
     explicit SimulatedAuxProducer(const SimulatedAuxConfig& config) : cfg_(config) {}
-    void disable();
+    SimulatedAuxTransaction transaction(uint64_t bytes, uint64_t injectFlags, const uint8_t* src);
+    void stallDisable();
+    static constexpr size_t kPatternTableSize = 251 * 1024;
+    static const uint8_t* patternTable();
     void wake();
-    void writeAux(uint64_t bytes);
+    void writeAux(uint64_t bytes, const uint8_t* src);
     bool emitRecord(const void* rec, uint16_t size, bool isAux, uint64_t flags);
     void putTrailer(uint8_t* p);
     void putData(const void* src, uint64_t n);
@@ -158,6 +179,7 @@ private:
     uint64_t time_ = 1000;
 
     std::atomic<bool> enabled_{true};
+    std::atomic<bool> inTransaction_{false};  // with enabled_, lets disable() wait for the hardware
     std::atomic<bool> stop_{false}, finished_{false};
     std::thread thread_;
     // Counters, written by the producer, read anywhere.
@@ -165,7 +187,7 @@ private:
         std::atomic<uint64_t> transactions{0}, bytesWritten{0}, bytesTruncated{0}, noSpaceAtBegin{0},
             disables{0}, enables{0}, auxRecords{0}, truncatedRecords{0}, partialRecords{0},
             collisionRecords{0}, recordsDropped{0}, auxRecordsDropped{0}, truncatedDropped{0}, lostRecords{0},
-            lostReported{0}, lostPending{0}, wakeups{0};
+            lostReported{0}, lostPending{0}, wakeups{0}, userDisables{0};
     } n_;
 };
 
