@@ -289,6 +289,9 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::openSimulated(const Si
     s->descs_.push_back(desc);
     OpenedEventGroup group;
     group.name = o.eventName;
+    // The simulated event also carries the sideband (as perf's AUX event does
+    // when no dummy is added): the file writer attributes LOST records to it.
+    group.tracking = true;
     group.attr = desc.attr;
     // Every record the producers write carries this sample_id layout, whatever attr is recorded.
     group.attr.sample_type = kSimulatedSampleType;

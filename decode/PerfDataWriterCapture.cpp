@@ -67,32 +67,39 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
             rep.notes.push_back(
                 "the kernel offers no user-space time conversion (cap_user_time_zero): no TIME_CONV");
     }
+    if (c->options_.auxtraceInfo)
+        if (auto r = w.writeAuxtraceInfo(c->options_.auxtraceInfo->type, c->options_.auxtraceInfo->priv); !r)
+            return r.error();
     const auto t0 = std::chrono::steady_clock::now();
     ProcSynth synth(sc.fallbackLostId, [&](std::span<const uint8_t> rec) -> Expected<void> {
         c->sinkWriter_->observe(rec);
         return w.writeRecord(rec);
     });
-    std::string note;
-    auto km = synth.kernelMmap(&note);
-    if (!km) return km.error();
-    rep.kernelMapSynthesized = *km;
-    if (!note.empty()) rep.notes.push_back(note);
-    const CaptureOptions& co = session.options();
-    Expected<void> sr;
-    switch (co.target) {
-        case TargetKind::SystemWide:
-        case TargetKind::CpuList:
-            sr = synth.allProcesses();
-            break;
-        case TargetKind::Process:
-            sr = synth.process(co.pid, true);
-            break;
-        case TargetKind::Command:
-            // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
-            if (session.commandPid() > 0) sr = synth.commOnly(session.commandPid());
-            break;
+    // A simulated or replayed capture does not run on this host's processes:
+    // its sideband comes from its source, not from /proc.
+    if (!session.simulated()) {
+        std::string note;
+        auto km = synth.kernelMmap(&note);
+        if (!km) return km.error();
+        rep.kernelMapSynthesized = *km;
+        if (!note.empty()) rep.notes.push_back(note);
+        const CaptureOptions& co = session.options();
+        Expected<void> sr;
+        switch (co.target) {
+            case TargetKind::SystemWide:
+            case TargetKind::CpuList:
+                sr = synth.allProcesses();
+                break;
+            case TargetKind::Process:
+                sr = synth.process(co.pid, true);
+                break;
+            case TargetKind::Command:
+                // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
+                if (session.commandPid() > 0) sr = synth.commOnly(session.commandPid());
+                break;
+        }
+        if (!sr) return sr.error();
     }
-    if (!sr) return sr.error();
     rep.synthesized = synth.counts();
     rep.synthesisSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Everything so far is a round of its own, and on disk before the capture starts.

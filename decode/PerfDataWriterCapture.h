@@ -8,14 +8,16 @@
 // sink's writer thread streams them to the file. finish() (after the session
 // stopped) writes what is still queued, the feature sections and the header.
 //
-// The same object later carries AUX data: writer() exposes writeAuxtraceInfo()
-// and writeAuxtrace() (not yet called by the capture, which has no AUX rings).
+// AUX data: options.auxtraceInfo is written up front (perf's decoders need it
+// before the first AUXTRACE record), and the sink stores every AUX chunk the
+// drain thread hands over as PERF_RECORD_AUXTRACE, indexed in the AUXTRACE feature.
 //
 // Lifetime: the session must outlive this object's writer thread, i.e. call
 // finish() (or destroy this object) before destroying the session: the sink asks
 // the session to stop when the file cannot be written.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,14 @@ struct PerfDataWriterCaptureOptions {
     std::vector<std::string> cmdline;  // HEADER_CMDLINE (the program and its arguments)
     std::string version = "auxscope";  // HEADER_VERSION
     size_t queueBytes = size_t(32) << 20;
+    // PERF_RECORD_AUXTRACE_INFO written right after ID_INDEX and TIME_CONV, when
+    // the capture has AUX rings: the PMU's type word and private block (see
+    // AuxtraceInfo.h; a replay passes the recorded file's block unchanged).
+    struct AuxtraceInfoBlock {
+        uint32_t type = 0;
+        std::vector<uint64_t> priv;
+    };
+    std::optional<AuxtraceInfoBlock> auxtraceInfo;
 };
 
 struct PerfDataWriterCaptureReport {
