@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "DecodeCommand.h"
 #include "ExportCommand.h"
 #include "InfoCommand.h"
 #include "LibraryVersions.h"
@@ -22,6 +23,8 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
        auxscope info [--json] FILE        what a perf.data holds: events, features, records, losses
        auxscope export FILE [--format perfetto|csv] [-o OUT]
                                           convert a perf.data for ui.perfetto.dev or scripts
+       auxscope decode --pt FILE [--raw BIN:ADDR | --elf ELF] [--format ptxed|packets]
+                                          decode raw Intel PT trace with libipt
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              help for a command
 
@@ -67,10 +70,12 @@ int main(int argc, char** argv) {
         if (cmd == "record") return auxscope::runRecordCommand({args.begin() + 1, args.end()});
         if (cmd == "info") return auxscope::runInfoCommand({args.begin() + 1, args.end()});
         if (cmd == "export") return auxscope::runExportCommand({args.begin() + 1, args.end()});
+        if (cmd == "decode") return auxscope::runDecodeCommand({args.begin() + 1, args.end()});
         if (cmd == "-h" || cmd == "--help" || cmd == "help") {
             if (args.size() > 1 && args[1] == "record") return auxscope::runRecordCommand({"--help"});
             if (args.size() > 1 && args[1] == "info") return auxscope::runInfoCommand({"--help"});
             if (args.size() > 1 && args[1] == "export") return auxscope::runExportCommand({"--help"});
+            if (args.size() > 1 && args[1] == "decode") return auxscope::runDecodeCommand({"--help"});
             std::cout << kHelp;
             return 0;
         }

@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "PtInsnFlow.h"
+
+#include <capstone/capstone.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace auxscope {
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+    char buffer[160];
+    va_list args;
+    va_start(args, fmt);
+    int n = std::vsnprintf(buffer, sizeof buffer, fmt, args);
+    va_end(args);
+    return std::string(buffer, n < 0 ? 0 : std::min<size_t>(n, sizeof buffer - 1));
+}
+
+std::string hex16(uint64_t value) {
+    return format("%016" PRIx64, value);
+}
+
+// ---------------------------------------------------------------- x86 lengths
+
+// The block decoder reports a block as first IP, last IP and instruction count;
+// listing the instructions in between needs each one's length and, for direct
+// jumps and calls the block followed, its target. Capstone provides both.
+class X86Walker {
+public:
+    X86Walker() {
+        ok_ = cs_open(CS_ARCH_X86, CS_MODE_16, &handles_[0]) == CS_ERR_OK &&
+              cs_open(CS_ARCH_X86, CS_MODE_32, &handles_[1]) == CS_ERR_OK &&
+              cs_open(CS_ARCH_X86, CS_MODE_64, &handles_[2]) == CS_ERR_OK;
+        if (ok_)
+            for (csh handle : handles_)
+                cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+    }
+    ~X86Walker() {
+        for (csh& handle : handles_)
+            if (handle) cs_close(&handle);
+    }
+    X86Walker(const X86Walker&) = delete;
+    X86Walker& operator=(const X86Walker&) = delete;
+
+    struct Step {
+        bool decoded = false;
+        uint64_t next = 0;  // where the next instruction of the block starts
+        unsigned groupsMask = 0;
+        bool isFarTransfer = false;
+    };
+
+    // Decodes the instruction at `ip` in `mode`.
+    Step step(const uint8_t* bytes, size_t size, uint64_t ip, pt_exec_mode mode) const {
+        Step result;
+        csh handle = handleFor(mode);
+        if (!handle) return result;
+        cs_insn* insn = nullptr;
+        size_t count = cs_disasm(handle, bytes, size, ip, 1, &insn);
+        if (count != 1) {
+            // Capstone 4 predates some instructions libipt knows (ptwrite, ...).
+            // Those are not branches, so their length alone gives the next IP.
+            if (size_t length = modrmInstructionLength(bytes, size, mode)) {
+                result.decoded = true;
+                result.next = ip + length;
+            }
+            return result;
+        }
+        result.decoded = true;
+        result.next = ip + insn->size;
+        const cs_detail* detail = insn->detail;
+        if (detail) {
+            for (uint8_t g = 0; g < detail->groups_count; ++g) {
+                switch (detail->groups[g]) {
+                    case CS_GRP_JUMP:
+                        result.groupsMask |= kJump;
+                        break;
+                    case CS_GRP_CALL:
+                        result.groupsMask |= kCall;
+                        break;
+                    case CS_GRP_RET:
+                        result.groupsMask |= kRet;
+                        break;
+                    default:
+                        break;
+                }
+            }
+            // A relative branch (jmp/jcc/call/loop/jrcxz rel, xbegin) has a single
+            // immediate operand that capstone already resolved to the target.
+            const cs_x86& x86 = detail->x86;
+            bool relativeForm = insn->id == X86_INS_XBEGIN || (result.groupsMask & (kJump | kCall));
+            if (relativeForm && x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM)
+                result.next = static_cast<uint64_t>(x86.operands[0].imm);
+            result.isFarTransfer = x86.op_count == 2 && (result.groupsMask & (kJump | kCall));
+        }
+        cs_free(insn, count);
+        return result;
+    }
+
+    static constexpr unsigned kJump = 1, kCall = 2, kRet = 4;
+
+private:
+    // Length of a two- or three-byte-opcode instruction with a ModRM operand
+    // (0F xx /r, 0F 38 xx /r, 0F 3A xx /r ib) after legacy and REX prefixes; 0 when
+    // the bytes are anything else. Only the fallback for what capstone does not know.
+    static size_t modrmInstructionLength(const uint8_t* bytes, size_t size, pt_exec_mode mode) {
+        if (mode != ptem_16bit && mode != ptem_32bit && mode != ptem_64bit) return 0;
+        size_t pos = 0;
+        // Only the address size changes the ModRM layout (16-bit: no SIB, 2-byte displacements).
+        bool address16 = mode == ptem_16bit;
+        auto at = [&](size_t n) { return n < size ? bytes[n] : -1; };
+        for (;; ++pos) {
+            int b = at(pos);
+            if (b == 0x67) {
+                if (mode != ptem_64bit) address16 = !address16;
+            } else if (b != 0x66 && b != 0xf2 && b != 0xf3 && b != 0xf0 && b != 0x2e && b != 0x36 &&
+                       b != 0x3e && b != 0x26 && b != 0x64 && b != 0x65) {
+                break;
+            }
+        }
+        if (mode == ptem_64bit && (at(pos) & 0xf0) == 0x40) ++pos;  // REX
+        if (at(pos) != 0x0f) return 0;
+        ++pos;
+        size_t immediate = 0;
+        if (at(pos) == 0x38) {
+            ++pos;
+        } else if (at(pos) == 0x3a) {
+            ++pos;
+            immediate = 1;
+        }
+        if (at(pos) < 0) return 0;
+        ++pos;  // opcode
+        int modrm = at(pos++);
+        if (modrm < 0) return 0;
+        int mod = modrm >> 6, rm = modrm & 7;
+        size_t displacement = 0;
+        if (address16) {
+            if (mod == 1)
+                displacement = 1;
+            else if (mod == 2 || (mod == 0 && rm == 6))
+                displacement = 2;
+        } else {
+            if (mod != 3 && rm == 4) {
+                int sib = at(pos++);
+                if (sib < 0) return 0;
+                if (mod == 0 && (sib & 7) == 5) displacement = 4;
+            }
+            if (mod == 1)
+                displacement = 1;
+            else if (mod == 2 || (mod == 0 && rm == 5))
+                displacement = 4;
+        }
+        size_t length = pos + displacement + immediate;
+        return length <= size && length <= pt_max_insn_size ? length : 0;
+    }
+
+    csh handleFor(pt_exec_mode mode) const {
+        if (!ok_) return 0;
+        switch (mode) {
+            case ptem_16bit:
+                return handles_[0];
+            case ptem_32bit:
+                return handles_[1];
+            case ptem_64bit:
+                return handles_[2];
+            default:
+                return 0;
+        }
+    }
+    csh handles_[3] = {0, 0, 0};
+    bool ok_ = false;
+};
+
+// ---------------------------------------------------------------- events
+
+const char* execModeName(pt_exec_mode mode) {
+    switch (mode) {
+        case ptem_unknown:
+            return "<unknown>";
+        case ptem_16bit:
+            return "16-bit";
+        case ptem_32bit:
+            return "32-bit";
+        case ptem_64bit:
+            return "64-bit";
+    }
+    return "<invalid>";
+}
+
+// One event line as ptxed prints it: "[" [offset] [tsc] description [ips] "]".
+std::string describeEvent(const pt_event& event, const PtInsnFlowOptions& options, uint64_t offset) {
+    std::string line = "[";
+    if (options.showOffset) line += hex16(offset) + "  ";
+    if (options.showEventTime && event.has_tsc) line += hex16(event.tsc) + "  ";
+    const bool ips = options.showEventIp;
+    const bool haveIp = !event.ip_suppressed;
+    auto ip = [&](const char* label, uint64_t value) {
+        line += std::string(", ") + label + ": " + hex16(value);
+    };
+    const auto& v = event.variant;
+    switch (event.type) {
+        case ptev_enabled:
+            line += v.enabled.resumed ? "resumed" : "enabled";
+            if (ips) ip("ip", v.enabled.ip);
+            break;
+        case ptev_disabled:
+            line += "disabled";
+            if (ips && haveIp) ip("ip", v.disabled.ip);
+            break;
+        case ptev_async_disabled:
+            line += "disabled";
+            if (ips) {
+                ip("at", v.async_disabled.at);
+                if (haveIp) ip("ip", v.async_disabled.ip);
+            }
+            break;
+        case ptev_async_branch:
+            line += "interrupt";
+            if (ips) {
+                ip("from", v.async_branch.from);
+                if (haveIp) ip("to", v.async_branch.to);
+            }
+            break;
+        case ptev_paging:
+            line += "paging, cr3: " + hex16(v.paging.cr3) + (v.paging.non_root ? ", nr" : "");
+            break;
+        case ptev_async_paging:
+            line += "paging, cr3: " + hex16(v.async_paging.cr3) + (v.async_paging.non_root ? ", nr" : "");
+            if (ips) ip("ip", v.async_paging.ip);
+            break;
+        case ptev_overflow:
+            line += "overflow";
+            if (ips && haveIp) ip("ip", v.overflow.ip);
+            break;
+        case ptev_exec_mode:
+            line += std::string("exec mode: ") + execModeName(v.exec_mode.mode);
+            if (ips && haveIp) ip("ip", v.exec_mode.ip);
+            break;
+        case ptev_tsx:
+            line += v.tsx.aborted ? "aborted" : v.tsx.speculative ? "begin transaction" : "committed";
+            if (ips && haveIp) ip("ip", v.tsx.ip);
+            break;
+        case ptev_stop:
+            line += "stopped";
+            break;
+        case ptev_vmcs:
+            line += "vmcs, base: " + hex16(v.vmcs.base);
+            break;
+        case ptev_async_vmcs:
+            line += "vmcs, base: " + hex16(v.async_vmcs.base);
+            if (ips) ip("ip", v.async_vmcs.ip);
+            break;
+        case ptev_exstop:
+            line += "exstop";
+            if (ips && haveIp) ip("ip", v.exstop.ip);
+            break;
+        case ptev_mwait:
+            line += format("mwait %" PRIx32 " %" PRIx32, v.mwait.hints, v.mwait.ext);
+            if (ips && haveIp) ip("ip", v.mwait.ip);
+            break;
+        case ptev_pwre:
+            line += format("pwre c%u.%u", (v.pwre.state + 1u) & 0xf, (v.pwre.sub_state + 1u) & 0xf);
+            if (v.pwre.hw) line += " hw";
+            break;
+        case ptev_pwrx:
+            line += "pwrx ";
+            if (v.pwrx.interrupt) line += "int: ";
+            if (v.pwrx.store) line += "st: ";
+            if (v.pwrx.autonomous) line += "hw: ";
+            line += format("c%u (c%u)", (v.pwrx.last + 1u) & 0xf, (v.pwrx.deepest + 1u) & 0xf);
+            break;
+        case ptev_ptwrite:
+            line += format("ptwrite: %" PRIx64, v.ptwrite.payload);
+            if (ips && haveIp) ip("ip", v.ptwrite.ip);
+            break;
+        case ptev_tick:
+            line += "tick";
+            if (ips && haveIp) ip("ip", v.tick.ip);
+            break;
+        case ptev_cbr:
+            line += format("cbr: %x", v.cbr.ratio);
+            break;
+        case ptev_mnt:
+            line += format("mnt: %" PRIx64, v.mnt.payload);
+            break;
+    }
+    return line + "]";
+}
+
+// ---------------------------------------------------------------- the two decoders
+
+// libipt's instruction and block decoders have the same shape (sync, next,
+// event, offset); the flow loop is written once over this adapter.
+struct InsnDecoderOps {
+    using Decoder = pt_insn_decoder;
+    static Decoder* alloc(const pt_config& c) { return pt_insn_alloc_decoder(&c); }
+    static void release(Decoder* d) { pt_insn_free_decoder(d); }
+    static int setImage(Decoder* d, pt_image* i) { return pt_insn_set_image(d, i); }
+    static int syncForward(Decoder* d) { return pt_insn_sync_forward(d); }
+    static int offset(Decoder* d, uint64_t* o) { return pt_insn_get_offset(d, o); }
+    static int event(Decoder* d, pt_event* e) { return pt_insn_event(d, e, sizeof *e); }
+};
+struct BlockDecoderOps {
+    using Decoder = pt_block_decoder;
+    static Decoder* alloc(const pt_config& c) { return pt_blk_alloc_decoder(&c); }
+    static void release(Decoder* d) { pt_blk_free_decoder(d); }
+    static int setImage(Decoder* d, pt_image* i) { return pt_blk_set_image(d, i); }
+    static int syncForward(Decoder* d) { return pt_blk_sync_forward(d); }
+    static int offset(Decoder* d, uint64_t* o) { return pt_blk_get_offset(d, o); }
+    static int event(Decoder* d, pt_event* e) { return pt_blk_event(d, e, sizeof *e); }
+};
+
+template <typename Ops>
+class FlowPrinter {
+public:
+    FlowPrinter(typename Ops::Decoder* decoder, const PtImage& image, const PtInsnFlowOptions& options,
+                std::ostream& out)
+        : decoder_(decoder), image_(image), options_(options), out_(out) {
+        countStats_ = options.stats || options.statInsn || options.statBlocks;
+    }
+
+    PtInsnFlowResult run() {
+        uint64_t lastSync = 0;
+        while (true) {
+            // Error reports name the last IP we know; reset it for each segment.
+            insn_.ip = 0;
+            block_ = pt_block{};
+            int status = Ops::syncForward(decoder_);
+            if (status < 0) {
+                if (status == -pte_eos) {
+                    // ptxed stays silent when there is no PSB at all; say why nothing came out.
+                    if (!synchronised_)
+                        result_.issues.push_back(
+                            {PtDecodeIssue::Severity::Error, 0,
+                             "no PSB packet found: nothing to decode (not Intel PT trace data?)"});
+                    break;
+                }
+                reportError("sync error", status);
+                // Each failed attempt is reported; stop once the decoder stops moving forward.
+                uint64_t position = 0;
+                if (Ops::offset(decoder_, &position) < 0 || position <= lastSync) break;
+                lastSync = position;
+                continue;
+            }
+            synchronised_ = true;
+            status = decodeSegment(status);
+            if (status == 0) status = -pte_internal;
+            if (status == -pte_eos) break;
+            reportError("error", status);
+        }
+        return std::move(result_);
+    }
+
+private:
+    // Drains pending events, printing the ones that are not mere status updates.
+    int drainEvents(int status) {
+        while (status & pts_event_pending) {
+            uint64_t offset = 0;
+            if (options_.showOffset) {
+                if (int err = Ops::offset(decoder_, &offset); err < 0) return err;
+            }
+            pt_event event;
+            status = Ops::event(decoder_, &event);
+            if (status < 0) return status;
+            time_ = event.tsc;
+            if (!options_.quiet && !event.status_update)
+                out_ << describeEvent(event, options_, offset) << '\n';
+        }
+        return status;
+    }
+
+    // From a sync point to the first error (or the end: -pte_eos).
+    int decodeSegment(int status) {
+        while (true) {
+            status = drainEvents(status);
+            if (status < 0) return status;
+            if (status & pts_eos) {
+                if (!(status & pts_ip_suppressed) && !options_.quiet) out_ << "[end of trace]\n";
+                return -pte_eos;
+            }
+            if (options_.showOffset || options_.check) {
+                if (int err = Ops::offset(decoder_, &offset_); err < 0) return err;
+            }
+            status = next();
+            if (status < 0) return status;
+        }
+    }
+
+    int next();
+
+    void linePrefix(std::string& line, bool speculative) const {
+        if (options_.showOffset) line += hex16(offset_) + "  ";
+        if (options_.showTime) line += hex16(time_) + "  ";
+        if (speculative) line += "? ";
+    }
+
+    void emitInsn(const pt_insn& insn) {
+        result_.instructions += 1;
+        if (!options_.quiet) {
+            std::string line;
+            linePrefix(line, insn.speculative);
+            out_ << line << hex16(insn.ip) << '\n';
+        }
+        if (options_.check) checkInsn(insn);
+    }
+
+    // The bytes of the instruction at `ip` in `block` (the last may have been cut
+    // at a section end; libipt then hands its bytes over in the block).
+    int fetch(const pt_block& block, uint64_t ip, uint8_t (&bytes)[pt_max_insn_size], size_t& size) const {
+        if (ip == block.end_ip && block.truncated) {
+            if (!block.size || block.size > pt_max_insn_size) return -pte_bad_insn;
+            std::memcpy(bytes, block.raw, block.size);
+            size = block.size;
+            return 0;
+        }
+        int n = pt_iscache_read(image_.sectionCache(), bytes, sizeof bytes, block.isid, ip);
+        if (n < 0) return n;
+        size = static_cast<size_t>(n);
+        return 0;
+    }
+
+    void emitBlock(const pt_block& block) {
+        result_.instructions += block.ninsn;
+        result_.blocks += 1;
+        if (!options_.quiet) printBlock(block);
+        if (options_.check) checkBlock(block);
+    }
+
+    void printBlock(const pt_block& block) {
+        if (options_.showBlocks)
+            out_ << "[block" << (countStats_ ? format(" %" PRIx64, result_.blocks) : std::string()) << "]\n";
+        if (!block.ninsn) return;
+        uint64_t ip = block.ip;
+        for (uint16_t left = block.ninsn;;) {
+            std::string line;
+            linePrefix(line, block.speculative);
+            line += hex16(ip);
+            uint8_t bytes[pt_max_insn_size];
+            size_t size = 0;
+            if (int err = fetch(block, ip, bytes, size); err < 0) {
+                out_ << line << " [fetch error: " << ptErrorName(err) << "]\n";
+                break;
+            }
+            X86Walker::Step step = walker_.step(bytes, size, ip, block.mode);
+            if (!step.decoded) {
+                for (size_t i = 0; i < pt_max_insn_size; ++i)
+                    line += i < size ? format(" %02x", bytes[i]) : std::string("   ");
+                out_ << line << " [decode error: instruction not recognised]\n";
+                break;
+            }
+            out_ << line << '\n';
+            if (--left == 0) break;
+            ip = step.next;
+        }
+        // Walking the block must land on libipt's last instruction.
+        if (ip != block.end_ip) reportErrorAt(ip, "reconstruct error", -pte_nosync);
+    }
+
+    void checkBlock(const pt_block& block) {
+        if (!block.ninsn) return;
+        if (block.isid <= 0)
+            out_ << format("[%" PRIx64 ", %" PRIx64 ": check error: bad isid]\n", offset_, block.ip);
+        uint64_t ip = block.ip, lastIp = block.ip;
+        for (uint16_t left = block.ninsn; left > 0; --left) {
+            uint8_t bytes[pt_max_insn_size];
+            size_t size = 0;
+            if (int err = fetch(block, ip, bytes, size); err < 0) {
+                out_ << format("[%" PRIx64 ", %" PRIx64 ": fetch error: ", offset_, ip) << ptErrorName(err)
+                     << "]\n";
+                return;
+            }
+            X86Walker::Step step = walker_.step(bytes, size, ip, block.mode);
+            if (!step.decoded) return;  // the disassembler knows fewer instructions than libipt: no verdict
+            lastIp = ip;
+            if (left > 1) ip = step.next;
+        }
+        if (lastIp != block.end_ip)
+            out_ << format("[%" PRIx64 ", %" PRIx64 ": error: did not reach end: %" PRIx64 "]\n", offset_,
+                           lastIp, block.end_ip);
+    }
+
+    // libipt classifies branches itself (its own instruction length decoder);
+    // a disagreement with an independent disassembler points at a wrong image.
+    void checkInsn(const pt_insn& insn) {
+        if (insn.isid <= 0)
+            out_ << format("[%" PRIx64 ", %" PRIx64 ": check error: bad isid]\n", offset_, insn.ip);
+        X86Walker::Step step = walker_.step(insn.raw, insn.size, insn.ip, insn.mode);
+        if (!step.decoded) return;
+        const char* expected = nullptr;
+        switch (insn.iclass) {
+            case ptic_call:
+                if (!(step.groupsMask & X86Walker::kCall) || step.isFarTransfer) expected = "near call";
+                break;
+            case ptic_return:
+                if (!(step.groupsMask & X86Walker::kRet)) expected = "near return";
+                break;
+            case ptic_jump:
+            case ptic_cond_jump:
+                if (!(step.groupsMask & X86Walker::kJump) || step.isFarTransfer)
+                    expected = insn.iclass == ptic_jump ? "near jump" : "cond jump";
+                break;
+            default:
+                break;
+        }
+        if (expected)
+            out_ << format("[%" PRIx64 ", %" PRIx64 ": iclass error: iclass: %s, disassembler disagrees]\n",
+                           offset_, insn.ip, expected);
+    }
+
+    void reportErrorAt(uint64_t ip, const char* what, int errorCode) {
+        uint64_t position = 0;
+        std::string text = std::string(what) + ": " + ptErrorName(errorCode);
+        if (int err = Ops::offset(decoder_, &position); err < 0) {
+            out_ << "could not determine offset: " << ptErrorName(err) << '\n';
+            out_ << "[?, " << format("%" PRIx64, ip) << ": " << text << "]\n";
+        } else {
+            out_ << format("[%" PRIx64 ", %" PRIx64 ": ", position, ip) << text << "]\n";
+        }
+        result_.issues.push_back(
+            {PtDecodeIssue::Severity::Error, position, format("ip %" PRIx64 ": ", ip) + text});
+    }
+
+    void reportError(const char* what, int errorCode);
+
+    typename Ops::Decoder* decoder_;
+    const PtImage& image_;
+    const PtInsnFlowOptions& options_;
+    std::ostream& out_;
+    X86Walker walker_;
+    PtInsnFlowResult result_;
+    bool countStats_ = false;
+    bool synchronised_ = false;  // found at least one PSB
+    uint64_t offset_ = 0;        // trace offset before the current instruction/block
+    uint64_t time_ = 0;          // TSC of the last event
+    // insn decoder: the last instruction. libipt leaves it untouched when it
+    // refuses to decode (tracing disabled), so it is kept across calls as in ptxed.
+    pt_insn insn_{};
+    pt_block block_{};  // block decoder: the last block
+};
+
+template <>
+int FlowPrinter<InsnDecoderOps>::next() {
+    int status = pt_insn_next(decoder_, &insn_, sizeof insn_);
+    // An error can still come with the instruction it was decoding.
+    if (status >= 0 || insn_.iclass != ptic_error) emitInsn(insn_);
+    return status;
+}
+
+template <>
+int FlowPrinter<BlockDecoderOps>::next() {
+    pt_block block;
+    std::memset(&block, 0, sizeof block);
+    int status = pt_blk_next(decoder_, &block, sizeof block);
+    block_ = block;
+    // An error can still come with the instructions before it.
+    if (status >= 0 || block.ninsn) emitBlock(block);
+    return status;
+}
+
+template <>
+void FlowPrinter<InsnDecoderOps>::reportError(const char* what, int errorCode) {
+    reportErrorAt(insn_.ip, what, errorCode);
+}
+
+// For a block the error belongs after its last instruction: when fetching or
+// decoding the next one failed, that is the last instruction's successor.
+template <>
+void FlowPrinter<BlockDecoderOps>::reportError(const char* what, int errorCode) {
+    const pt_block& block = block_;
+    uint64_t ip = block.ninsn ? block.end_ip : block.ip;
+    if (block.ninsn && (errorCode == -pte_nomap || errorCode == -pte_bad_insn)) {
+        uint8_t bytes[pt_max_insn_size];
+        size_t size = 0;
+        if (fetch(block, ip, bytes, size) == 0) {
+            X86Walker::Step step = walker_.step(bytes, size, ip, block.mode);
+            if (step.decoded) ip = step.next;
+        }
+    }
+    reportErrorAt(ip, what, errorCode);
+}
+
+template <typename Ops>
+Expected<PtInsnFlowResult> runFlow(const pt_config& config, const PtImage& image,
+                                   const PtInsnFlowOptions& options, std::ostream& out) {
+    typename Ops::Decoder* decoder = Ops::alloc(config);
+    if (!decoder) return makeError("libipt refused the trace configuration (cannot create the decoder)");
+    if (int err = Ops::setImage(decoder, image.image()); err < 0) {
+        Ops::release(decoder);
+        return makeError("libipt refused the image: " + ptErrorName(err));
+    }
+    PtInsnFlowResult result = FlowPrinter<Ops>(decoder, image, options, out).run();
+    Ops::release(decoder);
+    return result;
+}
+
+// libelf wants its version negotiated once per process before any elf_begin.
+bool libelfReady() {
+    static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
+    return ready;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- PtImage
+
+PtImage::PtImage() : cache_(pt_iscache_alloc(nullptr)), image_(pt_image_alloc(nullptr)) {}
+
+PtImage::~PtImage() {
+    pt_image_free(image_);
+    pt_iscache_free(cache_);
+}
+
+Expected<void> PtImage::addRaw(const std::string& path, uint64_t address, uint64_t fileOffset,
+                               uint64_t size) {
+    std::error_code ec;
+    uint64_t fileSize = std::filesystem::file_size(path, ec);
+    if (ec) return makeError(path + ": cannot read the code image: " + ec.message());
+    if (fileOffset >= fileSize)
+        return makeError(path + ": offset " + std::to_string(fileOffset) +
+                         " is beyond the end of the file (" + std::to_string(fileSize) + " bytes)");
+    int isid = pt_iscache_add_file(cache_, path.c_str(), fileOffset, size ? size : UINT64_MAX, address);
+    if (isid < 0)
+        return makeError(path + ": cannot map at 0x" + format("%" PRIx64, address) + ": " +
+                         ptErrorName(isid));
+    if (int err = pt_image_add_cached(image_, cache_, isid, nullptr); err < 0)
+        return makeError(path + ": cannot map at 0x" + format("%" PRIx64, address) + ": " + ptErrorName(err));
+    sections_ += 1;
+    return {};
+}
+
+Expected<void> PtImage::addElf(const std::string& path, std::optional<uint64_t> base) {
+    if (!libelfReady()) return makeError(path + ": libelf is unusable: " + elf_errmsg(-1));
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return makeError(path + ": cannot open: " + std::strerror(errno));
+    Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+    auto fail = [&](const std::string& cause) {
+        if (elf) elf_end(elf);
+        ::close(fd);
+        return makeError(path + ": " + cause);
+    };
+    if (!elf || elf_kind(elf) != ELF_K_ELF) return fail("offset 0: not an ELF file");
+    size_t count = 0;
+    if (elf_getphdrnum(elf, &count) != 0)
+        return fail(std::string("cannot read the program headers: ") + elf_errmsg(-1));
+    std::vector<GElf_Phdr> loads;
+    for (size_t n = 0; n < count; ++n) {
+        GElf_Phdr phdr;
+        if (!gelf_getphdr(elf, static_cast<int>(n), &phdr))
+            return fail("program header " + std::to_string(n) + ": " + elf_errmsg(-1));
+        if (phdr.p_type == PT_LOAD) loads.push_back(phdr);
+    }
+    elf_end(elf);
+    elf = nullptr;
+    ::close(fd);
+    // With a base the file moves as a whole: its lowest segment goes to `base`
+    // (zero means "where the file says", as in ptxed).
+    uint64_t shift = 0;
+    if (base && *base) {
+        uint64_t lowest = UINT64_MAX;
+        for (const GElf_Phdr& phdr : loads)
+            lowest = std::min<uint64_t>(lowest, phdr.p_vaddr);
+        shift = *base - lowest;
+    }
+    size_t added = 0;
+    for (const GElf_Phdr& phdr : loads) {
+        if (!phdr.p_filesz) continue;  // .bss-only segments have no bytes to read
+        int isid =
+            pt_iscache_add_file(cache_, path.c_str(), phdr.p_offset, phdr.p_filesz, phdr.p_vaddr + shift);
+        if (isid < 0)
+            return makeError(path + ": segment at file offset " + std::to_string(phdr.p_offset) + ": " +
+                             ptErrorName(isid));
+        if (int err = pt_image_add_cached(image_, cache_, isid, nullptr); err < 0)
+            return makeError(path + ": segment at file offset " + std::to_string(phdr.p_offset) + ": " +
+                             ptErrorName(err));
+        added += 1;
+    }
+    if (!added) return makeError(path + ": no loadable segment with file content (PT_LOAD)");
+    sections_ += added;
+    return {};
+}
+
+// ---------------------------------------------------------------- options, entry
+
+Expected<bool> parsePtInsnFlowFlag(PtInsnFlowOptions& options, const std::vector<std::string>& args,
+                                   size_t& i) {
+    const std::string& flag = args[i];
+    struct Switch {
+        const char* name;
+        bool PtInsnFlowOptions::*member;
+    };
+    static const Switch kSwitches[] = {
+        {"--quiet", &PtInsnFlowOptions::quiet},
+        {"-q", &PtInsnFlowOptions::quiet},
+        {"--offset", &PtInsnFlowOptions::showOffset},
+        {"--time", &PtInsnFlowOptions::showTime},
+        {"--check", &PtInsnFlowOptions::check},
+        {"--event:time", &PtInsnFlowOptions::showEventTime},
+        {"--event:ip", &PtInsnFlowOptions::showEventIp},
+        {"--event:tick", &PtInsnFlowOptions::tickEvents},
+        {"--block:show-blocks", &PtInsnFlowOptions::showBlocks},
+        {"--block:end-on-call", &PtInsnFlowOptions::endOnCall},
+        {"--block:end-on-jump", &PtInsnFlowOptions::endOnJump},
+        {"--stat", &PtInsnFlowOptions::stats},
+        {"--stat:insn", &PtInsnFlowOptions::statInsn},
+        {"--stat:blocks", &PtInsnFlowOptions::statBlocks},
+    };
+    for (const Switch& s : kSwitches) {
+        if (flag != s.name) continue;
+        options.*s.member = true;
+        i += 1;
+        return true;
+    }
+    if (flag == "--no-inst") {
+        i += 1;
+        return true;
+    }
+    if (flag == "--insn-decoder" || flag == "--block-decoder") {
+        options.decoder = flag == "--insn-decoder" ? PtInsnFlowOptions::Decoder::Instruction
+                                                   : PtInsnFlowOptions::Decoder::Block;
+        i += 1;
+        return true;
+    }
+    return false;
+}
+
+bool PtInsnFlowResult::hasErrors() const {
+    for (const PtDecodeIssue& issue : issues)
+        if (issue.severity == PtDecodeIssue::Severity::Error) return true;
+    return false;
+}
+
+Expected<PtInsnFlowResult> decodePtInsnFlow(const PtConfig& ptConfig, const PtImage& image,
+                                            const PtInsnFlowOptions& options, std::ostream& out) {
+    std::vector<PtDecodeIssue> configIssues;
+    if (ptConfig.errataError < 0) {
+        // ptxed's form: the position is "0, 0" since no decoding has happened yet.
+        std::string what = "config error: " + ptErrorName(ptConfig.errataError);
+        out << "[0, 0: " << what << "]\n";
+        configIssues.push_back({PtDecodeIssue::Severity::Warning, 0, what});
+    }
+    pt_config config = ptConfig.config;
+    const bool block = options.decoder == PtInsnFlowOptions::Decoder::Block;
+    if (block) {
+        config.flags.variant.block.enable_tick_events = options.tickEvents;
+        config.flags.variant.block.end_on_call = options.endOnCall;
+        config.flags.variant.block.end_on_jump = options.endOnJump;
+    } else {
+        config.flags.variant.insn.enable_tick_events = options.tickEvents;
+    }
+    auto result = block ? runFlow<BlockDecoderOps>(config, image, options, out)
+                        : runFlow<InsnDecoderOps>(config, image, options, out);
+    if (!result) return result;
+    // Totals as ptxed prints them; --stat alone selects all the decoder has.
+    bool statInsn = options.statInsn, statBlocks = options.statBlocks;
+    if (options.stats && !statInsn && !statBlocks) {
+        statInsn = true;
+        statBlocks = block;
+    }
+    if (statInsn) out << "insn: " << result->instructions << ".\n";
+    if (statBlocks) out << "blocks:\t" << result->blocks << ".\n";
+    result->issues.insert(result->issues.begin(), configIssues.begin(), configIssues.end());
+    return result;
+}
+
+}  // namespace auxscope

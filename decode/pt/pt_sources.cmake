@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Intel PT decode with libipt (include()d by decode/CMakeLists.txt).
+target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/PtConfig.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PtPacketDump.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PtInsnFlow.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PtDecodeRequest.cpp
+)
+target_include_directories(auxscope_decode PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+# PtConfig.h hands out libipt's pt_config, so users of the library see intel-pt.h too.
+target_link_libraries(auxscope_decode PUBLIC libipt::libipt)
