@@ -11,7 +11,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "CaptureControl.h"
 #include "PerfDataWriterCapture.h"
+#include "ReplaySource.h"
 #include "Tracefs.h"
 
 namespace auxscope {
@@ -49,6 +51,26 @@ Buffers and duration:
   -m, --mmap-pages N      data ring pages per CPU, a power of two (default 2048 = 8 MiB)
       --duration SECONDS  stop after this long (default: until Ctrl-C or the command exits)
 
+Replay (no trace hardware needed):
+      --replay FILE       feed the AUX trace and sideband of a recorded perf.data (perf's or
+                          simpleperf's: intel_pt, cs_etm, ...) through simulated CPUs: drain,
+                          statistics, -o file and decode run as in a live capture; the summary
+                          and the file say it is a replay
+      --replay-speed X    X times the recorded speed (default 1; 0.1: ten times slower), or
+                          max: as fast as the drain takes the data
+      --replay-loop       start over at the end (demos); stop with Ctrl-C or --duration
+
+Flight recorder (an AUX trace event: -e intel_pt//, cs_etm//, arm_spe//, or --replay):
+  -S, --snapshot[=[e]SIZE]  snapshot mode, as perf record -S: the AUX area is overwritten all
+                          the time (the sideband is still drained in full) and each trigger copies
+                          its newest SIZE bytes per CPU into the output (K, M, G suffixes;
+                          default: the whole AUX area). Triggers: SIGUSR2 (kill -USR2 PID) and
+                          'snapshot' on the control FIFO. 'e' takes one more when the capture
+                          ends (-Se, --snapshot=e4M). The summary counts snapshots per CPU
+      --control fifo:CTL[,ACK]  perf's control FIFOs (mkfifo them first): one command per line
+                          written to CTL (snapshot, stop, enable, disable, ping), "ack" written
+                          to ACK after each, or "error: ..." for a command it cannot do
+
 Output (default: print the per-CPU summary only):
   -o, --output FILE       also write a perf.data file, streamed while capturing
                           (perf script / perf report read it)
@@ -65,6 +87,42 @@ std::string human(double bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
     return buf;
+}
+
+// perf record -S's argument: an optional 'e' (snapshot at exit) then a size in
+// bytes with an optional K, M or G suffix (powers of 1024); empty: the whole area.
+bool parseSnapshotArg(std::string_view s, bool& onExit, uint64_t& bytes) {
+    onExit = !s.empty() && s.front() == 'e';
+    if (onExit) s.remove_prefix(1);
+    bytes = 0;
+    if (s.empty()) return true;
+    const std::string text(s);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+    if (errno || end == text.c_str() || text[0] == '-') return false;
+    unsigned shift = 0;
+    switch (*end) {
+        case '\0':
+            break;
+        case 'k':
+        case 'K':
+            shift = 10, ++end;
+            break;
+        case 'm':
+        case 'M':
+            shift = 20, ++end;
+            break;
+        case 'g':
+        case 'G':
+            shift = 30, ++end;
+            break;
+        default:
+            return false;
+    }
+    if (*end || v == 0 || v > (~0ull >> shift)) return false;
+    bytes = uint64_t(v) << shift;
+    return true;
 }
 
 bool parseNumberArg(const std::string& s, double& out) {
@@ -99,6 +157,77 @@ void listEvents() {
     std::cout << "Tracepoints (" << all.size() << ", sys:name, globs allowed):\n";
     for (auto& t : all)
         std::cout << "  " << t << "\n";
+}
+
+// What the replay fed and left out, for the summary.
+std::string formatReplay(const ReplaySource& r, const ReplayOptions& o, bool json) {
+    const ReplayProgress p = r.progress();
+    std::ostringstream out;
+    auto quote = [](const std::string& in) {
+        std::string q = "\"";
+        for (char ch : in) {
+            if (ch == '"' || ch == '\\') q += '\\';
+            if (uint8_t(ch) < 0x20) continue;
+            q += ch;
+        }
+        return q + "\"";
+    };
+    if (json) {
+        out << ",\"replay\":{\"file\":" << quote(r.path())
+            << ",\"speed\":" << (o.speed.max ? std::string("\"max\"") : std::to_string(o.speed.factor))
+            << ",\"loop\":" << (o.loop ? "true" : "false") << ",\"aux_bytes_fed\":" << p.auxBytesFed
+            << ",\"aux_bytes_total\":" << p.auxBytesTotal << ",\"records_fed\":" << p.recordsFed
+            << ",\"records_total\":" << p.recordsTotal << ",\"recorded_seconds\":" << p.recordedSeconds
+            << ",\"passes\":" << p.passesDone << ",\"stopped_early\":" << (p.stoppedEarly ? "true" : "false")
+            << ",\"not_replayed\":[";
+        bool first = true;
+        for (const ReplaySkip& k : r.skipped()) {
+            out << (first ? "" : ",") << "{\"type\":" << quote(perfRecordTypeName(k.type))
+                << ",\"records\":" << k.records << ",\"reason\":" << quote(k.reason) << "}";
+            first = false;
+        }
+        out << "]}";
+        return out.str();
+    }
+    char line[256];
+    if (o.loop)
+        // A loop feeds the file again and again: totals of all passes, recorded time of this one.
+        std::snprintf(line, sizeof line,
+                      ": %llu AUX bytes and %llu sideband records fed (%.2f passes of %llu bytes and %llu "
+                      "records), %llu whole passes (looping)",
+                      (unsigned long long)p.auxBytesFed, (unsigned long long)p.recordsFed,
+                      p.auxBytesTotal ? double(p.auxBytesFed) / double(p.auxBytesTotal) : 0.0,
+                      (unsigned long long)p.auxBytesTotal, (unsigned long long)p.recordsTotal,
+                      (unsigned long long)p.passesDone);
+    else
+        std::snprintf(line, sizeof line,
+                      ": %llu of %llu AUX bytes, %llu of %llu sideband records, %.6f of %.6f s of recorded "
+                      "time%s",
+                      (unsigned long long)p.auxBytesFed, (unsigned long long)p.auxBytesTotal,
+                      (unsigned long long)p.recordsFed, (unsigned long long)p.recordsTotal,
+                      p.recordedSecondsFed, p.recordedSeconds,
+                      p.stoppedEarly ? " (stopped before the end)" : "");
+    out << "replay: " << r.path() << " at " << describeReplaySpeed(o.speed) << line << "\n";
+    out << "replay: AUX rings:";
+    const char* sep = " ";
+    for (const ReplayStream& st : r.streams()) {
+        out << sep << "cpu " << st.sourceCpu << " " << st.bytes << " B in " << st.transactions
+            << " transactions" << (st.auxRecords ? "" : " (fixed chunks)");
+        sep = "; ";
+    }
+    out << "; " << r.simulatedCpus() << " simulated CPUs\n";
+    if (!r.skipped().empty()) {
+        out << "replay: not replayed:";
+        sep = " ";
+        for (const ReplaySkip& k : r.skipped()) {
+            out << sep << perfRecordTypeName(k.type) << " " << k.records << " (" << k.reason << ")";
+            sep = "; ";
+        }
+        out << "\n";
+    }
+    for (const std::string& n : r.notes())
+        out << "replay note: " << n << "\n";
+    return out.str();
 }
 
 }  // namespace
@@ -145,6 +274,21 @@ std::string formatSummary(const CaptureSummary& s) {
           << "\n";
     if (t.parseErrors) o << "records too short for their type (kept): " << t.parseErrors << "\n";
     if (t.corruptBytes) o << "bytes skipped after corrupt ring headers: " << t.corruptBytes << "\n";
+    bool flightRecorder = false;
+    for (auto& c : s.cpus)
+        flightRecorder |= c.auxSnapshotMode;
+    if (flightRecorder || t.auxSnapshots) {
+        o << "AUX snapshots: " << s.snapshots << " taken, " << t.auxSnapshots << " copies, "
+          << human(double(t.auxSnapshotBytes)) << ":";
+        for (auto& c : s.cpus) {
+            const CpuCounters& x = c.totals;
+            if (!c.hasAux && !x.auxSnapshots) continue;  // a CPU with sideband only (a replay's)
+            o << " cpu " << c.cpu << " " << x.auxSnapshots << " (" << human(double(x.auxSnapshotBytes));
+            if (x.auxSnapshotsZeroScan) o << ", " << x.auxSnapshotsZeroScan << " wrap found by zero-scan";
+            o << ");";
+        }
+        o << "\n";
+    }
     if (s.commandExited) {
         if (WIFEXITED(s.commandStatus))
             o << "command exited with status " << WEXITSTATUS(s.commandStatus) << "\n";
@@ -163,7 +307,8 @@ std::string formatSummaryJson(const CaptureSummary& s) {
           << ",\"lost_records\":" << c.lostRecords << ",\"lost_samples\":" << c.lostSamples
           << ",\"kernel_lost\":" << c.kernelLost << ",\"throttles\":" << c.throttles
           << ",\"parse_errors\":" << c.parseErrors << ",\"corrupt_bytes\":" << c.corruptBytes
-          << ",\"by_type\":{";
+          << ",\"aux_snapshots\":" << c.auxSnapshots << ",\"aux_snapshot_bytes\":" << c.auxSnapshotBytes
+          << ",\"aux_snapshots_zero_scan\":" << c.auxSnapshotsZeroScan << ",\"by_type\":{";
         bool first = true;
         for (uint32_t i = 0; i < c.byType.size(); ++i) {
             if (!c.byType[i]) continue;
@@ -200,7 +345,7 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     }
     o << "],\"total\":{";
     counters(s.total());
-    o << "},\"command_exit_status\":"
+    o << "},\"snapshots\":" << s.snapshots << ",\"command_exit_status\":"
       << (s.commandExited && WIFEXITED(s.commandStatus) ? WEXITSTATUS(s.commandStatus) : -1)
       << ",\"sink_lost\":[";
     for (size_t i = 0; i < s.sinkLosses.size(); ++i) {
@@ -222,6 +367,11 @@ int runRecordCommand(const std::vector<std::string>& args) {
     bool compress = false;
     bool json = false;
     bool haveTarget = false;
+    std::string replayFile;
+    ReplayOptions replayOptions;
+    bool replayOptionGiven = false;
+    bool snapshotOnExit = false;
+    std::string controlSpec;
     auto need = [&](size_t& i, const std::string& opt) -> const std::string* {
         if (i + 1 >= args.size()) {
             std::cerr << "auxscope record: option " << opt << " needs a value\n";
@@ -307,6 +457,41 @@ int runRecordCommand(const std::vector<std::string>& args) {
             output = *v;
         } else if (a == "-z" || a == "--compress") {
             compress = true;
+        } else if (a.rfind("-S", 0) == 0 || a == "--snapshot" || a.rfind("--snapshot=", 0) == 0) {
+            // perf's spelling: the argument is optional, so only ever attached.
+            const std::string_view arg = a[1] == 'S'     ? std::string_view(a).substr(2)
+                                         : a.size() > 10 ? std::string_view(a).substr(11)
+                                                         : std::string_view{};
+            if (!parseSnapshotArg(arg, snapshotOnExit, opts.snapshotBytes)) {
+                std::cerr
+                    << "auxscope record: bad snapshot size '" << arg
+                    << "' (bytes, K/M/G suffixes allowed, after an optional 'e': -S4M, --snapshot=e64K)\n";
+                return 2;
+            }
+            opts.auxSnapshot = true;
+        } else if (a == "--control") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            controlSpec = *v;
+        } else if (a.rfind("--control=", 0) == 0) {
+            controlSpec = a.substr(10);
+        } else if (a == "--replay") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            replayFile = *v;
+        } else if (a == "--replay-speed") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            auto speed = parseReplaySpeed(*v);
+            if (!speed) {
+                std::cerr << "auxscope record: " << speed.error().message << "\n";
+                return 2;
+            }
+            replayOptions.speed = *speed;
+            replayOptionGiven = true;
+        } else if (a == "--replay-loop") {
+            replayOptions.loop = true;
+            replayOptionGiven = true;
         } else if (a == "--") {
             opts.command.assign(args.begin() + long(i) + 1, args.end());
             break;
@@ -330,12 +515,55 @@ int runRecordCommand(const std::vector<std::string>& args) {
         opts.target = TargetKind::Command;
     }
 
-    auto pmus = PmuRegistry::discover();
-    auto session = CaptureSession::open(opts, pmus);
+    // A replay stands in for the kernel: simulated CPUs fed from a recorded file.
+    std::unique_ptr<ReplaySource> replay;
+    if (replayOptionGiven && replayFile.empty()) {
+        std::cerr << "auxscope record: --replay-speed and --replay-loop go with --replay FILE\n";
+        return 2;
+    }
+    if (!replayFile.empty()) {
+        if (haveTarget || !opts.command.empty() || !opts.events.empty()) {
+            std::cerr << "auxscope record: --replay FILE replays the file's own CPUs and events: give no "
+                         "-a/-C/-p, -e or command with it\n";
+            return 2;
+        }
+        auto r = ReplaySource::open(replayFile);
+        if (!r) {
+            std::cerr << "auxscope record: " << r.error().message << "\n";
+            return 1;
+        }
+        replay = std::move(r.value());
+        replayOptions.durationSeconds = opts.durationSeconds;
+        replayOptions.realtimeDrain = opts.realtimeDrain;
+        replayOptions.publishHz = opts.publishHz;
+    }
+    if (replay && opts.auxSnapshot)
+        replayOptions.mode = AuxMode::Snapshot;  // the replay is the flight recorder
+    if (!replay && opts.auxSnapshot && opts.snapshotBytes > uint64_t(opts.auxPages) * pageSize()) {
+        std::cerr << "auxscope record: the snapshot size (" << opts.snapshotBytes
+                  << " bytes) must not be greater than the AUX area (" << uint64_t(opts.auxPages) * pageSize()
+                  << " bytes)\n";
+        return 2;
+    }
+    // Opened before the capture, so that a missing FIFO fails before anything runs.
+    std::unique_ptr<ControlFifo> control;
+    if (!controlSpec.empty()) {
+        auto c = ControlFifo::open(controlSpec);
+        if (!c) {
+            std::cerr << "auxscope record: " << c.error().message << "\n";
+            return 2;
+        }
+        control = std::move(c.value());
+    }
+    auto pmus = replay ? PmuRegistry{} : PmuRegistry::discover();
+    auto session = replay ? replay->openSession(replayOptions) : CaptureSession::open(opts, pmus);
     if (!session) {
         std::cerr << "auxscope record: " << session.error().message << "\n";
         return 1;
     }
+    if (control) (*session)->addCommandSource(control.get());
+    (*session)->setSnapshotOnStop(snapshotOnExit);
+    if (replay) (*session)->setSnapshotBytes(opts.snapshotBytes);
     std::unique_ptr<PerfDataWriterCapture> file;
     if (!output.empty()) {
         PerfDataWriterCaptureOptions fo;
@@ -347,6 +575,7 @@ int runRecordCommand(const std::vector<std::string>& args) {
         fo.cmdline.push_back(n > 0 ? std::string(exe, size_t(n)) : std::string("auxscope"));
         fo.cmdline.push_back("record");
         fo.cmdline.insert(fo.cmdline.end(), args.begin(), args.end());
+        if (replay) fo.auxtraceInfo = replay->auxtraceInfo(replayOptions);  // the source's: perf decodes it
         auto f = PerfDataWriterCapture::open(**session, fo);
         if (!f) {
             std::cerr << "auxscope record: " << f.error().message << "\n";
@@ -365,11 +594,37 @@ int runRecordCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope record: " << r.error().message << "\n";
         return 1;
     }
+    // SIGUSR2 takes a snapshot while recording (as under perf record; without a
+    // flight recorder it does nothing rather than end the capture).
+    auto snapshotSignal = SnapshotSignal::install(**session);
+    if (!snapshotSignal) std::cerr << "auxscope record: note: " << snapshotSignal.error().message << "\n";
+    if (replay)
+        if (auto r = replay->start(**session, replayOptions); !r) {
+            (*session)->requestStop();
+            (*session)->wait();
+            gSession = nullptr;
+            std::cerr << "auxscope record: " << r.error().message << "\n";
+            return 1;
+        }
     (*session)->wait();
+    if (snapshotSignal) snapshotSignal->reset();
+    if (replay) replay->stop();  // the session ended (Ctrl-C): so does the replay
     gSession = nullptr;
     Expected<void> written;
     if (file) written = file->finish();
     auto summary = (*session)->summary();
+    if (control) {
+        const ControlFifoStats cs = control->stats();
+        for (auto& m : control->messages())
+            summary.messages.push_back(m);
+        if (cs.commands)
+            summary.messages.push_back("control FIFO " + control->controlPath() + ": " +
+                                       std::to_string(cs.commands) + " commands, " + std::to_string(cs.acks) +
+                                       " acked, " + std::to_string(cs.errors) + " refused" +
+                                       (cs.ackFailures ? ", " + std::to_string(cs.ackFailures) +
+                                                             " answers dropped (the ack FIFO was full)"
+                                                       : std::string()));
+    }
     std::string text = json ? formatSummaryJson(summary) : formatSummary(summary);
     if (file) {
         auto rep = file->report();
@@ -401,6 +656,13 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 line << "\nperf.data note: " << n;
             text += line.str() + "\n";
         }
+    }
+    if (replay) {
+        const std::string r = formatReplay(*replay, replayOptions, json);
+        if (json)
+            text.insert(text.rfind('}'), r);
+        else
+            text += r;
     }
     std::cout << text;
     std::cout.flush();

@@ -161,8 +161,10 @@ void AuxSnapshotTracker::observeHead(uint64_t head) {
 }
 
 void AuxSnapshotTracker::observeRecord(uint64_t offset, uint64_t size) {
-    written_ += size;
-    if (written_ >= size_) wrapped_ = true;
+    if (sizesReliable_) {
+        written_ += size;
+        if (written_ >= size_) wrapped_ = true;
+    }
     observeHead(offset);
 }
 

@@ -156,8 +156,12 @@ private:
 //   wrap is then misjudged as "not wrapped" and the older part is dropped.
 class AuxSnapshotTracker {
 public:
-    explicit AuxSnapshotTracker(uint64_t size, bool freeRunningHead = false)
-        : size_(size), freeRunning_(freeRunningHead) {}
+    // recordSizesReliable: false where the driver reports the whole buffer as the
+    // size of every record (Intel PT): then only a head going backwards proves a
+    // wrap, and nothing proves there was none, so certain() sends the caller to
+    // ZeroScan until a wrap is proven.
+    explicit AuxSnapshotTracker(uint64_t size, bool freeRunningHead = false, bool recordSizesReliable = true)
+        : size_(size), freeRunning_(freeRunningHead), sizesReliable_(recordSizesReliable) {}
     void observeHead(uint64_t head);
     // A PERF_RECORD_AUX of this event (offset = the new head, size = bytes written).
     void observeRecord(uint64_t offset, uint64_t size);
@@ -165,12 +169,13 @@ public:
     void noteLost() { uncertain_ = true; }
     bool wrapped() const { return wrapped_; }
     // False after a LOST while no wrap was proven: fall back to ZeroScan.
-    bool certain() const { return wrapped_ || !uncertain_; }
+    bool certain() const { return wrapped_ || (!uncertain_ && sizesReliable_); }
     uint64_t bytesReported() const { return written_; }
 
 private:
     uint64_t size_;
     bool freeRunning_;
+    bool sizesReliable_;
     bool wrapped_ = false, uncertain_ = false, seenHead_ = false;
     uint64_t lastHead_ = 0, written_ = 0;
 };

@@ -21,6 +21,9 @@ enum class TargetKind {
 constexpr size_t kDefaultDataPages = 2048;  // 8 MiB with 4 KiB pages
 // perf record's own default for root (512 KiB), for comparisons.
 constexpr size_t kPerfDefaultDataPages = 128;
+// AUX area per CPU when none is given: perf's default for a privileged Intel PT
+// capture (4 MiB), in both full-trace and snapshot mode.
+constexpr size_t kDefaultAuxPages = 1024;
 
 struct CaptureOptions {
     TargetKind target = TargetKind::SystemWide;
@@ -38,6 +41,16 @@ struct CaptureOptions {
     // Run the drain thread SCHED_FIFO (like perf record -r) where permitted, so it
     // is never kept waiting behind the workload it traces.
     bool realtimeDrain = true;
+
+    // AUX-area trace (an -e event on intel_pt, cs_etm, arm_spe or intel_bts).
+    size_t auxPages = kDefaultAuxPages;  // per CPU, a power of two
+    // Full: every byte (the event stops when the area fills; the drain thread
+    // re-enables it). Snapshot: flight recorder, the hardware overwrites and a
+    // trigger copies the newest bytes.
+    bool auxSnapshot = false;
+    uint64_t snapshotBytes = 0;  // newest bytes per snapshot; 0: the whole AUX area
+    // Address filters in perf's --filter syntax ("filter main @ /bin/ls"), applied to the AUX event.
+    std::string auxFilter;
 };
 
 std::string describeTarget(const CaptureOptions& o);

@@ -75,7 +75,9 @@ CpuCounters CaptureSummary::total() const {
         t.corruptBytes += x.corruptBytes, t.unknownTypes += x.unknownTypes, t.auxBytes += x.auxBytes;
         t.auxChunks += x.auxChunks, t.auxTruncated += x.auxTruncated, t.auxOverwrite += x.auxOverwrite;
         t.auxPartial += x.auxPartial, t.auxCollision += x.auxCollision, t.auxReenables += x.auxReenables;
-        t.auxErrors += x.auxErrors;
+        t.auxErrors += x.auxErrors, t.auxSnapshots += x.auxSnapshots;
+        t.auxSnapshotBytes += x.auxSnapshotBytes, t.auxSnapshotsTracked += x.auxSnapshotsTracked;
+        t.auxSnapshotsZeroScan += x.auxSnapshotsZeroScan;
         for (size_t i = 0; i < t.byType.size(); ++i)
             t.byType[i] += x.byType[i];
     }
@@ -122,17 +124,37 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
     EventParser parser(pmus, EventDefaults{opts.sampleFreq});
     std::vector<std::string> specs =
         opts.events.empty() ? std::vector<std::string>{"cpu-clock"} : opts.events;
+    const bool perCpu = opts.target == TargetKind::SystemWide || opts.target == TargetKind::CpuList;
     for (auto& spec : specs) {
         auto parsed = parser.parse(spec);
         if (!parsed) return parsed.error();
         for (auto& d : parsed.value()) {
-            if (d.isAux)
-                return makeError(
-                    "event '" + d.name +
-                    "' is an AUX-area trace event; AUX capture is not available in this build yet");
-            s->descs_.push_back(std::move(d));
+            if (!d.isAux) {
+                s->descs_.push_back(std::move(d));
+                continue;
+            }
+            // One AUX event per capture, as with perf: each CPU's ring has one AUX area.
+            if (s->auxPlan_)
+                return makeError("event '" + d.name + "': only one AUX-area trace event per capture ('" +
+                                 s->auxPlan_->eventName + "' is already given)");
+            AuxEventOptions ao;
+            ao.snapshot = opts.auxSnapshot;
+            ao.perCpu = perCpu;
+            ao.auxPages = opts.auxPages;
+            ao.filter = opts.auxFilter;
+            auto plan = planAuxEvent(pmus, spec, ao);
+            if (!plan) return plan.error();
+            s->auxPlan_ = std::move(plan.value());
+            d.attr = s->auxPlan_->attr;
+            // The AUX event comes first: it owns each CPU's ring (its AUX area can only
+            // be mapped through it), and every other event is redirected into it.
+            s->descs_.insert(s->descs_.begin(), std::move(d));
         }
     }
+    if (!s->auxPlan_ && opts.auxSnapshot)
+        return makeError("snapshot mode needs an AUX-area trace event (-e intel_pt//, cs_etm//, arm_spe//)");
+    if (!s->auxPlan_ && !opts.auxFilter.empty())
+        return makeError("address filters apply to an AUX-area trace event, and none is given");
 
     const size_t pages = roundUpPow2(std::max<size_t>(1, opts.dataPages));
     const uint64_t ringBytes = pages * pageSize();
@@ -156,6 +178,20 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
         a.sample_type |= kIdFields | (a.type == PERF_TYPE_SOFTWARE && a.config == PERF_COUNT_SW_DUMMY
                                           ? 0
                                           : PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD);
+        a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+        a.sample_id_all = 1;
+        a.disabled = 1;
+        a.watermark = 1;
+        a.wakeup_watermark = uint32_t(std::max<uint64_t>(ringBytes / 4, 1));
+        if (perTask) a.inherit = 1;
+        if (opts.target == TargetKind::Command) a.enable_on_exec = 1;
+        return a;
+    };
+
+    // The AUX event keeps the attr its plan gave (perf's, checked against caps/),
+    // plus what every auxscope event needs to be attributed and drained.
+    auto finalizeAux = [&](perf_event_attr a) {
+        a.sample_type |= kIdFields;
         a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
         a.sample_id_all = 1;
         a.disabled = 1;
@@ -205,8 +241,12 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
                 bool tracking;
             };
             std::vector<Pending> toOpen;
+            // The AUX event (first in descs_) owns the ring; otherwise the tracking event does.
+            size_t first = 0;
+            if (s->auxPlan_)
+                toOpen.push_back({finalizeAux(s->descs_[0].attr), s->descs_[0].name, 0, false}), first = 1;
             toOpen.push_back({finalize(trackingAttr(opts.contextSwitches)), "tracking (dummy)", -1, true});
-            for (size_t i = 0; i < s->descs_.size(); ++i)
+            for (size_t i = first; i < s->descs_.size(); ++i)
                 toOpen.push_back({finalize(s->descs_[i].attr), s->descs_[i].name, int(i), false});
             for (auto& p : toOpen) {
                 auto fd = openOne(p.attr, tid, cpu, p.name);
@@ -215,15 +255,35 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
                 ev->fd = std::move(fd.value());
                 ev->cpu = cpu;
                 ev->tracking = p.tracking;
+                const bool isAux = p.descIndex >= 0 && s->descs_[size_t(p.descIndex)].isAux;
                 if (!slot.ring.mapped()) {
                     auto ring = DataRing::map(ev->fd.fd(), pages);
                     if (!ring) return makeError("cpu " + std::to_string(cpu) + ": " + ring.error().message);
                     slot.ring = std::move(ring.value());
                     slot.ownerFd = ev->fd.fd();
+                    if (isAux) {
+                        auto aux = AuxRing::map(ev->fd.fd(), slot.ring, s->auxPlan_->auxPages,
+                                                opts.auxSnapshot ? AuxMode::Snapshot : AuxMode::Full);
+                        if (!aux)
+                            return makeError("cpu " + std::to_string(cpu) + ", event '" + p.name +
+                                             "': " + aux.error().message);
+                        slot.aux = std::move(aux.value());
+                        // CoreSight reports a free-running snapshot head, PT and SPE one
+                        // that wraps; PT's snapshot records all claim the whole buffer.
+                        slot.auxFreeRunningHead = s->auxPlan_->kind == AuxPmuKind::CsEtm;
+                        slot.auxRecordSizesReliable = s->auxPlan_->kind != AuxPmuKind::IntelPt;
+                        s->auxControls_.push_back(std::make_unique<PerfFdAuxControl>(ev->fd));
+                        slot.auxControl = s->auxControls_.back().get();
+                    }
                 } else if (auto r = ev->fd.setOutput(slot.ownerFd); !r) {
                     return makeError("cpu " + std::to_string(cpu) + ", event '" + p.name +
                                      "': " + r.error().message);
                 }
+                if (isAux && !s->auxPlan_->addrFilter.empty())
+                    if (auto r = ev->fd.setFilter(s->auxPlan_->addrFilter); !r)
+                        return makeError("cpu " + std::to_string(cpu) + ", event '" + p.name +
+                                         "': address filter '" + s->auxPlan_->addrFilter +
+                                         "': " + r.error().message);
                 auto id = ev->fd.id();
                 if (!id) return makeError("event '" + p.name + "': " + id.error().message);
                 s->ids_.add(*id, EventLayout{p.attr.sample_type, p.attr.read_format, p.descIndex, cpu});
@@ -282,6 +342,8 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::openSimulated(const Si
     s->options_.publishHz = o.publishHz;
     s->options_.realtimeDrain = o.realtimeDrain;
     s->options_.contextSwitches = false;
+    s->options_.auxSnapshot = o.producer.mode == AuxMode::Snapshot;
+    s->options_.snapshotBytes = o.snapshotBytes;
     EventDesc desc;
     desc.name = o.eventName;
     desc.attr = o.eventAttr ? *o.eventAttr : simulatedEventAttr();
@@ -316,6 +378,7 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::openSimulated(const Si
         slot.ring = (*p)->dataRing();
         slot.aux = (*p)->auxRing();
         slot.auxControl = s->auxControls_.back().get();
+        slot.auxFreeRunningHead = cfg.freeRunningOverwriteHead;
         s->rings_.push_back(std::move(slot));
         s->producers_.push_back(std::move(*p));
     }
@@ -328,6 +391,9 @@ Expected<void> CaptureSession::start() {
     if (drain_) return makeError("capture already started");
     DrainControl ctl;
     ctl.auxSinks = sinks_;
+    ctl.snapshotBytes = options_.snapshotBytes;
+    ctl.snapshotOnStop = snapshotOnStop_;
+    ctl.commandSources = commandSources_;
     for (auto& e : events_)
         (e->tracking ? ctl.trackingEvents : ctl.primaryEvents).push_back(&e->fd);
     ctl.canProvokeFlush = options_.contextSwitches && (options_.target == TargetKind::SystemWide ||
@@ -374,6 +440,14 @@ void CaptureSession::requestStop() {
     if (drain_) drain_->requestStop();
 }
 
+void CaptureSession::requestSnapshot() {
+    if (drain_) drain_->requestSnapshot();
+}
+
+uint64_t CaptureSession::snapshotCount() const {
+    return drain_ ? drain_->snapshotsTaken() : 0;
+}
+
 bool CaptureSession::finished() const {
     return drain_ && drain_->finished();
 }
@@ -404,6 +478,7 @@ CaptureSummary CaptureSession::summary() const {
             s.messages.push_back(m);
         s.commandExited = drain_->childExited();
         s.commandStatus = drain_->childExitStatus();
+        s.snapshots = drain_->snapshotsTaken();
     }
     for (RecordSink* sink : sinks_) {
         for (auto& loss : sink->losses())

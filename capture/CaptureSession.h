@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "AuxEventConfig.h"
 #include "CaptureOptions.h"
 #include "CaptureStats.h"
 #include "CommandLauncher.h"
@@ -32,6 +33,7 @@ struct CaptureSummary {
     std::vector<std::string> messages;
     // What sinks (e.g. the perf.data writer) had to drop, per CPU and reason.
     std::vector<SinkLoss> sinkLosses;
+    uint64_t snapshots = 0;  // snapshot requests served (per-CPU copies: cpus[i].totals.auxSnapshots)
 
     CpuCounters total() const;
 };
@@ -69,6 +71,8 @@ struct SimulatedCaptureOptions {
     // dummy event, so that perf's tools do not look for a PMU that is not there;
     // a replay passes the recorded event's attr (e.g. intel_pt) so the file decodes.
     std::optional<perf_event_attr> eventAttr;
+    // Snapshot mode (producer.mode == AuxMode::Snapshot): newest bytes per snapshot; 0: the whole area.
+    uint64_t snapshotBytes = 0;
 };
 
 class CaptureSession {
@@ -90,6 +94,8 @@ public:
     bool simulated() const { return !producers_.empty(); }
     size_t simulatedCount() const { return producers_.size(); }
     SimulatedAuxProducer& simulatedProducer(size_t index) { return *producers_[index]; }
+    // The AUX-area trace event, when one was given (-e intel_pt//, cs_etm//, ...).
+    const std::optional<AuxEventPlan>& auxPlan() const { return auxPlan_; }
     // What the capture reads from: "kernel", or the simulated source's label.
     const std::string& sourceLabel() const { return sourceLabel_; }
 
@@ -103,6 +109,20 @@ public:
     Expected<void> start();
     // Non-blocking and async-signal-safe: the drain thread finishes on its own.
     void requestStop();
+    // Non-blocking and async-signal-safe (SIGUSR2, a GUI button, a hotkey): the
+    // drain thread copies the newest bytes of every snapshot-mode AUX area to the
+    // sinks at its next wake. Ignored before start().
+    void requestSnapshot();
+    // Snapshot requests served so far (any thread); per-CPU counts are in stats().
+    uint64_t snapshotCount() const;
+    // Take one more snapshot when the capture stops (perf record --snapshot=e). Before start().
+    void setSnapshotOnStop(bool on) { snapshotOnStop_ = on; }
+    // Newest bytes per snapshot (0: the whole AUX area), overriding what the
+    // options gave (a replay's session, say). Before start().
+    void setSnapshotBytes(uint64_t bytes) { options_.snapshotBytes = bytes; }
+    // An fd the drain thread watches and hands to `source` (the control FIFO). Not
+    // owned: it must outlive the capture. Before start().
+    void addCommandSource(DrainCommandSource* source) { commandSources_.push_back(source); }
     bool finished() const;
     // Waits for the drain thread (returns at once once finished() is true).
     void wait();
@@ -152,8 +172,11 @@ private:
     std::vector<std::unique_ptr<SimulatedAuxProducer>> producers_;
     std::vector<std::unique_ptr<AuxEventControl>> auxControls_;
     std::string sourceLabel_ = "kernel";
+    std::optional<AuxEventPlan> auxPlan_;
     unsigned simulatedPublishHz_ = 0;
     bool simulatedRealtime_ = false;
+    bool snapshotOnStop_ = false;
+    std::vector<DrainCommandSource*> commandSources_;
 };
 
 // Reads the thread ids of a process from /proc/PID/task.

@@ -35,6 +35,7 @@ CpuStatsSnapshot CaptureStats::snapshot(size_t i) const {
     out.recordsPerSecond = s.rps.load(std::memory_order_relaxed);
     out.auxFillPercent = s.auxFill.load(std::memory_order_relaxed);
     out.hasAux = s.hasAux.load(std::memory_order_relaxed);
+    out.auxSnapshotMode = s.auxSnapshotMode.load(std::memory_order_relaxed);
     out.kernelLostAvailable = s.kernelLostAvailable.load(std::memory_order_relaxed);
     return out;
 }
@@ -62,6 +63,7 @@ void CaptureStats::publish(size_t i, const CpuStatsSnapshot& in) {
     s.rps.store(in.recordsPerSecond, std::memory_order_relaxed);
     s.auxFill.store(in.auxFillPercent, std::memory_order_relaxed);
     s.hasAux.store(in.hasAux, std::memory_order_relaxed);
+    s.auxSnapshotMode.store(in.auxSnapshotMode, std::memory_order_relaxed);
     s.kernelLostAvailable.store(in.kernelLostAvailable, std::memory_order_relaxed);
 }
 

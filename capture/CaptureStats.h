@@ -36,6 +36,12 @@ struct CpuCounters {
     uint64_t auxCollision = 0;  // PERF_AUX_FLAG_COLLISION: samples collided (SPE)
     uint64_t auxReenables = 0;  // times the drain thread re-enabled a disabled AUX event
     uint64_t auxErrors = 0;     // drain passes that found aux_head inconsistent with aux_tail
+    // Snapshot (flight-recorder) mode: each snapshot is one AUX chunk handed to the
+    // sinks, apart from auxBytes/auxChunks (which count full-mode draining only).
+    uint64_t auxSnapshots = 0;          // snapshots taken of this CPU's AUX area
+    uint64_t auxSnapshotBytes = 0;      // bytes they copied
+    uint64_t auxSnapshotsTracked = 0;   // of those, the wrap decided from PERF_RECORD_AUX records and heads
+    uint64_t auxSnapshotsZeroScan = 0;  // ... from zero bytes past the head (a LOST made tracking uncertain)
     std::array<uint64_t, kRecordTypeSlots> byType{};
 };
 
@@ -51,6 +57,7 @@ struct CpuStatsSnapshot {
     bool hasAux = false;
     uint64_t auxRingBytes = 0;
     double auxFillPercent = 0;         // AUX area fill found by the last drain pass
+    bool auxSnapshotMode = false;      // the AUX area is a flight recorder (fill: how much of it holds trace)
     bool kernelLostAvailable = false;  // PERF_FORMAT_LOST supported by this kernel
 };
 
@@ -88,7 +95,7 @@ private:
         std::atomic<uint64_t> counters[sizeof(CpuCounters) / 8];
         std::atomic<uint64_t> ringBytes{0}, auxRingBytes{0};
         std::atomic<double> fill{0}, fillPeak{0}, fillMax{0}, bps{0}, rps{0}, auxFill{0};
-        std::atomic<bool> hasAux{false}, kernelLostAvailable{false};
+        std::atomic<bool> hasAux{false}, kernelLostAvailable{false}, auxSnapshotMode{false};
     };
     std::vector<std::unique_ptr<Slot>> slots_;
     std::atomic<uint64_t> generation_{0};

@@ -22,7 +22,9 @@ constexpr uint64_t kPollFraction = 16;
 constexpr auto kPollInterval = std::chrono::microseconds(200);
 // Statistics samples kept before the history is thinned out (about 48 MiB).
 constexpr size_t kMaxHistory = size_t(1) << 20;
-constexpr uint64_t kTagStop = ~0ull, kTagChild = ~0ull - 1;
+constexpr uint64_t kTagStop = ~0ull, kTagChild = ~0ull - 1, kTagSnapshot = ~0ull - 2;
+// Command source i is tagged kTagCommand + i.
+constexpr uint64_t kTagCommand = ~0ull - 1024;
 }  // namespace
 
 DrainThread::DrainThread(std::vector<RingSlot>& rings, const IdTable& ids, CaptureStats& stats,
@@ -37,24 +39,34 @@ DrainThread::~DrainThread() {
     if (epollFd_ >= 0) close(epollFd_);
     if (controlEpollFd_ >= 0) close(controlEpollFd_);
     if (stopFd_ >= 0) close(stopFd_);
+    if (snapshotFd_ >= 0) close(snapshotFd_);
 }
 
 Expected<void> DrainThread::start() {
     epollFd_ = epoll_create1(EPOLL_CLOEXEC);
     controlEpollFd_ = epoll_create1(EPOLL_CLOEXEC);
     stopFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (epollFd_ < 0 || controlEpollFd_ < 0 || stopFd_ < 0)
+    snapshotFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (epollFd_ < 0 || controlEpollFd_ < 0 || stopFd_ < 0 || snapshotFd_ < 0)
         return makeError(std::string("epoll/eventfd: ") + std::strerror(errno));
-    // Both wait sets watch the stop request and the launched command; only the
-    // first also watches the rings.
+    // Both wait sets watch the stop and snapshot requests, the command sources and
+    // the launched command; only the first also watches the rings.
     epoll_event ev{};
     ev.events = EPOLLIN;
     for (int ep : {epollFd_, controlEpollFd_}) {
         ev.data.u64 = kTagStop;
         epoll_ctl(ep, EPOLL_CTL_ADD, stopFd_, &ev);
+        ev.data.u64 = kTagSnapshot;
+        epoll_ctl(ep, EPOLL_CTL_ADD, snapshotFd_, &ev);
         if (ctl_.childPidFd >= 0) {
             ev.data.u64 = kTagChild;
             epoll_ctl(ep, EPOLL_CTL_ADD, ctl_.childPidFd, &ev);
+        }
+        for (size_t i = 0; i < ctl_.commandSources.size(); ++i) {
+            ev.data.u64 = kTagCommand + i;
+            if (epoll_ctl(ep, EPOLL_CTL_ADD, ctl_.commandSources[i]->fd(), &ev) != 0)
+                return makeError("epoll_ctl on command fd " + std::to_string(ctl_.commandSources[i]->fd()) +
+                                 ": " + std::strerror(errno));
         }
     }
     for (size_t i = 0; i < rings_.size(); ++i) {
@@ -69,6 +81,10 @@ Expected<void> DrainThread::start() {
     for (auto& r : rings_) {
         readKernelLost(r);
         if (r.aux.mapped()) r.auxPrevTail = r.aux.tail();
+        // Not given the head now: records still in the data ring are older than
+        // it, and would then look like a head going backwards.
+        if (r.aux.mapped() && r.aux.mode() == AuxMode::Snapshot)
+            r.auxTracker.emplace(r.aux.size(), r.auxFreeRunningHead, r.auxRecordSizesReliable);
     }
     publish(0);
     thread_ = std::thread([this] { run(); });
@@ -78,6 +94,11 @@ Expected<void> DrainThread::start() {
 void DrainThread::requestStop() {
     uint64_t one = 1;
     if (stopFd_ >= 0) (void)!write(stopFd_, &one, sizeof one);
+}
+
+void DrainThread::requestSnapshot() {
+    uint64_t one = 1;
+    if (snapshotFd_ >= 0) (void)!write(snapshotFd_, &one, sizeof one);
 }
 
 void DrainThread::join() {
@@ -125,6 +146,8 @@ bool DrainThread::drainRing(RingSlot& r) {
                     case PERF_RECORD_LOST:
                         c.lostRecords += rec.lost;
                         sawLost = true;
+                        // The lost records may have been PERF_RECORD_AUX: their sizes are unknown.
+                        if (r.auxTracker) r.auxTracker->noteLost(), r.lostSinceSnapshot = true;
                         break;
                     case PERF_RECORD_LOST_SAMPLES:
                         c.lostSamples += rec.lost;
@@ -145,6 +168,7 @@ bool DrainThread::drainRing(RingSlot& r) {
                         if (rec.auxFlags & kAuxFlagOverwrite) ++c.auxOverwrite;
                         if (rec.auxFlags & kAuxFlagPartial) ++c.auxPartial;
                         if (rec.auxFlags & kAuxFlagCollision) ++c.auxCollision;
+                        if (r.auxTracker) r.auxTracker->observeRecord(rec.auxOffset, rec.auxSize);
                         break;
                     default:
                         break;
@@ -166,6 +190,16 @@ bool DrainThread::drainRing(RingSlot& r) {
     // aux_head, so the bytes a record of this pass announces are there by now.
     if (r.aux.mapped() && r.aux.mode() == AuxMode::Full && drainAux(r, sawTruncated, truncatedEnd, sawLost))
         busy = true;
+    if (r.auxTracker) {
+        // How much of the flight recorder holds trace. The head is only read here,
+        // not given to the tracker: records of transactions that ended after this
+        // pass's data_head would then look like a head going backwards (a wrap).
+        const uint64_t head = r.aux.head(), size = r.aux.size();
+        const uint64_t held = r.auxTracker->wrapped() ? size
+                              : r.auxFreeRunningHead  ? std::min(head, size)
+                                                      : head & (size - 1);
+        r.auxFillPercent = 100.0 * double(held) / double(size);
+    }
     return busy;
 }
 
@@ -227,7 +261,7 @@ void DrainThread::noteAuxEnableError(RingSlot& r, const std::string& why) {
 }
 
 void DrainThread::reenableAux(RingSlot& r) {
-    if (!r.auxControl || !auxReenableAllowed_) return;
+    if (!r.auxControl || !auxReenableAllowed_ || eventsPaused_) return;
     const std::optional<bool> known = r.auxControl->enabled();
     if (known) {
         // Exact: enable only a disabled event, and count each one. A disable the
@@ -282,6 +316,7 @@ void DrainThread::publish(double seconds) {
         s.hasAux = r.aux.mapped();
         s.auxRingBytes = r.aux.mapped() ? r.aux.size() : 0;
         s.auxFillPercent = r.auxFillPercent;
+        s.auxSnapshotMode = r.auxTracker.has_value();
         if (seconds > 0) {
             s.bytesPerSecond = double(r.counters.bytes - r.publishedBytes) / seconds;
             s.recordsPerSecond = double(r.counters.records - r.publishedRecords) / seconds;
@@ -343,6 +378,7 @@ void DrainThread::run() {
     epoll_event events[64];
     bool polling = false;
     bool stop = false;
+    bool snapshotRequested = false;
     while (!stop) {
         auto now = Clock::now();
         auto wakeAt = lastPublish_ + publishPeriod;
@@ -358,6 +394,12 @@ void DrainThread::run() {
             uint64_t tag = events[i].data.u64;
             if (tag == kTagStop) {
                 stop = true;
+            } else if (tag == kTagSnapshot) {
+                uint64_t count;
+                (void)!read(snapshotFd_, &count, sizeof count);  // re-arm; served after the pass below
+                snapshotRequested = true;
+            } else if (tag >= kTagCommand && tag - kTagCommand < ctl_.commandSources.size()) {
+                ctl_.commandSources[tag - kTagCommand]->onReadable(*this);
             } else if (tag == kTagChild) {
                 reapChild(false);
                 if (childExited_) {
@@ -382,6 +424,12 @@ void DrainThread::run() {
         for (auto& r : rings_) {
             busy |= drainRing(r);
             allHungUp &= r.hungUp;
+        }
+        // After the pass: the data rings were just drained, so the disables that
+        // start the snapshot find room for the records they flush.
+        if (snapshotRequested) {
+            snapshotRequested = false;
+            takeSnapshot(auxReenableAllowed_);
         }
         if (ctl_.afterPass) ctl_.afterPass();
         if (allHungUp && ctl_.stopWhenAllRingsHangUp) {
@@ -410,6 +458,13 @@ void DrainThread::finishCapture() {
         (void)fd->disable();
     for (auto& r : rings_)
         drainRing(r);
+    // A snapshot asked for while the capture was stopping is still taken; then,
+    // with perf record --snapshot=e, the flight recorders' last contents. The
+    // events stay disabled.
+    uint64_t pending = 0;
+    if (read(snapshotFd_, &pending, sizeof pending) == ssize_t(sizeof pending) && pending)
+        takeSnapshot(false);
+    if (ctl_.snapshotOnStop) takeSnapshot(false);
     if (ctl_.afterPass) ctl_.afterPass();
     for (auto& r : rings_)
         readKernelLost(r);
@@ -467,6 +522,113 @@ void DrainThread::finishCapture() {
     }
     auto now = Clock::now();
     publish(std::chrono::duration<double>(now - lastPublish_).count());
+}
+
+void DrainThread::noteSnapshotError(RingSlot& r, const std::string& why) {
+    if (r.snapshotErrorNoted) return;  // once per CPU: a failing ioctl fails at every snapshot
+    r.snapshotErrorNoted = true;
+    note("cpu " + std::to_string(r.cpu) + " AUX snapshot: " + why);
+}
+
+bool DrainThread::takeSnapshot(bool reenable) {
+    bool any = false;
+    for (auto& r : rings_)
+        any |= r.auxTracker.has_value();
+    if (!any) return false;
+    // 1. Stop the hardware of every flight recorder first (perf's snapshot_start
+    // does the same), so that all CPUs' copies end at about the same moment. The
+    // disable returns once the hardware stopped and its transaction ended.
+    for (auto& r : rings_) {
+        if (!r.auxTracker) continue;
+        r.snapshotDisabled = false;
+        if (!r.auxControl) continue;  // nothing to stop it with: copied while running (may be torn)
+        const std::optional<bool> known = r.auxControl->enabled();
+        r.snapshotWasEnabled = known.value_or(!eventsPaused_);
+        if (auto e = r.auxControl->disable(); !e) {
+            noteSnapshotError(
+                r, "cannot disable the AUX event (" + e.error().message + "); its snapshots are skipped");
+            continue;
+        }
+        r.snapshotDisabled = true;
+    }
+    // 2. The PERF_RECORD_AUX records that ending those transactions wrote: the
+    // tracker must see them before it decides about the wrap.
+    for (auto& r : rings_)
+        drainRing(r);
+    // 3. Copy the newest bytes of every stopped area.
+    for (auto& r : rings_)
+        if (r.auxTracker && (r.snapshotDisabled || !r.auxControl)) copySnapshot(r);
+    // 4. Let the hardware run again before the copies go anywhere.
+    for (auto& r : rings_) {
+        if (!r.snapshotDisabled) continue;
+        r.snapshotDisabled = false;
+        if (!reenable || eventsPaused_ || !r.snapshotWasEnabled) continue;
+        if (auto e = r.auxControl->enable(); !e)
+            noteSnapshotError(r, "cannot re-enable the AUX event after a snapshot (" + e.error().message +
+                                     "); its trace stays stopped");
+    }
+    // 5. One AUX chunk per CPU and snapshot (QueuedSink copies it into its queue).
+    for (auto& r : rings_) {
+        if (!r.snapshotPending) continue;
+        r.snapshotPending = false;
+        const uint32_t ringIndex = uint32_t(&r - rings_.data());
+        for (RecordSink* sink : ctl_.auxSinks)
+            sink->onAux(r.cpu, ringIndex, r.snapshotOffset, r.snapshotCopy);
+    }
+    snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
+    return true;
+}
+
+void DrainThread::copySnapshot(RingSlot& r) {
+    AuxSnapshotTracker& t = *r.auxTracker;
+    const AuxRing& aux = r.aux;
+    const uint64_t size = aux.size();
+    // Every record up to this head has been parsed (the kernel writes a
+    // transaction's record before its aux_head): the reading is consistent.
+    const uint64_t head = aux.head();
+    t.observeHead(head);
+    // Nothing written since the previous snapshot: no copy (perf skips it too).
+    if (r.snapshotTakenBefore && head == r.snapshotLastHead && t.bytesReported() == r.snapshotLastReported &&
+        !r.lostSinceSnapshot)
+        return;
+    r.snapshotTakenBefore = true;
+    r.snapshotLastHead = head;
+    r.snapshotLastReported = t.bytesReported();
+    r.lostSinceSnapshot = false;
+    const uint64_t headOffset = head & (size - 1);
+    const bool tracked = t.certain();
+    const bool wrapped = tracked ? t.wrapped() : AuxRing::wrappedByZeroScan(aux.data(), size, headOffset);
+    const uint64_t want = ctl_.snapshotBytes ? std::min(ctl_.snapshotBytes, size) : size;
+    AuxRing::copyNewest(aux.data(), size, headOffset, wrapped, want, r.snapshotCopy);
+    const uint64_t n = r.snapshotCopy.size();
+    if (n == 0) return;  // nothing written yet
+    // The AUXTRACE offset perf writes for a snapshot: the end of the copy minus
+    // its size, the end being the free-running head (CoreSight), or for a head
+    // that wraps inside the area (Intel PT, SPE) its offset, plus the area's size
+    // once the area has wrapped.
+    const uint64_t end = r.auxFreeRunningHead ? head : headOffset + (wrapped ? size : 0);
+    r.snapshotOffset = end >= n ? end - n : 0;
+    r.snapshotPending = true;
+    CpuCounters& c = r.counters;
+    ++c.auxSnapshots;
+    c.auxSnapshotBytes += n;
+    ++(tracked ? c.auxSnapshotsTracked : c.auxSnapshotsZeroScan);
+}
+
+Expected<void> DrainThread::setEventsEnabled(bool enabled) {
+    eventsPaused_ = !enabled;
+    std::string errors;
+    auto check = [&](Expected<void> r, const std::string& what) {
+        if (!r) errors += (errors.empty() ? "" : "; ") + what + ": " + r.error().message;
+    };
+    for (const PerfEventFd* fd : ctl_.primaryEvents)
+        check(enabled ? fd->enable() : fd->disable(), "event fd " + std::to_string(fd->fd()));
+    // The AUX events (simulated ones have no fd among the primary events).
+    for (auto& r : rings_)
+        if (r.auxControl)
+            check(enabled ? r.auxControl->enable() : r.auxControl->disable(), "cpu " + std::to_string(r.cpu));
+    if (!errors.empty()) return makeError(std::string(enabled ? "enable" : "disable") + ": " + errors);
+    return {};
 }
 
 }  // namespace auxscope

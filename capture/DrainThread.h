@@ -5,6 +5,18 @@
 // the statistics publish period), drains each ring from data_tail to data_head,
 // parses every record, hands it to the consumers, and publishes per-CPU
 // statistics. Under sustained load it polls the rings on a short timer instead.
+//
+// Snapshot (flight-recorder) mode, for the rings whose AUX area is mapped
+// read-only (AuxMode::Snapshot): the hardware overwrites the area and aux_tail
+// is never written (the mapping is read-only: a store would fault). The data
+// ring (sideband) is drained as always; an AuxSnapshotTracker per ring follows
+// the PERF_RECORD_AUX and LOST records. A snapshot (requestSnapshot(), a command
+// source, or the stop with DrainControl::snapshotOnStop) drains the data rings,
+// disables every snapshot-mode AUX event (as perf does, so that all CPUs' copies
+// end at the same moment), drains the data rings again for the records those
+// disables flushed, copies the newest bytes of each area (wrap decided by the
+// tracker when it is certain, else by ZeroScan), re-enables the events, and only
+// then hands each copy to the AUX sinks as one chunk.
 #include <sys/types.h>
 
 #include <atomic>
@@ -62,10 +74,16 @@ struct RingSlot {
     // Simulated rings signal an eventfd instead of a perf fd: the drain thread
     // reads it when it fires so that it does not stay readable.
     bool ownerFdIsEventfd = false;
-    // Optional AUX area (full-trace mode only for now) and the control that
-    // re-enables its event; both set or neither. The control is not owned.
+    // Optional AUX area (full-trace or snapshot mode) and the control that
+    // enables and disables its event; both set or neither. The control is not owned.
     AuxRing aux;
     AuxEventControl* auxControl = nullptr;
+    // Snapshot mode: aux_head runs free (CoreSight ETM) rather than wrapping inside
+    // the area (Intel PT, SPE). Set by whoever maps the area.
+    bool auxFreeRunningHead = false;
+    // Snapshot mode: false when PERF_RECORD_AUX sizes do not say what was written
+    // (Intel PT reports the whole buffer every time).
+    bool auxRecordSizesReliable = true;
     // Drain-thread state.
     CpuCounters counters;
     double fillPercent = 0, fillPeakPercent = 0, fillMaxPercent = 0;
@@ -80,6 +98,43 @@ struct RingSlot {
     bool auxStalled = false, auxStallCounted = false, auxErrorNoted = false, auxEnableErrorNoted = false;
     uint64_t auxStallPos = 0, auxLastCountedPos = ~0ull;
     std::chrono::steady_clock::time_point auxRetryAt{};
+    // Snapshot mode: the wrap tracker (set at start for snapshot-mode areas); the
+    // copy taken, until it is handed to the sinks; what the previous snapshot saw,
+    // so that an area with nothing new since adds no copy (perf writes none either).
+    std::optional<AuxSnapshotTracker> auxTracker;
+    std::vector<uint8_t> snapshotCopy;
+    uint64_t snapshotOffset = 0;
+    bool snapshotPending = false, snapshotDisabled = false, snapshotWasEnabled = false;
+    bool snapshotTakenBefore = false, lostSinceSnapshot = false, snapshotErrorNoted = false;
+    uint64_t snapshotLastHead = 0, snapshotLastReported = 0;
+};
+
+// What a command source (the --control FIFO) may ask of the capture. Called on
+// the drain thread only, from DrainCommandSource::onReadable().
+class DrainActions {
+public:
+    // Takes a snapshot of every snapshot-mode AUX area before returning. False
+    // (nothing done) when no AUX area is in snapshot mode.
+    virtual bool snapshotNow() = 0;
+    // The capture stops after the current pass.
+    virtual void stop() = 0;
+    // PERF_EVENT_IOC_ENABLE/DISABLE of the capture's events (the tracking events
+    // keep running, so the sideband stays complete). While disabled, neither a
+    // snapshot nor a full AUX area re-enables anything.
+    virtual Expected<void> setEventsEnabled(bool enabled) = 0;
+
+protected:
+    ~DrainActions() = default;
+};
+
+// An fd the drain thread watches beside the rings (both its wait sets), e.g. the
+// control FIFO. Level-triggered: read everything available in onReadable().
+class DrainCommandSource {
+public:
+    virtual ~DrainCommandSource() = default;
+    virtual int fd() const = 0;
+    // fd() is readable, or hung up. On the drain thread: must never block.
+    virtual void onReadable(DrainActions& actions) = 0;
 };
 
 struct DrainControl {
@@ -99,9 +154,16 @@ struct DrainControl {
     // Receive the AUX bytes of the rings that have an AUX area (onAux), in ring
     // order within a pass and in AUX order per ring. Must not block.
     std::vector<RecordSink*> auxSinks;
+    // Snapshot mode: newest bytes copied per AUX area and snapshot; 0: the whole area.
+    uint64_t snapshotBytes = 0;
+    // One more snapshot when the capture stops (perf record --snapshot=e); the
+    // events are left disabled after it.
+    bool snapshotOnStop = false;
+    // Watched on the drain thread (not owned; they outlive the drain thread).
+    std::vector<DrainCommandSource*> commandSources;
 };
 
-class DrainThread {
+class DrainThread : private DrainActions {
 public:
     DrainThread(std::vector<RingSlot>& rings, const IdTable& ids, CaptureStats& stats, DrainControl control,
                 std::vector<RecordConsumer*> consumers);
@@ -109,6 +171,12 @@ public:
 
     Expected<void> start();
     void requestStop();  // async-signal-safe (writes an eventfd)
+    // Async-signal-safe (writes an eventfd): the drain thread takes a snapshot of
+    // every snapshot-mode AUX area at its next wake. Requests made before it got
+    // to them are served by one snapshot. Ignored before start().
+    void requestSnapshot();
+    // Snapshots taken so far (requests served, the one at stop included); any thread.
+    uint64_t snapshotsTaken() const { return snapshotsTaken_.load(std::memory_order_acquire); }
     bool finished() const { return finished_.load(std::memory_order_acquire); }
     void join();
 
@@ -125,6 +193,13 @@ private:
     bool drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd, bool sawLost);
     void reenableAux(RingSlot& r);
     void noteAuxEnableError(RingSlot& r, const std::string& why);
+    bool takeSnapshot(bool reenable);
+    void copySnapshot(RingSlot& r);
+    void noteSnapshotError(RingSlot& r, const std::string& why);
+    // DrainActions
+    bool snapshotNow() override { return takeSnapshot(auxReenableAllowed_); }
+    void stop() override { requestStop(); }
+    Expected<void> setEventsEnabled(bool enabled) override;
     void publish(double seconds);
     void readKernelLost(RingSlot& r);
     void finishCapture();
@@ -140,6 +215,7 @@ private:
     int epollFd_ = -1;         // rings + control
     int controlEpollFd_ = -1;  // stop request + launched command only
     int stopFd_ = -1;
+    int snapshotFd_ = -1;
     std::thread thread_;
     std::atomic<bool> finished_{false};
     int childStatus_ = -1;
@@ -150,6 +226,8 @@ private:
     std::vector<StatsSample> history_;
     uint64_t newestRecordTime_ = 0;
     bool auxReenableAllowed_ = true;  // false once the capture is stopping
+    bool eventsPaused_ = false;       // a command disabled the events
+    std::atomic<uint64_t> snapshotsTaken_{0};
     std::chrono::microseconds publishPeriod_{50'000};
 };
 

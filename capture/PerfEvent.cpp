@@ -58,6 +58,15 @@ Expected<void> PerfEventFd::disable() const {
 Expected<void> PerfEventFd::setOutput(int target) const {
     return ioctlOrError(fd_, PERF_EVENT_IOC_SET_OUTPUT, unsigned(target), "PERF_EVENT_IOC_SET_OUTPUT");
 }
+Expected<void> PerfEventFd::setFilter(const std::string& filter) const {
+    if (ioctl(fd_, PERF_EVENT_IOC_SET_FILTER, filter.c_str()) == 0) return {};
+    const int e = errno;
+    std::string why = std::string("PERF_EVENT_IOC_SET_FILTER failed: ") + std::strerror(e);
+    if (e == EINVAL)
+        why += " (the kernel refused the filter: check that the object is mapped and the range lies in it)";
+    if (e == EOPNOTSUPP) why += " (this PMU has no address filters)";
+    return makeError(why);
+}
 Expected<void> PerfEventFd::pauseOutput(bool pause) const {
     return ioctlOrError(fd_, PERF_EVENT_IOC_PAUSE_OUTPUT, pause ? 1 : 0, "PERF_EVENT_IOC_PAUSE_OUTPUT");
 }

@@ -32,6 +32,8 @@ public:
     Expected<void> enable() const;
     Expected<void> disable() const;
     Expected<void> setOutput(int targetFd) const;
+    // PERF_EVENT_IOC_SET_FILTER: address filters of an AUX event (kernel syntax), or a tracepoint filter.
+    Expected<void> setFilter(const std::string& filter) const;
     Expected<void> pauseOutput(bool pause) const;
 
     // One non-group read with PERF_FORMAT_ID|PERF_FORMAT_LOST.

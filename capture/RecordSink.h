@@ -35,6 +35,14 @@ public:
     // PERF_RECORD_AUXTRACE offset). Each call continues the previous one of that
     // ring, unless the sink reports a loss. Valid during the call only; must not
     // block. Sinks that keep no AUX data ignore it.
+    // Snapshot (flight-recorder) mode: each call is one whole snapshot of that
+    // ring's AUX area, the newest bytes oldest first, and does not continue the
+    // previous call (snapshots overlap or leave gaps). `auxOffset` is then what
+    // perf record writes for a snapshot: the end of the copy minus its size, the
+    // end being aux_head for a free-running head (CoreSight), or for a head that
+    // wraps inside the area (Intel PT, SPE) its offset plus the area's size once
+    // the area has wrapped. perf's decoders find the overlap between snapshots
+    // from the bytes themselves.
     virtual void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) {
         (void)cpu, (void)ringIndex, (void)auxOffset, (void)bytes;
     }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "PerfDataWriterCapture.h"
 
-#include "CaptureStatsFeature.h"
-
 #include <chrono>
 
+#include "CaptureAuxtraceInfo.h"
+#include "CaptureStatsFeature.h"
 #include "FeatureWriter.h"
 
 namespace auxscope {
@@ -66,6 +66,12 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
         if (!*tc)
             rep.notes.push_back(
                 "the kernel offers no user-space time conversion (cap_user_time_zero): no TIME_CONV");
+    }
+    // A kernel capture with an AUX event describes it as perf record does.
+    if (!c->options_.auxtraceInfo && session.auxPlan()) {
+        auto info = captureAuxtraceInfo(session);
+        if (!info) return makeError(options.path + ": " + info.error().message);
+        c->options_.auxtraceInfo = std::move(info.value());
     }
     if (c->options_.auxtraceInfo)
         if (auto r = w.writeAuxtraceInfo(c->options_.auxtraceInfo->type, c->options_.auxtraceInfo->priv); !r)

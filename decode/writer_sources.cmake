@@ -10,4 +10,5 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ProcSynth.cpp
 )
 # PERF_RECORD_AUXTRACE_INFO private blocks (Intel PT, CoreSight ETM/ETE).
-target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/AuxtraceInfo.cpp)
+target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/AuxtraceInfo.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/CaptureAuxtraceInfo.cpp)

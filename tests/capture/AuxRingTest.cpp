@@ -486,3 +486,21 @@ TEST(AuxRingKernel, MapOnEventWithoutAuxFailsClearly) {
     EXPECT_FALSE(snap.ok());
     EXPECT_FALSE(AuxRing::map(ev->fd(), *ring, 3, AuxMode::Full).ok());
 }
+
+// Intel PT: every snapshot-mode PERF_RECORD_AUX claims the whole buffer, so its
+// size proves nothing; only a head going backwards proves a wrap.
+TEST(AuxRing, SnapshotTrackerIgnoresIntelPtRecordSizes) {
+    AuxSnapshotTracker pt(4096, false, false);
+    pt.observeRecord(300, 4096);
+    EXPECT_FALSE(pt.wrapped()) << "a whole-buffer size is not a wrap";
+    EXPECT_FALSE(pt.certain()) << "nothing proves there was no wrap: zero-scan decides";
+    pt.observeRecord(900, 4096);
+    EXPECT_FALSE(pt.wrapped());
+    pt.observeRecord(200, 4096);  // the head went backwards
+    EXPECT_TRUE(pt.wrapped());
+    EXPECT_TRUE(pt.certain());
+    AuxSnapshotTracker exact(4096);
+    exact.observeRecord(300, 300);
+    EXPECT_TRUE(exact.certain()) << "sizes that add up say exactly how far the buffer filled";
+    EXPECT_FALSE(exact.wrapped());
+}

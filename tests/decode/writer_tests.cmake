@@ -32,6 +32,7 @@ gtest_discover_tests(writer_kernel_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SER
 cmake_path(SET _auxinfo_shared_data NORMALIZE "${CMAKE_SOURCE_DIR}/../shared/data")
 add_executable(auxtrace_info_tests
   ${CMAKE_CURRENT_LIST_DIR}/AuxtraceInfoTest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/CaptureAuxtraceInfoTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/WriterTestSupport.cpp
 )
 target_link_libraries(auxtrace_info_tests PRIVATE auxscope_decode GTest::gtest_main)
