@@ -4,12 +4,14 @@
 #include <QApplication>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCoreApplication>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -23,6 +25,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QShortcut>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTimer>
@@ -31,6 +34,7 @@
 
 #include <cmath>
 
+#include "AuxOptionsPanel.h"
 #include "PerfEvent.h"
 #include "Tracefs.h"
 
@@ -41,6 +45,7 @@ enum Column {
     ColCpu,
     ColFill,
     ColAuxFill,
+    ColAuxLoss,
     ColRate,
     ColRecords,
     ColLost,
@@ -96,13 +101,47 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     auto* form = new QFormLayout;
     targetKind_ = new QComboBox;
     targetKind_->setObjectName("targetKind");
-    targetKind_->addItems({"System-wide (all CPUs)", "CPU list", "Existing process (PID)", "Launch command"});
+    targetKind_->addItems({"System-wide (all CPUs)", "CPU list", "Existing process (PID)", "Launch command",
+                           "Replay a recorded trace (not live hardware)"});
+    targetKind_->setItemData(4,
+                             "Feeds the AUX trace and sideband of a perf.data through simulated CPUs, so the "
+                             "live path (drain, loss counters, file) runs without trace hardware",
+                             Qt::ToolTipRole);
     targetValue_ = new QLineEdit;
     targetValue_->setObjectName("targetValue");
     auto* targetRow = new QHBoxLayout;
     targetRow->addWidget(targetKind_);
     targetRow->addWidget(targetValue_, 1);
     form->addRow("Target", targetRow);
+
+    replayBrowse_ = new QPushButton("Browse…");
+    replayBrowse_->setObjectName("replayBrowse");
+    replaySpeed_ = new QComboBox;
+    replaySpeed_->setObjectName("replaySpeed");
+    replaySpeed_->addItem("recorded speed", "1");
+    replaySpeed_->addItem("10× faster", "10");
+    replaySpeed_->addItem("100× faster", "100");
+    replaySpeed_->addItem("10× slower", "0.1");
+    replaySpeed_->addItem("as fast as the drain takes it", "max");
+    replaySnapshot_ = new QCheckBox("flight-recorder (snapshot) mode");
+    replaySnapshot_->setObjectName("replaySnapshot");
+    replayLoop_ = new QCheckBox("loop");
+    replayLoop_->setObjectName("replayLoop");
+    replayRow_ = new QWidget;
+    auto* replayLayout = new QHBoxLayout(replayRow_);
+    replayLayout->setContentsMargins(0, 0, 0, 0);
+    replayLayout->addWidget(replayBrowse_);
+    replayLayout->addWidget(new QLabel("Speed"));
+    replayLayout->addWidget(replaySpeed_);
+    replayLayout->addWidget(replaySnapshot_);
+    replayLayout->addWidget(replayLoop_);
+    replayLayout->addStretch(1);
+    form->addRow("Replay", replayRow_);
+    connect(replayBrowse_, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, "Replay a recorded trace", QString(),
+                                                       "perf.data files (*.data perf.data*);;All files (*)");
+        if (!f.isEmpty()) targetValue_->setText(f);
+    });
 
     events_ = new QLineEdit;
     events_->setObjectName("events");
@@ -131,6 +170,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
         if (pages == kDefaultDataPages) bufferPages_->setCurrentIndex(bufferPages_->count() - 1);
     }
     form->addRow("Data ring", bufferPages_);
+    auxPanel_ = new AuxOptionsPanel(pmus_);
 
     startButton_ = new QPushButton("Start");
     startButton_->setObjectName("startButton");
@@ -142,19 +182,38 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     auto* buttons = new QHBoxLayout;
+    snapshotButton_ = new QPushButton("Take snapshot");
+    snapshotButton_->setObjectName("snapshotButton");
+    snapshotButton_->setEnabled(false);
+    snapshotButton_->setToolTip(
+        "Snapshot mode: copy the newest AUX bytes of every CPU into the capture (Ctrl+Shift+S; "
+        "also SIGUSR2 or `snapshot` on a control FIFO from the command line)");
+    snapshotLabel_ = new QLabel;
+    snapshotLabel_->setObjectName("snapshotLabel");
+    auto* shortcut = new QShortcut(QKeySequence("Ctrl+Shift+S"), this);
+    connect(shortcut, &QShortcut::activated, this, &CapturePage::takeSnapshot);
+    connect(snapshotButton_, &QPushButton::clicked, this, &CapturePage::takeSnapshot);
     buttons->addWidget(startButton_);
     buttons->addWidget(stopButton_);
+    buttons->addWidget(snapshotButton_);
+    buttons->addWidget(snapshotLabel_);
     buttons->addWidget(status_, 1);
 
     auto* controls = new QGroupBox("Capture");
     auto* controlsLayout = new QVBoxLayout(controls);
     controlsLayout->addLayout(form);
+    controlsLayout->addWidget(auxPanel_);
     controlsLayout->addLayout(buttons);
 
     cpuTable_ = new QTableWidget(0, ColCount);
     cpuTable_->setObjectName("cpuTable");
-    cpuTable_->setHorizontalHeaderLabels({"CPU", "Data ring fill", "AUX ring fill", "Throughput", "Records",
-                                          "Lost records", "Lost samples", "Kernel lost", "Throttles"});
+    cpuTable_->setHorizontalHeaderLabels({"CPU", "Data ring fill", "AUX ring fill", "AUX loss", "Throughput",
+                                          "Records", "Lost records", "Lost samples", "Kernel lost",
+                                          "Throttles"});
+    cpuTable_->horizontalHeaderItem(ColAuxLoss)
+        ->setToolTip(
+            "PERF_RECORD_AUX flags that mean lost trace: TRUNCATED (the AUX area was full; the event "
+            "paused until re-enabled), PARTIAL and COLLISION; the tooltip of each cell splits them.");
     cpuTable_->horizontalHeaderItem(ColKernelLost)
         ->setToolTip(
             "The kernel's own count of records it could not write (PERF_FORMAT_LOST). It leads the "
@@ -165,7 +224,8 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
 
     throughputView_ = makeChart("Throughput per CPU (last 60 s)", "MiB/s", throughputX_, throughputY_);
     throughputView_->setObjectName("throughputChart");
-    lostView_ = makeChart("Lost records + samples per CPU (cumulative)", "lost", lostX_, lostY_);
+    lostView_ = makeChart("Lost records + samples, and AUX losses (dashed), per CPU (cumulative)", "lost",
+                          lostX_, lostY_);
     lostView_->setObjectName("lostChart");
 
     auto* charts = new QSplitter(Qt::Horizontal);
@@ -197,6 +257,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
 }
 
 CapturePage::~CapturePage() {
+    if (replay_) replay_->stop();
     if (session_) {
         session_->requestStop();
         session_->wait();
@@ -208,9 +269,15 @@ CapturePage::~CapturePage() {
 
 void CapturePage::targetKindChanged(int index) {
     static const char* placeholders[] = {"", "CPU list, e.g. 0-3,6", "PID of a running process",
-                                         "command line, e.g. ./myprog --arg"};
+                                         "command line, e.g. ./myprog --arg",
+                                         "perf.data with AUX trace, e.g. ../shared/data/intel-pt/"
+                                         "perf-intel_pt-skylake/perf.data.intel_pt-4.14"};
     targetValue_->setEnabled(index != 0);
     targetValue_->setPlaceholderText(placeholders[index]);
+    replayRow_->setVisible(index == 4);
+    // A replay's events and AUX set-up are the recording's.
+    events_->setEnabled(index != 4);
+    auxPanel_->setEnabled(index != 4);
 }
 
 void CapturePage::chooseTracepoint() {
@@ -265,6 +332,9 @@ Expected<CaptureOptions> CapturePage::optionsFromForm() const {
             o.pid = pid;
             break;
         }
+        case 4:
+            if (value.isEmpty()) return makeError("choose a perf.data to replay");
+            return o;  // the recording decides the rest
         case 3: {
             const QStringList argv = QProcess::splitCommand(value);
             if (argv.isEmpty()) return makeError("enter a command line to launch");
@@ -277,6 +347,15 @@ Expected<CaptureOptions> CapturePage::optionsFromForm() const {
     const QString events = events_->text().trimmed();
     if (!events.isEmpty()) o.events.push_back(events.toStdString());
     o.dataPages = size_t(bufferPages_->currentData().toULongLong());
+    auto aux = auxPanel_->selection();
+    if (!aux) return aux.error();
+    if (*aux) {
+        // The AUX event first: it owns each CPU's ring, as in perf.
+        o.events.insert(o.events.begin(), (*aux)->eventSpec);
+        o.auxFilter = (*aux)->filter;
+        o.auxSnapshot = (*aux)->snapshot;
+        o.auxPages = (*aux)->auxPages;
+    }
     return o;
 }
 
@@ -287,10 +366,13 @@ void CapturePage::setStatus(const QString& text, bool error) {
 }
 
 void CapturePage::setFormEnabled(bool enabled) {
-    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, startButton_})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, startButton_, auxPanel_})
         w->setEnabled(enabled);
     targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
     tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
+    replayRow_->setEnabled(enabled);
+    if (enabled) targetKindChanged(targetKind_->currentIndex());
 }
 
 void CapturePage::start() {
@@ -298,11 +380,6 @@ void CapturePage::start() {
     auto opts = optionsFromForm();
     if (!opts) {
         setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
-        return;
-    }
-    auto session = CaptureSession::open(*opts, pmus_);
-    if (!session) {
-        setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
         return;
     }
     // Every capture streams into a perf.data while it runs (File > Save capture as
@@ -314,33 +391,91 @@ void CapturePage::start() {
     fileOptions.path = path.toStdString();
     fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
     fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
+    auto session = openSession(*opts, fileOptions);
+    if (!session) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
+        return;
+    }
     auto file = PerfDataWriterCapture::open(**session, fileOptions);
     if (!file) {
+        replay_.reset();
         setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
         return;
     }
     if (auto r = (*session)->start(); !r) {
+        replay_.reset();
         setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
         return;
+    }
+    if (replay_) {
+        if (auto r = replay_->start(**session, replayOptions_); !r) {
+            (*session)->requestStop();
+            (*session)->wait();
+            (void)(*file)->finish();
+            replay_.reset();
+            setStatus("Cannot start the replay: " + QString::fromStdString(r.error().message), true);
+            return;
+        }
     }
     session_ = std::move(session.value());
     file_ = std::move(file.value());
     captureFile_ = path;
     stopping_ = false;
     history_.reset(session_->cpus().size());
+    sessionHasAux_ = session_->auxPlan().has_value() || session_->simulated();
     rebuildCpuRows();
     rebuildSeries();
     setFormEnabled(false);
     stopButton_->setEnabled(true);
-    setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) + "…");
+    snapshotButton_->setEnabled(session_->options().auxSnapshot);
+    snapshotLabel_->setText(session_->options().auxSnapshot ? "Snapshots: 0" : QString());
+    if (replay_)
+        setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
+                  QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
+                  " — a REPLAY of recorded trace through simulated CPUs, not live hardware…");
+    else
+        setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) + "…");
     timer_->start();
     emit captureStarted();
+}
+
+bool CapturePage::replaySelected() const {
+    return targetKind_->currentIndex() == 4;
+}
+
+Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
+    const CaptureOptions& options, PerfDataWriterCaptureOptions& fileOptions) {
+    if (!replaySelected()) return CaptureSession::open(options, pmus_);
+    const std::string path = targetValue_->text().trimmed().toStdString();
+    auto source = ReplaySource::open(path);
+    if (!source) return source.error();
+    auto speed = parseReplaySpeed(replaySpeed_->currentData().toString().toStdString());
+    if (!speed) return speed.error();
+    replayOptions_ = ReplayOptions{};
+    replayOptions_.speed = *speed;
+    replayOptions_.loop = replayLoop_->isChecked();
+    replayOptions_.mode = replaySnapshot_->isChecked() ? AuxMode::Snapshot : AuxMode::Full;
+    auto session = (*source)->openSession(replayOptions_);
+    if (!session) return session.error();
+    fileOptions.auxtraceInfo = (*source)->auxtraceInfo(replayOptions_);
+    fileOptions.cmdline = {"auxscope", "(GUI replay)", path};
+    replay_ = std::move(source.value());
+    return session;
+}
+
+void CapturePage::takeSnapshot() {
+    if (!session_ || stopping_ || !session_->options().auxSnapshot) return;
+    session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
+    setStatus("Snapshot requested…");
 }
 
 void CapturePage::stop() {
     if (!session_ || stopping_) return;
     stopping_ = true;
     stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    if (replay_) replay_->requestStop();
     session_->requestStop();  // returns at once; refresh() notices when the drain thread is done
     setStatus("Stopping…");
 }
@@ -362,6 +497,7 @@ void CapturePage::rebuildCpuRows() {
         aux->setFormat("no AUX event");
         aux->setTextVisible(true);
         cpuTable_->setCellWidget(row, ColAuxFill, aux);
+        cpuTable_->setItem(row, ColAuxLoss, new QTableWidgetItem("-"));
         for (int col = ColRate; col < ColCount; ++col)
             cpuTable_->setItem(row, col, new QTableWidgetItem("0"));
     }
@@ -372,8 +508,31 @@ void CapturePage::rebuildSeries() {
         view->chart()->removeAllSeries();
     throughputSeries_.clear();
     lostSeries_.clear();
+    auxThroughputSeries_.clear();
+    auxLostSeries_.clear();
     const auto& cpus = session_->cpus();
     for (int cpu : cpus) {
+        if (sessionHasAux_) {
+            auto dashed = [](QLineSeries* series) {
+                QPen pen = series->pen();
+                pen.setStyle(Qt::DashLine);
+                series->setPen(pen);
+            };
+            auto* at = new QLineSeries;
+            at->setName(QString("cpu %1 AUX").arg(cpu));
+            throughputView_->chart()->addSeries(at);
+            at->attachAxis(throughputX_);
+            at->attachAxis(throughputY_);
+            dashed(at);
+            auxThroughputSeries_.push_back(at);
+            auto* al = new QLineSeries;
+            al->setName(QString("cpu %1 AUX").arg(cpu));
+            lostView_->chart()->addSeries(al);
+            al->attachAxis(lostX_);
+            al->attachAxis(lostY_);
+            dashed(al);
+            auxLostSeries_.push_back(al);
+        }
         auto* t = new QLineSeries;
         t->setName(QString("cpu %1").arg(cpu));
         throughputView_->chart()->addSeries(t);
@@ -408,7 +567,22 @@ void CapturePage::refresh() {
             bar->setEnabled(true);
             bar->setFormat("%p%");
             bar->setValue(int(s.auxFillPercent * 10));
+            bar->setToolTip(QString("%1 of a %2 AUX area; %3 chunks drained, %4 re-enables")
+                                .arg(humanRate(double(s.totals.auxBytes)).chopped(2))
+                                .arg(humanRate(double(s.auxRingBytes)).chopped(2))
+                                .arg(s.totals.auxChunks)
+                                .arg(s.totals.auxReenables));
         }
+        const auto& x = s.totals;
+        auto* auxLoss = cpuTable_->item(row, ColAuxLoss);
+        auxLoss->setText(s.hasAux ? QString::number(x.auxTruncated + x.auxPartial + x.auxCollision) : "-");
+        auxLoss->setToolTip(QString("TRUNCATED %1, PARTIAL %2, COLLISION %3, OVERWRITE %4 (snapshot mode), "
+                                    "AUX errors %5")
+                                .arg(x.auxTruncated)
+                                .arg(x.auxPartial)
+                                .arg(x.auxCollision)
+                                .arg(x.auxOverwrite)
+                                .arg(x.auxErrors));
         cpuTable_->item(row, ColRate)->setText(humanRate(s.bytesPerSecond));
         cpuTable_->item(row, ColRecords)->setText(QString::number(s.totals.records));
         cpuTable_->item(row, ColLost)->setText(QString::number(s.totals.lostRecords));
@@ -421,6 +595,18 @@ void CapturePage::refresh() {
         throughputSeries_[i]->replace(history_.throughput(i));
         lostSeries_[i]->replace(history_.lost(i));
     }
+    for (size_t i = 0; i < auxThroughputSeries_.size() && i < history_.cpuCount(); ++i) {
+        auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
+        auxLostSeries_[i]->replace(history_.auxLost(i));
+    }
+    if (session_->options().auxSnapshot) {
+        uint64_t n = 0, bytes = 0;
+        for (auto& c : snaps)
+            bytes += c.totals.auxSnapshotBytes;
+        n = session_->snapshotCount();
+        snapshotLabel_->setText(
+            QString("Snapshots: %1 (%2)").arg(n).arg(humanRate(double(bytes)).chopped(2)));
+    }
     const double lo = std::max(0.0, t - history_.window());
     const double hi = std::max(history_.window(), t);
     throughputX_->setRange(lo, hi);
@@ -428,13 +614,25 @@ void CapturePage::refresh() {
     throughputY_->setRange(0, niceCeil(history_.maxThroughput()));
     lostY_->setRange(0, niceCeil(history_.maxLost()));
 
+    if (replay_ && !stopping_) {
+        const auto p = replay_->progress();
+        status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
+                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
+                             .arg(QString::fromStdString(replay_->path()))
+                             .arg(p.auxBytesFed)
+                             .arg(p.auxBytesTotal)
+                             .arg(p.recordedSecondsFed, 0, 'f', 3)
+                             .arg(p.recordedSeconds, 0, 'f', 3)
+                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+    }
     if (session_->finished() && !finishing_) beginFinishing();
 }
 
 void CapturePage::beginFinishing() {
     timer_->stop();
     finishing_ = true;
-    session_->wait();  // the drain thread has ended: this returns at once
+    if (replay_) replay_->stop();  // its driver thread feeds the session's producers
+    session_->wait();              // the drain thread has ended: this returns at once
     lastSummary_ = session_->summary();
     setStatus("Writing " + captureFile_ + "…");
     // Completing the file (queued records, features, build-ids) touches the disk:
@@ -478,6 +676,7 @@ void CapturePage::fileFinished(const QString& error) {
     }
     session_.reset();
     file_.reset();
+    replay_.reset();
     finishing_ = false;
     setFormEnabled(true);
     stopButton_->setEnabled(false);

@@ -13,8 +13,11 @@
 #include "CaptureSession.h"
 #include "LiveHistory.h"
 #include "PerfDataWriterCapture.h"
+#include "ReplaySource.h"
 
+class QCheckBox;
 class QComboBox;
+class QShortcut;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -25,6 +28,8 @@ class QLineSeries;
 class QValueAxis;
 
 namespace auxscope {
+
+class AuxOptionsPanel;
 
 class CapturePage : public QWidget {
     Q_OBJECT
@@ -44,6 +49,8 @@ public:
 public slots:
     void start();
     void stop();
+    // Snapshot mode: copy the newest AUX bytes of every CPU now (also Ctrl+Shift+S).
+    void takeSnapshot();
 
 signals:
     void captureStarted();
@@ -62,6 +69,10 @@ private:
     void rebuildSeries();
     void setStatus(const QString& text, bool error = false);
     void setFormEnabled(bool enabled);
+    bool replaySelected() const;
+    // Opens the session for the form: the kernel's, or a replay's simulated CPUs.
+    Expected<std::unique_ptr<CaptureSession>> openSession(const CaptureOptions& options,
+                                                          PerfDataWriterCaptureOptions& fileOptions);
     void beginFinishing();
     void fileFinished(const QString& error);
 
@@ -70,6 +81,17 @@ private:
     QLineEdit* events_ = nullptr;
     QPushButton* tracepointButton_ = nullptr;
     QComboBox* bufferPages_ = nullptr;
+    // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).
+    QPushButton* replayBrowse_ = nullptr;
+    QComboBox* replaySpeed_ = nullptr;
+    QCheckBox* replaySnapshot_ = nullptr;
+    QCheckBox* replayLoop_ = nullptr;
+    QWidget* replayRow_ = nullptr;
+    std::unique_ptr<ReplaySource> replay_;
+    ReplayOptions replayOptions_;
+    AuxOptionsPanel* auxPanel_ = nullptr;
+    QPushButton* snapshotButton_ = nullptr;
+    QLabel* snapshotLabel_ = nullptr;
     QPushButton* startButton_ = nullptr;
     QPushButton* stopButton_ = nullptr;
     QLabel* status_ = nullptr;
@@ -82,6 +104,9 @@ private:
     QValueAxis* lostY_ = nullptr;
     std::vector<QLineSeries*> throughputSeries_;
     std::vector<QLineSeries*> lostSeries_;
+    std::vector<QLineSeries*> auxThroughputSeries_;
+    std::vector<QLineSeries*> auxLostSeries_;
+    bool sessionHasAux_ = false;
     QTimer* timer_ = nullptr;
 
     PmuRegistry pmus_;

@@ -24,6 +24,9 @@ public:
     // Points (t, MiB/s) and (t, lost records + lost samples, cumulative).
     QList<QPointF> throughput(size_t cpu) const;
     QList<QPointF> lost(size_t cpu) const;
+    // AUX: (t, MiB/s drained) and (t, TRUNCATED + PARTIAL + COLLISION records, cumulative).
+    QList<QPointF> auxThroughput(size_t cpu) const;
+    QList<QPointF> auxLost(size_t cpu) const;
     double latest() const { return latest_; }
     double window() const { return window_; }
     double maxThroughput() const;
@@ -31,11 +34,13 @@ public:
 
 private:
     struct Point {
-        double t, mibps, lost;
+        double t, mibps, lost, auxMibps, auxLost;
     };
     double window_;
     double latest_ = 0;
     std::vector<std::deque<Point>> cpus_;
+    std::vector<uint64_t> lastAuxBytes_;
+    double lastT_ = 0;
 };
 
 }  // namespace auxscope
