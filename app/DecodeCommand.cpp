@@ -1,20 +1,45 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "DecodeCommand.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <optional>
+#include <thread>
 
+#include "PerfDataReader.h"
 #include "PtDecodeRequest.h"
+#include "PtSpanDecoder.h"
 
 namespace auxscope {
 namespace {
 
-const char* kHelp = R"(usage: auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
+const char* kHelp = R"(usage: auxscope decode PERF.DATA [--format spans|insn|packets] [--cpu N] [--tid T]
+                       [--time A-B] [--symfs DIR] [-j N]
+       auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
                        [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
                        [--format ptxed|packets] [options]
 
-Decodes raw Intel PT trace bytes (an AUX buffer) with libipt.
+A perf.data with Intel PT AUX data (recorded by perf or auxscope) is decoded with
+libipt's block decoder into per-thread call stacks, using the file's sideband
+(threads, context switches, mmaps) and the mapped ELF files:
+  --format spans    (default) every thread's call-stack spans: start/end (perf time, ns),
+                    depth, instructions, function; gaps with their reason
+  --format insn     one line per basic block: time, cpu, tid, first-last address,
+                    instructions, how the block ends, function
+  --format packets  per CPU buffer, the packet listing and the packet counts per type
+  --cpu N           only that CPU's trace        --tid T    only that thread
+  --time A-B        only [A, B] in perf time (ns; either side may be empty)
+  --symfs DIR       look for mapped files under DIR first (then their path, then
+                    ~/.debug/.build-id by build-id)
+  -j N              decode threads (default: all CPUs)
+
+Raw Intel PT trace bytes (an AUX buffer, --pt) are decoded with libipt as its tools do.
   --format packets  one line per packet, as libipt's ptdump prints them
   --format ptxed    the instruction flow (default), as libipt's ptxed --no-inst prints it:
                     one address per instruction, [events] in between
@@ -43,6 +68,207 @@ file and offset; decoding resumes at the next PSB. Exit status 1 when any part
 of the trace could not be decoded, 2 for bad arguments.
 )";
 
+// Whether `path` starts like a perf.data (file or pipe mode).
+bool looksLikePerfData(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, sizeof magic);
+    return in.gcount() == 8 && std::memcmp(magic, "PERFILE2", 8) == 0;
+}
+
+struct PerfDecodeArgs {
+    std::string path;
+    std::string format = "spans";
+    PtDecodeWindow window;
+    PtSessionOptions session;
+    unsigned threads = 0;
+};
+
+std::optional<uint64_t> number(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    if (errno || *end) return std::nullopt;
+    return v;
+}
+
+Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& args) {
+    PerfDecodeArgs out;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> Expected<std::string> {
+            if (i + 1 >= args.size()) return makeError(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--format" || a == "--cpu" || a == "--tid" || a == "--time" || a == "--symfs" || a == "-j") {
+            auto v = value();
+            if (!v) return v.error();
+            if (a == "--format") {
+                if (*v != "spans" && *v != "insn" && *v != "packets")
+                    return makeError("--format " + *v + ": expected spans, insn or packets");
+                out.format = *v;
+            } else if (a == "--cpu" || a == "--tid" || a == "-j") {
+                auto n = number(*v);
+                if (!n) return makeError(a + " " + *v + ": not a number");
+                if (a == "--cpu") out.window.cpu = int(*n);
+                if (a == "--tid") out.window.tid = int32_t(*n);
+                if (a == "-j") out.threads = unsigned(*n);
+            } else if (a == "--time") {
+                size_t dash = v->find('-');
+                if (dash == std::string::npos) return makeError("--time " + *v + ": expected A-B");
+                std::string from = v->substr(0, dash), to = v->substr(dash + 1);
+                auto b = number(from), e = number(to);
+                if ((!from.empty() && !b) || (!to.empty() && !e))
+                    return makeError("--time " + *v + ": expected A-B in ns");
+                if (b) out.window.begin = *b;
+                if (e) out.window.end = *e;
+            } else {
+                out.session.images.symfs = *v;
+            }
+        } else if (!a.empty() && a[0] == '-') {
+            return makeError("unknown option " + a + " for a perf.data decode");
+        } else if (out.path.empty()) {
+            out.path = a;
+        } else {
+            return makeError("more than one file: " + out.path + ", " + a);
+        }
+    }
+    return out;
+}
+
+const char* branchName(BranchClass c) {
+    switch (c) {
+        case BranchClass::Other:
+            return "other";
+        case BranchClass::Jump:
+            return "jump";
+        case BranchClass::Call:
+            return "call";
+        case BranchClass::Return:
+            return "return";
+        case BranchClass::FarCall:
+            return "far-call";
+        case BranchClass::FarReturn:
+            return "far-return";
+        case BranchClass::FarJump:
+            return "far-jump";
+    }
+    return "?";
+}
+
+void printStats(const PtDecodeStats& stats, double seconds, std::ostream& out) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "decoded %" PRIu64 " segments, %" PRIu64 " trace bytes, %" PRIu64 " blocks, %" PRIu64
+                  " instructions in %.3f s (%.1f MB/s)\n",
+                  stats.segments, stats.traceBytes, stats.blocks, stats.instructions, seconds,
+                  seconds > 0 ? double(stats.traceBytes) / seconds / 1e6 : 0.0);
+    out << line;
+    for (const auto& [reason, n] : stats.gaps)
+        out << "gaps: " << gapReasonName(reason) << ": " << n << "\n";
+    for (const auto& [file, n] : stats.missingImages)
+        out << "missing image: " << file << " (" << n << " gaps)\n";
+}
+
+int runPerfDataDecode(const std::vector<std::string>& args) {
+    auto parsed = parsePerfDecodeArgs(args);
+    if (!parsed) {
+        std::cerr << "auxscope decode: " << parsed.error().message << " (see auxscope decode --help)\n";
+        return 2;
+    }
+    auto file = PerfDataReader::open(parsed->path);
+    if (!file) {
+        std::cerr << "auxscope decode: " << file.error().message << "\n";
+        return 1;
+    }
+    auto session = PtSession::open(*file, parsed->session);
+    if (!session) {
+        std::cerr << "auxscope decode: " << session.error().message << "\n";
+        return 1;
+    }
+    PtSession& s = **session;
+    for (const std::string& note : s.trace().notes())
+        std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
+    const PtDecodeWindow& window = parsed->window;
+    auto started = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    char line[512];
+    if (parsed->format == "packets") {
+        int status = 0;
+        for (const PtCpuTrace& cpu : s.trace().cpus()) {
+            if (window.cpu && cpu.cpu != *window.cpu) continue;
+            const PsbIndex& index = s.psbIndex(cpu.cpu);
+            std::snprintf(line, sizeof line,
+                          "cpu %d: %zu bytes in %zu AUXTRACE buffers, %zu runs, %zu PSBs\n", cpu.cpu,
+                          cpu.bytes.size(), cpu.buffers, cpu.runs.size(), index.psbCount());
+            std::cout << line;
+            PtPacketCounts total;
+            for (const PtRun& run : cpu.runs) {
+                if (!run.lostCause.empty()) std::cout << "[lost AUX: " << run.lostCause << "]\n";
+                PtConfig config = makePtConfig(s.trace().configOptions(), cpu.bytes.data() + run.begin,
+                                               cpu.bytes.data() + run.end);
+                auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, std::cout);
+                if (!dumped) {
+                    std::cerr << "auxscope decode: " << dumped.error().message << "\n";
+                    status = 1;
+                    continue;
+                }
+                for (size_t t = 0; t < PtPacketCounts::kTypes; ++t)
+                    total.byType[t] += dumped->counts.byType[t];
+            }
+            std::cout << "cpu " << cpu.cpu << " packets:";
+            for (size_t t = 0; t < PtPacketCounts::kTypes; ++t)
+                if (total.byType[t])
+                    std::cout << " " << ptPacketTypeName(pt_packet_type(t)) << " " << total.byType[t];
+            std::cout << "\n";
+        }
+        return status;
+    }
+    const FunctionTable& functions = s.functions();
+    if (parsed->format == "insn") {
+        PtDecodeStats stats = s.forEachBlock(window, [&](const PtBlockLine& b) {
+            std::snprintf(line, sizeof line,
+                          "%" PRIu64 " %3d %6d %016" PRIx64 "-%016" PRIx64 " %5" PRIu64 " %-10s ", b.time,
+                          b.cpu, b.tid, b.ip, b.endIp, b.instructions, branchName(b.last));
+            std::cout << line << functions[b.function].name << "\n";
+        });
+        printStats(stats, elapsed(), std::cerr);
+        return 0;
+    }
+    PtSession::SpanResult result = s.decodeSpans(window, parsed->threads);
+    double seconds = elapsed();
+    size_t spans = 0, bytes = 0;
+    for (const auto& [tid, store] : result.threads) {
+        const Sideband& sb = s.sideband();
+        int32_t pid = sb.pidOf(tid);
+        std::cout << "thread " << tid << " (" << sb.model().threadName(tid) << ") pid " << pid << ": "
+                  << store.size() << " spans\n";
+        for (size_t i = 0; i < store.size(); ++i) {
+            Span span = store.at(i);
+            std::snprintf(line, sizeof line, "%" PRIu64 " %" PRIu64 " %3d %8" PRIu64 " %*s", span.start,
+                          span.end, span.depth, span.instructions, 2 * std::min(span.depth, 40), "");
+            std::cout << line;
+            if (span.isGap()) {
+                const Gap& gap = store.gaps()[size_t(span.gap)];
+                std::cout << "[" << gapReasonName(gap.reason) << ": " << gap.detail << "]\n";
+            } else {
+                std::cout << functions[span.function].name << "\n";
+            }
+        }
+        spans += store.size();
+        bytes += store.spanBytes();
+    }
+    printStats(result.stats, seconds, std::cerr);
+    std::snprintf(line, sizeof line,
+                  "%zu spans in %zu threads, %zu bytes of span storage (%.1f bytes/span)\n", spans,
+                  result.threads.size(), bytes, spans ? double(bytes) / double(spans) : 0.0);
+    std::cerr << line;
+    return 0;
+}
+
 }  // namespace
 
 int runDecodeCommand(const std::vector<std::string>& args) {
@@ -56,6 +282,13 @@ int runDecodeCommand(const std::vector<std::string>& args) {
         std::cerr << kHelp;
         return 2;
     }
+    // A perf.data is decoded to spans; raw trace bytes (--pt, --raw, --elf) as libipt's tools do.
+    bool conformance = false;
+    for (const std::string& a : args)
+        if (a == "--pt" || a == "--raw" || a == "--elf") conformance = true;
+    if (!conformance)
+        for (const std::string& a : args)
+            if (!a.empty() && a[0] != '-' && looksLikePerfData(a)) return runPerfDataDecode(args);
     auto request = parsePtDecodeArguments(args);
     if (!request) {
         std::cerr << "auxscope decode: " << request.error().message << " (see auxscope decode --help)\n";

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "PtSpanDecoder.h"
+
+#include <intel-pt.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <unordered_map>
+
+namespace auxscope {
+
+PtDecodeStats& PtDecodeStats::operator+=(const PtDecodeStats& o) {
+    segments += o.segments, traceBytes += o.traceBytes, blocks += o.blocks, instructions += o.instructions;
+    decodeErrors += o.decodeErrors;
+    for (auto& [k, v] : o.gaps)
+        gaps[k] += v;
+    for (auto& [k, v] : o.missingImages)
+        missingImages[k] += v;
+    return *this;
+}
+
+BranchClass classifyX86Branch(const uint8_t* bytes, size_t size, bool is64Bit) {
+    size_t i = 0;
+    auto at = [&](size_t n) { return n < size ? int(bytes[n]) : -1; };
+    for (;; ++i) {
+        int b = at(i);
+        if (b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0xf0 || b == 0x2e || b == 0x36 ||
+            b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65)
+            continue;
+        break;
+    }
+    if (is64Bit && (at(i) & 0xf0) == 0x40) ++i;  // REX
+    int op = at(i);
+    if (op < 0) return BranchClass::Other;
+    switch (op) {
+        case 0xc3:
+        case 0xc2:
+            return BranchClass::Return;
+        case 0xcb:
+        case 0xca:
+        case 0xcf:
+            return BranchClass::FarReturn;
+        case 0xe8:
+            return BranchClass::Call;
+        case 0x9a:
+        case 0xcc:
+        case 0xcd:
+        case 0xce:
+            return BranchClass::FarCall;
+        case 0xe9:
+        case 0xeb:
+        case 0xe0:
+        case 0xe1:
+        case 0xe2:
+        case 0xe3:
+            return BranchClass::Jump;
+        case 0xea:
+            return BranchClass::FarJump;
+        case 0x0f: {
+            int op2 = at(i + 1);
+            if (op2 == 0x05 || op2 == 0x34) return BranchClass::FarCall;    // syscall, sysenter
+            if (op2 == 0x07 || op2 == 0x35) return BranchClass::FarReturn;  // sysret, sysexit
+            if (op2 >= 0x80 && op2 <= 0x8f) return BranchClass::Jump;
+            return BranchClass::Other;
+        }
+        case 0xff: {
+            int modrm = at(i + 1);
+            if (modrm < 0) return BranchClass::Other;
+            switch ((modrm >> 3) & 7) {
+                case 2:
+                    return BranchClass::Call;
+                case 3:
+                    return BranchClass::FarCall;
+                case 4:
+                    return BranchClass::Jump;
+                case 5:
+                    return BranchClass::FarJump;
+                default:
+                    return BranchClass::Other;
+            }
+        }
+        default:
+            return (op >= 0x70 && op <= 0x7f) ? BranchClass::Jump : BranchClass::Other;
+    }
+}
+
+namespace {
+
+std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+    return b;
+}
+
+BranchClass branchClassOf(const pt_block& block, pt_image_section_cache* cache) {
+    switch (block.iclass) {
+        case ptic_call:
+            return BranchClass::Call;
+        case ptic_return:
+            return BranchClass::Return;
+        case ptic_jump:
+        case ptic_cond_jump:
+            return BranchClass::Jump;
+        case ptic_far_call:
+            return BranchClass::FarCall;
+        case ptic_far_return:
+            return BranchClass::FarReturn;
+        case ptic_far_jump:
+            return BranchClass::FarJump;
+        case ptic_other:
+        case ptic_ptwrite:
+            return BranchClass::Other;
+        case ptic_error:
+            break;
+    }
+    // libipt's block cache leaves the class of indirect branches and far
+    // transfers open; the instruction's bytes tell them apart.
+    uint8_t bytes[pt_max_insn_size];
+    size_t size = 0;
+    if (block.truncated) {
+        size = block.size;
+        std::memcpy(bytes, block.raw, size);
+    } else if (block.isid > 0) {
+        int n = pt_iscache_read(cache, bytes, sizeof bytes, block.isid, block.end_ip);
+        if (n > 0) size = size_t(n);
+    }
+    return size ? classifyX86Branch(bytes, size, block.mode == ptem_64bit) : BranchClass::Other;
+}
+
+}  // namespace
+
+PtSession::~PtSession() = default;
+
+const PsbIndex& PtSession::psbIndex(int cpu) const {
+    static const PsbIndex empty;
+    auto it = psbs_.find(cpu);
+    return it == psbs_.end() ? empty : it->second;
+}
+
+Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file, PtSessionOptions options) {
+    auto trace = PtTraceSource::fromPerfData(file);
+    if (!trace) return trace.error();
+    auto sideband = Sideband::load(file);
+    if (!sideband) return sideband.error();
+    std::unique_ptr<PtSession> s(new PtSession);
+    s->file_ = &file;
+    s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
+    s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
+    s->functions_ = std::make_unique<FunctionTable>();
+    s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
+    s->images_->prepare();
+    const PtTimeConv& time = s->trace_->time();
+    for (const PtCpuTrace& cpu : s->trace_->cpus()) {
+        PsbIndex& index = s->psbs_[cpu.cpu] = PsbIndex::build(cpu, s->trace_->configOptions());
+        for (size_t r = 0; r < cpu.runs.size(); ++r) {
+            const PtRun& run = cpu.runs[r];
+            const PsbRunIndex& psbs = index.runs[r];
+            uint64_t runEnd = psbs.endTsc ? time.toPerfTime(psbs.endTsc) : 0;
+            size_t first = s->segments_.size();
+            for (size_t i = 0; i < psbs.psbs.size();) {
+                size_t j = i + 1;
+                while (j < psbs.psbs.size() &&
+                       psbs.psbs[j].offset - psbs.psbs[i].offset < options.segmentBytes)
+                    ++j;
+                Segment seg;
+                seg.cpu = cpu.cpu;
+                seg.run = r;
+                seg.begin = psbs.psbs[i].offset;
+                seg.end = j < psbs.psbs.size() ? psbs.psbs[j].offset : run.end;
+                seg.startTime = psbs.psbs[i].tsc ? time.toPerfTime(psbs.psbs[i].tsc) : 0;
+                seg.firstOfRun = i == 0;
+                s->segments_.push_back(seg);
+                i = j;
+            }
+            // Each segment ends where the next starts (or at the run's last time estimate).
+            for (size_t k = first; k < s->segments_.size(); ++k) {
+                Segment& seg = s->segments_[k];
+                if (!seg.startTime && k > first) seg.startTime = s->segments_[k - 1].startTime;
+                seg.endTime = k + 1 < s->segments_.size() ? s->segments_[k + 1].startTime : runEnd;
+                seg.endTime = std::max(seg.endTime, seg.startTime);
+            }
+        }
+    }
+    return s;
+}
+
+PtSession::SegmentResult PtSession::decodeSegment(
+    const Segment& seg, const std::function<void(const PtBlockLine&)>* visit) const {
+    SegmentResult result;
+    PtDecodeStats& stats = result.stats;
+    stats.segments = 1;
+    stats.traceBytes = seg.end - seg.begin;
+    const PtCpuTrace& trace = *trace_->cpu(seg.cpu);
+    const PtRun& run = trace.runs[seg.run];
+    const PtTimeConv& conv = trace_->time();
+    FlowToSpans flow;
+
+    PtConfig config =
+        makePtConfig(trace_->configOptions(), trace.bytes.data() + seg.begin, trace.bytes.data() + seg.end);
+    // Calls and direct jumps must end blocks: the stack is built from them.
+    config.config.flags.variant.block.end_on_call = 1;
+    config.config.flags.variant.block.end_on_jump = 1;
+    pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
+
+    // The thread on this CPU: from the switch timeline, else the AUX buffer's own
+    // (per-thread recording), else unknown (-1).
+    auto running = [&](uint64_t t) {
+        RunningThread r = sideband_->runningAt(seg.cpu, t);
+        if (r.tid < 0 && trace.tid > 0) r = {sideband_->pidOf(trace.tid), trace.tid};
+        return r;
+    };
+    std::map<int32_t, pt_image*> imageOfPid;
+    std::unordered_map<uint64_t, uint32_t> functionCache;  // (ip) -> function, for the current pid
+    RunningThread current{};
+    auto setThread = [&](uint64_t t, RunningThread r) {
+        flow.switchThread(t, r.tid);
+        if (r.pid == current.pid && !imageOfPid.empty()) {
+            current = r;
+            return;
+        }
+        current = r;
+        pt_image*& image = imageOfPid[r.pid];
+        if (!image) image = images_->newImage(r.pid);
+        if (decoder) pt_blk_set_image(decoder, image);
+        functionCache.clear();
+    };
+    uint64_t lastTime = seg.startTime;
+    setThread(lastTime, running(lastTime));
+    uint64_t nextSwitch = sideband_->nextSwitchAfter(seg.cpu, lastTime);
+    auto advance = [&](uint64_t t) {
+        while (t >= nextSwitch && nextSwitch != UINT64_MAX) {
+            setThread(nextSwitch, running(nextSwitch));
+            nextSwitch = sideband_->nextSwitchAfter(seg.cpu, nextSwitch);
+        }
+    };
+    auto now = [&]() {
+        uint64_t tsc = 0;
+        uint32_t lostMtc = 0, lostCyc = 0;
+        if (pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc) >= 0 && tsc)
+            lastTime = std::max(lastTime, conv.toPerfTime(tsc));
+        return lastTime;
+    };
+    auto eventTime = [&](const pt_event& ev) {
+        if (ev.has_tsc) lastTime = std::max(lastTime, conv.toPerfTime(ev.tsc));
+        return lastTime;
+    };
+    auto offsetNow = [&]() {
+        uint64_t offset = 0;
+        pt_blk_get_offset(decoder, &offset);
+        return seg.begin + offset;
+    };
+    auto addGap = [&](uint64_t t, GapReason reason, std::string detail, uint64_t offset) {
+        ++stats.gaps[reason];
+        flow.gap(t, reason, std::move(detail), offset, seg.cpu);
+    };
+
+    if (seg.firstOfRun && seg.run > 0) addGap(lastTime, GapReason::LostAux, run.lostCause, run.begin);
+    if (seg.firstOfRun && run.begin < seg.begin)
+        addGap(lastTime, GapReason::DecodeError, "no PSB before offset " + hex(seg.begin), run.begin);
+
+    pt_block block;
+    std::memset(&block, 0, sizeof block);
+    auto reportError = [&](int status) {
+        ++stats.decodeErrors;
+        uint64_t t = now();
+        uint64_t offset = offsetNow();
+        if (status == -pte_nomap) {
+            // After a block, the failing fetch is the instruction following its last one.
+            uint64_t ip = block.ninsn ? block.end_ip + 1 : block.ip;
+            if (const std::string* file = images_->missingFileAt(current.pid, ip)) {
+                ++stats.missingImages[*file];
+                addGap(t, GapReason::MissingImage, "missing image " + *file, offset);
+                return;
+            }
+            std::string mapping = images_->mappingAt(current.pid, ip);
+            if (mapping.empty()) {
+                ++stats.missingImages["(no mapping)"];
+                addGap(t, GapReason::MissingImage, "missing image (no mapping at " + hex(ip) + ")", offset);
+                return;
+            }
+        }
+        addGap(t, GapReason::DecodeError,
+               "decode error: " + ptErrorName(status) + " at offset " + hex(offset) + " (ip " +
+                   hex(block.ninsn ? block.end_ip : block.ip) + ")",
+               offset);
+    };
+
+    if (!decoder) {
+        addGap(lastTime, GapReason::DecodeError, "libipt refused the trace configuration", seg.begin);
+    } else {
+        int status = pt_blk_sync_forward(decoder);
+        uint64_t lastErrorOffset = UINT64_MAX;
+        for (;;) {
+            if (status < 0) {
+                if (status == -pte_eos) break;
+                uint64_t offset = offsetNow();
+                if (offset == lastErrorOffset && block.ninsn == 0) {
+                    // No progress since the last error: skip ahead rather than loop.
+                    status = pt_blk_sync_forward(decoder);
+                    if (status < 0 && offsetNow() == offset) break;
+                    continue;
+                }
+                lastErrorOffset = offset;
+                reportError(status);
+                std::memset(&block, 0, sizeof block);
+                status = pt_blk_sync_forward(decoder);
+                continue;
+            }
+            while (status & pts_event_pending) {
+                pt_event ev;
+                status = pt_blk_event(decoder, &ev, sizeof ev);
+                if (status < 0) break;
+                switch (ev.type) {
+                    case ptev_enabled:
+                        advance(eventTime(ev));
+                        break;
+                    case ptev_disabled:
+                    case ptev_async_disabled:
+                        addGap(eventTime(ev), GapReason::Untraced, "tracing disabled", offsetNow());
+                        break;
+                    case ptev_stop:
+                        addGap(eventTime(ev), GapReason::Untraced, "trace stopped (TraceStop)", offsetNow());
+                        break;
+                    case ptev_overflow:
+                        addGap(eventTime(ev), GapReason::Overflow, "trace overflow (OVF)", offsetNow());
+                        break;
+                    case ptev_async_branch:
+                        flow.interrupt(eventTime(ev));
+                        break;
+                    default:
+                        // paging, exec mode, tsx, vmcs, power and timing events do not move the stack.
+                        break;
+                }
+            }
+            if (status < 0) continue;
+            // A block's time is the decoder's time before it: fetching the block
+            // consumes (and looks ahead past) the timing packets that follow its
+            // instructions, so the time after it belongs to its end.
+            uint64_t t = now();
+            std::memset(&block, 0, sizeof block);
+            status = pt_blk_next(decoder, &block, sizeof block);
+            if (block.ninsn) {
+                advance(t);
+                auto [it, inserted] = functionCache.try_emplace(block.ip, 0);
+                if (inserted) it->second = images_->functionAt(current.pid, block.ip);
+                BranchClass last = branchClassOf(block, images_->cache());
+                flow.instructions(t, it->second, block.ninsn, last);
+                ++stats.blocks;
+                stats.instructions += block.ninsn;
+                if (visit)
+                    (*visit)(
+                        {t, seg.cpu, current.tid, block.ip, block.end_ip, block.ninsn, last, it->second});
+            }
+        }
+    }
+    advance(std::max(now(), seg.endTime));
+    flow.finish(std::max(lastTime, seg.endTime));
+    result.threads = flow.take();
+    if (decoder) pt_blk_free_decoder(decoder);
+    for (auto& [pid, image] : imageOfPid)
+        pt_image_free(image);
+    return result;
+}
+
+std::vector<size_t> PtSession::select(const PtDecodeWindow& window) const {
+    std::vector<size_t> chosen;
+    for (size_t i = 0; i < segments_.size(); ++i) {
+        const Segment& s = segments_[i];
+        if (window.cpu && s.cpu != *window.cpu) continue;
+        if (s.endTime < window.begin || s.startTime > window.end) continue;
+        chosen.push_back(i);
+    }
+    return chosen;
+}
+
+PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsigned threads) {
+    SpanResult out;
+    std::vector<size_t> chosen = select(window);
+    std::vector<std::shared_ptr<const SegmentResult>> results(chosen.size());
+    std::vector<size_t> todo;
+    {
+        std::lock_guard lock(cacheMutex_);
+        for (size_t i = 0; i < chosen.size(); ++i) {
+            auto it = cache_.find(chosen[i]);
+            if (it != cache_.end())
+                results[i] = it->second, ++out.fromCache;
+            else
+                todo.push_back(i);
+        }
+    }
+    if (!threads) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min<unsigned>(threads, unsigned(todo.size()));
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
+            size_t i = todo[k];
+            results[i] = std::make_shared<const SegmentResult>(decodeSegment(segments_[chosen[i]], nullptr));
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool)
+        t.join();
+    out.decodedNow = todo.size();
+    {
+        std::lock_guard lock(cacheMutex_);
+        for (size_t i : todo)
+            cache_[chosen[i]] = results[i];
+    }
+    // Merge per thread: segments of different CPUs interleave in time, so the
+    // store's sort puts them in order.
+    std::map<int32_t, FlowToSpans::ThreadSpans> merged;
+    for (const auto& r : results) {
+        out.stats += r->stats;
+        for (const auto& [tid, spans] : r->threads) {
+            if (window.tid && tid != *window.tid) continue;
+            FlowToSpans::ThreadSpans& m = merged[tid];
+            int32_t gapBase = int32_t(m.gaps.size());
+            m.gaps.insert(m.gaps.end(), spans.gaps.begin(), spans.gaps.end());
+            for (Span s : spans.spans) {
+                if (s.end < window.begin || s.start > window.end) continue;
+                if (s.isGap()) s.gap += gapBase;
+                m.spans.push_back(s);
+            }
+        }
+    }
+    storeSpans(merged, out.threads);
+    return out;
+}
+
+PtDecodeStats PtSession::forEachBlock(const PtDecodeWindow& window,
+                                      const std::function<void(const PtBlockLine&)>& visit) {
+    PtDecodeStats stats;
+    auto filtered = [&](const PtBlockLine& line) {
+        if (line.time < window.begin || line.time > window.end) return;
+        if (window.tid && line.tid != *window.tid) return;
+        visit(line);
+    };
+    std::function<void(const PtBlockLine&)> sink = filtered;
+    for (size_t i : select(window))
+        stats += decodeSegment(segments_[i], &sink).stats;
+    return stats;
+}
+
+}  // namespace auxscope

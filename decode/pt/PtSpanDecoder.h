@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Intel PT decode of a perf.data into per-thread call-stack spans.
+//
+// A PtSession opens the file once: the trace per CPU (PtTraceSource), the
+// sideband (threads, maps, switch timeline), the code images and symbols
+// (ImageResolver) and a PSB index per CPU. The trace is cut into segments at
+// PSBs (about `segmentBytes` each), each decodable on its own: libipt's block
+// decoder runs over a segment with the image of the thread the switch timeline
+// says is running, switching image and thread as the decoded time passes
+// switches, and feeds FlowToSpans. Trouble never stops the decode: a libipt
+// error becomes a gap naming the error and the trace offset, and decoding
+// resumes at the next PSB. decodeSpans() decodes only the segments a time
+// window and CPU set need, on a pool of threads, keeps them cached, and merges
+// them per thread in time order.
+//
+// Each segment starts with an empty call stack, so a frame that spans a segment
+// boundary shows as two spans; larger segments mean fewer such cuts and less
+// parallelism.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "FlowToSpans.h"
+#include "FunctionTable.h"
+#include "ImageResolver.h"
+#include "PerfDataReader.h"
+#include "PsbIndex.h"
+#include "PtTraceSource.h"
+#include "Sideband.h"
+#include "SpanStore.h"
+
+namespace auxscope {
+
+struct PtDecodeWindow {
+    uint64_t begin = 0, end = UINT64_MAX;  // perf time, ns
+    std::optional<int> cpu;                // all CPUs when unset
+    std::optional<int32_t> tid;            // all threads when unset
+};
+
+struct PtDecodeStats {
+    uint64_t segments = 0;
+    uint64_t traceBytes = 0;
+    uint64_t blocks = 0;
+    uint64_t instructions = 0;
+    uint64_t decodeErrors = 0;
+    std::map<GapReason, uint64_t> gaps;
+    std::map<std::string, uint64_t> missingImages;  // recorded file -> gaps it caused
+    PtDecodeStats& operator+=(const PtDecodeStats& o);
+};
+
+// One block of the flow, for listings (auxscope decode --format insn).
+struct PtBlockLine {
+    uint64_t time = 0;
+    int cpu = -1;
+    int32_t tid = -1;
+    uint64_t ip = 0, endIp = 0;  // first and last instruction
+    uint64_t instructions = 0;
+    BranchClass last = BranchClass::Other;
+    uint32_t function = 0;
+};
+
+struct PtSessionOptions {
+    ImageOptions images;
+    uint64_t segmentBytes = 1 << 20;
+};
+
+class PtSession {
+public:
+    static Expected<std::unique_ptr<PtSession>> open(const PerfDataReader& file,
+                                                     PtSessionOptions options = {});
+    ~PtSession();
+
+    const PtTraceSource& trace() const { return *trace_; }
+    const Sideband& sideband() const { return *sideband_; }
+    const ImageResolver& images() const { return *images_; }
+    const FunctionTable& functions() const { return *functions_; }
+    const PsbIndex& psbIndex(int cpu) const;
+
+    struct Segment {
+        int cpu = -1;
+        size_t run = 0;
+        uint64_t begin = 0, end = 0;  // in the CPU's PtCpuTrace::bytes
+        uint64_t startTime = 0, endTime = 0;
+        bool firstOfRun = false;
+    };
+    const std::vector<Segment>& segments() const { return segments_; }
+
+    struct SpanResult {
+        std::map<int32_t, SpanStore> threads;
+        PtDecodeStats stats;  // of the segments decoded for this call (cached ones: as when decoded)
+        size_t decodedNow = 0, fromCache = 0;
+    };
+    // Spans of the threads (and CPUs) in `window`, decoding on `threads` threads
+    // (0: hardware_concurrency) what is not cached yet.
+    SpanResult decodeSpans(const PtDecodeWindow& window, unsigned threads = 0);
+
+    // Every block in `window`, CPU by CPU in trace order, on the calling thread.
+    PtDecodeStats forEachBlock(const PtDecodeWindow& window,
+                               const std::function<void(const PtBlockLine&)>& visit);
+
+private:
+    struct SegmentResult {
+        std::map<int32_t, FlowToSpans::ThreadSpans> threads;
+        PtDecodeStats stats;
+    };
+    PtSession() = default;
+    SegmentResult decodeSegment(const Segment& segment,
+                                const std::function<void(const PtBlockLine&)>* visit) const;
+    std::vector<size_t> select(const PtDecodeWindow& window) const;
+
+    const PerfDataReader* file_ = nullptr;
+    std::unique_ptr<PtTraceSource> trace_;
+    std::unique_ptr<Sideband> sideband_;
+    std::unique_ptr<FunctionTable> functions_;
+    std::unique_ptr<ImageResolver> images_;
+    std::map<int, PsbIndex> psbs_;
+    std::vector<Segment> segments_;
+    std::mutex cacheMutex_;
+    std::map<size_t, std::shared_ptr<const SegmentResult>> cache_;
+};
+
+// How an x86 instruction leaves its block, from its bytes (for blocks whose
+// class libipt did not report).
+BranchClass classifyX86Branch(const uint8_t* bytes, size_t size, bool is64Bit);
+
+}  // namespace auxscope

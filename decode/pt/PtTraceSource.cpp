@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "PtTraceSource.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+#include "AuxtraceInfo.h"
+
+namespace auxscope {
+
+uint64_t PtTimeConv::toPerfTime(uint64_t tsc) const {
+    if (!valid) return tsc;
+    if (shortCounter) tsc = cycles + ((tsc - cycles) & mask);
+    // Split so the multiplication cannot overflow 64 bits (perf's tsc_to_perf_time).
+    uint64_t quot = tsc >> shift;
+    uint64_t rem = tsc & ((uint64_t(1) << shift) - 1);
+    return zero + quot * mult + ((rem * mult) >> shift);
+}
+
+uint64_t PtTimeConv::toTsc(uint64_t perfTime) const {
+    if (!valid || mult == 0) return perfTime;
+    uint64_t t = perfTime - zero;
+    uint64_t quot = t / mult;
+    uint64_t rem = t % mult;
+    return (quot << shift) + (rem << shift) / mult;
+}
+
+const PtCpuTrace* PtTraceSource::cpu(int cpu) const {
+    for (const PtCpuTrace& c : cpus_)
+        if (c.cpu == cpu) return &c;
+    return nullptr;
+}
+
+namespace {
+std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+    return b;
+}
+}  // namespace
+
+Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) {
+    PtTraceSource source;
+    const PerfAuxtraceInfo* block = nullptr;
+    for (const PerfAuxtraceInfo& i : file.summary().auxtraceInfo)
+        if (i.type == auxtrace::kTypeIntelPt) block = &i;
+    if (!block)
+        return makeError(file.path() + ": no Intel PT AUXTRACE_INFO record (not an intel_pt capture)");
+    auto info = decodeIntelPtInfo(block->priv);
+    if (!info)
+        return makeError(file.path() + ": offset " + std::to_string(block->fileOffset) +
+                         ": Intel PT AUXTRACE_INFO: " + info.error().message);
+    source.info_ = *info;
+    uint64_t attrConfig = 0;
+    bool haveAttr = false;
+    for (const PerfAttr& attr : file.attrs())
+        if (attr.attr.type == info->pmuType) attrConfig = attr.attr.config, haveAttr = true;
+    if (!haveAttr) source.notes_.push_back("no intel_pt event among the attrs: MTC period unknown");
+    std::string cpuid = file.features().cpuId.value_or("");
+    source.options_ = ptConfigFromPerf(*info, attrConfig, cpuid);
+    if (!source.options_.cpu)
+        source.notes_.push_back("CPU identity unknown (HEADER_CPUID '" + cpuid +
+                                "'): decoding without errata workarounds");
+
+    // The AUX event's own user page is the better source; TIME_CONV is the same
+    // data from the tracking event's page.
+    if (info->capUserTimeZero && info->timeMult) {
+        source.time_ = {true, info->timeShift, info->timeMult, info->timeZero};
+    } else if (const auto& tc = file.summary().timeConv; tc && tc->timeMult) {
+        source.time_ = {true, tc->timeShift, tc->timeMult, tc->timeZero};
+        if (tc->hasCycles && tc->capUserTimeShort)
+            source.time_.shortCounter = true, source.time_.cycles = tc->timeCycles,
+            source.time_.mask = tc->timeMask;
+    } else {
+        source.notes_.push_back("no TSC conversion (cap_user_time_zero unset): times are raw TSC");
+    }
+
+    // Gather each CPU's buffers; compressed files hold their payloads inside
+    // COMPRESSED records, so those come from a walk instead of the file bytes.
+    struct Piece {
+        uint64_t auxOffset, size, available;
+        std::vector<uint8_t> bytes;
+        int32_t tid;
+    };
+    std::map<int64_t, std::vector<Piece>> byCpu;
+    bool anyCompressed = false;
+    for (const PerfAuxtraceBuffer& b : file.summary().auxtrace) {
+        if (b.compressed) {
+            anyCompressed = true;
+            continue;
+        }
+        auto bytes = file.fileBytes(b.dataOffset, b.available);
+        byCpu[b.cpu].push_back(
+            {b.auxOffset, b.size, bytes.size(), {bytes.begin(), bytes.end()}, int32_t(b.tid)});
+    }
+    if (anyCompressed) {
+        auto walked = file.forEachRecord([&](const PerfRecord& rec) {
+            if (!rec.compressed || rec.header.type != perfdata::kRecordAuxtrace) return true;
+            perfdata::AuxtraceRecord head{};
+            if (rec.bytes.size() >= 8 + sizeof head) std::memcpy(&head, rec.bytes.data() + 8, sizeof head);
+            byCpu[rec.cpu].push_back({head.offset,
+                                      rec.payloadSize,
+                                      rec.payload.size(),
+                                      {rec.payload.begin(), rec.payload.end()},
+                                      int32_t(head.tid)});
+            return true;
+        });
+        if (!walked) source.notes_.push_back(walked.error().message);
+    }
+    for (auto& [cpu, pieces] : byCpu) {
+        std::stable_sort(pieces.begin(), pieces.end(),
+                         [](const Piece& a, const Piece& b) { return a.auxOffset < b.auxOffset; });
+        PtCpuTrace trace;
+        trace.cpu = int(cpu);
+        trace.buffers = pieces.size();
+        uint64_t expected = 0;
+        bool cutShort = false;
+        for (size_t i = 0; i < pieces.size(); ++i) {
+            const Piece& p = pieces[i];
+            if (i == 0) trace.tid = p.tid;
+            // perf pads each AUXTRACE payload to 8 bytes and counts the padding
+            // in its size while the next buffer starts at the unpadded end: an
+            // overlap of up to 7 bytes is that padding, dropped here.
+            bool contiguous = i > 0 && !cutShort && p.auxOffset <= expected && expected - p.auxOffset < 8;
+            if (contiguous) trace.bytes.resize(trace.bytes.size() - (expected - p.auxOffset));
+            if (!contiguous) {
+                PtRun run;
+                run.begin = run.end = trace.bytes.size();
+                run.auxOffset = p.auxOffset;
+                if (i > 0) {
+                    if (cutShort) {
+                        run.lostCause = "AUX buffer cut short by the end of the file";
+                    } else {
+                        run.lostBefore = p.auxOffset > expected ? p.auxOffset - expected : 0;
+                        run.lostCause = p.auxOffset > expected ? "AUX data " + hex(expected) + "-" +
+                                                                     hex(p.auxOffset) + " missing"
+                                                               : "AUX buffers overlap at " + hex(p.auxOffset);
+                    }
+                }
+                trace.runs.push_back(run);
+            }
+            trace.bytes.insert(trace.bytes.end(), p.bytes.begin(), p.bytes.end());
+            trace.runs.back().end = trace.bytes.size();
+            expected = p.auxOffset + p.size;
+            cutShort = p.available < p.size;
+        }
+        source.cpus_.push_back(std::move(trace));
+    }
+    if (source.cpus_.empty()) source.notes_.push_back("the file holds no AUXTRACE data");
+    return source;
+}
+
+}  // namespace auxscope

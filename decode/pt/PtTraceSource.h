@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The Intel PT trace of a perf.data, ready for libipt: per CPU (AUX ring) the
+// AUXTRACE buffers in AUX order, concatenated where they are contiguous and
+// split into runs where AUX data is missing (a gap in the AUX offsets or a
+// buffer cut short by the end of the file), plus the machine parameters
+// (ptConfigFromPerf) and the TSC <-> perf time conversion.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "AuxtraceInfo.h"
+#include "PerfDataReader.h"
+#include "PtConfig.h"
+#include "Result.h"
+
+namespace auxscope {
+
+// perf's user-page time conversion (perf_event_mmap_page time_shift/mult/zero),
+// from AUXTRACE_INFO's Intel PT words or PERF_RECORD_TIME_CONV.
+struct PtTimeConv {
+    bool valid = false;
+    uint64_t shift = 0, mult = 0, zero = 0;
+    bool shortCounter = false;  // cap_user_time_short: the TSC is first widened with cycles/mask
+    uint64_t cycles = 0, mask = 0;
+
+    uint64_t toPerfTime(uint64_t tsc) const;
+    uint64_t toTsc(uint64_t perfTime) const;
+};
+
+// Contiguous AUX bytes of one CPU: [begin, end) of PtCpuTrace::bytes.
+struct PtRun {
+    uint64_t begin = 0, end = 0;
+    uint64_t auxOffset = 0;  // AUX area offset of its first byte
+    // Missing AUX data before this run (0 for the first run unless the first buffer
+    // does not start the AUX area... which is normal, so only later runs count).
+    uint64_t lostBefore = 0;
+    std::string lostCause;  // "AUX offsets 0x..-0x.. missing", "file cut short ..."
+};
+
+struct PtCpuTrace {
+    int cpu = -1;
+    int32_t tid = -1;  // the AUXTRACE records' tid (per-thread mode); -1 when CPU-wide
+    std::vector<uint8_t> bytes;
+    std::vector<PtRun> runs;
+    size_t buffers = 0;
+};
+
+class PtTraceSource {
+public:
+    // Fails when the file has no Intel PT AUXTRACE_INFO, or its block cannot be read.
+    static Expected<PtTraceSource> fromPerfData(const PerfDataReader& file);
+
+    const PtConfigOptions& configOptions() const { return options_; }
+    const IntelPtInfo& info() const { return info_; }
+    const PtTimeConv& time() const { return time_; }
+    const std::vector<PtCpuTrace>& cpus() const { return cpus_; }
+    const PtCpuTrace* cpu(int cpu) const;
+    // Problems worth telling the user (no time conversion, CPU unknown to libipt, ...).
+    const std::vector<std::string>& notes() const { return notes_; }
+
+private:
+    PtConfigOptions options_;
+    IntelPtInfo info_;
+    PtTimeConv time_;
+    std::vector<PtCpuTrace> cpus_;
+    std::vector<std::string> notes_;
+};
+
+}  // namespace auxscope

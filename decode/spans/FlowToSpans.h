@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Turns a decoded instruction flow into per-thread call-stack spans. The input is
+// decoder-independent (Intel PT's block decoder and CoreSight's element stream
+// both reduce to it): runs of instructions in one function ending in a branch of
+// some class, thread switches, interrupts and gaps, in time order for one CPU.
+//
+// How the stack is kept, and why:
+// - a call (near or far, or an interrupt) opens a frame for whatever runs next;
+// - a return closes the top frame; when the code returned to is further down the
+//   stack (longjmp, exception unwinding) the frames above it close too; when the
+//   stack is already at its outermost known frame, the caller gets a new frame
+//   one level further out, since a trace usually starts in the middle of a call
+//   chain (the stack grows downward, as perf and magic-trace do);
+// - control reaching another function without a call or return (a tail call, a
+//   jump through the PLT) replaces the top frame;
+// - each thread keeps its own stack across switches;
+// - untraced time (tracing off, e.g. a syscall in a user-only trace) becomes a
+//   gap span one level below the top frame, and the stack is kept; any other gap
+//   (overflow, lost data, decode error, missing code) means the flow in between
+//   is unknown: every open frame of the thread closes and the gap spans depth 0.
+// Depths are made non-negative per stretch of flow between lossy gaps, so the
+// outermost frame seen in that stretch is depth 0.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "SpanStore.h"
+
+namespace auxscope {
+
+// How the last instruction of a run of instructions leaves it.
+enum class BranchClass : uint8_t {
+    Other,      // falls through, or any non-branch (also: the run was cut by an event)
+    Jump,       // near jump, direct or indirect, conditional or not
+    Call,       // near call
+    Return,     // near return
+    FarCall,    // syscall, sysenter, int n, far call
+    FarReturn,  // sysret, sysexit, iret, far return
+    FarJump,    // far jump
+};
+
+class FlowToSpans {
+public:
+    // `count` instructions of `function`, the first executed at `time`; the last
+    // one leaves as `last` says.
+    void instructions(uint64_t time, uint32_t function, uint64_t count, BranchClass last);
+    // An asynchronous transfer (interrupt, exception) before the next instructions:
+    // they run as if called.
+    void interrupt(uint64_t time);
+    // From `time` on, instructions belong to `tid`.
+    void switchThread(uint64_t time, int32_t tid);
+    // From `time` on, nothing is known until the next instructions (or finish()).
+    void gap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset = 0, int cpu = -1);
+    // Closes every open frame and gap at `time`.
+    void finish(uint64_t time);
+
+    int32_t currentThread() const { return current_; }
+
+    struct ThreadSpans {
+        std::vector<Span> spans;  // in the order they closed; sort by start before storing
+        std::vector<Gap> gaps;    // what spans' gap index refers to
+    };
+    // The spans so far (after finish(): all of them), by thread id; leaves the builder empty.
+    std::map<int32_t, ThreadSpans> take();
+
+private:
+    struct Frame {
+        uint32_t function;
+        int32_t depth;
+        uint64_t start;
+        uint64_t instructions;
+    };
+    enum class Pending : uint8_t { None, Call, Return };
+    struct Thread {
+        std::vector<Frame> stack;
+        Pending pending = Pending::None;
+        size_t stretchBegin = 0;  // first span of the current stretch (see the top)
+        bool gapOpen = false;
+        uint64_t gapStart = 0;
+        int32_t gapDepth = 0;
+        bool gapChild = false;  // an untraced gap below a kept stack
+        Gap gap;
+        ThreadSpans out;
+    };
+
+    Thread& thread() { return threads_[current_]; }
+    void close(Thread& t, const Frame& f, uint64_t end);
+    void closeAll(Thread& t, uint64_t end);
+    void closeStretch(Thread& t);
+    void openGap(Thread& t, uint64_t time);
+    void endGap(Thread& t, uint64_t time);
+
+    std::map<int32_t, Thread> threads_;
+    int32_t current_ = -1;
+    // A gap as the CPU sees it: it moves to whichever thread switches in during it.
+    bool gapOpen_ = false;
+    Gap gap_;
+};
+
+// Sorts each thread's spans by start (then depth) and appends them to `stores`.
+void storeSpans(std::map<int32_t, FlowToSpans::ThreadSpans>& spans, std::map<int32_t, SpanStore>& stores);
+
+}  // namespace auxscope

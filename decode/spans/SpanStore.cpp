@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "SpanStore.h"
+
+#include <algorithm>
+
+namespace auxscope {
+
+const char* gapReasonName(GapReason reason) {
+    switch (reason) {
+        case GapReason::Overflow:
+            return "overflow";
+        case GapReason::LostAux:
+            return "lost AUX";
+        case GapReason::DecodeError:
+            return "decode error";
+        case GapReason::Untraced:
+            return "untraced";
+        case GapReason::MissingImage:
+            return "missing image";
+    }
+    return "gap";
+}
+
+namespace {
+constexpr uint32_t kMaxDepth = 0xffe;    // 12 bits, 0xfff marks a wide depth
+constexpr uint32_t kMaxInsns = 0xfffff;  // 20 bits
+}  // namespace
+
+void SpanStore::append(std::span<const Span> spans, std::span<const Gap> gaps) {
+    const uint32_t gapBase = static_cast<uint32_t>(gaps_.size());
+    gaps_.insert(gaps_.end(), gaps.begin(), gaps.end());
+    spans_.reserve(spans_.size() + spans.size());
+    for (const Span& s : spans) {
+        uint64_t start = std::max(s.start, lastStart_);  // callers sort; clamp rather than corrupt
+        lastStart_ = start;
+        if (chunks_.empty() || start - chunks_.back().base > UINT32_MAX)
+            chunks_.push_back({start, static_cast<uint32_t>(spans_.size())});
+        PackedSpan p{};
+        p.startOffset = static_cast<uint32_t>(start - chunks_.back().base);
+        uint64_t duration = s.end > start ? s.end - start : 0;
+        p.function =
+            s.isGap() ? kGapFlag | (gapBase + static_cast<uint32_t>(s.gap)) : (s.function & ~kGapFlag);
+        bool narrow =
+            duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns;
+        if (narrow) {
+            p.duration = static_cast<uint32_t>(duration);
+            p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
+        } else {
+            p.duration = kWide;
+            p.depthInsns = kWide;
+            wide_[static_cast<uint32_t>(spans_.size())] = {duration, s.instructions, s.depth};
+        }
+        spans_.push_back(p);
+    }
+}
+
+const SpanStore::Chunk& SpanStore::chunkOf(size_t index) const {
+    auto it = std::upper_bound(chunks_.begin(), chunks_.end(), index,
+                               [](size_t i, const Chunk& c) { return i < c.first; });
+    return *(it - 1);
+}
+
+Span SpanStore::at(size_t index) const {
+    const PackedSpan& p = spans_[index];
+    Span s;
+    s.start = chunkOf(index).base + p.startOffset;
+    if (p.duration == kWide && p.depthInsns == kWide) {
+        const WideValues& w = wide_.at(static_cast<uint32_t>(index));
+        s.end = s.start + w.duration;
+        s.instructions = w.instructions;
+        s.depth = w.depth;
+    } else {
+        s.end = s.start + p.duration;
+        s.depth = static_cast<int32_t>(p.depthInsns >> 20);
+        s.instructions = p.depthInsns & kMaxInsns;
+    }
+    if (p.function & kGapFlag) {
+        s.gap = static_cast<int32_t>(p.function & ~kGapFlag);
+        s.function = 0;
+    } else {
+        s.function = p.function;
+    }
+    return s;
+}
+
+size_t SpanStore::lowerBound(uint64_t time) const {
+    size_t lo = 0, hi = spans_.size();
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (chunkOf(mid).base + spans_[mid].startOffset < time)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+size_t SpanStore::spanBytes() const {
+    // Side-table entries cost roughly their payload plus a hash node.
+    return spans_.capacity() * sizeof(PackedSpan) + chunks_.capacity() * sizeof(Chunk) +
+           wide_.size() * (sizeof(WideValues) + 32);
+}
+
+}  // namespace auxscope

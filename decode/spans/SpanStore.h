@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Per-thread call-stack spans as the timeline draws them, and the gaps between
+// them. A decode can produce hundreds of millions of spans, so the store keeps
+// each one in 16 bytes (see PackedSpan) and hands out an unpacked Span on read.
+// Decoder-independent: Intel PT and CoreSight both fill it through FlowToSpans.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace auxscope {
+
+// Why part of a thread's execution is not known.
+enum class GapReason : uint8_t {
+    Overflow,      // the trace unit dropped packets (Intel PT OVF)
+    LostAux,       // AUX data missing from the file (lost, truncated or overwritten)
+    DecodeError,   // the decoder failed; detail names the library's error and the trace offset
+    Untraced,      // tracing was off (filtered, disabled, kernel in a user-only trace)
+    MissingImage,  // the code the trace runs through is not available; detail names the file
+};
+const char* gapReasonName(GapReason reason);  // "overflow", "lost AUX", ...
+
+struct Gap {
+    GapReason reason = GapReason::DecodeError;
+    std::string detail;        // "missing image /usr/lib/libc.so.6", "decode error: ... at offset 0x1f0"
+    uint64_t traceOffset = 0;  // in the CPU's concatenated AUX stream, where known
+    int cpu = -1;
+};
+
+// One span, unpacked. Depths start at 0 for the outermost frame a decode knows.
+struct Span {
+    uint64_t start = 0, end = 0;  // perf clock, ns
+    uint32_t function = 0;        // FunctionTable id (meaningless for a gap)
+    int32_t depth = 0;
+    uint64_t instructions = 0;
+    int32_t gap = -1;  // index into the owner's gaps when this span is a gap
+    bool isGap() const { return gap >= 0; }
+    bool operator==(const Span&) const = default;
+};
+
+// 16 bytes per span: starts are 32-bit offsets from the base of a chunk of
+// spans (a new chunk begins when the offset would not fit), durations, depths and
+// instruction counts are narrow, and the rare span that does not fit keeps its
+// wide values in a side table keyed by index.
+struct PackedSpan {
+    uint32_t startOffset;  // ns after the chunk's base
+    uint32_t duration;     // ns; kWide: see the side table
+    uint32_t function;     // FunctionTable id, or kGapFlag | gap index
+    uint32_t depthInsns;   // depth in the top 12 bits, instructions in the low 20; kWide: side table
+};
+static_assert(sizeof(PackedSpan) == 16);
+
+class SpanStore {
+public:
+    static constexpr uint32_t kWide = 0xffffffffu;
+    static constexpr uint32_t kGapFlag = 0x80000000u;
+
+    // Appends spans in start order (each start >= the previous one's); gap indices
+    // in `spans` refer to `gaps`, which are appended too.
+    void append(std::span<const Span> spans, std::span<const Gap> gaps = {});
+    size_t size() const { return spans_.size(); }
+    bool empty() const { return spans_.empty(); }
+    Span at(size_t index) const;
+    const std::vector<Gap>& gaps() const { return gaps_; }
+    // First span whose start is >= time.
+    size_t lowerBound(uint64_t time) const;
+    // Heap bytes the spans take (packed array + chunk bases + side table), excluding gaps' text.
+    size_t spanBytes() const;
+
+private:
+    struct Chunk {
+        uint64_t base;
+        uint32_t first;  // index of its first span
+    };
+    struct WideValues {
+        uint64_t duration;
+        uint64_t instructions;
+        int32_t depth;
+    };
+    const Chunk& chunkOf(size_t index) const;
+
+    std::vector<PackedSpan> spans_;
+    std::vector<Chunk> chunks_;
+    std::unordered_map<uint32_t, WideValues> wide_;
+    std::vector<Gap> gaps_;
+    uint64_t lastStart_ = 0;
+};
+
+}  // namespace auxscope
