@@ -302,6 +302,10 @@ std::string formatInfo(const PerfDataReader& r) {
             o << "  cpu " << cpu << ": " << count[cpu] << " samples, max data ring fill " << fill << ", "
               << st.records << " records drained, " << st.lostRecords << " lost records, " << st.lostSamples
               << " lost samples, kernel count of lost " << st.kernelLost << "\n";
+            if (st.hasAux)
+                o << "    AUX: " << st.auxBytes << " bytes, TRUNCATED " << st.auxTruncated << ", PARTIAL "
+                  << st.auxPartial << ", COLLISION " << st.auxCollision << ", re-enables " << st.auxReenables
+                  << ", snapshots " << st.auxSnapshots << " (" << st.auxSnapshotBytes << " bytes)\n";
         }
     }
 

@@ -48,7 +48,12 @@ Events:
       --list-events       list symbolic events, PMUs and tracepoints, then exit
 
 Buffers and duration:
-  -m, --mmap-pages N      data ring pages per CPU, a power of two (default 2048 = 8 MiB)
+  -m, --mmap-pages N[,M]  data ring pages per CPU, a power of two (default 2048 = 8 MiB);
+                          M: AUX area pages per CPU (default 1024 = 4 MiB, perf's)
+      --filter FILTERS    address filters for the AUX event, perf's syntax, e.g.
+                          'filter main @ /usr/bin/prog' or 'tracestop memcpy @ /lib/libc.so.6';
+                          symbols are resolved from the ELF; checked against caps/ip_filtering
+                          and nr_addr_filters
       --duration SECONDS  stop after this long (default: until Ctrl-C or the command exits)
 
 Replay (no trace hardware needed):
@@ -147,6 +152,7 @@ void listEvents() {
         }
         if (p.isAuxPmu()) std::cout << " [AUX trace]";
         std::cout << "\n";
+        if (p.isAuxPmu()) std::cout << auxEventHelp(p);
     }
     auto tp = Tracefs::locate();
     if (!tp) {
@@ -426,14 +432,33 @@ int runRecordCommand(const std::vector<std::string>& args) {
             }
             opts.sampleFreq = uint64_t(f);
         } else if (a == "-m" || a == "--mmap-pages") {
+            // perf's spelling: PAGES[,AUXPAGES]; either part may be left out.
             auto v = need(i, a);
-            double p;
             if (!v) return 2;
-            if (!parseNumberArg(*v, p) || p < 1 || (uint64_t(p) & (uint64_t(p) - 1))) {
-                std::cerr << "auxscope record: -m wants a power of two number of pages, got '" << *v << "'\n";
+            const std::string text = *v;
+            const size_t comma = text.find(',');
+            auto pow2 = [&](const std::string& part, size_t& out, const char* what) {
+                double p;
+                if (!parseNumberArg(part, p) || p < 1 || (uint64_t(p) & (uint64_t(p) - 1))) {
+                    std::cerr << "auxscope record: -m wants a power of two number of " << what
+                              << " pages, got '" << part << "'\n";
+                    return false;
+                }
+                out = size_t(p);
+                return true;
+            };
+            const std::string data = text.substr(0, comma);
+            if (!data.empty() && !pow2(data, opts.dataPages, "data ring")) return 2;
+            if (comma != std::string::npos && !pow2(text.substr(comma + 1), opts.auxPages, "AUX area"))
+                return 2;
+            if (data.empty() && comma == std::string::npos) {
+                std::cerr << "auxscope record: -m wants PAGES[,AUXPAGES]\n";
                 return 2;
             }
-            opts.dataPages = size_t(p);
+        } else if (a == "--filter") {
+            auto v = need(i, a);
+            if (!v) return 2;
+            opts.auxFilter = *v;
         } else if (a == "--duration") {
             auto v = need(i, a);
             if (!v) return 2;

@@ -71,6 +71,12 @@ struct StatsSample {
     int32_t cpu = -1;
     float fillPeakPercent = 0;  // highest fill since the previous sample
     uint64_t bytes = 0, records = 0, lostRecords = 0, lostSamples = 0, kernelLost = 0;
+    // AUX area (cumulative): fill at the publish, bytes drained or snapshotted,
+    // PERF_RECORD_AUX loss flags, re-enables after a full area, snapshots.
+    bool hasAux = false;
+    float auxFillPercent = 0;
+    uint64_t auxBytes = 0, auxTruncated = 0, auxPartial = 0, auxCollision = 0, auxReenables = 0;
+    uint64_t auxSnapshots = 0, auxSnapshotBytes = 0;
 };
 
 class CaptureStats {

@@ -325,12 +325,21 @@ void DrainThread::publish(double seconds) {
         r.publishedRecords = r.counters.records;
         if (newestRecordTime_ != 0) {
             const auto& c = r.counters;
-            history_.push_back({newestRecordTime_,
-                                uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                             Clock::now().time_since_epoch())
-                                             .count()),
-                                r.cpu, float(r.fillPeakPercent), c.bytes, c.records, c.lostRecords,
-                                c.lostSamples, c.kernelLost});
+            StatsSample h;
+            h.perfTime = newestRecordTime_;
+            h.monotonicNs =
+                uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+                             .count());
+            h.cpu = r.cpu;
+            h.fillPeakPercent = float(r.fillPeakPercent);
+            h.bytes = c.bytes, h.records = c.records, h.lostRecords = c.lostRecords;
+            h.lostSamples = c.lostSamples, h.kernelLost = c.kernelLost;
+            h.hasAux = s.hasAux;
+            h.auxFillPercent = float(r.auxFillPercent);
+            h.auxBytes = c.auxBytes, h.auxTruncated = c.auxTruncated, h.auxPartial = c.auxPartial;
+            h.auxCollision = c.auxCollision, h.auxReenables = c.auxReenables;
+            h.auxSnapshots = c.auxSnapshots, h.auxSnapshotBytes = c.auxSnapshotBytes;
+            history_.push_back(h);
         }
         r.fillPeakPercent = r.fillPercent;
         stats_.publish(r.statsIndex, s);

@@ -7,8 +7,9 @@
 namespace auxscope {
 namespace {
 
-constexpr uint32_t kVersion = 1;
-constexpr uint32_t kEntrySize = 64;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kEntrySizeV1 = 64;
+constexpr uint32_t kEntrySize = 128;
 
 template <typename T>
 void put(std::vector<uint8_t>& out, T v) {
@@ -42,6 +43,12 @@ std::vector<uint8_t> encodeCaptureStatsFeature(const std::vector<StatsSample>& h
         put<uint64_t>(out, s.lostRecords);
         put<uint64_t>(out, s.lostSamples);
         put<uint64_t>(out, s.kernelLost);
+        // Version 2: the AUX area.
+        put<uint32_t>(out, s.hasAux ? 1 : 0);
+        put<float>(out, s.auxFillPercent);
+        for (uint64_t v : {s.auxBytes, s.auxTruncated, s.auxPartial, s.auxCollision, s.auxReenables,
+                           s.auxSnapshots, s.auxSnapshotBytes})
+            put<uint64_t>(out, v);
     }
     return out;
 }
@@ -53,11 +60,12 @@ Expected<std::vector<StatsSample>> decodeCaptureStatsFeature(std::span<const uin
                          " bytes is shorter than its 16-byte head");
     const uint32_t version = get<uint32_t>(bytes.data()), entrySize = get<uint32_t>(bytes.data() + 4);
     const uint64_t count = get<uint64_t>(bytes.data() + 8);
-    if (version != kVersion)
+    if (version != 1 && version != kVersion)
         return makeError(where + ": auxscope capture statistics: unknown version " + std::to_string(version));
-    if (entrySize < kEntrySize)
+    const uint32_t minEntry = version == 1 ? kEntrySizeV1 : kEntrySize;
+    if (entrySize < minEntry)
         return makeError(where + ": auxscope capture statistics: entry size " + std::to_string(entrySize) +
-                         " is below " + std::to_string(kEntrySize));
+                         " is below " + std::to_string(minEntry));
     const uint64_t fits = (bytes.size() - 16) / entrySize;
     std::vector<StatsSample> out;
     out.reserve(std::min(count, fits));
@@ -73,6 +81,14 @@ Expected<std::vector<StatsSample>> decodeCaptureStatsFeature(std::span<const uin
         s.lostRecords = get<uint64_t>(p + 40);
         s.lostSamples = get<uint64_t>(p + 48);
         s.kernelLost = get<uint64_t>(p + 56);
+        if (version >= 2) {
+            s.hasAux = get<uint32_t>(p + 64) != 0;
+            s.auxFillPercent = get<float>(p + 68);
+            uint64_t* fields[] = {&s.auxBytes,     &s.auxTruncated, &s.auxPartial,      &s.auxCollision,
+                                  &s.auxReenables, &s.auxSnapshots, &s.auxSnapshotBytes};
+            for (size_t k = 0; k < 7; ++k)
+                *fields[k] = get<uint64_t>(p + 72 + 8 * k);
+        }
         out.push_back(s);
     }
     if (fits < count)

@@ -6,9 +6,12 @@
 // perf's tools skip it without a word and auxscope's exports can show buffer
 // fill and loss as counter tracks.
 //
-// Layout (little-endian): u32 version (1), u32 entry size (64), u64 entry count,
+// Layout (little-endian): u32 version (2), u32 entry size (128), u64 entry count,
 // then entries: u64 perf_time, u64 monotonic_ns, i32 cpu, f32 fill_peak_percent,
-// u64 bytes, records, lost_records, lost_samples, kernel_lost (cumulative).
+// u64 bytes, records, lost_records, lost_samples, kernel_lost (cumulative);
+// version 2 adds u32 has_aux, f32 aux_fill_percent, u64 aux_bytes,
+// aux_truncated, aux_partial, aux_collision, aux_reenables, aux_snapshots,
+// aux_snapshot_bytes (cumulative). Version 1 files (64-byte entries) still read.
 #include <cstdint>
 #include <span>
 #include <vector>

@@ -32,6 +32,11 @@ Expected<TraceModelLoad> loadTraceModel(const PerfDataReader& file, TraceModel& 
             model.addCounter("data ring fill %", s.cpu, "%", s.perfTime, s.fillPeakPercent);
             model.addCounter("kernel lost (PERF_FORMAT_LOST)", s.cpu, "records", s.perfTime,
                              double(s.kernelLost));
+            if (s.hasAux) {
+                model.addCounter("AUX fill %", s.cpu, "%", s.perfTime, s.auxFillPercent);
+                model.addCounter("AUX loss (TRUNCATED+PARTIAL+COLLISION)", s.cpu, "records", s.perfTime,
+                                 double(s.auxTruncated + s.auxPartial + s.auxCollision));
+            }
             Prev& p = prev[s.cpu];
             if (p.time && s.perfTime > p.time)
                 model.addCounter(

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "CaptureStatsFeature.h"
 #include "PerfDataReader.h"
 #include "PerfDataWriterCapture.h"
 #include "ReplaySource.h"
@@ -520,4 +521,57 @@ TEST(Replay, FileWithoutAuxDataIsAClearError) {
 }
 
 }  // namespace
+// The file keeps the AUX counters per CPU over time (auxscope's statistics
+// section, version 2): the last sample of each replayed CPU holds its AUX bytes.
+TEST(Replay, CaptureStatisticsCarryTheAuxCounters) {
+    auto src = ReplaySource::open(requireFile(kSkylake));
+    ASSERT_TRUE(src) << src.error().message;
+    const std::string dir = makeTempDir("replay-stats");
+    ReplayOptions o;
+    o.speed.factor = 0.05;  // ~45 ms: a few statistics publishes
+    const ReplayRun run = replayInto(**src, dir + "/stats.data", o);
+    auto file = PerfDataReader::open(run.out);
+    ASSERT_TRUE(file) << file.error().message;
+    const PerfRawFeature* raw = nullptr;
+    for (auto& f : file->features().raw)
+        if (f.id == kFeatAuxscopeCaptureStats) raw = &f;
+    ASSERT_NE(raw, nullptr);
+    auto history = decodeCaptureStatsFeature(raw->bytes, run.out);
+    ASSERT_TRUE(history) << history.error().message;
+    std::map<int32_t, StatsSample> last;
+    for (auto& st : *history)
+        last[st.cpu] = st;
+    ASSERT_TRUE(last.count(0) && last.count(3));
+    EXPECT_TRUE(last[0].hasAux);
+    EXPECT_EQ(last[0].auxBytes, 12240u);
+    EXPECT_EQ(last[3].auxBytes, 137728u);
+    EXPECT_EQ(last[1].auxBytes, 0u);
+    EXPECT_EQ(last[0].auxTruncated + last[3].auxTruncated, 0u);
+    EXPECT_EQ(last[0].auxBytes + last[3].auxBytes, run.summary.total().auxBytes);
+}
+
+// Files written before the AUX counters (version 1, 64-byte entries) still read.
+TEST(Replay, CaptureStatisticsVersionOneStillReads) {
+    std::vector<uint8_t> v1(16 + 64, 0);
+    const uint32_t head[2] = {1, 64};
+    const uint64_t count = 1;
+    std::memcpy(v1.data(), head, 8);
+    std::memcpy(v1.data() + 8, &count, 8);
+    const int32_t cpu = 5;
+    const uint64_t records = 77;
+    std::memcpy(v1.data() + 16 + 16, &cpu, 4);
+    std::memcpy(v1.data() + 16 + 32, &records, 8);
+    auto h = decodeCaptureStatsFeature(v1, "v1");
+    ASSERT_TRUE(h) << h.error().message;
+    ASSERT_EQ(h->size(), 1u);
+    EXPECT_EQ((*h)[0].cpu, 5);
+    EXPECT_EQ((*h)[0].records, 77u);
+    EXPECT_FALSE((*h)[0].hasAux);
+    std::vector<uint8_t> v3 = v1;
+    v3[0] = 3;
+    auto bad = decodeCaptureStatsFeature(v3, "v3");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("unknown version 3"), std::string::npos);
+}
+
 }  // namespace auxscope
