@@ -170,6 +170,13 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
         if (pages == kDefaultDataPages) bufferPages_->setCurrentIndex(bufferPages_->count() - 1);
     }
     form->addRow("Data ring", bufferPages_);
+    overwrite_ = new QCheckBox("Sideband flight recorder (overwrite, like perf --overwrite)");
+    overwrite_->setObjectName("overwrite");
+    overwrite_->setToolTip(
+        "The data ring is written backward and overwritten, keeping the newest history at no drain "
+        "cost; records reach the capture only at snapshots (Take snapshot) and at Stop. Not with an "
+        "AUX event");
+    form->addRow("", overwrite_);
     auxPanel_ = new AuxOptionsPanel(pmus_);
 
     startButton_ = new QPushButton("Start");
@@ -186,7 +193,8 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     snapshotButton_->setObjectName("snapshotButton");
     snapshotButton_->setEnabled(false);
     snapshotButton_->setToolTip(
-        "Snapshot mode: copy the newest AUX bytes of every CPU into the capture (Ctrl+Shift+S; "
+        "Snapshot mode: copy the newest AUX bytes of every CPU (with the sideband flight recorder: the "
+        "records new since the last snapshot) into the capture (Ctrl+Shift+S; "
         "also SIGUSR2 or `snapshot` on a control FIFO from the command line)");
     snapshotLabel_ = new QLabel;
     snapshotLabel_->setObjectName("snapshotLabel");
@@ -347,6 +355,7 @@ Expected<CaptureOptions> CapturePage::optionsFromForm() const {
     const QString events = events_->text().trimmed();
     if (!events.isEmpty()) o.events.push_back(events.toStdString());
     o.dataPages = size_t(bufferPages_->currentData().toULongLong());
+    o.overwrite = overwrite_->isChecked();
     auto aux = auxPanel_->selection();
     if (!aux) return aux.error();
     if (*aux) {
@@ -366,8 +375,8 @@ void CapturePage::setStatus(const QString& text, bool error) {
 }
 
 void CapturePage::setFormEnabled(bool enabled) {
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, startButton_, auxPanel_})
+    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, overwrite_,
+                                                      startButton_, auxPanel_})
         w->setEnabled(enabled);
     targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
     tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
@@ -428,8 +437,9 @@ void CapturePage::start() {
     rebuildSeries();
     setFormEnabled(false);
     stopButton_->setEnabled(true);
-    snapshotButton_->setEnabled(session_->options().auxSnapshot);
-    snapshotLabel_->setText(session_->options().auxSnapshot ? "Snapshots: 0" : QString());
+    const bool flightRecorder = session_->options().auxSnapshot || session_->options().overwrite;
+    snapshotButton_->setEnabled(flightRecorder);
+    snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
     if (replay_)
         setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
                   QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
@@ -465,7 +475,7 @@ Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
 }
 
 void CapturePage::takeSnapshot() {
-    if (!session_ || stopping_ || !session_->options().auxSnapshot) return;
+    if (!session_ || stopping_ || !(session_->options().auxSnapshot || session_->options().overwrite)) return;
     session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
     setStatus("Snapshot requested…");
 }
@@ -599,10 +609,10 @@ void CapturePage::refresh() {
         auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
         auxLostSeries_[i]->replace(history_.auxLost(i));
     }
-    if (session_->options().auxSnapshot) {
+    if (session_->options().auxSnapshot || session_->options().overwrite) {
         uint64_t n = 0, bytes = 0;
         for (auto& c : snaps)
-            bytes += c.totals.auxSnapshotBytes;
+            bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;
         n = session_->snapshotCount();
         snapshotLabel_->setText(
             QString("Snapshots: %1 (%2)").arg(n).arg(humanRate(double(bytes)).chopped(2)));

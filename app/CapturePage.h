@@ -81,6 +81,7 @@ private:
     QLineEdit* events_ = nullptr;
     QPushButton* tracepointButton_ = nullptr;
     QComboBox* bufferPages_ = nullptr;
+    QCheckBox* overwrite_ = nullptr;
     // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).
     QPushButton* replayBrowse_ = nullptr;
     QComboBox* replaySpeed_ = nullptr;

@@ -65,13 +65,20 @@ Replay (no trace hardware needed):
                           max: as fast as the drain takes the data
       --replay-loop       start over at the end (demos); stop with Ctrl-C or --duration
 
-Flight recorder (an AUX trace event: -e intel_pt//, cs_etm//, arm_spe//, or --replay):
+Flight recorders (-S: an AUX trace event, -e intel_pt//, cs_etm//, arm_spe//, or --replay;
+--overwrite: the sideband, any events):
   -S, --snapshot[=[e]SIZE]  snapshot mode, as perf record -S: the AUX area is overwritten all
                           the time (the sideband is still drained in full) and each trigger copies
                           its newest SIZE bytes per CPU into the output (K, M, G suffixes;
                           default: the whole AUX area). Triggers: SIGUSR2 (kill -USR2 PID) and
                           'snapshot' on the control FIFO. 'e' takes one more when the capture
                           ends (-Se, --snapshot=e4M). The summary counts snapshots per CPU
+      --overwrite         sideband flight recorder, as perf record --overwrite: every event
+                          writes backward into a read-only data ring (-m) that the kernel
+                          overwrites, so it holds the newest history at no drain cost.
+                          Records reach the output ONLY at snapshots (SIGUSR2, 'snapshot' on
+                          the control FIFO) and when the capture stops; each delivers what is
+                          new since the previous one. Needs no AUX event; not with one
       --control fifo:CTL[,ACK]  perf's control FIFOs (mkfifo them first): one command per line
                           written to CTL (snapshot, stop, enable, disable, ping), "ack" written
                           to ACK after each, or "error: ..." for a command it cannot do
@@ -295,6 +302,28 @@ std::string formatSummary(const CaptureSummary& s) {
         }
         o << "\n";
     }
+    bool backward = false;
+    for (auto& c : s.cpus)
+        backward |= c.backwardMode;
+    if (backward) {
+        o << "sideband flight recorder: " << s.snapshots << " snapshots, " << t.backwardRecords
+          << " records (" << human(double(t.backwardBytes)) << ") delivered, "
+          << human(double(t.backwardOverwrittenBytes))
+          << " of history overwritten before a snapshot reached it (expected: the ring keeps the newest "
+          << human(double(s.cpus.front().ringBytes)) << " per CPU)";
+        if (t.backwardTornBytes) o << ", " << human(double(t.backwardTornBytes)) << " of it torn records";
+        if (t.backwardErrors) o << ", " << t.backwardErrors << " snapshots with a corrupt header";
+        o << "\n";
+        for (auto& c : s.cpus) {
+            const CpuCounters& x = c.totals;
+            std::snprintf(line, sizeof line,
+                          "  cpu %d: %llu snapshots, %llu records, %s overwritten, %s written\n", c.cpu,
+                          (unsigned long long)x.backwardSnapshots, (unsigned long long)x.backwardRecords,
+                          human(double(x.backwardOverwrittenBytes)).c_str(),
+                          human(double(c.backwardWrittenBytes)).c_str());
+            o << line;
+        }
+    }
     if (s.commandExited) {
         if (WIFEXITED(s.commandStatus))
             o << "command exited with status " << WEXITSTATUS(s.commandStatus) << "\n";
@@ -314,7 +343,12 @@ std::string formatSummaryJson(const CaptureSummary& s) {
           << ",\"kernel_lost\":" << c.kernelLost << ",\"throttles\":" << c.throttles
           << ",\"parse_errors\":" << c.parseErrors << ",\"corrupt_bytes\":" << c.corruptBytes
           << ",\"aux_snapshots\":" << c.auxSnapshots << ",\"aux_snapshot_bytes\":" << c.auxSnapshotBytes
-          << ",\"aux_snapshots_zero_scan\":" << c.auxSnapshotsZeroScan << ",\"by_type\":{";
+          << ",\"aux_snapshots_zero_scan\":" << c.auxSnapshotsZeroScan
+          << ",\"backward_snapshots\":" << c.backwardSnapshots
+          << ",\"backward_records\":" << c.backwardRecords << ",\"backward_bytes\":" << c.backwardBytes
+          << ",\"backward_overwritten_bytes\":" << c.backwardOverwrittenBytes
+          << ",\"backward_torn_bytes\":" << c.backwardTornBytes << ",\"backward_errors\":" << c.backwardErrors
+          << ",\"by_type\":{";
         bool first = true;
         for (uint32_t i = 0; i < c.byType.size(); ++i) {
             if (!c.byType[i]) continue;
@@ -494,6 +528,8 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 return 2;
             }
             opts.auxSnapshot = true;
+        } else if (a == "--overwrite") {
+            opts.overwrite = true;
         } else if (a == "--control") {
             auto v = need(i, a);
             if (!v) return 2;
@@ -544,6 +580,12 @@ int runRecordCommand(const std::vector<std::string>& args) {
     std::unique_ptr<ReplaySource> replay;
     if (replayOptionGiven && replayFile.empty()) {
         std::cerr << "auxscope record: --replay-speed and --replay-loop go with --replay FILE\n";
+        return 2;
+    }
+    if (!replayFile.empty() && opts.overwrite) {
+        std::cerr
+            << "auxscope record: --overwrite makes the kernel's data rings flight recorders; a replay has "
+               "none (its sideband is replayed as recorded)\n";
         return 2;
     }
     if (!replayFile.empty()) {

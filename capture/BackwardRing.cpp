@@ -182,7 +182,8 @@ Expected<BackwardSnapshot> BackwardRing::snapshot(Quiesce quiesce) {
     // Writers that saw the ring unpaused are inside an RCU read-side section;
     // a grace period lets them finish and publish data_head.
     const bool quiesced =
-        quiesce == Quiesce::Rcu && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+        quiesce == Quiesce::Caller ||
+        (quiesce == Quiesce::Rcu && syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0);
     const uint64_t h = head();
     copy_.resize(size_);
     std::memcpy(copy_.data(), data_, size_);

@@ -90,6 +90,9 @@ public:
         Rcu,   // wait an RCU grace period after pausing: exact, costs ~8-16 ms
         None,  // only compare data_head before and after the copy: fast, but a writer
                // still in flight may tear the oldest record (reported as an error)
+        // The caller already paused this ring (pauseOutput(true)) and waited an RCU
+        // grace period itself: several rings then share one grace period.
+        Caller,
     };
     // Pauses output, copies every complete record out, resumes output (also on
     // failure). Fails only when an ioctl fails; a corrupt ring is reported in

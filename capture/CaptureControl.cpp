@@ -170,7 +170,9 @@ void ControlFifo::handle(std::string_view raw, DrainActions& actions) {
             snapshots_.fetch_add(1, std::memory_order_relaxed);
             ack();
         } else {
-            reject("snapshot: no AUX area is in snapshot mode (record an AUX event with -S)");
+            reject(
+                "snapshot: no AUX area is in snapshot mode and no sideband flight recorder (record an AUX "
+                "event with -S, or use --overwrite)");
         }
     } else if (cmd == "stop") {
         actions.stop();

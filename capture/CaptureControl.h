@@ -3,7 +3,8 @@
 // Ways to steer a running capture from outside the program, as perf record has
 // them (the GUI's button and hotkey call CaptureSession::requestSnapshot() directly):
 //
-// - SnapshotSignal: SIGUSR2 takes a snapshot of the flight-recorder AUX areas
+// - SnapshotSignal: SIGUSR2 takes a snapshot of the flight-recorder AUX areas and
+//   sideband rings (--overwrite)
 //   (perf record -S: `kill -USR2 PID`). The handler only writes an eventfd.
 //
 // - ControlFifo: perf record's `--control fifo:CTL[,ACK]`. One command per line

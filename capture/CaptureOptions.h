@@ -49,6 +49,11 @@ struct CaptureOptions {
     // trigger copies the newest bytes.
     bool auxSnapshot = false;
     uint64_t snapshotBytes = 0;  // newest bytes per snapshot; 0: the whole AUX area
+    // Sideband flight recorder (perf record --overwrite): every event writes
+    // backward into a read-only data ring that the kernel overwrites; records
+    // reach the consumers only at snapshots (requestSnapshot, SIGUSR2, the control
+    // FIFO) and at stop. Not combinable with an AUX event.
+    bool overwrite = false;
     // Address filters in perf's --filter syntax ("filter main @ /bin/ls"), applied to the AUX event.
     std::string auxFilter;
 };

@@ -78,6 +78,9 @@ CpuCounters CaptureSummary::total() const {
         t.auxErrors += x.auxErrors, t.auxSnapshots += x.auxSnapshots;
         t.auxSnapshotBytes += x.auxSnapshotBytes, t.auxSnapshotsTracked += x.auxSnapshotsTracked;
         t.auxSnapshotsZeroScan += x.auxSnapshotsZeroScan;
+        t.backwardSnapshots += x.backwardSnapshots, t.backwardRecords += x.backwardRecords;
+        t.backwardBytes += x.backwardBytes, t.backwardOverwrittenBytes += x.backwardOverwrittenBytes;
+        t.backwardTornBytes += x.backwardTornBytes, t.backwardErrors += x.backwardErrors;
         for (size_t i = 0; i < t.byType.size(); ++i)
             t.byType[i] += x.byType[i];
     }
@@ -153,6 +156,18 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
     }
     if (!s->auxPlan_ && opts.auxSnapshot)
         return makeError("snapshot mode needs an AUX-area trace event (-e intel_pt//, cs_etm//, arm_spe//)");
+    if (opts.overwrite && s->auxPlan_)
+        // Both PERF_RECORD_AUX (where the AUX bytes lie, with their loss flags) and
+        // the MMAP/COMM/switch records the decoder needs would sit in a ring that is
+        // overwritten and read only at snapshots: full mode could not advance
+        // aux_tail in time, snapshot mode could not follow the area's wrap, and an
+        // AUX snapshot would outlive the sideband it needs. -S alone already keeps
+        // the sideband complete for the AUX flight recorder.
+        return makeError(
+            "--overwrite (sideband flight recorder) cannot be combined with the AUX-area event '" +
+            s->auxPlan_->eventName +
+            "': its PERF_RECORD_AUX and sideband records must be drained continuously; use -S "
+            "for an AUX flight recorder (its sideband stays complete)");
     if (!s->auxPlan_ && !opts.auxFilter.empty())
         return makeError("address filters apply to an AUX-area trace event, and none is given");
 
@@ -181,8 +196,17 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
         a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
         a.sample_id_all = 1;
         a.disabled = 1;
-        a.watermark = 1;
-        a.wakeup_watermark = uint32_t(std::max<uint64_t>(ringBytes / 4, 1));
+        if (opts.overwrite) {
+            // The kernel refuses to mix directions in one ring: every event that
+            // SET_OUTPUTs into it writes backward too. No wakeups wanted: the
+            // drain thread reads the ring only at snapshots.
+            a.write_backward = 1;
+            a.watermark = 0;
+            a.wakeup_events = 0;
+        } else {
+            a.watermark = 1;
+            a.wakeup_watermark = uint32_t(std::max<uint64_t>(ringBytes / 4, 1));
+        }
         if (perTask) a.inherit = 1;
         if (opts.target == TargetKind::Command) a.enable_on_exec = 1;
         return a;
@@ -256,7 +280,13 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
                 ev->cpu = cpu;
                 ev->tracking = p.tracking;
                 const bool isAux = p.descIndex >= 0 && s->descs_[size_t(p.descIndex)].isAux;
-                if (!slot.ring.mapped()) {
+                if (opts.overwrite && !slot.backward.mapped()) {
+                    // Read-only, so the kernel overwrites the oldest records instead of stopping.
+                    auto ring = BackwardRing::map(ev->fd.fd(), pages);
+                    if (!ring) return makeError("cpu " + std::to_string(cpu) + ": " + ring.error().message);
+                    slot.backward = std::move(ring.value());
+                    slot.ownerFd = ev->fd.fd();
+                } else if (!opts.overwrite && !slot.ring.mapped()) {
                     auto ring = DataRing::map(ev->fd.fd(), pages);
                     if (!ring) return makeError("cpu " + std::to_string(cpu) + ": " + ring.error().message);
                     slot.ring = std::move(ring.value());
@@ -396,8 +426,10 @@ Expected<void> CaptureSession::start() {
     ctl.commandSources = commandSources_;
     for (auto& e : events_)
         (e->tracking ? ctl.trackingEvents : ctl.primaryEvents).push_back(&e->fd);
-    ctl.canProvokeFlush = options_.contextSwitches && (options_.target == TargetKind::SystemWide ||
-                                                       options_.target == TargetKind::CpuList);
+    // A backward ring is not drained at stop, so a provoked LOST record would not be seen.
+    ctl.canProvokeFlush =
+        !options_.overwrite && options_.contextSwitches &&
+        (options_.target == TargetKind::SystemWide || options_.target == TargetKind::CpuList);
     ctl.childPid = command_ ? command_->pid() : -1;
     ctl.childPidFd = childPidFd_;
     ctl.stopWhenAllRingsHangUp = options_.target == TargetKind::Process;

@@ -111,7 +111,8 @@ public:
     void requestStop();
     // Non-blocking and async-signal-safe (SIGUSR2, a GUI button, a hotkey): the
     // drain thread copies the newest bytes of every snapshot-mode AUX area to the
-    // sinks at its next wake. Ignored before start().
+    // sinks at its next wake, and (--overwrite) hands the records each backward
+    // ring gained since the previous snapshot to the consumers. Ignored before start().
     void requestSnapshot();
     // Snapshot requests served so far (any thread); per-CPU counts are in stats().
     uint64_t snapshotCount() const;
@@ -137,7 +138,10 @@ public:
     size_t ringCount() const { return rings_.size(); }
     int ringCpu(size_t ringIndex) const { return rings_[ringIndex].cpu; }
     // The ring's perf_event_mmap_page (time_shift/time_mult/time_zero for TIME_CONV).
-    const perf_event_mmap_page* ringMetaPage(size_t ringIndex) const { return rings_[ringIndex].ring.meta(); }
+    const perf_event_mmap_page* ringMetaPage(size_t ringIndex) const {
+        const RingSlot& r = rings_[ringIndex];
+        return r.backward.mapped() ? r.backward.meta() : r.ring.meta();
+    }
     pid_t commandPid() const { return command_ ? command_->pid() : -1; }
     std::chrono::steady_clock::time_point startTime() const { return started_; }
     CaptureSummary summary() const;

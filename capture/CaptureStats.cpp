@@ -37,6 +37,8 @@ CpuStatsSnapshot CaptureStats::snapshot(size_t i) const {
     out.hasAux = s.hasAux.load(std::memory_order_relaxed);
     out.auxSnapshotMode = s.auxSnapshotMode.load(std::memory_order_relaxed);
     out.kernelLostAvailable = s.kernelLostAvailable.load(std::memory_order_relaxed);
+    out.backwardMode = s.backwardMode.load(std::memory_order_relaxed);
+    out.backwardWrittenBytes = s.backwardWritten.load(std::memory_order_relaxed);
     return out;
 }
 
@@ -65,6 +67,8 @@ void CaptureStats::publish(size_t i, const CpuStatsSnapshot& in) {
     s.hasAux.store(in.hasAux, std::memory_order_relaxed);
     s.auxSnapshotMode.store(in.auxSnapshotMode, std::memory_order_relaxed);
     s.kernelLostAvailable.store(in.kernelLostAvailable, std::memory_order_relaxed);
+    s.backwardMode.store(in.backwardMode, std::memory_order_relaxed);
+    s.backwardWritten.store(in.backwardWrittenBytes, std::memory_order_relaxed);
 }
 
 }  // namespace auxscope

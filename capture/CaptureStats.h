@@ -42,6 +42,15 @@ struct CpuCounters {
     uint64_t auxSnapshotBytes = 0;      // bytes they copied
     uint64_t auxSnapshotsTracked = 0;   // of those, the wrap decided from PERF_RECORD_AUX records and heads
     uint64_t auxSnapshotsZeroScan = 0;  // ... from zero bytes past the head (a LOST made tracking uncertain)
+    // Sideband flight recorder (--overwrite): the backward data ring is read only
+    // at snapshots. Its records also count in records/bytes/byType above.
+    uint64_t backwardSnapshots = 0;  // snapshots taken of this CPU's backward ring
+    uint64_t backwardRecords = 0;    // records they delivered (each once)
+    uint64_t backwardBytes = 0;      // their bytes
+    uint64_t backwardOverwrittenBytes =
+        0;                           // history overwritten before a snapshot reached it (expected loss)
+    uint64_t backwardTornBytes = 0;  // of those, a torn oldest record or a writer racing the copy
+    uint64_t backwardErrors = 0;     // snapshots that found a corrupt header (bytes in corruptBytes)
     std::array<uint64_t, kRecordTypeSlots> byType{};
 };
 
@@ -59,6 +68,9 @@ struct CpuStatsSnapshot {
     double auxFillPercent = 0;         // AUX area fill found by the last drain pass
     bool auxSnapshotMode = false;      // the AUX area is a flight recorder (fill: how much of it holds trace)
     bool kernelLostAvailable = false;  // PERF_FORMAT_LOST supported by this kernel
+    // The data ring is a backward flight recorder (fill: how much history it holds).
+    bool backwardMode = false;
+    uint64_t backwardWrittenBytes = 0;  // bytes the kernel has written into it so far
 };
 
 // One CPU's statistics at one publish, kept for the whole capture so that the
@@ -99,9 +111,10 @@ private:
     struct alignas(64) Slot {
         int cpu = -1;
         std::atomic<uint64_t> counters[sizeof(CpuCounters) / 8];
-        std::atomic<uint64_t> ringBytes{0}, auxRingBytes{0};
+        std::atomic<uint64_t> ringBytes{0}, auxRingBytes{0}, backwardWritten{0};
         std::atomic<double> fill{0}, fillPeak{0}, fillMax{0}, bps{0}, rps{0}, auxFill{0};
-        std::atomic<bool> hasAux{false}, kernelLostAvailable{false}, auxSnapshotMode{false};
+        std::atomic<bool> hasAux{false}, kernelLostAvailable{false}, auxSnapshotMode{false},
+            backwardMode{false};
     };
     std::vector<std::unique_ptr<Slot>> slots_;
     std::atomic<uint64_t> generation_{0};

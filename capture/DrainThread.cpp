@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "DrainThread.h"
 
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
@@ -70,7 +72,9 @@ Expected<void> DrainThread::start() {
         }
     }
     for (size_t i = 0; i < rings_.size(); ++i) {
-        ev.events = EPOLLIN;
+        // A backward ring is read at snapshots only: no wakeups, but its hang-up
+        // (EPOLLHUP is always reported) still tells that its task exited.
+        ev.events = rings_[i].backward.mapped() ? 0u : uint32_t(EPOLLIN);
         ev.data.u64 = i;
         if (epoll_ctl(epollFd_, EPOLL_CTL_ADD, rings_[i].ownerFd, &ev) != 0)
             return makeError("epoll_ctl on cpu " + std::to_string(rings_[i].cpu) +
@@ -115,13 +119,69 @@ void DrainThread::note(std::string msg) {
     messages_.push_back(std::move(msg));
 }
 
+void DrainThread::handleRecord(RingSlot& r, const perf_event_header& h, std::span<const uint8_t> bytes,
+                               ParsedRecord& rec, PassFlags& f) {
+    CpuCounters& c = r.counters;
+    if (h.type < kRecordTypeSlots)
+        ++c.byType[h.type];
+    else
+        ++c.unknownTypes;
+    if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
+    if (rec.hasSampleId && rec.time > newestRecordTime_) newestRecordTime_ = rec.time;
+    switch (h.type) {
+        case PERF_RECORD_SAMPLE:
+            ++c.samples;
+            break;
+        case PERF_RECORD_LOST:
+            c.lostRecords += rec.lost;
+            f.sawLost = true;
+            // The lost records may have been PERF_RECORD_AUX: their sizes are unknown.
+            if (r.auxTracker) r.auxTracker->noteLost(), r.lostSinceSnapshot = true;
+            break;
+        case PERF_RECORD_LOST_SAMPLES:
+            c.lostSamples += rec.lost;
+            break;
+        case PERF_RECORD_THROTTLE:
+            ++c.throttles;
+            break;
+        case PERF_RECORD_UNTHROTTLE:
+            ++c.unthrottles;
+            break;
+        case PERF_RECORD_AUX:
+            if (rec.auxFlags & kAuxFlagTruncated) {
+                ++c.auxTruncated;
+                f.sawTruncated = true;
+                const uint64_t end = rec.auxOffset + rec.auxSize;
+                if (end > f.truncatedEnd) f.truncatedEnd = end;
+            }
+            if (rec.auxFlags & kAuxFlagOverwrite) ++c.auxOverwrite;
+            if (rec.auxFlags & kAuxFlagPartial) ++c.auxPartial;
+            if (rec.auxFlags & kAuxFlagCollision) ++c.auxCollision;
+            if (r.auxTracker) r.auxTracker->observeRecord(rec.auxOffset, rec.auxSize);
+            break;
+        default:
+            break;
+    }
+    for (auto* consumer : consumers_)
+        consumer->onRecord(r.cpu, bytes, rec);
+}
+
 bool DrainThread::drainRing(RingSlot& r) {
+    if (r.backward.mapped()) {
+        // A flight recorder is read at snapshots only; its fill says how much
+        // history it holds (full once the kernel has written a ring's worth).
+        const uint64_t written = uint64_t(0) - r.backward.head();
+        const double fill = 100.0 * double(std::min(written, r.backward.size())) / double(r.backward.size());
+        r.fillPercent = fill;
+        r.fillPeakPercent = std::max(r.fillPeakPercent, fill);
+        r.fillMaxPercent = std::max(r.fillMaxPercent, fill);
+        return false;
+    }
     const uint64_t head = r.ring.head();
     const uint64_t tail = r.ring.tail();
     const uint64_t size = r.ring.size();
     bool busy = false;
-    bool sawTruncated = false, sawLost = false;
-    uint64_t truncatedEnd = 0;
+    PassFlags flags;
     if (head == tail) {
         r.fillPercent = 0;
     } else {
@@ -131,51 +191,9 @@ bool DrainThread::drainRing(RingSlot& r) {
         if (fill > r.fillMaxPercent) r.fillMaxPercent = fill;
         CpuCounters& c = r.counters;
         ParsedRecord rec;
-        auto result =
-            reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
-                if (h.type < kRecordTypeSlots)
-                    ++c.byType[h.type];
-                else
-                    ++c.unknownTypes;
-                if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
-                if (rec.hasSampleId && rec.time > newestRecordTime_) newestRecordTime_ = rec.time;
-                switch (h.type) {
-                    case PERF_RECORD_SAMPLE:
-                        ++c.samples;
-                        break;
-                    case PERF_RECORD_LOST:
-                        c.lostRecords += rec.lost;
-                        sawLost = true;
-                        // The lost records may have been PERF_RECORD_AUX: their sizes are unknown.
-                        if (r.auxTracker) r.auxTracker->noteLost(), r.lostSinceSnapshot = true;
-                        break;
-                    case PERF_RECORD_LOST_SAMPLES:
-                        c.lostSamples += rec.lost;
-                        break;
-                    case PERF_RECORD_THROTTLE:
-                        ++c.throttles;
-                        break;
-                    case PERF_RECORD_UNTHROTTLE:
-                        ++c.unthrottles;
-                        break;
-                    case PERF_RECORD_AUX:
-                        if (rec.auxFlags & kAuxFlagTruncated) {
-                            ++c.auxTruncated;
-                            sawTruncated = true;
-                            const uint64_t end = rec.auxOffset + rec.auxSize;
-                            if (end > truncatedEnd) truncatedEnd = end;
-                        }
-                        if (rec.auxFlags & kAuxFlagOverwrite) ++c.auxOverwrite;
-                        if (rec.auxFlags & kAuxFlagPartial) ++c.auxPartial;
-                        if (rec.auxFlags & kAuxFlagCollision) ++c.auxCollision;
-                        if (r.auxTracker) r.auxTracker->observeRecord(rec.auxOffset, rec.auxSize);
-                        break;
-                    default:
-                        break;
-                }
-                for (auto* consumer : consumers_)
-                    consumer->onRecord(r.cpu, bytes, rec);
-            });
+        auto result = reader_.walk(
+            r.ring.data(), size, tail, head,
+            [&](const perf_event_header& h, auto bytes) { handleRecord(r, h, bytes, rec, flags); });
         c.records += result.records;
         c.bytes += result.bytes;
         if (result.error) {
@@ -188,7 +206,8 @@ bool DrainThread::drainRing(RingSlot& r) {
     }
     // The AUX bytes after the records: a PERF_RECORD_AUX is written before its
     // aux_head, so the bytes a record of this pass announces are there by now.
-    if (r.aux.mapped() && r.aux.mode() == AuxMode::Full && drainAux(r, sawTruncated, truncatedEnd, sawLost))
+    if (r.aux.mapped() && r.aux.mode() == AuxMode::Full &&
+        drainAux(r, flags.sawTruncated, flags.truncatedEnd, flags.sawLost))
         busy = true;
     if (r.auxTracker) {
         // How much of the flight recorder holds trace. The head is only read here,
@@ -308,7 +327,9 @@ void DrainThread::publish(double seconds) {
         CpuStatsSnapshot s;
         s.cpu = r.cpu;
         s.totals = r.counters;
-        s.ringBytes = r.ring.size();
+        s.ringBytes = r.backward.mapped() ? r.backward.size() : r.ring.size();
+        s.backwardMode = r.backward.mapped();
+        s.backwardWrittenBytes = r.backward.mapped() ? uint64_t(0) - r.backward.head() : 0;
         s.fillPercent = r.fillPercent;
         s.fillPeakPercent = r.fillPeakPercent;
         s.fillMaxPercent = r.fillMaxPercent;
@@ -518,10 +539,15 @@ void DrainThread::finishCapture() {
     }
     for (auto& r : rings_)
         drainRing(r);
+    // The sideband flight recorders' tail: every event is stopped, so this is the
+    // last of their history (records an earlier snapshot delivered are not repeated).
+    if (snapshotBackwardRings()) snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
     if (ctl_.afterPass) ctl_.afterPass();
     for (auto& r : rings_) {
         readKernelLost(r);
-        if (r.counters.kernelLost > r.counters.lostRecords)
+        // A backward ring's LOST records (output paused for a snapshot) may have been
+        // overwritten themselves: its kernel count need not be matched.
+        if (!r.backward.mapped() && r.counters.kernelLost > r.counters.lostRecords)
             note("cpu " + std::to_string(r.cpu) + ": the kernel counted " +
                  std::to_string(r.counters.kernelLost) +
                  " lost records (PERF_FORMAT_LOST) but reported only " +
@@ -540,10 +566,19 @@ void DrainThread::noteSnapshotError(RingSlot& r, const std::string& why) {
 }
 
 bool DrainThread::takeSnapshot(bool reenable) {
-    bool any = false;
-    for (auto& r : rings_)
-        any |= r.auxTracker.has_value();
-    if (!any) return false;
+    bool anyAux = false, anyBackward = false;
+    for (auto& r : rings_) {
+        anyAux |= r.auxTracker.has_value();
+        anyBackward |= r.backward.mapped();
+    }
+    if (!anyAux && !anyBackward) return false;
+    if (anyAux) snapshotAuxAreas(reenable);
+    if (anyBackward) snapshotBackwardRings();
+    snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
+    return true;
+}
+
+void DrainThread::snapshotAuxAreas(bool reenable) {
     // 1. Stop the hardware of every flight recorder first (perf's snapshot_start
     // does the same), so that all CPUs' copies end at about the same moment. The
     // disable returns once the hardware stopped and its transaction ended.
@@ -584,8 +619,87 @@ bool DrainThread::takeSnapshot(bool reenable) {
         for (RecordSink* sink : ctl_.auxSinks)
             sink->onAux(r.cpu, ringIndex, r.snapshotOffset, r.snapshotCopy);
     }
-    snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void DrainThread::noteBackwardError(RingSlot& r, const std::string& why) {
+    if (r.backwardErrorNoted) return;  // once per CPU: a failing ioctl fails at every snapshot
+    r.backwardErrorNoted = true;
+    note("cpu " + std::to_string(r.cpu) + " sideband flight recorder: " + why);
+}
+
+bool DrainThread::snapshotBackwardRings() {
+    // 1. Pause every backward ring first, so that all CPUs' histories end at about
+    // the same moment and share one RCU grace period (perf_output_begin..end is a
+    // read-side section: after it no writer that saw a ring unpaused is in flight).
+    bool any = false, paused = false;
+    for (auto& r : rings_) {
+        r.backwardPaused = false;
+        if (!r.backward.mapped()) continue;
+        any = true;
+        if (auto e = r.backward.pauseOutput(true); !e) {
+            noteBackwardError(r, e.error().message + "; its snapshots are skipped");
+            continue;
+        }
+        r.backwardPaused = paused = true;
+    }
+    if (!paused) return any;
+    const bool quiesced = syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+    // 2. Copy each ring (which resumes its output) and hand its new records out at once:
+    // holding every copy until all are taken would cost a ring's size per CPU.
+    for (auto& r : rings_) {
+        if (!r.backwardPaused) continue;
+        r.backwardPaused = false;
+        auto snap =
+            r.backward.snapshot(quiesced ? BackwardRing::Quiesce::Caller : BackwardRing::Quiesce::None);
+        if (!snap) {
+            (void)r.backward.pauseOutput(false);
+            noteBackwardError(r, snap.error().message);
+            continue;
+        }
+        deliverBackward(r, *snap);
+    }
     return true;
+}
+
+void DrainThread::deliverBackward(RingSlot& r, const BackwardSnapshot& s) {
+    CpuCounters& c = r.counters;
+    ++c.backwardSnapshots;
+    // What the kernel wrote since the previous snapshot (data_head runs down): the
+    // newest `fresh` bytes of the ring. A LOST record and the record it came with
+    // are one chunk, so the boundary never splits a pair, and the fresh records are
+    // a suffix of the oldest-first list: those that end within the newest bytes.
+    const uint64_t fresh = r.backwardPrevHead - s.head;
+    r.backwardPrevHead = s.head;
+    size_t first = s.offsets.size();
+    while (first > 0 && s.bytes - s.offsets[first - 1] <= fresh)
+        --first;
+    uint64_t delivered = 0;
+    ParsedRecord rec;
+    PassFlags flags;
+    for (size_t i = first; i < s.offsets.size(); ++i) {
+        const std::span<const uint8_t> bytes = s.record(i);
+        perf_event_header h;
+        std::memcpy(&h, bytes.data(), sizeof h);
+        handleRecord(r, h, bytes, rec, flags);
+        delivered += bytes.size();
+    }
+    const uint64_t records = s.offsets.size() - first;
+    c.records += records, c.bytes += delivered;
+    c.backwardRecords += records, c.backwardBytes += delivered;
+    // The fresh bytes not delivered are gone: overwritten before this snapshot
+    // (the flight recorder's expected loss), or past a corrupt header. A corrupt
+    // header among records already delivered before does not matter any more.
+    const uint64_t missing = fresh - delivered;
+    const uint64_t corrupt = s.error ? std::min(s.skippedBytes, missing) : 0;
+    if (corrupt) {
+        ++c.backwardErrors;
+        c.corruptBytes += corrupt;
+        if (c.backwardErrors <= 3)
+            note("cpu " + std::to_string(r.cpu) + " sideband flight recorder: " + *s.error);
+    }
+    const uint64_t overwritten = missing - corrupt;
+    c.backwardOverwrittenBytes += overwritten;
+    c.backwardTornBytes += std::min(overwritten, s.tornBytes + s.racedBytes);
 }
 
 void DrainThread::copySnapshot(RingSlot& r) {

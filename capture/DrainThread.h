@@ -17,6 +17,13 @@
 // disables flushed, copies the newest bytes of each area (wrap decided by the
 // tracker when it is certain, else by ZeroScan), re-enables the events, and only
 // then hands each copy to the AUX sinks as one chunk.
+//
+// Sideband flight recorder (--overwrite), for the rings mapped as a BackwardRing:
+// the kernel overwrites the oldest records and the drain thread does not read
+// the ring on its passes (it only publishes how much history the ring holds).
+// Every snapshot trigger, and the stop, pauses all backward rings, waits one RCU
+// grace period, copies each, and hands the records written since the previous
+// snapshot of that ring to the consumers, oldest first, as a drain pass would.
 #include <sys/types.h>
 
 #include <atomic>
@@ -29,6 +36,7 @@
 #include <vector>
 
 #include "AuxRing.h"
+#include "BackwardRing.h"
 #include "CaptureStats.h"
 #include "DataRing.h"
 #include "PerfEvent.h"
@@ -68,7 +76,10 @@ struct RingSlot {
     int cpu = -1;
     size_t statsIndex = 0;
     int ownerFd = -1;  // the fd the ring is mapped from (registered with epoll)
-    DataRing ring;
+    DataRing ring;     // unmapped when `backward` is used
+    // Sideband flight recorder (--overwrite): the data ring, written backward and
+    // mapped read-only; read only at snapshots.
+    BackwardRing backward;
     std::vector<const PerfEventFd*> members;  // every event writing into this ring
     uint64_t readFormat = 0;
     // Simulated rings signal an eventfd instead of a perf fd: the drain thread
@@ -107,14 +118,19 @@ struct RingSlot {
     bool snapshotPending = false, snapshotDisabled = false, snapshotWasEnabled = false;
     bool snapshotTakenBefore = false, lostSinceSnapshot = false, snapshotErrorNoted = false;
     uint64_t snapshotLastHead = 0, snapshotLastReported = 0;
+    // Backward ring: data_head at the previous snapshot (records at or past it, in
+    // the ring's backward direction, were delivered then); whether the ring was
+    // paused for the snapshot in progress.
+    uint64_t backwardPrevHead = 0;
+    bool backwardPaused = false, backwardErrorNoted = false;
 };
 
 // What a command source (the --control FIFO) may ask of the capture. Called on
 // the drain thread only, from DrainCommandSource::onReadable().
 class DrainActions {
 public:
-    // Takes a snapshot of every snapshot-mode AUX area before returning. False
-    // (nothing done) when no AUX area is in snapshot mode.
+    // Takes a snapshot of every snapshot-mode AUX area and backward data ring
+    // before returning. False (nothing done) when there is neither.
     virtual bool snapshotNow() = 0;
     // The capture stops after the current pass.
     virtual void stop() = 0;
@@ -189,11 +205,25 @@ public:
 
 private:
     void run();
+    // What one pass learnt from a ring's records (for its AUX area).
+    struct PassFlags {
+        bool sawTruncated = false, sawLost = false;
+        uint64_t truncatedEnd = 0;
+    };
+    // Parses and counts one record and gives it to the consumers.
+    void handleRecord(RingSlot& r, const perf_event_header& h, std::span<const uint8_t> bytes,
+                      ParsedRecord& rec, PassFlags& f);
     bool drainRing(RingSlot& r);
+    // Snapshots every backward ring (one shared grace period) and delivers their
+    // new records; false if there is none.
+    bool snapshotBackwardRings();
+    void deliverBackward(RingSlot& r, const BackwardSnapshot& s);
     bool drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd, bool sawLost);
     void reenableAux(RingSlot& r);
     void noteAuxEnableError(RingSlot& r, const std::string& why);
     bool takeSnapshot(bool reenable);
+    void snapshotAuxAreas(bool reenable);
+    void noteBackwardError(RingSlot& r, const std::string& why);
     void copySnapshot(RingSlot& r);
     void noteSnapshotError(RingSlot& r, const std::string& why);
     // DrainActions

@@ -262,7 +262,9 @@ private slots:
         QTest::qWait(200);
         QTest::mouseClick(snap, Qt::LeftButton);
         auto* label = page->findChild<QLabel*>("snapshotLabel");
-        QTRY_VERIFY2_WITH_TIMEOUT(label->text().startsWith("Snapshots: 1"), qPrintable(label->text() + " / " + page->findChild<QLabel*>("status")->text()), 5000);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            label->text().startsWith("Snapshots: 1"),
+            qPrintable(label->text() + " / " + page->findChild<QLabel*>("status")->text()), 5000);
         QTest::keyClick(page, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
         QTRY_VERIFY_WITH_TIMEOUT(label->text().startsWith("Snapshots: 2"), 5000);
         QTest::mouseClick(page->findChild<QPushButton*>("stopButton"), Qt::LeftButton);
@@ -271,6 +273,39 @@ private slots:
         auto reader = PerfDataReader::open(page->lastCaptureFile().toStdString());
         QVERIFY(reader.ok());
         QVERIFY(reader->summary().auxtrace.size() >= 2);
+    }
+
+    // The sideband flight recorder: no AUX event, yet the snapshot button works;
+    // the click and the stop each deliver the backward rings' new records.
+    void overwriteSnapshotButtonDeliversSideband() {
+        QString why;
+        if (perfDenied(why)) QSKIP(qPrintable("perf_event_open is not permitted here: " + why));
+        MainWindow window;
+        window.show();
+        CapturePage* page = window.capturePage();
+        page->findChild<QComboBox*>("bufferPages")->setCurrentIndex(0);  // 16 pages: quick to fill
+        auto* overwrite = page->findChild<QCheckBox*>("overwrite");
+        QVERIFY(overwrite);
+        overwrite->setChecked(true);
+        auto* snap = page->findChild<QPushButton*>("snapshotButton");
+        QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
+        QVERIFY2(page->capturing(), qPrintable(page->findChild<QLabel*>("status")->text()));
+        QVERIFY(snap->isEnabled());
+        QTest::qWait(300);
+        QTest::mouseClick(snap, Qt::LeftButton);
+        auto* label = page->findChild<QLabel*>("snapshotLabel");
+        QTRY_VERIFY2_WITH_TIMEOUT(label->text().startsWith("Snapshots: 1"), qPrintable(label->text()), 5000);
+        QTest::mouseClick(page->findChild<QPushButton*>("stopButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 15000);
+        const CaptureSummary& sum = page->lastSummary();
+        QVERIFY(!sum.cpus.empty());
+        for (auto& c : sum.cpus) {
+            QVERIFY(c.backwardMode);
+            QVERIFY2(c.totals.backwardSnapshots >= 2,
+                     qPrintable(QString::number(c.totals.backwardSnapshots)));
+        }
+        QVERIFY(sum.total().records > 0);
+        QCOMPARE(sum.total().records, sum.total().backwardRecords);
     }
 
     void badCpuListIsReported() {
