@@ -189,10 +189,13 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
     }
     const bool perTask = opts.target == TargetKind::Process || opts.target == TargetKind::Command;
 
-    auto finalize = [&](perf_event_attr a) {
-        a.sample_type |= kIdFields | (a.type == PERF_TYPE_SOFTWARE && a.config == PERF_COUNT_SW_DUMMY
-                                          ? 0
-                                          : PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD);
+    // What every auxscope event needs to be attributed and drained. The AUX event
+    // keeps the sample bits of its plan (perf's, checked against caps/); other
+    // non-dummy events also sample IP and period.
+    auto finalizeWith = [&](perf_event_attr a, bool isAux) {
+        a.sample_type |= kIdFields;
+        if (!isAux && !(a.type == PERF_TYPE_SOFTWARE && a.config == PERF_COUNT_SW_DUMMY))
+            a.sample_type |= PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD;
         a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
         a.sample_id_all = 1;
         a.disabled = 1;
@@ -211,20 +214,8 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
         if (opts.target == TargetKind::Command) a.enable_on_exec = 1;
         return a;
     };
-
-    // The AUX event keeps the attr its plan gave (perf's, checked against caps/),
-    // plus what every auxscope event needs to be attributed and drained.
-    auto finalizeAux = [&](perf_event_attr a) {
-        a.sample_type |= kIdFields;
-        a.read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
-        a.sample_id_all = 1;
-        a.disabled = 1;
-        a.watermark = 1;
-        a.wakeup_watermark = uint32_t(std::max<uint64_t>(ringBytes / 4, 1));
-        if (perTask) a.inherit = 1;
-        if (opts.target == TargetKind::Command) a.enable_on_exec = 1;
-        return a;
-    };
+    auto finalize = [&](perf_event_attr a) { return finalizeWith(a, false); };
+    auto finalizeAux = [&](perf_event_attr a) { return finalizeWith(a, true); };
 
     bool formatLost = true;
     // `a` is updated to what was finally opened (PERF_FORMAT_LOST may be dropped).
