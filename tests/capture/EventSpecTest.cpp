@@ -7,8 +7,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "EventSpec.h"
+#include "FakeSysfs.h"
 #include "Tracefs.h"
 
 using namespace auxscope;
@@ -19,43 +21,30 @@ namespace {
 class FakeSysfs : public ::testing::Test {
 protected:
     void SetUp() override {
-        root = fs::temp_directory_path() / ("auxscope-sysfs-" + std::to_string(getpid()));
-        fs::create_directories(root);
+        tree = std::make_unique<test_support::FakeSysfsTree>("sysfs");
+        root = tree->root();
         // Intel PT's format terms as Skylake kernels publish them.
-        pmu("intel_pt", 8,
-            {{"pt", "config:0"},
-             {"cyc", "config:1"},
-             {"pwr_evt", "config:4"},
-             {"tsc", "config:10"},
-             {"noretcomp", "config:11"},
-             {"ptw", "config:12"},
-             {"branch", "config:13"},
-             {"mtc_period", "config:14-17"},
-             {"mtc", "config:9"},
-             {"cyc_thresh", "config:19-22"},
-             {"psb_period", "config:24-27"}},
-            {{"mtc", "1"}, {"mtc_periods", "249"}, {"psb_cyc", "1"}, {"ip_filtering", "1"}}, 2);
-        pmu("software", 1, {}, {}, 0);
-        pmu("cpu", 4, {{"event", "config:0-7"}, {"umask", "config:8-15"}, {"cmask", "config:24-31"}}, {}, 0);
-        fs::create_directories(root / "cpu" / "events");
-        write(root / "cpu" / "events" / "cache-misses", "event=0x2e,umask=0x41");
+        tree->pmu("intel_pt", 8,
+                  {{"pt", "config:0"},
+                   {"cyc", "config:1"},
+                   {"pwr_evt", "config:4"},
+                   {"tsc", "config:10"},
+                   {"noretcomp", "config:11"},
+                   {"ptw", "config:12"},
+                   {"branch", "config:13"},
+                   {"mtc_period", "config:14-17"},
+                   {"mtc", "config:9"},
+                   {"cyc_thresh", "config:19-22"},
+                   {"psb_period", "config:24-27"}},
+                  {{"mtc", "1"}, {"mtc_periods", "249"}, {"psb_cyc", "1"}, {"ip_filtering", "1"}}, 2);
+        tree->pmu("software", 1);
+        tree->pmu("cpu", 4, {{"event", "config:0-7"}, {"umask", "config:8-15"}, {"cmask", "config:24-31"}});
+        tree->write("cpu/events/cache-misses", "event=0x2e,umask=0x41");
         reg = PmuRegistry::discover(root);
     }
-    void TearDown() override { fs::remove_all(root); }
+    void TearDown() override { tree.reset(); }
 
-    static void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text << "\n"; }
-    void pmu(const std::string& name, int type, std::vector<std::pair<std::string, std::string>> format,
-             std::vector<std::pair<std::string, std::string>> caps, int filters) {
-        fs::create_directories(root / name / "format");
-        write(root / name / "type", std::to_string(type));
-        for (auto& [k, v] : format)
-            write(root / name / "format" / k, v);
-        if (!caps.empty()) fs::create_directories(root / name / "caps");
-        for (auto& [k, v] : caps)
-            write(root / name / "caps" / k, v);
-        if (filters) write(root / name / "nr_addr_filters", std::to_string(filters));
-    }
-
+    std::unique_ptr<test_support::FakeSysfsTree> tree;
     fs::path root;
     PmuRegistry reg;
 };

@@ -10,6 +10,7 @@
 
 #include "AuxtraceInfo.h"
 #include "CaptureAuxtraceInfo.h"
+#include "FakeSysfs.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;
@@ -19,56 +20,41 @@ namespace {
 class CaptureAuxtraceInfoTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        root = fs::temp_directory_path() / ("auxscope-capinfo-" + std::to_string(getpid()));
-        fs::remove_all(root);
-        pmu("intel_pt", 8,
-            {{"pt", "config:0"},
-             {"cyc", "config:1"},
-             {"tsc", "config:10"},
-             {"noretcomp", "config:11"},
-             {"branch", "config:13"},
-             {"mtc_period", "config:14-17"},
-             {"mtc", "config:9"},
-             {"cyc_thresh", "config:19-22"},
-             {"psb_period", "config:24-27"}},
-            {{"mtc", "1"},
-             {"mtc_periods", "249"},
-             {"psb_cyc", "1"},
-             {"psb_periods", "3f"},
-             {"cycle_thresholds", "3fff"},
-             {"ip_filtering", "1"},
-             {"event_trace", "0"}});
-        write(root / "intel_pt" / "max_nonturbo_ratio", "22");
-        pmu("cs_etm", 9, {{"cycacc", "config:12"}, {"timestamp", "config:28"}, {"retstack", "config:29"}},
-            {});
+        root = tree.root();
+        tree.pmu("intel_pt", 8,
+                 {{"pt", "config:0"},
+                  {"cyc", "config:1"},
+                  {"tsc", "config:10"},
+                  {"noretcomp", "config:11"},
+                  {"branch", "config:13"},
+                  {"mtc_period", "config:14-17"},
+                  {"mtc", "config:9"},
+                  {"cyc_thresh", "config:19-22"},
+                  {"psb_period", "config:24-27"}},
+                 {{"mtc", "1"},
+                  {"mtc_periods", "249"},
+                  {"psb_cyc", "1"},
+                  {"psb_periods", "3f"},
+                  {"cycle_thresholds", "3fff"},
+                  {"ip_filtering", "1"},
+                  {"event_trace", "0"}});
+        tree.write("intel_pt/max_nonturbo_ratio", "22");
+        tree.pmu("cs_etm", 9,
+                 {{"cycacc", "config:12"}, {"timestamp", "config:28"}, {"retstack", "config:29"}}, {});
         for (int cpu : {0, 1}) {
-            const fs::path d = root / "cs_etm" / ("cpu" + std::to_string(cpu));
-            fs::create_directories(d / "trcidr");
-            fs::create_directories(d / "mgmt");
-            write(d / "trcidr" / "trcidr0", "0x28000ea1");
-            write(d / "trcidr" / "trcidr1", "0x4100f421");
-            write(d / "trcidr" / "trcidr2", "0x20001088");
-            write(d / "trcidr" / "trcidr8", "0x0");
-            write(d / "mgmt" / "trcauthstatus", "0xcc");
+            const std::string d = "cs_etm/cpu" + std::to_string(cpu);
+            tree.write(d + "/trcidr/trcidr0", "0x28000ea1");
+            tree.write(d + "/trcidr/trcidr1", "0x4100f421");
+            tree.write(d + "/trcidr/trcidr2", "0x20001088");
+            tree.write(d + "/trcidr/trcidr8", "0x0");
+            tree.write(d + "/mgmt/trcauthstatus", "0xcc");
         }
-        pmu("arm_spe_0", 10, {{"ts_enable", "config:0"}}, {{"min_interval", "1024"}, {"count_size", "12"}});
-        pmu("intel_bts", 7, {}, {});
+        tree.pmu("arm_spe_0", 10, {{"ts_enable", "config:0"}},
+                 {{"min_interval", "1024"}, {"count_size", "12"}});
+        tree.pmu("intel_bts", 7, {}, {});
         reg = PmuRegistry::discover(root);
         opts.sysfsRoot = root;
         opts.pageSize = 4096;
-    }
-    void TearDown() override { fs::remove_all(root); }
-
-    static void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text << "\n"; }
-    void pmu(const std::string& name, int type, std::vector<std::pair<std::string, std::string>> format,
-             std::vector<std::pair<std::string, std::string>> caps) {
-        fs::create_directories(root / name / "format");
-        write(root / name / "type", std::to_string(type));
-        for (auto& [k, v] : format)
-            write(root / name / "format" / k, v);
-        if (!caps.empty()) fs::create_directories(root / name / "caps");
-        for (auto& [k, v] : caps)
-            write(root / name / "caps" / k, v);
     }
     CaptureAuxtraceInputs inputs(const AuxEventPlan& plan) {
         CaptureAuxtraceInputs in;
@@ -80,6 +66,7 @@ protected:
         return in;
     }
 
+    test_support::FakeSysfsTree tree{"capinfo"};
     fs::path root;
     PmuRegistry reg;
     AuxEventOptions opts;
