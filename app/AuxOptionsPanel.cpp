@@ -109,7 +109,7 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
     verdict_->setObjectName("auxVerdict");
     verdict_->setWordWrap(true);
 
-    auto* form = new QFormLayout(this);
+    auto* form = form_ = new QFormLayout(this);
     form->addRow("PMU", pmu_);
     form->addRow("Trace", levels);
     form->addRow("Timing", timing);
@@ -136,6 +136,11 @@ void AuxOptionsPanel::updateEnabled() {
         w->setEnabled(pt);
     mtcPeriod_->setEnabled(pt && mtc_->isChecked());
     cycThresh_->setEnabled(pt && cyc_->isChecked());
+    // With AUX trace off only the PMU choice and the verdict stay: the page keeps
+    // its room for the per-CPU table and the charts.
+    if (form_)
+        for (int row = 1; row < form_->rowCount() - 1; ++row)
+            form_->setRowVisible(row, on);
 }
 
 Expected<std::optional<AuxSelection>> AuxOptionsPanel::selection() const {

@@ -19,6 +19,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
@@ -61,6 +62,7 @@ private:
     QComboBox* mode_ = nullptr;
     QComboBox* auxSize_ = nullptr;
     QLabel* verdict_ = nullptr;
+    QFormLayout* form_ = nullptr;
 };
 
 }  // namespace auxscope

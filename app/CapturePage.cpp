@@ -286,6 +286,7 @@ void CapturePage::targetKindChanged(int index) {
     // A replay's events and AUX set-up are the recording's.
     events_->setEnabled(index != 4);
     auxPanel_->setEnabled(index != 4);
+    auxPanel_->setVisible(index != 4);
 }
 
 void CapturePage::chooseTracepoint() {

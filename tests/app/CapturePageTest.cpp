@@ -219,12 +219,26 @@ private slots:
         QVERIFY(!page->findChild<QLineEdit*>("events")->isEnabled());
         page->findChild<QLineEdit*>("targetValue")->setText(data);
         page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(3);  // 10x slower: a few frames
+        // For README's screenshot: a looping replay fills the AUX bars and charts.
+        const QByteArray shot = qgetenv("AUXSCOPE_SCREENSHOT_REPLAY");
+        if (!shot.isEmpty()) {
+            window.resize(1280, 900);
+            page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(0);
+            page->findChild<QCheckBox*>("replayLoop")->setChecked(true);
+        }
         QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
         QVERIFY(page->capturing());
         auto* status = page->findChild<QLabel*>("status");
         QVERIFY2(status->text().contains("not live hardware"), qPrintable(status->text()));
         auto* table = page->findChild<QTableWidget*>("cpuTable");
         QCOMPARE(table->rowCount(), 4);  // the recording's CPUs 0 and 3, numbered as recorded
+        if (!shot.isEmpty()) {
+            QTest::qWait(6000);
+            window.grab().save(QString::fromLocal8Bit(shot));
+            QTest::mouseClick(page->findChild<QPushButton*>("stopButton"), Qt::LeftButton);
+            QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 15000);
+            return;
+        }
         QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 15000);  // ends with the recording
         auto* aux = qobject_cast<QProgressBar*>(table->cellWidget(0, 2));
         QVERIFY(aux && aux->isEnabled());
