@@ -62,6 +62,16 @@ Flow (ptxed's options): --block-decoder (default) --insn-decoder --block:show-bl
   --block:end-on-call --block:end-on-jump --event:ip --event:time --event:tick --offset --time
   --check --stat --stat:insn --stat:blocks --quiet (--no-inst is accepted: there is no disassembly)
 
+Perf-event sideband files (ptxed's/ptdump's options): records shown by time between packets
+or events; in the flow, per-process images from MMAP records, switched at ITRACE_START,
+COMM.EXEC and SWITCH records. The --pevent:* values apply to the files named after them.
+  --pevent:primary FILE[:FROM[-TO]]   sideband of the traced CPU (--pevent:secondary: other CPUs)
+  --pevent:sample-type N --pevent:time-zero N --pevent:time-shift N --pevent:time-mult N
+  --pevent:tsc-offset N --pevent:kernel-start ADDR --pevent:sysroot DIR
+  --pevent:vdso-x64 FILE --pevent:vdso-x32 FILE --pevent:vdso-ia32 FILE
+  --sb:compact --sb:verbose --sb:filename --sb:offset --sb:time   how records are shown
+  --sb:switch (show process image switches) --sb:warn (show sideband warnings)
+
 Decode errors are printed inline where they happen ([offset: error] for packets,
 [offset, ip: error: cause] for the flow), then summarised on stderr with the
 file and offset; decoding resumes at the next PSB. Exit status 1 when any part

@@ -141,10 +141,12 @@ Expected<PtDecodeRequest> parsePtDecodeArguments(const std::vector<std::string>&
             i += 1;
             continue;
         }
-        if (a.rfind("--pevent", 0) == 0 || a.rfind("--sb", 0) == 0)
-            return makeError(
-                "'" + a +
-                "': perf-event sideband files are not supported (yet); sideband will come from perf.data");
+        if (a.rfind("--pevent", 0) == 0 || a.rfind("--sb", 0) == 0) {
+            auto known = parsePtSidebandFlag(request.sideband, args, i);
+            if (!known) return known.error();
+            if (!*known) return makeError("unknown option '" + a + "'");
+            continue;
+        }
         // Each option group reads the flags it knows; one both views share sets both.
         size_t next = i;
         for (auto parse : {+[](PtDecodeRequest&r, const std::vector<std::string>&v, size_t&j) {
@@ -173,15 +175,32 @@ Expected<PtDecodeSummary> runPtDecode(const PtDecodeRequest& request, std::ostre
     if (!trace) return trace.error();
     PtConfig config = makePtConfig(request.config, trace->data(), trace->data() + trace->size());
     PtDecodeSummary summary;
+    // Sideband problems are warnings: they may cost image sections, never trace.
+    auto withSideband = [&](const std::unique_ptr<PtSidebandSession>& sideband) {
+        if (sideband)
+            summary.issues.insert(summary.issues.end(), sideband->issues().begin(), sideband->issues().end());
+    };
     if (request.format == PtOutputFormat::Packets) {
-        auto dumped = dumpPtPackets(config, request.packets, out);
+        std::unique_ptr<PtSidebandSession> sideband;
+        if (request.sideband.any()) {
+            // ptdump's --quiet silences the records too, not their diagnostics.
+            auto opened = PtSidebandSession::open(request.sideband, PtSidebandSession::Style::Ptdump, nullptr,
+                                                  out, !request.packets.quiet);
+            if (!opened) return opened.error();
+            sideband = std::move(*opened);
+        }
+        auto dumped = dumpPtPackets(config, request.packets, out, sideband.get());
         if (!dumped) return makeError(request.tracePath + ": " + dumped.error().message);
         summary.packetCounts = dumped->counts;
         summary.issues = std::move(dumped->issues);
+        withSideband(sideband);
         return summary;
     }
-    if (request.images.empty())
-        return makeError("the instruction flow needs the traced code: give --raw FILE:ADDRESS or --elf FILE");
+    // Sideband MMAP records can name the code instead.
+    if (request.images.empty() && !request.sideband.any())
+        return makeError(
+            "the instruction flow needs the traced code: give --raw FILE:ADDRESS, --elf FILE or "
+            "--pevent:primary SIDEBAND");
     PtImage image;
     for (const PtImageFileSpec& spec : request.images) {
         auto added = spec.kind == PtImageFileSpec::Kind::Raw
@@ -189,11 +208,20 @@ Expected<PtDecodeSummary> runPtDecode(const PtDecodeRequest& request, std::ostre
                          : image.addElf(spec.path, spec.address);
         if (!added) return added.error();
     }
-    auto flow = decodePtInsnFlow(config, image, request.flow, out);
+    std::unique_ptr<PtSidebandSession> sideband;
+    if (request.sideband.any()) {
+        // Process images read through the same section cache as --raw/--elf.
+        auto opened = PtSidebandSession::open(request.sideband, PtSidebandSession::Style::Ptxed,
+                                              image.sectionCache(), out);
+        if (!opened) return opened.error();
+        sideband = std::move(*opened);
+    }
+    auto flow = decodePtInsnFlow(config, image, request.flow, out, sideband.get());
     if (!flow) return makeError(request.tracePath + ": " + flow.error().message);
     summary.instructions = flow->instructions;
     summary.blocks = flow->blocks;
     summary.issues = std::move(flow->issues);
+    withSideband(sideband);
     return summary;
 }
 

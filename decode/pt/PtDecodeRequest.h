@@ -14,6 +14,7 @@
 #include "PtConfig.h"
 #include "PtInsnFlow.h"
 #include "PtPacketDump.h"
+#include "PtSideband.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -42,11 +43,13 @@ struct PtDecodeRequest {
     PtOutputFormat format = PtOutputFormat::Ptxed;
     PtPacketDumpOptions packets;
     PtInsnFlowOptions flow;
+    PtSidebandOptions sideband;  // --pevent:*, --sb:*: perf-event sideband files
 };
 
 // `--pt FILE` (or FILE alone), `--raw`, `--elf`, `--format ptxed|packets`, and the
-// flags of PtConfigOptions, PtPacketDumpOptions and PtInsnFlowOptions (a flag
-// both views know, like --quiet or --time, applies to both). Errors name the argument.
+// flags of PtConfigOptions, PtPacketDumpOptions, PtInsnFlowOptions and
+// PtSidebandOptions (a flag both views know, like --quiet or --time, applies to
+// both). Errors name the argument.
 Expected<PtDecodeRequest> parsePtDecodeArguments(const std::vector<std::string>& args);
 
 struct PtDecodeSummary {

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 namespace auxscope {
 namespace {
@@ -32,14 +33,107 @@ std::string hex16(uint64_t value) {
     return format("%016" PRIx64, value);
 }
 
-// ---------------------------------------------------------------- x86 lengths
+// ---------------------------------------------------------------- instruction boundaries
 
-// The block decoder reports a block as first IP, last IP and instruction count;
-// listing the instructions in between needs each one's length and, for direct
-// jumps and calls the block followed, its target. Capstone provides both.
-class X86Walker {
+// The block decoder reports a block as first IP, last IP and instruction count.
+// Listing the instructions in between needs each one's length and, for the
+// direct jumps and calls a block follows, their targets. Both come from libipt
+// itself: a private instruction decoder, started at the block's first IP by a
+// four-packet trace of its own (PSB, MODE.EXEC, FUP with the IP, PSBEND), walks
+// the same image. Inside a block every instruction but the last is a non-branch
+// or a direct jump/call, which libipt follows without trace. So the walk knows
+// every instruction libipt knows (EVEX/AVX-512, ...), where a disassembler of
+// an older generation (capstone 4) would lose its way.
+class InsnProbe {
 public:
-    X86Walker() {
+    explicit InsnProbe(const pt_config& base) {
+        pt_config config;
+        pt_config_init(&config);
+        config.cpu = base.cpu;
+        config.errata = base.errata;
+        config.begin = trace_;
+        config.end = trace_ + sizeof trace_;
+        encoder_ = pt_alloc_encoder(&config);
+        decoder_ = pt_insn_alloc_decoder(&config);
+    }
+    ~InsnProbe() {
+        pt_insn_free_decoder(decoder_);
+        pt_free_encoder(encoder_);
+    }
+    InsnProbe(const InsnProbe&) = delete;
+    InsnProbe& operator=(const InsnProbe&) = delete;
+
+    struct Walk {
+        std::vector<pt_insn> insns;  // decoded, in execution order
+        int status = 0;              // why fewer than asked for came back
+        uint64_t stoppedAt = 0;      // the IP that could not be decoded then (0: unknown)
+    };
+
+    // Up to `count` instructions from `ip` in `mode`, as libipt decodes them from `image`.
+    Walk walk(pt_image* image, uint64_t ip, pt_exec_mode mode, size_t count) {
+        Walk walk;
+        walk.stoppedAt = ip;
+        walk.status = start(image, ip, mode);
+        while (walk.status >= 0 && walk.insns.size() < count) {
+            pt_insn insn;
+            std::memset(&insn, 0, sizeof insn);
+            int status = pt_insn_next(decoder_, &insn, sizeof insn);
+            // libipt hands out the instruction before finding where it leads; an
+            // error after that (a branch needing trace) still leaves it decoded.
+            if (status < 0 && insn.iclass == ptic_error) {
+                walk.status = status;
+                walk.stoppedAt = insn.ip;
+                break;
+            }
+            walk.insns.push_back(insn);
+            walk.status = status < 0 ? status : drain(status);
+            walk.stoppedAt = 0;
+        }
+        if (walk.insns.size() == count) walk.status = 0;
+        return walk;
+    }
+
+private:
+    int start(pt_image* image, uint64_t ip, pt_exec_mode mode) {
+        if (!encoder_ || !decoder_) return -pte_nomem;
+        std::memset(trace_, 0, sizeof trace_);  // PAD after PSBEND: then the trace ends
+        if (int err = pt_enc_sync_set(encoder_, 0); err < 0) return err;
+        pt_packet packets[4];
+        std::memset(packets, 0, sizeof packets);
+        packets[0].type = ppt_psb;
+        packets[1].type = ppt_mode;
+        packets[1].payload.mode.leaf = pt_mol_exec;
+        packets[1].payload.mode.bits.exec.csl = mode == ptem_64bit;
+        packets[1].payload.mode.bits.exec.csd = mode == ptem_32bit;
+        packets[2].type = ppt_fup;
+        packets[2].payload.ip.ipc = pt_ipc_full;
+        packets[2].payload.ip.ip = ip;
+        packets[3].type = ppt_psbend;
+        for (pt_packet& packet : packets)
+            if (int err = pt_enc_next(encoder_, &packet); err < 0) return err;
+        if (int err = pt_insn_set_image(decoder_, image); err < 0) return err;
+        return drain(pt_insn_sync_set(decoder_, 0));
+    }
+
+    int drain(int status) {
+        while (status >= 0 && (status & pts_event_pending)) {
+            pt_event event;
+            status = pt_insn_event(decoder_, &event, sizeof event);
+        }
+        return status;
+    }
+
+    uint8_t trace_[64];
+    pt_encoder* encoder_ = nullptr;
+    pt_insn_decoder* decoder_ = nullptr;
+};
+
+// What kind of instruction capstone says it is, to cross-check libipt's
+// classification (--check). Capstone 4 does not know every instruction (EVEX,
+// ptwrite, ...): those get no verdict.
+class X86Classifier {
+public:
+    X86Classifier() {
         ok_ = cs_open(CS_ARCH_X86, CS_MODE_16, &handles_[0]) == CS_ERR_OK &&
               cs_open(CS_ARCH_X86, CS_MODE_32, &handles_[1]) == CS_ERR_OK &&
               cs_open(CS_ARCH_X86, CS_MODE_64, &handles_[2]) == CS_ERR_OK;
@@ -47,40 +141,28 @@ public:
             for (csh handle : handles_)
                 cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
     }
-    ~X86Walker() {
+    ~X86Classifier() {
         for (csh& handle : handles_)
             if (handle) cs_close(&handle);
     }
-    X86Walker(const X86Walker&) = delete;
-    X86Walker& operator=(const X86Walker&) = delete;
+    X86Classifier(const X86Classifier&) = delete;
+    X86Classifier& operator=(const X86Classifier&) = delete;
 
-    struct Step {
+    struct Kind {
         bool decoded = false;
-        uint64_t next = 0;  // where the next instruction of the block starts
         unsigned groupsMask = 0;
         bool isFarTransfer = false;
     };
 
-    // Decodes the instruction at `ip` in `mode`.
-    Step step(const uint8_t* bytes, size_t size, uint64_t ip, pt_exec_mode mode) const {
-        Step result;
+    Kind classify(const uint8_t* bytes, size_t size, uint64_t ip, pt_exec_mode mode) const {
+        Kind result;
         csh handle = handleFor(mode);
         if (!handle) return result;
         cs_insn* insn = nullptr;
         size_t count = cs_disasm(handle, bytes, size, ip, 1, &insn);
-        if (count != 1) {
-            // Capstone 4 predates some instructions libipt knows (ptwrite, ...).
-            // Those are not branches, so their length alone gives the next IP.
-            if (size_t length = modrmInstructionLength(bytes, size, mode)) {
-                result.decoded = true;
-                result.next = ip + length;
-            }
-            return result;
-        }
+        if (count != 1) return result;
         result.decoded = true;
-        result.next = ip + insn->size;
-        const cs_detail* detail = insn->detail;
-        if (detail) {
+        if (const cs_detail* detail = insn->detail) {
             for (uint8_t g = 0; g < detail->groups_count; ++g) {
                 switch (detail->groups[g]) {
                     case CS_GRP_JUMP:
@@ -96,13 +178,8 @@ public:
                         break;
                 }
             }
-            // A relative branch (jmp/jcc/call/loop/jrcxz rel, xbegin) has a single
-            // immediate operand that capstone already resolved to the target.
-            const cs_x86& x86 = detail->x86;
-            bool relativeForm = insn->id == X86_INS_XBEGIN || (result.groupsMask & (kJump | kCall));
-            if (relativeForm && x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM)
-                result.next = static_cast<uint64_t>(x86.operands[0].imm);
-            result.isFarTransfer = x86.op_count == 2 && (result.groupsMask & (kJump | kCall));
+            // A far jmp/call ptr16:32 has a segment and an offset operand.
+            result.isFarTransfer = detail->x86.op_count == 2 && (result.groupsMask & (kJump | kCall));
         }
         cs_free(insn, count);
         return result;
@@ -111,60 +188,6 @@ public:
     static constexpr unsigned kJump = 1, kCall = 2, kRet = 4;
 
 private:
-    // Length of a two- or three-byte-opcode instruction with a ModRM operand
-    // (0F xx /r, 0F 38 xx /r, 0F 3A xx /r ib) after legacy and REX prefixes; 0 when
-    // the bytes are anything else. Only the fallback for what capstone does not know.
-    static size_t modrmInstructionLength(const uint8_t* bytes, size_t size, pt_exec_mode mode) {
-        if (mode != ptem_16bit && mode != ptem_32bit && mode != ptem_64bit) return 0;
-        size_t pos = 0;
-        // Only the address size changes the ModRM layout (16-bit: no SIB, 2-byte displacements).
-        bool address16 = mode == ptem_16bit;
-        auto at = [&](size_t n) { return n < size ? bytes[n] : -1; };
-        for (;; ++pos) {
-            int b = at(pos);
-            if (b == 0x67) {
-                if (mode != ptem_64bit) address16 = !address16;
-            } else if (b != 0x66 && b != 0xf2 && b != 0xf3 && b != 0xf0 && b != 0x2e && b != 0x36 &&
-                       b != 0x3e && b != 0x26 && b != 0x64 && b != 0x65) {
-                break;
-            }
-        }
-        if (mode == ptem_64bit && (at(pos) & 0xf0) == 0x40) ++pos;  // REX
-        if (at(pos) != 0x0f) return 0;
-        ++pos;
-        size_t immediate = 0;
-        if (at(pos) == 0x38) {
-            ++pos;
-        } else if (at(pos) == 0x3a) {
-            ++pos;
-            immediate = 1;
-        }
-        if (at(pos) < 0) return 0;
-        ++pos;  // opcode
-        int modrm = at(pos++);
-        if (modrm < 0) return 0;
-        int mod = modrm >> 6, rm = modrm & 7;
-        size_t displacement = 0;
-        if (address16) {
-            if (mod == 1)
-                displacement = 1;
-            else if (mod == 2 || (mod == 0 && rm == 6))
-                displacement = 2;
-        } else {
-            if (mod != 3 && rm == 4) {
-                int sib = at(pos++);
-                if (sib < 0) return 0;
-                if (mod == 0 && (sib & 7) == 5) displacement = 4;
-            }
-            if (mod == 1)
-                displacement = 1;
-            else if (mod == 2 || (mod == 0 && rm == 5))
-                displacement = 4;
-        }
-        size_t length = pos + displacement + immediate;
-        return length <= size && length <= pt_max_insn_size ? length : 0;
-    }
-
     csh handleFor(pt_exec_mode mode) const {
         if (!ok_) return 0;
         switch (mode) {
@@ -307,6 +330,7 @@ struct InsnDecoderOps {
     static Decoder* alloc(const pt_config& c) { return pt_insn_alloc_decoder(&c); }
     static void release(Decoder* d) { pt_insn_free_decoder(d); }
     static int setImage(Decoder* d, pt_image* i) { return pt_insn_set_image(d, i); }
+    static pt_image* image(Decoder* d) { return pt_insn_get_image(d); }
     static int syncForward(Decoder* d) { return pt_insn_sync_forward(d); }
     static int offset(Decoder* d, uint64_t* o) { return pt_insn_get_offset(d, o); }
     static int event(Decoder* d, pt_event* e) { return pt_insn_event(d, e, sizeof *e); }
@@ -316,6 +340,7 @@ struct BlockDecoderOps {
     static Decoder* alloc(const pt_config& c) { return pt_blk_alloc_decoder(&c); }
     static void release(Decoder* d) { pt_blk_free_decoder(d); }
     static int setImage(Decoder* d, pt_image* i) { return pt_blk_set_image(d, i); }
+    static pt_image* image(Decoder* d) { return pt_blk_get_image(d); }
     static int syncForward(Decoder* d) { return pt_blk_sync_forward(d); }
     static int offset(Decoder* d, uint64_t* o) { return pt_blk_get_offset(d, o); }
     static int event(Decoder* d, pt_event* e) { return pt_blk_event(d, e, sizeof *e); }
@@ -324,9 +349,9 @@ struct BlockDecoderOps {
 template <typename Ops>
 class FlowPrinter {
 public:
-    FlowPrinter(typename Ops::Decoder* decoder, const PtImage& image, const PtInsnFlowOptions& options,
-                std::ostream& out)
-        : decoder_(decoder), image_(image), options_(options), out_(out) {
+    FlowPrinter(typename Ops::Decoder* decoder, const pt_config& config, const PtInsnFlowOptions& options,
+                std::ostream& out, PtSidebandSession* sideband)
+        : decoder_(decoder), config_(config), options_(options), out_(out), sideband_(sideband) {
         countStats_ = options.stats || options.statInsn || options.statBlocks;
     }
 
@@ -376,6 +401,13 @@ private:
             time_ = event.tsc;
             if (!options_.quiet && !event.status_update)
                 out_ << describeEvent(event, options_, offset) << '\n';
+            // Every event, status updates too, moves sideband time and may switch
+            // the decoder to another process's image.
+            if (sideband_) {
+                if (pt_image* switched = sideband_->onEvent(event)) {
+                    if (int err = Ops::setImage(decoder_, switched); err < 0) return err;
+                }
+            }
         }
         return status;
     }
@@ -415,99 +447,78 @@ private:
         if (options_.check) checkInsn(insn);
     }
 
-    // The bytes of the instruction at `ip` in `block` (the last may have been cut
-    // at a section end; libipt then hands its bytes over in the block).
-    int fetch(const pt_block& block, uint64_t ip, uint8_t (&bytes)[pt_max_insn_size], size_t& size) const {
-        if (ip == block.end_ip && block.truncated) {
-            if (!block.size || block.size > pt_max_insn_size) return -pte_bad_insn;
-            std::memcpy(bytes, block.raw, block.size);
-            size = block.size;
-            return 0;
-        }
-        int n = pt_iscache_read(image_.sectionCache(), bytes, sizeof bytes, block.isid, ip);
-        if (n < 0) return n;
-        size = static_cast<size_t>(n);
-        return 0;
+    // The block's instructions as libipt walks them (from the image the decoder
+    // uses now: sideband may have switched it).
+    InsnProbe::Walk walkBlock(const pt_block& block, size_t count) {
+        if (!probe_) probe_ = std::make_unique<InsnProbe>(config_);
+        return probe_->walk(Ops::image(decoder_), block.ip, block.mode, count);
     }
 
     void emitBlock(const pt_block& block) {
         result_.instructions += block.ninsn;
         result_.blocks += 1;
-        if (!options_.quiet) printBlock(block);
-        if (options_.check) checkBlock(block);
+        if (options_.quiet && !options_.check) return;
+        InsnProbe::Walk walk;
+        if (block.ninsn) walk = walkBlock(block, block.ninsn);
+        if (!options_.quiet) printBlock(block, walk);
+        if (options_.check) checkBlock(block, walk);
     }
 
-    void printBlock(const pt_block& block) {
+    void printBlock(const pt_block& block, const InsnProbe::Walk& walk) {
         if (options_.showBlocks)
             out_ << "[block" << (countStats_ ? format(" %" PRIx64, result_.blocks) : std::string()) << "]\n";
         if (!block.ninsn) return;
-        uint64_t ip = block.ip;
-        for (uint16_t left = block.ninsn;;) {
-            std::string line;
-            linePrefix(line, block.speculative);
-            line += hex16(ip);
-            uint8_t bytes[pt_max_insn_size];
-            size_t size = 0;
-            if (int err = fetch(block, ip, bytes, size); err < 0) {
-                out_ << line << " [fetch error: " << ptErrorName(err) << "]\n";
-                break;
-            }
-            X86Walker::Step step = walker_.step(bytes, size, ip, block.mode);
-            if (!step.decoded) {
-                for (size_t i = 0; i < pt_max_insn_size; ++i)
-                    line += i < size ? format(" %02x", bytes[i]) : std::string("   ");
-                out_ << line << " [decode error: instruction not recognised]\n";
-                break;
-            }
-            out_ << line << '\n';
-            if (--left == 0) break;
-            ip = step.next;
+        std::string prefix;
+        linePrefix(prefix, block.speculative);
+        for (const pt_insn& insn : walk.insns)
+            out_ << prefix << hex16(insn.ip) << '\n';
+        if (walk.insns.size() < block.ninsn) {
+            // The block decoder got through here a moment ago from the same image:
+            // a failure now is a bug, reported rather than hidden.
+            reportErrorAt(walk.stoppedAt, "reconstruct error", walk.status < 0 ? walk.status : -pte_internal);
+            return;
         }
-        // Walking the block must land on libipt's last instruction.
-        if (ip != block.end_ip) reportErrorAt(ip, "reconstruct error", -pte_nosync);
+        // The walk must land on the block decoder's last instruction.
+        uint64_t last = walk.insns.back().ip;
+        if (last != block.end_ip) reportErrorAt(last, "reconstruct error", -pte_nosync);
     }
 
-    void checkBlock(const pt_block& block) {
+    void checkBlock(const pt_block& block, const InsnProbe::Walk& walk) {
         if (!block.ninsn) return;
         if (block.isid <= 0)
             out_ << format("[%" PRIx64 ", %" PRIx64 ": check error: bad isid]\n", offset_, block.ip);
-        uint64_t ip = block.ip, lastIp = block.ip;
-        for (uint16_t left = block.ninsn; left > 0; --left) {
-            uint8_t bytes[pt_max_insn_size];
-            size_t size = 0;
-            if (int err = fetch(block, ip, bytes, size); err < 0) {
-                out_ << format("[%" PRIx64 ", %" PRIx64 ": fetch error: ", offset_, ip) << ptErrorName(err)
-                     << "]\n";
-                return;
-            }
-            X86Walker::Step step = walker_.step(bytes, size, ip, block.mode);
-            if (!step.decoded) return;  // the disassembler knows fewer instructions than libipt: no verdict
-            lastIp = ip;
-            if (left > 1) ip = step.next;
+        if (walk.insns.size() < block.ninsn) {
+            out_ << format("[%" PRIx64 ", %" PRIx64 ": fetch error: ", offset_, walk.stoppedAt)
+                 << ptErrorName(walk.status) << "]\n";
+            return;
         }
-        if (lastIp != block.end_ip)
+        uint64_t last = walk.insns.back().ip;
+        if (last != block.end_ip)
             out_ << format("[%" PRIx64 ", %" PRIx64 ": error: did not reach end: %" PRIx64 "]\n", offset_,
-                           lastIp, block.end_ip);
+                           last, block.end_ip);
+        // Capstone's second opinion on the instructions it knows.
+        for (const pt_insn& insn : walk.insns)
+            checkInsn(insn, /*checkIsid=*/false);
     }
 
     // libipt classifies branches itself (its own instruction length decoder);
     // a disagreement with an independent disassembler points at a wrong image.
-    void checkInsn(const pt_insn& insn) {
-        if (insn.isid <= 0)
+    void checkInsn(const pt_insn& insn, bool checkIsid = true) {
+        if (checkIsid && insn.isid <= 0)
             out_ << format("[%" PRIx64 ", %" PRIx64 ": check error: bad isid]\n", offset_, insn.ip);
-        X86Walker::Step step = walker_.step(insn.raw, insn.size, insn.ip, insn.mode);
+        X86Classifier::Kind step = classifier_.classify(insn.raw, insn.size, insn.ip, insn.mode);
         if (!step.decoded) return;
         const char* expected = nullptr;
         switch (insn.iclass) {
             case ptic_call:
-                if (!(step.groupsMask & X86Walker::kCall) || step.isFarTransfer) expected = "near call";
+                if (!(step.groupsMask & X86Classifier::kCall) || step.isFarTransfer) expected = "near call";
                 break;
             case ptic_return:
-                if (!(step.groupsMask & X86Walker::kRet)) expected = "near return";
+                if (!(step.groupsMask & X86Classifier::kRet)) expected = "near return";
                 break;
             case ptic_jump:
             case ptic_cond_jump:
-                if (!(step.groupsMask & X86Walker::kJump) || step.isFarTransfer)
+                if (!(step.groupsMask & X86Classifier::kJump) || step.isFarTransfer)
                     expected = insn.iclass == ptic_jump ? "near jump" : "cond jump";
                 break;
             default:
@@ -534,10 +545,12 @@ private:
     void reportError(const char* what, int errorCode);
 
     typename Ops::Decoder* decoder_;
-    const PtImage& image_;
+    const pt_config& config_;
     const PtInsnFlowOptions& options_;
     std::ostream& out_;
-    X86Walker walker_;
+    PtSidebandSession* sideband_ = nullptr;
+    X86Classifier classifier_;
+    std::unique_ptr<InsnProbe> probe_;  // block decoder: made on first use
     PtInsnFlowResult result_;
     bool countStats_ = false;
     bool synchronised_ = false;  // found at least one PSB
@@ -580,26 +593,29 @@ void FlowPrinter<BlockDecoderOps>::reportError(const char* what, int errorCode) 
     const pt_block& block = block_;
     uint64_t ip = block.ninsn ? block.end_ip : block.ip;
     if (block.ninsn && (errorCode == -pte_nomap || errorCode == -pte_bad_insn)) {
-        uint8_t bytes[pt_max_insn_size];
-        size_t size = 0;
-        if (fetch(block, ip, bytes, size) == 0) {
-            X86Walker::Step step = walker_.step(bytes, size, ip, block.mode);
-            if (step.decoded) ip = step.next;
-        }
+        // The instruction that could not be read follows the block's last one.
+        pt_block last = block;
+        last.ip = block.end_ip;
+        InsnProbe::Walk walk = walkBlock(last, 2);
+        if (walk.insns.size() == 2)
+            ip = walk.insns[1].ip;
+        else if (walk.insns.size() == 1 && walk.stoppedAt)
+            ip = walk.stoppedAt;
     }
     reportErrorAt(ip, what, errorCode);
 }
 
 template <typename Ops>
 Expected<PtInsnFlowResult> runFlow(const pt_config& config, const PtImage& image,
-                                   const PtInsnFlowOptions& options, std::ostream& out) {
+                                   const PtInsnFlowOptions& options, std::ostream& out,
+                                   PtSidebandSession* sideband) {
     typename Ops::Decoder* decoder = Ops::alloc(config);
     if (!decoder) return makeError("libipt refused the trace configuration (cannot create the decoder)");
     if (int err = Ops::setImage(decoder, image.image()); err < 0) {
         Ops::release(decoder);
         return makeError("libipt refused the image: " + ptErrorName(err));
     }
-    PtInsnFlowResult result = FlowPrinter<Ops>(decoder, image, options, out).run();
+    PtInsnFlowResult result = FlowPrinter<Ops>(decoder, config, options, out, sideband).run();
     Ops::release(decoder);
     return result;
 }
@@ -741,7 +757,8 @@ bool PtInsnFlowResult::hasErrors() const {
 }
 
 Expected<PtInsnFlowResult> decodePtInsnFlow(const PtConfig& ptConfig, const PtImage& image,
-                                            const PtInsnFlowOptions& options, std::ostream& out) {
+                                            const PtInsnFlowOptions& options, std::ostream& out,
+                                            PtSidebandSession* sideband) {
     std::vector<PtDecodeIssue> configIssues;
     if (ptConfig.errataError < 0) {
         // ptxed's form: the position is "0, 0" since no decoding has happened yet.
@@ -758,8 +775,8 @@ Expected<PtInsnFlowResult> decodePtInsnFlow(const PtConfig& ptConfig, const PtIm
     } else {
         config.flags.variant.insn.enable_tick_events = options.tickEvents;
     }
-    auto result = block ? runFlow<BlockDecoderOps>(config, image, options, out)
-                        : runFlow<InsnDecoderOps>(config, image, options, out);
+    auto result = block ? runFlow<BlockDecoderOps>(config, image, options, out, sideband)
+                        : runFlow<InsnDecoderOps>(config, image, options, out, sideband);
     if (!result) return result;
     // Totals as ptxed prints them; --stat alone selects all the decoder has.
     bool statInsn = options.statInsn, statBlocks = options.statBlocks;

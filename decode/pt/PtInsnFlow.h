@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "PtConfig.h"
+#include "PtSideband.h"
 #include "Result.h"
 
 struct pt_image;
@@ -85,7 +86,10 @@ struct PtInsnFlowResult {
 
 // Decodes the whole trace, re-synchronising at the next PSB after an error as
 // ptxed does. An error only when libipt refuses the configuration or image.
+// With `sideband` (its MMAP sections in image's cache), its records are shown and
+// applied at the events, and the decoder follows its process image switches.
 Expected<PtInsnFlowResult> decodePtInsnFlow(const PtConfig& config, const PtImage& image,
-                                            const PtInsnFlowOptions& options, std::ostream& out);
+                                            const PtInsnFlowOptions& options, std::ostream& out,
+                                            PtSidebandSession* sideband = nullptr);
 
 }  // namespace auxscope

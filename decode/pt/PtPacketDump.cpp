@@ -382,9 +382,11 @@ const char* const kNoPsb = "no PSB packet found: nothing to decode (not Intel PT
 
 class PacketDumper {
 public:
-    PacketDumper(const PtConfig& config, const PtPacketDumpOptions& options, std::ostream& out)
-        : config_(config.config), options_(options), out_(out) {
-        trackTime_ = options.showTime || options.showTcal;
+    PacketDumper(const PtConfig& config, const PtPacketDumpOptions& options, std::ostream& out,
+                 PtSidebandSession* sideband)
+        : config_(config.config), options_(options), out_(out), sideband_(sideband) {
+        // Sideband records are shown by time, so time is kept even when not shown.
+        trackTime_ = options.showTime || options.showTcal || sideband;
     }
 
     PtPacketDumpResult run(pt_packet_decoder* decoder) {
@@ -555,6 +557,13 @@ private:
     void showTiming(DumpLine& line, uint64_t offset) {
         if (options_.showTcal && !line.tcalSkipped) showTcal(line, offset);
         if (options_.showTime && !line.timeSkipped) showTime(line, offset);
+        if (sideband_) {
+            // The records due by now come before this packet's line, as in ptdump;
+            // before the first TSC the estimate is 0 and only untimed records are due.
+            uint64_t tsc = 0;
+            time_.query(tsc);
+            sideband_->dumpUntil(tsc);
+        }
     }
 
     void timingError(uint64_t offset, const char* what, int status) {
@@ -754,6 +763,7 @@ private:
     const pt_config& config_;
     const PtPacketDumpOptions& options_;
     std::ostream& out_;
+    PtSidebandSession* sideband_ = nullptr;
     bool trackTime_ = false;
     PtPacketDumpResult result_;
     LastIp lastIp_;
@@ -878,8 +888,8 @@ Expected<bool> parsePtPacketDumpFlag(PtPacketDumpOptions& options, const std::ve
 }
 
 Expected<PtPacketDumpResult> dumpPtPackets(const PtConfig& config, const PtPacketDumpOptions& options,
-                                           std::ostream& out) {
-    PacketDumper dumper(config, options, out);
+                                           std::ostream& out, PtSidebandSession* sideband) {
+    PacketDumper dumper(config, options, out, sideband);
     // ptdump reports a CPU libipt has no errata table for, then decodes by the spec.
     PtPacketDumpResult prefix;
     if (config.errataError < 0) {
@@ -891,6 +901,8 @@ Expected<PtPacketDumpResult> dumpPtPackets(const PtConfig& config, const PtPacke
     if (!decoder) return makeError("libipt refused the trace configuration (pt_pkt_alloc_decoder failed)");
     PtPacketDumpResult result = dumper.run(decoder);
     pt_pkt_free_decoder(decoder);
+    // Records after the trace's last timing packet.
+    if (sideband) sideband->dumpUntil(UINT64_MAX);
     result.issues.insert(result.issues.begin(), prefix.issues.begin(), prefix.issues.end());
     return result;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "PtConfig.h"
+#include "PtSideband.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -64,8 +65,9 @@ struct PtPacketDumpResult {
 // Dumps every packet from the first PSB (or offset 0 with noSync) to the end,
 // resynchronising at the next PSB after a decode error as ptdump does. Lines go to
 // `out`, nothing at all with options.quiet except diagnostics. An error only when
-// libipt refuses the configuration.
+// libipt refuses the configuration. With `sideband`, its records are shown
+// between the packets by time (at each timing packet), the rest at the end.
 Expected<PtPacketDumpResult> dumpPtPackets(const PtConfig& config, const PtPacketDumpOptions& options,
-                                           std::ostream& out);
+                                           std::ostream& out, PtSidebandSession* sideband = nullptr);
 
 }  // namespace auxscope

@@ -5,6 +5,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PtPacketDump.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtInsnFlow.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtDecodeRequest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PtSideband.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtTraceSource.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PsbIndex.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp

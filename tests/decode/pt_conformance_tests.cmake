@@ -24,6 +24,14 @@ add_test(NAME cli_decode_packets_bad_opcode COMMAND sh -c
   "$<TARGET_FILE:auxscope> decode --format packets '${_pt_synthetic}/ptdump-bad_opc-resync.pt' 2>&1; echo \"exit=$?\"")
 set_tests_properties(cli_decode_packets_bad_opcode PROPERTIES PASS_REGULAR_EXPRESSION
   "psb\n\\[17: error decoding packet: unknown opcode\\].*psbend.*auxscope decode: [^\n]*ptdump-bad_opc-resync.pt: offset 0x17 \\(23\\): error decoding packet: unknown opcode.*exit=1")
+# Perf-event sideband: records shown by time, per-process images switched at SWITCH.IN
+# (ptxed's expectation for this test is in the manifest; sideband names files relative to the data dir).
+add_test(NAME cli_decode_ptxed_sideband COMMAND auxscope decode --raw pevent-tip_pgd-switch-tsc-tip_pge.bin:0x1000
+  --sb:compact --sb:offset --sb:switch --pt pevent-tip_pgd-switch-tsc-tip_pge.pt --pevent:sample-type 0x6
+  --pevent:primary "pevent-tip_pgd-switch-tsc-tip_pge-pevent-primary,sample-type=0x6,time-zero=0x0,time-shift=0x0,time-mult=0x1.sb"
+  WORKING_DIRECTORY "${_pt_synthetic}")
+set_tests_properties(cli_decode_ptxed_sideband PROPERTIES PASS_REGULAR_EXPRESSION
+  "ITRACE_START  1/1  { 1/1 0 }\n\\[context: pid-1\\]\n0000000000001000\n\\[disabled\\]\n\\[enabled\\]\n.*SWITCH.IN  { 2/2 3 }\n\\[context: pid-2\\]\n0000000000002000\n\\[disabled\\]\n$")
 add_test(NAME cli_decode_missing_file COMMAND auxscope decode --format packets /nonexistent/trace.pt)
 set_tests_properties(cli_decode_missing_file PROPERTIES PASS_REGULAR_EXPRESSION
   "auxscope decode: /nonexistent/trace.pt: cannot open the trace")
