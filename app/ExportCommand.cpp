@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ExportCommand.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
+#include "IntelPtSpans.h"
 #include "PerfDataReader.h"
 #include "TraceExport.h"
 #include "TraceModelLoader.h"
@@ -12,27 +16,79 @@ namespace auxscope {
 namespace {
 
 const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
+                       [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B] [--symfs DIR] [-j N]
 
 Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
              thread ran, a track per thread, lost records/samples as counters
   csv        the same events, one per row (kind,cpu,time_ns,end_ns,pid,tid,name,value,detail)
 
+A file with Intel PT data is decoded too (as auxscope decode does): each thread's
+track then shows its call stack as nested slices (function; instructions and
+depth as args) and every gap as a "[gap: REASON]" slice (cause, trace offset),
+a flame chart per thread; the thread's run intervals move to an "on CPU" track
+under it. In CSV, span rows: name = function, value = instructions, detail =
+depth; gap rows: cpu = the trace's CPU, name = reason, value = trace offset,
+detail = cause.
+
   --format F      perfetto (default) or csv
   -o, --output    output file (default: FILE with .pftrace or .csv)
   --no-samples    leave out individual samples
+  --decode        decode Intel PT (default when the file has Intel PT data)
+  --no-decode     do not decode: scheduling, samples and losses only
+  --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
+  --time A-B      decode only [A, B] in perf time (ns; either side may be empty)
+  --symfs DIR     look for mapped files under DIR first
+  -j N            decode threads (default: all CPUs)
 )";
+
+std::optional<uint64_t> number(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    if (errno || *end) return std::nullopt;
+    return v;
+}
 
 }  // namespace
 
 int runExportCommand(const std::vector<std::string>& args) {
     std::string input, output, format = "perfetto";
     ExportOptions options;
+    std::optional<bool> decode;  // unset: when the file has Intel PT data
+    PtDecodeWindow window;
+    PtSessionOptions session;
+    unsigned threads = 0;
+    auto bad = [](const std::string& what) {
+        std::cerr << "auxscope export: " << what << " (see auxscope export --help)\n";
+        return 2;
+    };
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "-h" || a == "--help") {
             std::cout << kHelp;
             return 0;
+        } else if (a == "--decode" || a == "--no-decode") {
+            decode = a == "--decode";
+        } else if ((a == "--cpu" || a == "--tid" || a == "-j") && i + 1 < args.size()) {
+            auto n = number(args[++i]);
+            if (!n) return bad(a + " " + args[i] + ": not a number");
+            if (a == "--cpu") window.cpu = int(*n);
+            if (a == "--tid") window.tid = int32_t(*n);
+            if (a == "-j") threads = unsigned(*n);
+        } else if (a == "--time" && i + 1 < args.size()) {
+            const std::string& v = args[++i];
+            size_t dash = v.find('-');
+            if (dash == std::string::npos) return bad("--time " + v + ": expected A-B");
+            std::string from = v.substr(0, dash), to = v.substr(dash + 1);
+            auto b = number(from), e = number(to);
+            if ((!from.empty() && !b) || (!to.empty() && !e))
+                return bad("--time " + v + ": expected A-B in ns");
+            if (b) window.begin = *b;
+            if (e) window.end = *e;
+        } else if (a == "--symfs" && i + 1 < args.size()) {
+            session.images.symfs = args[++i];
         } else if ((a == "--format" || a == "-F") && i + 1 < args.size()) {
             format = args[++i];
         } else if (a.rfind("--format=", 0) == 0) {
@@ -76,6 +132,30 @@ int runExportCommand(const std::vector<std::string>& args) {
     if (!loaded)
         std::cerr << "auxscope export: " << loaded.error().message
                   << " (exporting what was read before it)\n";
+
+    const bool hasPt = hasIntelPtData(*file);
+    bool decodeFailed = false;
+    std::optional<IntelPtSpans> decoded;
+    ExportSpans view;
+    if (decode.value_or(hasPt)) {
+        if (!hasPt) {
+            std::cerr << "auxscope export: --decode: " << input << " has no Intel PT trace data\n";
+            decodeFailed = true;
+        } else {
+            auto spans = decodeIntelPtSpans(*file, window, session, threads);
+            if (!spans) {
+                std::cerr << "auxscope export: Intel PT decode: " << spans.error().message
+                          << " (exporting without spans)\n";
+                decodeFailed = true;
+            } else {
+                decoded = std::move(*spans);
+                for (const std::string& note : decoded->session->trace().notes())
+                    std::cerr << "auxscope export: " << input << ": " << note << "\n";
+                view = decoded->exportView();
+                options.spans = &view;
+            }
+        }
+    }
     auto written =
         format == "csv" ? exportCsv(model, output, options) : exportPerfetto(model, output, options);
     if (!written) {
@@ -84,13 +164,24 @@ int runExportCommand(const std::vector<std::string>& args) {
     }
     std::cout << "auxscope export: wrote " << output << " (" << format << "): " << model.runSlices().size()
               << " run slices on " << model.cpus().size() << " CPUs, " << model.samples().size()
-              << " samples, " << model.losses().size() << " loss records\n";
+              << " samples, " << model.losses().size() << " loss records";
+    if (decoded) {
+        uint64_t gaps = 0;
+        for (const auto& [reason, n] : decoded->result.stats.gaps)
+            gaps += n;
+        std::cout << ", " << decoded->spanCount() << " Intel PT spans in " << decoded->result.threads.size()
+                  << " threads (" << gaps << " gaps";
+        for (const auto& [reason, n] : decoded->result.stats.gaps)
+            std::cout << "; " << gapReasonName(reason) << " " << n;
+        std::cout << ")";
+    }
+    std::cout << "\n";
     if (loaded && loaded->withoutCpu)
         std::cout
             << "note: " << loaded->withoutCpu
             << " records name no CPU (recorded without PERF_SAMPLE_CPU); they give names and samples but no "
                "CPU placement\n";
-    return loaded && !file->hasErrors() ? 0 : 1;
+    return loaded && !file->hasErrors() && !decodeFailed ? 0 : 1;
 }
 
 }  // namespace auxscope

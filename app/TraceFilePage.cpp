@@ -8,15 +8,19 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPointer>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <thread>
+#include <unordered_map>
 
 #include "CaptureStatsFeature.h"
+#include "IntelPtSpans.h"
 #include "PerfDataReader.h"
 #include "TraceExport.h"
 #include "TraceModelLoader.h"
@@ -40,6 +44,85 @@ QString auxFlags(const PerfAuxStats& a) {
 
 }  // namespace
 
+// What the page shows of a decode, computed on the worker thread: walking
+// millions of spans must not stall the window.
+struct PtSpanSummary {
+    struct Function {
+        std::string name;
+        uint64_t instructions = 0, calls = 0;
+    };
+    struct GapKind {
+        uint64_t count = 0;
+        std::vector<std::string> examples;  // distinct causes, a few
+    };
+    struct Thread {
+        int32_t tid = -1, pid = -1;
+        std::string name;
+        uint64_t spans = 0, instructions = 0, functions = 0;
+        std::vector<Function> top;  // by instructions
+        std::map<GapReason, GapKind> gaps;
+    };
+    std::vector<Thread> threads;
+    uint64_t spans = 0;
+    PtDecodeStats stats;
+    std::vector<std::string> notes;
+};
+
+namespace {
+
+constexpr size_t kTopFunctions = 15, kGapExamples = 5;
+
+PtSpanSummary summarize(const IntelPtSpans& decoded) {
+    PtSpanSummary out;
+    out.stats = decoded.result.stats;
+    out.notes = decoded.session->trace().notes();
+    const FunctionTable& functions = decoded.session->functions();
+    const Sideband& sideband = decoded.session->sideband();
+    for (const auto& [tid, store] : decoded.result.threads) {
+        PtSpanSummary::Thread t;
+        t.tid = tid;
+        t.pid = sideband.pidOf(tid);
+        t.name = sideband.model().threadName(tid);
+        t.spans = store.size();
+        std::unordered_map<uint32_t, PtSpanSummary::Function> byFunction;
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span s = store.at(i);
+            if (s.isGap()) {
+                const Gap& g = store.gaps()[size_t(s.gap)];
+                auto& kind = t.gaps[g.reason];
+                ++kind.count;
+                if (kind.examples.size() < kGapExamples &&
+                    std::find(kind.examples.begin(), kind.examples.end(), g.detail) == kind.examples.end())
+                    kind.examples.push_back(g.detail);
+                continue;
+            }
+            auto& f = byFunction[s.function];
+            f.instructions += s.instructions;
+            ++f.calls;
+            t.instructions += s.instructions;
+        }
+        t.functions = byFunction.size();
+        std::vector<std::pair<uint32_t, PtSpanSummary::Function>> ranked(byFunction.begin(),
+                                                                         byFunction.end());
+        const size_t keep = std::min(kTopFunctions, ranked.size());
+        std::partial_sort(ranked.begin(), ranked.begin() + ptrdiff_t(keep), ranked.end(),
+                          [](const auto& a, const auto& b) {
+                              return a.second.instructions > b.second.instructions ||
+                                     (a.second.instructions == b.second.instructions && a.first < b.first);
+                          });
+        for (size_t i = 0; i < keep; ++i) {
+            ranked[i].second.name =
+                ranked[i].first < functions.size() ? functions[ranked[i].first].name : "[unknown]";
+            t.top.push_back(std::move(ranked[i].second));
+        }
+        out.spans += t.spans;
+        out.threads.push_back(std::move(t));
+    }
+    return out;
+}
+
+}  // namespace
+
 TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(parent), path_(path) {
     status_ = new QLabel("Reading " + path + "…");
     status_->setObjectName("traceStatus");
@@ -50,6 +133,15 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
     tree_->setColumnCount(2);
     tree_->setHeaderLabels({"", "Value"});
     tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    decode_ = new QPushButton("Decode Intel PT");
+    decode_->setObjectName("decodeIntelPt");
+    decode_->setToolTip("Decode the Intel PT trace into per-thread call stacks (on a worker thread)");
+    decode_->setVisible(false);
+    connect(decode_, &QPushButton::clicked, this, [this] { startDecode(); });
+    progress_ = new QProgressBar;
+    progress_->setObjectName("decodeProgress");
+    progress_->setVisible(false);
+    progress_->setMaximumWidth(160);
     exportPerfetto_ = new QPushButton("Export to Perfetto…");
     exportPerfetto_->setObjectName("exportPerfetto");
     exportCsv_ = new QPushButton("Export CSV…");
@@ -60,6 +152,8 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
     connect(exportCsv_, &QPushButton::clicked, this, [this] { exportTo("csv"); });
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(status_, 1);
+    buttons->addWidget(progress_);
+    buttons->addWidget(decode_);
     buttons->addWidget(exportPerfetto_);
     buttons->addWidget(exportCsv_);
     auto* layout = new QVBoxLayout(this);
@@ -84,7 +178,7 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
                     emit self->loadFinished(false);
                     return;
                 }
-                self->reader_ = std::make_unique<PerfDataReader>(std::move(result->value()));
+                self->reader_ = std::make_shared<PerfDataReader>(std::move(result->value()));
                 self->populate();
                 emit self->loadFinished(true);
             },
@@ -92,7 +186,11 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
     }).detach();
 }
 
-TraceFilePage::~TraceFilePage() = default;
+TraceFilePage::~TraceFilePage() {
+    // A decode still running stops at its next batch of segments; it keeps the
+    // reader alive until then.
+    if (cancel_) *cancel_ = true;
+}
 
 QTreeWidgetItem* TraceFilePage::section(const QString& title) {
     auto* item = new QTreeWidgetItem(tree_, {title});
@@ -105,6 +203,7 @@ QTreeWidgetItem* TraceFilePage::section(const QString& title) {
 void TraceFilePage::populate() {
     const PerfDataReader& r = *reader_;
     tree_->clear();
+    ptSection_ = nullptr;
     auto add = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
         return new QTreeWidgetItem(parent, {key, value});
     };
@@ -228,6 +327,151 @@ void TraceFilePage::populate() {
     for (auto* b : {exportPerfetto_, exportCsv_})
         b->setEnabled(true);
     emit statusMessage(text);
+
+    hasPt_ = hasIntelPtData(r);
+    decode_->setVisible(hasPt_);
+    decode_->setEnabled(hasPt_);
+    if (hasPt_ && autoDecodeBytes_ && auxTraceBytes(r) <= autoDecodeBytes_) {
+        // Let the caller see the page first (and change the limit) before deciding.
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (!decoding_ && !decoded_ && autoDecodeBytes_ &&
+                    auxTraceBytes(*reader_) <= autoDecodeBytes_)
+                    startDecode();
+            },
+            Qt::QueuedConnection);
+    }
+}
+
+bool TraceFilePage::startDecode() {
+    if (!reader_ || !hasPt_ || decoding_) return false;
+    decoding_ = true;
+    decode_->setEnabled(false);
+    progress_->setRange(0, 0);  // busy until the first report
+    progress_->setVisible(true);
+    status_->setText("Decoding Intel PT…");
+    status_->setStyleSheet("");
+    emit statusMessage(status_->text());
+    if (cancel_) *cancel_ = true;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, reader = reader_, cancel = cancel_] {
+        const auto started = std::chrono::steady_clock::now();
+        auto report = [&](size_t done, size_t total) {
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, done, total] {
+                    if (!self || !self->decoding_) return;
+                    self->progress_->setRange(0, int(std::max<size_t>(total, 1)));
+                    self->progress_->setValue(int(done));
+                },
+                Qt::QueuedConnection);
+            return !*cancel;
+        };
+        auto decoded = decodeIntelPtSpans(*reader, {}, {}, 0, report);
+        auto spans = std::make_shared<std::shared_ptr<const IntelPtSpans>>();
+        auto summary = std::make_shared<PtSpanSummary>();
+        std::string error;
+        if (decoded) {
+            *summary = summarize(*decoded);
+            *spans = std::make_shared<const IntelPtSpans>(std::move(*decoded));
+        } else {
+            error = decoded.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, spans, summary, error, seconds] {
+                if (!self) return;
+                self->decoding_ = false;
+                self->progress_->setVisible(false);
+                self->decode_->setEnabled(true);
+                if (!*spans) {
+                    const QString text = "Intel PT decode failed: " + QString::fromStdString(error);
+                    self->status_->setText(text);
+                    self->status_->setStyleSheet("color: #b00020;");
+                    emit self->statusMessage(text);
+                    emit self->decodeFinished(false);
+                    return;
+                }
+                self->decoded_ = *spans;
+                self->showDecoded(*summary, seconds);
+                emit self->decodeFinished(true);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+    return true;
+}
+
+void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
+    delete ptSection_;
+    uint64_t gaps = 0;
+    for (const auto& [reason, n] : summary.stats.gaps)
+        gaps += n;
+    ptSection_ = new QTreeWidgetItem(
+        {QString("Intel PT (%1 threads, %2 spans)").arg(summary.threads.size()).arg(summary.spans)});
+    tree_->insertTopLevelItem(0, ptSection_);
+    QFont bold = ptSection_->font(0);
+    bold.setBold(true);
+    ptSection_->setFont(0, bold);
+    auto add = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
+        return new QTreeWidgetItem(parent, {key, value});
+    };
+    const PtDecodeStats& st = summary.stats;
+    add(ptSection_, "decode",
+        QString("%1 segments, %2 trace bytes, %3 instructions in %4 s")
+            .arg(st.segments)
+            .arg(st.traceBytes)
+            .arg(st.instructions)
+            .arg(seconds, 0, 'f', 2));
+    for (const std::string& note : summary.notes)
+        add(ptSection_, "note", QString::fromStdString(note));
+    for (const auto& [file, n] : st.missingImages)
+        add(ptSection_, "missing image", QString("%1 (%2 gaps)").arg(QString::fromStdString(file)).arg(n))
+            ->setForeground(1, QColor("#b00020"));
+    for (const PtSpanSummary::Thread& t : summary.threads) {
+        uint64_t threadGaps = 0;
+        for (const auto& [reason, g] : t.gaps)
+            threadGaps += g.count;
+        auto* thread =
+            add(ptSection_,
+                QString("thread %1 (%2), pid %3").arg(t.tid).arg(QString::fromStdString(t.name)).arg(t.pid),
+                QString("%1 spans, %2 instructions, %3 functions, %4 gaps")
+                    .arg(t.spans)
+                    .arg(t.instructions)
+                    .arg(t.functions)
+                    .arg(threadGaps));
+        thread->setData(0, Qt::UserRole, t.tid);
+        for (const auto& f : t.top) {
+            auto* item = add(thread, QString::fromStdString(f.name),
+                             QString("%1 instructions in %2 calls").arg(f.instructions).arg(f.calls));
+            item->setData(1, Qt::UserRole, QVariant::fromValue<qulonglong>(f.calls));
+        }
+        if (t.functions > t.top.size())
+            add(thread, QString("… %1 more functions").arg(t.functions - t.top.size()), {});
+        for (const auto& [reason, g] : t.gaps) {
+            auto* item =
+                add(thread, QString::fromStdString(perfettoGapName(reason)), QString::number(g.count));
+            item->setData(1, Qt::UserRole, QVariant::fromValue<qulonglong>(g.count));
+            if (reason != GapReason::Untraced) item->setForeground(0, QColor("#b00020"));
+            for (const std::string& example : g.examples)
+                add(item, "cause", QString::fromStdString(example));
+        }
+    }
+    ptSection_->setExpanded(true);
+    for (int i = 0; i < ptSection_->childCount(); ++i)
+        ptSection_->child(i)->setExpanded(true);
+    QString text = QString("%1: decoded %2 Intel PT spans in %3 threads, %4 gaps (%5 s)")
+                       .arg(QFileInfo(path_).fileName())
+                       .arg(summary.spans)
+                       .arg(summary.threads.size())
+                       .arg(gaps)
+                       .arg(seconds, 0, 'f', 2);
+    status_->setText(text);
+    status_->setStyleSheet(st.decodeErrors ? "color: #b00020;" : "");
+    emit statusMessage(text);
 }
 
 bool TraceFilePage::exportTo(const QString& format, QString outPath) {
@@ -243,15 +487,22 @@ bool TraceFilePage::exportTo(const QString& format, QString outPath) {
     }
     TraceModel model;
     auto loaded = loadTraceModel(*reader_, model);
-    auto written =
-        csv ? exportCsv(model, outPath.toStdString()) : exportPerfetto(model, outPath.toStdString());
+    ExportOptions options;
+    ExportSpans spans;
+    if (decoded_) {
+        spans = decoded_->exportView();
+        options.spans = &spans;
+    }
+    auto written = csv ? exportCsv(model, outPath.toStdString(), options)
+                       : exportPerfetto(model, outPath.toStdString(), options);
     QString text;
     if (!written) {
         text = "Export failed: " + QString::fromStdString(written.error().message);
     } else {
-        text = QString("Exported %1 run slices and %2 samples to %3")
+        text = QString("Exported %1 run slices, %2 samples%3 to %4")
                    .arg(model.runSlices().size())
                    .arg(model.samples().size())
+                   .arg(decoded_ ? QString(" and %1 Intel PT spans").arg(decoded_->spanCount()) : QString())
                    .arg(outPath);
         if (!loaded) text += " (stopped early: " + QString::fromStdString(loaded.error().message) + ")";
     }

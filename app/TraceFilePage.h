@@ -3,12 +3,18 @@
 // A perf.data opened in the GUI: what it holds (header, events, features, per-CPU
 // record counts, losses, AUX flags, every problem the reader found with its
 // offset) and export to Perfetto or CSV. The file is read on a worker thread so
-// a large file never freezes the window.
+// a large file never freezes the window. A file with Intel PT data can be
+// decoded (on a worker thread, with progress; small files start by
+// themselves): the page then lists each thread's top functions and its gaps,
+// and the Perfetto export carries the call-stack spans.
 #include <QWidget>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 class QLabel;
+class QProgressBar;
 class QPushButton;
 class QTreeWidget;
 class QTreeWidgetItem;
@@ -16,6 +22,8 @@ class QTreeWidgetItem;
 namespace auxscope {
 
 class PerfDataReader;
+struct IntelPtSpans;
+struct PtSpanSummary;
 
 class TraceFilePage : public QWidget {
     Q_OBJECT
@@ -28,25 +36,46 @@ public:
     bool failed() const { return failed_; }
     QTreeWidget* tree() const { return tree_; }
 
+    bool hasIntelPt() const { return hasPt_; }
+    bool decoding() const { return decoding_; }
+    bool decoded() const { return decoded_ != nullptr; }
+    // Files with at most this many bytes of AUX trace decode as soon as they
+    // are read (set it before the read finishes; 0: never by themselves).
+    void setAutoDecodeLimit(uint64_t bytes) { autoDecodeBytes_ = bytes; }
+
 public slots:
     // Without a path, ask for one.
     bool exportTo(const QString& format, QString outPath = {});
+    // Decodes the Intel PT trace on a worker thread; false when there is none
+    // or a decode is running.
+    bool startDecode();
 
 signals:
     void loadFinished(bool ok);
+    void decodeFinished(bool ok);
     void statusMessage(const QString& text);
 
 private:
     void populate();
+    void showDecoded(const PtSpanSummary& summary, double seconds);
     QTreeWidgetItem* section(const QString& title);
 
     QString path_;
     QLabel* status_ = nullptr;
     QTreeWidget* tree_ = nullptr;
+    QPushButton* decode_ = nullptr;
+    QProgressBar* progress_ = nullptr;
     QPushButton* exportPerfetto_ = nullptr;
     QPushButton* exportCsv_ = nullptr;
-    std::unique_ptr<PerfDataReader> reader_;
+    // Shared with decode workers, which may outlive the page.
+    std::shared_ptr<PerfDataReader> reader_;
+    std::shared_ptr<const IntelPtSpans> decoded_;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    QTreeWidgetItem* ptSection_ = nullptr;
+    uint64_t autoDecodeBytes_ = 4u << 20;
     bool failed_ = false;
+    bool hasPt_ = false;
+    bool decoding_ = false;
 };
 
 }  // namespace auxscope

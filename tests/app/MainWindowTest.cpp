@@ -6,6 +6,7 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
@@ -133,6 +134,87 @@ private slots:
         QApplication::sendEvent(&window, &drop);
         QCOMPARE(tabs->count(), 2);
         QCOMPARE(tabs->tabText(1), QString("perf-written.data"));
+    }
+
+    // An Intel PT trace (fib, synthesized by auxscope-ptsynth): Decode runs on a
+    // worker thread, the summary lists fib with the truth's number of calls, and
+    // the Perfetto export then carries the spans.
+    void decodeIntelPtShowsFunctionsAndExportsSpans() {
+        const QString data = dir_.filePath("fib.data");
+        QProcess synth;
+        synth.start(AUXSCOPE_PTSYNTH, {"-q", "--start", "main", "-o", data, "--", AUXSCOPE_PTSYNTH_FIB});
+        QVERIFY2(synth.waitForFinished(60000), "auxscope-ptsynth did not finish");
+        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
+        // fib's calls per the truth: the most called target among its "TSC call FROM TO" events.
+        QFile truth(data + ".truth");
+        QVERIFY(truth.open(QIODevice::ReadOnly));
+        QMap<QByteArray, quint64> callsTo;
+        while (!truth.atEnd()) {
+            const QList<QByteArray> words = truth.readLine().trimmed().split(' ');
+            if (words.size() == 4 && words[1] == "call") ++callsTo[words[3]];
+        }
+        quint64 fibCalls = 0;
+        for (quint64 n : callsTo)
+            fibCalls = std::max(fibCalls, n);
+        QVERIFY(fibCalls > 100);
+
+        MainWindow window;
+        TraceFilePage* trace = window.openFile(data);
+        trace->setAutoDecodeLimit(0);  // this test presses the button itself
+        QTRY_VERIFY_WITH_TIMEOUT(trace->loaded() || trace->failed(), 10000);
+        QVERIFY(trace->loaded());
+        QVERIFY(trace->hasIntelPt());
+        auto* decode = trace->findChild<QPushButton*>("decodeIntelPt");
+        QVERIFY(decode);
+        QVERIFY(decode->isEnabled());
+        QVERIFY(!trace->decoded());
+        QSignalSpy finished(trace, &TraceFilePage::decodeFinished);
+        QTest::mouseClick(decode, Qt::LeftButton);
+        QVERIFY(trace->decoding());
+        QVERIFY(!decode->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 30000);
+        QCOMPARE(finished.at(0).at(0).toBool(), true);
+        QVERIFY(trace->decoded());
+
+        QTreeWidgetItem* pt = findSection(trace->tree(), "Intel PT");
+        QVERIFY(pt);
+        QTreeWidgetItem* thread = nullptr;
+        for (int i = 0; i < pt->childCount(); ++i)
+            if (pt->child(i)->text(0).startsWith("thread ")) thread = pt->child(i);
+        QVERIFY2(thread, "no thread in the Intel PT summary");
+        QTreeWidgetItem* fib = nullptr;
+        for (int i = 0; i < thread->childCount(); ++i)
+            if (thread->child(i)->text(0) == "fib") fib = thread->child(i);
+        QVERIFY2(fib, "fib is not among the thread's top functions");
+        QCOMPARE(fib->data(1, Qt::UserRole).toULongLong(), fibCalls);
+        QVERIFY2(fib->text(1).contains(QString("in %1 calls").arg(fibCalls)), qPrintable(fib->text(1)));
+        QVERIFY(!childValue(thread, "[gap: untraced]").isEmpty());
+
+        const QString csv = dir_.filePath("fib.csv"), pf = dir_.filePath("fib.pftrace");
+        QVERIFY(trace->exportTo("perfetto", pf));
+        QVERIFY(QFileInfo(pf).size() > 0);
+        const QString status = trace->findChild<QLabel*>("traceStatus")->text();
+        QVERIFY2(status.contains("Intel PT spans"), qPrintable(status));
+        QVERIFY(trace->exportTo("csv", csv));
+        QFile f(csv);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        quint64 fibRows = 0;
+        while (!f.atEnd()) {
+            const QByteArray line = f.readLine();
+            fibRows += line.startsWith("span,") && line.contains(",fib,");
+        }
+        QCOMPARE(fibRows, fibCalls);
+    }
+
+    // A file without Intel PT offers no decode.
+    void noDecodeWithoutIntelPt() {
+        if (perfFile_.isEmpty()) QSKIP("perf_event_open is not permitted here (no perf-written file)");
+        MainWindow window;
+        TraceFilePage* trace = window.openFile(perfFile_);
+        QTRY_VERIFY_WITH_TIMEOUT(trace->loaded() || trace->failed(), 10000);
+        QVERIFY(!trace->hasIntelPt());
+        QVERIFY(!trace->findChild<QPushButton*>("decodeIntelPt")->isVisibleTo(trace));
+        QVERIFY(!trace->startDecode());
     }
 
     void damagedFileSaysWhy() {

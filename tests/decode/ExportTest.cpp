@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "CaptureSession.h"
+#include "IntelPtSpans.h"
 #include "KernelTestSupport.h"
 #include "PerfDataReader.h"
 #include "TraceExport.h"
@@ -82,6 +83,9 @@ struct CheckResult {
     size_t packets = 0, descriptors = 0, begins = 0, ends = 0, instants = 0, counters = 0;
     std::map<uint64_t, std::string> trackNames;  // uuid -> name / thread name
     std::map<uint64_t, size_t> slicesPerTrack;
+    // uuid -> slice name (inline or interned) -> count
+    std::map<uint64_t, std::map<std::string, size_t>> sliceNames;
+    std::map<uint64_t, uint64_t> parentOf;  // uuid -> parent_uuid
     std::vector<std::string> problems;
 };
 
@@ -91,6 +95,9 @@ CheckResult checkPerfettoRules(const std::string& path) {
     CheckResult r;
     std::map<uint64_t, bool> isCounter;         // uuid -> counter track
     std::map<uint64_t, std::vector<int>> open;  // uuid -> open slice depth marker
+    std::map<uint64_t, uint64_t> lastTsOnTrack;
+    std::map<uint64_t, std::string> eventNames;  // interned iid -> name
+    bool incrementalStateValid = false;
     uint64_t lastTs = 0;
     bool first = true;
     for (auto& p : fields(all)) {
@@ -107,6 +114,23 @@ CheckResult checkPerfettoRules(const std::string& path) {
             if (!flags || !(flags->value & 1))
                 r.problems.push_back("first packet does not clear incremental state");
             first = false;
+            incrementalStateValid = true;
+        }
+        if (const Field* interned = find(pf, 12)) {
+            const Field* flags = find(pf, 13);
+            if (!flags || !(flags->value & 2) || !incrementalStateValid)
+                r.problems.push_back("interned data on a packet that does not need incremental state");
+            for (auto& entry : fields(interned->bytes)) {
+                if (entry.number != 2) continue;  // event_names
+                auto ef = fields(entry.bytes);
+                const Field *iid = find(ef, 1), *name = find(ef, 2);
+                if (!iid || !name) {
+                    r.problems.push_back("interned event name without iid or name");
+                    continue;
+                }
+                if (eventNames.count(iid->value)) r.problems.push_back("event name interned twice");
+                eventNames[iid->value] = name->bytes;
+            }
         }
         if (const Field* d = find(pf, 60)) {
             ++r.descriptors;
@@ -117,6 +141,10 @@ CheckResult checkPerfettoRules(const std::string& path) {
                 continue;
             }
             isCounter[uuid->value] = find(df, 8) != nullptr;
+            if (const Field* parent = find(df, 5)) {
+                if (!isCounter.count(parent->value)) r.problems.push_back("parent track not declared first");
+                r.parentOf[uuid->value] = parent->value;
+            }
             if (const Field* n = find(df, 2)) r.trackNames[uuid->value] = n->bytes;
             if (const Field* t = find(df, 4))
                 if (const Field* tn = find(fields(t->bytes), 5)) r.trackNames[uuid->value] = tn->bytes;
@@ -144,14 +172,34 @@ CheckResult checkPerfettoRules(const std::string& path) {
             continue;
         }
         const bool counterTrack = isCounter[track->value];
+        if (ts) {
+            uint64_t& last = lastTsOnTrack[track->value];
+            if (ts->value < last)
+                r.problems.push_back("timestamp goes backwards on track " + std::to_string(track->value));
+            last = ts->value;
+        }
         switch (type->value) {
-            case 1:
+            case 1: {
                 ++r.begins;
                 if (counterTrack) r.problems.push_back("slice on a counter track");
-                if (!find(ef, 23)) r.problems.push_back("slice begin without a name");
+                std::string name;
+                if (const Field* n = find(ef, 23)) {
+                    name = n->bytes;
+                } else if (const Field* iid = find(ef, 10)) {
+                    auto it = eventNames.find(iid->value);
+                    if (it == eventNames.end())
+                        r.problems.push_back("slice name iid " + std::to_string(iid->value) +
+                                             " not interned");
+                    else
+                        name = it->second;
+                } else {
+                    r.problems.push_back("slice begin without a name");
+                }
                 open[track->value].push_back(1);
                 ++r.slicesPerTrack[track->value];
+                ++r.sliceNames[track->value][name];
                 break;
+            }
             case 2:
                 ++r.ends;
                 if (open[track->value].empty())
@@ -414,4 +462,224 @@ TEST(PerfettoExport, PerfWrittenFileExportsWellFormedTracks) {
     EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields";
     fs::remove(data);
     fs::remove(out);
+}
+
+// ------------------------------------------------------------ decoded Intel PT spans
+
+namespace {
+
+struct PtSynthFib {
+    std::string data;
+    uint64_t fibCalls = 0;    // the truth's calls into fib
+    uint64_t fibAddress = 0;  // fib's entry
+};
+
+// fib(default) traced from main by auxscope-ptsynth; its truth counts every call.
+PtSynthFib synthesizeFib(const std::string& name) {
+    PtSynthFib out;
+    out.data = tempPath(name);
+    const std::string cmd = std::string("'") + AUXSCOPE_PTSYNTH + "' -q --start main -o '" + out.data +
+                            "' -- '" + AUXSCOPE_PTSYNTH_FIB + "' 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    // The truth's events: "TSC call FROM TO" (hex addresses). fib is the most called target.
+    std::ifstream truth(out.data + ".truth");
+    EXPECT_TRUE(truth) << "no truth next to " << out.data;
+    std::map<uint64_t, uint64_t> callsTo;
+    std::string line;
+    bool events = false;
+    while (std::getline(truth, line)) {
+        if (line.rfind("events ", 0) == 0) {
+            events = true;
+            continue;
+        }
+        if (!events) continue;
+        std::istringstream in(line);
+        std::string tsc, kind, from, to;
+        if (in >> tsc >> kind >> from >> to && kind == "call") ++callsTo[std::stoull(to, nullptr, 16)];
+    }
+    for (auto& [to, n] : callsTo)
+        if (n > out.fibCalls) out.fibCalls = n, out.fibAddress = to;
+    return out;
+}
+
+const std::string kSharedData = AUXSCOPE_SHARED_DATA_DIR;
+const std::string kSkylake = kSharedData + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+
+}  // namespace
+
+TEST(PerfettoExportSpans, PtSynthFibSlicesNestAndMatchTheTruth) {
+    const PtSynthFib fib = synthesizeFib("fib.data");
+    ASSERT_GT(fib.fibCalls, 100u) << "the truth should show fib's recursion";
+    auto file = PerfDataReader::open(fib.data);
+    ASSERT_TRUE(file) << file.error().message;
+    ASSERT_TRUE(hasIntelPtData(*file));
+    TraceModel model;
+    ASSERT_TRUE(loadTraceModel(*file, model));
+    size_t progressCalls = 0;
+    auto decoded = decodeIntelPtSpans(*file, {}, {}, 2, [&](size_t done, size_t total) {
+        EXPECT_LE(done, total);
+        ++progressCalls;
+        return true;
+    });
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    EXPECT_GE(progressCalls, 2u);
+    ASSERT_FALSE(decoded->result.threads.empty());
+    ExportSpans spans = decoded->exportView();
+    ExportOptions options;
+    options.spans = &spans;
+    const std::string path = tempPath("fib.pftrace");
+    ASSERT_TRUE(exportPerfetto(model, path, options).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_EQ(r.begins, r.ends);
+
+    const FunctionTable& functions = decoded->session->functions();
+    uint64_t fibSpans = 0;
+    for (const auto& [tid, store] : decoded->result.threads) {
+        ASSERT_GT(tid, 0);
+        const uint64_t track = perfettoThreadTrack(tid);
+        EXPECT_EQ(r.slicesPerTrack[track], store.size()) << "tid " << tid;
+        EXPECT_EQ(r.parentOf.count(perfettoThreadRunTrack(tid)), 1u) << "run intervals move under the thread";
+        // The truth's fib calls, each one slice named fib.
+        std::string fibName;
+        for (size_t i = 0; i < store.size(); ++i) {
+            Span span = store.at(i);
+            if (!span.isGap() && functions[span.function].address == fib.fibAddress) {
+                fibName = functions[span.function].name;
+                ++fibSpans;
+            }
+        }
+        EXPECT_EQ(fibName, "fib");
+        EXPECT_EQ(r.sliceNames[track]["fib"], fib.fibCalls);
+        EXPECT_EQ(r.sliceNames[track]["main"], 1u);
+        EXPECT_EQ(r.sliceNames[track]["[gap: untraced]"], 1u) << "tracing stops at exit";
+    }
+    EXPECT_EQ(fibSpans, fib.fibCalls);
+
+    int status = 0;
+    std::string text = protocDecode(path, status);
+    ASSERT_EQ(status, 0) << text.substr(0, 2000);
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields";
+    EXPECT_NE(text.find("name: \"fib\""), std::string::npos);
+    EXPECT_NE(text.find("name: \"instructions\""), std::string::npos);
+    fs::remove(path);
+    fs::remove(fib.data);
+    fs::remove(fib.data + ".truth");
+}
+
+TEST(CsvExportSpans, PtSynthFibSpanRows) {
+    const PtSynthFib fib = synthesizeFib("fib-csv.data");
+    auto file = PerfDataReader::open(fib.data);
+    ASSERT_TRUE(file) << file.error().message;
+    TraceModel model;
+    ASSERT_TRUE(loadTraceModel(*file, model));
+    auto decoded = decodeIntelPtSpans(*file);
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    ExportSpans spans = decoded->exportView();
+    ExportOptions options;
+    options.spans = &spans;
+    const std::string path = tempPath("fib.csv");
+    ASSERT_TRUE(exportCsv(model, path, options).ok());
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail");
+    uint64_t spanRows = 0, gapRows = 0, fibRows = 0, mainRows = 0;
+    const std::regex spanRow("span,,([0-9]+),([0-9]+),([0-9]+),([0-9]+),([^,]+),([0-9]+),([0-9]+)");
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (line.rfind("span,", 0) == 0) {
+            ++spanRows;
+            ASSERT_TRUE(std::regex_match(line, m, spanRow)) << line;
+            EXPECT_LE(std::stoull(m[1]), std::stoull(m[2])) << line;
+            fibRows += m[5] == "fib";
+            if (m[5] == "main") {
+                ++mainRows;
+                EXPECT_GT(std::stoull(m[6]), 0u) << "main runs instructions of its own: " << line;
+            }
+        } else if (line.rfind("gap,", 0) == 0) {
+            ++gapRows;
+            EXPECT_NE(line.find(",untraced,"), std::string::npos) << line;
+        }
+    }
+    EXPECT_EQ(spanRows + gapRows, decoded->spanCount());
+    EXPECT_EQ(fibRows, fib.fibCalls);
+    EXPECT_EQ(mainRows, 1u);
+    EXPECT_EQ(gapRows, 1u);
+    fs::remove(path);
+    fs::remove(fib.data);
+    fs::remove(fib.data + ".truth");
+}
+
+// perf's Skylake recording without its binaries: the code is unknown, so the
+// threads' tracks carry gap slices saying which image is missing.
+TEST(PerfettoExportSpans, SkylakeWithoutBinariesShowsMissingImageGaps) {
+    ASSERT_TRUE(fs::exists(kSkylake)) << kSkylake << " is missing (../shared/data)";
+    auto file = PerfDataReader::open(kSkylake);
+    ASSERT_TRUE(file) << file.error().message;
+    TraceModel model;
+    auto loaded = loadTraceModel(*file, model);
+    EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
+    auto decoded = decodeIntelPtSpans(*file);
+    ASSERT_TRUE(decoded) << decoded.error().message;
+    ExportSpans spans = decoded->exportView();
+    ExportOptions options;
+    options.spans = &spans;
+    const std::string path = tempPath("skylake.pftrace");
+    ASSERT_TRUE(exportPerfetto(model, path, options).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_EQ(r.begins, r.ends);
+    size_t missing = 0, spanSlices = 0;
+    for (const auto& [tid, store] : decoded->result.threads) {
+        const uint64_t track = tid > 0 ? perfettoThreadTrack(tid) : 0;
+        if (!track) continue;
+        spanSlices += store.size();
+        missing += r.sliceNames[track]["[gap: missing image]"];
+        // Run intervals sit on the child track, not among the spans.
+        EXPECT_EQ(r.slicesPerTrack[track], store.size()) << "tid " << tid;
+    }
+    EXPECT_GT(spanSlices, 0u);
+    EXPECT_GT(missing, 0u);
+    int status = 0;
+    std::string text = protocDecode(path, status);
+    ASSERT_EQ(status, 0) << text.substr(0, 2000);
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields";
+    EXPECT_NE(text.find("name: \"[gap: missing image]\""), std::string::npos);
+    EXPECT_NE(text.find("string_value: \"missing image"), std::string::npos) << "gap detail as an arg";
+    fs::remove(path);
+}
+
+// Slices that a decode cannot nest exactly (equal-time siblings, overlaps at
+// segment cuts) still give one slice each, nested, time never going backwards.
+TEST(PerfettoExportSpans, AwkwardSpansStillNest) {
+    FunctionTable functions;
+    uint32_t f = functions.add({"f", "", 0x1000}), g = functions.add({"g", "", 0x2000});
+    std::map<int32_t, SpanStore> threads;
+    std::vector<Span> spans = {
+        {100, 100, f, 0, 1, -1},  // zero length, then a sibling at the same time
+        {100, 300, f, 0, 2, -1}, {100, 100, g, 1, 3, -1}, {150, 400, g, 1, 4, -1},  // child outlives parent
+        {200, 250, f, 1, 5, -1},                                                    // same depth, overlapping
+        {500, 600, 0, 0, 0, 0},                                                     // a gap
+    };
+    std::vector<Gap> gaps = {{GapReason::LostAux, "lost AUX: offsets 0x0-0x10 missing", 0x40, 3}};
+    threads[42].append(spans, gaps);
+    ExportSpans view;
+    view.threads = &threads;
+    view.functions = &functions;
+    ExportOptions options;
+    options.spans = &view;
+    TraceModel model;
+    model.finish();
+    const std::string path = tempPath("awkward.pftrace");
+    ASSERT_TRUE(exportPerfetto(model, path, options).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_EQ(r.slicesPerTrack[perfettoThreadTrack(42)], spans.size());
+    EXPECT_EQ(r.sliceNames[perfettoThreadTrack(42)]["[gap: lost AUX]"], 1u);
+    EXPECT_EQ(r.trackNames[perfettoThreadTrack(42)], "tid 42");
+    fs::remove(path);
 }
