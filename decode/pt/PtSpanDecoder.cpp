@@ -5,11 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <thread>
-#include <unordered_map>
 
 namespace auxscope {
 
@@ -96,6 +96,8 @@ std::string hex(uint64_t v) {
     return b;
 }
 
+BranchClass branchClassFromBytes(const pt_block& block, pt_image_section_cache* cache);
+
 BranchClass branchClassOf(const pt_block& block, pt_image_section_cache* cache) {
     switch (block.iclass) {
         case ptic_call:
@@ -119,6 +121,10 @@ BranchClass branchClassOf(const pt_block& block, pt_image_section_cache* cache) 
     }
     // libipt's block cache leaves the class of indirect branches and far
     // transfers open; the instruction's bytes tell them apart.
+    return branchClassFromBytes(block, cache);
+}
+
+BranchClass branchClassFromBytes(const pt_block& block, pt_image_section_cache* cache) {
     uint8_t bytes[pt_max_insn_size];
     size_t size = 0;
     if (block.truncated) {
@@ -129,6 +135,102 @@ BranchClass branchClassOf(const pt_block& block, pt_image_section_cache* cache) 
         if (n > 0) size = size_t(n);
     }
     return size ? classifyX86Branch(bytes, size, block.mode == ptem_64bit) : BranchClass::Other;
+}
+
+// ip -> value for the blocks of one segment: open addressing, linear probing.
+// The hot loop looks up every block's start (its function) and the end of every
+// block libipt left unclassified, and a segment revisits the same few thousand
+// blocks millions of times: a flat table keeps that to one multiply and one or
+// two cache lines, where std::unordered_map chases a node per lookup.
+template <typename V>
+class IpCache {
+public:
+    IpCache() { reset(1024); }
+    // The value for `ip`, computed by `make(ip)` the first time.
+    template <typename Make>
+    V get(uint64_t ip, Make&& make) {
+        size_t i = slot(ip);
+        for (;; i = (i + 1) & mask_) {
+            if (!used_[i]) break;
+            if (keys_[i] == ip) return values_[i];
+        }
+        V v = make(ip);
+        if ((count_ + 1) * 4 > (mask_ + 1) * 3) {
+            grow();
+            i = slot(ip);
+            while (used_[i])
+                i = (i + 1) & mask_;
+        }
+        used_[i] = 1, keys_[i] = ip, values_[i] = v, ++count_;
+        return v;
+    }
+    void clear() { reset(1024); }
+
+private:
+    size_t slot(uint64_t ip) const { return size_t((ip * 0x9e3779b97f4a7c15ull) >> shift_); }
+    void reset(size_t capacity) {
+        keys_.assign(capacity, 0);
+        values_.assign(capacity, V{});
+        used_.assign(capacity, 0);
+        mask_ = capacity - 1;
+        shift_ = 64 - unsigned(std::countr_zero(capacity));
+        count_ = 0;
+    }
+    void grow() {
+        std::vector<uint64_t> keys = std::move(keys_);
+        std::vector<V> values = std::move(values_);
+        std::vector<uint8_t> used = std::move(used_);
+        reset((mask_ + 1) * 2);
+        for (size_t k = 0; k < keys.size(); ++k) {
+            if (!used[k]) continue;
+            size_t i = slot(keys[k]);
+            while (used_[i])
+                i = (i + 1) & mask_;
+            used_[i] = 1, keys_[i] = keys[k], values_[i] = values[k], ++count_;
+        }
+    }
+    std::vector<uint64_t> keys_;
+    std::vector<V> values_;
+    std::vector<uint8_t> used_;
+    size_t mask_ = 0, count_ = 0;
+    unsigned shift_ = 0;
+};
+
+struct SortKey {
+    uint64_t start;  // relative to the smallest
+    uint32_t depth;  // biased: unsigned order is signed order
+    uint32_t index;
+};
+
+// Stable LSD radix sort by (start, depth), 11 bits a pass, skipping the passes
+// whose digit is the same in every key.
+void radixSort(std::vector<SortKey>& keys, std::vector<SortKey>& scratch) {
+    if (keys.size() < 2) return;
+    scratch.resize(keys.size());
+    uint64_t startBits = 0;
+    uint32_t depthLow = UINT32_MAX, depthHigh = 0;
+    for (const SortKey& k : keys) {
+        startBits |= k.start;
+        depthLow = std::min(depthLow, k.depth);
+        depthHigh = std::max(depthHigh, k.depth);
+    }
+    constexpr unsigned kBits = 11;
+    constexpr size_t kBuckets = size_t(1) << kBits;
+    auto pass = [&](auto digit) {
+        size_t count[kBuckets + 1] = {};
+        for (const SortKey& k : keys)
+            ++count[digit(k) + 1];
+        for (size_t b = 1; b <= kBuckets; ++b)
+            count[b] += count[b - 1];
+        for (const SortKey& k : keys)
+            scratch[count[digit(k)]++] = k;
+        keys.swap(scratch);
+    };
+    const uint32_t depthRange = depthHigh - depthLow;
+    for (unsigned shift = 0; shift < 32 && (depthRange >> shift); shift += kBits)
+        pass([&](const SortKey& k) { return size_t(((k.depth - depthLow) >> shift) & (kBuckets - 1)); });
+    for (unsigned shift = 0; shift < 64 && (startBits >> shift); shift += kBits)
+        pass([&](const SortKey& k) { return size_t((k.start >> shift) & (kBuckets - 1)); });
 }
 
 }  // namespace
@@ -150,6 +252,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     s->file_ = &file;
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
+    s->cacheBudget_ = options.cacheBytes;
     s->functions_ = std::make_unique<FunctionTable>();
     s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
     s->images_->prepare();
@@ -198,6 +301,11 @@ PtSession::SegmentResult PtSession::decodeSegment(
     const PtRun& run = trace.runs[seg.run];
     const PtTimeConv& conv = trace_->time();
     FlowToSpans flow;
+    thread_local std::vector<std::vector<Span>> spareSpans;
+    while (!spareSpans.empty()) {
+        flow.reuse(std::move(spareSpans.back()));
+        spareSpans.pop_back();
+    }
 
     PtConfig config =
         makePtConfig(trace_->configOptions(), trace.bytes.data() + seg.begin, trace.bytes.data() + seg.end);
@@ -214,7 +322,11 @@ PtSession::SegmentResult PtSession::decodeSegment(
         return r;
     };
     std::map<int32_t, pt_image*> imageOfPid;
-    std::unordered_map<uint64_t, uint32_t> functionCache;  // (ip) -> function, for the current pid
+    // Per process (cleared on a switch to another one): the function of each block
+    // start, and how each block end libipt did not classify leaves (read from
+    // the code: pt_iscache_read locks the section cache all decoder threads share).
+    IpCache<uint32_t> functionCache;
+    IpCache<BranchClass> endClassCache;
     RunningThread current{};
     auto setThread = [&](uint64_t t, RunningThread r) {
         flow.switchThread(t, r.tid);
@@ -227,6 +339,7 @@ PtSession::SegmentResult PtSession::decodeSegment(
         if (!image) image = images_->newImage(r.pid);
         if (decoder) pt_blk_set_image(decoder, image);
         functionCache.clear();
+        endClassCache.clear();
     };
     uint64_t lastTime = seg.startTime;
     setThread(lastTime, running(lastTime));
@@ -345,21 +458,47 @@ PtSession::SegmentResult PtSession::decodeSegment(
             status = pt_blk_next(decoder, &block, sizeof block);
             if (block.ninsn) {
                 advance(t);
-                auto [it, inserted] = functionCache.try_emplace(block.ip, 0);
-                if (inserted) it->second = images_->functionAt(current.pid, block.ip);
-                BranchClass last = branchClassOf(block, images_->cache());
-                flow.instructions(t, it->second, block.ninsn, last);
+                const uint32_t function = functionCache.get(
+                    block.ip, [&](uint64_t ip) { return images_->functionAt(current.pid, ip); });
+                BranchClass last = block.iclass != ptic_error || block.truncated
+                                       ? branchClassOf(block, images_->cache())
+                                       : endClassCache.get(block.end_ip, [&](uint64_t) {
+                                             return branchClassFromBytes(block, images_->cache());
+                                         });
+                flow.instructions(t, function, block.ninsn, last);
                 ++stats.blocks;
                 stats.instructions += block.ninsn;
                 if (visit)
-                    (*visit)(
-                        {t, seg.cpu, current.tid, block.ip, block.end_ip, block.ninsn, last, it->second});
+                    (*visit)({t, seg.cpu, current.tid, block.ip, block.end_ip, block.ninsn, last, function});
             }
         }
     }
     advance(std::max(now(), seg.endTime));
     flow.finish(std::max(lastTime, seg.endTime));
-    result.threads = flow.take();
+    // Sorted and packed here, on the decoder thread: the cache holds 16 bytes a
+    // span, and the merge of segments in time order only copies packed spans.
+    // Spans close out of start order (post-order, which drives std::sort into its
+    // heap-sort fallback); a stable LSD radix sort of (start, depth) keys with
+    // the span's index is linear, keeps equal spans in close order as
+    // stable_sort did, and moves 16-byte keys rather than spans. The scratch
+    // vectors live per decoder thread, so their pages are reused.
+    thread_local std::vector<SortKey> keys, scratch;
+    thread_local std::vector<uint32_t> order;
+    for (auto& [tid, spans] : flow.take()) {
+        const std::vector<Span>& all = spans.spans;
+        keys.resize(all.size());
+        uint64_t minStart = UINT64_MAX;
+        for (const Span& sp : all)
+            minStart = std::min(minStart, sp.start);
+        for (size_t i = 0; i < all.size(); ++i)
+            keys[i] = {all[i].start - minStart, uint32_t(all[i].depth) ^ 0x80000000u, uint32_t(i)};
+        radixSort(keys, scratch);
+        order.resize(keys.size());
+        for (size_t i = 0; i < keys.size(); ++i)
+            order[i] = keys[i].index;
+        result.threads[tid].append(all, order, spans.gaps);
+        spareSpans.push_back(std::move(spans.spans));
+    }
     if (decoder) pt_blk_free_decoder(decoder);
     for (auto& [pid, image] : imageOfPid)
         pt_image_free(image);
@@ -409,28 +548,72 @@ PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsig
         t.join();
     out.decodedNow = todo.size();
     {
+        // Oldest first out when over budget: a timeline revisits what it just showed.
         std::lock_guard lock(cacheMutex_);
-        for (size_t i : todo)
-            cache_[chosen[i]] = results[i];
-    }
-    // Merge per thread: segments of different CPUs interleave in time, so the
-    // store's sort puts them in order.
-    std::map<int32_t, FlowToSpans::ThreadSpans> merged;
-    for (const auto& r : results) {
-        out.stats += r->stats;
-        for (const auto& [tid, spans] : r->threads) {
-            if (window.tid && tid != *window.tid) continue;
-            FlowToSpans::ThreadSpans& m = merged[tid];
-            int32_t gapBase = int32_t(m.gaps.size());
-            m.gaps.insert(m.gaps.end(), spans.gaps.begin(), spans.gaps.end());
-            for (Span s : spans.spans) {
-                if (s.end < window.begin || s.start > window.end) continue;
-                if (s.isGap()) s.gap += gapBase;
-                m.spans.push_back(s);
+        for (size_t i : todo) {
+            size_t bytes = sizeof(SegmentResult);
+            for (const auto& [tid, store] : results[i]->threads)
+                bytes += store.spanBytes();
+            if (cache_.emplace(chosen[i], results[i]).second) {
+                cacheOrder_.push_back({chosen[i], bytes});
+                cacheBytes_ += bytes;
             }
         }
+        while (cacheBytes_ > cacheBudget_ && !cacheOrder_.empty()) {
+            cache_.erase(cacheOrder_.front().first);
+            cacheBytes_ -= cacheOrder_.front().second;
+            cacheOrder_.pop_front();
+        }
     }
-    storeSpans(merged, out.threads);
+    // Merge per thread. One CPU's segments come in time order and are sorted
+    // each: their packed spans are copied as they are. A thread that ran on
+    // several CPUs has segments interleaving in time: its spans are unpacked and
+    // sorted once more (stable, so the result is the same either way).
+    std::map<int32_t, std::vector<const SpanStore*>> parts;
+    std::vector<bool> decodedNow(results.size());
+    for (size_t i : todo)
+        decodedNow[i] = true;
+    for (size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        out.stats += r->stats;
+        if (decodedNow[i]) out.decodedStats += r->stats;
+        for (const auto& [tid, store] : r->threads)
+            if (!window.tid || tid == *window.tid) parts[tid].push_back(&store);
+    }
+    for (auto& [tid, stores] : parts) {
+        bool inOrder = true;
+        uint64_t last = 0;
+        for (const SpanStore* st : stores) {
+            if (st->empty()) continue;
+            if (st->firstStart() < last) inOrder = false;
+            last = st->lastStart();
+        }
+        SpanStore& merged = out.threads[tid];
+        if (inOrder) {
+            size_t total = 0;
+            for (const SpanStore* st : stores)
+                total += st->size();
+            merged.reserve(total);
+            for (const SpanStore* st : stores)
+                merged.appendStore(*st, window.begin, window.end);
+            continue;
+        }
+        FlowToSpans::ThreadSpans all;
+        for (const SpanStore* st : stores) {
+            int32_t gapBase = int32_t(all.gaps.size());
+            all.gaps.insert(all.gaps.end(), st->gaps().begin(), st->gaps().end());
+            for (size_t k = 0; k < st->size(); ++k) {
+                Span sp = st->at(k);
+                if (sp.end < window.begin || sp.start > window.end) continue;
+                if (sp.isGap()) sp.gap += gapBase;
+                all.spans.push_back(sp);
+            }
+        }
+        std::map<int32_t, FlowToSpans::ThreadSpans> one;
+        one.emplace(tid, std::move(all));
+        merged = SpanStore();
+        storeSpans(one, out.threads);
+    }
     return out;
 }
 

@@ -18,6 +18,7 @@
 // boundary shows as two spans; larger segments mean fewer such cuts and less
 // parallelism.
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -68,6 +69,9 @@ struct PtBlockLine {
 struct PtSessionOptions {
     ImageOptions images;
     uint64_t segmentBytes = 1 << 20;
+    // Decoded segments kept for later calls (packed spans): a busy trace decodes
+    // to ~10 bytes of spans per byte of PT, so a whole large file does not fit.
+    uint64_t cacheBytes = uint64_t(2) << 30;
 };
 
 class PtSession {
@@ -93,7 +97,8 @@ public:
 
     struct SpanResult {
         std::map<int32_t, SpanStore> threads;
-        PtDecodeStats stats;  // of the segments decoded for this call (cached ones: as when decoded)
+        PtDecodeStats stats;         // of the segments decoded for this call (cached ones: as when decoded)
+        PtDecodeStats decodedStats;  // of the segments decoded now only
         size_t decodedNow = 0, fromCache = 0;
     };
     // Spans of the threads (and CPUs) in `window`, decoding on `threads` threads
@@ -106,7 +111,7 @@ public:
 
 private:
     struct SegmentResult {
-        std::map<int32_t, FlowToSpans::ThreadSpans> threads;
+        std::map<int32_t, SpanStore> threads;  // sorted by start
         PtDecodeStats stats;
     };
     PtSession() = default;
@@ -123,6 +128,8 @@ private:
     std::vector<Segment> segments_;
     std::mutex cacheMutex_;
     std::map<size_t, std::shared_ptr<const SegmentResult>> cache_;
+    std::deque<std::pair<size_t, size_t>> cacheOrder_;  // segment, bytes; oldest first
+    uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
 };
 
 // How an x86 instruction leaves its block, from its bytes (for blocks whose

@@ -69,6 +69,7 @@ void FlowToSpans::switchThread(uint64_t time, int32_t tid) {
     if (tid == current_) return;
     if (gapOpen_) endGap(thread(), time);
     current_ = tid;
+    currentThread_ = nullptr;
     // What the incoming thread does during the rest of the gap is just as unknown.
     if (gapOpen_) openGap(thread(), time);
 }
@@ -150,11 +151,22 @@ std::map<int32_t, FlowToSpans::ThreadSpans> FlowToSpans::take() {
     return result;
 }
 
+namespace {
+bool spanOrder(const Span& a, const Span& b) {
+    return a.start < b.start || (a.start == b.start && a.depth < b.depth);
+}
+}  // namespace
+
+void sortSpans(std::vector<Span>& spans) {
+    // Stable, so that sorted pieces concatenated in order are the same as the
+    // whole sorted at once; the check makes an already sorted input cost one pass.
+    if (!std::is_sorted(spans.begin(), spans.end(), spanOrder))
+        std::stable_sort(spans.begin(), spans.end(), spanOrder);
+}
+
 void storeSpans(std::map<int32_t, FlowToSpans::ThreadSpans>& spans, std::map<int32_t, SpanStore>& stores) {
     for (auto& [tid, thread] : spans) {
-        std::stable_sort(thread.spans.begin(), thread.spans.end(), [](const Span& a, const Span& b) {
-            return a.start < b.start || (a.start == b.start && a.depth < b.depth);
-        });
+        sortSpans(thread.spans);
         stores[tid].append(thread.spans, thread.gaps);
     }
 }

@@ -43,6 +43,10 @@ enum class BranchClass : uint8_t {
 
 class FlowToSpans {
 public:
+    FlowToSpans() = default;
+    FlowToSpans(const FlowToSpans&) = delete;  // would copy the pointer to the running thread
+    FlowToSpans& operator=(const FlowToSpans&) = delete;
+
     // `count` instructions of `function`, the first executed at `time`; the last
     // one leaves as `last` says.
     void instructions(uint64_t time, uint32_t function, uint64_t count, BranchClass last);
@@ -57,6 +61,14 @@ public:
     void finish(uint64_t time);
 
     int32_t currentThread() const { return current_; }
+
+    // Gives the builder an emptied span vector to fill for the next thread it
+    // sees: a decoder that reuses its vectors from segment to segment spares
+    // itself the allocation and page faults of tens of MB per segment.
+    void reuse(std::vector<Span>&& buffer) {
+        buffer.clear();
+        spare_.push_back(std::move(buffer));
+    }
 
     struct ThreadSpans {
         std::vector<Span> spans;  // in the order they closed; sort by start before storing
@@ -85,7 +97,19 @@ private:
         ThreadSpans out;
     };
 
-    Thread& thread() { return threads_[current_]; }
+    // The running thread's state; kept as a pointer because it is needed for every
+    // run of instructions (map nodes do not move).
+    Thread& thread() {
+        if (!currentThread_) {
+            auto [it, inserted] = threads_.try_emplace(current_);
+            if (inserted && !spare_.empty()) {
+                it->second.out.spans = std::move(spare_.back());
+                spare_.pop_back();
+            }
+            currentThread_ = &it->second;
+        }
+        return *currentThread_;
+    }
     void close(Thread& t, const Frame& f, uint64_t end);
     void closeAll(Thread& t, uint64_t end);
     void closeStretch(Thread& t);
@@ -94,11 +118,15 @@ private:
 
     std::map<int32_t, Thread> threads_;
     int32_t current_ = -1;
+    Thread* currentThread_ = nullptr;
+    std::vector<std::vector<Span>> spare_;
     // A gap as the CPU sees it: it moves to whichever thread switches in during it.
     bool gapOpen_ = false;
     Gap gap_;
 };
 
+// Sorts spans by start, then depth (stable).
+void sortSpans(std::vector<Span>& spans);
 // Sorts each thread's spans by start (then depth) and appends them to `stores`.
 void storeSpans(std::map<int32_t, FlowToSpans::ThreadSpans>& spans, std::map<int32_t, SpanStore>& stores);
 

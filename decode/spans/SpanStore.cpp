@@ -26,32 +26,85 @@ constexpr uint32_t kMaxDepth = 0xffe;    // 12 bits, 0xfff marks a wide depth
 constexpr uint32_t kMaxInsns = 0xfffff;  // 20 bits
 }  // namespace
 
+// Room for `n` more spans, growing geometrically: appending many segments one by
+// one must not reallocate (and copy) the whole store each time.
+void SpanStore::reserveMore(size_t n) {
+    const size_t needed = spans_.size() + n;
+    if (needed > spans_.capacity()) spans_.reserve(std::max(needed, spans_.capacity() * 2));
+}
+
+void SpanStore::reserve(size_t spans) {
+    spans_.reserve(spans);
+}
+
+void SpanStore::push(const Span& s, uint32_t gapBase) {
+    uint64_t start = std::max(s.start, lastStart_);  // callers sort; clamp rather than corrupt
+    lastStart_ = start;
+    if (chunks_.empty() || start - chunks_.back().base > UINT32_MAX)
+        chunks_.push_back({start, static_cast<uint32_t>(spans_.size())});
+    PackedSpan p{};
+    p.startOffset = static_cast<uint32_t>(start - chunks_.back().base);
+    uint64_t duration = s.end > start ? s.end - start : 0;
+    p.function = s.isGap() ? kGapFlag | (gapBase + static_cast<uint32_t>(s.gap)) : (s.function & ~kGapFlag);
+    bool narrow =
+        duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns;
+    if (narrow) {
+        p.duration = static_cast<uint32_t>(duration);
+        p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
+    } else {
+        p.duration = kWide;
+        p.depthInsns = kWide;
+        wide_[static_cast<uint32_t>(spans_.size())] = {duration, s.instructions, s.depth};
+    }
+    spans_.push_back(p);
+}
+
 void SpanStore::append(std::span<const Span> spans, std::span<const Gap> gaps) {
     const uint32_t gapBase = static_cast<uint32_t>(gaps_.size());
     gaps_.insert(gaps_.end(), gaps.begin(), gaps.end());
-    spans_.reserve(spans_.size() + spans.size());
-    for (const Span& s : spans) {
-        uint64_t start = std::max(s.start, lastStart_);  // callers sort; clamp rather than corrupt
+    reserveMore(spans.size());
+    for (const Span& s : spans)
+        push(s, gapBase);
+}
+
+void SpanStore::append(std::span<const Span> spans, std::span<const uint32_t> order,
+                       std::span<const Gap> gaps) {
+    const uint32_t gapBase = static_cast<uint32_t>(gaps_.size());
+    gaps_.insert(gaps_.end(), gaps.begin(), gaps.end());
+    reserveMore(order.size());
+    for (uint32_t i : order)
+        push(spans[i], gapBase);
+}
+
+bool SpanStore::appendStore(const SpanStore& other, uint64_t begin, uint64_t end) {
+    if (other.empty()) return true;
+    if (!empty() && other.firstStart() < lastStart_) return false;
+    const uint32_t gapBase = static_cast<uint32_t>(gaps_.size());
+    gaps_.insert(gaps_.end(), other.gaps_.begin(), other.gaps_.end());
+    reserveMore(other.spans_.size());
+    const bool whole = begin == 0 && end == UINT64_MAX;
+    size_t chunk = 0;
+    for (size_t i = 0; i < other.spans_.size(); ++i) {
+        while (chunk + 1 < other.chunks_.size() && other.chunks_[chunk + 1].first <= i)
+            ++chunk;
+        const PackedSpan& p = other.spans_[i];
+        const uint64_t start = other.chunks_[chunk].base + p.startOffset;
+        if (p.duration == kWide && p.depthInsns == kWide) {
+            Span s = other.at(i);
+            if (whole || (s.end >= begin && s.start <= end)) push(s, gapBase);
+            continue;
+        }
+        if (!whole && (start + p.duration < begin || start > end)) continue;
+        // Narrow values stay narrow: copy the packed fields, re-basing start and gap index.
         lastStart_ = start;
         if (chunks_.empty() || start - chunks_.back().base > UINT32_MAX)
             chunks_.push_back({start, static_cast<uint32_t>(spans_.size())});
-        PackedSpan p{};
-        p.startOffset = static_cast<uint32_t>(start - chunks_.back().base);
-        uint64_t duration = s.end > start ? s.end - start : 0;
-        p.function =
-            s.isGap() ? kGapFlag | (gapBase + static_cast<uint32_t>(s.gap)) : (s.function & ~kGapFlag);
-        bool narrow =
-            duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns;
-        if (narrow) {
-            p.duration = static_cast<uint32_t>(duration);
-            p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
-        } else {
-            p.duration = kWide;
-            p.depthInsns = kWide;
-            wide_[static_cast<uint32_t>(spans_.size())] = {duration, s.instructions, s.depth};
-        }
-        spans_.push_back(p);
+        PackedSpan q = p;
+        q.startOffset = static_cast<uint32_t>(start - chunks_.back().base);
+        if (q.function & kGapFlag) q.function = kGapFlag | (gapBase + (q.function & ~kGapFlag));
+        spans_.push_back(q);
     }
+    return true;
 }
 
 const SpanStore::Chunk& SpanStore::chunkOf(size_t index) const {

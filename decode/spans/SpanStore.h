@@ -61,6 +61,18 @@ public:
     // Appends spans in start order (each start >= the previous one's); gap indices
     // in `spans` refer to `gaps`, which are appended too.
     void append(std::span<const Span> spans, std::span<const Gap> gaps = {});
+    // Appends spans[order[0]], spans[order[1]], ... (an order that sorts them by
+    // start): what a decoder does with spans that closed out of start order,
+    // without moving the spans themselves.
+    void append(std::span<const Span> spans, std::span<const uint32_t> order, std::span<const Gap> gaps);
+    // Appends the spans of `other` that overlap [begin, end] (with its gaps), when
+    // its first span starts no earlier than this store's last one; false (and
+    // nothing appended) otherwise. Segments decoded apart merge this way without
+    // being unpacked and sorted again.
+    bool appendStore(const SpanStore& other, uint64_t begin = 0, uint64_t end = UINT64_MAX);
+    void reserve(size_t spans);
+    uint64_t firstStart() const { return spans_.empty() ? 0 : chunks_.front().base + spans_[0].startOffset; }
+    uint64_t lastStart() const { return lastStart_; }
     size_t size() const { return spans_.size(); }
     bool empty() const { return spans_.empty(); }
     Span at(size_t index) const;
@@ -81,6 +93,8 @@ private:
         int32_t depth;
     };
     const Chunk& chunkOf(size_t index) const;
+    void push(const Span& s, uint32_t gapBase);
+    void reserveMore(size_t n);
 
     std::vector<PackedSpan> spans_;
     std::vector<Chunk> chunks_;

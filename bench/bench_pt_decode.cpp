@@ -1,0 +1,478 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Intel PT decode throughput: auxscope's decode to spans beside a bare libipt
+// block-decoder loop over the same AUX bytes and the same image, and beside
+// `perf script`, on one perf.data written by auxscope-ptsynth (a generated x86-64
+// program, so the code is on disk and the ground truth is known).
+//
+//   (a) bare libipt: pt_blk_sync_forward / pt_blk_event / pt_blk_next over each
+//       CPU's AUX runs, default block flags, counting instructions, nothing else:
+//       the anchor (the best a libipt-based decoder can do on one core)
+//   (b) auxscope decode to spans on one thread (PtSession::decodeSpans, -j 1)
+//   (c) the same on every core (a fresh session: nothing cached)
+//   (d) perf script --itrace=i0ns and --itrace=cr, on a smaller trace of the same
+//       program (perf takes minutes per 100 MB); (b) is measured on it too so
+//       the ratio compares like with like
+//   (e) first frame: from opening the file to having the spans of the first
+//       1/1000 of the time range on every CPU, which is what a timeline needs
+//       before it can draw
+// Then the targets of the issue as PASS/BELOW lines, and the shared real traces
+// where they can be decoded (the Skylake perf.data has no binaries: packet level).
+//
+// Every figure is printed with the load average next to it: the machine is shared.
+// Not a test: run by hand or through `ninja run_bench_pt_decode`.
+#include <intel-pt.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "FunctionTable.h"
+#include "ImageResolver.h"
+#include "PerfDataReader.h"
+#include "PsbIndex.h"
+#include "PtSpanDecoder.h"
+#include "PtTraceSource.h"
+#include "Sideband.h"
+
+using namespace auxscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+    uint64_t sizeMb = 1024;  // the main trace
+    uint64_t perfMb = 4;     // the trace perf script runs on
+    uint64_t seed = 1;
+    std::string dir = AUXSCOPE_BENCH_DIR;
+    std::string sharedData = AUXSCOPE_SHARED_DATA_DIR;
+    unsigned perfTimeout = 600;  // seconds per perf script run
+    bool perf = true;
+    bool real = true;
+};
+
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double processCpuSeconds() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+std::string load() {
+    double l[3] = {};
+    if (getloadavg(l, 3) < 3) return "load ?";
+    char b[64];
+    std::snprintf(b, sizeof b, "load %.2f %.2f %.2f", l[0], l[1], l[2]);
+    return b;
+}
+
+uint64_t truthValue(const std::string& path, const std::string& key) {
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("ips ", 0) == 0) break;
+        if (line.rfind(key + " ", 0) == 0) return std::strtoull(line.c_str() + key.size() + 1, nullptr, 0);
+    }
+    return 0;
+}
+
+// A ptsynth trace of `mb` MB in `dir`, generated once and reused afterwards.
+std::string ensureTrace(const Options& o, uint64_t mb) {
+    std::filesystem::create_directories(o.dir);
+    std::string path =
+        o.dir + "/ptsynth-" + std::to_string(mb) + "mb-seed" + std::to_string(o.seed) + ".data";
+    if (std::filesystem::exists(path) && std::filesystem::exists(path + ".truth") &&
+        truthValue(path + ".truth", "instructions"))
+        return path;
+    struct statvfs vfs {};
+    if (statvfs(o.dir.c_str(), &vfs) == 0) {
+        uint64_t freeBytes = uint64_t(vfs.f_bavail) * vfs.f_frsize;
+        if (freeBytes < (mb << 20) + (mb << 18) + (64 << 20)) {
+            std::fprintf(stderr, "bench_pt_decode: %s has %" PRIu64 " MB free, %" PRIu64 " MB needed\n",
+                         o.dir.c_str(), freeBytes >> 20, mb + mb / 4 + 64);
+            std::exit(1);
+        }
+    }
+    std::printf("generating %s (%" PRIu64 " MB of PT) ...\n", path.c_str(), mb);
+    std::fflush(stdout);
+    std::string cmd = std::string("'") + AUXSCOPE_PTSYNTH + "' --generate " + std::to_string(mb) +
+                      " --seed " + std::to_string(o.seed) + " -q -o '" + path + "'";
+    auto t0 = Clock::now();
+    if (std::system(cmd.c_str()) != 0) {
+        std::fprintf(stderr, "bench_pt_decode: failed: %s\n", cmd.c_str());
+        std::exit(1);
+    }
+    std::printf("  generated in %.1f s\n", since(t0));
+    return path;
+}
+
+struct Figure {
+    std::string name;
+    double seconds = 0;
+    uint64_t bytes = 0, instructions = 0;
+    std::string note;
+    double mbs() const { return seconds > 0 ? double(bytes) / seconds / 1e6 : 0; }
+    double mis() const { return seconds > 0 ? double(instructions) / seconds / 1e6 : 0; }
+};
+
+void print(const Figure& f) {
+    std::printf("  %-44s %9.3f s %9.1f MB/s %9.1f Minsn/s  [%s]%s%s\n", f.name.c_str(), f.seconds, f.mbs(),
+                f.mis(), load().c_str(), f.note.empty() ? "" : "  ", f.note.c_str());
+    std::fflush(stdout);
+}
+
+// (a): libipt alone over every CPU's runs, with the image auxscope would use.
+Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCallJump) {
+    Figure f{name};
+    auto trace = PtTraceSource::fromPerfData(file);
+    auto sideband = Sideband::load(file);
+    if (!trace || !sideband) {
+        f.note = "cannot read the trace";
+        return f;
+    }
+    FunctionTable functions;
+    ImageResolver images(*sideband, functions, {});
+    images.prepare();
+    int32_t anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
+    uint64_t errors = 0;
+    double c0 = processCpuSeconds();
+    auto t0 = Clock::now();
+    for (const PtCpuTrace& cpu : trace->cpus()) {
+        pt_image* image = images.newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
+        for (const PtRun& run : cpu.runs) {
+            if (run.end <= run.begin) continue;
+            PtConfig config = makePtConfig(trace->configOptions(), cpu.bytes.data() + run.begin,
+                                           cpu.bytes.data() + run.end);
+            config.config.flags.variant.block.end_on_call = endOnCallJump;
+            config.config.flags.variant.block.end_on_jump = endOnCallJump;
+            pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
+            if (!decoder) continue;
+            pt_blk_set_image(decoder, image);
+            f.bytes += run.end - run.begin;
+            int status = pt_blk_sync_forward(decoder);
+            while (status != -pte_eos) {
+                if (status < 0) {
+                    ++errors;
+                    status = pt_blk_sync_forward(decoder);
+                    continue;
+                }
+                while (status & pts_event_pending) {
+                    pt_event ev;
+                    status = pt_blk_event(decoder, &ev, sizeof ev);
+                    if (status < 0) break;
+                }
+                if (status < 0) continue;
+                pt_block block;
+                block.ninsn = 0;
+                status = pt_blk_next(decoder, &block, sizeof block);
+                f.instructions += block.ninsn;
+            }
+            pt_blk_free_decoder(decoder);
+        }
+        pt_image_free(image);
+    }
+    f.seconds = since(t0);
+    char note[64];
+    std::snprintf(note, sizeof note, "cpu %.2f s; %" PRIu64 " errors", processCpuSeconds() - c0, errors);
+    f.note = note;
+    return f;
+}
+
+struct SpanFigure {
+    Figure open, decode;
+    uint64_t spans = 0, segments = 0, errors = 0;
+};
+
+// (b), (c): the whole trace, a window at a time (about 64 MB of trace each, as a
+// timeline scrolling through it would ask), results dropped after each window:
+// a busy trace makes ~10 bytes of spans per byte of PT, more than memory holds.
+SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads) {
+    SpanFigure r;
+    double cpu0 = processCpuSeconds();
+    r.open.name = std::string(name) + ": open (index, images)";
+    r.decode.name = name;
+    auto t0 = Clock::now();
+    auto session = PtSession::open(file);
+    if (!session) {
+        r.decode.note = session.error().message;
+        return r;
+    }
+    r.open.seconds = since(t0);
+    for (const PtCpuTrace& cpu : (*session)->trace().cpus())
+        r.open.bytes += cpu.bytes.size();
+    uint64_t begin = UINT64_MAX, end = 0;
+    for (const PtSession::Segment& s : (*session)->segments()) {
+        if (s.startTime) begin = std::min(begin, s.startTime);
+        end = std::max(end, s.endTime);
+    }
+    const uint64_t windows = std::max<uint64_t>(1, r.open.bytes / (64 << 20));
+    double cpu1 = processCpuSeconds();
+    auto t1 = Clock::now();
+    for (uint64_t w = 0; w < windows; ++w) {
+        PtDecodeWindow window;
+        window.begin = w == 0 ? 0 : begin + (end - begin) / windows * w;
+        window.end = w + 1 == windows ? UINT64_MAX : begin + (end - begin) / windows * (w + 1) - 1;
+        PtSession::SpanResult result = (*session)->decodeSpans(window, threads);
+        r.decode.bytes += result.decodedStats.traceBytes;
+        r.decode.instructions += result.decodedStats.instructions;
+        for (const auto& [tid, store] : result.threads)
+            r.spans += store.size();
+        r.segments += result.decodedStats.segments;
+        r.errors += result.decodedStats.decodeErrors;
+    }
+    r.decode.seconds = since(t1);
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "cpu %.2f s; %" PRIu64 " windows, %" PRIu64 " spans, %" PRIu64 " segments, %" PRIu64
+                  " errors",
+                  processCpuSeconds() - cpu1, windows, r.spans, r.segments, r.errors);
+    r.decode.note = note;
+    r.open.note = "cpu " + std::to_string(cpu1 - cpu0).substr(0, 5) + " s";
+    return r;
+}
+
+// (e): what a timeline does before its first frame.
+Figure firstFrame(const std::string& path) {
+    Figure f{"(e) first frame: open + first 1/1000 of time"};
+    auto t0 = Clock::now();
+    auto file = PerfDataReader::open(path);
+    if (!file) {
+        f.note = file.error().message;
+        return f;
+    }
+    double tReader = since(t0);
+    auto session = PtSession::open(*file);
+    if (!session) {
+        f.note = session.error().message;
+        return f;
+    }
+    double tSession = since(t0);
+    uint64_t begin = UINT64_MAX, end = 0;
+    for (const PtSession::Segment& s : (*session)->segments()) {
+        if (s.startTime) begin = std::min(begin, s.startTime);
+        end = std::max(end, s.endTime);
+    }
+    PtDecodeWindow window;
+    window.begin = begin;
+    window.end = begin + (end > begin ? (end - begin) / 1000 : 0);
+    PtSession::SpanResult result = (*session)->decodeSpans(window, 0);
+    f.seconds = since(t0);
+    f.bytes = result.stats.traceBytes;
+    f.instructions = result.stats.instructions;
+    size_t spans = 0;
+    for (const auto& [tid, store] : result.threads)
+        spans += store.size();
+    char note[200];
+    std::snprintf(note, sizeof note, "reader %.3f s, session %.3f s, decode %.3f s: %zu segments, %zu spans",
+                  tReader, tSession - tReader, f.seconds - tSession, result.decodedNow, spans);
+    f.note = note;
+    return f;
+}
+
+// (d): perf script to /dev/null, time-limited.
+Figure perfScript(const std::string& path, const char* itrace, uint64_t instructions, uint64_t bytes,
+                  unsigned timeout) {
+    Figure f{std::string("(d) perf script --itrace=") + itrace};
+    std::string cmd = "timeout " + std::to_string(timeout) + " perf script -i '" + path +
+                      "' --itrace=" + itrace + " >/dev/null 2>&1";
+    auto t0 = Clock::now();
+    int rc = std::system(cmd.c_str());
+    f.seconds = since(t0);
+    f.bytes = bytes;
+    f.instructions = instructions;
+    if (rc != 0)
+        f.note = "exit status " + std::to_string(rc) + (WEXITSTATUS(rc) == 124 ? " (timed out)" : "");
+    return f;
+}
+
+void verdict(const char* what, double value, double target) {
+    std::printf("  %-6s %-52s %.2f (target >= %.2f)\n", value >= target ? "PASS" : "BELOW", what, value,
+                target);
+}
+
+void realTraces(const Options& o) {
+    std::printf("\n== shared real traces (%s)\n", o.sharedData.c_str());
+    std::string sky = o.sharedData + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+    auto file = PerfDataReader::open(sky);
+    if (!file) {
+        std::printf("  skylake: %s\n", file.error().message.c_str());
+        return;
+    }
+    auto trace = PtTraceSource::fromPerfData(*file);
+    if (!trace) {
+        std::printf("  skylake: %s\n", trace.error().message.c_str());
+        return;
+    }
+    uint64_t bytes = 0;
+    for (const PtCpuTrace& cpu : trace->cpus())
+        bytes += cpu.bytes.size();
+    std::printf("  skylake perf.data: %zu CPUs, %" PRIu64
+                " bytes of PT, no binaries (kernel trace): packet level, and spans that are all gaps\n",
+                trace->cpus().size(), bytes);
+    // Tiny trace: repeat until a measurable time has passed.
+    const int rounds = 200;
+    Figure pkt{"skylake (a') bare libipt packet decoder"};
+    auto t0 = Clock::now();
+    uint64_t packets = 0;
+    for (int k = 0; k < rounds; ++k) {
+        for (const PtCpuTrace& cpu : trace->cpus()) {
+            for (const PtRun& run : cpu.runs) {
+                PtConfig config = makePtConfig(trace->configOptions(), cpu.bytes.data() + run.begin,
+                                               cpu.bytes.data() + run.end);
+                pt_packet_decoder* d = pt_pkt_alloc_decoder(&config.config);
+                if (!d) continue;
+                int status = pt_pkt_sync_forward(d);
+                while (status != -pte_eos) {
+                    if (status < 0) {
+                        status = pt_pkt_sync_forward(d);
+                        continue;
+                    }
+                    pt_packet p;
+                    status = pt_pkt_next(d, &p, sizeof p);
+                    if (status >= 0) ++packets;
+                }
+                pt_pkt_free_decoder(d);
+                pkt.bytes += run.end - run.begin;
+            }
+        }
+    }
+    pkt.seconds = since(t0);
+    pkt.note = std::to_string(packets / rounds) + " packets per pass";
+    print(pkt);
+    Figure idx{"skylake auxscope PSB index (PsbIndex::build)"};
+    t0 = Clock::now();
+    for (int k = 0; k < rounds; ++k)
+        for (const PtCpuTrace& cpu : trace->cpus()) {
+            PsbIndex i = PsbIndex::build(cpu, trace->configOptions());
+            idx.bytes += cpu.bytes.size();
+        }
+    idx.seconds = since(t0);
+    print(idx);
+    Figure spans{"skylake auxscope decode to spans (all gaps)"};
+    t0 = Clock::now();
+    for (int k = 0; k < rounds / 10; ++k) {
+        auto s = PtSession::open(*file);
+        if (!s) break;
+        auto r = (*s)->decodeSpans({}, 1);
+        spans.bytes += r.stats.traceBytes;
+        spans.instructions += r.stats.instructions;
+    }
+    spans.seconds = since(t0);
+    spans.note = "open + decode, per round";
+    print(spans);
+    std::printf(
+        "  dynamorio-hello and libipt-ptt-synthetic are raw PT (.bin/.ptt), not perf.data:\n"
+        "  they are conformance inputs for auxscope decode --pt, not span-decode benchmarks\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "bench_pt_decode: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--size-mb")
+            o.sizeMb = std::strtoull(next().c_str(), nullptr, 0);
+        else if (a == "--perf-mb")
+            o.perfMb = std::strtoull(next().c_str(), nullptr, 0);
+        else if (a == "--seed")
+            o.seed = std::strtoull(next().c_str(), nullptr, 0);
+        else if (a == "--dir")
+            o.dir = next();
+        else if (a == "--perf-timeout")
+            o.perfTimeout = unsigned(std::strtoul(next().c_str(), nullptr, 0));
+        else if (a == "--no-perf")
+            o.perf = false;
+        else if (a == "--no-real")
+            o.real = false;
+        else {
+            std::printf(
+                "usage: bench_pt_decode [--size-mb N (1024)] [--perf-mb N (4)] [--seed N] [--dir DIR]\n"
+                "                       [--perf-timeout S (600)] [--no-perf] [--no-real]\n");
+            return a == "-h" || a == "--help" ? 0 : 2;
+        }
+    }
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::printf("bench_pt_decode: %u cores, %s\n", cores, load().c_str());
+    std::string path = ensureTrace(o, o.sizeMb);
+    auto file = PerfDataReader::open(path);
+    if (!file) {
+        std::fprintf(stderr, "bench_pt_decode: %s\n", file.error().message.c_str());
+        return 1;
+    }
+    const uint64_t truthInsns = truthValue(path + ".truth", "instructions");
+    std::printf("\n== %s: %" PRIu64 " instructions in the truth\n", path.c_str(), truthInsns);
+
+    Figure a = bareLibipt(*file, "(a) bare libipt block decoder", false);
+    print(a);
+    Figure a2 = bareLibipt(*file, "(a') the same, end-on-call + end-on-jump", true);
+    print(a2);
+    SpanFigure b = auxscopeSpans(*file, "(b) auxscope decode to spans, 1 thread", 1);
+    print(b.open);
+    print(b.decode);
+    SpanFigure c = auxscopeSpans(*file, "(c) auxscope decode to spans, all cores", 0);
+    print(c.decode);
+    Figure e = firstFrame(path);
+    print(e);
+    if (b.decode.instructions != a.instructions || b.decode.instructions != truthInsns)
+        std::printf("  note: instructions differ: truth %" PRIu64 ", (a) %" PRIu64 ", (b) %" PRIu64
+                    ", (c) %" PRIu64 " (segments restart at PSBs)\n",
+                    truthInsns, a.instructions, b.decode.instructions, c.decode.instructions);
+
+    Figure bSmall, perfI, perfCr;
+    if (o.perf) {
+        std::string small = ensureTrace(o, o.perfMb);
+        auto smallFile = PerfDataReader::open(small);
+        uint64_t smallInsns = truthValue(small + ".truth", "instructions");
+        uint64_t smallBytes = 0;
+        if (smallFile) {
+            SpanFigure s = auxscopeSpans(*smallFile, "", 1);
+            bSmall = s.decode;
+            smallBytes = s.open.bytes;
+        }
+        bSmall.name = "(b) on the perf trace (" + std::to_string(o.perfMb) + " MB), 1 thread";
+        std::printf("\n== perf script on %s (%" PRIu64 " MB: perf is too slow for the full trace)\n",
+                    small.c_str(), o.perfMb);
+        print(bSmall);
+        perfI = perfScript(small, "i0ns", smallInsns, smallBytes, o.perfTimeout);
+        print(perfI);
+        perfCr = perfScript(small, "cr", smallInsns, smallBytes, o.perfTimeout);
+        print(perfCr);
+    }
+
+    std::printf("\n== targets\n");
+    verdict("(b) / (a)", a.mbs() > 0 ? b.decode.mbs() / a.mbs() : 0, 0.9);
+    verdict(("(c) / (" + std::to_string(cores) + " cores x (b))").c_str(),
+            b.decode.mbs() > 0 ? c.decode.mbs() / (cores * b.decode.mbs()) : 0, 0.8);
+    if (o.perf) {
+        verdict("(b) / perf script --itrace=i0ns", perfI.mbs() > 0 ? bSmall.mbs() / perfI.mbs() : 0, 50);
+        verdict("(b) / perf script --itrace=cr", perfCr.mbs() > 0 ? bSmall.mbs() / perfCr.mbs() : 0, 50);
+    }
+    std::printf("  %-6s %-52s %.2f s (target <= 2 s, on %" PRIu64 " MB)\n", e.seconds <= 2 ? "PASS" : "BELOW",
+                "(e) first frame", e.seconds, o.sizeMb);
+    if (o.real) realTraces(o);
+    std::printf("\nbench_pt_decode: done, %s\n", load().c_str());
+    return 0;
+}
