@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "DecodeOptions.h"
 #include "PerfDataReader.h"
 #include "PtDecodeRequest.h"
 #include "PtSpanDecoder.h"
@@ -86,22 +87,10 @@ bool looksLikePerfData(const std::string& path) {
     return in.gcount() == 8 && std::memcmp(magic, "PERFILE2", 8) == 0;
 }
 
-struct PerfDecodeArgs {
+struct PerfDecodeArgs : DecodeSelection {
     std::string path;
     std::string format = "spans";
-    PtDecodeWindow window;
-    PtSessionOptions session;
-    unsigned threads = 0;
 };
-
-std::optional<uint64_t> number(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-    if (errno || *end) return std::nullopt;
-    return v;
-}
 
 Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& args) {
     PerfDecodeArgs out;
@@ -111,30 +100,15 @@ Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& arg
             if (i + 1 >= args.size()) return makeError(a + " needs a value");
             return args[++i];
         };
-        if (a == "--format" || a == "--cpu" || a == "--tid" || a == "--time" || a == "--symfs" || a == "-j") {
+        if (a == "--format" || isDecodeSelectionOption(a)) {
             auto v = value();
             if (!v) return v.error();
             if (a == "--format") {
                 if (*v != "spans" && *v != "insn" && *v != "packets")
                     return makeError("--format " + *v + ": expected spans, insn or packets");
                 out.format = *v;
-            } else if (a == "--cpu" || a == "--tid" || a == "-j") {
-                auto n = number(*v);
-                if (!n) return makeError(a + " " + *v + ": not a number");
-                if (a == "--cpu") out.window.cpu = int(*n);
-                if (a == "--tid") out.window.tid = int32_t(*n);
-                if (a == "-j") out.threads = unsigned(*n);
-            } else if (a == "--time") {
-                size_t dash = v->find('-');
-                if (dash == std::string::npos) return makeError("--time " + *v + ": expected A-B");
-                std::string from = v->substr(0, dash), to = v->substr(dash + 1);
-                auto b = number(from), e = number(to);
-                if ((!from.empty() && !b) || (!to.empty() && !e))
-                    return makeError("--time " + *v + ": expected A-B in ns");
-                if (b) out.window.begin = *b;
-                if (e) out.window.end = *e;
-            } else {
-                out.session.images.symfs = *v;
+            } else if (auto r = applyDecodeSelectionOption(a, *v, out); !r) {
+                return r.error();
             }
         } else if (!a.empty() && a[0] == '-') {
             return makeError("unknown option " + a + " for a perf.data decode");

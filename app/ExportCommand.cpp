@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "DecodeOptions.h"
 #include "IntelPtSpans.h"
 #include "PerfDataReader.h"
 #include "TraceExport.h"
@@ -42,24 +43,13 @@ detail = cause.
   -j N            decode threads (default: all CPUs)
 )";
 
-std::optional<uint64_t> number(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-    if (errno || *end) return std::nullopt;
-    return v;
-}
-
 }  // namespace
 
 int runExportCommand(const std::vector<std::string>& args) {
     std::string input, output, format = "perfetto";
     ExportOptions options;
     std::optional<bool> decode;  // unset: when the file has Intel PT data
-    PtDecodeWindow window;
-    PtSessionOptions session;
-    unsigned threads = 0;
+    DecodeSelection selection;
     auto bad = [](const std::string& what) {
         std::cerr << "auxscope export: " << what << " (see auxscope export --help)\n";
         return 2;
@@ -71,24 +61,10 @@ int runExportCommand(const std::vector<std::string>& args) {
             return 0;
         } else if (a == "--decode" || a == "--no-decode") {
             decode = a == "--decode";
-        } else if ((a == "--cpu" || a == "--tid" || a == "-j") && i + 1 < args.size()) {
-            auto n = number(args[++i]);
-            if (!n) return bad(a + " " + args[i] + ": not a number");
-            if (a == "--cpu") window.cpu = int(*n);
-            if (a == "--tid") window.tid = int32_t(*n);
-            if (a == "-j") threads = unsigned(*n);
-        } else if (a == "--time" && i + 1 < args.size()) {
-            const std::string& v = args[++i];
-            size_t dash = v.find('-');
-            if (dash == std::string::npos) return bad("--time " + v + ": expected A-B");
-            std::string from = v.substr(0, dash), to = v.substr(dash + 1);
-            auto b = number(from), e = number(to);
-            if ((!from.empty() && !b) || (!to.empty() && !e))
-                return bad("--time " + v + ": expected A-B in ns");
-            if (b) window.begin = *b;
-            if (e) window.end = *e;
-        } else if (a == "--symfs" && i + 1 < args.size()) {
-            session.images.symfs = args[++i];
+        } else if (isDecodeSelectionOption(a) && i + 1 < args.size()) {
+            if (auto r = applyDecodeSelectionOption(a, args[i + 1], selection); !r)
+                return bad(r.error().message);
+            ++i;
         } else if ((a == "--format" || a == "-F") && i + 1 < args.size()) {
             format = args[++i];
         } else if (a.rfind("--format=", 0) == 0) {
@@ -142,7 +118,7 @@ int runExportCommand(const std::vector<std::string>& args) {
             std::cerr << "auxscope export: --decode: " << input << " has no Intel PT trace data\n";
             decodeFailed = true;
         } else {
-            auto spans = decodeIntelPtSpans(*file, window, session, threads);
+            auto spans = decodeIntelPtSpans(*file, selection.window, selection.session, selection.threads);
             if (!spans) {
                 std::cerr << "auxscope export: Intel PT decode: " << spans.error().message
                           << " (exporting without spans)\n";

@@ -78,6 +78,11 @@ CommandResult runCommand(const std::vector<std::string>& argv, double timeoutSec
     return r;
 }
 
+size_t countMatches(const std::string& text, const std::string& pattern) {
+    const std::regex re(pattern);
+    return size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
+}
+
 std::optional<std::string> perfBinary() {
     for (const char* p : {"/usr/bin/perf", "/usr/local/bin/perf"}) {
         if (access(p, X_OK) != 0) continue;

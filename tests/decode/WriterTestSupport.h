@@ -24,6 +24,9 @@ struct CommandResult {
 CommandResult runCommand(const std::vector<std::string>& argv, double timeoutSeconds);
 // Debian's perf, or nullopt when linux-perf is not installed.
 std::optional<std::string> perfBinary();
+// How many times `pattern` (ECMAScript regex) matches in `text`, e.g. record
+// lines of `perf report -D`.
+size_t countMatches(const std::string& text, const std::string& pattern);
 // `perf report --stats` output: record type name -> count.
 std::map<std::string, uint64_t> parsePerfStats(const std::string& text);
 
