@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -235,7 +236,90 @@ void radixSort(std::vector<SortKey>& keys, std::vector<SortKey>& scratch) {
 
 }  // namespace
 
+// Threads started once per session and kept: starting a pool per decodeSpans
+// call cost more than a small window's decode. Work comes in batches (one per
+// parallelFor call, several calls may run at once): the caller and the helpers
+// it woke claim indices from the batch until none is left, and the caller waits
+// only for indices already claimed, so a batch never waits on a busy pool.
+class PtSession::WorkerPool {
+public:
+    ~WorkerPool() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_all();
+        for (std::thread& t : threads_)
+            t.join();
+    }
+
+    void run(size_t n, unsigned threads, const std::function<void(size_t)>& task) {
+        if (!threads) threads = std::max(1u, std::thread::hardware_concurrency());
+        threads = unsigned(std::min<size_t>(threads, n));
+        if (threads <= 1) {
+            for (size_t i = 0; i < n; ++i)
+                task(i);
+            return;
+        }
+        auto batch = std::make_shared<Batch>();
+        batch->n = n;
+        batch->task = &task;
+        {
+            std::lock_guard lock(mutex_);
+            while (threads_.size() < threads - 1)
+                threads_.emplace_back([this] { loop(); });
+            for (unsigned t = 1; t < threads; ++t)
+                queue_.push_back(batch);
+        }
+        wake_.notify_all();
+        work(*batch);
+        std::unique_lock lock(batch->mutex);
+        batch->done.wait(lock, [&] { return batch->finished == batch->n; });
+    }
+
+private:
+    struct Batch {
+        size_t n = 0;
+        const std::function<void(size_t)>* task = nullptr;  // valid while an index is unfinished
+        std::atomic<size_t> next{0};
+        std::mutex mutex;
+        std::condition_variable done;
+        size_t finished = 0;
+    };
+    static void work(Batch& batch) {
+        size_t ran = 0;
+        for (size_t i; (i = batch.next.fetch_add(1)) < batch.n; ++ran)
+            (*batch.task)(i);
+        if (!ran) return;
+        std::lock_guard lock(batch.mutex);
+        batch.finished += ran;
+        if (batch.finished == batch.n) batch.done.notify_all();
+    }
+    void loop() {
+        for (;;) {
+            std::shared_ptr<Batch> batch;
+            {
+                std::unique_lock lock(mutex_);
+                wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+                if (stop_) return;
+                batch = std::move(queue_.front());
+                queue_.pop_front();
+            }
+            work(*batch);
+        }
+    }
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::shared_ptr<Batch>> queue_;
+    std::vector<std::thread> threads_;
+    bool stop_ = false;
+};
+
 PtSession::~PtSession() = default;
+
+void PtSession::parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task) {
+    pool_->run(n, threads, task);
+}
 
 const PsbIndex& PtSession::psbIndex(int cpu) const {
     static const PsbIndex empty;
@@ -250,6 +334,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     if (!sideband) return sideband.error();
     std::unique_ptr<PtSession> s(new PtSession);
     s->file_ = &file;
+    s->pool_ = std::make_unique<WorkerPool>();
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     s->cacheBudget_ = options.cacheBytes;
@@ -258,7 +343,9 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     s->images_->prepare();
     const PtTimeConv& time = s->trace_->time();
     for (const PtCpuTrace& cpu : s->trace_->cpus()) {
-        PsbIndex& index = s->psbs_[cpu.cpu] = PsbIndex::build(cpu, s->trace_->configOptions());
+        PsbIndex& index = s->psbs_[cpu.cpu] = PsbIndex::build(
+            cpu, s->trace_->configOptions(),
+            [&](size_t n, const std::function<void(size_t)>& task) { s->parallelFor(n, 0, task); });
         for (size_t r = 0; r < cpu.runs.size(); ++r) {
             const PtRun& run = cpu.runs[r];
             const PsbRunIndex& psbs = index.runs[r];
@@ -307,8 +394,11 @@ PtSession::SegmentResult PtSession::decodeSegment(
         spareSpans.pop_back();
     }
 
-    PtConfig config =
-        makePtConfig(trace_->configOptions(), trace.bytes.data() + seg.begin, trace.bytes.data() + seg.end);
+    // The file's bytes when the segment lies in one AUXTRACE buffer, else a copy
+    // (a memcpy is a fraction of a percent of the decode).
+    thread_local std::vector<uint8_t> stitched;
+    std::span<const uint8_t> bytes = trace.bytes.view(seg.begin, seg.end, stitched);
+    PtConfig config = makePtConfig(trace_->configOptions(), bytes.data(), bytes.data() + bytes.size());
     // Calls and direct jumps must end blocks: the stack is built from them.
     config.config.flags.variant.block.end_on_call = 1;
     config.config.flags.variant.block.end_on_jump = 1;
@@ -531,21 +621,10 @@ PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsig
                 todo.push_back(i);
         }
     }
-    if (!threads) threads = std::max(1u, std::thread::hardware_concurrency());
-    threads = std::min<unsigned>(threads, unsigned(todo.size()));
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
-            size_t i = todo[k];
-            results[i] = std::make_shared<const SegmentResult>(decodeSegment(segments_[chosen[i]], nullptr));
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool)
-        t.join();
+    parallelFor(todo.size(), threads, [&](size_t k) {
+        size_t i = todo[k];
+        results[i] = std::make_shared<const SegmentResult>(decodeSegment(segments_[chosen[i]], nullptr));
+    });
     out.decodedNow = todo.size();
     {
         // Oldest first out when over budget: a timeline revisits what it just showed.
@@ -580,30 +659,25 @@ PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsig
         for (const auto& [tid, store] : r->threads)
             if (!window.tid || tid == *window.tid) parts[tid].push_back(&store);
     }
-    for (auto& [tid, stores] : parts) {
-        bool inOrder = true;
-        uint64_t last = 0;
-        for (const SpanStore* st : stores) {
-            if (st->empty()) continue;
-            if (st->firstStart() < last) inOrder = false;
-            last = st->lastStart();
-        }
-        SpanStore& merged = out.threads[tid];
-        if (inOrder) {
-            size_t total = 0;
-            for (const SpanStore* st : stores)
-                total += st->size();
-            merged.reserve(total);
-            for (const SpanStore* st : stores)
-                merged.appendStore(*st, window.begin, window.end);
-            continue;
-        }
+    // Threads in parallel when there are several; a thread's in-order parts are
+    // copied in parallel themselves (one thread's spans can be most of a window).
+    std::vector<std::pair<int32_t, std::vector<const SpanStore*>>> work(parts.begin(), parts.end());
+    std::vector<SpanStore*> merged(work.size());
+    for (size_t k = 0; k < work.size(); ++k)
+        merged[k] = &out.threads[work[k].first];
+    const ParallelRun inner = [&](size_t n, const std::function<void(size_t)>& task) {
+        parallelFor(n, work.size() == 1 ? threads : 1, task);
+    };
+    parallelFor(work.size(), threads, [&](size_t k) {
+        const auto& [tid, stores] = work[k];
+        if (merged[k]->appendStores(stores, window.begin, window.end, inner)) return;
+        // Interleaving in time (a thread on several CPUs): unpack and sort once more.
         FlowToSpans::ThreadSpans all;
         for (const SpanStore* st : stores) {
             int32_t gapBase = int32_t(all.gaps.size());
             all.gaps.insert(all.gaps.end(), st->gaps().begin(), st->gaps().end());
-            for (size_t k = 0; k < st->size(); ++k) {
-                Span sp = st->at(k);
+            for (size_t i = 0; i < st->size(); ++i) {
+                Span sp = st->at(i);
                 if (sp.end < window.begin || sp.start > window.end) continue;
                 if (sp.isGap()) sp.gap += gapBase;
                 all.spans.push_back(sp);
@@ -611,9 +685,10 @@ PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsig
         }
         std::map<int32_t, FlowToSpans::ThreadSpans> one;
         one.emplace(tid, std::move(all));
-        merged = SpanStore();
-        storeSpans(one, out.threads);
-    }
+        std::map<int32_t, SpanStore> sorted;
+        storeSpans(one, sorted);
+        *merged[k] = std::move(sorted[tid]);
+    });
     return out;
 }
 

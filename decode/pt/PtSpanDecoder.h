@@ -11,8 +11,9 @@
 // switches, and feeds FlowToSpans. Trouble never stops the decode: a libipt
 // error becomes a gap naming the error and the trace offset, and decoding
 // resumes at the next PSB. decodeSpans() decodes only the segments a time
-// window and CPU set need, on a pool of threads, keeps them cached, and merges
-// them per thread in time order.
+// window and CPU set need, on the session's worker pool (threads started once,
+// on first need, and reused by every call), keeps them cached, and merges them
+// per thread in time order, also on the pool.
 //
 // Each segment starts with an empty call stack, so a frame that spans a segment
 // boundary shows as two spans; larger segments mean fewer such cuts and less
@@ -109,7 +110,12 @@ public:
     PtDecodeStats forEachBlock(const PtDecodeWindow& window,
                                const std::function<void(const PtBlockLine&)>& visit);
 
+    // Runs task(0) .. task(n - 1) on up to `threads` threads (0: hardware_concurrency),
+    // the calling thread being one of them.
+    void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task);
+
 private:
+    class WorkerPool;
     struct SegmentResult {
         std::map<int32_t, SpanStore> threads;  // sorted by start
         PtDecodeStats stats;
@@ -124,6 +130,7 @@ private:
     std::unique_ptr<Sideband> sideband_;
     std::unique_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
+    std::unique_ptr<WorkerPool> pool_;
     std::map<int, PsbIndex> psbs_;
     std::vector<Segment> segments_;
     std::mutex cacheMutex_;

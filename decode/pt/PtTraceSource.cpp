@@ -27,6 +27,59 @@ uint64_t PtTimeConv::toTsc(uint64_t perfTime) const {
     return (quot << shift) + (rem << shift) / mult;
 }
 
+std::span<const uint8_t> PtTraceBytes::view(uint64_t begin, uint64_t end,
+                                            std::vector<uint8_t>& scratch) const {
+    end = std::min(end, size_);
+    if (begin >= end) return {};
+    // The last piece starting at or before `begin`.
+    auto it = std::upper_bound(pieces_.begin(), pieces_.end(), begin,
+                               [](uint64_t off, const Piece& p) { return off < p.begin; });
+    if (it == pieces_.begin()) return {};
+    --it;
+    if (end <= it->begin + it->bytes.size()) return it->bytes.subspan(begin - it->begin, end - begin);
+    scratch.resize(end - begin);
+    uint64_t at = begin;
+    for (; it != pieces_.end() && at < end; ++it) {
+        uint64_t from = at - it->begin;
+        uint64_t n = std::min<uint64_t>(it->bytes.size() - from, end - at);
+        std::memcpy(scratch.data() + (at - begin), it->bytes.data() + from, n);
+        at += n;
+    }
+    return {scratch.data(), scratch.size()};
+}
+
+const uint8_t* PtTraceBytes::data() const {
+    if (pieces_.size() == 1) return pieces_[0].bytes.data();
+    std::call_once(shared_->once, [&] {
+        std::vector<uint8_t> whole(size_);
+        for (const Piece& p : pieces_)
+            std::memcpy(whole.data() + p.begin, p.bytes.data(), p.bytes.size());
+        shared_->whole = std::move(whole);
+    });
+    return shared_->whole.data();
+}
+
+void PtTraceBytes::append(std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;
+    pieces_.push_back({size_, bytes});
+    size_ += bytes.size();
+}
+
+void PtTraceBytes::appendOwned(std::vector<uint8_t> bytes) {
+    shared_->owned.push_back(std::move(bytes));
+    append(shared_->owned.back());
+}
+
+void PtTraceBytes::dropBack(uint64_t n) {
+    while (n && !pieces_.empty()) {
+        Piece& last = pieces_.back();
+        uint64_t k = std::min<uint64_t>(n, last.bytes.size());
+        last.bytes = last.bytes.first(last.bytes.size() - k);
+        size_ -= k, n -= k;
+        if (last.bytes.empty()) pieces_.pop_back();
+    }
+}
+
 const PtCpuTrace* PtTraceSource::cpu(int cpu) const {
     for (const PtCpuTrace& c : cpus_)
         if (c.cpu == cpu) return &c;
@@ -79,9 +132,11 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
 
     // Gather each CPU's buffers; compressed files hold their payloads inside
     // COMPRESSED records, so those come from a walk instead of the file bytes.
+    // File bytes for plain AUXTRACE records; an owned copy for compressed ones.
     struct Piece {
         uint64_t auxOffset, size, available;
-        std::vector<uint8_t> bytes;
+        std::span<const uint8_t> bytes;
+        std::vector<uint8_t> owned;
         int32_t tid;
     };
     std::map<int64_t, std::vector<Piece>> byCpu;
@@ -92,8 +147,7 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
             continue;
         }
         auto bytes = file.fileBytes(b.dataOffset, b.available);
-        byCpu[b.cpu].push_back(
-            {b.auxOffset, b.size, bytes.size(), {bytes.begin(), bytes.end()}, int32_t(b.tid)});
+        byCpu[b.cpu].push_back({b.auxOffset, b.size, bytes.size(), bytes, {}, int32_t(b.tid)});
     }
     if (anyCompressed) {
         auto walked = file.forEachRecord([&](const PerfRecord& rec) {
@@ -103,6 +157,7 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
             byCpu[rec.cpu].push_back({head.offset,
                                       rec.payloadSize,
                                       rec.payload.size(),
+                                      {},
                                       {rec.payload.begin(), rec.payload.end()},
                                       int32_t(head.tid)});
             return true;
@@ -124,7 +179,7 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
             // in its size while the next buffer starts at the unpadded end: an
             // overlap of up to 7 bytes is that padding, dropped here.
             bool contiguous = i > 0 && !cutShort && p.auxOffset <= expected && expected - p.auxOffset < 8;
-            if (contiguous) trace.bytes.resize(trace.bytes.size() - (expected - p.auxOffset));
+            if (contiguous) trace.bytes.dropBack(expected - p.auxOffset);
             if (!contiguous) {
                 PtRun run;
                 run.begin = run.end = trace.bytes.size();
@@ -141,7 +196,10 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
                 }
                 trace.runs.push_back(run);
             }
-            trace.bytes.insert(trace.bytes.end(), p.bytes.begin(), p.bytes.end());
+            if (!p.owned.empty())
+                trace.bytes.appendOwned(std::move(p.owned));
+            else
+                trace.bytes.append(p.bytes);
             trace.runs.back().end = trace.bytes.size();
             expected = p.auxOffset + p.size;
             cutShort = p.available < p.size;

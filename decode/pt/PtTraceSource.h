@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Intel PT trace of a perf.data, ready for libipt: per CPU (AUX ring) the
-// AUXTRACE buffers in AUX order, concatenated where they are contiguous and
-// split into runs where AUX data is missing (a gap in the AUX offsets or a
+// AUXTRACE buffers in AUX order, one logical stream (PtTraceBytes: pieces of
+// the mapped file, not copies) split into runs where AUX data is missing (a gap in the AUX offsets or a
 // buffer cut short by the end of the file), plus the machine parameters
 // (ptConfigFromPerf) and the TSC <-> perf time conversion.
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,44 @@ struct PtTimeConv {
     uint64_t toTsc(uint64_t perfTime) const;
 };
 
+// The AUX bytes of one CPU as one logical stream, made of pieces that point
+// into the file (PerfDataReader maps it): opening a session copies nothing.
+// AUXTRACE records interleave headers (and other CPUs' buffers) with the data, so
+// a range that crosses a piece boundary is stitched into a caller's scratch
+// buffer when asked for (view()); a range within one piece is the file's bytes.
+// Compressed files' payloads are the only bytes owned here. The stream's bytes
+// live as long as the PerfDataReader the source was made from.
+class PtTraceBytes {
+public:
+    struct Piece {
+        uint64_t begin = 0;  // offset in the stream
+        std::span<const uint8_t> bytes;
+    };
+    uint64_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const std::vector<Piece>& pieces() const { return pieces_; }
+    // [begin, end) contiguous: the piece's bytes when it lies in one, else a copy in `scratch`.
+    std::span<const uint8_t> view(uint64_t begin, uint64_t end, std::vector<uint8_t>& scratch) const;
+    // The whole stream contiguous (for callers that hand whole runs to libipt):
+    // the file's bytes when there is one piece, else a copy made on the first
+    // call and kept.
+    const uint8_t* data() const;
+
+    void append(std::span<const uint8_t> bytes);
+    void appendOwned(std::vector<uint8_t> bytes);  // a payload that exists only in memory
+    void dropBack(uint64_t n);                     // perf's padding, counted twice
+
+private:
+    struct Shared {
+        std::once_flag once;
+        std::vector<uint8_t> whole;
+        std::vector<std::vector<uint8_t>> owned;
+    };
+    std::vector<Piece> pieces_;
+    uint64_t size_ = 0;
+    std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+};
+
 // Contiguous AUX bytes of one CPU: [begin, end) of PtCpuTrace::bytes.
 struct PtRun {
     uint64_t begin = 0, end = 0;
@@ -42,7 +83,7 @@ struct PtRun {
 struct PtCpuTrace {
     int cpu = -1;
     int32_t tid = -1;  // the AUXTRACE records' tid (per-thread mode); -1 when CPU-wide
-    std::vector<uint8_t> bytes;
+    PtTraceBytes bytes;
     std::vector<PtRun> runs;
     size_t buffers = 0;
 };

@@ -107,6 +107,89 @@ bool SpanStore::appendStore(const SpanStore& other, uint64_t begin, uint64_t end
     return true;
 }
 
+bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t begin, uint64_t end,
+                             const ParallelRun& parallel) {
+    uint64_t last = lastStart_;
+    bool any = !empty();
+    for (const SpanStore* part : parts) {
+        if (part->empty()) continue;
+        if (any && part->firstStart() < last) return false;
+        last = part->lastStart_, any = true;
+    }
+    const bool whole = begin == 0 && end == UINT64_MAX;
+    auto selected = [&](const SpanStore& part, size_t i, size_t& chunk, uint64_t& start) {
+        while (chunk + 1 < part.chunks_.size() && part.chunks_[chunk + 1].first <= i)
+            ++chunk;
+        const PackedSpan& p = part.spans_[i];
+        start = part.chunks_[chunk].base + p.startOffset;
+        if (whole) return true;
+        if (p.duration == kWide && p.depthInsns == kWide) {
+            Span s = part.at(i);
+            return s.end >= begin && s.start <= end;
+        }
+        return !(start + p.duration < begin || start > end);
+    };
+    // Pass 1: how many spans each part contributes, hence where they go.
+    std::vector<size_t> counts(parts.size());
+    auto count = [&](size_t k) {
+        const SpanStore& part = *parts[k];
+        if (whole) {
+            counts[k] = part.size();
+            return;
+        }
+        size_t n = 0, chunk = 0;
+        uint64_t start = 0;
+        for (size_t i = 0; i < part.spans_.size(); ++i)
+            n += selected(part, i, chunk, start);
+        counts[k] = n;
+    };
+    parallel(parts.size(), count);
+    std::vector<size_t> at(parts.size());
+    std::vector<uint32_t> gapBase(parts.size());
+    size_t total = spans_.size();
+    uint32_t gaps = static_cast<uint32_t>(gaps_.size());
+    for (size_t k = 0; k < parts.size(); ++k) {
+        at[k] = total, total += counts[k];
+        gapBase[k] = gaps, gaps += static_cast<uint32_t>(parts[k]->gaps_.size());
+    }
+    spans_.resize(total);
+    // Pass 2: copy, re-basing starts on the part's own chunks and gap indices on
+    // the merged gaps; chunks and wide values are collected per part.
+    struct Out {
+        std::vector<Chunk> chunks;
+        std::vector<std::pair<uint32_t, WideValues>> wide;
+        uint64_t lastStart = 0;
+    };
+    std::vector<Out> outs(parts.size());
+    auto copy = [&](size_t k) {
+        const SpanStore& part = *parts[k];
+        Out& out = outs[k];
+        size_t o = at[k], chunk = 0;
+        uint64_t start = 0;
+        for (size_t i = 0; i < part.spans_.size(); ++i) {
+            if (!selected(part, i, chunk, start)) continue;
+            if (out.chunks.empty() || start - out.chunks.back().base > UINT32_MAX)
+                out.chunks.push_back({start, static_cast<uint32_t>(o)});
+            PackedSpan q = part.spans_[i];
+            q.startOffset = static_cast<uint32_t>(start - out.chunks.back().base);
+            if (q.function & kGapFlag) q.function = kGapFlag | (gapBase[k] + (q.function & ~kGapFlag));
+            if (q.duration == kWide && q.depthInsns == kWide)
+                out.wide.push_back({static_cast<uint32_t>(o), part.wide_.at(static_cast<uint32_t>(i))});
+            spans_[o++] = q;
+            out.lastStart = start;
+        }
+    };
+    parallel(parts.size(), copy);
+    for (size_t k = 0; k < parts.size(); ++k) {
+        gaps_.insert(gaps_.end(), parts[k]->gaps_.begin(), parts[k]->gaps_.end());
+        chunks_.insert(chunks_.end(), outs[k].chunks.begin(), outs[k].chunks.end());
+        for (auto& [i, w] : outs[k].wide)
+            wide_[i] = w;
+        if (counts[k]) lastStart_ = outs[k].lastStart;
+    }
+    return true;
+}
+
 const SpanStore::Chunk& SpanStore::chunkOf(size_t index) const {
     auto it = std::upper_bound(chunks_.begin(), chunks_.end(), index,
                                [](size_t i, const Chunk& c) { return i < c.first; });

@@ -6,6 +6,9 @@
 // Decoder-independent: Intel PT and CoreSight both fill it through FlowToSpans.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -53,6 +56,10 @@ struct PackedSpan {
 };
 static_assert(sizeof(PackedSpan) == 16);
 
+// Runs task(0) .. task(n - 1), possibly on several threads, returning when all
+// have finished (a decoder's worker pool).
+using ParallelRun = std::function<void(size_t n, const std::function<void(size_t)>& task)>;
+
 class SpanStore {
 public:
     static constexpr uint32_t kWide = 0xffffffffu;
@@ -70,6 +77,13 @@ public:
     // nothing appended) otherwise. Segments decoded apart merge this way without
     // being unpacked and sorted again.
     bool appendStore(const SpanStore& other, uint64_t begin = 0, uint64_t end = UINT64_MAX);
+    // appendStore() of each of `parts` in turn, the copying spread over `parallel`:
+    // merging a window's segments is a copy of hundreds of MB of packed spans,
+    // as long as decoding them on a few cores. Each part starts a chunk of its
+    // own, so parts are copied independently. False (nothing appended) when the
+    // parts are not in start order.
+    bool appendStores(std::span<const SpanStore* const> parts, uint64_t begin, uint64_t end,
+                      const ParallelRun& parallel);
     void reserve(size_t spans);
     uint64_t firstStart() const { return spans_.empty() ? 0 : chunks_.front().base + spans_[0].startOffset; }
     uint64_t lastStart() const { return lastStart_; }
@@ -83,6 +97,26 @@ public:
     size_t spanBytes() const;
 
 private:
+    // Growing the array for a merge must not write every element twice (zeroing,
+    // then copying): elements are left uninitialized until written.
+    template <typename T>
+    struct UninitAllocator : std::allocator<T> {
+        template <typename U>
+        struct rebind {
+            using other = UninitAllocator<U>;
+        };
+        UninitAllocator() = default;
+        template <typename U>
+        UninitAllocator(const UninitAllocator<U>&) noexcept {}
+        template <typename U>
+        void construct(U* p) noexcept {
+            ::new (static_cast<void*>(p)) U;
+        }
+        template <typename U, typename... Args>
+        void construct(U* p, Args&&... args) {
+            ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+        }
+    };
     struct Chunk {
         uint64_t base;
         uint32_t first;  // index of its first span
@@ -96,7 +130,7 @@ private:
     void push(const Span& s, uint32_t gapBase);
     void reserveMore(size_t n);
 
-    std::vector<PackedSpan> spans_;
+    std::vector<PackedSpan, UninitAllocator<PackedSpan>> spans_;
     std::vector<Chunk> chunks_;
     std::unordered_map<uint32_t, WideValues> wide_;
     std::vector<Gap> gaps_;
