@@ -111,8 +111,22 @@ void FlowToSpans::instructions(uint64_t time, uint32_t function, uint64_t count,
             stack.back() = {function, stack.back().depth, time, 0};
         }
     } else if (stack.back().function != function) {
-        close(t, stack.back(), time);
-        stack.back() = {function, stack.back().depth, time, 0};
+        // A jump into a function further down the stack unwinds to it.
+        ptrdiff_t target = -1;
+        if (pending == Pending::Jump) {
+            target = static_cast<ptrdiff_t>(stack.size()) - 2;
+            while (target >= 0 && stack[target].function != function)
+                --target;
+        }
+        if (target >= 0) {
+            while (stack.size() > size_t(target) + 1) {
+                close(t, stack.back(), time);
+                stack.pop_back();
+            }
+        } else {
+            close(t, stack.back(), time);
+            stack.back() = {function, stack.back().depth, time, 0};
+        }
     }
     stack.back().instructions += count;
     switch (last) {
@@ -123,6 +137,9 @@ void FlowToSpans::instructions(uint64_t time, uint32_t function, uint64_t count,
         case BranchClass::Return:
         case BranchClass::FarReturn:
             t.pending = Pending::Return;
+            break;
+        case BranchClass::Jump:
+            t.pending = Pending::Jump;
             break;
         default:
             t.pending = Pending::None;

@@ -13,7 +13,11 @@
 //   one level further out, since a trace usually starts in the middle of a call
 //   chain (the stack grows downward, as perf and magic-trace do);
 // - control reaching another function without a call or return (a tail call, a
-//   jump through the PLT) replaces the top frame;
+//   jump through the PLT) replaces the top frame, unless a jump lands in a
+//   function already further down the stack: that is an unwind (x86-64 libgcc
+//   reaches a landing pad, and glibc's longjmp its target, by restoring the
+//   stack pointer and jumping), so the frames above it close. A tail call into
+//   a caller's function (mutual recursion) is read the same way;
 // - each thread keeps its own stack across switches;
 // - untraced time (tracing off, e.g. a syscall in a user-only trace) becomes a
 //   gap span one level below the top frame, and the stack is kept; any other gap
@@ -84,7 +88,7 @@ private:
         uint64_t start;
         uint64_t instructions;
     };
-    enum class Pending : uint8_t { None, Call, Return };
+    enum class Pending : uint8_t { None, Call, Return, Jump };
     struct Thread {
         std::vector<Frame> stack;
         Pending pending = Pending::None;

@@ -98,6 +98,21 @@ TEST(FlowToSpans, JumpToAnotherFunctionIsATailCall) {
               (std::vector<Span>{fn(10, 50, A, 0, 3), fn(20, 30, B, 1, 2), fn(30, 40, C, 1, 3)}));
 }
 
+// x86-64 exception unwinding and longjmp: the stack pointer is restored and
+// control jumps into a function further down the stack; the frames above close.
+TEST(FlowToSpans, JumpIntoAFunctionDownTheStackUnwinds) {
+    FlowToSpans flow;
+    flow.instructions(10, A, 2, BranchClass::Call);
+    flow.instructions(20, B, 3, BranchClass::Call);
+    flow.instructions(30, C, 1, BranchClass::Jump);  // the unwinder's jmp *%rcx
+    flow.instructions(40, A, 4, BranchClass::Call);  // the landing pad in A
+    flow.instructions(50, B, 1, BranchClass::Return);
+    flow.instructions(60, A, 1, BranchClass::Other);
+    Built b = build(flow, 70);
+    EXPECT_EQ(b.spans[-1], (std::vector<Span>{fn(10, 70, A, 0, 7), fn(20, 40, B, 1, 3), fn(30, 40, C, 2, 1),
+                                              fn(50, 60, B, 1, 1)}));
+}
+
 TEST(FlowToSpans, InterruptsAndFarTransfersNest) {
     FlowToSpans flow;
     flow.instructions(10, A, 2, BranchClass::Other);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <streambuf>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "PerfDataReader.h"
 #include "PtConfig.h"
 #include "PtInsnFlow.h"
+#include "PtSpanDecoder.h"
 #include "PtSynthTruth.h"
 
 using namespace auxscope;
@@ -259,6 +261,161 @@ void expectPerfBranchesMatchEvents(const fs::path& file, const Truth& truth) {
     }
 }
 
+// ---------------------------------------------------------------- call trees
+
+// One frame of a call tree: the function (the executable's symbol, argument
+// list cut off; "" elsewhere) and its depth relative to the first frame of
+// `anchor`.
+struct TreeFrame {
+    std::string name;
+    int32_t depth = 0;
+    auto operator<=>(const TreeFrame&) const = default;
+};
+
+std::string baseName(std::string name) {
+    const size_t paren = name.find('(');
+    if (paren != std::string::npos) name.resize(paren);
+    return name;
+}
+
+// The text symbols of `exe` (nm), at the addresses its truth mapping puts them.
+std::map<uint64_t, std::pair<uint64_t, std::string>> exeSymbols(const std::string& exe, const Truth& truth) {
+    std::map<uint64_t, std::pair<uint64_t, std::string>> symbols;  // start -> end, name
+    uint64_t bias = 0;
+    for (const auto& m : truth.maps)
+        if (m.path == exe) bias = m.start - m.pgoff;  // PIE: text's vaddr equals its file offset
+    std::string text;
+    EXPECT_EQ(run("nm -C --defined-only -S " + exe, &text), 0) << text;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t eol = std::min(text.find('\n', pos), text.size());
+        const std::string line = text.substr(pos, eol - pos);
+        pos = eol + 1;
+        unsigned long long value = 0, size = 0;
+        char type = 0;
+        int name = 0;
+        if (std::sscanf(line.c_str(), "%llx %llx %c %n", &value, &size, &type, &name) == 3 &&
+            (type == 't' || type == 'T') && size > 0)
+            symbols[bias + value] = {bias + value + size, baseName(line.substr(name))};
+    }
+    return symbols;
+}
+
+// The truth's call tree, from its instruction list and call/ret events alone:
+// a call opens a frame; a return closes the frame whose call instruction
+// precedes the return address (and every frame above it); control entering a
+// function of the executable that is further down the stack without a call or
+// return (the unwinder's jump to a landing pad) closes the frames above it; a
+// return past the first frame opens its caller one level further out. Frames
+// are listed in the order they opened.
+std::vector<TreeFrame> truthCallTree(const std::string& exe, const Truth& truth, int32_t* maxDepth) {
+    const auto symbols = exeSymbols(exe, truth);
+    auto nameOf = [&](uint64_t ip) -> std::string {
+        auto it = symbols.upper_bound(ip);
+        if (it == symbols.begin()) return "";
+        --it;
+        return ip < it->second.first ? it->second.second : "";
+    };
+    struct Open {
+        size_t index;       // in `frames`
+        uint64_t callSite;  // the call instruction that opened it (0: not seen)
+    };
+    std::vector<TreeFrame> frames{{nameOf(truth.ips.front()), 0}};
+    std::vector<Open> stack{{0, 0}};
+    *maxDepth = 0;
+    size_t next = 0;  // the next call/ret event
+    auto isCallOrRet = [](const TruthEvent& e) {
+        return e.kind == TruthEvent::Kind::Call || e.kind == TruthEvent::Kind::Ret;
+    };
+    while (next < truth.events.size() && !isCallOrRet(truth.events[next]))
+        ++next;
+    for (size_t i = 0; i + 1 < truth.ips.size(); ++i) {
+        const uint64_t from = truth.ips[i], to = truth.ips[i + 1];
+        if (next < truth.events.size() && truth.events[next].from == from && truth.events[next].to == to) {
+            const TruthEvent& e = truth.events[next];
+            do
+                ++next;
+            while (next < truth.events.size() && !isCallOrRet(truth.events[next]));
+            if (e.kind == TruthEvent::Kind::Call) {
+                frames.push_back({nameOf(to), frames[stack.back().index].depth + 1});
+                *maxDepth = std::max(*maxDepth, frames.back().depth);
+                stack.push_back({frames.size() - 1, from});
+                continue;
+            }
+            size_t k = stack.size();
+            while (k > 0 && !(stack[k - 1].callSite < to && to - stack[k - 1].callSite <= 15))
+                --k;
+            if (k > 0) {
+                stack.resize(k - 1);
+            } else {
+                const int32_t outer = frames[stack.front().index].depth - 1;
+                stack.clear();
+                frames.push_back({nameOf(to), outer});
+                stack.push_back({frames.size() - 1, 0});
+            }
+            continue;
+        }
+        const std::string target = nameOf(to);
+        if (target.empty() || nameOf(from) == target) continue;
+        size_t k = stack.size();
+        while (k > 0 && frames[stack[k - 1].index].name != target)
+            --k;
+        if (k > 0) stack.resize(k);  // unwound to a landing pad
+    }
+    return frames;
+}
+
+// The call tree auxscope's span decoder builds for the file (one thread).
+std::vector<TreeFrame> spanCallTree(const fs::path& file, int32_t* maxDepth) {
+    std::vector<TreeFrame> frames;
+    auto reader = PerfDataReader::open(file.string());
+    EXPECT_TRUE(reader.ok()) << reader.error().message;
+    if (!reader.ok()) return frames;
+    auto session = PtSession::open(*reader);
+    EXPECT_TRUE(session.ok()) << session.error().message;
+    if (!session.ok()) return frames;
+    PtSession::SpanResult result = (*session)->decodeSpans({}, 1);
+    EXPECT_EQ(result.stats.decodeErrors, 0u);
+    EXPECT_EQ(result.threads.size(), 1u);
+    *maxDepth = 0;
+    for (const auto& [tid, store] : result.threads)
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span span = store.at(i);
+            if (span.isGap()) continue;
+            frames.push_back({baseName((*session)->functions()[span.function].name), span.depth});
+            *maxDepth = std::max(*maxDepth, span.depth);
+        }
+    return frames;
+}
+
+// The frames of `names`, with depths relative to the first frame of
+// names.front(), as a multiset (span start times are estimates between timing
+// packets, so several spans can share one and their order is not compared).
+std::multiset<TreeFrame> project(const std::vector<TreeFrame>& frames, const std::vector<std::string>& names,
+                                 int32_t* anchorDepth) {
+    std::multiset<TreeFrame> out;
+    *anchorDepth = 0;
+    for (const auto& f : frames)
+        if (f.name == names.front()) {
+            *anchorDepth = f.depth;
+            break;
+        }
+    for (const auto& f : frames)
+        if (std::find(names.begin(), names.end(), f.name) != names.end())
+            out.insert({f.name, f.depth - *anchorDepth});
+    return out;
+}
+
+std::string describe(const std::multiset<TreeFrame>& frames) {
+    std::map<TreeFrame, size_t> counts;
+    for (const auto& f : frames)
+        ++counts[f];
+    std::string text;
+    for (const auto& [f, n] : counts)
+        text += f.name + "@" + std::to_string(f.depth) + " x" + std::to_string(n) + "  ";
+    return text;
+}
+
 // ---------------------------------------------------------------- step mode
 
 TEST(PtSynthStep, StaticProgramFromItsFirstInstruction) {
@@ -348,6 +505,54 @@ TEST(PtSynthStep, DynamicLinkerMapsLibcWhileTraced) {
         synthesize("--max-insns 30000 -- " AUXSCOPE_PTSYNTH_DYNAMIC, dir.path / "dynamic.data");
     ASSERT_FALSE(truth.maps.empty());
     expectDecodersAgree(dir.path / "dynamic.data", truth);
+}
+
+// C++ exceptions: thrown four frames below run_test, through frames whose
+// destructors run during unwinding, caught in run_test; one rethrow. The
+// unwinder leaves the frames without returns: it jumps (jmp *%rcx after
+// restoring the stack pointer) into each landing pad, and the cleanup pads call
+// _Unwind_Resume, so a frame ends at a jump into a function further down.
+TEST(PtSynthStep, CxxExceptionsUnwindThroughDestructors) {
+    TempDir dir;
+    const fs::path file = dir.path / "exceptions.data";
+    // Traced from run_test (ld.so's start-up is not) to the exit: ~190k
+    // instructions, most of them the unwinder's (~40k per throw).
+    const Truth truth =
+        synthesize("--start run_test --max-insns 400000 -- " AUXSCOPE_PTSYNTH_EXCEPTIONS, file);
+    ASSERT_LT(truth.instructions, 400000u) << "the program should exit within the limit";
+    bool libgcc = false, libstdcxx = false;
+    for (const auto& m : truth.maps) {
+        libgcc = libgcc || m.path.find("libgcc_s.so") != std::string::npos;
+        libstdcxx = libstdcxx || m.path.find("libstdc++.so") != std::string::npos;
+    }
+    EXPECT_TRUE(libgcc && libstdcxx) << "exceptions need the shared unwinder";
+    // Unwinding leaves frames without a return.
+    EXPECT_GT(truth.calls, truth.returns);
+    expectDecodersAgree(file, truth);
+    expectPerfBranchesMatchEvents(file, truth);
+}
+
+// The span decoder's call tree of the same run equals the truth's: the
+// program's frames at the depths they had, each unwound frame closed when
+// control jumps to a landing pad further down (not replaced like a tail call,
+// which would leave the frames above it open and push later calls ever deeper).
+TEST(PtSynthStep, CxxExceptionsCallTreeClosesUnwoundFrames) {
+    TempDir dir;
+    const fs::path file = dir.path / "exceptions.data";
+    const Truth truth =
+        synthesize("--start run_test --max-insns 400000 -- " AUXSCOPE_PTSYNTH_EXCEPTIONS, file);
+    ASSERT_FALSE(truth.ips.empty());
+    const std::vector<std::string> program{"run_test", "main",    "level1",   "level2",
+                                           "level3",   "thrower", "rethrower"};
+    int32_t truthMax = 0, spanMax = 0, truthAnchor = 0, spanAnchor = 0;
+    const auto want =
+        project(truthCallTree(AUXSCOPE_PTSYNTH_EXCEPTIONS, truth, &truthMax), program, &truthAnchor);
+    // 5 level1..thrower chains (3 throws, the rethrow, the return), rethrower once.
+    ASSERT_EQ(want.count({"thrower", 4}) + want.count({"thrower", 5}), 5u) << describe(want);
+    ASSERT_EQ(want.count({"run_test", 0}), 1u) << describe(want);
+    const auto got = project(spanCallTree(file, &spanMax), program, &spanAnchor);
+    EXPECT_TRUE(got == want) << "spans:  " << describe(got) << "\ntruth:  " << describe(want);
+    EXPECT_EQ(spanMax - spanAnchor, truthMax - truthAnchor) << "deepest frame, relative to run_test";
 }
 
 TEST(PtSynthStep, MissingCommandIsAnError) {
