@@ -86,44 +86,42 @@ void FlowToSpans::instructions(uint64_t time, uint32_t function, uint64_t count,
     }
     Pending pending = t.pending;
     auto& stack = t.stack;
+    // Closes every frame above the nearest one below the top that runs
+    // `target`; false (and nothing closed) when none does.
+    auto unwindTo = [&](uint32_t target) {
+        ptrdiff_t at = static_cast<ptrdiff_t>(stack.size()) - 2;
+        while (at >= 0 && stack[at].function != target)
+            --at;
+        if (at < 0) return false;
+        while (stack.size() > size_t(at) + 1) {
+            close(t, stack.back(), time);
+            stack.pop_back();
+        }
+        return true;
+    };
     if (stack.empty()) {
         stack.push_back({function, 0, time, 0});
     } else if (pending == Pending::Call) {
         stack.push_back({function, stack.back().depth + 1, time, 0});
     } else if (pending == Pending::Return) {
-        // The frame returned to: the nearest one below the top running `function`.
-        ptrdiff_t target = static_cast<ptrdiff_t>(stack.size()) - 2;
-        while (target >= 0 && stack[target].function != function)
-            --target;
-        if (target >= 0) {
-            while (stack.size() > size_t(target) + 1) {
+        // The frame returned to: the nearest one below the top running `function`;
+        // when there is none, the caller is new (outside what the trace saw).
+        if (!unwindTo(function)) {
+            if (stack.size() == 1) {
+                int32_t depth = stack.back().depth - 1;
+                close(t, stack.back(), time);
+                stack.back() = {function, depth, time, 0};
+            } else {
                 close(t, stack.back(), time);
                 stack.pop_back();
+                close(t, stack.back(), time);
+                stack.back() = {function, stack.back().depth, time, 0};
             }
-        } else if (stack.size() == 1) {
-            int32_t depth = stack.back().depth - 1;
-            close(t, stack.back(), time);
-            stack.back() = {function, depth, time, 0};
-        } else {
-            close(t, stack.back(), time);
-            stack.pop_back();
-            close(t, stack.back(), time);
-            stack.back() = {function, stack.back().depth, time, 0};
         }
     } else if (stack.back().function != function) {
-        // A jump into a function further down the stack unwinds to it.
-        ptrdiff_t target = -1;
-        if (pending == Pending::Jump) {
-            target = static_cast<ptrdiff_t>(stack.size()) - 2;
-            while (target >= 0 && stack[target].function != function)
-                --target;
-        }
-        if (target >= 0) {
-            while (stack.size() > size_t(target) + 1) {
-                close(t, stack.back(), time);
-                stack.pop_back();
-            }
-        } else {
+        // A jump into a function further down the stack unwinds to it; any other
+        // change of function without a call or return is a tail call.
+        if (pending != Pending::Jump || !unwindTo(function)) {
             close(t, stack.back(), time);
             stack.back() = {function, stack.back().depth, time, 0};
         }
