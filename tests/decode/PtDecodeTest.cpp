@@ -25,6 +25,7 @@
 #include "FlowToSpans.h"
 #include "PerfDataReader.h"
 #include "PerfDataWriter.h"
+#include "PsbIndex.h"
 #include "PtSpanDecoder.h"
 
 namespace auxscope {
@@ -635,3 +636,45 @@ TEST(PtDecodePtSynth, GeneratedProgramMatchesItsTruth) {
 
 }  // namespace
 }  // namespace auxscope
+
+// PSBs are found by a byte search, one task per AUXTRACE buffer, each owning the
+// PSBs that start inside it: a PSB cut by a buffer boundary (even one shorter
+// than a PSB) must be found exactly once, whatever the cut.
+TEST(PsbSearch, EveryCutFindsEachPsbOnce) {
+    std::vector<uint8_t> bytes;
+    std::vector<uint64_t> expected;
+    uint64_t x = 88172645463325252ull;
+    auto filler = [&](size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            bytes.push_back(uint8_t(0x10 + x % 0xe0));  // never 0x02 or 0x82: no stray PSB pattern
+        }
+    };
+    for (size_t gap : {0u, 5u, 37u, 1u, 200u, 16u, 3u}) {
+        filler(gap);
+        expected.push_back(bytes.size());
+        for (int i = 0; i < 8; ++i)
+            bytes.insert(bytes.end(), {0x02, 0x82});
+    }
+    filler(9);
+    std::vector<uint64_t> whole;
+    auxscope::findPsbs(bytes, 0, bytes.size(), whole);
+    ASSERT_EQ(whole, expected);
+    for (size_t cut = 0; cut <= bytes.size(); ++cut) {
+        std::vector<uint64_t> left, right;
+        auxscope::findPsbs(bytes, 0, cut, left);
+        auxscope::findPsbs(bytes, cut, bytes.size(), right);
+        left.insert(left.end(), right.begin(), right.end());
+        ASSERT_EQ(left, expected) << "cut at " << cut;
+    }
+    // Three cuts at once, two of them inside the same PSB.
+    const size_t psb = expected[2];
+    std::vector<uint64_t> a, b, c, d;
+    auxscope::findPsbs(bytes, 0, psb + 3, a);
+    auxscope::findPsbs(bytes, psb + 3, psb + 9, b);
+    auxscope::findPsbs(bytes, psb + 9, psb + 100, c);
+    auxscope::findPsbs(bytes, psb + 100, bytes.size(), d);
+    for (auto* part : {&b, &c, &d})
+        a.insert(a.end(), part->begin(), part->end());
+    EXPECT_EQ(a, expected);
+}
