@@ -438,7 +438,7 @@ void CapturePage::start() {
     rebuildSeries();
     setFormEnabled(false);
     stopButton_->setEnabled(true);
-    const bool flightRecorder = session_->options().auxSnapshot || session_->options().overwrite;
+    const bool flightRecorder = session_->options().takesSnapshots();
     snapshotButton_->setEnabled(flightRecorder);
     snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
     if (replay_)
@@ -476,7 +476,7 @@ Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
 }
 
 void CapturePage::takeSnapshot() {
-    if (!session_ || stopping_ || !(session_->options().auxSnapshot || session_->options().overwrite)) return;
+    if (!session_ || stopping_ || !session_->options().takesSnapshots()) return;
     session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
     setStatus("Snapshot requested…");
 }
@@ -610,7 +610,7 @@ void CapturePage::refresh() {
         auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
         auxLostSeries_[i]->replace(history_.auxLost(i));
     }
-    if (session_->options().auxSnapshot || session_->options().overwrite) {
+    if (session_->options().takesSnapshots()) {
         uint64_t n = 0, bytes = 0;
         for (auto& c : snaps)
             bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;

@@ -2,6 +2,7 @@
 #include "InfoCommand.h"
 
 #include "CaptureStatsFeature.h"
+#include "JsonString.h"
 
 #include <bit>
 #include <cinttypes>
@@ -417,62 +418,6 @@ std::string formatInfo(const PerfDataReader& r) {
 namespace {
 
 // Minimal JSON building: objects and arrays are written in order, strings escaped.
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when it is not one.
-size_t utf8Length(const std::string& s, size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; ++k)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-    // No overlong forms, no UTF-16 surrogates, nothing past U+10FFFF.
-    const auto c1 = static_cast<unsigned char>(s[i + 1]);
-    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) ||
-        (c == 0xf4 && c1 > 0x8f))
-        return 0;
-    return n;
-}
-
-// A JSON string: escaped, and valid UTF-8 even when the file's bytes are not
-// (invalid bytes become U+FFFD).
-std::string jstr(const std::string& s) {
-    std::string o = "\"";
-    for (size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            const size_t n = utf8Length(s, i);
-            if (n == 0) {
-                o += "\\ufffd";
-                continue;
-            }
-            o.append(s, i, n);
-            i += n - 1;
-            continue;
-        }
-        switch (c) {
-            case '"':
-                o += "\\\"";
-                break;
-            case '\\':
-                o += "\\\\";
-                break;
-            case '\n':
-                o += "\\n";
-                break;
-            case '\t':
-                o += "\\t";
-                break;
-            default:
-                if (c < 0x20) {
-                    char buf[8];
-                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                    o += buf;
-                } else {
-                    o += char(c);
-                }
-        }
-    }
-    return o + "\"";
-}
 
 std::string jnum(uint64_t v) {
     return std::to_string(v);
@@ -481,7 +426,7 @@ std::string jnum(uint64_t v) {
 std::string jtypes(const std::map<uint32_t, uint64_t>& byType) {
     std::string s = "{";
     for (auto& [t, n] : byType)
-        s += (s.size() > 1 ? "," : "") + jstr(perfRecordTypeName(t)) + ":" + jnum(n);
+        s += (s.size() > 1 ? "," : "") + jsonString(perfRecordTypeName(t)) + ":" + jnum(n);
     return s + "}";
 }
 
@@ -491,52 +436,53 @@ std::string formatInfoJson(const PerfDataReader& r) {
     const PerfDataSummary& s = r.summary();
     const PerfFeatures& f = r.features();
     std::string o = "{";
-    o += "\"file\":" + jstr(r.path());
-    o += ",\"mode\":" + jstr(r.mode() == PerfDataMode::Pipe ? "pipe" : "file");
+    o += "\"file\":" + jsonString(r.path());
+    o += ",\"mode\":" + jsonString(r.mode() == PerfDataMode::Pipe ? "pipe" : "file");
     o += ",\"size\":" + jnum(r.fileSize());
     o += ",\"data\":{\"offset\":" + jnum(r.dataOffset()) + ",\"size\":" + jnum(r.dataSize()) +
          ",\"recovered\":" + (r.dataSizeRecovered() ? "true" : "false") + "}";
     o += ",\"events\":[";
     for (size_t i = 0; i < r.attrs().size(); ++i) {
         const PerfAttr& a = r.attrs()[i];
-        o += std::string(i ? "," : "") + "{\"name\":" + jstr(a.name) + ",\"type\":" + jnum(a.attr.type) +
-             ",\"config\":" + jnum(a.attr.config) + ",\"sample_type\":" + jnum(a.attr.sample_type) +
-             ",\"sample_type_names\":" + jstr(sampleTypeString(a.attr.sample_type)) +
+        o += std::string(i ? "," : "") + "{\"name\":" + jsonString(a.name) +
+             ",\"type\":" + jnum(a.attr.type) + ",\"config\":" + jnum(a.attr.config) +
+             ",\"sample_type\":" + jnum(a.attr.sample_type) +
+             ",\"sample_type_names\":" + jsonString(sampleTypeString(a.attr.sample_type)) +
              ",\"ids\":" + jnum(a.ids.size()) + "}";
     }
     o += "],\"features\":{";
     std::string fs;
     auto field = [&](const char* k, const std::string& v) {
-        fs += (fs.empty() ? "" : ",") + jstr(k) + ":" + v;
+        fs += (fs.empty() ? "" : ",") + jsonString(k) + ":" + v;
     };
     {
         std::string p = "[";
         for (unsigned id : f.present)
-            p += (p.size() > 1 ? "," : "") + jstr(perfFeatureName(id));
+            p += (p.size() > 1 ? "," : "") + jsonString(perfFeatureName(id));
         field("present", p + "]");
     }
-    if (f.hostname) field("hostname", jstr(*f.hostname));
-    if (f.osRelease) field("osrelease", jstr(*f.osRelease));
-    if (f.version) field("version", jstr(*f.version));
-    if (f.arch) field("arch", jstr(*f.arch));
+    if (f.hostname) field("hostname", jsonString(*f.hostname));
+    if (f.osRelease) field("osrelease", jsonString(*f.osRelease));
+    if (f.version) field("version", jsonString(*f.version));
+    if (f.arch) field("arch", jsonString(*f.arch));
     if (f.nrCpus)
         field("nrcpus",
               "{\"online\":" + jnum(f.nrCpus->online) + ",\"available\":" + jnum(f.nrCpus->available) + "}");
-    if (f.cpuDesc) field("cpudesc", jstr(*f.cpuDesc));
-    if (f.cpuId) field("cpuid", jstr(*f.cpuId));
+    if (f.cpuDesc) field("cpudesc", jsonString(*f.cpuDesc));
+    if (f.cpuId) field("cpuid", jsonString(*f.cpuId));
     if (f.totalMemKb) field("total_mem_kb", jnum(*f.totalMemKb));
-    if (f.cmdline) field("cmdline", jstr(joined(*f.cmdline, " ")));
+    if (f.cmdline) field("cmdline", jsonString(joined(*f.cmdline, " ")));
     if (f.eventDesc) {
         std::string v = "[";
         for (const auto& e : *f.eventDesc)
-            v += (v.size() > 1 ? "," : "") + std::string("{\"name\":") + jstr(e.name) +
+            v += (v.size() > 1 ? "," : "") + std::string("{\"name\":") + jsonString(e.name) +
                  ",\"ids\":" + jnum(e.ids.size()) + "}";
         field("event_desc", v + "]");
     }
     if (f.pmuMappings) {
         std::string v = "{";
         for (const auto& m : *f.pmuMappings)
-            v += (v.size() > 1 ? "," : "") + jstr(m.name) + ":" + jnum(m.type);
+            v += (v.size() > 1 ? "," : "") + jsonString(m.name) + ":" + jnum(m.type);
         field("pmu_mappings", v + "}");
     }
     if (f.buildIds) field("build_ids", jnum(f.buildIds->size()));
@@ -551,14 +497,15 @@ std::string formatInfoJson(const PerfDataReader& r) {
     if (f.simpleperfMetaInfo) {
         std::string v = "{";
         for (const auto& [k, val] : *f.simpleperfMetaInfo)
-            v += (v.size() > 1 ? "," : "") + jstr(k) + ":" + jstr(val);
+            v += (v.size() > 1 ? "," : "") + jsonString(k) + ":" + jsonString(val);
         field("simpleperf_meta_info", v + "}");
     }
     {
         std::string v = "[";
         for (const auto& raw : f.raw)
             v += (v.size() > 1 ? "," : "") + std::string("{\"id\":") + jnum(raw.id) +
-                 ",\"name\":" + jstr(perfFeatureName(raw.id)) + ",\"size\":" + jnum(raw.bytes.size()) + "}";
+                 ",\"name\":" + jsonString(perfFeatureName(raw.id)) + ",\"size\":" + jnum(raw.bytes.size()) +
+                 "}";
         field("raw", v + "]");
     }
     o += fs + "}";
@@ -590,8 +537,8 @@ std::string formatInfoJson(const PerfDataReader& r) {
     o += ",\"issues\":[";
     for (size_t i = 0; i < r.issues().size(); ++i) {
         const auto& is = r.issues()[i];
-        o += std::string(i ? "," : "") + "{\"severity\":" + jstr(is.error ? "error" : "warning") +
-             ",\"offset\":" + jnum(is.offset) + ",\"message\":" + jstr(is.message) + "}";
+        o += std::string(i ? "," : "") + "{\"severity\":" + jsonString(is.error ? "error" : "warning") +
+             ",\"offset\":" + jnum(is.offset) + ",\"message\":" + jsonString(is.message) + "}";
     }
     o += "]}\n";
     return o;
@@ -624,7 +571,8 @@ int runInfoCommand(const std::vector<std::string>& args) {
     auto reader = PerfDataReader::open(file == "-" ? "/dev/stdin" : file);
     if (!reader) {
         if (json)
-            std::cout << "{\"file\":" << jstr(file) << ",\"error\":" << jstr(reader.error().message) << "}\n";
+            std::cout << "{\"file\":" << jsonString(file)
+                      << ",\"error\":" << jsonString(reader.error().message) << "}\n";
         std::cerr << "auxscope info: " << reader.error().message << "\n";
         return 1;
     }

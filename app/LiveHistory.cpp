@@ -31,36 +31,28 @@ void LiveHistory::add(double t, const std::vector<CpuStatsSnapshot>& cpus) {
     }
 }
 
-QList<QPointF> LiveHistory::throughput(size_t cpu) const {
+QList<QPointF> LiveHistory::series(size_t cpu, double Point::*value) const {
     QList<QPointF> pts;
     pts.reserve(qsizetype(cpus_[cpu].size()));
     for (auto& p : cpus_[cpu])
-        pts.append({p.t, p.mibps});
+        pts.append({p.t, p.*value});
     return pts;
+}
+
+QList<QPointF> LiveHistory::throughput(size_t cpu) const {
+    return series(cpu, &Point::mibps);
 }
 
 QList<QPointF> LiveHistory::lost(size_t cpu) const {
-    QList<QPointF> pts;
-    pts.reserve(qsizetype(cpus_[cpu].size()));
-    for (auto& p : cpus_[cpu])
-        pts.append({p.t, p.lost});
-    return pts;
+    return series(cpu, &Point::lost);
 }
 
 QList<QPointF> LiveHistory::auxThroughput(size_t cpu) const {
-    QList<QPointF> pts;
-    pts.reserve(qsizetype(cpus_[cpu].size()));
-    for (auto& p : cpus_[cpu])
-        pts.append({p.t, p.auxMibps});
-    return pts;
+    return series(cpu, &Point::auxMibps);
 }
 
 QList<QPointF> LiveHistory::auxLost(size_t cpu) const {
-    QList<QPointF> pts;
-    pts.reserve(qsizetype(cpus_[cpu].size()));
-    for (auto& p : cpus_[cpu])
-        pts.append({p.t, p.auxLost});
-    return pts;
+    return series(cpu, &Point::auxLost);
 }
 
 double LiveHistory::maxThroughput() const {

@@ -36,6 +36,8 @@ private:
     struct Point {
         double t, mibps, lost, auxMibps, auxLost;
     };
+    QList<QPointF> series(size_t cpu, double Point::*value) const;
+
     double window_;
     double latest_ = 0;
     std::vector<std::deque<Point>> cpus_;

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "CaptureControl.h"
+#include "JsonString.h"
 #include "PerfDataWriterCapture.h"
 #include "ReplaySource.h"
 #include "Tracefs.h"
@@ -176,17 +177,8 @@ void listEvents() {
 std::string formatReplay(const ReplaySource& r, const ReplayOptions& o, bool json) {
     const ReplayProgress p = r.progress();
     std::ostringstream out;
-    auto quote = [](const std::string& in) {
-        std::string q = "\"";
-        for (char ch : in) {
-            if (ch == '"' || ch == '\\') q += '\\';
-            if (uint8_t(ch) < 0x20) continue;
-            q += ch;
-        }
-        return q + "\"";
-    };
     if (json) {
-        out << ",\"replay\":{\"file\":" << quote(r.path())
+        out << ",\"replay\":{\"file\":" << jsonString(r.path())
             << ",\"speed\":" << (o.speed.max ? std::string("\"max\"") : std::to_string(o.speed.factor))
             << ",\"loop\":" << (o.loop ? "true" : "false") << ",\"aux_bytes_fed\":" << p.auxBytesFed
             << ",\"aux_bytes_total\":" << p.auxBytesTotal << ",\"records_fed\":" << p.recordsFed
@@ -195,8 +187,8 @@ std::string formatReplay(const ReplaySource& r, const ReplayOptions& o, bool jso
             << ",\"not_replayed\":[";
         bool first = true;
         for (const ReplaySkip& k : r.skipped()) {
-            out << (first ? "" : ",") << "{\"type\":" << quote(perfRecordTypeName(k.type))
-                << ",\"records\":" << k.records << ",\"reason\":" << quote(k.reason) << "}";
+            out << (first ? "" : ",") << "{\"type\":" << jsonString(perfRecordTypeName(k.type))
+                << ",\"records\":" << k.records << ",\"reason\":" << jsonString(k.reason) << "}";
             first = false;
         }
         out << "]}";
@@ -358,23 +350,9 @@ std::string formatSummaryJson(const CaptureSummary& s) {
         }
         o << "}";
     };
-    auto quote = [](const std::string& in) {
-        std::string q = "\"";
-        for (char ch : in) {
-            if (ch == '"' || ch == '\\') q += '\\';
-            if (uint8_t(ch) < 0x20) {
-                char b[8];
-                std::snprintf(b, sizeof b, "\\u%04x", ch);
-                q += b;
-                continue;
-            }
-            q += ch;
-        }
-        return q + "\"";
-    };
-    o << "{\"target\":" << quote(s.target) << ",\"seconds\":" << s.seconds << ",\"events\":[";
+    o << "{\"target\":" << jsonString(s.target) << ",\"seconds\":" << s.seconds << ",\"events\":[";
     for (size_t i = 0; i < s.events.size(); ++i)
-        o << (i ? "," : "") << quote(s.events[i]);
+        o << (i ? "," : "") << jsonString(s.events[i]);
     o << "],\"cpus\":[";
     for (size_t i = 0; i < s.cpus.size(); ++i) {
         auto& c = s.cpus[i];
@@ -390,13 +368,13 @@ std::string formatSummaryJson(const CaptureSummary& s) {
       << ",\"sink_lost\":[";
     for (size_t i = 0; i < s.sinkLosses.size(); ++i) {
         auto& l = s.sinkLosses[i];
-        o << (i ? "," : "") << "{\"sink\":" << quote(l.sink) << ",\"cpu\":" << l.cpu
-          << ",\"records\":" << l.records << ",\"bytes\":" << l.bytes << ",\"reason\":" << quote(l.reason)
-          << "}";
+        o << (i ? "," : "") << "{\"sink\":" << jsonString(l.sink) << ",\"cpu\":" << l.cpu
+          << ",\"records\":" << l.records << ",\"bytes\":" << l.bytes
+          << ",\"reason\":" << jsonString(l.reason) << "}";
     }
     o << "],\"messages\":[";
     for (size_t i = 0; i < s.messages.size(); ++i)
-        o << (i ? "," : "") << quote(s.messages[i]);
+        o << (i ? "," : "") << jsonString(s.messages[i]);
     o << "]}\n";
     return o.str();
 }

@@ -56,6 +56,10 @@ struct CaptureOptions {
     bool overwrite = false;
     // Address filters in perf's --filter syntax ("filter main @ /bin/ls"), applied to the AUX event.
     std::string auxFilter;
+
+    // Whether snapshot triggers (button, SIGUSR2, control FIFO) mean anything:
+    // an AUX flight recorder or a sideband one.
+    bool takesSnapshots() const { return auxSnapshot || overwrite; }
 };
 
 std::string describeTarget(const CaptureOptions& o);

@@ -358,8 +358,6 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::openSimulated(const Si
     if (o.cpus == 0) return makeError("simulated capture: no CPUs");
     std::unique_ptr<CaptureSession> s(new CaptureSession);
     s->sourceLabel_ = o.label;
-    s->simulatedPublishHz_ = o.publishHz;
-    s->simulatedRealtime_ = o.realtimeDrain;
     s->options_.publishHz = o.publishHz;
     s->options_.realtimeDrain = o.realtimeDrain;
     s->options_.contextSwitches = false;

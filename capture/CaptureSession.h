@@ -177,8 +177,6 @@ private:
     std::vector<std::unique_ptr<AuxEventControl>> auxControls_;
     std::string sourceLabel_ = "kernel";
     std::optional<AuxEventPlan> auxPlan_;
-    unsigned simulatedPublishHz_ = 0;
-    bool simulatedRealtime_ = false;
     bool snapshotOnStop_ = false;
     std::vector<DrainCommandSource*> commandSources_;
 };

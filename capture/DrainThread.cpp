@@ -114,6 +114,14 @@ std::vector<std::string> DrainThread::messages() const {
     return messages_;
 }
 
+void DrainThread::noteOnce(bool& noted, std::string msg) {
+    // For conditions retried on every pass or snapshot (a failing ioctl fails
+    // each time): the first occurrence is worth a line, the rest are not.
+    if (noted) return;
+    noted = true;
+    note(std::move(msg));
+}
+
 void DrainThread::note(std::string msg) {
     std::lock_guard lock(msgMutex_);
     messages_.push_back(std::move(msg));
@@ -235,10 +243,7 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
     });
     if (result.error) {
         ++c.auxErrors;
-        if (!r.auxErrorNoted) {
-            r.auxErrorNoted = true;
-            note("cpu " + std::to_string(r.cpu) + " AUX area: " + *result.error);
-        }
+        noteOnce(r.auxErrorNoted, "cpu " + std::to_string(r.cpu) + " AUX area: " + *result.error);
         r.auxFillPercent = 0;
         return false;
     }
@@ -272,22 +277,20 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
     return used >= size / kPollFraction;
 }
 
-void DrainThread::noteAuxEnableError(RingSlot& r, const std::string& why) {
-    if (r.auxEnableErrorNoted) return;  // retried every pass: say it once
-    r.auxEnableErrorNoted = true;
-    note("cpu " + std::to_string(r.cpu) + ": cannot re-enable the AUX event: " + why +
-         "; its AUX trace stays stopped");
-}
-
 void DrainThread::reenableAux(RingSlot& r) {
     if (!r.auxControl || !auxReenableAllowed_ || eventsPaused_) return;
+    auto enableFailed = [&](const std::string& why) {
+        noteOnce(r.auxEnableErrorNoted, "cpu " + std::to_string(r.cpu) +
+                                            ": cannot re-enable the AUX event: " + why +
+                                            "; its AUX trace stays stopped");
+    };
     const std::optional<bool> known = r.auxControl->enabled();
     if (known) {
         // Exact: enable only a disabled event, and count each one. A disable the
         // kernel has still pending is caught by a later pass (the stall stays).
         if (*known) return;
         if (auto e = r.auxControl->enable(); !e) {
-            noteAuxEnableError(r, e.error().message);
+            enableFailed(e.error().message);
             return;
         }
         ++r.counters.auxReenables;
@@ -302,7 +305,7 @@ void DrainThread::reenableAux(RingSlot& r) {
     if (now < r.auxRetryAt) return;
     r.auxRetryAt = now + publishPeriod_;
     if (auto e = r.auxControl->enable(); !e) {
-        noteAuxEnableError(r, e.error().message);
+        enableFailed(e.error().message);
         return;
     }
     if (!r.auxStallCounted) {
@@ -559,12 +562,6 @@ void DrainThread::finishCapture() {
     publish(std::chrono::duration<double>(now - lastPublish_).count());
 }
 
-void DrainThread::noteSnapshotError(RingSlot& r, const std::string& why) {
-    if (r.snapshotErrorNoted) return;  // once per CPU: a failing ioctl fails at every snapshot
-    r.snapshotErrorNoted = true;
-    note("cpu " + std::to_string(r.cpu) + " AUX snapshot: " + why);
-}
-
 bool DrainThread::takeSnapshot(bool reenable) {
     bool anyAux = false, anyBackward = false;
     for (auto& r : rings_) {
@@ -589,8 +586,9 @@ void DrainThread::snapshotAuxAreas(bool reenable) {
         const std::optional<bool> known = r.auxControl->enabled();
         r.snapshotWasEnabled = known.value_or(!eventsPaused_);
         if (auto e = r.auxControl->disable(); !e) {
-            noteSnapshotError(
-                r, "cannot disable the AUX event (" + e.error().message + "); its snapshots are skipped");
+            noteOnce(r.snapshotErrorNoted, "cpu " + std::to_string(r.cpu) +
+                                               " AUX snapshot: cannot disable the AUX event (" +
+                                               e.error().message + "); its snapshots are skipped");
             continue;
         }
         r.snapshotDisabled = true;
@@ -608,8 +606,10 @@ void DrainThread::snapshotAuxAreas(bool reenable) {
         r.snapshotDisabled = false;
         if (!reenable || eventsPaused_ || !r.snapshotWasEnabled) continue;
         if (auto e = r.auxControl->enable(); !e)
-            noteSnapshotError(r, "cannot re-enable the AUX event after a snapshot (" + e.error().message +
-                                     "); its trace stays stopped");
+            noteOnce(r.snapshotErrorNoted,
+                     "cpu " + std::to_string(r.cpu) +
+                         " AUX snapshot: cannot re-enable the AUX event after a snapshot (" +
+                         e.error().message + "); its trace stays stopped");
     }
     // 5. One AUX chunk per CPU and snapshot (QueuedSink copies it into its queue).
     for (auto& r : rings_) {
@@ -619,12 +619,6 @@ void DrainThread::snapshotAuxAreas(bool reenable) {
         for (RecordSink* sink : ctl_.auxSinks)
             sink->onAux(r.cpu, ringIndex, r.snapshotOffset, r.snapshotCopy);
     }
-}
-
-void DrainThread::noteBackwardError(RingSlot& r, const std::string& why) {
-    if (r.backwardErrorNoted) return;  // once per CPU: a failing ioctl fails at every snapshot
-    r.backwardErrorNoted = true;
-    note("cpu " + std::to_string(r.cpu) + " sideband flight recorder: " + why);
 }
 
 bool DrainThread::snapshotBackwardRings() {
@@ -637,7 +631,8 @@ bool DrainThread::snapshotBackwardRings() {
         if (!r.backward.mapped()) continue;
         any = true;
         if (auto e = r.backward.pauseOutput(true); !e) {
-            noteBackwardError(r, e.error().message + "; its snapshots are skipped");
+            noteOnce(r.backwardErrorNoted, "cpu " + std::to_string(r.cpu) + " sideband flight recorder: " +
+                                               e.error().message + "; its snapshots are skipped");
             continue;
         }
         r.backwardPaused = paused = true;
@@ -653,7 +648,8 @@ bool DrainThread::snapshotBackwardRings() {
             r.backward.snapshot(quiesced ? BackwardRing::Quiesce::Caller : BackwardRing::Quiesce::None);
         if (!snap) {
             (void)r.backward.pauseOutput(false);
-            noteBackwardError(r, snap.error().message);
+            noteOnce(r.backwardErrorNoted,
+                     "cpu " + std::to_string(r.cpu) + " sideband flight recorder: " + snap.error().message);
             continue;
         }
         deliverBackward(r, *snap);

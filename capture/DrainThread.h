@@ -220,12 +220,9 @@ private:
     void deliverBackward(RingSlot& r, const BackwardSnapshot& s);
     bool drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd, bool sawLost);
     void reenableAux(RingSlot& r);
-    void noteAuxEnableError(RingSlot& r, const std::string& why);
     bool takeSnapshot(bool reenable);
     void snapshotAuxAreas(bool reenable);
-    void noteBackwardError(RingSlot& r, const std::string& why);
     void copySnapshot(RingSlot& r);
-    void noteSnapshotError(RingSlot& r, const std::string& why);
     // DrainActions
     bool snapshotNow() override { return takeSnapshot(auxReenableAllowed_); }
     void stop() override { requestStop(); }
@@ -235,6 +232,7 @@ private:
     void finishCapture();
     void reapChild(bool kill);
     void note(std::string msg);
+    void noteOnce(bool& noted, std::string msg);
 
     std::vector<RingSlot>& rings_;
     const IdTable& ids_;

@@ -33,12 +33,11 @@ Expected<uint64_t> readHexFile(const std::filesystem::path& p) {
     }
 }
 
+// perf's rule for every AUX PMU's time words (valid only with cap_user_time_zero).
 void timeWords(const perf_event_mmap_page* page, std::vector<uint64_t>& w) {
-    if (page && page->cap_user_time_zero && page->time_mult) {
-        w.insert(w.end(), {uint64_t(page->time_shift), uint64_t(page->time_mult), page->time_zero, 1});
-    } else {
-        w.insert(w.end(), {0, 0, 0, 0});
-    }
+    IntelPtInfo t;
+    if (page) setIntelPtTimeFields(t, *page);
+    w.insert(w.end(), {t.timeShift, t.timeMult, t.timeZero, t.capUserTimeZero});
 }
 
 }  // namespace

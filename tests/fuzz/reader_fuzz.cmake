@@ -34,12 +34,14 @@ if(_fuzz_reason STREQUAL "")
     ${PROJECT_SOURCE_DIR}/decode/PerfDataReaderFeatures.cpp
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.cpp
     ${PROJECT_SOURCE_DIR}/decode/CaptureStatsFeature.cpp
-    ${PROJECT_SOURCE_DIR}/app/InfoCommand.cpp)
+    ${PROJECT_SOURCE_DIR}/app/InfoCommand.cpp
+    ${PROJECT_SOURCE_DIR}/app/JsonString.cpp)
   set(_fuzz_headers
     ${PROJECT_SOURCE_DIR}/decode/PerfDataReader.h
     ${PROJECT_SOURCE_DIR}/decode/PerfDataReaderInternal.h
     ${PROJECT_SOURCE_DIR}/decode/PerfDataFormat.h
     ${PROJECT_SOURCE_DIR}/decode/CaptureStatsFeature.h
+    ${PROJECT_SOURCE_DIR}/app/JsonString.h
     ${PROJECT_SOURCE_DIR}/capture/CaptureStats.h
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.h
     ${PROJECT_SOURCE_DIR}/capture/Result.h
