@@ -44,11 +44,17 @@ Expected<Sideband> Sideband::load(const PerfDataReader& file) {
     if (const auto& ids = file.features().buildIds)
         for (const PerfBuildId& b : *ids)
             headerBuildIds[b.filename] = b.id;
+    std::map<int, std::vector<Slice>> itraceStarts;  // per CPU, in record order
     auto walked = file.forEachRecord([&](const PerfRecord& rec) {
         if (rec.header.type >= perfdata::kRecordHeaderAttr) return true;
         const ParsedRecord& r = rec.parsed;
         sb.model_.addRecord(int(rec.cpu), r);
         switch (r.type) {
+            case PERF_RECORD_ITRACE_START:
+                if (rec.cpu >= 0 && r.tid > 0)
+                    itraceStarts[int(rec.cpu)].push_back({r.time, UINT64_MAX, r.pid, r.tid});
+                if (r.tid > 0 && r.pid > 0) sb.pidOf_.try_emplace(r.tid, r.pid);
+                break;
             case PERF_RECORD_COMM: {
                 sb.pidOf_[r.tid] = r.pid;
                 ProcessSideband& p = sb.processes_[r.pid];
@@ -114,6 +120,17 @@ Expected<Sideband> Sideband::load(const PerfDataReader& file) {
         sb.pidOf_.try_emplace(tid, pid);
     for (const RunSlice& s : sb.model_.runSlices())
         sb.slices_[s.cpu].push_back({s.start, s.end, s.pid, s.tid});
+    // A CPU without switch records (perf record --no-switch-events, a replay of a
+    // per-thread ring): the thread an ITRACE_START names runs there from then on,
+    // until the next one, as perf's decoder assumes.
+    for (auto& [cpu, starts] : itraceStarts) {
+        if (sb.slices_.count(cpu)) continue;
+        std::stable_sort(starts.begin(), starts.end(),
+                         [](const Slice& a, const Slice& b) { return a.start < b.start; });
+        for (size_t i = 0; i + 1 < starts.size(); ++i)
+            starts[i].end = starts[i + 1].start;
+        sb.slices_[cpu] = std::move(starts);
+    }
     for (auto& [cpu, v] : sb.slices_)
         std::sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) { return a.start < b.start; });
     if (!walked && sb.processes_.empty() && sb.kernelMaps_.empty()) return walked.error();
