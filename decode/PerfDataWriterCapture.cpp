@@ -15,6 +15,53 @@ PerfDataWriterCapture::~PerfDataWriterCapture() {
     if (queue_ && !finished_) (void)queue_->finish();
 }
 
+Expected<CaptureFileLayout> captureFileLayout(const CaptureSession& session, const std::string& what) {
+    CaptureFileLayout out;
+    const OpenedEventGroup* tracking = nullptr;
+    for (auto& g : session.eventGroups()) {
+        if (g.instances.empty()) continue;
+        PerfDataEventAttr a{g.name, g.attr, {}};
+        for (auto& i : g.instances) {
+            a.ids.push_back(i.id);
+            out.idIndex.push_back({i.id, i.ringIndex, uint64_t(int64_t(i.cpu)), uint64_t(int64_t(i.tid))});
+        }
+        out.attrs.push_back(std::move(a));
+        if (g.tracking) tracking = &g;
+    }
+    if (!tracking) return makeError(what + ": the capture has no tracking event to attribute records to");
+    for (auto& i : tracking->instances)
+        out.trackingIdByCpu.try_emplace(i.cpu,
+                                        SampleIdSpec{tracking->attr.sample_type, i.id, uint32_t(i.cpu)});
+    const auto& first = tracking->instances.front();
+    out.fallbackId = {tracking->attr.sample_type, first.id, uint32_t(first.cpu)};
+    return out;
+}
+
+Expected<void> synthesizeCaptureSideband(const CaptureSession& session, ProcSynth& synth,
+                                         std::vector<std::string>& notes, bool* kernelMap) {
+    // A simulated or replayed capture does not run on this host's processes:
+    // its sideband comes from its source, not from /proc.
+    if (session.simulated()) return {};
+    std::string note;
+    auto km = synth.kernelMmap(&note);
+    if (!km) return km.error();
+    if (kernelMap) *kernelMap = *km;
+    if (!note.empty()) notes.push_back(note);
+    const CaptureOptions& co = session.options();
+    switch (co.target) {
+        case TargetKind::SystemWide:
+        case TargetKind::CpuList:
+            return synth.allProcesses();
+        case TargetKind::Process:
+            return synth.process(co.pid, true);
+        case TargetKind::Command:
+            // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
+            if (session.commandPid() > 0) return synth.commOnly(session.commandPid());
+            return {};
+    }
+    return {};
+}
+
 Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
     CaptureSession& session, PerfDataWriterCaptureOptions options) {
     std::unique_ptr<PerfDataWriterCapture> c(new PerfDataWriterCapture);
@@ -24,21 +71,9 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
     rep.path = options.path;
     rep.compressed = options.compress;
 
-    // Attrs and ids, and the tracking event that synthesized records are attributed to.
-    const OpenedEventGroup* tracking = nullptr;
-    std::vector<perfdata::IdIndexEntry> index;
-    for (auto& g : session.eventGroups()) {
-        if (g.instances.empty()) continue;
-        PerfDataEventAttr a{g.name, g.attr, {}};
-        for (auto& i : g.instances) {
-            a.ids.push_back(i.id);
-            index.push_back({i.id, i.ringIndex, uint64_t(int64_t(i.cpu)), uint64_t(int64_t(i.tid))});
-        }
-        c->attrs_.push_back(std::move(a));
-        if (g.tracking) tracking = &g;
-    }
-    if (!tracking)
-        return makeError(options.path + ": the capture has no tracking event to attribute records to");
+    auto layout = captureFileLayout(session, options.path);
+    if (!layout) return layout.error();
+    c->attrs_ = layout->attrs;
 
     PerfDataWriterOptions wo;
     wo.compress = options.compress;
@@ -49,16 +84,12 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
 
     PerfDataWriterSinkConfig sc;
     sc.ids = &session.ids();
-    for (auto& i : tracking->instances) {
-        SampleIdSpec s{tracking->attr.sample_type, i.id, uint32_t(i.cpu)};
-        sc.lostIdByCpu.try_emplace(i.cpu, s);
-    }
-    const auto& first = tracking->instances.front();
-    sc.fallbackLostId = {tracking->attr.sample_type, first.id, uint32_t(first.cpu)};
+    sc.lostIdByCpu.insert(layout->trackingIdByCpu.begin(), layout->trackingIdByCpu.end());
+    sc.fallbackLostId = layout->fallbackId;
     c->sinkWriter_ = std::make_unique<PerfDataWriterSink>(w, sc);
 
     // What perf record writes before the first ring record.
-    if (auto r = w.writeIdIndex(index); !r) return r.error();
+    if (auto r = w.writeIdIndex(layout->idIndex); !r) return r.error();
     if (session.ringCount()) {
         auto tc = w.writeTimeConv(*session.ringMetaPage(0));
         if (!tc) return tc.error();
@@ -81,31 +112,8 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
         c->sinkWriter_->observe(rec);
         return w.writeRecord(rec);
     });
-    // A simulated or replayed capture does not run on this host's processes:
-    // its sideband comes from its source, not from /proc.
-    if (!session.simulated()) {
-        std::string note;
-        auto km = synth.kernelMmap(&note);
-        if (!km) return km.error();
-        rep.kernelMapSynthesized = *km;
-        if (!note.empty()) rep.notes.push_back(note);
-        const CaptureOptions& co = session.options();
-        Expected<void> sr;
-        switch (co.target) {
-            case TargetKind::SystemWide:
-            case TargetKind::CpuList:
-                sr = synth.allProcesses();
-                break;
-            case TargetKind::Process:
-                sr = synth.process(co.pid, true);
-                break;
-            case TargetKind::Command:
-                // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
-                if (session.commandPid() > 0) sr = synth.commOnly(session.commandPid());
-                break;
-        }
-        if (!sr) return sr.error();
-    }
+    if (auto r = synthesizeCaptureSideband(session, synth, rep.notes, &rep.kernelMapSynthesized); !r)
+        return r.error();
     rep.synthesized = synth.counts();
     rep.synthesisSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Everything so far is a round of its own, and on disk before the capture starts.

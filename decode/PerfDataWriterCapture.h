@@ -16,6 +16,7 @@
 // finish() (or destroy this object) before destroying the session: the sink asks
 // the session to stop when the file cannot be written.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,26 @@ struct PerfDataWriterCaptureReport {
     double synthesisSeconds = 0;  // time spent in open() reading /proc
     std::vector<std::string> notes;
 };
+
+// What a perf.data of a capture starts with, as perf record writes it: one attr
+// per opened event group with its instances' ids, the ID_INDEX entries, and
+// the tracking event that synthesized records are attributed to. The file
+// writer and the live decoder (which writes small in-memory files) share it.
+struct CaptureFileLayout {
+    std::vector<PerfDataEventAttr> attrs;
+    std::vector<perfdata::IdIndexEntry> idIndex;
+    SampleIdSpec fallbackId;                      // the tracking event's first instance
+    std::map<int, SampleIdSpec> trackingIdByCpu;  // the tracking event's instance per CPU
+};
+// Errors name `what` (the file) when the capture has no tracking event.
+Expected<CaptureFileLayout> captureFileLayout(const CaptureSession& session, const std::string& what);
+
+// FORK/COMM/MMAP2 of what already runs, and the kernel map, from /proc, as perf
+// record synthesizes them for the capture's target. Nothing for simulated or
+// replayed captures (their sideband comes from their source). Notes say what
+// could not be synthesized; `kernelMap` whether the kernel map was.
+Expected<void> synthesizeCaptureSideband(const CaptureSession& session, ProcSynth& synth,
+                                         std::vector<std::string>& notes, bool* kernelMap = nullptr);
 
 class PerfDataWriterCapture {
 public:

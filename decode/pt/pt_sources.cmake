@@ -10,6 +10,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PsbIndex.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtSpanDecoder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/LivePtDecoder.cpp
 )
 target_include_directories(auxscope_decode PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 # PtConfig.h hands out libipt's pt_config, so users of the library see intel-pt.h too.

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "LivePtDecoder.h"
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "CaptureAuxtraceInfo.h"
+#include "PerfDataReader.h"
+#include "ProcSynth.h"
+#include "PsbIndex.h"
+#include "PtSpanDecoder.h"
+
+namespace auxscope {
+
+namespace {
+
+constexpr uint32_t kAuxtraceIntelPt = 1;   // PERF_AUXTRACE_INTEL_PT
+constexpr size_t kChunkBytes = 256 << 10;  // bytes per kept chunk (small AUX transfers are coalesced)
+
+bool isAddressSpaceRecord(uint32_t type) {
+    switch (type) {
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2:
+        case PERF_RECORD_COMM:
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT:
+        case PERF_RECORD_KSYMBOL:
+        case PERF_RECORD_TEXT_POKE:
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool isTimelineRecord(uint32_t type) {
+    return type == PERF_RECORD_SWITCH || type == PERF_RECORD_SWITCH_CPU_WIDE ||
+           type == PERF_RECORD_ITRACE_START || type == PERF_RECORD_AUX;
+}
+
+// A memfd that a PerfDataWriter writes and a PerfDataReader reads by path.
+class MemoryFile {
+public:
+    MemoryFile() : fd_(memfd_create("auxscope-live-decode", MFD_CLOEXEC)) {}
+    ~MemoryFile() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    MemoryFile(const MemoryFile&) = delete;
+    MemoryFile& operator=(const MemoryFile&) = delete;
+    bool ok() const { return fd_ >= 0; }
+    std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+
+private:
+    int fd_;
+};
+
+}  // namespace
+
+Expected<std::unique_ptr<LivePtDecoder>> LivePtDecoder::attach(CaptureSession& session,
+                                                               LivePtDecoderOptions options) {
+    std::unique_ptr<LivePtDecoder> d(new LivePtDecoder);
+    d->session_ = &session;
+    d->options_ = std::move(options);
+    const std::string what = "live decode";
+    if (d->options_.auxtraceInfo) {
+        d->auxtraceInfo_ = *d->options_.auxtraceInfo;
+    } else {
+        auto info = captureAuxtraceInfo(session);
+        if (!info) return makeError(what + ": " + info.error().message);
+        if (!*info) return makeError(what + ": the capture has no AUX-area trace event to decode");
+        d->auxtraceInfo_ = std::move(**info);
+    }
+    if (d->auxtraceInfo_.type != kAuxtraceIntelPt)
+        return makeError(what +
+                         ": only Intel PT is decoded while capturing (the capture's AUX trace is type " +
+                         std::to_string(d->auxtraceInfo_.type) + ")");
+    auto layout = captureFileLayout(session, what);
+    if (!layout) return layout.error();
+    d->attrs_ = std::move(layout->attrs);
+    d->idIndex_ = std::move(layout->idIndex);
+    if (session.ringCount()) {
+        d->timePage_ = *session.ringMetaPage(0);
+        d->haveTimePage_ = true;
+    }
+    d->snapshotMode_ = session.options().auxSnapshot;
+    if (d->options_.synthesizeFromProc) {
+        ProcSynth synth(layout->fallbackId, [&](std::span<const uint8_t> rec) -> Expected<void> {
+            d->synthesized_.insert(d->synthesized_.end(), rec.begin(), rec.end());
+            return {};
+        });
+        std::vector<std::string> notes;
+        if (auto r = synthesizeCaptureSideband(session, synth, notes); !r)
+            return makeError(what + ": " + r.error().message);
+    }
+    session.addSink(d.get());
+    d->thread_ = std::thread([p = d.get()] { p->loop(); });
+    return d;
+}
+
+LivePtDecoder::~LivePtDecoder() {
+    stop();
+}
+
+void LivePtDecoder::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ && !thread_.joinable()) return;
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+std::shared_ptr<const TimelineData> LivePtDecoder::latest() const {
+    std::lock_guard lock(mutex_);
+    return latest_;
+}
+
+LivePtDecodeStats LivePtDecoder::stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+}
+
+void LivePtDecoder::flush() {
+    std::unique_lock lock(mutex_);
+    if (stopping_) return;
+    const uint64_t want = ++flushRequests_;
+    wake_.notify_all();
+    flushed_.wait(lock, [&] { return flushesDone_ >= want || stopping_; });
+}
+
+void LivePtDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) {
+    const bool addressSpace = isAddressSpaceRecord(record.type);
+    if (!addressSpace && !isTimelineRecord(record.type)) return;
+    std::lock_guard lock(mutex_);
+    if (record.hasSampleId && record.time) {
+        newestTime_ = std::max(newestTime_, record.time);
+        if (!firstTime_ || record.time < firstTime_) firstTime_ = record.time;
+    }
+    if (addressSpace) {
+        if (addressSpace_.size() + bytes.size() > options_.sidebandBytes) {
+            ++stats_.sidebandDropped;
+            return;
+        }
+        addressSpace_.insert(addressSpace_.end(), bytes.begin(), bytes.end());
+        ++stats_.sidebandRecords;
+        return;
+    }
+    auto& q = switches_[cpu];
+    q.push_back({record.time, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    ++stats_.sidebandRecords;
+    // Keep the newest keepSeconds, and always the record before them: who was
+    // running when the kept time began.
+    const uint64_t keepNs = uint64_t(options_.keepSeconds * 1e9);
+    const uint64_t cutoff = newestTime_ > keepNs ? newestTime_ - keepNs : 0;
+    while (q.size() > 1 && q[1].time < cutoff) {
+        q.pop_front();
+        --stats_.sidebandRecords;
+    }
+}
+
+void LivePtDecoder::onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;
+    std::lock_guard lock(mutex_);
+    stats_.auxBytes += bytes.size();
+    CpuTrace& t = cpus_[cpu];
+    t.cpu = cpu;
+    t.ringIndex = ringIndex;
+    // A snapshot, or bytes that do not continue the previous ones (a loss the
+    // sink was told about), start the CPU's stream afresh.
+    if (snapshotMode_ || auxOffset != t.end || t.chunks.empty()) {
+        t.chunks.clear();
+        t.psbs.clear();
+        t.tailSize = 0;
+        t.begin = t.end = auxOffset;
+        t.decodedTo = std::min(t.decodedTo, auxOffset);
+        if (snapshotMode_) t.decodedTo = auxOffset;
+    }
+    // The PSB index, built as the bytes arrive: a PSB cut by the previous
+    // transfer's end is found in the tail + head junction.
+    const uint64_t before = t.psbs.size();
+    if (t.tailSize) {
+        uint8_t junction[30];
+        size_t head = std::min<size_t>(15, bytes.size());
+        std::memcpy(junction, t.tail, t.tailSize);
+        std::memcpy(junction + t.tailSize, bytes.data(), head);
+        std::vector<uint64_t> found;
+        findPsbs(std::span<const uint8_t>(junction, t.tailSize + head), 0, t.tailSize, found);
+        for (uint64_t o : found)
+            t.psbs.push_back(t.end - t.tailSize + o);
+    }
+    {
+        std::vector<uint64_t> found;
+        findPsbs(bytes, 0, bytes.size(), found);
+        for (uint64_t o : found)
+            t.psbs.push_back(t.end + o);
+    }
+    stats_.psbs += t.psbs.size() - before;
+    const size_t keepTail = std::min<size_t>(15, bytes.size() + t.tailSize);
+    uint8_t newTail[30];
+    size_t have = 0;
+    if (bytes.size() < 15) {
+        std::memcpy(newTail, t.tail, t.tailSize);
+        have = t.tailSize;
+    }
+    std::memcpy(newTail + have, bytes.data() + (bytes.size() - std::min<size_t>(bytes.size(), 15)),
+                std::min<size_t>(bytes.size(), 15));
+    have += std::min<size_t>(bytes.size(), 15);
+    std::memcpy(t.tail, newTail + have - keepTail, keepTail);
+    t.tailSize = keepTail;
+
+    // Keep the newest bytes only: twice a tick's budget, so a tick finds a PSB
+    // before the budget's worth of newest bytes.
+    const uint64_t keep = std::max<uint64_t>(2 * options_.bytesPerCpuPerTick, 1 << 20);
+    std::span<const uint8_t> kept = bytes;
+    if (kept.size() > keep) {
+        const uint64_t cut = kept.size() - keep;
+        t.chunks.clear();
+        t.begin = t.end + cut;
+        kept = kept.subspan(cut);
+    }
+    if (t.chunks.empty() || t.chunks.back().size() + kept.size() > kChunkBytes)
+        t.chunks.emplace_back().reserve(std::max(kChunkBytes, kept.size()));
+    t.chunks.back().insert(t.chunks.back().end(), kept.begin(), kept.end());
+    t.end += bytes.size();
+    while (t.chunks.size() > 1 && t.end - t.begin - t.chunks.front().size() >= keep) {
+        t.begin += t.chunks.front().size();
+        t.chunks.pop_front();
+    }
+    auto firstKept = std::lower_bound(t.psbs.begin(), t.psbs.end(), t.begin);
+    t.psbs.erase(t.psbs.begin(), firstKept);
+}
+
+void LivePtDecoder::loop() {
+    using Clock = std::chrono::steady_clock;
+    auto next = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(options_.intervalSeconds));
+    for (;;) {
+        uint64_t serving = 0;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait_until(lock, next, [&] { return stopping_ || flushRequests_ > flushesDone_; });
+            if (stopping_) break;
+            serving = flushRequests_;
+        }
+        tick();
+        {
+            std::lock_guard lock(mutex_);
+            flushesDone_ = std::max(flushesDone_, serving);
+        }
+        flushed_.notify_all();
+        next = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(options_.intervalSeconds));
+    }
+    flushed_.notify_all();
+}
+
+void LivePtDecoder::tick() {
+    // Under the lock: the bytes to decode and the sideband, copied out.
+    std::map<int, std::vector<uint8_t>> bytes;
+    std::map<int, uint64_t> auxAt;
+    std::vector<uint8_t> sideband;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto& [cpu, t] : cpus_) {
+            uint64_t from = std::max(t.decodedTo, t.begin);
+            if (from >= t.end) continue;
+            // The earliest PSB at or after `from` that keeps the decode within budget.
+            auto first = std::lower_bound(t.psbs.begin(), t.psbs.end(), from);
+            if (first == t.psbs.end()) continue;  // no way in yet: wait for a PSB
+            auto start = first;
+            while (start + 1 != t.psbs.end() && t.end - *start > options_.bytesPerCpuPerTick)
+                ++start;
+            const uint64_t begin = *start;
+            const uint64_t end = std::min(t.end, begin + options_.bytesPerCpuPerTick);
+            stats_.skippedBytes += begin - from;
+            std::vector<uint8_t>& out = bytes[cpu];
+            out.reserve(end - begin);
+            uint64_t pos = t.begin;
+            for (const auto& c : t.chunks) {
+                const uint64_t cEnd = pos + c.size();
+                if (cEnd > begin && pos < end) {
+                    const uint64_t a = std::max(pos, begin) - pos, b = std::min(cEnd, end) - pos;
+                    out.insert(out.end(), c.begin() + ptrdiff_t(a), c.begin() + ptrdiff_t(b));
+                }
+                pos = cEnd;
+            }
+            auxAt[cpu] = begin;
+            t.decodedTo = end;
+            stats_.decodedBytes += end - begin;
+        }
+        if (bytes.empty()) return;
+        sideband.reserve(synthesized_.size() + addressSpace_.size());
+        sideband.insert(sideband.end(), synthesized_.begin(), synthesized_.end());
+        sideband.insert(sideband.end(), addressSpace_.begin(), addressSpace_.end());
+        // Switch, ITRACE_START and AUX records of every CPU, in time order.
+        std::vector<const TimedRecord*> timed;
+        for (const auto& [cpu, q] : switches_)
+            for (const TimedRecord& r : q)
+                timed.push_back(&r);
+        std::stable_sort(timed.begin(), timed.end(),
+                         [](const TimedRecord* a, const TimedRecord* b) { return a->time < b->time; });
+        for (const TimedRecord* r : timed)
+            sideband.insert(sideband.end(), r->bytes.begin(), r->bytes.end());
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = decodeTick(bytes, auxAt, sideband);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard lock(mutex_);
+    ++stats_.ticks;
+    stats_.lastTickSeconds = seconds;
+    stats_.lastError = r ? std::string() : r.error().message;
+}
+
+uint32_t LivePtDecoder::liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap) {
+    if (id >= table.size()) return FunctionTable::kUnknown;
+    if (remap[id] != UINT32_MAX) return remap[id];
+    const FunctionInfo& f = table[id];
+    std::string key = f.name;
+    key += '\0';
+    key += f.file;
+    key += '\0';
+    key += std::to_string(f.address);
+    auto [it, added] = functionIds_.try_emplace(std::move(key), 0);
+    if (added) it->second = id == FunctionTable::kUnknown ? FunctionTable::kUnknown : functions_.add(f);
+    return remap[id] = it->second;
+}
+
+Expected<void> LivePtDecoder::decodeTick(std::map<int, std::vector<uint8_t>>& bytes,
+                                         std::map<int, uint64_t>& auxAt, std::vector<uint8_t>& sideband) {
+    // The newest trace as a small perf.data in memory, decoded like any file.
+    MemoryFile mem;
+    if (!mem.ok()) return makeError("live decode: memfd_create failed");
+    {
+        auto w = PerfDataWriter::create(mem.path(), attrs_);
+        if (!w) return w.error();
+        PerfDataWriter& writer = **w;
+        if (auto r = writer.writeIdIndex(idIndex_); !r) return r.error();
+        if (haveTimePage_)
+            if (auto r = writer.writeTimeConv(timePage_); !r) return r.error();
+        if (auto r = writer.writeAuxtraceInfo(auxtraceInfo_.type, auxtraceInfo_.priv); !r) return r.error();
+        // The kept sideband, record by record (headers give the sizes).
+        for (size_t off = 0; off + sizeof(perf_event_header) <= sideband.size();) {
+            perf_event_header h;
+            std::memcpy(&h, sideband.data() + off, sizeof h);
+            if (h.size < sizeof h || off + h.size > sideband.size()) break;
+            if (auto r = writer.writeRecord({sideband.data() + off, h.size}); !r) return r.error();
+            off += h.size;
+        }
+        if (auto r = writer.writeFinishedRound(); !r) return r.error();
+        uint64_t reference = 0;
+        for (auto& [cpu, b] : bytes) {
+            perfdata::AuxtraceRecord head{};
+            head.offset = auxAt[cpu];
+            head.reference = ++reference;
+            {
+                std::lock_guard lock(mutex_);
+                head.idx = cpus_[cpu].ringIndex;
+            }
+            head.tid = uint32_t(-1);
+            head.cpu = uint32_t(cpu);
+            if (auto r = writer.writeAuxtrace(head, b); !r) return r.error();
+        }
+        if (auto r = writer.finish(); !r) return r.error();
+    }
+    auto reader = PerfDataReader::open(mem.path());
+    if (!reader) return reader.error();
+    PtSessionOptions so;
+    so.images = options_.images;
+    auto session = PtSession::open(*reader, so);
+    if (!session) return session.error();
+    PtSession::SpanResult result = (*session)->decodeSpans({}, 1);
+
+    // Function ids into the decoder's own table, so spans of every tick share it.
+    const FunctionTable& table = (*session)->functions();
+    std::vector<uint32_t> remap(table.size(), UINT32_MAX);
+    TickSpans tick;
+    tick.begin = UINT64_MAX;
+    std::vector<Span> spans;
+    for (auto& [tid, store] : result.threads) {
+        spans.clear();
+        spans.reserve(store.size());
+        for (size_t i = 0; i < store.size(); ++i) {
+            Span s = store.at(i);
+            if (!s.isGap()) s.function = liveFunction(table, s.function, remap);
+            tick.begin = std::min(tick.begin, s.start);
+            tick.end = std::max(tick.end, s.end);
+            spans.push_back(s);
+        }
+        tick.threads[tid].append(spans, store.gaps());
+        const Sideband& sb = (*session)->sideband();
+        int32_t pid = sb.pidOf(tid);
+        std::string name = sb.model().threadName(tid);
+        auto& info = threadInfo_[tid];
+        if (pid >= 0) info.first = pid;
+        if (!name.empty()) info.second = name;
+        if (info.first == 0 && pid < 0) info.first = -1;
+    }
+    if (tick.begin == UINT64_MAX) tick.begin = tick.end = 0;
+    // Which thread ran on each CPU, over the switch sideband kept.
+    std::map<int, std::vector<TimelineData::CpuSlice>> slices;
+    for (const RunSlice& s : (*session)->sideband().model().runSlices())
+        slices[s.cpu].push_back({s.start, s.end, s.pid, s.tid});
+    for (auto& [cpu, v] : slices)
+        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+
+    if (!tick.threads.empty()) {
+        kept_.push_back(std::move(tick));
+        while (kept_.size() > std::max(1u, options_.keepTicks))
+            kept_.pop_front();
+    }
+
+    auto data = std::make_shared<TimelineData>();
+    if (functions_.size() != publishedFunctionCount_ || !publishedFunctions_) {
+        publishedFunctions_ = std::make_shared<const FunctionTable>(functions_);
+        publishedFunctionCount_ = functions_.size();
+    }
+    data->functions = publishedFunctions_;
+    data->cpus = std::move(slices);
+    uint64_t spanCount = 0;
+    std::map<int32_t, SpanStore> merged;
+    for (const TickSpans& k : kept_)
+        for (const auto& [tid, store] : k.threads) {
+            SpanStore& m = merged[tid];
+            // Ticks follow each other in time on one CPU; a thread that moved
+            // between CPUs can overlap an older tick: the newer one is kept then.
+            if (!m.appendStore(store)) {
+                m = SpanStore();
+                m.appendStore(store);
+            }
+        }
+    for (auto& [tid, store] : merged) {
+        TimelineData::Thread th;
+        th.tid = tid;
+        auto it = threadInfo_.find(tid);
+        if (it != threadInfo_.end()) th.pid = it->second.first, th.name = it->second.second;
+        spanCount += store.size();
+        th.spans = std::move(store);
+        data->threads.push_back(std::move(th));
+    }
+    std::sort(data->threads.begin(), data->threads.end(),
+              [](const auto& a, const auto& b) { return std::tie(a.pid, a.tid) < std::tie(b.pid, b.tid); });
+    if (!kept_.empty()) {
+        data->decodedBegin = kept_.front().begin;
+        data->decodedEnd = kept_.back().end;
+        for (const TickSpans& k : kept_)
+            data->decodedBegin = std::min(data->decodedBegin, k.begin),
+            data->decodedEnd = std::max(data->decodedEnd, k.end);
+    }
+    LivePtDecodeStats snapshot;
+    {
+        std::lock_guard lock(mutex_);
+        stats_.instructions += result.decodedStats.instructions;
+        stats_.decodeErrors += result.decodedStats.decodeErrors;
+        for (const auto& [reason, n] : result.decodedStats.gaps)
+            stats_.gaps += n;
+        stats_.spans = spanCount;
+        data->begin = firstTime_ ? firstTime_ : data->decodedBegin;
+        data->end = std::max(newestTime_, data->decodedEnd);
+        snapshot = stats_;
+    }
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "live decode: newest %.1f MB per CPU every %.1f s; %.1f of %.1f MB of trace decoded so far",
+                  double(options_.bytesPerCpuPerTick) / 1e6, options_.intervalSeconds,
+                  double(snapshot.decodedBytes) / 1e6, double(snapshot.auxBytes) / 1e6);
+    data->notes.push_back(note);
+    std::lock_guard lock(mutex_);
+    latest_ = std::move(data);
+    return {};
+}
+
+}  // namespace auxscope

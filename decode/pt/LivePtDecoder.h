@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Decode while capturing: a RecordSink on a capture with an Intel PT AUX event
+// that keeps the newest trace bytes of every CPU and the sideband, finds the PSBs
+// as the bytes arrive (the PSB index is built while draining), and on a thread of
+// its own decodes, at a bounded rate, the newest segments of each CPU into
+// call-stack spans a timeline shows while the capture runs.
+//
+// Each tick (every `intervalSeconds`):
+// - per CPU, the trace since the last tick's end, entered at the earliest PSB
+//   that keeps it within `bytesPerCpuPerTick` (the rate bound: what does not fit
+//   is skipped, and counted, never queued up);
+// - those bytes, the sideband so far (address spaces always, switches of the
+//   last `keepSeconds`), the capture's attrs, TIME_CONV and AUXTRACE_INFO are
+//   written as a small perf.data in memory (memfd) and decoded by PtSession, the
+//   one decoder the files, the CLI and the GUI use;
+// - the spans join those of the earlier ticks still kept (`keepTicks`), their
+//   function ids mapped into one table that lives as long as the decoder, and
+//   a new TimelineData is published (latest()).
+// The drain thread only copies bytes into bounded buffers (onAux, onRecord):
+// a slow decode never slows the capture, it decodes less. Snapshot mode: each
+// snapshot replaces the CPU's bytes (snapshots do not continue each other).
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "CaptureSession.h"
+#include "ImageResolver.h"
+#include "PerfDataWriter.h"
+#include "PerfDataWriterCapture.h"
+#include "RecordSink.h"
+#include "Result.h"
+#include "TimelineData.h"
+
+namespace auxscope {
+
+struct LivePtDecoderOptions {
+    double intervalSeconds = 0.5;
+    uint64_t bytesPerCpuPerTick = 1 << 20;        // trace decoded per CPU per tick, at most
+    unsigned keepTicks = 16;                      // decoded ticks kept for the timeline
+    double keepSeconds = 30;                      // switch sideband kept (perf time) before the newest record
+    uint64_t sidebandBytes = uint64_t(64) << 20;  // address-space records kept, at most
+    ImageOptions images;
+    // The AUXTRACE_INFO block to decode with: a replay passes its source's; unset:
+    // built from the capture (captureAuxtraceInfo), as the perf.data writer does.
+    std::optional<PerfDataWriterCaptureOptions::AuxtraceInfoBlock> auxtraceInfo;
+    bool synthesizeFromProc = true;  // existing processes' maps from /proc (kernel captures only)
+};
+
+struct LivePtDecodeStats {
+    uint64_t ticks = 0;         // decodes run
+    uint64_t auxBytes = 0;      // trace bytes the capture handed over
+    uint64_t decodedBytes = 0;  // trace bytes decoded
+    uint64_t skippedBytes = 0;  // trace bytes not decoded: over the rate bound, or before a PSB
+    uint64_t psbs = 0;          // PSBs found while draining
+    uint64_t instructions = 0;  // decoded
+    uint64_t spans = 0;         // in the newest published timeline
+    uint64_t decodeErrors = 0;
+    uint64_t gaps = 0;
+    uint64_t sidebandRecords = 0;  // kept now
+    uint64_t sidebandDropped = 0;  // address-space records over sidebandBytes (decode may miss images)
+    double lastTickSeconds = 0;    // wall time of the newest decode
+    std::string lastError;         // the newest tick's failure, if it failed
+};
+
+class LivePtDecoder : public RecordSink {
+public:
+    // Registers itself as a sink of `session` (before start()) and starts its
+    // thread. Errors: the capture has no Intel PT event, or no tracking event.
+    static Expected<std::unique_ptr<LivePtDecoder>> attach(CaptureSession& session,
+                                                           LivePtDecoderOptions options = {});
+    ~LivePtDecoder() override;
+
+    // The newest timeline (null before the first tick with trace). Any thread.
+    std::shared_ptr<const TimelineData> latest() const;
+    LivePtDecodeStats stats() const;
+    // Runs one more tick now and waits for it (end of capture, tests).
+    void flush();
+    // Stops the decode thread (also done by the destructor). Call once the
+    // capture has stopped, before destroying the session.
+    void stop();
+
+    // RecordSink, on the drain thread.
+    void onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) override;
+    void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) override;
+    std::vector<SinkLoss> losses() const override { return {}; }
+
+private:
+    LivePtDecoder() = default;
+    struct CpuTrace {
+        int cpu = -1;
+        uint32_t ringIndex = 0;
+        std::deque<std::vector<uint8_t>> chunks;  // the newest bytes, oldest first
+        uint64_t begin = 0, end = 0;              // stream offsets they cover
+        uint64_t auxOffsetAtBegin = 0;            // AUX area offset of `begin`
+        std::vector<uint64_t> psbs;               // stream offsets, >= begin
+        uint8_t tail[15] = {};                    // the last bytes, for a PSB cut by a chunk boundary
+        size_t tailSize = 0;
+        uint64_t decodedTo = 0;  // the previous tick's end
+    };
+    struct TickSpans {
+        uint64_t begin = 0, end = 0;
+        std::map<int32_t, SpanStore> threads;
+    };
+    void loop();
+    void tick();
+    Expected<void> decodeTick(std::map<int, std::vector<uint8_t>>& bytes, std::map<int, uint64_t>& auxAt,
+                              std::vector<uint8_t>& sideband);
+    uint32_t liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap);
+
+    CaptureSession* session_ = nullptr;
+    LivePtDecoderOptions options_;
+    std::vector<PerfDataEventAttr> attrs_;
+    std::vector<perfdata::IdIndexEntry> idIndex_;
+    perf_event_mmap_page timePage_{};
+    bool haveTimePage_ = false;
+    PerfDataWriterCaptureOptions::AuxtraceInfoBlock auxtraceInfo_;
+    std::vector<uint8_t> synthesized_;  // from /proc at attach
+    bool snapshotMode_ = false;
+
+    // Shared with the drain thread.
+    mutable std::mutex mutex_;
+    std::map<int, CpuTrace> cpus_;
+    std::vector<uint8_t> addressSpace_;  // MMAP, MMAP2, COMM, FORK, EXIT, KSYMBOL, ... as recorded
+    struct TimedRecord {
+        uint64_t time;
+        std::vector<uint8_t> bytes;
+    };
+    std::map<int, std::deque<TimedRecord>> switches_;  // SWITCH, SWITCH_CPU_WIDE, ITRACE_START, AUX per CPU
+    uint64_t newestTime_ = 0, firstTime_ = 0;
+    LivePtDecodeStats stats_;
+
+    // The decode thread's own.
+    FunctionTable functions_;
+    std::unordered_map<std::string, uint32_t> functionIds_;
+    std::shared_ptr<const FunctionTable> publishedFunctions_;
+    size_t publishedFunctionCount_ = 0;
+    std::deque<TickSpans> kept_;
+    std::map<int32_t, std::pair<int32_t, std::string>> threadInfo_;  // tid -> pid, name
+    std::map<int, std::vector<TimelineData::CpuSlice>> cpuSlices_;
+
+    std::shared_ptr<const TimelineData> latest_;
+    std::thread thread_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    uint64_t flushRequests_ = 0, flushesDone_ = 0;
+    std::condition_variable flushed_;
+};
+
+}  // namespace auxscope

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Decode while capturing. No Intel PT hardware here: recorded traces go through
+// the replay (simulated CPUs following the kernel's AUX protocol) into a real
+// CaptureSession and drain thread, with the live decoder attached as a sink, as
+// the GUI does for a live capture.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "IntelPtSpans.h"
+#include "LivePtDecoder.h"
+#include "PerfDataReader.h"
+#include "PsbIndex.h"
+#include "PtSpanDecoder.h"
+#include "ReplaySource.h"
+
+using namespace auxscope;
+
+namespace {
+
+const std::string kShared = AUXSCOPE_SHARED_DATA_DIR;
+const std::string kSkylake = kShared + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+
+// A ptsynth trace of a generated program (its code on disk): decodable here.
+const std::string& generatedTrace() {
+    static std::string path = [] {
+        std::string dir =
+            (std::filesystem::temp_directory_path() / ("auxscope-live-decode-" + std::to_string(::getpid())))
+                .string();
+        std::filesystem::create_directories(dir);
+        std::string data = dir + "/gen.data";
+        std::string cmd =
+            std::string("'") + AUXSCOPE_PTSYNTH + "' --generate 2 --seed 5 -q -o '" + data + "'";
+        if (std::system(cmd.c_str()) != 0) return std::string();
+        return data;
+    }();
+    return path;
+}
+
+struct LiveRun {
+    LivePtDecodeStats stats;
+    std::shared_ptr<const TimelineData> timeline;
+    std::vector<std::shared_ptr<const TimelineData>> seenWhileRunning;
+    ReplayProgress progress;
+};
+
+LiveRun replayWithLiveDecode(const std::string& path, LivePtDecoderOptions lo, ReplayOptions ro) {
+    LiveRun run;
+    auto src = ReplaySource::open(path);
+    EXPECT_TRUE(src) << src.error().message;
+    if (!src) return run;
+    auto session = (*src)->openSession(ro);
+    EXPECT_TRUE(session) << session.error().message;
+    if (!session) return run;
+    lo.auxtraceInfo = (*src)->auxtraceInfo(ro);
+    auto live = LivePtDecoder::attach(**session, lo);
+    EXPECT_TRUE(live) << live.error().message;
+    if (!live) return run;
+    EXPECT_TRUE((*session)->start());
+    EXPECT_TRUE((*src)->start(**session, ro));
+    // What a timeline polling the decoder sees while the capture runs.
+    while (!(*session)->finished()) {
+        if (auto t = (*live)->latest();
+            t && (run.seenWhileRunning.empty() || run.seenWhileRunning.back() != t))
+            run.seenWhileRunning.push_back(t);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    (*src)->wait();
+    (*session)->wait();
+    (*live)->flush();  // what came in after the last tick
+    (*live)->stop();
+    run.stats = (*live)->stats();
+    run.timeline = (*live)->latest();
+    run.progress = (*src)->progress();
+    return run;
+}
+
+std::set<std::string> functionNames(const TimelineData& t) {
+    std::set<std::string> names;
+    for (const auto& th : t.threads)
+        for (size_t i = 0; i < th.spans.size(); ++i) {
+            Span s = th.spans.at(i);
+            if (!s.isGap()) names.insert((*t.functions)[s.function].name);
+        }
+    return names;
+}
+
+}  // namespace
+
+// The whole trace fits the rate bound: every byte after the first PSB is decoded
+// live, the PSB index built while draining equals the file's, and the spans
+// name the same functions the offline decode finds.
+TEST(LiveDecode, GeneratedTraceDecodesWhileReplaying) {
+    const std::string& path = generatedTrace();
+    ASSERT_FALSE(path.empty()) << "auxscope-ptsynth --generate failed";
+    auto file = PerfDataReader::open(path);
+    ASSERT_TRUE(file) << file.error().message;
+    auto offline = decodeIntelPtSpans(*file, {}, {}, 1);
+    ASSERT_TRUE(offline) << offline.error().message;
+    uint64_t filePsbs = 0, fileBytes = 0;
+    for (const PtCpuTrace& cpu : offline->session->trace().cpus()) {
+        filePsbs += offline->session->psbIndex(cpu.cpu).psbCount();
+        fileBytes += cpu.bytes.size();
+    }
+    std::set<std::string> offlineNames;
+    for (const auto& [tid, store] : offline->result.threads)
+        for (size_t i = 0; i < store.size(); ++i)
+            if (Span s = store.at(i); !s.isGap())
+                offlineNames.insert(offline->session->functions()[s.function].name);
+
+    LivePtDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    lo.bytesPerCpuPerTick = 8 << 20;
+    lo.keepTicks = 1000;
+    ReplayOptions ro;
+    ro.speed.max = true;
+    LiveRun run = replayWithLiveDecode(path, lo, ro);
+    ASSERT_TRUE(run.timeline);
+    EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+    EXPECT_EQ(run.stats.auxBytes, fileBytes);
+    EXPECT_EQ(run.stats.psbs, filePsbs) << "PSBs found while draining";
+    EXPECT_EQ(run.stats.decodedBytes + run.stats.skippedBytes, fileBytes)
+        << "every byte is decoded or counted as skipped";
+    EXPECT_EQ(run.stats.decodeErrors, 0u);
+    EXPECT_GT(run.stats.instructions, 0u);
+    EXPECT_GE(run.stats.ticks, 1u);
+
+    ASSERT_FALSE(run.timeline->threads.empty());
+    const std::set<std::string> liveNames = functionNames(*run.timeline);
+    EXPECT_GT(liveNames.size(), 3u);
+    for (const std::string& n : liveNames)
+        EXPECT_TRUE(offlineNames.count(n)) << n << " is not in the offline decode";
+    EXPECT_LE(run.timeline->decodedBegin, run.timeline->decodedEnd);
+    EXPECT_GT(run.timeline->decodedEnd, 0u);
+    ASSERT_TRUE(run.timeline->functions);
+    for (const auto& th : run.timeline->threads) {
+        EXPECT_GT(th.tid, 0);
+        EXPECT_FALSE(th.name.empty()) << "tid " << th.tid;
+    }
+}
+
+// A tight rate bound: the decoder never falls behind, it decodes the newest
+// bytes it can reach and counts the rest as skipped; the timeline still shows flow.
+TEST(LiveDecode, RateBoundSkipsAndCountsWhatItCannotDecode) {
+    const std::string& path = generatedTrace();
+    ASSERT_FALSE(path.empty());
+    LivePtDecoderOptions lo;
+    lo.intervalSeconds = 0.02;
+    lo.bytesPerCpuPerTick = 32 << 10;
+    ReplayOptions ro;
+    ro.speed.max = true;
+    LiveRun run = replayWithLiveDecode(path, lo, ro);
+    ASSERT_TRUE(run.timeline);
+    EXPECT_GT(run.stats.skippedBytes, 0u);
+    EXPECT_LE(run.stats.decodedBytes, run.stats.ticks * (32u << 10));
+    EXPECT_LE(run.stats.decodedBytes + run.stats.skippedBytes, run.stats.auxBytes);
+    EXPECT_GT(run.stats.instructions, 0u);
+    EXPECT_FALSE(functionNames(*run.timeline).empty());
+}
+
+// Paced replay of a real recording whose AUX data came in many transactions:
+// timelines are published while the capture is still running, each reaching at
+// least as far as the one before.
+TEST(LiveDecode, PublishesTimelinesWhileCapturing) {
+    ASSERT_TRUE(std::filesystem::exists(kSkylake)) << kSkylake << " is missing";
+    auto src = ReplaySource::open(kSkylake);
+    ASSERT_TRUE(src) << src.error().message;
+    LivePtDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    lo.bytesPerCpuPerTick = 256 << 10;
+    ReplayOptions ro;
+    // About 1.5 s of wall time for the file's 2 ms.
+    ro.speed.factor = (*src)->recordedSeconds() / 1.5;
+    LiveRun run = replayWithLiveDecode(kSkylake, lo, ro);
+    ASSERT_GE(run.seenWhileRunning.size(), 3u) << "timelines published during a 1.5 s capture";
+    for (size_t i = 1; i < run.seenWhileRunning.size(); ++i)
+        EXPECT_GE(run.seenWhileRunning[i]->decodedEnd, run.seenWhileRunning[i - 1]->decodedEnd);
+    EXPECT_GT(run.seenWhileRunning.back()->decodedEnd, run.seenWhileRunning.front()->decodedEnd);
+    EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+    EXPECT_GE(run.stats.ticks, 3u);
+}
+
+// A real Skylake recording without its binaries: the flow is all missing-image
+// gaps, which the live timeline shows with their cause rather than nothing.
+TEST(LiveDecode, SkylakeWithoutBinariesShowsExplainedGaps) {
+    ASSERT_TRUE(std::filesystem::exists(kSkylake)) << kSkylake << " is missing";
+    LivePtDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    ReplayOptions ro;
+    ro.speed.max = true;
+    LiveRun run = replayWithLiveDecode(kSkylake, lo, ro);
+    ASSERT_TRUE(run.timeline);
+    EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+    EXPECT_EQ(run.stats.auxBytes, 12240u + 137728u);
+    uint64_t gaps = 0;
+    bool named = false;
+    for (const auto& th : run.timeline->threads)
+        for (size_t i = 0; i < th.spans.size(); ++i)
+            if (Span s = th.spans.at(i); s.isGap()) {
+                ++gaps;
+                named |= th.spans.gaps()[size_t(s.gap)].detail.find("missing image") != std::string::npos;
+            }
+    EXPECT_GT(gaps, 0u);
+    EXPECT_TRUE(named);
+    EXPECT_FALSE(run.timeline->cpus.empty()) << "which thread ran, from the switch sideband";
+}
+
+// Not Intel PT: a clear refusal, nothing attached.
+TEST(LiveDecode, RefusesOtherTraceKinds) {
+    SimulatedCaptureOptions so;
+    so.cpus = 1;
+    auto session = CaptureSession::openSimulated(so);
+    ASSERT_TRUE(session) << session.error().message;
+    LivePtDecoderOptions lo;
+    lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{3, {}};  // CoreSight
+    auto live = LivePtDecoder::attach(**session, lo);
+    ASSERT_FALSE(live);
+    EXPECT_NE(live.error().message.find("only Intel PT"), std::string::npos) << live.error().message;
+}
