@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "CaptureSession.h"
+#include "LivePtDecoder.h"
 #include "PerfDataWriterCapture.h"
 #include "SimulatedAuxProducer.h"
 
@@ -59,8 +60,9 @@ struct Options {
     double seconds = 2.0;         // per step
     std::vector<double> ratesMBs = {100, 250, 500, 750, 1000, 1500};  // per CPU; 0 = unpaced
     bool unpaced = true;
-    bool realtime = true;  // the drain thread at SCHED_FIFO, as `auxscope record` runs it
-    std::string file;      // also write perf.data here (the real writer)
+    bool realtime = true;     // the drain thread at SCHED_FIFO, as `auxscope record` runs it
+    std::string file;         // also write perf.data here (the real writer)
+    bool liveDecode = false;  // also attach the live Intel PT decoder (its drain-thread cost)
 };
 
 double threadCpuSeconds() {
@@ -269,6 +271,17 @@ StepResult runStep(const Options& o, double rateMBs) {
         if (!f) die(f.error().message);
         file = std::move(f.value());
     }
+    std::unique_ptr<LivePtDecoder> live;
+    if (o.liveDecode) {
+        // The producers' bytes are not PT: the decoder finds no PSB and decodes
+        // nothing; what is measured is its cost on the drain thread (copying the
+        // newest bytes, the PSB search) beside the same step without it.
+        LivePtDecoderOptions lo;
+        lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{1, {}};
+        auto l = LivePtDecoder::attach(s, lo);
+        if (!l) die(l.error().message);
+        live = std::move(l.value());
+    }
     if (auto r = s.start(); !r) die(r.error().message);
 
     std::atomic<bool> stop{false};
@@ -294,6 +307,7 @@ StepResult runStep(const Options& o, double rateMBs) {
     res.otherCpu = std::max(0.0, (machineBusySeconds() - machine0) - (processCpuSeconds() - self0));
     s.requestStop();
     s.wait();
+    if (live) live->stop();
     if (file) {
         if (auto r = file->finish(); !r) res.messages.push_back("perf.data: " + r.error().message);
         const auto rep = file->report();
@@ -352,8 +366,10 @@ void usage() {
         stderr,
         "usage: bench_aux_drain [--seconds S] [--aux-kib N] [--chunk-kib N] [--data-pages N]\n"
         "                       [--rates MB/s,MB/s,...] [--no-unpaced] [--no-realtime] [--file PATH]\n"
+        "                       [--live-decode]\n"
         "  4 simulated CPUs, the product's drain thread; rates are per CPU, in MB/s (10^6 bytes).\n"
-        "  --file: also stream perf.data to PATH through the real writer (deleted after each step).\n");
+        "  --file: also stream perf.data to PATH through the real writer (deleted after each step).\n"
+        "  --live-decode: also attach the live Intel PT decoder (its cost on the drain thread).\n");
 }
 
 }  // namespace
@@ -383,6 +399,8 @@ int main(int argc, char** argv) {
                 o.ratesMBs.push_back(std::atof(s.substr(p, q - p).c_str()));
                 p = q + 1;
             }
+        } else if (a == "--live-decode") {
+            o.liveDecode = true;
         } else if (a == "--no-unpaced") {
             o.unpaced = false;
         } else if (a == "--no-realtime") {

@@ -3,6 +3,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -237,6 +238,8 @@ void LivePtDecoder::onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::
 
 void LivePtDecoder::loop() {
     using Clock = std::chrono::steady_clock;
+    // Below the drain thread and the traced workload (per-thread nice on Linux).
+    (void)setpriority(PRIO_PROCESS, uint32_t(gettid()), 10);
     auto next = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                    std::chrono::duration<double>(options_.intervalSeconds));
     for (;;) {
@@ -247,14 +250,18 @@ void LivePtDecoder::loop() {
             if (stopping_) break;
             serving = flushRequests_;
         }
+        const auto t0 = Clock::now();
         tick();
         {
             std::lock_guard lock(mutex_);
             flushesDone_ = std::max(flushesDone_, serving);
         }
         flushed_.notify_all();
-        next = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(options_.intervalSeconds));
+        const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double share = std::clamp(options_.cpuShare, 0.01, 1.0);
+        const double wait = std::max(options_.intervalSeconds - took, took * (1 / share - 1));
+        next =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
     }
     flushed_.notify_all();
 }

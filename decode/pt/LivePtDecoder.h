@@ -18,7 +18,8 @@
 //   function ids mapped into one table that lives as long as the decoder, and
 //   a new TimelineData is published (latest()).
 // The drain thread only copies bytes into bounded buffers (onAux, onRecord):
-// a slow decode never slows the capture, it decodes less. Snapshot mode: each
+// a slow decode never slows the capture, it decodes less (and the decode
+// thread takes at most `cpuShare` of a core, at a lower priority). Snapshot mode: each
 // snapshot replaces the CPU's bytes (snapshots do not continue each other).
 #include <atomic>
 #include <condition_variable>
@@ -45,8 +46,12 @@ namespace auxscope {
 
 struct LivePtDecoderOptions {
     double intervalSeconds = 0.5;
-    uint64_t bytesPerCpuPerTick = 1 << 20;        // trace decoded per CPU per tick, at most
-    unsigned keepTicks = 16;                      // decoded ticks kept for the timeline
+    uint64_t bytesPerCpuPerTick = 1 << 20;  // trace decoded per CPU per tick, at most
+    unsigned keepTicks = 16;                // decoded ticks kept for the timeline
+    // At most this share of one core on decoding: after a tick that took d
+    // seconds the next waits at least d * (1 / cpuShare - 1). The thread also
+    // runs at nice 10, below the capture and the workload.
+    double cpuShare = 0.25;
     double keepSeconds = 30;                      // switch sideband kept (perf time) before the newest record
     uint64_t sidebandBytes = uint64_t(64) << 20;  // address-space records kept, at most
     ImageOptions images;
