@@ -10,6 +10,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -22,6 +23,7 @@
 #include "CaptureStatsFeature.h"
 #include "IntelPtSpans.h"
 #include "PerfDataReader.h"
+#include "TimelineView.h"
 #include "TraceExport.h"
 #include "TraceModelLoader.h"
 
@@ -156,9 +158,13 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
     buttons->addWidget(decode_);
     buttons->addWidget(exportPerfetto_);
     buttons->addWidget(exportCsv_);
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName("traceTabs");
+    tabs_->setDocumentMode(true);
+    tabs_->addTab(tree_, "Summary");
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(buttons);
-    layout->addWidget(tree_, 1);
+    layout->addWidget(tabs_, 1);
 
     // Read on a worker thread; hand the result back through the event loop.
     QPointer<TraceFilePage> self(this);
@@ -331,6 +337,7 @@ void TraceFilePage::populate() {
     hasPt_ = hasIntelPtData(r);
     decode_->setVisible(hasPt_);
     decode_->setEnabled(hasPt_);
+    if (hasPt_) openTimeline();
     if (hasPt_ && autoDecodeBytes_ && auxTraceBytes(r) <= autoDecodeBytes_) {
         // Let the caller see the page first (and change the limit) before deciding.
         QMetaObject::invokeMethod(
@@ -472,6 +479,210 @@ void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
     status_->setText(text);
     status_->setStyleSheet(st.decodeErrors ? "color: #b00020;" : "");
     emit statusMessage(text);
+}
+
+// ---- The timeline ----
+
+namespace {
+
+QString relative(uint64_t t, uint64_t origin) {
+    const double ns = double(t) - double(origin);
+    if (ns < 1e6) return QString("%1 µs").arg(ns / 1e3, 0, 'f', 1);
+    if (ns < 1e9) return QString("%1 ms").arg(ns / 1e6, 0, 'f', 3);
+    return QString("%1 s").arg(ns / 1e9, 0, 'f', 4);
+}
+
+const QString kDecodingHint = QStringLiteral("decoding…");
+
+QString megabytes(uint64_t bytes) {
+    return QString::number(double(bytes) / double(1 << 20), 'f', bytes < (10u << 20) ? 1 : 0) + " MB";
+}
+
+}  // namespace
+
+void TraceFilePage::setTimelineStatus(const QString& text, bool error) {
+    timelineStatus_->setText(text);
+    timelineStatus_->setStyleSheet(error ? "color: #b00020;" : "");
+}
+
+void TraceFilePage::openTimeline() {
+    if (timeline_) return;
+    auto* page = new QWidget;
+    timelineStatus_ = new QLabel("Opening the Intel PT trace…");
+    timelineStatus_->setObjectName("timelineStatus");
+    timelineStatus_->setWordWrap(true);
+    timelineStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    timeline_ = new TimelineView;
+    timeline_->setObjectName("timeline");
+    auto* selection = new QLabel;
+    selection->setObjectName("timelineSelection");
+    selection->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 4, 0, 0);
+    layout->addWidget(timelineStatus_);
+    layout->addWidget(timeline_, 1);
+    layout->addWidget(selection);
+    tabs_->insertTab(0, page, "Timeline");
+    tabs_->setCurrentIndex(0);
+    connect(timeline_, &TimelineView::visibleRangeChanged, this, &TraceFilePage::timelineRangeChanged);
+    connect(timeline_, &TimelineView::dataShown, this, [this] {
+        // Shown (large data: once the view has summarized it).
+        if (timeline_->undecodedHint() == kDecodingHint) timeline_->setUndecodedHint({});
+        emit timelineUpdated();
+    });
+    connect(timeline_, &TimelineView::spanSelected, this, [this, selection](const TimelineHit& hit) {
+        const uint64_t origin = timeline_->data() ? timeline_->data()->begin : 0;
+        selection->setText(TimelineView::describe(hit, origin).replace('\n', "  ·  "));
+    });
+
+    // Open the session and decode the first window on a worker thread.
+    timelineBusy_ = true;
+    const uint64_t generation = ++timelineGeneration_;
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, reader = reader_, generation] {
+        const auto started = std::chrono::steady_clock::now();
+        auto opened = PtSession::open(*reader);
+        std::shared_ptr<PtSession> session;
+        std::shared_ptr<const TimelineData> base, data;
+        PtDecodeWindow window;
+        std::string error;
+        size_t segments = 0;
+        uint64_t bytes = 0;
+        if (opened) {
+            // The session reads the reader's mapping: keep the reader as long as the session.
+            session = std::shared_ptr<PtSession>(opened->release(), [reader](PtSession* s) { delete s; });
+            base = std::make_shared<const TimelineData>(ptTimelineBase(session));
+            window = ptFirstFrameWindow(*session);
+            PtSession::SpanResult result = session->decodeSpans(window, 0);
+            segments = result.decodedNow + result.fromCache;
+            bytes = result.stats.traceBytes;
+            data = makePtTimeline(*base, *session, std::move(result), window.begin, window.end);
+        } else {
+            error = opened.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, session, base, data, window, error, seconds, segments, bytes, generation] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                if (!session) {
+                    self->setTimelineStatus(
+                        "Cannot open the Intel PT trace: " + QString::fromStdString(error), true);
+                    return;
+                }
+                self->session_ = session;
+                self->timelineBase_ = base;
+                for (const auto& t : data->threads)
+                    self->seenTids_.insert(t.tid);
+                self->decodedWindow_ = {window.begin, window.end};
+                self->timeline_->setData(data);
+                self->timeline_->setVisibleRange(window.begin, window.end);
+                size_t spans = 0;
+                for (const auto& t : data->threads)
+                    spans += t.spans.size();
+                QString text = QString(
+                                   "First frame: %1 spans in %2 threads for +%3 … +%4 (%5 segments, %6 of "
+                                   "trace) in %7 s. Ctrl+wheel or W/S zoom, A/D or drag pan.")
+                                   .arg(spans)
+                                   .arg(data->threads.size())
+                                   .arg(relative(window.begin, data->begin))
+                                   .arg(relative(window.end, data->begin))
+                                   .arg(segments)
+                                   .arg(megabytes(bytes))
+                                   .arg(seconds, 0, 'f', 2);
+                for (const std::string& note : data->notes)
+                    text += "\n" + QString::fromStdString(note);
+                self->setTimelineStatus(text);
+                if (generation != self->timelineGeneration_ || self->pendingWindow_)
+                    self->runTimelineDecode();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void TraceFilePage::timelineRangeChanged(quint64 begin, quint64 end) {
+    if (!session_ && !timelineBusy_) return;
+    if (begin >= decodedWindow_.begin && end <= decodedWindow_.end) {
+        // Already shown: whatever was asked for since is not needed any more.
+        if (session_ && (timelineBusy_ || pendingWindow_)) ++timelineGeneration_;
+        pendingWindow_.reset();
+        timeline_->setUndecodedHint({});
+        return;
+    }
+    ++timelineGeneration_;  // whatever runs now is stale
+    if (session_) {
+        PtDecodeWindow window;
+        window.begin = begin, window.end = end;
+        const uint64_t bytes = ptWindowTraceBytes(*session_, window);
+        if (bytes > timelineBudget_) {
+            pendingWindow_.reset();
+            const QString hint = QString("zoom in to decode (%1 of trace in view)").arg(megabytes(bytes));
+            timeline_->setUndecodedHint(hint);
+            setTimelineStatus(
+                QString("Not decoded: %1 of trace in view, more than the %2 budget; zoom in to decode.")
+                    .arg(megabytes(bytes))
+                    .arg(megabytes(timelineBudget_)));
+            return;
+        }
+    }
+    timeline_->setUndecodedHint(kDecodingHint);
+    pendingWindow_ = Window{begin, end};
+    if (!timelineBusy_) runTimelineDecode();
+}
+
+void TraceFilePage::runTimelineDecode() {
+    if (!session_ || !pendingWindow_ || timelineBusy_) return;
+    const Window w = *pendingWindow_;
+    pendingWindow_.reset();
+    timelineBusy_ = true;
+    const uint64_t generation = timelineGeneration_;
+    PtDecodeWindow window;
+    window.begin = w.begin, window.end = w.end;
+    const uint64_t origin = timelineBase_->begin;
+    setTimelineStatus(QString("Decoding +%1 … +%2 (%3 of trace)…")
+                          .arg(relative(w.begin, origin))
+                          .arg(relative(w.end, origin))
+                          .arg(megabytes(ptWindowTraceBytes(*session_, window))));
+    std::vector<int32_t> seen(seenTids_.begin(), seenTids_.end());
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, session = session_, base = timelineBase_, window, seen, generation] {
+        const auto started = std::chrono::steady_clock::now();
+        PtSession::SpanResult result = session->decodeSpans(window, 0);
+        const size_t now = result.decodedNow, cached = result.fromCache;
+        std::shared_ptr<const TimelineData> data =
+            makePtTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, data, window, seconds, now, cached, generation] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                if (generation == self->timelineGeneration_) {
+                    // The newest request: show it (a stale one is dropped).
+                    for (const auto& t : data->threads)
+                        self->seenTids_.insert(t.tid);
+                    self->decodedWindow_ = {window.begin, window.end};
+                    self->timeline_->setData(data);
+                    size_t spans = 0;
+                    for (const auto& t : data->threads)
+                        spans += t.spans.size();
+                    self->setTimelineStatus(
+                        QString("Decoded +%1 … +%2: %3 spans in %4 s (%5 segments decoded, "
+                                "%6 from cache)")
+                            .arg(relative(window.begin, data->begin))
+                            .arg(relative(window.end, data->begin))
+                            .arg(spans)
+                            .arg(seconds, 0, 'f', 2)
+                            .arg(now)
+                            .arg(cached));
+                }
+                self->runTimelineDecode();
+            },
+            Qt::QueuedConnection);
+    }).detach();
 }
 
 bool TraceFilePage::exportTo(const QString& format, QString outPath) {

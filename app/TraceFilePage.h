@@ -7,23 +7,35 @@
 // decoded (on a worker thread, with progress; small files start by
 // themselves): the page then lists each thread's top functions and its gaps,
 // and the Perfetto export carries the call-stack spans.
+//
+// With Intel PT, the page also keeps one PtSession (opened on a worker thread)
+// for its Timeline tab: the first 1/1000 of the recording is decoded and shown
+// first, then whatever window the view settles on is decoded on a worker
+// thread when its trace is within a budget (stale results dropped), and
+// otherwise the view says "zoom in to decode".
 #include <QWidget>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QTabWidget;
 class QTreeWidget;
 class QTreeWidgetItem;
 
 namespace auxscope {
 
 class PerfDataReader;
+class PtSession;
+class TimelineView;
 struct IntelPtSpans;
 struct PtSpanSummary;
+struct TimelineData;
 
 class TraceFilePage : public QWidget {
     Q_OBJECT
@@ -43,6 +55,13 @@ public:
     // are read (set it before the read finishes; 0: never by themselves).
     void setAutoDecodeLimit(uint64_t bytes) { autoDecodeBytes_ = bytes; }
 
+    // The Intel PT timeline (null until the file is read and has Intel PT).
+    TimelineView* timeline() const { return timeline_; }
+    QLabel* timelineStatus() const { return timelineStatus_; }
+    bool timelineDecoding() const { return timelineBusy_; }
+    // Windows with more trace than this are not decoded (the view asks to zoom in).
+    void setTimelineDecodeBudget(uint64_t bytes) { timelineBudget_ = bytes; }
+
 public slots:
     // Without a path, ask for one.
     bool exportTo(const QString& format, QString outPath = {});
@@ -54,11 +73,17 @@ signals:
     void loadFinished(bool ok);
     void decodeFinished(bool ok);
     void statusMessage(const QString& text);
+    // The timeline got new data (the first frame, or a window decoded).
+    void timelineUpdated();
 
 private:
     void populate();
     void showDecoded(const PtSpanSummary& summary, double seconds);
     QTreeWidgetItem* section(const QString& title);
+    void openTimeline();
+    void timelineRangeChanged(quint64 begin, quint64 end);
+    void runTimelineDecode();
+    void setTimelineStatus(const QString& text, bool error = false);
 
     QString path_;
     QLabel* status_ = nullptr;
@@ -76,6 +101,21 @@ private:
     bool failed_ = false;
     bool hasPt_ = false;
     bool decoding_ = false;
+
+    QTabWidget* tabs_ = nullptr;
+    TimelineView* timeline_ = nullptr;
+    QLabel* timelineStatus_ = nullptr;
+    std::shared_ptr<PtSession> session_;                // owns the reader it reads, through its deleter
+    std::shared_ptr<const TimelineData> timelineBase_;  // CPU lanes, extent, functions
+    std::set<int32_t> seenTids_;                        // threads keep their place across windows
+    struct Window {
+        uint64_t begin = 0, end = 0;
+    };
+    std::optional<Window> pendingWindow_;
+    Window decodedWindow_;
+    uint64_t timelineGeneration_ = 0;
+    uint64_t timelineBudget_ = uint64_t(64) << 20;
+    bool timelineBusy_ = false;
 };
 
 }  // namespace auxscope

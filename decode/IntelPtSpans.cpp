@@ -84,4 +84,64 @@ Expected<IntelPtSpans> decodeIntelPtSpans(const PerfDataReader& file, const PtDe
     return out;
 }
 
+PtTimeExtent ptRecordingExtent(const PtSession& session) {
+    const TraceModel& model = session.sideband().model();
+    uint64_t begin = model.firstTime(), end = model.lastTime();
+    for (const PtSession::Segment& s : session.segments()) {
+        if (s.startTime && (!begin || s.startTime < begin)) begin = s.startTime;
+        end = std::max(end, s.endTime);
+    }
+    return {begin, std::max(begin, end)};
+}
+
+PtDecodeWindow ptFirstFrameWindow(const PtSession& session) {
+    uint64_t begin = UINT64_MAX, end = 0;
+    for (const PtSession::Segment& s : session.segments()) {
+        if (s.startTime) begin = std::min(begin, s.startTime);
+        end = std::max(end, s.endTime);
+    }
+    PtDecodeWindow window;
+    if (begin == UINT64_MAX) {
+        const PtTimeExtent all = ptRecordingExtent(session);
+        begin = all.begin, end = all.end;
+    }
+    window.begin = begin;
+    window.end = begin + (end > begin ? std::max<uint64_t>((end - begin) / 1000, 1) : 1);
+    return window;
+}
+
+uint64_t ptWindowTraceBytes(const PtSession& session, const PtDecodeWindow& window) {
+    // As PtSession selects: the segments of the window's CPUs whose time overlaps it.
+    uint64_t bytes = 0;
+    for (const PtSession::Segment& s : session.segments()) {
+        if (window.cpu && s.cpu != *window.cpu) continue;
+        if (s.endTime < window.begin || s.startTime > window.end) continue;
+        bytes += s.end - s.begin;
+    }
+    return bytes;
+}
+
+TimelineData ptTimelineBase(const std::shared_ptr<const PtSession>& session) {
+    TimelineData data;
+    setTimelineCpus(data, session->sideband());
+    const PtTimeExtent extent = ptRecordingExtent(*session);
+    data.begin = extent.begin;
+    data.end = extent.end;
+    data.functions = std::shared_ptr<const FunctionTable>(session, &session->functions());
+    for (const std::string& note : session->trace().notes())
+        data.notes.push_back(note);
+    return data;
+}
+
+std::shared_ptr<TimelineData> makePtTimeline(const TimelineData& base, const PtSession& session,
+                                             PtSession::SpanResult&& result, uint64_t decodedBegin,
+                                             uint64_t decodedEnd, const std::vector<int32_t>& alsoTids) {
+    auto data = std::make_shared<TimelineData>(base);
+    data->threads.clear();
+    addTimelineThreads(*data, std::move(result.threads), session.sideband(), alsoTids);
+    data->decodedBegin = decodedBegin;
+    data->decodedEnd = decodedEnd;
+    return data;
+}
+
 }  // namespace auxscope

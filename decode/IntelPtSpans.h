@@ -10,6 +10,7 @@
 
 #include "PerfDataReader.h"
 #include "PtSpanDecoder.h"
+#include "TimelineData.h"
 #include "TraceExport.h"
 
 namespace auxscope {
@@ -37,5 +38,27 @@ using PtDecodeProgress = std::function<bool(size_t done, size_t total)>;
 Expected<IntelPtSpans> decodeIntelPtSpans(const PerfDataReader& file, const PtDecodeWindow& window = {},
                                           const PtSessionOptions& options = {}, unsigned threads = 0,
                                           const PtDecodeProgress& progress = {});
+
+// --- The timeline of a PtSession (app/TimelineView draws it) ---
+
+// The recording's extent: the sideband's and every trace segment's times.
+struct PtTimeExtent {
+    uint64_t begin = 0, end = 0;
+};
+PtTimeExtent ptRecordingExtent(const PtSession& session);
+// The window a timeline decodes before its first frame: the first 1/1000 of
+// the recording (as bench_pt_decode's "(e) first frame").
+PtDecodeWindow ptFirstFrameWindow(const PtSession& session);
+// Trace bytes a decode of `window` reads: the sizes of the segments it selects.
+uint64_t ptWindowTraceBytes(const PtSession& session, const PtDecodeWindow& window);
+
+// The CPU lanes, extent and function table of a session's timeline, without
+// spans: what every window's TimelineData shares. `functions` aliases `session`.
+TimelineData ptTimelineBase(const std::shared_ptr<const PtSession>& session);
+// A timeline of `result`, decoded for [decodedBegin, decodedEnd): a copy of
+// `base` with the threads of `result` (and empty ones for `alsoTids`).
+std::shared_ptr<TimelineData> makePtTimeline(const TimelineData& base, const PtSession& session,
+                                             PtSession::SpanResult&& result, uint64_t decodedBegin,
+                                             uint64_t decodedEnd, const std::vector<int32_t>& alsoTids = {});
 
 }  // namespace auxscope

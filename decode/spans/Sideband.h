@@ -54,11 +54,16 @@ public:
     // then runningAt() gives the same answer.
     uint64_t nextSwitchAfter(int cpu, uint64_t time) const;
 
-private:
+    // The switch timeline itself: per CPU, which thread ran in [start, end), by
+    // start (pid as recorded: <= 0 when the record did not say, see pidOf()).
+    // Between slices the CPU was idle.
     struct Slice {
         uint64_t start, end;
         int32_t pid, tid;
     };
+    const std::map<int, std::vector<Slice>>& switchSlices() const { return slices_; }
+
+private:
     TraceModel model_;
     std::map<int32_t, ProcessSideband> processes_;
     std::vector<Mapping> kernelMaps_;

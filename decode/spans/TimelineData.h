@@ -43,6 +43,22 @@ struct TimelineData {
     std::shared_ptr<const FunctionTable> functions;
 
     std::vector<std::string> notes;  // shown beside the view: "live: newest 1 MB per CPU decoded every 0.5 s"
+
+    // COMM of the threads the CPU lanes name (tid -> name), including threads
+    // without spans; the view falls back to `threads`, then to the tid.
+    std::map<int32_t, std::string> threadNames;
 };
+
+class Sideband;
+
+// Builders for producers (Qt-free). The recording's extent and, per CPU, the
+// slices of the sideband's switch timeline (pids resolved through the
+// sideband), with the names of every thread they mention.
+void setTimelineCpus(TimelineData& data, const Sideband& sideband);
+// Adds a thread (pid, tid and COMM from the sideband) per store, and an empty
+// one per tid of `alsoTids` not among them (a thread seen in an earlier
+// window keeps its place), then sorts the threads by pid, then tid.
+void addTimelineThreads(TimelineData& data, std::map<int32_t, SpanStore> threads, const Sideband& sideband,
+                        const std::vector<int32_t>& alsoTids = {});
 
 }  // namespace auxscope

@@ -7,5 +7,6 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/FlowToSpans.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ElfSymbols.cpp
   ${CMAKE_CURRENT_LIST_DIR}/Sideband.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TimelineData.cpp
 )
 target_include_directories(auxscope_decode PUBLIC ${CMAKE_CURRENT_LIST_DIR})

@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The timeline view (app/TimelineView), offscreen: synthetic TimelineData painted
+# and checked pixel by pixel, zoom/pan/selection/tooltips, level of detail on
+# 2 M spans, and a ptsynth-generated perf.data opened on a TraceFilePage
+# (include()d by tests/CMakeLists.txt).
+set(CMAKE_AUTOMOC ON)
+add_executable(timeline_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineViewTest.cpp)
+target_link_libraries(timeline_tests PRIVATE auxscope_app Qt6::Test)
+add_dependencies(timeline_tests auxscope-ptsynth)
+target_compile_definitions(timeline_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
+add_test(NAME timeline_tests COMMAND timeline_tests)
+set_tests_properties(timeline_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 180)
