@@ -35,7 +35,9 @@
 #include <cmath>
 
 #include "AuxOptionsPanel.h"
+#include "LivePtDecoder.h"
 #include "PerfEvent.h"
+#include "TimelineView.h"
 #include "Tracefs.h"
 
 namespace auxscope {
@@ -178,6 +180,14 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
         "AUX event");
     form->addRow("", overwrite_);
     auxPanel_ = new AuxOptionsPanel(pmus_);
+    liveDecode_ = new QCheckBox("Decode Intel PT while capturing");
+    liveDecode_->setObjectName("liveDecode");
+    liveDecode_->setChecked(true);
+    liveDecode_->setToolTip(
+        "Twice a second, the newest trace of each CPU (at most 1 MB each: the rest is skipped, never "
+        "queued) is decoded into call stacks and shown below. The capture file keeps every byte; "
+        "open it afterwards for the whole decode.");
+    form->addRow("", liveDecode_);
 
     startButton_ = new QPushButton("Start");
     startButton_->setObjectName("startButton");
@@ -239,10 +249,23 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     auto* charts = new QSplitter(Qt::Horizontal);
     charts->addWidget(throughputView_);
     charts->addWidget(lostView_);
+    auto* flow = new QGroupBox("Instruction flow, decoded while capturing");
+    auto* flowLayout = new QVBoxLayout(flow);
+    liveStatus_ = new QLabel("Intel PT captures are decoded here as they run.");
+    liveStatus_->setObjectName("liveStatus");
+    liveStatus_->setWordWrap(true);
+    liveTimeline_ = new TimelineView;
+    liveTimeline_->setObjectName("liveTimeline");
+    liveTimeline_->setMinimumHeight(160);
+    flowLayout->addWidget(liveStatus_);
+    flowLayout->addWidget(liveTimeline_, 1);
+
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(cpuTable_);
     split->addWidget(charts);
+    split->addWidget(flow);
     split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 2);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(controls);
@@ -271,6 +294,7 @@ CapturePage::~CapturePage() {
         session_->wait();
     }
     if (finishThread_.joinable()) finishThread_.join();
+    if (live_) live_->stop();
     // Unsaved captures live in a per-process temporary folder; they go with the window.
     QDir(captureFolder()).removeRecursively();
 }
@@ -377,7 +401,7 @@ void CapturePage::setStatus(const QString& text, bool error) {
 
 void CapturePage::setFormEnabled(bool enabled) {
     for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, overwrite_,
-                                                      startButton_, auxPanel_})
+                                                      liveDecode_, startButton_, auxPanel_})
         w->setEnabled(enabled);
     targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
     tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
@@ -413,7 +437,29 @@ void CapturePage::start() {
         setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
         return;
     }
+    // Decode while capturing: Intel PT only (the decoder says why not otherwise).
+    live_.reset();
+    liveShown_.reset();
+    if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
+        LivePtDecoderOptions lo;
+        lo.auxtraceInfo = fileOptions.auxtraceInfo;
+        auto live = LivePtDecoder::attach(**session, lo);
+        if (live) {
+            live_ = std::move(live.value());
+            liveStatus_->setText("Decoding the newest Intel PT of each CPU while capturing…");
+            liveTimeline_->setData(nullptr);
+            liveTimeline_->setFollowLatest(true);
+        } else {
+            liveStatus_->setText("Not decoded while capturing: " +
+                                 QString::fromStdString(live.error().message));
+        }
+    } else {
+        liveStatus_->setText(liveDecode_->isChecked() ? "This capture has no Intel PT to decode."
+                                                      : "Decoding while capturing is off.");
+    }
     if (auto r = (*session)->start(); !r) {
+        if (live_) live_->stop();
+        live_.reset();
         replay_.reset();
         setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
         return;
@@ -636,7 +682,38 @@ void CapturePage::refresh() {
                              .arg(p.recordedSeconds, 0, 'f', 3)
                              .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
     }
+    if (live_) showLiveDecode(false);
     if (session_->finished() && !finishing_) beginFinishing();
+}
+
+void CapturePage::showLiveDecode(bool final) {
+    if (!live_) return;
+    if (auto t = live_->latest(); t && t != liveShown_) {
+        liveShown_ = t;
+        liveTimeline_->setData(t);
+    }
+    const LivePtDecodeStats st = live_->stats();
+    QString text =
+        QString(
+            "%1 %2 of %3 MB of trace decoded (%4 MB skipped by the rate bound), %5 M instructions, "
+            "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
+            .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
+            .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
+            .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
+            .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
+            .arg(double(st.instructions) / 1e6, 0, 'f', 1)
+            .arg(st.spans)
+            .arg(st.gaps)
+            .arg(st.decodeErrors)
+            .arg(st.lastTickSeconds * 1e3, 0, 'f', 0);
+    if (!st.lastError.empty()) text += "\nLast decode failed: " + QString::fromStdString(st.lastError);
+    if (st.sidebandDropped)
+        text += QString(
+                    "\n%1 sideband records over the live decoder's budget were not kept (images may be "
+                    "missing in the live view; the capture file has them)")
+                    .arg(st.sidebandDropped);
+    if (final) text += "\nOpen the capture file for the decode of every byte.";
+    liveStatus_->setText(text);
 }
 
 void CapturePage::beginFinishing() {
@@ -650,7 +727,11 @@ void CapturePage::beginFinishing() {
     // not on the GUI thread.
     if (finishThread_.joinable()) finishThread_.join();
     QPointer<CapturePage> self(this);
-    finishThread_ = std::thread([self, file = file_] {
+    finishThread_ = std::thread([self, file = file_, live = live_] {
+        if (live) {
+            live->flush();  // what came in after the last tick
+            live->stop();
+        }
         auto done = file->finish();
         QString error = done ? QString() : QString::fromStdString(done.error().message);
         QMetaObject::invokeMethod(
@@ -684,6 +765,11 @@ void CapturePage::fileFinished(const QString& error) {
                     .arg(report.fileBytes);
     } else {
         text += "\nThe capture file could not be completed: " + error;
+    }
+    if (live_) {
+        showLiveDecode(true);
+        liveTimeline_->setFollowLatest(false);
+        live_.reset();
     }
     session_.reset();
     file_.reset();

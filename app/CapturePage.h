@@ -30,6 +30,9 @@ class QValueAxis;
 namespace auxscope {
 
 class AuxOptionsPanel;
+class LivePtDecoder;
+class TimelineView;
+struct TimelineData;
 
 class CapturePage : public QWidget {
     Q_OBJECT
@@ -45,6 +48,10 @@ public:
     const LiveHistory& history() const { return history_; }
     // The summary of the last finished capture (empty target before the first).
     const CaptureSummary& lastSummary() const { return lastSummary_; }
+    // The instruction-flow timeline decoded while capturing (Intel PT captures).
+    TimelineView* liveTimeline() const { return liveTimeline_; }
+    // Its decoder while a capture runs (null otherwise).
+    const LivePtDecoder* liveDecoder() const { return live_.get(); }
 
 public slots:
     void start();
@@ -90,6 +97,13 @@ private:
     QWidget* replayRow_ = nullptr;
     std::unique_ptr<ReplaySource> replay_;
     ReplayOptions replayOptions_;
+    // Decode while capturing (Intel PT): the decoder sink and the timeline it feeds.
+    QCheckBox* liveDecode_ = nullptr;
+    QLabel* liveStatus_ = nullptr;
+    TimelineView* liveTimeline_ = nullptr;
+    std::shared_ptr<LivePtDecoder> live_;
+    std::shared_ptr<const TimelineData> liveShown_;
+    void showLiveDecode(bool final);
     AuxOptionsPanel* auxPanel_ = nullptr;
     QPushButton* snapshotButton_ = nullptr;
     QLabel* snapshotLabel_ = nullptr;
