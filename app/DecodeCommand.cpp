@@ -21,7 +21,8 @@ namespace auxscope {
 namespace {
 
 const char* kHelp = R"(usage: auxscope decode PERF.DATA [--format spans|insn|packets] [--cpu N] [--tid T]
-                       [--time A-B] [--symfs DIR] [-j N]
+                       [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
+                       [--kallsyms FILE] [-j N]
        auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
                        [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
                        [--format ptxed|packets] [options]
@@ -38,6 +39,13 @@ libipt's block decoder into per-thread call stacks, using the file's sideband
   --time A-B        only [A, B] in perf time (ns; either side may be empty)
   --symfs DIR       look for mapped files under DIR first (then their path, then
                     ~/.debug/.build-id by build-id)
+  --vmlinux FILE    the kernel's code and symbols from its ELF, moved by the KASLR offset
+                    (the recorded kernel map's address of _text minus the vmlinux's)
+  --kcore DIR|FILE  the kernel's code from a kcore: perf record --kcore's copy (DIR with
+                    kcore, kallsyms, modules) or /proc/kcore (the boot that recorded);
+                    names from its kallsyms. Without either: perf's build-id cache, then
+                    /proc/kcore when the running kernel has the recorded build-id
+  --kallsyms FILE   kernel symbols (with --kcore FILE, or names without code)
   -j N              decode threads (default: all CPUs)
 
 Raw Intel PT trace bytes (an AUX buffer, --pt) are decoded with libipt as its tools do.
@@ -141,7 +149,30 @@ const char* branchName(BranchClass c) {
     return "?";
 }
 
-void printStats(const PtDecodeStats& stats, double seconds, std::ostream& out) {
+// "cpu N: AUX records with TRUNCATED 2, ..." when the kernel flagged lost trace.
+std::string auxLossLine(const PtCpuTrace& cpu) {
+    const PtAuxLoss& l = cpu.auxLoss;
+    if (!l.truncated && !l.partial && !l.collision) return {};
+    std::string s = "cpu " + std::to_string(cpu.cpu) + ": AUX records with";
+    if (l.truncated) s += " TRUNCATED " + std::to_string(l.truncated);
+    if (l.partial) s += " PARTIAL " + std::to_string(l.partial);
+    if (l.collision) s += " COLLISION " + std::to_string(l.collision);
+    return s + " (trace lost there; " + std::to_string(l.splits) + " runs cut)\n";
+}
+
+void printKernel(const ImageResolver& images, std::ostream& out) {
+    const ImageResolver::KernelStatus& k = images.kernel();
+    if (k.code.empty() && k.symbols.empty()) return;
+    char offset[64];
+    std::snprintf(offset, sizeof offset, "%s0x%" PRIx64, k.kaslrOffset < 0 ? "-" : "",
+                  k.kaslrOffset < 0 ? uint64_t(-k.kaslrOffset) : uint64_t(k.kaslrOffset));
+    out << "kernel: code " << (k.code.empty() ? "missing" : k.code) << " (" << k.sections << " ranges, "
+        << k.codeBytes << " bytes, KASLR offset " << offset << "), symbols "
+        << (k.symbols.empty() ? "none" : k.symbols) << "\n";
+}
+
+void printStats(const PtDecodeStats& stats, double seconds, std::ostream& out,
+                const ImageResolver* images = nullptr) {
     char line[256];
     std::snprintf(line, sizeof line,
                   "decoded %" PRIu64 " segments, %" PRIu64 " trace bytes, %" PRIu64 " blocks, %" PRIu64
@@ -151,8 +182,11 @@ void printStats(const PtDecodeStats& stats, double seconds, std::ostream& out) {
     out << line;
     for (const auto& [reason, n] : stats.gaps)
         out << "gaps: " << gapReasonName(reason) << ": " << n << "\n";
-    for (const auto& [file, n] : stats.missingImages)
-        out << "missing image: " << file << " (" << n << " gaps)\n";
+    for (const auto& [file, n] : stats.missingImages) {
+        std::string hint = images ? images->missingHint(file) : std::string();
+        out << "missing image: " << file << " (" << n << " gaps" << (hint.empty() ? "" : "; " + hint)
+            << ")\n";
+    }
 }
 
 int runPerfDataDecode(const std::vector<std::string>& args) {
@@ -174,6 +208,8 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
     PtSession& s = **session;
     for (const std::string& note : s.trace().notes())
         std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
+    for (const std::string& note : s.images().notes())
+        std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
     const PtDecodeWindow& window = parsed->window;
     auto started = std::chrono::steady_clock::now();
     auto elapsed = [&] {
@@ -189,6 +225,7 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
                           "cpu %d: %zu bytes in %zu AUXTRACE buffers, %zu runs, %zu PSBs\n", cpu.cpu,
                           cpu.bytes.size(), cpu.buffers, cpu.runs.size(), index.psbCount());
             std::cout << line;
+            if (std::string loss = auxLossLine(cpu); !loss.empty()) std::cout << loss;
             PtPacketCounts total;
             for (const PtRun& run : cpu.runs) {
                 if (!run.lostCause.empty()) std::cout << "[lost AUX: " << run.lostCause << "]\n";
@@ -219,7 +256,10 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
                           b.cpu, b.tid, b.ip, b.endIp, b.instructions, branchName(b.last));
             std::cout << line << functions[b.function].name << "\n";
         });
-        printStats(stats, elapsed(), std::cerr);
+        printStats(stats, elapsed(), std::cerr, &s.images());
+        printKernel(s.images(), std::cerr);
+        for (const PtCpuTrace& cpu : s.trace().cpus())
+            if (!window.cpu || cpu.cpu == *window.cpu) std::cerr << auxLossLine(cpu);
         return 0;
     }
     PtSession::SpanResult result = s.decodeSpans(window, parsed->threads);
@@ -245,7 +285,10 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
         spans += store.size();
         bytes += store.spanBytes();
     }
-    printStats(result.stats, seconds, std::cerr);
+    printStats(result.stats, seconds, std::cerr, &s.images());
+    printKernel(s.images(), std::cerr);
+    for (const PtCpuTrace& cpu : s.trace().cpus())
+        if (!window.cpu || cpu.cpu == *window.cpu) std::cerr << auxLossLine(cpu);
     std::snprintf(line, sizeof line,
                   "%zu spans in %zu threads, %zu bytes of span storage (%.1f bytes/span)\n", spans,
                   result.threads.size(), bytes, spans ? double(bytes) / double(spans) : 0.0);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "DecodeOptions.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 namespace auxscope {
@@ -20,7 +23,8 @@ std::optional<uint64_t> number(const std::string& s) {
 }  // namespace
 
 bool isDecodeSelectionOption(const std::string& o) {
-    return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j";
+    return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j" || o == "--vmlinux" ||
+           o == "--kcore" || o == "--kallsyms";
 }
 
 Expected<void> applyDecodeSelectionOption(const std::string& a, const std::string& v, DecodeSelection& out) {
@@ -41,6 +45,12 @@ Expected<void> applyDecodeSelectionOption(const std::string& a, const std::strin
         if (e) out.window.end = *e;
     } else if (a == "--symfs") {
         out.session.images.symfs = v;
+    } else if (a == "--vmlinux" || a == "--kcore" || a == "--kallsyms") {
+        struct stat st;
+        if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
+        if (a == "--vmlinux") out.session.images.vmlinux = v;
+        if (a == "--kcore") out.session.images.kcore = v;
+        if (a == "--kallsyms") out.session.images.kallsyms = v;
     } else {
         return makeError("not a decode selection option: " + a);
     }

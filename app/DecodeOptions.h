@@ -2,7 +2,8 @@
 #pragma once
 // The options that choose what of a perf.data's Intel PT is decoded, shared by
 // `auxscope decode` and `auxscope export`: --cpu N, --tid T, --time A-B (perf
-// time in ns; either end may be left out), --symfs DIR, -j N.
+// time in ns; either end may be left out), --symfs DIR, -j N, and the kernel's
+// code and symbols: --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE.
 #include <string>
 
 #include "PtSpanDecoder.h"

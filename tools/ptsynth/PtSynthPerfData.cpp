@@ -132,6 +132,15 @@ Expected<void> PtSynthPerfData::mmap2(const PtSynthMapping& m, uint64_t tsc) {
     return writer_->writeRecord(b.finish());
 }
 
+Expected<void> PtSynthPerfData::kernelMmap(uint64_t start, uint64_t length, uint64_t refAddress, uint64_t tsc,
+                                           const std::string& refSymbol, std::vector<uint8_t> buildId) {
+    RecordBuilder b(PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+    b.u32(uint32_t(-1)).u32(0).u64(start).u64(length).u64(refAddress);
+    b.str("[kernel.kallsyms]" + refSymbol).sampleId(trackingId(), -1, 0, perfTime(tsc));
+    if (!buildId.empty()) kernelBuildId_ = std::move(buildId);
+    return writer_->writeRecord(b.finish());
+}
+
 Expected<void> PtSynthPerfData::auxtrace(std::span<const uint8_t> chunk, uint64_t referenceTsc) {
     perfdata::AuxtraceRecord head{};
     head.size = chunk.size();
@@ -177,6 +186,7 @@ Expected<void> PtSynthPerfData::finish() {
     std::vector<BuildIdEntry> ids;
     for (const auto& path : mappedFiles_)
         if (auto id = FeatureWriter::elfBuildId(path)) ids.push_back({path, *id, false});
+    if (!kernelBuildId_.empty()) ids.push_back({"[kernel.kallsyms]", kernelBuildId_, true});
     if (!ids.empty()) w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds(ids));
     return w.finish();
 }

@@ -68,6 +68,12 @@ public:
 
     Expected<void> comm(uint64_t tsc);
     Expected<void> mmap2(const PtSynthMapping& map, uint64_t tsc);
+    // The kernel's map as perf record synthesizes it: PERF_RECORD_MMAP, cpumode
+    // kernel, pid -1, named "[kernel.kallsyms]" + the reference symbol ("_text"),
+    // pgoff = that symbol's runtime address. A non-empty `buildId` goes into
+    // HEADER_BUILD_ID as the kernel's.
+    Expected<void> kernelMmap(uint64_t start, uint64_t length, uint64_t refAddress, uint64_t tsc,
+                              const std::string& refSymbol = "_text", std::vector<uint8_t> buildId = {});
     // One AUXTRACE record. `referenceTsc` goes into its reference field, as perf
     // record puts the TSC at the time it read the AUX area there: perf's decoder
     // takes the upper bits of 7-byte TSC packets from it and ignores TSC
@@ -89,6 +95,7 @@ private:
     std::unique_ptr<PerfDataWriter> writer_;
     std::vector<PerfDataEventAttr> attrs_;
     std::vector<std::string> mappedFiles_;
+    std::vector<uint8_t> kernelBuildId_;
     uint64_t auxOffset_ = 0;
     uint64_t chunks_ = 0;
 };
