@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "AuxtraceInfo.h"
+#include "PerfDataFormat.h"
 
 namespace auxscope {
 
@@ -94,6 +95,61 @@ std::string hex(uint64_t v) {
 }
 }  // namespace
 
+static void splitAtAuxLosses(PtCpuTrace& trace, const std::vector<std::pair<uint64_t, uint64_t>>& placed,
+                             std::vector<const PerfAuxRecord*> losses) {
+    std::stable_sort(losses.begin(), losses.end(), [](const PerfAuxRecord* a, const PerfAuxRecord* b) {
+        return a->auxOffset + a->auxSize < b->auxOffset + b->auxSize;
+    });
+    for (const PerfAuxRecord* a : losses) {
+        const uint64_t at = a->auxOffset + a->auxSize;
+        std::string flag, what;
+        if (a->flags & perfdata::kAuxFlagTruncated) {
+            ++trace.auxLoss.truncated;
+            flag = "TRUNCATED", what = "AUX area full: the kernel stopped tracing at AUX offset " + hex(at);
+        }
+        if (a->flags & perfdata::kAuxFlagPartial) {
+            ++trace.auxLoss.partial;
+            if (what.empty()) what = "partial AUX data before AUX offset " + hex(at);
+            flag += flag.empty() ? "PARTIAL" : "|PARTIAL";
+        }
+        if (a->flags & perfdata::kAuxFlagCollision) {
+            ++trace.auxLoss.collision;
+            if (what.empty()) what = "AUX data collided before AUX offset " + hex(at);
+            flag += flag.empty() ? "COLLISION" : "|COLLISION";
+        }
+        const std::string cause =
+            what + " (" + flag + ", time " + std::to_string(a->time) + "), trace resumes at the next PSB";
+        // The stream offset of AUX offset `at`: inside a piece (not at the very end of the data).
+        auto piece = std::upper_bound(
+            placed.begin(), placed.end(), at,
+            [](uint64_t off, const std::pair<uint64_t, uint64_t>& p) { return off < p.first; });
+        if (piece == placed.begin()) continue;
+        --piece;
+        const uint64_t next = piece + 1 == placed.end() ? trace.bytes.size() : (piece + 1)->second;
+        const uint64_t pos = piece->second + (at - piece->first);
+        if (pos >= next || pos >= trace.bytes.size()) continue;  // past the data: nothing follows
+        auto run = std::upper_bound(trace.runs.begin(), trace.runs.end(), pos,
+                                    [](uint64_t off, const PtRun& r) { return off < r.begin; });
+        if (run == trace.runs.begin()) continue;
+        --run;
+        // Nothing after it in this run, or nothing before it in the trace: no cut.
+        if (pos >= run->end || (pos == run->begin && run == trace.runs.begin())) continue;
+        ++trace.auxLoss.splits;
+        if (pos == run->begin) {
+            // A run already starts here (AUX data missing too): both causes.
+            run->lostCause = run->lostCause.empty() ? cause : run->lostCause + "; " + cause;
+            continue;
+        }
+        PtRun after;
+        after.begin = pos;
+        after.end = run->end;
+        after.auxOffset = at;
+        after.lostCause = cause;
+        run->end = pos;
+        trace.runs.insert(run + 1, after);
+    }
+}
+
 Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) {
     PtTraceSource source;
     const PerfAuxtraceInfo* block = nullptr;
@@ -164,6 +220,12 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
         });
         if (!walked) source.notes_.push_back(walked.error().message);
     }
+    // PERF_RECORD_AUX records with a loss flag, per CPU: the trace breaks at the end of their data.
+    constexpr uint64_t kLossFlags =
+        perfdata::kAuxFlagTruncated | perfdata::kAuxFlagPartial | perfdata::kAuxFlagCollision;
+    std::map<int64_t, std::vector<const PerfAuxRecord*>> lossesByCpu;
+    for (const PerfAuxRecord& a : file.summary().aux)
+        if (a.flags & kLossFlags) lossesByCpu[a.cpu].push_back(&a);
     for (auto& [cpu, pieces] : byCpu) {
         std::stable_sort(pieces.begin(), pieces.end(),
                          [](const Piece& a, const Piece& b) { return a.auxOffset < b.auxOffset; });
@@ -172,6 +234,7 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
         trace.buffers = pieces.size();
         uint64_t expected = 0;
         bool cutShort = false;
+        std::vector<std::pair<uint64_t, uint64_t>> placed;  // AUX offset -> stream offset, per piece
         for (size_t i = 0; i < pieces.size(); ++i) {
             const Piece& p = pieces[i];
             if (i == 0) trace.tid = p.tid;
@@ -196,6 +259,7 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
                 }
                 trace.runs.push_back(run);
             }
+            placed.push_back({p.auxOffset, trace.bytes.size()});
             if (!p.owned.empty())
                 trace.bytes.appendOwned(std::move(p.owned));
             else
@@ -204,6 +268,12 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
             expected = p.auxOffset + p.size;
             cutShort = p.available < p.size;
         }
+        // A per-thread ring (cpu -1) takes the flags of every CPU when it is the only ring.
+        std::vector<const PerfAuxRecord*> losses = lossesByCpu[cpu];
+        if (cpu < 0 && byCpu.size() == 1)
+            for (auto& [c, l] : lossesByCpu)
+                if (c >= 0) losses.insert(losses.end(), l.begin(), l.end());
+        splitAtAuxLosses(trace, placed, losses);
         source.cpus_.push_back(std::move(trace));
     }
     if (source.cpus_.empty()) source.notes_.push_back("the file holds no AUXTRACE data");

@@ -2,8 +2,10 @@
 #pragma once
 // The Intel PT trace of a perf.data, ready for libipt: per CPU (AUX ring) the
 // AUXTRACE buffers in AUX order, one logical stream (PtTraceBytes: pieces of
-// the mapped file, not copies) split into runs where AUX data is missing (a gap in the AUX offsets or a
-// buffer cut short by the end of the file), plus the machine parameters
+// the mapped file, not copies) split into runs where AUX data is missing (a gap in the AUX offsets, a
+// buffer cut short by the end of the file, or the end of a PERF_RECORD_AUX flagged
+// TRUNCATED, PARTIAL or COLLISION: the kernel's AUX offsets stay contiguous there
+// but the trace is not), plus the machine parameters
 // (ptConfigFromPerf) and the TSC <-> perf time conversion.
 #include <cstdint>
 #include <map>
@@ -76,8 +78,16 @@ struct PtRun {
     uint64_t auxOffset = 0;  // AUX area offset of its first byte
     // Missing AUX data before this run (0 for the first run unless the first buffer
     // does not start the AUX area... which is normal, so only later runs count).
+    // 0 also when the amount is unknown: after a TRUNCATED record the bytes the
+    // hardware could not write never took AUX offsets.
     uint64_t lostBefore = 0;
-    std::string lostCause;  // "AUX offsets 0x..-0x.. missing", "file cut short ..."
+    std::string lostCause;  // "AUX offsets 0x..-0x.. missing", "file cut short ...", "AUX area full ..."
+};
+
+// PERF_RECORD_AUX records of one CPU with a loss flag.
+struct PtAuxLoss {
+    uint64_t truncated = 0, partial = 0, collision = 0;  // records with each flag
+    uint64_t splits = 0;                                 // runs started at their ends
 };
 
 struct PtCpuTrace {
@@ -86,6 +96,7 @@ struct PtCpuTrace {
     PtTraceBytes bytes;
     std::vector<PtRun> runs;
     size_t buffers = 0;
+    PtAuxLoss auxLoss;
 };
 
 class PtTraceSource {
