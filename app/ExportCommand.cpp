@@ -17,7 +17,8 @@ namespace auxscope {
 namespace {
 
 const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
-                       [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B] [--symfs DIR] [-j N]
+                       [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B] [--symfs DIR]
+                       [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
 
 Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
@@ -40,6 +41,9 @@ detail = cause.
   --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
   --time A-B      decode only [A, B] in perf time (ns; either side may be empty)
   --symfs DIR     look for mapped files under DIR first
+  --vmlinux FILE  kernel code and symbols (see auxscope decode --help)
+  --kcore DIR|FILE  kernel code from a kcore copy, names from its kallsyms
+  --kallsyms FILE kernel symbols
   -j N            decode threads (default: all CPUs)
 )";
 
