@@ -6,7 +6,9 @@
 //
 //   (a) bare libipt: pt_blk_sync_forward / pt_blk_event / pt_blk_next over each
 //       CPU's AUX runs, default block flags, counting instructions, nothing else:
-//       the anchor (the best a libipt-based decoder can do on one core)
+//       the anchor (the best a libipt-based decoder can do on one core);
+//       (a') and (a'') the same loop with the block flags (b) needs
+//       (end_on_call + end_on_jump) and with end_on_call alone, for reference
 //   (b) auxscope decode to spans on one thread (PtSession::decodeSpans, -j 1)
 //   (c) the same on every core (a fresh session: nothing cached)
 //   (d) perf script --itrace=i0ns and --itrace=cr, on a smaller trace of the same
@@ -138,7 +140,7 @@ void print(const Figure& f) {
 }
 
 // (a): libipt alone over every CPU's runs, with the image auxscope would use.
-Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCallJump) {
+Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, bool endOnJump) {
     Figure f{name};
     auto trace = PtTraceSource::fromPerfData(file);
     auto sideband = Sideband::load(file);
@@ -171,8 +173,8 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCallJu
             if (run.end <= run.begin) continue;
             std::span<const uint8_t> bytes = runBytes[c][r];
             PtConfig config = makePtConfig(trace->configOptions(), bytes.data(), bytes.data() + bytes.size());
-            config.config.flags.variant.block.end_on_call = endOnCallJump;
-            config.config.flags.variant.block.end_on_jump = endOnCallJump;
+            config.config.flags.variant.block.end_on_call = endOnCall;
+            config.config.flags.variant.block.end_on_jump = endOnJump;
             pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
             if (!decoder) continue;
             pt_blk_set_image(decoder, image);
@@ -449,10 +451,15 @@ int main(int argc, char** argv) {
         std::printf("\nbench_pt_decode: done, %s\n", load().c_str());
         return 0;
     }
-    Figure a = bareLibipt(*file, "(a) bare libipt block decoder", false);
+    Figure a = bareLibipt(*file, "(a) bare libipt block decoder", false, false);
     print(a);
-    Figure a2 = bareLibipt(*file, "(a') the same, end-on-call + end-on-jump", true);
+    // Informational: libipt with the flags (b) uses, and with end-on-call alone
+    // (what (b) would cost libipt if it found direct jumps leaving a function
+    // some other way).
+    Figure a2 = bareLibipt(*file, "(a') the same, end-on-call + end-on-jump", true, true);
     print(a2);
+    Figure a3 = bareLibipt(*file, "(a'') the same, end-on-call only", true, false);
+    print(a3);
     SpanFigure b = auxscopeSpans(*file, "(b) auxscope decode to spans, 1 thread", 1);
     print(b.open);
     print(b.decode);

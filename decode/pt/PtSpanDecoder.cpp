@@ -141,8 +141,9 @@ BranchClass branchClassFromBytes(const pt_block& block, pt_image_section_cache* 
 // ip -> value for the blocks of one segment: open addressing, linear probing.
 // The hot loop looks up every block's start (its function) and the end of every
 // block libipt left unclassified, and a segment revisits the same few thousand
-// blocks millions of times: a flat table keeps that to one multiply and one or
-// two cache lines, where std::unordered_map chases a node per lookup.
+// blocks millions of times: a flat table keeps that to one multiply and, with
+// key and value side by side (key 0 marks a free slot), usually one cache line,
+// where std::unordered_map chases a node per lookup.
 template <typename V>
 class IpCache {
 public:
@@ -150,88 +151,105 @@ public:
     // The value for `ip`, computed by `make(ip)` the first time.
     template <typename Make>
     V get(uint64_t ip, Make&& make) {
+        if (!ip) [[unlikely]]
+            return make(ip);  // 0 marks a free slot: not cached (no code runs there)
         size_t i = slot(ip);
         for (;; i = (i + 1) & mask_) {
-            if (!used_[i]) break;
-            if (keys_[i] == ip) return values_[i];
+            const Entry& e = table_[i];
+            if (e.key == ip) return e.value;
+            if (!e.key) break;
         }
         V v = make(ip);
         if ((count_ + 1) * 4 > (mask_ + 1) * 3) {
             grow();
             i = slot(ip);
-            while (used_[i])
+            while (table_[i].key)
                 i = (i + 1) & mask_;
         }
-        used_[i] = 1, keys_[i] = ip, values_[i] = v, ++count_;
+        table_[i] = {ip, v}, ++count_;
         return v;
     }
     void clear() { reset(1024); }
 
 private:
+    struct Entry {
+        uint64_t key;
+        V value;
+    };
     size_t slot(uint64_t ip) const { return size_t((ip * 0x9e3779b97f4a7c15ull) >> shift_); }
     void reset(size_t capacity) {
-        keys_.assign(capacity, 0);
-        values_.assign(capacity, V{});
-        used_.assign(capacity, 0);
+        table_.assign(capacity, Entry{0, V{}});
         mask_ = capacity - 1;
         shift_ = 64 - unsigned(std::countr_zero(capacity));
         count_ = 0;
     }
     void grow() {
-        std::vector<uint64_t> keys = std::move(keys_);
-        std::vector<V> values = std::move(values_);
-        std::vector<uint8_t> used = std::move(used_);
+        std::vector<Entry> old = std::move(table_);
         reset((mask_ + 1) * 2);
-        for (size_t k = 0; k < keys.size(); ++k) {
-            if (!used[k]) continue;
-            size_t i = slot(keys[k]);
-            while (used_[i])
+        for (const Entry& e : old) {
+            if (!e.key) continue;
+            size_t i = slot(e.key);
+            while (table_[i].key)
                 i = (i + 1) & mask_;
-            used_[i] = 1, keys_[i] = keys[k], values_[i] = values[k], ++count_;
+            table_[i] = e, ++count_;
         }
     }
-    std::vector<uint64_t> keys_;
-    std::vector<V> values_;
-    std::vector<uint8_t> used_;
+    std::vector<Entry> table_;
     size_t mask_ = 0, count_ = 0;
     unsigned shift_ = 0;
 };
 
 struct SortKey {
-    uint64_t start;  // relative to the smallest
+    uint64_t start;  // the high bits all keys share cost no pass (see radixSort)
     uint32_t depth;  // biased: unsigned order is signed order
     uint32_t index;
 };
 
-// Stable LSD radix sort by (start, depth), 11 bits a pass, skipping the passes
-// whose digit is the same in every key.
+// Stable LSD radix sort by (start, depth), 11 bits a pass. A digit that is the
+// same in every key (the bits where all keys agree) needs no pass; the others
+// are counted in one read of the keys.
 void radixSort(std::vector<SortKey>& keys, std::vector<SortKey>& scratch) {
     if (keys.size() < 2) return;
     scratch.resize(keys.size());
-    uint64_t startBits = 0;
-    uint32_t depthLow = UINT32_MAX, depthHigh = 0;
-    for (const SortKey& k : keys) {
-        startBits |= k.start;
-        depthLow = std::min(depthLow, k.depth);
-        depthHigh = std::max(depthHigh, k.depth);
-    }
     constexpr unsigned kBits = 11;
     constexpr size_t kBuckets = size_t(1) << kBits;
-    auto pass = [&](auto digit) {
-        size_t count[kBuckets + 1] = {};
-        for (const SortKey& k : keys)
-            ++count[digit(k) + 1];
-        for (size_t b = 1; b <= kBuckets; ++b)
-            count[b] += count[b - 1];
-        for (const SortKey& k : keys)
-            scratch[count[digit(k)]++] = k;
-        keys.swap(scratch);
+    constexpr unsigned kDepthDigits = 3, kStartDigits = 6;  // 32 and 64 bits
+    // Digit d: depth bits for d < kDepthDigits (the minor key, sorted on first), then start bits.
+    auto digit = [](const SortKey& k, unsigned d) -> size_t {
+        return d < kDepthDigits ? (k.depth >> (kBits * d)) & (kBuckets - 1)
+                                : (k.start >> (kBits * (d - kDepthDigits))) & (kBuckets - 1);
     };
-    const uint32_t depthRange = depthHigh - depthLow;
-    for (unsigned shift = 0; shift < 32 && (depthRange >> shift); shift += kBits)
-        pass([&](const SortKey& k) { return size_t(((k.depth - depthLow) >> shift) & (kBuckets - 1)); });
-    for (unsigned shift = 0; shift < 64 && (startBits >> shift); shift += kBits)
-        pass([&](const SortKey& k) { return size_t((k.start >> shift) & (kBuckets - 1)); });
+    uint64_t startOr = 0, startAnd = ~uint64_t(0);
+    uint32_t depthOr = 0, depthAnd = ~uint32_t(0);
+    for (const SortKey& k : keys) {
+        startOr |= k.start, startAnd &= k.start;
+        depthOr |= k.depth, depthAnd &= k.depth;
+    }
+    unsigned digits[kDepthDigits + kStartDigits];
+    unsigned nDigits = 0;
+    for (unsigned d = 0; d < kDepthDigits; ++d)
+        if (((depthOr ^ depthAnd) >> (kBits * d)) & (kBuckets - 1)) digits[nDigits++] = d;
+    for (unsigned d = 0; d < kStartDigits; ++d)
+        if (((startOr ^ startAnd) >> (kBits * d)) & (kBuckets - 1)) digits[nDigits++] = kDepthDigits + d;
+    if (!nDigits) return;
+    thread_local std::vector<uint32_t> counts;
+    counts.assign(nDigits * kBuckets, 0);
+    for (const SortKey& k : keys)
+        for (unsigned j = 0; j < nDigits; ++j)
+            ++counts[j * kBuckets + digit(k, digits[j])];
+    for (unsigned j = 0; j < nDigits; ++j) {
+        uint32_t* count = &counts[j * kBuckets];
+        uint32_t sum = 0;
+        for (size_t b = 0; b < kBuckets; ++b) {
+            uint32_t c = count[b];
+            count[b] = sum;
+            sum += c;
+        }
+        const unsigned d = digits[j];
+        for (const SortKey& k : keys)
+            scratch[count[digit(k, d)]++] = k;
+        keys.swap(scratch);
+    }
 }
 
 }  // namespace
@@ -440,11 +458,17 @@ PtSession::SegmentResult PtSession::decodeSegment(
             nextSwitch = sideband_->nextSwitchAfter(seg.cpu, nextSwitch);
         }
     };
+    // Asked before every block, but the decoder's time moves only now and then
+    // (at timing packets): the conversion runs only for a TSC not seen last
+    // (the same TSC converts to a time lastTime already covers).
+    uint64_t lastTsc = 0;
     auto now = [&]() {
         uint64_t tsc = 0;
         uint32_t lostMtc = 0, lostCyc = 0;
-        if (pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc) >= 0 && tsc)
+        if (pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc) >= 0 && tsc && tsc != lastTsc) {
+            lastTsc = tsc;
             lastTime = std::max(lastTime, conv.toPerfTime(tsc));
+        }
         return lastTime;
     };
     auto eventTime = [&](const pt_event& ev) {
@@ -497,6 +521,7 @@ PtSession::SegmentResult PtSession::decodeSegment(
     } else {
         int status = pt_blk_sync_forward(decoder);
         uint64_t lastErrorOffset = UINT64_MAX;
+        uint64_t blocks = 0, instructions = 0;  // in registers, not through `stats`
         for (;;) {
             if (status < 0) {
                 if (status == -pte_eos) break;
@@ -544,10 +569,10 @@ PtSession::SegmentResult PtSession::decodeSegment(
             // consumes (and looks ahead past) the timing packets that follow its
             // instructions, so the time after it belongs to its end.
             uint64_t t = now();
-            std::memset(&block, 0, sizeof block);
+            // pt_blk_next zeroes the block itself (also when it fails).
             status = pt_blk_next(decoder, &block, sizeof block);
             if (block.ninsn) {
-                advance(t);
+                if (t >= nextSwitch) advance(t);
                 const uint32_t function = functionCache.get(
                     block.ip, [&](uint64_t ip) { return images_->functionAt(current.pid, ip); });
                 BranchClass last = block.iclass != ptic_error || block.truncated
@@ -556,12 +581,14 @@ PtSession::SegmentResult PtSession::decodeSegment(
                                              return branchClassFromBytes(block, images_->cache());
                                          });
                 flow.instructions(t, function, block.ninsn, last);
-                ++stats.blocks;
-                stats.instructions += block.ninsn;
+                ++blocks;
+                instructions += block.ninsn;
                 if (visit)
                     (*visit)({t, seg.cpu, current.tid, block.ip, block.end_ip, block.ninsn, last, function});
             }
         }
+        stats.blocks += blocks;
+        stats.instructions += instructions;
     }
     advance(std::max(now(), seg.endTime));
     flow.finish(std::max(lastTime, seg.endTime));
@@ -577,11 +604,8 @@ PtSession::SegmentResult PtSession::decodeSegment(
     for (auto& [tid, spans] : flow.take()) {
         const std::vector<Span>& all = spans.spans;
         keys.resize(all.size());
-        uint64_t minStart = UINT64_MAX;
-        for (const Span& sp : all)
-            minStart = std::min(minStart, sp.start);
         for (size_t i = 0; i < all.size(); ++i)
-            keys[i] = {all[i].start - minStart, uint32_t(all[i].depth) ^ 0x80000000u, uint32_t(i)};
+            keys[i] = {all[i].start, uint32_t(all[i].depth) ^ 0x80000000u, uint32_t(i)};
         radixSort(keys, scratch);
         order.resize(keys.size());
         for (size_t i = 0; i < keys.size(); ++i)

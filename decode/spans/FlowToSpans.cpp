@@ -78,7 +78,7 @@ void FlowToSpans::interrupt(uint64_t) {
     thread().pending = Pending::Call;
 }
 
-void FlowToSpans::instructions(uint64_t time, uint32_t function, uint64_t count, BranchClass last) {
+void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t count, BranchClass last) {
     Thread& t = thread();
     if (gapOpen_) {
         endGap(t, time);
@@ -127,22 +127,7 @@ void FlowToSpans::instructions(uint64_t time, uint32_t function, uint64_t count,
         }
     }
     stack.back().instructions += count;
-    switch (last) {
-        case BranchClass::Call:
-        case BranchClass::FarCall:
-            t.pending = Pending::Call;
-            break;
-        case BranchClass::Return:
-        case BranchClass::FarReturn:
-            t.pending = Pending::Return;
-            break;
-        case BranchClass::Jump:
-            t.pending = Pending::Jump;
-            break;
-        default:
-            t.pending = Pending::None;
-            break;
-    }
+    t.pending = pendingAfter(last);
 }
 
 void FlowToSpans::finish(uint64_t time) {

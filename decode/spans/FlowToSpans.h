@@ -52,8 +52,28 @@ public:
     FlowToSpans& operator=(const FlowToSpans&) = delete;
 
     // `count` instructions of `function`, the first executed at `time`; the last
-    // one leaves as `last` says.
-    void instructions(uint64_t time, uint32_t function, uint64_t count, BranchClass last);
+    // one leaves as `last` says. Called for every block of a decode: the common
+    // cases (more of the top frame's function, a call into a new frame) are
+    // handled inline, the rest (returns, changes of function, gaps, the first
+    // run of a thread) out of line.
+    void instructions(uint64_t time, uint32_t function, uint64_t count, BranchClass last) {
+        Thread* t = currentThread_;
+        if (t && !gapOpen_ && !t->stack.empty()) [[likely]] {
+            Frame& top = t->stack.back();
+            if (t->pending == Pending::Call) {
+                if (t->stack.size() < t->stack.capacity()) [[likely]] {
+                    t->stack.push_back({function, top.depth + 1, time, count});
+                    t->pending = pendingAfter(last);
+                    return;
+                }
+            } else if (t->pending != Pending::Return && top.function == function) {
+                top.instructions += count;
+                t->pending = pendingAfter(last);
+                return;
+            }
+        }
+        instructionsSlow(time, function, count, last);
+    }
     // An asynchronous transfer (interrupt, exception) before the next instructions:
     // they run as if called.
     void interrupt(uint64_t time);
@@ -89,6 +109,21 @@ private:
         uint64_t instructions;
     };
     enum class Pending : uint8_t { None, Call, Return, Jump };
+    // What the next run of instructions follows, after one that ends in `last`.
+    static Pending pendingAfter(BranchClass last) {
+        switch (last) {
+            case BranchClass::Call:
+            case BranchClass::FarCall:
+                return Pending::Call;
+            case BranchClass::Return:
+            case BranchClass::FarReturn:
+                return Pending::Return;
+            case BranchClass::Jump:
+                return Pending::Jump;
+            default:
+                return Pending::None;
+        }
+    }
     struct Thread {
         std::vector<Frame> stack;
         Pending pending = Pending::None;
@@ -114,6 +149,7 @@ private:
         }
         return *currentThread_;
     }
+    void instructionsSlow(uint64_t time, uint32_t function, uint64_t count, BranchClass last);
     void close(Thread& t, const Frame& f, uint64_t end);
     void closeAll(Thread& t, uint64_t end);
     void closeStretch(Thread& t);

@@ -59,21 +59,60 @@ void SpanStore::push(const Span& s, uint32_t gapBase) {
     spans_.push_back(p);
 }
 
+// push() of every span `at(k)` returns, k < n, into memory reserved at once: a
+// decoder appends each segment's spans (hundreds of thousands) this way.
+template <typename At>
+void SpanStore::pushAll(size_t n, uint32_t gapBase, At&& at) {
+    const size_t first = spans_.size();
+    reserveMore(n);
+    spans_.resize(first + n);  // uninitialized: written below
+    PackedSpan* out = spans_.data() + first;
+    uint64_t last = lastStart_;
+    bool haveChunk = !chunks_.empty();
+    uint64_t base = haveChunk ? chunks_.back().base : 0;
+    for (size_t k = 0; k < n; ++k) {
+        const Span& s = at(k);
+        const uint64_t start = std::max(s.start, last);  // callers sort; clamp rather than corrupt
+        last = start;
+        if (!haveChunk || start - base > UINT32_MAX) {
+            chunks_.push_back({start, static_cast<uint32_t>(first + k)});
+            base = start, haveChunk = true;
+        }
+        PackedSpan p;
+        p.startOffset = static_cast<uint32_t>(start - base);
+        const uint64_t duration = s.end > start ? s.end - start : 0;
+        p.function =
+            s.isGap() ? kGapFlag | (gapBase + static_cast<uint32_t>(s.gap)) : (s.function & ~kGapFlag);
+        if (duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns)
+            [[likely]] {
+            p.duration = static_cast<uint32_t>(duration);
+            p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
+        } else {
+            p.duration = kWide;
+            p.depthInsns = kWide;
+            wide_[static_cast<uint32_t>(first + k)] = {duration, s.instructions, s.depth};
+        }
+        out[k] = p;
+    }
+    lastStart_ = last;
+}
+
 void SpanStore::append(std::span<const Span> spans, std::span<const Gap> gaps) {
     const uint32_t gapBase = static_cast<uint32_t>(gaps_.size());
     gaps_.insert(gaps_.end(), gaps.begin(), gaps.end());
-    reserveMore(spans.size());
-    for (const Span& s : spans)
-        push(s, gapBase);
+    pushAll(spans.size(), gapBase, [&](size_t k) -> const Span& { return spans[k]; });
 }
 
 void SpanStore::append(std::span<const Span> spans, std::span<const uint32_t> order,
                        std::span<const Gap> gaps) {
     const uint32_t gapBase = static_cast<uint32_t>(gaps_.size());
     gaps_.insert(gaps_.end(), gaps.begin(), gaps.end());
-    reserveMore(order.size());
-    for (uint32_t i : order)
-        push(spans[i], gapBase);
+    const size_t n = order.size();
+    pushAll(n, gapBase, [&](size_t k) -> const Span& {
+        // The order jumps about the spans (they closed in post-order): fetch ahead.
+        if (k + 16 < n) __builtin_prefetch(&spans[order[k + 16]]);
+        return spans[order[k]];
+    });
 }
 
 bool SpanStore::appendStore(const SpanStore& other, uint64_t begin, uint64_t end) {

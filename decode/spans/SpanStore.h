@@ -128,6 +128,8 @@ private:
     };
     const Chunk& chunkOf(size_t index) const;
     void push(const Span& s, uint32_t gapBase);
+    template <typename At>
+    void pushAll(size_t n, uint32_t gapBase, At&& at);
     void reserveMore(size_t n);
 
     std::vector<PackedSpan, UninitAllocator<PackedSpan>> spans_;
