@@ -485,8 +485,16 @@ PtSession::SegmentResult PtSession::decodeSegment(
         flow.gap(t, reason, std::move(detail), offset, seg.cpu);
     };
 
-    if (seg.firstOfRun && seg.run > 0) addGap(lastTime, GapReason::LostAux, run.lostCause, run.begin);
-    if (seg.firstOfRun && run.begin < seg.begin)
+    // A run after lost AUX data resumes mid-stream: the bytes before its first PSB
+    // cannot be decoded either, and belong to the same loss (one gap, not two).
+    const bool undecodableHead = seg.firstOfRun && run.begin < seg.begin;
+    if (seg.firstOfRun && seg.run > 0)
+        addGap(lastTime, GapReason::LostAux,
+               undecodableHead ? run.lostCause + "; " + std::to_string(seg.begin - run.begin) +
+                                     " bytes after it precede the next PSB (offset " + hex(seg.begin) + ")"
+                               : run.lostCause,
+               run.begin);
+    else if (undecodableHead)
         addGap(lastTime, GapReason::DecodeError, "no PSB before offset " + hex(seg.begin), run.begin);
 
     pt_block block;
@@ -500,7 +508,9 @@ PtSession::SegmentResult PtSession::decodeSegment(
             uint64_t ip = block.ninsn ? block.end_ip + 1 : block.ip;
             if (const std::string* file = images_->missingFileAt(current.pid, ip)) {
                 ++stats.missingImages[*file];
-                addGap(t, GapReason::MissingImage, "missing image " + *file, offset);
+                const std::string hint = images_->missingHintAt(current.pid, ip);
+                addGap(t, GapReason::MissingImage,
+                       "missing image " + *file + (hint.empty() ? "" : " (" + hint + ")"), offset);
                 return;
             }
             std::string mapping = images_->mappingAt(current.pid, ip);

@@ -400,8 +400,10 @@ TEST(PtKernel, MissingKernelCodeSaysWhatToPass) {
     // Named by the recorded kernel map (as the user-space files are) ...
     ASSERT_EQ(d.stats.missingImages.size(), 1u);
     EXPECT_EQ(d.stats.missingImages.begin()->first, "[kernel.kallsyms]_text");
-    EXPECT_NE(joined(d.spans).find("[missing image: missing image [kernel.kallsyms]_text]"),
-              std::string::npos)
+    EXPECT_NE(
+        joined(d.spans).find(
+            "[missing image: missing image [kernel.kallsyms]_text (kernel code: pass --kcore or --vmlinux)]"),
+        std::string::npos)
         << joined(d.spans);
     // ... with what to pass.
     EXPECT_EQ(d.hints.at("[kernel.kallsyms]_text"), "kernel code: pass --kcore or --vmlinux");
