@@ -24,6 +24,7 @@
 #include "PerfDataWriterSink.h"
 #include "QueuedSink.h"
 #include "SimulatedCapture.h"
+#include "WaitFor.h"
 #include "WriterTestSupport.h"
 
 namespace auxscope {
@@ -31,14 +32,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Polls `cond` for up to `limit`; true once it holds.
 bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit = 5000ms) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
+    return test_support::waitFor(cond, limit);
 }
 
 // Keeps every AUX chunk the drain thread hands out, per CPU (drain thread only;

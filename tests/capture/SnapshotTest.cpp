@@ -29,6 +29,7 @@
 #include "CaptureSession.h"
 #include "PerfDataReader.h"
 #include "PerfDataWriterCapture.h"
+#include "WaitFor.h"
 #include "WriterTestSupport.h"
 
 namespace auxscope {
@@ -36,14 +37,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit = 10000ms) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
+using test_support::waitFor;
 
 // Keeps every snapshot (one onAux call) per CPU. Written on the drain thread
 // before it counts the snapshot as taken: read after snapshotCount() moved on.

@@ -25,6 +25,7 @@
 #include "PerfDataWriterCapture.h"
 #include "PtSpanDecoder.h"
 #include "SimulatedCapture.h"
+#include "WaitFor.h"
 #include "WriterTestSupport.h"
 
 namespace auxscope {
@@ -36,14 +37,7 @@ namespace fs = std::filesystem;
 const std::string kSkylake = std::string(AUXSCOPE_AUX_LOSS_SHARED_DATA_DIR) +
                              "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
 
-bool waitFor(const std::function<bool()>& cond, std::chrono::milliseconds limit = 10000ms) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!cond()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(1ms);
-    }
-    return true;
-}
+using test_support::waitFor;
 
 std::string hex(uint64_t v) {
     char b[32];

@@ -509,23 +509,45 @@ std::string writeRunningKernelMap(const std::string& path, uint64_t text) {
     return path;
 }
 
+// A recording with only the running kernel's map (at `text`, its _text), and an
+// ImageResolver over it with `io` (no build-id cache, no automatic /proc/kcore).
+struct RunningKernelImages {
+    TempDir dir;
+    std::unique_ptr<PerfDataReader> file;
+    std::unique_ptr<Sideband> sideband;
+    FunctionTable functions;
+    std::unique_ptr<ImageResolver> images;
+    std::string error;
+    RunningKernelImages(uint64_t text, ImageOptions io) {
+        auto f = PerfDataReader::open(writeRunningKernelMap(dir.path + "/k.data", text));
+        if (!f) {
+            error = f.error().message;
+            return;
+        }
+        file = std::make_unique<PerfDataReader>(std::move(*f));
+        auto sb = Sideband::load(*file);
+        if (!sb) {
+            error = sb.error().message;
+            return;
+        }
+        sideband = std::make_unique<Sideband>(std::move(*sb));
+        io.buildIdCache = dir.path + "/no-cache";
+        io.runningKernel = false;
+        images = std::make_unique<ImageResolver>(*sideband, functions, io);
+        images->prepare();
+    }
+};
+
 TEST(PtKernelRunning, KallsymsNamesKernelAndModuleFunctions) {
     auto syms = readKallsyms();
     if (syms.empty() || syms.count("_text") == 0 || syms["_text"].address == 0)
         GTEST_SKIP() << "/proc/kallsyms is unreadable or hides addresses (kptr_restrict): not root?";
-    TempDir dir;
-    std::string path = writeRunningKernelMap(dir.path + "/k.data", syms["_text"].address);
-    auto file = PerfDataReader::open(path);
-    ASSERT_TRUE(file) << file.error().message;
-    auto sideband = Sideband::load(*file);
-    ASSERT_TRUE(sideband) << sideband.error().message;
-    FunctionTable functions;
     ImageOptions io;
     io.kallsyms = "/proc/kallsyms";
-    io.buildIdCache = dir.path + "/no-cache";
-    io.runningKernel = false;
-    ImageResolver images(*sideband, functions, io);
-    images.prepare();
+    RunningKernelImages k(syms["_text"].address, io);
+    ASSERT_TRUE(k.images) << k.error;
+    ImageResolver& images = *k.images;
+    FunctionTable& functions = k.functions;
     EXPECT_EQ(images.kernel().symbols, "/proc/kallsyms");
     size_t checked = 0;
     for (const char* name : {"vfs_read", "schedule", "do_sys_open", "__x64_sys_read", "kfree"}) {
@@ -559,19 +581,12 @@ TEST(PtKernelRunning, ProcKcoreGivesTheBytesOfKernelFunctions) {
     auto syms = readKallsyms();
     if (syms.count("_text") == 0 || syms["_text"].address == 0)
         GTEST_SKIP() << "/proc/kallsyms hides addresses (kptr_restrict)";
-    TempDir dir;
-    std::string path = writeRunningKernelMap(dir.path + "/k.data", syms["_text"].address);
-    auto file = PerfDataReader::open(path);
-    ASSERT_TRUE(file) << file.error().message;
-    auto sideband = Sideband::load(*file);
-    ASSERT_TRUE(sideband) << sideband.error().message;
-    FunctionTable functions;
     ImageOptions io;
     io.kcore = "/proc/kcore";
-    io.buildIdCache = dir.path + "/no-cache";
-    io.runningKernel = false;
-    ImageResolver images(*sideband, functions, io);
-    images.prepare();
+    RunningKernelImages k(syms["_text"].address, io);
+    ASSERT_TRUE(k.images) << k.error;
+    ImageResolver& images = *k.images;
+    FunctionTable& functions = k.functions;
     ASSERT_EQ(images.kernel().code, "/proc/kcore") << joined(images.notes());
     EXPECT_EQ(images.kernel().symbols, "/proc/kallsyms");
     // The oracle: the same bytes read from /proc/kcore through its own program headers.
