@@ -176,43 +176,35 @@ void LivePtDecoder::onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::
     if (snapshotMode_ || auxOffset != t.end || t.chunks.empty()) {
         t.chunks.clear();
         t.psbs.clear();
-        t.tailSize = 0;
         t.begin = t.end = auxOffset;
         t.decodedTo = std::min(t.decodedTo, auxOffset);
         if (snapshotMode_) t.decodedTo = auxOffset;
     }
     // The PSB index, built as the bytes arrive: a PSB cut by the previous
-    // transfer's end is found in the tail + head junction.
+    // transfer's end starts in the last 15 bytes kept, and is found in their
+    // junction with the new bytes.
     const uint64_t before = t.psbs.size();
-    if (t.tailSize) {
+    std::vector<uint64_t> found;
+    if (t.end > t.begin) {
         uint8_t junction[30];
-        size_t head = std::min<size_t>(15, bytes.size());
-        std::memcpy(junction, t.tail, t.tailSize);
-        std::memcpy(junction + t.tailSize, bytes.data(), head);
-        std::vector<uint64_t> found;
-        findPsbs(std::span<const uint8_t>(junction, t.tailSize + head), 0, t.tailSize, found);
+        const size_t tail = size_t(std::min<uint64_t>(15, t.end - t.begin));
+        size_t need = tail;
+        for (auto c = t.chunks.rbegin(); need && c != t.chunks.rend(); ++c) {
+            const size_t n = std::min(need, c->size());
+            std::memcpy(junction + need - n, c->data() + c->size() - n, n);
+            need -= n;
+        }
+        const size_t head = std::min<size_t>(15, bytes.size());
+        std::memcpy(junction + tail, bytes.data(), head);
+        findPsbs(std::span<const uint8_t>(junction, tail + head), 0, tail, found);
         for (uint64_t o : found)
-            t.psbs.push_back(t.end - t.tailSize + o);
+            t.psbs.push_back(t.end - tail + o);
+        found.clear();
     }
-    {
-        std::vector<uint64_t> found;
-        findPsbs(bytes, 0, bytes.size(), found);
-        for (uint64_t o : found)
-            t.psbs.push_back(t.end + o);
-    }
+    findPsbs(bytes, 0, bytes.size(), found);
+    for (uint64_t o : found)
+        t.psbs.push_back(t.end + o);
     stats_.psbs += t.psbs.size() - before;
-    const size_t keepTail = std::min<size_t>(15, bytes.size() + t.tailSize);
-    uint8_t newTail[30];
-    size_t have = 0;
-    if (bytes.size() < 15) {
-        std::memcpy(newTail, t.tail, t.tailSize);
-        have = t.tailSize;
-    }
-    std::memcpy(newTail + have, bytes.data() + (bytes.size() - std::min<size_t>(bytes.size(), 15)),
-                std::min<size_t>(bytes.size(), 15));
-    have += std::min<size_t>(bytes.size(), 15);
-    std::memcpy(t.tail, newTail + have - keepTail, keepTail);
-    t.tailSize = keepTail;
 
     // Keep the newest bytes only: twice a tick's budget, so a tick finds a PSB
     // before the budget's worth of newest bytes.
@@ -268,8 +260,7 @@ void LivePtDecoder::loop() {
 
 void LivePtDecoder::tick() {
     // Under the lock: the bytes to decode and the sideband, copied out.
-    std::map<int, std::vector<uint8_t>> bytes;
-    std::map<int, uint64_t> auxAt;
+    std::map<int, TickTrace> trace;
     std::vector<uint8_t> sideband;
     {
         std::lock_guard lock(mutex_);
@@ -285,7 +276,10 @@ void LivePtDecoder::tick() {
             const uint64_t begin = *start;
             const uint64_t end = std::min(t.end, begin + options_.bytesPerCpuPerTick);
             stats_.skippedBytes += begin - from;
-            std::vector<uint8_t>& out = bytes[cpu];
+            TickTrace& slice = trace[cpu];
+            slice.ringIndex = t.ringIndex;
+            slice.auxOffset = begin;
+            std::vector<uint8_t>& out = slice.bytes;
             out.reserve(end - begin);
             uint64_t pos = t.begin;
             for (const auto& c : t.chunks) {
@@ -296,11 +290,10 @@ void LivePtDecoder::tick() {
                 }
                 pos = cEnd;
             }
-            auxAt[cpu] = begin;
             t.decodedTo = end;
             stats_.decodedBytes += end - begin;
         }
-        if (bytes.empty()) return;
+        if (trace.empty()) return;
         sideband.reserve(synthesized_.size() + addressSpace_.size());
         sideband.insert(sideband.end(), synthesized_.begin(), synthesized_.end());
         sideband.insert(sideband.end(), addressSpace_.begin(), addressSpace_.end());
@@ -315,7 +308,7 @@ void LivePtDecoder::tick() {
             sideband.insert(sideband.end(), r->bytes.begin(), r->bytes.end());
     }
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = decodeTick(bytes, auxAt, sideband);
+    auto r = decodeTick(trace, sideband);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard lock(mutex_);
     ++stats_.ticks;
@@ -337,8 +330,8 @@ uint32_t LivePtDecoder::liveFunction(const FunctionTable& table, uint32_t id, st
     return remap[id] = it->second;
 }
 
-Expected<void> LivePtDecoder::decodeTick(std::map<int, std::vector<uint8_t>>& bytes,
-                                         std::map<int, uint64_t>& auxAt, std::vector<uint8_t>& sideband) {
+Expected<void> LivePtDecoder::decodeTick(const std::map<int, TickTrace>& trace,
+                                         const std::vector<uint8_t>& sideband) {
     // The newest trace as a small perf.data in memory, decoded like any file.
     MemoryFile mem;
     if (!mem.ok()) return makeError("live decode: memfd_create failed");
@@ -360,17 +353,14 @@ Expected<void> LivePtDecoder::decodeTick(std::map<int, std::vector<uint8_t>>& by
         }
         if (auto r = writer.writeFinishedRound(); !r) return r.error();
         uint64_t reference = 0;
-        for (auto& [cpu, b] : bytes) {
+        for (const auto& [cpu, slice] : trace) {
             perfdata::AuxtraceRecord head{};
-            head.offset = auxAt[cpu];
+            head.offset = slice.auxOffset;
             head.reference = ++reference;
-            {
-                std::lock_guard lock(mutex_);
-                head.idx = cpus_[cpu].ringIndex;
-            }
+            head.idx = slice.ringIndex;
             head.tid = uint32_t(-1);
             head.cpu = uint32_t(cpu);
-            if (auto r = writer.writeAuxtrace(head, b); !r) return r.error();
+            if (auto r = writer.writeAuxtrace(head, slice.bytes); !r) return r.error();
         }
         if (auto r = writer.finish(); !r) return r.error();
     }
@@ -399,21 +389,8 @@ Expected<void> LivePtDecoder::decodeTick(std::map<int, std::vector<uint8_t>>& by
             spans.push_back(s);
         }
         tick.threads[tid].append(spans, store.gaps());
-        const Sideband& sb = (*session)->sideband();
-        int32_t pid = sb.pidOf(tid);
-        std::string name = sb.model().threadName(tid);
-        auto& info = threadInfo_[tid];
-        if (pid >= 0) info.first = pid;
-        if (!name.empty()) info.second = name;
-        if (info.first == 0 && pid < 0) info.first = -1;
     }
     if (tick.begin == UINT64_MAX) tick.begin = tick.end = 0;
-    // Which thread ran on each CPU, over the switch sideband kept.
-    std::map<int, std::vector<TimelineData::CpuSlice>> slices;
-    for (const RunSlice& s : (*session)->sideband().model().runSlices())
-        slices[s.cpu].push_back({s.start, s.end, s.pid, s.tid});
-    for (auto& [cpu, v] : slices)
-        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
 
     if (!tick.threads.empty()) {
         kept_.push_back(std::move(tick));
@@ -427,8 +404,10 @@ Expected<void> LivePtDecoder::decodeTick(std::map<int, std::vector<uint8_t>>& by
         publishedFunctionCount_ = functions_.size();
     }
     data->functions = publishedFunctions_;
-    data->cpus = std::move(slices);
-    uint64_t spanCount = 0;
+    // Which thread ran on each CPU, over the switch sideband kept; the threads'
+    // pids and names from the address-space sideband, which is kept whole.
+    const Sideband& recorded = (*session)->sideband();
+    setTimelineCpus(*data, recorded);
     std::map<int32_t, SpanStore> merged;
     for (const TickSpans& k : kept_)
         for (const auto& [tid, store] : k.threads) {
@@ -440,17 +419,10 @@ Expected<void> LivePtDecoder::decodeTick(std::map<int, std::vector<uint8_t>>& by
                 m.appendStore(store);
             }
         }
-    for (auto& [tid, store] : merged) {
-        TimelineData::Thread th;
-        th.tid = tid;
-        auto it = threadInfo_.find(tid);
-        if (it != threadInfo_.end()) th.pid = it->second.first, th.name = it->second.second;
+    uint64_t spanCount = 0;
+    for (const auto& [tid, store] : merged)
         spanCount += store.size();
-        th.spans = std::move(store);
-        data->threads.push_back(std::move(th));
-    }
-    std::sort(data->threads.begin(), data->threads.end(),
-              [](const auto& a, const auto& b) { return std::tie(a.pid, a.tid) < std::tie(b.pid, b.tid); });
+    addTimelineThreads(*data, std::move(merged), recorded);
     if (!kept_.empty()) {
         data->decodedBegin = kept_.front().begin;
         data->decodedEnd = kept_.back().end;

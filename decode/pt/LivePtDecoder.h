@@ -108,9 +108,13 @@ private:
         uint64_t begin = 0, end = 0;              // stream offsets they cover
         uint64_t auxOffsetAtBegin = 0;            // AUX area offset of `begin`
         std::vector<uint64_t> psbs;               // stream offsets, >= begin
-        uint8_t tail[15] = {};                    // the last bytes, for a PSB cut by a chunk boundary
-        size_t tailSize = 0;
-        uint64_t decodedTo = 0;  // the previous tick's end
+        uint64_t decodedTo = 0;                   // the previous tick's end
+    };
+    // One CPU's trace for a tick, copied out under the lock.
+    struct TickTrace {
+        uint32_t ringIndex = 0;
+        uint64_t auxOffset = 0;  // AUX area offset of bytes[0]
+        std::vector<uint8_t> bytes;
     };
     struct TickSpans {
         uint64_t begin = 0, end = 0;
@@ -118,8 +122,7 @@ private:
     };
     void loop();
     void tick();
-    Expected<void> decodeTick(std::map<int, std::vector<uint8_t>>& bytes, std::map<int, uint64_t>& auxAt,
-                              std::vector<uint8_t>& sideband);
+    Expected<void> decodeTick(const std::map<int, TickTrace>& trace, const std::vector<uint8_t>& sideband);
     uint32_t liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap);
 
     CaptureSession* session_ = nullptr;
@@ -150,8 +153,6 @@ private:
     std::shared_ptr<const FunctionTable> publishedFunctions_;
     size_t publishedFunctionCount_ = 0;
     std::deque<TickSpans> kept_;
-    std::map<int32_t, std::pair<int32_t, std::string>> threadInfo_;  // tid -> pid, name
-    std::map<int, std::vector<TimelineData::CpuSlice>> cpuSlices_;
 
     std::shared_ptr<const TimelineData> latest_;
     std::thread thread_;
