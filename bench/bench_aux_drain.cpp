@@ -121,9 +121,12 @@ public:
             if (copy_) b.buf.assign(bufBytes, 0);  // prefaulted, as a warm queue would be
     }
     void onRecord(int, std::span<const uint8_t>, const ParsedRecord&) override { learnThread(); }
-    void onAux(int cpu, uint32_t, uint64_t, std::span<const uint8_t> bytes) override {
+    void onAux(int cpu, uint32_t, const AuxBytes& bytes) override {
         learnThread();
-        if (copy_) bufs_[size_t(cpu)].put(bytes);
+        if (copy_) {
+            bufs_[size_t(cpu)].put(bytes.first);
+            bufs_[size_t(cpu)].put(bytes.second);
+        }
         bytes_.fetch_add(bytes.size(), std::memory_order_relaxed);
     }
     std::vector<SinkLoss> losses() const override { return {}; }

@@ -94,18 +94,25 @@ AuxRing AuxRing::view(perf_event_mmap_page* meta, const uint8_t* aux, AuxMode mo
 }
 
 AuxWindow AuxRing::window() const {
+    return window(tail());
+}
+
+AuxWindow AuxRing::window(uint64_t from) const {
     AuxWindow w;
-    w.from = w.to = tail();
+    w.from = w.to = from;
     if (mode_ != AuxMode::Full) {
         w.error = "AUX area is in snapshot mode: it has no tail to drain from; take a snapshot";
         return w;
     }
     const uint64_t head = this->head();
-    if (head - w.from > size_) {
+    const uint64_t tail = this->tail();
+    if (head - tail > size_ || from - tail > head - tail) {
         // head behind tail, or more than the whole buffer ahead: not a state the
         // kernel produces; hand out nothing rather than garbage.
         w.error = "aux_head " + std::to_string(head) + " is inconsistent with aux_tail " +
-                  std::to_string(w.from) + " in an AUX area of " + std::to_string(size_) + " bytes";
+                  std::to_string(tail) +
+                  (from != tail ? " (bytes handed out up to " + std::to_string(from) + ")" : std::string()) +
+                  " in an AUX area of " + std::to_string(size_) + " bytes";
         return w;
     }
     w.to = head;

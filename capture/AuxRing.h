@@ -104,6 +104,9 @@ public:
 
     // Full mode. The bytes published since aux_tail, without releasing them.
     AuxWindow window() const;
+    // Full mode. The bytes published after position `from` (at or after aux_tail:
+    // bytes before it were handed out already and are still held).
+    AuxWindow window(uint64_t from) const;
     // Full mode. Hands [aux_tail, aux_head) to `fn(std::span<const uint8_t> bytes,
     // uint64_t position)` as at most two chunks, then stores aux_tail.
     template <typename Fn>

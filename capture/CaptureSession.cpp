@@ -76,6 +76,7 @@ CpuCounters CaptureSummary::total() const {
         t.auxChunks += x.auxChunks, t.auxTruncated += x.auxTruncated, t.auxOverwrite += x.auxOverwrite;
         t.auxPartial += x.auxPartial, t.auxCollision += x.auxCollision, t.auxReenables += x.auxReenables;
         t.auxErrors += x.auxErrors, t.auxSnapshots += x.auxSnapshots;
+        t.sinkHeldBack += x.sinkHeldBack, t.auxSinkHeldBack += x.auxSinkHeldBack;
         t.auxSnapshotBytes += x.auxSnapshotBytes, t.auxSnapshotsTracked += x.auxSnapshotsTracked;
         t.auxSnapshotsZeroScan += x.auxSnapshotsZeroScan;
         t.backwardSnapshots += x.backwardSnapshots, t.backwardRecords += x.backwardRecords;

@@ -36,6 +36,11 @@ struct CpuCounters {
     uint64_t auxCollision = 0;  // PERF_AUX_FLAG_COLLISION: samples collided (SPE)
     uint64_t auxReenables = 0;  // times the drain thread re-enabled a disabled AUX event
     uint64_t auxErrors = 0;     // drain passes that found aux_head inconsistent with aux_tail
+    // Back-pressure: passes that left data where it was because a sink (the file
+    // writer) had no room for it yet. Nothing is dropped for it: records stay in the
+    // kernel's data ring, AUX bytes in the AUX area (aux_tail waits for the writer).
+    uint64_t sinkHeldBack = 0;     // data ring passes cut short
+    uint64_t auxSinkHeldBack = 0;  // AUX chunks (or snapshot copies) offered again later
     // Snapshot (flight-recorder) mode: each snapshot is one AUX chunk handed to the
     // sinks, apart from auxBytes/auxChunks (which count full-mode draining only).
     uint64_t auxSnapshots = 0;          // snapshots taken of this CPU's AUX area

@@ -174,8 +174,17 @@ void DrainThread::handleRecord(RingSlot& r, const perf_event_header& h, std::spa
         consumer->onRecord(r.cpu, bytes, rec);
 }
 
+bool DrainThread::consumersHaveRoom(RingSlot& r, size_t bytes) {
+    for (auto* consumer : consumers_)
+        if (!consumer->hasRoom(r.cpu, bytes)) return false;
+    return true;
+}
+
 bool DrainThread::drainRing(RingSlot& r) {
+    r.heldBack = false;
     if (r.backward.mapped()) {
+        // What an earlier snapshot could not hand over yet goes first.
+        if (r.backwardPending && !continueBackward(r)) return r.heldBack = true;
         // A flight recorder is read at snapshots only; its fill says how much
         // history it holds (full once the kernel has written a ring's worth).
         const uint64_t written = uint64_t(0) - r.backward.head();
@@ -199,9 +208,13 @@ bool DrainThread::drainRing(RingSlot& r) {
         if (fill > r.fillMaxPercent) r.fillMaxPercent = fill;
         CpuCounters& c = r.counters;
         ParsedRecord rec;
-        auto result = reader_.walk(
-            r.ring.data(), size, tail, head,
-            [&](const perf_event_header& h, auto bytes) { handleRecord(r, h, bytes, rec, flags); });
+        auto result =
+            reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
+                if (!consumersHaveRoom(r, bytes.size())) return false;
+                handleRecord(r, h, bytes, rec, flags);
+                return true;
+            });
+        if (result.stopped) ++c.sinkHeldBack, r.heldBack = true;
         c.records += result.records;
         c.bytes += result.bytes;
         if (result.error) {
@@ -210,13 +223,16 @@ bool DrainThread::drainRing(RingSlot& r) {
                  std::to_string(result.skippedBytes) + " bytes up to data_head");
         }
         r.ring.setTail(result.newTail);
-        busy = head - tail >= size / kPollFraction;
+        // Records held back for a sink: poll until it has made room.
+        busy = head - tail >= size / kPollFraction || result.stopped;
     }
     // The AUX bytes after the records: a PERF_RECORD_AUX is written before its
     // aux_head, so the bytes a record of this pass announces are there by now.
     if (r.aux.mapped() && r.aux.mode() == AuxMode::Full &&
         drainAux(r, flags.sawTruncated, flags.truncatedEnd, flags.sawLost))
         busy = true;
+    // A snapshot copy a sink had no room for yet.
+    if (r.snapshotPending && !deliverSnapshot(r)) busy = r.heldBack = true;
     if (r.auxTracker) {
         // How much of the flight recorder holds trace. The head is only read here,
         // not given to the tracker: records of transactions that ended after this
@@ -235,33 +251,65 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
     AuxRing& aux = r.aux;
     const uint64_t size = aux.size();
     const uint32_t ringIndex = uint32_t(&r - rings_.data());
-    auto result = aux.drain([&](std::span<const uint8_t> bytes, uint64_t position) {
-        ++c.auxChunks;
-        c.auxBytes += bytes.size();
-        for (RecordSink* sink : ctl_.auxSinks)
-            sink->onAux(r.cpu, ringIndex, position, bytes);
-    });
-    if (result.error) {
+    const uint64_t tailBefore = aux.tail();
+    if (int64_t(r.auxHanded - tailBefore) < 0) r.auxHanded = tailBefore;
+    AuxWindow w = aux.window(r.auxHanded);
+    if (w.error) {
         ++c.auxErrors;
-        noteOnce(r.auxErrorNoted, "cpu " + std::to_string(r.cpu) + " AUX area: " + *result.error);
+        noteOnce(r.auxErrorNoted, "cpu " + std::to_string(r.cpu) + " AUX area: " + *w.error);
         r.auxFillPercent = 0;
         return false;
     }
-    const uint64_t used = result.bytes();
+    // 1. The new bytes go to the sinks as views of the area, when all have room;
+    // else they wait in the area for a later pass.
+    bool heldBack = false;
+    if (w.bytes()) {
+        const AuxBytes bytes{w.from, w.first, w.second, nullptr};
+        for (RecordSink* sink : ctl_.auxSinks)
+            if (!sink->hasAuxRoom(ringIndex, bytes)) {
+                heldBack = true;
+                break;
+            }
+        if (heldBack) {
+            ++c.auxSinkHeldBack;
+            r.heldBack = true;
+        } else {
+            c.auxChunks += w.second.empty() ? 1 : 2;
+            c.auxBytes += w.bytes();
+            for (RecordSink* sink : ctl_.auxSinks)
+                sink->onAux(r.cpu, ringIndex, bytes);
+            r.auxHanded = w.to;
+        }
+    }
+    // 2. aux_tail moves past what every sink is done with: only then may the
+    // hardware write there again.
+    uint64_t release = r.auxHanded;
+    for (RecordSink* sink : ctl_.auxSinks) {
+        const uint64_t done = sink->auxReleased(ringIndex);
+        if (done != RecordSink::kAuxAllReleased && int64_t(done - release) < 0) release = done;
+    }
+    uint64_t tail = tailBefore;
+    if (int64_t(release - tailBefore) > 0) {
+        aux.setTail(release);
+        tail = release;
+        r.auxPrevTail = tailBefore;
+    }
+    const uint64_t head = w.to;
+    const uint64_t used = head - tail;
     r.auxFillPercent = 100.0 * double(used) / double(size);
     // Full: the kernel leaves one byte free, so size - 1 bytes mean no room. A
     // transaction may have judged the room against aux_tail as it was before our
     // last release of bytes, hence the second test.
-    const bool full = used + 1 >= size || result.to - r.auxPrevTail == size - 1;
-    if (used) r.auxPrevTail = result.from;
+    const bool full = head - tailBefore + 1 >= size || head - r.auxPrevTail == size - 1;
+    const uint64_t resultTo = head;
 
     // The event stopped, or may have: TRUNCATED, a full area (no space at begin
     // disables with no record at all), or a LOST record (which may have been a
     // TRUNCATED one). Keep re-enabling until aux_head moves past that point.
     std::optional<uint64_t> stallAt;
-    if (full) stallAt = result.to;
+    if (full) stallAt = resultTo;
     if (sawTruncated) stallAt = std::max(stallAt.value_or(0), truncatedEnd);
-    if (sawLost) stallAt = std::max(stallAt.value_or(0), result.to);
+    if (sawLost) stallAt = std::max(stallAt.value_or(0), resultTo);
     if (stallAt && (!r.auxStalled || *stallAt != r.auxStallPos)) {
         r.auxStalled = true;
         r.auxStallPos = *stallAt;
@@ -269,16 +317,21 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
         r.auxRetryAt = {};
     }
     if (r.auxStalled) {
-        if (int64_t(result.to - r.auxStallPos) > 0)
+        if (int64_t(resultTo - r.auxStallPos) > 0)
             r.auxStalled = false;  // the hardware wrote past the stall: it runs again
         else
             reenableAux(r);
     }
-    return used >= size / kPollFraction;
+    // Bytes waiting for a sink keep the area filled: poll until they are released.
+    if (r.auxHanded != tail) r.heldBack = true;
+    return used >= size / kPollFraction || heldBack || r.auxHanded != tail;
 }
 
 void DrainThread::reenableAux(RingSlot& r) {
     if (!r.auxControl || !auxReenableAllowed_ || eventsPaused_) return;
+    // No room yet (a sink still holds the bytes): enabling now would only make the
+    // kernel disable the event again at its next transaction.
+    if (r.aux.head() - r.aux.tail() + 1 >= r.aux.size()) return;
     auto enableFailed = [&](const std::string& why) {
         noteOnce(r.auxEnableErrorNoted, "cpu " + std::to_string(r.cpu) +
                                             ": cannot re-enable the AUX event: " + why +
@@ -460,7 +513,7 @@ void DrainThread::run() {
         }
         // After the pass: the data rings were just drained, so the disables that
         // start the snapshot find room for the records they flush.
-        if (snapshotRequested) {
+        if (snapshotRequested || (snapshotDeferred_ && !sinksOwed())) {
             snapshotRequested = false;
             takeSnapshot(auxReenableAllowed_);
         }
@@ -469,7 +522,7 @@ void DrainThread::run() {
             note("every traced task has exited");
             stop = true;
         }
-        polling = busy;
+        polling = busy || snapshotDeferred_;
         now = Clock::now();
         if (now - lastPublish_ >= publishPeriod) {
             for (auto& r : rings_)
@@ -486,19 +539,25 @@ void DrainThread::run() {
 void DrainThread::finishCapture() {
     // 1. Stop the events that produce the bulk of the data, and drain. AUX events
     // stopped for want of space stay stopped from here on.
+    // Everything taken from the rings reaches the sinks: the passes here wait for
+    // a sink that has no room rather than drop anything.
     auxReenableAllowed_ = false;
     for (auto* fd : ctl_.primaryEvents)
         (void)fd->disable();
-    for (auto& r : rings_)
-        drainRing(r);
-    // A snapshot asked for while the capture was stopping is still taken; then,
-    // with perf record --snapshot=e, the flight recorders' last contents. The
-    // events stay disabled.
+    drainUntilDelivered();
+    // A snapshot asked for while the capture was stopping (or waiting for the
+    // sinks) is still taken; then, with perf record --snapshot=e, the flight
+    // recorders' last contents. The events stay disabled.
     uint64_t pending = 0;
-    if (read(snapshotFd_, &pending, sizeof pending) == ssize_t(sizeof pending) && pending)
+    if ((read(snapshotFd_, &pending, sizeof pending) == ssize_t(sizeof pending) && pending) ||
+        snapshotDeferred_) {
         takeSnapshot(false);
-    if (ctl_.snapshotOnStop) takeSnapshot(false);
-    if (ctl_.afterPass) ctl_.afterPass();
+        drainUntilDelivered();
+    }
+    if (ctl_.snapshotOnStop) {
+        takeSnapshot(false);
+        drainUntilDelivered();
+    }
     for (auto& r : rings_)
         readKernelLost(r);
 
@@ -523,9 +582,7 @@ void DrainThread::finishCapture() {
             if (!pending) break;
             if (haveOriginal) sched_setaffinity(0, sizeof original, &original);
             usleep(1000);
-            for (auto& r : rings_)
-                drainRing(r);
-            if (ctl_.afterPass) ctl_.afterPass();
+            drainUntilDelivered();
             for (auto& r : rings_)
                 readKernelLost(r);
         }
@@ -540,12 +597,11 @@ void DrainThread::finishCapture() {
         kill(ctl_.childPid, SIGTERM);
         reapChild(true);
     }
-    for (auto& r : rings_)
-        drainRing(r);
+    drainUntilDelivered();
     // The sideband flight recorders' tail: every event is stopped, so this is the
     // last of their history (records an earlier snapshot delivered are not repeated).
     if (snapshotBackwardRings()) snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
-    if (ctl_.afterPass) ctl_.afterPass();
+    drainUntilDelivered();
     for (auto& r : rings_) {
         readKernelLost(r);
         // A backward ring's LOST records (output paused for a snapshot) may have been
@@ -569,6 +625,13 @@ bool DrainThread::takeSnapshot(bool reenable) {
         anyBackward |= r.backward.mapped();
     }
     if (!anyAux && !anyBackward) return false;
+    // The previous snapshot is not in the sinks yet (they had no room): this one
+    // waits for it rather than replacing it. The run loop takes it once it is.
+    if (sinksOwed()) {
+        snapshotDeferred_ = true;
+        return true;
+    }
+    snapshotDeferred_ = false;
     if (anyAux) snapshotAuxAreas(reenable);
     if (anyBackward) snapshotBackwardRings();
     snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
@@ -611,13 +674,43 @@ void DrainThread::snapshotAuxAreas(bool reenable) {
                          " AUX snapshot: cannot re-enable the AUX event after a snapshot (" +
                          e.error().message + "); its trace stays stopped");
     }
-    // 5. One AUX chunk per CPU and snapshot (QueuedSink copies it into its queue).
-    for (auto& r : rings_) {
-        if (!r.snapshotPending) continue;
-        r.snapshotPending = false;
-        const uint32_t ringIndex = uint32_t(&r - rings_.data());
-        for (RecordSink* sink : ctl_.auxSinks)
-            sink->onAux(r.cpu, ringIndex, r.snapshotOffset, r.snapshotCopy);
+    // 5. One AUX chunk per CPU and snapshot, handed over by reference to the copy
+    // (a sink without room gets it on a later pass).
+    for (auto& r : rings_)
+        if (r.snapshotPending) deliverSnapshot(r);
+}
+
+bool DrainThread::deliverSnapshot(RingSlot& r) {
+    if (!r.snapshotPending) return true;
+    const uint32_t ringIndex = uint32_t(&r - rings_.data());
+    const AuxBytes bytes{r.snapshotOffset, *r.snapshotCopy, {}, r.snapshotCopy};
+    for (RecordSink* sink : ctl_.auxSinks)
+        if (!sink->hasAuxRoom(ringIndex, bytes)) {
+            ++r.counters.auxSinkHeldBack;
+            return false;
+        }
+    r.snapshotPending = false;
+    for (RecordSink* sink : ctl_.auxSinks)
+        sink->onAux(r.cpu, ringIndex, bytes);
+    return true;
+}
+
+bool DrainThread::sinksOwed() const {
+    for (const auto& r : rings_)
+        if (r.snapshotPending || r.backwardPending) return true;
+    return false;
+}
+
+void DrainThread::drainUntilDelivered() {
+    for (;;) {
+        bool owed = false;
+        for (auto& r : rings_) {
+            drainRing(r);
+            owed |= r.heldBack;
+        }
+        if (ctl_.afterPass) ctl_.afterPass();
+        if (!owed) return;
+        usleep(500);
     }
 }
 
@@ -652,12 +745,12 @@ bool DrainThread::snapshotBackwardRings() {
                      "cpu " + std::to_string(r.cpu) + " sideband flight recorder: " + snap.error().message);
             continue;
         }
-        deliverBackward(r, *snap);
+        deliverBackward(r, std::move(*snap));
     }
     return true;
 }
 
-void DrainThread::deliverBackward(RingSlot& r, const BackwardSnapshot& s) {
+void DrainThread::deliverBackward(RingSlot& r, BackwardSnapshot s) {
     CpuCounters& c = r.counters;
     ++c.backwardSnapshots;
     // What the kernel wrote since the previous snapshot (data_head runs down): the
@@ -669,19 +762,7 @@ void DrainThread::deliverBackward(RingSlot& r, const BackwardSnapshot& s) {
     size_t first = s.offsets.size();
     while (first > 0 && s.bytes - s.offsets[first - 1] <= fresh)
         --first;
-    uint64_t delivered = 0;
-    ParsedRecord rec;
-    PassFlags flags;
-    for (size_t i = first; i < s.offsets.size(); ++i) {
-        const std::span<const uint8_t> bytes = s.record(i);
-        perf_event_header h;
-        std::memcpy(&h, bytes.data(), sizeof h);
-        handleRecord(r, h, bytes, rec, flags);
-        delivered += bytes.size();
-    }
-    const uint64_t records = s.offsets.size() - first;
-    c.records += records, c.bytes += delivered;
-    c.backwardRecords += records, c.backwardBytes += delivered;
+    const uint64_t delivered = first < s.offsets.size() ? s.bytes - s.offsets[first] : 0;
     // The fresh bytes not delivered are gone: overwritten before this snapshot
     // (the flight recorder's expected loss), or past a corrupt header. A corrupt
     // header among records already delivered before does not matter any more.
@@ -696,6 +777,33 @@ void DrainThread::deliverBackward(RingSlot& r, const BackwardSnapshot& s) {
     const uint64_t overwritten = missing - corrupt;
     c.backwardOverwrittenBytes += overwritten;
     c.backwardTornBytes += std::min(overwritten, s.tornBytes + s.racedBytes);
+    // The fresh records go to the consumers as far as they have room; the rest
+    // are kept, in memory, for the next passes.
+    r.backwardPending = std::move(s);
+    r.backwardNext = first;
+    continueBackward(r);
+}
+
+bool DrainThread::continueBackward(RingSlot& r) {
+    if (!r.backwardPending) return true;
+    const BackwardSnapshot& s = *r.backwardPending;
+    CpuCounters& c = r.counters;
+    ParsedRecord rec;
+    PassFlags flags;
+    for (; r.backwardNext < s.offsets.size(); ++r.backwardNext) {
+        const std::span<const uint8_t> bytes = s.record(r.backwardNext);
+        if (!consumersHaveRoom(r, bytes.size())) {
+            ++c.sinkHeldBack;
+            return false;
+        }
+        perf_event_header h;
+        std::memcpy(&h, bytes.data(), sizeof h);
+        handleRecord(r, h, bytes, rec, flags);
+        ++c.records, c.bytes += bytes.size();
+        ++c.backwardRecords, c.backwardBytes += bytes.size();
+    }
+    r.backwardPending.reset();
+    return true;
 }
 
 void DrainThread::copySnapshot(RingSlot& r) {
@@ -718,8 +826,12 @@ void DrainThread::copySnapshot(RingSlot& r) {
     const bool tracked = t.certain();
     const bool wrapped = tracked ? t.wrapped() : AuxRing::wrappedByZeroScan(aux.data(), size, headOffset);
     const uint64_t want = ctl_.snapshotBytes ? std::min(ctl_.snapshotBytes, size) : size;
-    AuxRing::copyNewest(aux.data(), size, headOffset, wrapped, want, r.snapshotCopy);
-    const uint64_t n = r.snapshotCopy.size();
+    // A new buffer unless the sinks are done with the previous one: they may still
+    // be writing it.
+    if (!r.snapshotCopy || r.snapshotCopy.use_count() > 1)
+        r.snapshotCopy = std::make_shared<std::vector<uint8_t>>();
+    AuxRing::copyNewest(aux.data(), size, headOffset, wrapped, want, *r.snapshotCopy);
+    const uint64_t n = r.snapshotCopy->size();
     if (n == 0) return;  // nothing written yet
     // The AUXTRACE offset perf writes for a snapshot: the end of the copy minus
     // its size, the end being the free-running head (CoreSight), or for a head

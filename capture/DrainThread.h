@@ -18,6 +18,13 @@
 // tracker when it is certain, else by ZeroScan), re-enables the events, and only
 // then hands each copy to the AUX sinks as one chunk.
 //
+// Back-pressure: before a record goes to any consumer, every consumer is asked
+// whether it has room (RecordConsumer::hasRoom); when one has not, the pass
+// leaves that record and the rest of the ring in the kernel's ring. AUX bytes
+// are handed to the sinks as views of the AUX area (RecordSink::onAux) and
+// aux_tail moves only as far as every sink released them, so a slow file writer
+// fills the AUX area and the kernel stops the trace (TRUNCATED), never us.
+//
 // Sideband flight recorder (--overwrite), for the rings mapped as a BackwardRing:
 // the kernel overwrites the oldest records and the drain thread does not read
 // the ring on its passes (it only publishes how much history the ring holds).
@@ -29,6 +36,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -100,12 +108,18 @@ struct RingSlot {
     double fillPercent = 0, fillPeakPercent = 0, fillMaxPercent = 0;
     uint64_t publishedBytes = 0, publishedRecords = 0;
     bool hungUp = false;
+    // The last pass left something for a sink that had no room (records in the
+    // ring, AUX bytes in the area, a snapshot in memory).
+    bool heldBack = false;
     // AUX: the fill found by the last pass; aux_tail before the last pass that
     // moved it (the kernel may have judged the space against that one); the stall
     // being resolved: the AUX position at which the event stopped for want of
     // space, kept until aux_head moves past it.
     double auxFillPercent = 0;
     uint64_t auxPrevTail = 0;
+    // Full mode: the AUX position up to which bytes were handed to the sinks
+    // (at or past aux_tail: a sink that writes them later releases them later).
+    uint64_t auxHanded = 0;
     bool auxStalled = false, auxStallCounted = false, auxErrorNoted = false, auxEnableErrorNoted = false;
     uint64_t auxStallPos = 0, auxLastCountedPos = ~0ull;
     std::chrono::steady_clock::time_point auxRetryAt{};
@@ -113,7 +127,7 @@ struct RingSlot {
     // copy taken, until it is handed to the sinks; what the previous snapshot saw,
     // so that an area with nothing new since adds no copy (perf writes none either).
     std::optional<AuxSnapshotTracker> auxTracker;
-    std::vector<uint8_t> snapshotCopy;
+    std::shared_ptr<std::vector<uint8_t>> snapshotCopy;
     uint64_t snapshotOffset = 0;
     bool snapshotPending = false, snapshotDisabled = false, snapshotWasEnabled = false;
     bool snapshotTakenBefore = false, lostSinceSnapshot = false, snapshotErrorNoted = false;
@@ -123,6 +137,11 @@ struct RingSlot {
     // paused for the snapshot in progress.
     uint64_t backwardPrevHead = 0;
     bool backwardPaused = false, backwardErrorNoted = false;
+    // A backward snapshot whose records a sink had no room for yet: delivered
+    // from record `backwardNext` on later passes (the ring is not snapshotted
+    // again until then).
+    std::optional<BackwardSnapshot> backwardPending;
+    size_t backwardNext = 0;
 };
 
 // What a command source (the --control FIFO) may ask of the capture. Called on
@@ -214,10 +233,23 @@ private:
     void handleRecord(RingSlot& r, const perf_event_header& h, std::span<const uint8_t> bytes,
                       ParsedRecord& rec, PassFlags& f);
     bool drainRing(RingSlot& r);
+    // Whether every consumer can take a record of `bytes` bytes of this ring now.
+    bool consumersHaveRoom(RingSlot& r, size_t bytes);
+    // Hands the pending backward snapshot's records out while there is room; true
+    // when none is left pending.
+    bool continueBackward(RingSlot& r);
+    // Hands a pending snapshot copy to the AUX sinks if they have room; true when
+    // none is left pending.
+    bool deliverSnapshot(RingSlot& r);
+    // Whether anything taken from the rings still waits for a sink.
+    bool sinksOwed() const;
+    // Passes over every ring until nothing is left waiting for a sink (used while
+    // the capture stops: records and AUX bytes end up in the sinks, not dropped).
+    void drainUntilDelivered();
     // Snapshots every backward ring (one shared grace period) and delivers their
     // new records; false if there is none.
     bool snapshotBackwardRings();
-    void deliverBackward(RingSlot& r, const BackwardSnapshot& s);
+    void deliverBackward(RingSlot& r, BackwardSnapshot s);
     bool drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd, bool sawLost);
     void reenableAux(RingSlot& r);
     bool takeSnapshot(bool reenable);
@@ -255,6 +287,7 @@ private:
     uint64_t newestRecordTime_ = 0;
     bool auxReenableAllowed_ = true;  // false once the capture is stopping
     bool eventsPaused_ = false;       // a command disabled the events
+    bool snapshotDeferred_ = false;   // a snapshot waits for the sinks to take the previous one
     std::atomic<uint64_t> snapshotsTaken_{0};
     std::chrono::microseconds publishPeriod_{50'000};
 };

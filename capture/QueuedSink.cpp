@@ -24,6 +24,8 @@ QueuedSink::QueuedSink(std::vector<int> cpus, SinkWriter& writer, QueuedSinkOpti
         auto s = std::make_unique<Slot>();
         slots_.push_back(std::move(s));
     }
+    for (size_t i = 0; i < cpus.size(); ++i)
+        auxRelease_.push_back(std::make_unique<AuxRelease>());
 }
 
 QueuedSink::~QueuedSink() {
@@ -31,6 +33,15 @@ QueuedSink::~QueuedSink() {
         stopping_.store(true, std::memory_order_release);
         wakeWriter();
         thread_.join();
+    }
+    // Never started: free the snapshot copies still queued.
+    while (const SinkQueue::EntryHeader* e = queue_.front()) {
+        if (e->kind == kAux) {
+            AuxEntry a;
+            std::memcpy(&a, queue_.payload(e).data(), sizeof a);
+            delete a.owner;
+        }
+        queue_.pop();
     }
 }
 
@@ -55,6 +66,20 @@ bool QueuedSink::pushLost(Slot& s, size_t index) {
     return true;
 }
 
+bool QueuedSink::hasRoom(int cpu, size_t bytes) {
+    // After a failure nothing can be written: the records are counted, not held.
+    if (failed_.load(std::memory_order_relaxed) || bytes > queue_.maxPayload()) return true;
+    const Slot& s = *slots_[slotIndex(cpu)];
+    const bool room = s.pendingLost ? queue_.canPush({2 * sizeof(uint64_t), bytes}) : queue_.canPush({bytes});
+    if (!room) {
+        heldBackThisPass_ = true;
+        bump(recordsHeldBack_, 1);
+        // The writer has work; make sure it is awake to free the room.
+        wakeWriter();
+    }
+    return room;
+}
+
 void QueuedSink::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) {
     const size_t index = slotIndex(cpu);
     Slot& s = *slots_[index];
@@ -73,11 +98,12 @@ void QueuedSink::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedR
         ++s.pendingLost;
         return;
     }
+    // hasRoom() said yes, so this fits; the counters below only catch a caller
+    // that did not ask.
     if ((s.pendingLost && !pushLost(s, index)) || !queue_.tryPush(kRecord, uint16_t(index), bytes)) {
         bump(s.fullRecords, 1);
         bump(s.fullBytes, bytes.size());
         ++s.pendingLost;
-        // Let the writer know there is work even if this pass never ends cleanly.
         if (bytesSinceWake_) wakeWriter();
         return;
     }
@@ -93,47 +119,95 @@ void QueuedSink::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedR
     }
 }
 
-void QueuedSink::onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) {
+bool QueuedSink::hasAuxRoom(uint32_t ringIndex, const AuxBytes& bytes) {
+    (void)ringIndex;
+    if (failed_.load(std::memory_order_relaxed)) return true;
+    bool room = queue_.canPush({sizeof(AuxEntry)});
+    if (room && bytes.owner) {
+        const uint64_t held = heldSnapshotBytes_.load(std::memory_order_acquire);
+        room = held == 0 || held + bytes.size() <= options_.maxHeldSnapshotBytes;
+    }
+    if (!room) {
+        heldBackThisPass_ = true;
+        bump(auxHeldBack_, 1);
+        wakeWriter();
+    }
+    return room;
+}
+
+void QueuedSink::onAux(int cpu, uint32_t ringIndex, const AuxBytes& bytes) {
     const size_t index = slotIndex(cpu);
     Slot& s = *slots_[index];
-    if (bytes.empty()) return;
+    const uint64_t n = bytes.size();
+    if (n == 0) return;
     if (failed_.load(std::memory_order_relaxed)) {
         bump(s.auxStoppedChunks, 1);
-        bump(s.auxStoppedBytes, bytes.size());
+        bump(s.auxStoppedBytes, n);
         return;
     }
-    const size_t maxPiece = std::min<size_t>(queue_.maxPayload() - sizeof(AuxEntryHead), UINT32_MAX);
-    while (!bytes.empty()) {
-        const auto piece = bytes.first(std::min(bytes.size(), maxPiece));
-        const AuxEntryHead head{auxOffset, uint32_t(piece.size()), ringIndex};
-        if (!queue_.tryPush(kAux, uint16_t(index), {reinterpret_cast<const uint8_t*>(&head), sizeof head},
-                            piece)) {
-            // The rest of the chunk is lost as one piece.
-            bump(s.auxFullChunks, 1);
-            bump(s.auxFullBytes, bytes.size());
-            if (bytesSinceWake_) wakeWriter();
-            return;
-        }
-        roundPending_ = true;
-        bump(queuedAuxChunks_, 1);
-        bump(queuedAuxBytes_, piece.size());
-        bytesSinceWake_ += piece.size();
-        auxOffset += piece.size();
-        bytes = bytes.subspan(piece.size());
-        if (bytesSinceWake_ >= queue_.capacity() / 8) {
-            const size_t used = queue_.usedBytes();
-            if (used > maxQueued_.load(std::memory_order_relaxed))
-                maxQueued_.store(used, std::memory_order_relaxed);
-            wakeWriter();
-        }
+    // Full-mode bytes are released per ring; a ring this sink was not told about
+    // cannot be, so its bytes are not taken (and said so).
+    if (!bytes.owner && ringIndex >= auxRelease_.size()) {
+        bump(s.auxUnknownRingChunks, 1);
+        bump(s.auxUnknownRingBytes, n);
+        return;
     }
+    AuxEntry e{bytes.offset,        bytes.first.data(),
+               bytes.first.size(),  bytes.second.data(),
+               bytes.second.size(), nullptr,
+               ringIndex,           0};
+    if (bytes.owner) e.owner = new std::shared_ptr<const std::vector<uint8_t>>(bytes.owner);
+    if (!queue_.tryPush(kAux, uint16_t(index), {reinterpret_cast<const uint8_t*>(&e), sizeof e})) {
+        // Only when the caller did not ask hasAuxRoom() first.
+        delete e.owner;
+        bump(s.auxFullChunks, 1);
+        bump(s.auxFullBytes, n);
+        if (bytesSinceWake_) wakeWriter();
+        return;
+    }
+    if (bytes.owner) {
+        const uint64_t held = heldSnapshotBytes_.fetch_add(n, std::memory_order_acq_rel) + n;
+        if (held > maxHeldSnapshotBytes_.load(std::memory_order_relaxed))
+            maxHeldSnapshotBytes_.store(held, std::memory_order_relaxed);
+    } else {
+        ++auxRelease_[ringIndex]->handed;
+    }
+    roundPending_ = true;
+    bump(queuedAuxChunks_, 1);
+    bump(queuedAuxBytes_, n);
+    // The writer has a whole chunk to write: wake it now (the bytes sit in the
+    // AUX area, which the hardware cannot refill until they are written).
+    wakeWriter();
+}
+
+uint64_t QueuedSink::auxReleased(uint32_t ringIndex) const {
+    if (ringIndex >= auxRelease_.size()) return kAuxAllReleased;
+    const AuxRelease& r = *auxRelease_[ringIndex];
+    if (r.done.load(std::memory_order_acquire) == r.handed) return kAuxAllReleased;
+    return r.doneEnd.load(std::memory_order_relaxed);
+}
+
+void QueuedSink::releaseAux(const AuxEntry& e) {
+    if (e.owner) {
+        heldSnapshotBytes_.fetch_sub(e.firstBytes + e.secondBytes, std::memory_order_acq_rel);
+        delete e.owner;
+        return;
+    }
+    if (e.ringIndex >= auxRelease_.size()) return;
+    AuxRelease& r = *auxRelease_[e.ringIndex];
+    r.doneEnd.store(e.auxOffset + e.firstBytes + e.secondBytes, std::memory_order_relaxed);
+    r.done.fetch_add(1, std::memory_order_release);
 }
 
 void QueuedSink::onDrainPassEnd() {
     if (failed_.load(std::memory_order_relaxed)) return;
     for (size_t i = 0; i < slots_.size(); ++i)
         if (slots_[i]->pendingLost) pushLost(*slots_[i], i);
-    if (roundPending_ && queue_.tryPush(kRound, 0, {})) roundPending_ = false;
+    // A pass that left records in a ring does not end a round: those records may
+    // be older than records of this pass, and perf's readers sort only within rounds.
+    const bool heldBack = heldBackThisPass_;
+    heldBackThisPass_ = false;
+    if (roundPending_ && !heldBack && queue_.tryPush(kRound, 0, {})) roundPending_ = false;
     const size_t used = queue_.usedBytes();
     if (used > maxQueued_.load(std::memory_order_relaxed)) maxQueued_.store(used, std::memory_order_relaxed);
     if (bytesSinceWake_ || used) wakeWriter();
@@ -216,17 +290,19 @@ void QueuedSink::writerLoop() {
                     break;
                 }
                 case kAux: {
-                    AuxEntryHead head;
-                    std::memcpy(&head, payload.data(), sizeof head);
-                    const auto bytes = payload.subspan(sizeof head, head.bytes);
+                    AuxEntry a;
+                    std::memcpy(&a, payload.data(), sizeof a);
+                    const std::span<const uint8_t> first(a.first, a.firstBytes),
+                        second(a.second, a.secondBytes);
                     if (failed) {
                         bump(s.auxDiscardedChunks, 1);
-                        bump(s.auxDiscardedBytes, bytes.size());
+                        bump(s.auxDiscardedBytes, first.size() + second.size());
                     } else {
-                        r = writer_.writeAux(s.cpu, head.ringIndex, head.auxOffset, bytes);
+                        r = writer_.writeAux(s.cpu, a.ringIndex, a.auxOffset, first, second);
                         bump(writtenAuxChunks_, 1);
-                        bump(writtenAuxBytes_, bytes.size());
+                        bump(writtenAuxBytes_, first.size() + second.size());
                     }
+                    releaseAux(a);
                     break;
                 }
                 case kRound:
@@ -264,6 +340,8 @@ std::vector<SinkLoss> QueuedSink::losses() const {
             "queue full (" + (cap >= (size_t(1) << 20) ? std::to_string(cap >> 20) + " MiB)"
                                                        : std::to_string(cap >> 10) + " KiB)"));
         add(s.tooBigRecords, s.tooBigBytes, "record larger than the queue allows");
+        add(s.auxUnknownRingChunks, s.auxUnknownRingBytes,
+            "AUX data chunks of a ring the sink was not set up for");
         uint64_t n = s.stoppedRecords.load(std::memory_order_relaxed) +
                      s.discardedRecords.load(std::memory_order_relaxed);
         if (n)
@@ -310,12 +388,17 @@ QueuedSink::Stats QueuedSink::stats() const {
     st.queuedAuxBytes = queuedAuxBytes_.load(std::memory_order_relaxed);
     st.writtenAuxChunks = writtenAuxChunks_.load(std::memory_order_relaxed);
     st.writtenAuxBytes = writtenAuxBytes_.load(std::memory_order_relaxed);
+    st.recordsHeldBack = recordsHeldBack_.load(std::memory_order_relaxed);
+    st.auxHeldBack = auxHeldBack_.load(std::memory_order_relaxed);
+    st.maxHeldSnapshotBytes = maxHeldSnapshotBytes_.load(std::memory_order_relaxed);
     for (auto& s : slots_) {
         auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
         st.queueFullAuxChunks += r(s->auxFullChunks);
         st.queueFullAuxBytes += r(s->auxFullBytes);
-        st.droppedAuxChunks += r(s->auxFullChunks) + r(s->auxStoppedChunks) + r(s->auxDiscardedChunks);
-        st.droppedAuxBytes += r(s->auxFullBytes) + r(s->auxStoppedBytes) + r(s->auxDiscardedBytes);
+        st.droppedAuxChunks += r(s->auxFullChunks) + r(s->auxStoppedChunks) + r(s->auxDiscardedChunks) +
+                               r(s->auxUnknownRingChunks);
+        st.droppedAuxBytes +=
+            r(s->auxFullBytes) + r(s->auxStoppedBytes) + r(s->auxDiscardedBytes) + r(s->auxUnknownRingBytes);
         st.queueFullRecords +=
             s->fullRecords.load(std::memory_order_relaxed) + s->tooBigRecords.load(std::memory_order_relaxed);
         st.writerStoppedRecords += s->stoppedRecords.load(std::memory_order_relaxed) +

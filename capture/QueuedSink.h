@@ -2,16 +2,23 @@
 #pragma once
 // The drain thread's side of a slow sink: every record is copied into a bounded
 // SinkQueue (tens of MiB) and a writer thread of its own hands the records to a
-// SinkWriter. The drain thread never waits for the writer: when the queue is
-// full the record is dropped and counted per CPU, and the next time there is
-// room a "lost" entry tells the writer how many records of that CPU are missing
-// (the perf.data writer turns it into PERF_RECORD_LOST, so perf's tools see the
-// gap too).
+// SinkWriter. The drain thread never waits for the writer, and nothing it hands
+// over is dropped: when the queue has no room for a record, hasRoom() says so and
+// the drain thread leaves the record in the kernel's ring (back-pressure); the
+// only loss is then what the kernel itself counts when its ring fills.
 //
-// AUX area bytes (onAux) go through the same queue, as entries of their own (a
-// chunk larger than an entry may hold is split). A chunk that finds the queue
-// full is dropped and counted per CPU with its bytes; the AUX stream of that
-// ring then has a gap, which the next chunk's AUX offset shows.
+// AUX area bytes are never copied: a full-mode chunk is queued as a reference to
+// the mapped AUX area, the writer thread writes it from there, and only then
+// releases it (auxReleased()), so the drain thread moves aux_tail past bytes
+// that are in the file. A disk slower than the hardware therefore fills the AUX
+// area, and the kernel stops the trace with a TRUNCATED record, which the file
+// keeps. A snapshot copy is queued by reference to its buffer; the sink holds at
+// most QueuedSinkOptions::maxHeldSnapshotBytes of them (hasAuxRoom() refuses
+// more, and the drain thread keeps the copy until there is room).
+//
+// A FINISHED_ROUND is queued only after a pass in which no record was held back,
+// so perf's readers can rely on every later record being newer than the rounds
+// before it.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -29,12 +36,16 @@ namespace auxscope {
 
 struct QueuedSinkOptions {
     size_t queueBytes = size_t(32) << 20;
+    // Snapshot copies the writer thread may hold at once, in bytes (the first
+    // one is always taken, whatever its size).
+    uint64_t maxHeldSnapshotBytes = uint64_t(1) << 30;
     std::string name = "sink";  // names the sink in losses and messages
 };
 
 class QueuedSink : public RecordSink {
 public:
-    // `cpus`: the CPUs whose rings feed this sink (as onRecord() will name them).
+    // `cpus`: the CPU of each ring that feeds this sink, in ring order (onRecord()
+    // names the CPU, onAux() the ring index).
     QueuedSink(std::vector<int> cpus, SinkWriter& writer, QueuedSinkOptions options = {});
     ~QueuedSink() override;
     QueuedSink(const QueuedSink&) = delete;
@@ -50,7 +61,10 @@ public:
     // Drain thread.
     void onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) override;
     void onDrainPassEnd() override;
-    void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) override;
+    bool hasRoom(int cpu, size_t bytes) override;
+    void onAux(int cpu, uint32_t ringIndex, const AuxBytes& bytes) override;
+    bool hasAuxRoom(uint32_t ringIndex, const AuxBytes& bytes) override;
+    uint64_t auxReleased(uint32_t ringIndex) const override;
 
     std::vector<SinkLoss> losses() const override;
     std::vector<std::string> messages() const override;
@@ -60,7 +74,7 @@ public:
         uint64_t queuedBytes = 0;
         uint64_t writtenRecords = 0;        // records handed to the writer
         uint64_t droppedRecords = 0;        // all reasons
-        uint64_t queueFullRecords = 0;      // the queue had no room (the file marks them with LOST)
+        uint64_t queueFullRecords = 0;      // too large for the queue (the file marks them with LOST)
         uint64_t writerStoppedRecords = 0;  // after the writer failed (incl. what it had buffered)
         uint64_t lostEntries = 0;           // lost notices handed to the writer
         uint64_t rounds = 0;                // endRound() calls
@@ -70,7 +84,11 @@ public:
         uint64_t queuedAuxChunks = 0, queuedAuxBytes = 0;
         uint64_t writtenAuxChunks = 0, writtenAuxBytes = 0;      // handed to the writer
         uint64_t droppedAuxChunks = 0, droppedAuxBytes = 0;      // all reasons
-        uint64_t queueFullAuxChunks = 0, queueFullAuxBytes = 0;  // the queue had no room
+        uint64_t queueFullAuxChunks = 0, queueFullAuxBytes = 0;  // could not be queued
+        // Back-pressure: times hasRoom()/hasAuxRoom() said no (the data stayed
+        // where it was, nothing was dropped).
+        uint64_t recordsHeldBack = 0, auxHeldBack = 0;
+        uint64_t maxHeldSnapshotBytes = 0;  // high-water mark of snapshot copies held
     };
     Stats stats() const;
     // The writer's first error (its message), once it failed.
@@ -78,11 +96,22 @@ public:
 
 private:
     enum Kind : uint16_t { kRecord = 1, kLost = 2, kRound = 3, kAux = 4 };
-    // Leads an AUX entry's payload; the AUX bytes follow.
-    struct AuxEntryHead {
+    // An AUX entry's payload: where the bytes are (the mapped AUX area, or a
+    // snapshot copy kept alive by `owner`, which the writer deletes).
+    struct AuxEntry {
         uint64_t auxOffset;
-        uint32_t bytes;
+        const uint8_t* first;
+        uint64_t firstBytes;
+        const uint8_t* second;
+        uint64_t secondBytes;
+        std::shared_ptr<const std::vector<uint8_t>>* owner;
         uint32_t ringIndex;
+        uint32_t reserved;
+    };
+    // Full-mode AUX chunks of one ring handed to the writer, and how far it is done.
+    struct alignas(64) AuxRelease {
+        uint64_t handed = 0;  // drain thread only
+        std::atomic<uint64_t> done{0}, doneEnd{0};
     };
     // Per-CPU counters. Producer-side ones are written by the drain thread only
     // (relaxed stores; read by anyone); `discarded*` by the writer thread only.
@@ -94,6 +123,7 @@ private:
         std::atomic<uint64_t> discardedRecords{0}, discardedBytes{0};  // queued, then writer failed
         // The same for AUX chunks.
         std::atomic<uint64_t> auxFullChunks{0}, auxFullBytes{0};
+        std::atomic<uint64_t> auxUnknownRingChunks{0}, auxUnknownRingBytes{0};
         std::atomic<uint64_t> auxStoppedChunks{0}, auxStoppedBytes{0};
         std::atomic<uint64_t> auxDiscardedChunks{0}, auxDiscardedBytes{0};
         uint64_t pendingLost = 0;  // dropped since the last lost entry was queued
@@ -106,10 +136,13 @@ private:
     bool pushLost(Slot& s, size_t index);
     void wakeWriter();
     void writerLoop();
+    // Writer thread: an AUX entry written or discarded; its bytes may be reused.
+    void releaseAux(const AuxEntry& e);
     void fail(std::string message);
 
     std::vector<std::unique_ptr<Slot>> slots_;
     std::vector<int16_t> slotOfCpu_;
+    std::vector<std::unique_ptr<AuxRelease>> auxRelease_;  // per ring
     SinkWriter& writer_;
     QueuedSinkOptions options_;
     SinkQueue queue_;
@@ -119,10 +152,13 @@ private:
     std::atomic<bool> failed_{false};
     // Drain-thread state.
     bool roundPending_ = false;
+    bool heldBackThisPass_ = false;
     uint64_t maxTime_ = 0;  // newest perf timestamp seen on any CPU
     size_t bytesSinceWake_ = 0;
     std::atomic<uint64_t> queuedRecords_{0}, queuedBytes_{0}, maxQueued_{0};
     std::atomic<uint64_t> queuedAuxChunks_{0}, queuedAuxBytes_{0};
+    std::atomic<uint64_t> recordsHeldBack_{0}, auxHeldBack_{0};
+    std::atomic<uint64_t> heldSnapshotBytes_{0}, maxHeldSnapshotBytes_{0};
     // Writer-thread state.
     std::atomic<uint64_t> writtenRecords_{0}, lostEntries_{0}, rounds_{0};
     std::atomic<uint64_t> writtenAuxChunks_{0}, writtenAuxBytes_{0};

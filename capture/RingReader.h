@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace auxscope {
@@ -22,13 +23,16 @@ struct RingWalkResult {
     uint64_t records = 0;       // complete records handed to the consumer
     uint64_t bytes = 0;         // bytes of those records
     uint64_t skippedBytes = 0;  // bytes given up after a corrupt header
+    bool stopped = false;       // the consumer refused a record: it and the rest stay in the ring
     std::optional<std::string> error;
 };
 
 class RingReader {
 public:
     // `fn(const perf_event_header&, std::span<const uint8_t> record)` is called for each
-    // record; the span covers the whole record including its header.
+    // record; the span covers the whole record including its header. When `fn`
+    // returns bool, false refuses the record: the walk ends before it (newTail
+    // points at it), so that it and the records after it stay in the ring.
     template <typename Fn>
     RingWalkResult walk(const uint8_t* base, uint64_t size, uint64_t tail, uint64_t head, Fn&& fn) {
         RingWalkResult r;
@@ -64,7 +68,14 @@ public:
                 copyOut(base, size, off, scratch_.data(), hdr.size);
                 rec = {scratch_.data(), hdr.size};
             }
-            fn(hdr, rec);
+            if constexpr (std::is_same_v<decltype(fn(hdr, rec)), bool>) {
+                if (!fn(hdr, rec)) {
+                    r.stopped = true;
+                    break;
+                }
+            } else {
+                fn(hdr, rec);
+            }
             pos += hdr.size;
             ++r.records;
             r.bytes += hdr.size;

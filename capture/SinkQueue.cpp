@@ -42,6 +42,20 @@ bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a
     return true;
 }
 
+bool SinkQueue::canPush(std::initializer_list<size_t> payloads) {
+    uint64_t head = head_.load(std::memory_order_relaxed);
+    uint64_t end = head;
+    for (size_t payload : payloads) {
+        if (payload > maxPayload()) return false;
+        const size_t need = entrySize(payload);
+        const size_t toEnd = capacity_ - size_t(end & mask_);
+        end += need <= toEnd ? need : toEnd + need;
+    }
+    if (capacity_ - (head - cachedTail_) >= end - head) return true;
+    cachedTail_ = tail_.load(std::memory_order_acquire);
+    return capacity_ - (head - cachedTail_) >= end - head;
+}
+
 const SinkQueue::EntryHeader* SinkQueue::front() {
     uint64_t tail = tail_.load(std::memory_order_relaxed);
     for (;;) {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // A bounded single-producer single-consumer queue of variable-size entries in
-// one power-of-two byte ring. The producer (the drain thread) never waits: when
-// an entry does not fit, tryPush() says so and the caller counts the drop. The
-// consumer (a writer thread) reads entries in place.
+// one power-of-two byte ring. The producer (the drain thread) never waits: it
+// asks canPush() first, and when an entry does not fit it leaves what it would
+// have queued where it is (back-pressure). The consumer (a writer thread) reads
+// entries in place.
 //
 // Entry layout: an 8-byte header {u32 size, u16 kind, u16 slot} followed by the
 // payload, padded to 8 bytes; `size` includes the header. An entry never wraps:
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <span>
 
@@ -41,6 +43,10 @@ public:
         return size_t(head_.load(std::memory_order_acquire) - tail_.load(std::memory_order_acquire));
     }
 
+    // Producer: whether entries of these payload sizes, pushed in this order, all
+    // fit now. Room only grows until the producer pushes, so a true answer holds
+    // for the tryPush() calls that follow.
+    bool canPush(std::initializer_list<size_t> payloads);
     // Producer: copies the payload parts (concatenated) into one entry. Returns
     // false, changing nothing, when there is no room.
     bool tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a, std::span<const uint8_t> b = {});

@@ -2,6 +2,8 @@
 #include "PerfDataWriter.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -156,6 +158,34 @@ Expected<void> PerfDataWriter::writeAll(const void* p, size_t n) {
         b += k;
         n -= size_t(k);
         at += uint64_t(k);
+    }
+    return {};
+}
+
+Expected<void> PerfDataWriter::writeAllv(std::span<const std::span<const uint8_t>> pieces) {
+    std::vector<iovec> iov;
+    iov.reserve(pieces.size());
+    for (const auto& p : pieces)
+        if (!p.empty()) iov.push_back({const_cast<uint8_t*>(p.data()), p.size()});
+    uint64_t at = committed_;
+    size_t i = 0;
+    while (i < iov.size()) {
+        const int count = int(std::min<size_t>(iov.size() - i, IOV_MAX));
+        ssize_t k = writev(fd_, iov.data() + i, count);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return failWith("at offset " + std::to_string(at), errno);
+        }
+        if (k == 0) return failWith("at offset " + std::to_string(at), EIO);
+        at += uint64_t(k);
+        // Skip what was written; a piece written in part continues where it stopped.
+        size_t n = size_t(k);
+        while (i < iov.size() && n >= iov[i].iov_len)
+            n -= iov[i++].iov_len;
+        if (n) {
+            iov[i].iov_base = static_cast<uint8_t*>(iov[i].iov_base) + n;
+            iov[i].iov_len -= n;
+        }
     }
     return {};
 }
@@ -334,39 +364,41 @@ Expected<void> PerfDataWriter::writeAuxtraceInfo(uint32_t type, std::span<const 
     return writeRecord(b.finish());
 }
 
-Expected<void> PerfDataWriter::writeAuxtrace(perfdata::AuxtraceRecord head,
-                                             std::span<const uint8_t> payload) {
+Expected<void> PerfDataWriter::writeAuxtrace(perfdata::AuxtraceRecord head, std::span<const uint8_t> payload,
+                                             std::span<const uint8_t> more) {
     if (zstd_ && !chunk_.empty())
         if (auto r = compressChunk(); !r) return r;
-    // The header and the payload land together or not at all: flush what came before
-    // so `committed_` marks the record's start.
-    if (auto r = flushBuffer(); !r) return r;
-    const size_t pad = (8 - payload.size() % 8) % 8;
-    head.size = payload.size() + pad;
+    if (failed()) return stickyError();
+    const size_t bytes = payload.size() + more.size();
+    const size_t pad = (8 - bytes % 8) % 8;
+    head.size = bytes + pad;
     perf_event_header h{perfdata::kRecordAuxtrace, 0, uint16_t(sizeof h + sizeof head)};
-    const uint64_t offset = committed_;
+    // The records buffered so far, then the AUXTRACE header and payload: one
+    // writev. The record's start is known once the buffered bytes are counted.
+    const uint64_t offset = committed_ + buf_.size();
+    const size_t buffered = buf_.size();
     buf_.insert(buf_.end(), reinterpret_cast<const uint8_t*>(&h), reinterpret_cast<const uint8_t*>(&h + 1));
     buf_.insert(buf_.end(), reinterpret_cast<const uint8_t*>(&head),
                 reinterpret_cast<const uint8_t*>(&head + 1));
-    if (payload.size() + pad <= options_.bufferBytes) {
-        buf_.insert(buf_.end(), payload.begin(), payload.end());
-        buf_.resize(buf_.size() + pad, 0);
-        if (auto r = flushBuffer(); !r) return r;
-    } else {
-        static const uint8_t zeros[8] = {};
-        if (auto r = writeAll(buf_.data(), buf_.size()); !r) return r;
-        if (auto r = writeAll(payload.data(), payload.size()); !r) return r;
-        if (auto r = writeAll(zeros, pad); !r) return r;
-        committed_ += buf_.size() + payload.size() + pad;
-        buf_.clear();
+    static const uint8_t zeros[8] = {};
+    const std::span<const uint8_t> pieces[] = {buf_, payload, more, {zeros, pad}};
+    if (auto r = writeAllv(pieces); !r) {
+        buf_.resize(buffered);  // the buffered records stay counted as not written
+        return r;
     }
+    committed_ += buf_.size() + bytes + pad;
+    buf_.clear();
+    stats_.recordsOnDisk += inBuf_.records;
+    stats_.streamRecordsOnDisk += inBuf_.streamRecords;
+    stats_.streamBytesOnDisk += inBuf_.streamBytes;
+    inBuf_ = {};
     // perf's index entry size is the record's header.size (the payload is not
     // counted); perf checks it when it queues the AUX data from the index.
     auxIndex_.push_back({offset, h.size});
     ++stats_.auxtraceRecords;
     ++stats_.records;
     ++stats_.recordsOnDisk;
-    stats_.auxtraceBytes += payload.size();
+    stats_.auxtraceBytes += bytes;
     recordsSinceRound_ = true;
     return {};
 }

@@ -111,9 +111,13 @@ public:
     Expected<bool> writeTimeConv(const perf_event_mmap_page& page);
     // PERF_RECORD_AUXTRACE_INFO: the AUX PMU's type (PERF_AUXTRACE_*) and its private block.
     Expected<void> writeAuxtraceInfo(uint32_t type, std::span<const uint64_t> priv);
-    // PERF_RECORD_AUXTRACE followed by its payload (never compressed, padded to 8
-    // bytes; `head.size` is set from the payload). Recorded in the AUXTRACE index.
-    Expected<void> writeAuxtrace(perfdata::AuxtraceRecord head, std::span<const uint8_t> payload);
+    // PERF_RECORD_AUXTRACE followed by its payload, `payload` then `more` (never
+    // compressed, padded to 8 bytes; `head.size` is set from the payload). The
+    // payload is not copied: the buffered records, the record's header and the
+    // payload's pieces go to the file in one writev, as perf record writes an AUX
+    // area's two pieces. Recorded in the AUXTRACE index.
+    Expected<void> writeAuxtrace(perfdata::AuxtraceRecord head, std::span<const uint8_t> payload,
+                                 std::span<const uint8_t> more = {});
     // Pushes buffered bytes (and under -z the pending chunk) to the file.
     Expected<void> flush();
 
@@ -145,6 +149,8 @@ private:
     Expected<void> compressChunk();
     Expected<void> emitRound();
     Expected<void> writeAll(const void* p, size_t n);
+    // Writes every piece, in order, with as few writev calls as the kernel allows.
+    Expected<void> writeAllv(std::span<const std::span<const uint8_t>> pieces);
     Expected<void> failWith(const std::string& what, int err);
     Error stickyError() const;
 

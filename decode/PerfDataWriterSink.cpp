@@ -51,7 +51,7 @@ Expected<void> PerfDataWriterSink::writeLost(int cpu, uint64_t records, uint64_t
 }
 
 Expected<void> PerfDataWriterSink::writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
-                                            std::span<const uint8_t> bytes) {
+                                            std::span<const uint8_t> first, std::span<const uint8_t> second) {
     perfdata::AuxtraceRecord head{};
     head.offset = auxOffset;  // free-running position in the AUX area, as perf record writes it
     // perf record puts a time stamp here (the TSC on x86); its tools only compare
@@ -60,8 +60,8 @@ Expected<void> PerfDataWriterSink::writeAux(int cpu, uint32_t ringIndex, uint64_
     head.idx = ringIndex;
     head.tid = uint32_t(-1);  // per-CPU ring, no thread
     head.cpu = uint32_t(cpu);
-    auxBytes_ += bytes.size();
-    return checked(writer_.writeAuxtrace(head, bytes));
+    auxBytes_ += first.size() + second.size();
+    return checked(writer_.writeAuxtrace(head, first, second));
 }
 
 Expected<void> PerfDataWriterSink::endRound() {

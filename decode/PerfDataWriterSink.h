@@ -46,8 +46,8 @@ public:
 
     Expected<void> writeRecord(int cpu, std::span<const uint8_t> record) override;
     Expected<void> writeLost(int cpu, uint64_t records, uint64_t lastTime) override;
-    Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
-                            std::span<const uint8_t> bytes) override;
+    Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> first,
+                            std::span<const uint8_t> second) override;
     Expected<void> endRound() override;
     Expected<void> idle() override;
     std::vector<SinkLoss> writerLosses() const override;

@@ -164,9 +164,15 @@ void LivePtDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const Pars
     }
 }
 
-void LivePtDecoder::onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) {
-    if (bytes.empty()) return;
+void LivePtDecoder::onAux(int cpu, uint32_t ringIndex, const AuxBytes& bytes) {
     std::lock_guard lock(mutex_);
+    appendAux(cpu, ringIndex, bytes.offset, bytes.first);
+    appendAux(cpu, ringIndex, bytes.offset + bytes.first.size(), bytes.second);
+}
+
+void LivePtDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
+                              std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;
     stats_.auxBytes += bytes.size();
     CpuTrace& t = cpus_[cpu];
     t.cpu = cpu;

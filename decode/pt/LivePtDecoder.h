@@ -96,10 +96,12 @@ public:
 
     // RecordSink, on the drain thread.
     void onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) override;
-    void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes) override;
+    void onAux(int cpu, uint32_t ringIndex, const AuxBytes& bytes) override;
     std::vector<SinkLoss> losses() const override { return {}; }
 
 private:
+    // One contiguous piece of a CPU's AUX bytes (mutex_ held).
+    void appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes);
     LivePtDecoder() = default;
     struct CpuTrace {
         int cpu = -1;

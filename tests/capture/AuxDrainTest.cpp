@@ -47,9 +47,11 @@ public:
     };
     explicit AuxCollector(size_t cpus) : bytes(cpus), chunks(cpus) {}
     void onRecord(int, std::span<const uint8_t>, const ParsedRecord&) override {}
-    void onAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> b) override {
-        chunks[size_t(cpu)].push_back({ringIndex, auxOffset, b.size()});
-        bytes[size_t(cpu)].insert(bytes[size_t(cpu)].end(), b.begin(), b.end());
+    void onAux(int cpu, uint32_t ringIndex, const AuxBytes& b) override {
+        chunks[size_t(cpu)].push_back({ringIndex, b.offset, b.size()});
+        auto& out = bytes[size_t(cpu)];
+        out.insert(out.end(), b.first.begin(), b.first.end());
+        out.insert(out.end(), b.second.begin(), b.second.end());
         delivered.fetch_add(b.size(), std::memory_order_relaxed);
     }
     std::vector<SinkLoss> losses() const override { return {}; }
@@ -225,14 +227,23 @@ TEST(AuxDrain, TruncatedTransactionIsReenabled) {
 // A writer whose writeAux blocks until released, keeping what it got.
 class GatedAuxWriter : public SinkWriter {
 public:
-    Expected<void> writeRecord(int, std::span<const uint8_t>) override { return {}; }
-    Expected<void> writeLost(int, uint64_t, uint64_t) override { return {}; }
+    Expected<void> writeRecord(int, std::span<const uint8_t> r) override {
+        records.fetch_add(1);
+        recordBytes.fetch_add(r.size());
+        return {};
+    }
+    Expected<void> writeLost(int, uint64_t n, uint64_t) override {
+        lost.fetch_add(n);
+        return {};
+    }
     Expected<void> endRound() override { return {}; }
-    Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
-                            std::span<const uint8_t> bytes) override {
+    Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> first,
+                            std::span<const uint8_t> second) override {
         while (!open.load())
             std::this_thread::sleep_for(1ms);
-        got.push_back({cpu, ringIndex, auxOffset, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+        std::vector<uint8_t> b(first.begin(), first.end());
+        b.insert(b.end(), second.begin(), second.end());
+        got.push_back({cpu, ringIndex, auxOffset, std::move(b)});
         return {};
     }
     struct Piece {
@@ -242,51 +253,101 @@ public:
         std::vector<uint8_t> bytes;
     };
     std::atomic<bool> open{false};
+    std::atomic<uint64_t> records{0}, recordBytes{0}, lost{0};
     std::vector<Piece> got;
 };
 
-TEST(AuxDrainSink, QueuedSinkSplitsBigChunksAndCountsDroppedOnesPerCpu) {
+TEST(AuxDrainSink, QueuedSinkWritesAuxBytesInPlaceAndReleasesThemAfterwards) {
     GatedAuxWriter w;
     QueuedSinkOptions o;
-    o.queueBytes = 4096;  // entries of at most 2040 payload bytes
+    o.queueBytes = 4096;
     o.name = "test sink";
     QueuedSink q({0, 1}, w, o);
     q.start();
-    std::vector<uint8_t> chunk(3000);
-    for (size_t i = 0; i < chunk.size(); ++i)
-        chunk[i] = SimulatedAuxProducer::patternByte(1000 + i);
-    q.onAux(0, 0, 1000, chunk);  // two entries, 3048 bytes of the queue
-    q.onAux(1, 1, 0, chunk);     // no room: dropped
+    // An "AUX area" whose window wraps: two pieces, one chunk.
+    std::vector<uint8_t> area(3000);
+    for (size_t i = 0; i < area.size(); ++i)
+        area[i] = SimulatedAuxProducer::patternByte(1000 + i);
+    const AuxBytes b{1000, std::span(area).first(2000), std::span(area).subspan(2000), nullptr};
+    ASSERT_TRUE(q.hasAuxRoom(0, b));
+    q.onAux(0, 0, b);
     q.onDrainPassEnd();
-    auto losses = q.losses();
-    ASSERT_EQ(losses.size(), 1u);
-    EXPECT_EQ(losses[0].cpu, 1);
-    EXPECT_EQ(losses[0].records, 1u);
-    EXPECT_EQ(losses[0].bytes, 3000u);
-    EXPECT_EQ(losses[0].sink, "test sink");
-    EXPECT_NE(losses[0].reason.find("AUX"), std::string::npos) << losses[0].reason;
-    EXPECT_NE(losses[0].reason.find("queue full"), std::string::npos) << losses[0].reason;
+    // Held until written: the drain thread must not move aux_tail past it.
+    EXPECT_NE(q.auxReleased(0), RecordSink::kAuxAllReleased);
+    EXPECT_LE(q.auxReleased(0), 1000u);
+    EXPECT_EQ(q.auxReleased(1), RecordSink::kAuxAllReleased) << "ring 1 was handed nothing";
+    // The writer reads the area itself, not a copy taken at onAux().
+    area[0] ^= 0xff;
+    const uint8_t changed = area[0];
+    w.open = true;
+    ASSERT_TRUE(waitFor([&] { return q.auxReleased(0) == RecordSink::kAuxAllReleased; }));
+    ASSERT_TRUE(q.finish());
+    ASSERT_EQ(w.got.size(), 1u) << "one AUXTRACE per window, both pieces in it";
+    EXPECT_EQ(w.got[0].offset, 1000u);
+    EXPECT_EQ(w.got[0].cpu, 0);
+    EXPECT_EQ(w.got[0].ringIndex, 0u);
+    ASSERT_EQ(w.got[0].bytes.size(), 3000u);
+    EXPECT_EQ(w.got[0].bytes[0], changed);
+    EXPECT_EQ(std::vector<uint8_t>(w.got[0].bytes.begin() + 1, w.got[0].bytes.end()),
+              std::vector<uint8_t>(area.begin() + 1, area.end()));
+    auto st = q.stats();
+    EXPECT_EQ(st.queuedAuxChunks, 1u);
+    EXPECT_EQ(st.writtenAuxBytes, 3000u);
+    EXPECT_EQ(st.droppedAuxChunks, 0u);
+    EXPECT_TRUE(q.losses().empty());
+}
+
+TEST(AuxDrainSink, QueuedSinkHoldsBackInsteadOfDropping) {
+    GatedAuxWriter w;
+    QueuedSinkOptions o;
+    o.queueBytes = 4096;
+    o.maxHeldSnapshotBytes = 5000;
+    QueuedSink q({0}, w, o);
+    q.start();
+    // The writer is stuck on an AUX chunk: records pile up behind it until the
+    // queue says it has no room, and then nothing more is taken.
+    std::vector<uint8_t> area(100, 7);
+    q.onAux(0, 0, AuxBytes{0, area, {}, nullptr});
+    std::vector<uint8_t> rec(512, 0);
+    perf_event_header h{PERF_RECORD_SAMPLE, 0, uint16_t(rec.size())};
+    std::memcpy(rec.data(), &h, sizeof h);
+    ParsedRecord parsed;
+    uint64_t taken = 0;
+    while (q.hasRoom(0, rec.size()) && taken < 100) {
+        q.onRecord(0, rec, parsed);
+        ++taken;
+    }
+    EXPECT_LT(taken, 8u);
+    EXPECT_GE(taken, 5u);
+    // AUX entries (references, 64 bytes each) fill what is left, then are refused too.
+    uint64_t auxOffset = 100, auxTaken = 0;
+    while (q.hasAuxRoom(0, AuxBytes{auxOffset, area, {}, nullptr}) && auxTaken < 100) {
+        q.onAux(0, 0, AuxBytes{auxOffset, area, {}, nullptr});
+        auxOffset += area.size(), ++auxTaken;
+    }
+    EXPECT_LT(auxTaken, 8u);
+    // Snapshot copies: the first is always taken, then at most 5000 bytes are held.
+    w.open = true;
+    ASSERT_TRUE(waitFor([&] { return q.hasRoom(0, rec.size()); }));
+    w.open = false;
+    auto snap = std::make_shared<std::vector<uint8_t>>(4000, 1);
+    q.onAux(0, 0, AuxBytes{0, std::span<const uint8_t>(*snap), {}, snap});
+    EXPECT_FALSE(q.hasAuxRoom(0, AuxBytes{0, std::span<const uint8_t>(*snap), {}, snap}));
+    EXPECT_EQ(snap.use_count(), 2) << "the sink keeps a reference, not a copy";
     w.open = true;
     ASSERT_TRUE(q.finish());
-    ASSERT_EQ(w.got.size(), 2u);
-    EXPECT_EQ(w.got[0].offset, 1000u);
-    EXPECT_EQ(w.got[1].offset, 1000u + w.got[0].bytes.size());
-    std::vector<uint8_t> joined = w.got[0].bytes;
-    joined.insert(joined.end(), w.got[1].bytes.begin(), w.got[1].bytes.end());
-    EXPECT_EQ(joined, chunk);
-    for (auto& g : w.got) {
-        EXPECT_EQ(g.cpu, 0);
-        EXPECT_EQ(g.ringIndex, 0u);
-    }
+    EXPECT_EQ(snap.use_count(), 1) << "released once written";
+    EXPECT_EQ(w.records.load(), taken);
+    EXPECT_EQ(w.lost.load(), 0u);
+    ASSERT_EQ(w.got.size(), 2 + auxTaken);
+    EXPECT_EQ(w.got[auxTaken].offset, 100 * auxTaken) << "AUX chunks in order, none lost";
     auto st = q.stats();
-    EXPECT_EQ(st.queuedAuxChunks, 2u);
-    EXPECT_EQ(st.queuedAuxBytes, 3000u);
-    EXPECT_EQ(st.writtenAuxChunks, 2u);
-    EXPECT_EQ(st.writtenAuxBytes, 3000u);
-    EXPECT_EQ(st.droppedAuxChunks, 1u);
-    EXPECT_EQ(st.droppedAuxBytes, 3000u);
-    EXPECT_EQ(st.queueFullAuxChunks, 1u);
-    EXPECT_EQ(st.droppedRecords, 0u) << "AUX chunks are counted apart from records";
+    EXPECT_EQ(st.droppedRecords, 0u);
+    EXPECT_EQ(st.droppedAuxChunks, 0u);
+    EXPECT_GE(st.recordsHeldBack, 1u);
+    EXPECT_GE(st.auxHeldBack, 2u);
+    EXPECT_EQ(st.maxHeldSnapshotBytes, 4000u);
+    EXPECT_TRUE(q.losses().empty());
 }
 
 TEST(AuxDrainFile, AuxBytesReachPerfDataAsAuxtraceRecords) {
@@ -384,6 +445,100 @@ TEST(AuxDrainFile, AuxBytesReachPerfDataAsAuxtraceRecords) {
     auto dump = writertest::runCommand({*perf, "report", "-D", "-i", path}, 60);
     ASSERT_TRUE(dump.exitedZero()) << dump.err.substr(0, 2000);
     EXPECT_EQ(writertest::countMatches(dump.out, R"(PERF_RECORD_AUXTRACE size: )"), sum.auxtrace.size());
+    std::filesystem::remove_all(dir);
+}
+
+// A disk slower than the hardware: the writer sleeps before every AUX chunk.
+// The bytes wait in the AUX area, the area fills, and the (simulated) kernel stops
+// the trace with TRUNCATED records; the drain thread re-enables it once the writer
+// released room. Nothing the drain thread handed over is lost: per CPU, the file
+// holds exactly the bytes the hardware wrote, with contiguous offsets, and the
+// PERF_RECORD_AUX records in the file announce exactly those bytes.
+class SlowAuxWriter : public SinkWriter {
+public:
+    explicit SlowAuxWriter(SinkWriter& inner) : inner_(inner) {}
+    Expected<void> writeRecord(int cpu, std::span<const uint8_t> r) override {
+        return inner_.writeRecord(cpu, r);
+    }
+    Expected<void> writeLost(int cpu, uint64_t n, uint64_t t) override { return inner_.writeLost(cpu, n, t); }
+    Expected<void> endRound() override { return inner_.endRound(); }
+    Expected<void> idle() override { return inner_.idle(); }
+    Expected<void> writeAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> first,
+                            std::span<const uint8_t> second) override {
+        std::this_thread::sleep_for(2ms);
+        return inner_.writeAux(cpu, ringIndex, auxOffset, first, second);
+    }
+
+private:
+    SinkWriter& inner_;
+};
+
+TEST(AuxDrainFile, SlowWriterLosesNothingItWasHandedOnlyTheKernelTruncates) {
+    constexpr unsigned kCpus = 4;
+    auto cap = SimulatedCapture::create(smallRings(kCpus, 16384));
+    ASSERT_TRUE(cap) << cap.error().message;
+    const std::string dir =
+        std::filesystem::temp_directory_path() / ("auxscope-auxslow-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string path = dir + "/slow.data";
+    PerfDataEventAttr attr{"simulated-aux", (*cap)->eventAttr(), {}};
+    for (size_t i = 0; i < kCpus; ++i)
+        attr.ids.push_back((*cap)->eventId(i));
+    auto w = PerfDataWriter::create(path, {attr});
+    ASSERT_TRUE(w) << w.error().message;
+    ASSERT_TRUE((*w)->writeAuxtraceInfo(auxtrace::kTypeIntelBts, std::vector<uint64_t>{8, 0, 1, 0, 0, 0}));
+    PerfDataWriterSinkConfig sc;
+    sc.ids = &(*cap)->ids();
+    for (size_t i = 0; i < kCpus; ++i)
+        sc.lostIdByCpu[int(i)] = {SimulatedCapture::kSampleType, (*cap)->eventId(i), uint32_t(i)};
+    sc.fallbackLostId = sc.lostIdByCpu[0];
+    sc.trackBuildIds = false;
+    PerfDataWriterSink sinkWriter(**w, sc);
+    SlowAuxWriter slow(sinkWriter);
+    QueuedSink queue((*cap)->cpus(), slow, QueuedSinkOptions{.name = "perf.data writer"});
+    queue.start();
+    (*cap)->addSink(&queue);
+    ASSERT_TRUE((*cap)->start());
+    produceFor(**cap, 3000ms);
+    (*cap)->requestStop();
+    (*cap)->wait();
+    ASSERT_TRUE(queue.finish());
+    EXPECT_TRUE(queue.losses().empty());
+    const auto st = queue.stats();
+    EXPECT_EQ(st.droppedAuxBytes, 0u);
+    ASSERT_TRUE((*w)->finish());
+
+    auto reader = PerfDataReader::open(path);
+    ASSERT_TRUE(reader) << reader.error().message;
+    const PerfDataSummary& sum = reader->summary();
+    std::map<int64_t, uint64_t> present, next;
+    for (const PerfAuxtraceBuffer& b : sum.auxtrace) {
+        auto bytes = reader->fileBytes(b.dataOffset, b.size);
+        size_t n = bytes.size();
+        while (n > 0 && bytes[n - 1] == 0 && bytes.size() - n < 8)
+            --n;
+        EXPECT_EQ(b.auxOffset, next[b.cpu]) << "cpu " << b.cpu << ": no gap between AUXTRACE records";
+        EXPECT_EQ(firstPatternMismatch({bytes.begin(), bytes.begin() + long(n)}, b.auxOffset), -1);
+        next[b.cpu] = b.auxOffset + n;
+        present[b.cpu] += n;
+    }
+    uint64_t truncated = 0, heldBack = 0;
+    for (size_t i = 0; i < kCpus; ++i) {
+        SCOPED_TRACE("cpu " + std::to_string(i));
+        auto& p = (*cap)->producer(i);
+        const SimulatedAuxCounts n = p.counts();
+        EXPECT_EQ(present[int64_t(i)], n.bytesWritten) << "every byte the hardware wrote is in the file";
+        EXPECT_EQ(sum.cpus.at(int64_t(i)).aux.bytes, n.bytesWritten) << "announced = written = present";
+        EXPECT_EQ(sum.cpus.at(int64_t(i)).aux.truncated, n.truncatedRecords);
+        expectCountsMatch(**cap, p, i);
+        truncated += n.truncatedRecords + n.noSpaceAtBegin;
+        heldBack += (*cap)->stats().snapshot(i).totals.auxSinkHeldBack;
+    }
+    EXPECT_GT(truncated, 0u) << "the slow writer made the areas fill: the kernel stopped the trace";
+    std::printf(
+        "slow writer: %llu AUX chunks written, %llu kernel stops (TRUNCATED or no space), "
+        "%llu passes held AUX bytes back\n",
+        (unsigned long long)st.writtenAuxChunks, (unsigned long long)truncated, (unsigned long long)heldBack);
     std::filesystem::remove_all(dir);
 }
 

@@ -50,8 +50,10 @@ public:
     };
     explicit SnapshotCollector(size_t cpus) : snaps(cpus) {}
     void onRecord(int, std::span<const uint8_t>, const ParsedRecord&) override {}
-    void onAux(int cpu, uint32_t ringIndex, uint64_t offset, std::span<const uint8_t> b) override {
-        snaps[size_t(cpu)].push_back({ringIndex, offset, {b.begin(), b.end()}});
+    void onAux(int cpu, uint32_t ringIndex, const AuxBytes& b) override {
+        std::vector<uint8_t> bytes(b.first.begin(), b.first.end());
+        bytes.insert(bytes.end(), b.second.begin(), b.second.end());
+        snaps[size_t(cpu)].push_back({ringIndex, b.offset, std::move(bytes)});
     }
     std::vector<SinkLoss> losses() const override { return {}; }
     std::vector<std::vector<Snap>> snaps;
