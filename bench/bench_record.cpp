@@ -619,7 +619,8 @@ RunResult Bench::run(const Config& cfg, long calls) {
                 r.error = "auxscope reports command exit status " + std::to_string(a.commandExitStatus);
                 return r;
             }
-            // Records the file writer had to drop count as lost too.
+            // Records the file writer had to drop count as lost too (none since the
+            // drain thread holds records back instead).
             r.lost = a.lostRecords + a.sinkLost;
             r.kernelLost = a.kernelLost;
             if (a.sinkLost) r.notes.push_back("file writer dropped " + std::to_string(a.sinkLost));
@@ -715,8 +716,9 @@ int main(int argc, char** argv) {
         {Kind::Auxscope, "auxscope record (default ring)", 0},
         {Kind::PerfPipe, "perf record " + same + " -o - >/dev/null", o.pages},
         {Kind::AuxscopeFile, "auxscope record " + same + " -o FILE", o.pages},
+        {Kind::AuxscopeFile, "auxscope record (default ring) -o FILE", 0},
     };
-    enum { kBare, kPerf, kAux, kAuxDefault, kPerfPipe, kAuxFile };
+    enum { kBare, kPerf, kAux, kAuxDefault, kPerfPipe, kAuxFile, kAuxFileDefault };
 
     std::printf(
         "bench_record: %ld x close(-1) (%ld raw_syscalls records), %d interleaved rounds, event '%s'\n",
@@ -784,6 +786,28 @@ int main(int argc, char** argv) {
         " not observable. 'auxscope ... -o FILE' writes perf.data like 'perf ... -o FILE'; its lost\n"
         "column includes records its file writer dropped.\n\n");
 
+    // Per pair (one round): what each tool lost writing perf.data, the kernel's
+    // drops and (auxscope) anything its file writer dropped, side by side.
+    std::printf("Losses per round, both writing perf.data (records; kernel drops + writer drops):\n");
+    std::printf("%5s | %16s | %24s | %30s\n", "round", "perf -o FILE",
+                ("auxscope " + same + " -o FILE").c_str(), "auxscope (default ring) -o FILE");
+    int pairs = 0, auxZero = 0, auxDefaultZero = 0;
+    for (int round = 0; round < o.runs; ++round) {
+        const auto& rr = byRound[size_t(round)];
+        auto lost = [](const RunResult& r) {
+            return r.ok && r.lost ? std::to_string(*r.lost) : std::string(r.ok ? "-" : "failed");
+        };
+        std::printf("%5d | %16s | %24s | %30s\n", round + 1, lost(rr[kPerf]).c_str(),
+                    lost(rr[kAuxFile]).c_str(), lost(rr[kAuxFileDefault]).c_str());
+        if (rr[kPerf].ok && rr[kAuxFile].ok) {
+            ++pairs;
+            auxZero += rr[kAuxFile].lost && *rr[kAuxFile].lost == 0;
+            auxDefaultZero +=
+                rr[kAuxFileDefault].ok && rr[kAuxFileDefault].lost && *rr[kAuxFileDefault].lost == 0;
+        }
+    }
+    std::printf("\n");
+
     const Column& perf = columns[kPerf];
     const Column& aux = columns[kAux];
     const Column& auxDefault = columns[kAuxDefault];
@@ -816,6 +840,10 @@ int main(int argc, char** argv) {
             median(perf.wall), faster, rounds, auxFile.lost.empty() ? -1.0 : median(auxFile.lost),
             perf.lost.empty() ? -1.0 : median(perf.lost));
     }
+    std::printf(
+        "%s  auxscope -o FILE loses 0 records in every pair: %d of %d (%s), %d of %d (default ring)\n",
+        verdict(pairs > 0 && auxZero == pairs && auxDefaultZero == pairs), auxZero, pairs, same.c_str(),
+        auxDefaultZero, pairs);
     if (!perf.lost.empty() && !aux.lost.empty())
         // Nothing lost on either side counts as a pass: there is nothing fewer than 0.
         std::printf("%s  auxscope %s lost < perf's: %.0f vs %.0f of %ld records\n",
@@ -834,6 +862,13 @@ int main(int argc, char** argv) {
             "ms\n",
             verdict(a <= 20 && d <= 20), a, same.c_str(), d, median(columns[kBare].startup),
             median(perf.startup));
+    }
+    if (!auxFile.startup.empty()) {
+        const double f = median(auxFile.startup), fd = median(columns[kAuxFileDefault].startup);
+        std::printf(
+            "%s  auxscope -o FILE start-up <= 20 ms: %.2f ms (%s), %.2f ms (default ring); perf -o FILE %.2f "
+            "ms\n",
+            verdict(f <= 20 && fd <= 20), f, same.c_str(), fd, median(perf.startup));
     }
     return failed ? 1 : 0;
 }

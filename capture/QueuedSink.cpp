@@ -256,6 +256,8 @@ void QueuedSink::fail(std::string message) {
 }
 
 void QueuedSink::writerLoop() {
+    if (options_.prelude)
+        if (auto r = options_.prelude(); !r) fail(r.error().message);
     for (;;) {
         const uint32_t seen = wake_.load(std::memory_order_acquire);
         bool any = false;

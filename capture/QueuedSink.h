@@ -21,6 +21,7 @@
 // before it.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,11 @@ struct QueuedSinkOptions {
     // one is always taken, whatever its size).
     uint64_t maxHeldSnapshotBytes = uint64_t(1) << 30;
     std::string name = "sink";  // names the sink in losses and messages
+    // Run on the writer thread before its first entry (e.g. what a file must
+    // start with but takes long to gather): the capture need not wait for it,
+    // its records wait in the queue (and, when that fills, in the rings). A
+    // failure fails the sink like a write error.
+    std::function<Expected<void>()> prelude;
 };
 
 class QueuedSink : public RecordSink {

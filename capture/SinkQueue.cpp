@@ -9,7 +9,9 @@ SinkQueue::SinkQueue(size_t capacityBytes) {
         c <<= 1;
     capacity_ = c;
     mask_ = c - 1;
-    buf_ = std::make_unique<uint8_t[]>(c);
+    // Not value-initialised: 32 MiB of zeros would be paid for before the capture starts;
+    // the pages are touched as the queue first fills.
+    buf_ = std::unique_ptr<uint8_t[]>(new uint8_t[c]);
 }
 
 bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a,

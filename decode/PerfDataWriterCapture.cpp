@@ -38,16 +38,21 @@ Expected<CaptureFileLayout> captureFileLayout(const CaptureSession& session, con
 }
 
 Expected<void> synthesizeCaptureSideband(const CaptureSession& session, ProcSynth& synth,
-                                         std::vector<std::string>& notes, bool* kernelMap) {
+                                         std::vector<std::string>& notes, bool* kernelMap,
+                                         SidebandPart part) {
     // A simulated or replayed capture does not run on this host's processes:
     // its sideband comes from its source, not from /proc.
     if (session.simulated()) return {};
+    const CaptureOptions& co = session.options();
+    if (part != SidebandPart::Later && co.target == TargetKind::Command && session.commandPid() > 0)
+        // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
+        if (auto r = synth.commOnly(session.commandPid()); !r) return r;
+    if (part == SidebandPart::Now) return {};
     std::string note;
     auto km = synth.kernelMmap(&note);
     if (!km) return km.error();
     if (kernelMap) *kernelMap = *km;
     if (!note.empty()) notes.push_back(note);
-    const CaptureOptions& co = session.options();
     switch (co.target) {
         case TargetKind::SystemWide:
         case TargetKind::CpuList:
@@ -55,8 +60,6 @@ Expected<void> synthesizeCaptureSideband(const CaptureSession& session, ProcSynt
         case TargetKind::Process:
             return synth.process(co.pid, true);
         case TargetKind::Command:
-            // Stopped before its exec: only its name; the exec's COMM and MMAP2 come from the kernel.
-            if (session.commandPid() > 0) return synth.commOnly(session.commandPid());
             return {};
     }
     return {};
@@ -107,17 +110,43 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
     if (c->options_.auxtraceInfo)
         if (auto r = w.writeAuxtraceInfo(c->options_.auxtraceInfo->type, c->options_.auxtraceInfo->priv); !r)
             return r.error();
-    const auto t0 = std::chrono::steady_clock::now();
-    ProcSynth synth(sc.fallbackLostId, [&](std::span<const uint8_t> rec) -> Expected<void> {
-        c->sinkWriter_->observe(rec);
-        return w.writeRecord(rec);
-    });
-    if (auto r = synthesizeCaptureSideband(session, synth, rep.notes, &rep.kernelMapSynthesized); !r)
-        return r.error();
-    rep.synthesized = synth.counts();
-    rep.synthesisSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // Everything so far is a round of its own, and on disk before the capture starts.
-    if (auto r = w.writeFinishedRound(); !r) return r.error();
+    // A launched command is still stopped before its exec: its name is read now.
+    {
+        ProcSynth now(sc.fallbackLostId, [&](std::span<const uint8_t> rec) -> Expected<void> {
+            c->sinkWriter_->observe(rec);
+            return w.writeRecord(rec);
+        });
+        if (auto r = synthesizeCaptureSideband(session, now, rep.notes, nullptr, SidebandPart::Now); !r)
+            return r.error();
+        rep.synthesized = now.counts();
+    }
+    // Everything else from /proc (the kernel map from kallsyms, every running
+    // process) takes tens of milliseconds, so it is gathered on the writer thread
+    // while the capture already runs: the ring records wait in the queue behind
+    // it, and the file still starts with the synthesized records, as perf's does.
+    PerfDataWriterCapture* self = c.get();
+    auto synthesize = [self, &session]() -> Expected<void> {
+        auto& rep = self->report_;
+        const auto t0 = std::chrono::steady_clock::now();
+        PerfDataWriter& w = *self->writer_;
+        ProcSynth synth(self->fallbackId_, [self, &w](std::span<const uint8_t> rec) -> Expected<void> {
+            self->sinkWriter_->observe(rec);
+            return w.writeRecord(rec);
+        });
+        if (auto r = synthesizeCaptureSideband(session, synth, rep.notes, &rep.kernelMapSynthesized,
+                                               SidebandPart::Later);
+            !r)
+            return makeError(self->options_.path + ": /proc synthesis: " + r.error().message);
+        const ProcSynthCounts later = synth.counts();
+        rep.synthesized.processes += later.processes, rep.synthesized.threads += later.threads;
+        rep.synthesized.comm += later.comm, rep.synthesized.fork += later.fork;
+        rep.synthesized.mmap += later.mmap, rep.synthesized.mmap2 += later.mmap2;
+        rep.synthesisSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        // Everything so far is a round of its own.
+        if (auto r = w.writeFinishedRound(); !r) return r;
+        return w.flush();
+    };
+    c->fallbackId_ = sc.fallbackLostId;
     if (auto r = w.flush(); !r) return r.error();
 
     std::vector<int> cpus;
@@ -126,6 +155,7 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
     QueuedSinkOptions qo;
     qo.queueBytes = options.queueBytes;
     qo.name = "perf.data writer";
+    qo.prelude = synthesize;
     c->queue_ = std::make_unique<QueuedSink>(cpus, *c->sinkWriter_, qo);
     c->queue_->start();
     session.addSink(c->queue_.get());

@@ -5,7 +5,8 @@
 // what perf record synthesizes up front (ID_INDEX, TIME_CONV, the kernel map,
 // FORK/COMM/MMAP2 of what already runs) and adds a QueuedSink to the session;
 // the drain thread then only copies records into the sink's queue and the
-// sink's writer thread streams them to the file. finish() (after the session
+// sink's writer thread streams them to the file. The /proc synthesis runs first
+// on that writer thread, so the capture starts without waiting for it. finish() (after the session
 // stopped) writes what is still queued, the feature sections and the header.
 //
 // AUX data: options.auxtraceInfo is written up front (perf's decoders need it
@@ -85,8 +86,13 @@ Expected<CaptureFileLayout> captureFileLayout(const CaptureSession& session, con
 // record synthesizes them for the capture's target. Nothing for simulated or
 // replayed captures (their sideband comes from their source). Notes say what
 // could not be synthesized; `kernelMap` whether the kernel map was.
+// Now: what must be read before the capture starts (a launched command's name,
+// before its exec); Later: the rest (kernel map, running processes), which the
+// file writer gathers while the capture runs.
+enum class SidebandPart { All, Now, Later };
 Expected<void> synthesizeCaptureSideband(const CaptureSession& session, ProcSynth& synth,
-                                         std::vector<std::string>& notes, bool* kernelMap = nullptr);
+                                         std::vector<std::string>& notes, bool* kernelMap = nullptr,
+                                         SidebandPart part = SidebandPart::All);
 
 class PerfDataWriterCapture {
 public:
@@ -110,6 +116,7 @@ private:
     std::unique_ptr<PerfDataWriterSink> sinkWriter_;
     std::unique_ptr<QueuedSink> queue_;
     PerfDataWriterCaptureReport report_;
+    SampleIdSpec fallbackId_;
     bool finished_ = false;
 };
 
