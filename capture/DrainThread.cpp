@@ -288,19 +288,19 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
         const uint64_t done = sink->auxReleased(ringIndex);
         if (done != RecordSink::kAuxAllReleased && int64_t(done - release) < 0) release = done;
     }
+    const uint64_t head = w.to;
+    // Full: the kernel leaves one byte free, so size - 1 bytes mean no room. A
+    // transaction may have judged the room against aux_tail as it was before our
+    // previous release of bytes, hence the second test.
+    const bool full = head - tailBefore + 1 >= size || head - r.auxPrevTail == size - 1;
     uint64_t tail = tailBefore;
     if (int64_t(release - tailBefore) > 0) {
         aux.setTail(release);
         tail = release;
         r.auxPrevTail = tailBefore;
     }
-    const uint64_t head = w.to;
     const uint64_t used = head - tail;
     r.auxFillPercent = 100.0 * double(used) / double(size);
-    // Full: the kernel leaves one byte free, so size - 1 bytes mean no room. A
-    // transaction may have judged the room against aux_tail as it was before our
-    // last release of bytes, hence the second test.
-    const bool full = head - tailBefore + 1 >= size || head - r.auxPrevTail == size - 1;
     const uint64_t resultTo = head;
 
     // The event stopped, or may have: TRUNCATED, a full area (no space at begin

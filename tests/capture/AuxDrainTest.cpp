@@ -383,8 +383,12 @@ TEST(AuxDrainFile, AuxBytesReachPerfDataAsAuxtraceRecords) {
     ASSERT_TRUE((*cap)->start());
     // About 4 MiB per CPU keeps perf report -D quick.
     produceFor(**cap, 10000ms, 2000);
-    for (size_t i = 0; i < kCpus; ++i)
-        EXPECT_EQ((*cap)->producer(i).counts().transactions, 2000u);
+    // Every step of the plan is a transaction, or found the area full at its begin
+    // (the writer still held the bytes): disabled without a record, as the kernel does.
+    for (size_t i = 0; i < kCpus; ++i) {
+        const SimulatedAuxCounts n = (*cap)->producer(i).counts();
+        EXPECT_EQ(n.transactions + n.noSpaceAtBegin, 2000u);
+    }
     (*cap)->requestStop();
     (*cap)->wait();
     ASSERT_TRUE(queue.finish());

@@ -383,9 +383,17 @@ TEST(WriterCapture, SlowWriterUnderASyscallStormDropsNothingTheKernelCountsItsLo
         SCOPED_TRACE("cpu " + std::to_string(c.cpu));
         EXPECT_EQ(inFile[c.cpu], c.totals.records) << "every record drained is in the file";
         EXPECT_EQ(lost[c.cpu], c.totals.lostRecords);
-        if (c.totals.kernelLost || c.totals.lostRecords)
-            EXPECT_EQ(c.totals.kernelLost, c.totals.lostRecords)
-                << "the kernel's own count (PERF_FORMAT_LOST) and its LOST records agree";
+        // The kernel's own count (PERF_FORMAT_LOST) is the truth; it writes a LOST
+        // record only once a record fits again, so a remainder may still be pending
+        // in the kernel at the stop: the summary then says how many.
+        EXPECT_GE(c.totals.kernelLost, c.totals.lostRecords);
+        if (c.totals.kernelLost > c.totals.lostRecords) {
+            bool told = false;
+            for (auto& m : summary.messages)
+                told |= m.find("cpu " + std::to_string(c.cpu) + ": the kernel counted " +
+                               std::to_string(c.totals.kernelLost)) != std::string::npos;
+            EXPECT_TRUE(told) << "the summary names the lost records still pending in the kernel";
+        }
     }
     std::printf("slow writer: %llu records drained, %llu passes held back, kernel lost %llu\n",
                 (unsigned long long)t.records, (unsigned long long)t.sinkHeldBack,
