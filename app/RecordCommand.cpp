@@ -680,7 +680,8 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 line << ((ch == '"' || ch == '\\') ? "\\" : "") << ch;
             line << "\",\"bytes\":" << rep.fileBytes << ",\"records\":" << rep.records
                  << ",\"compressed\":" << (rep.compressed ? "true" : "false")
-                 << ",\"dropped_records\":" << rep.droppedRecords
+                 << ",\"dropped_records\":" << rep.droppedRecords << ",\"aux_bytes\":" << rep.auxBytes
+                 << ",\"held_back\":" << rep.recordsHeldBack + rep.auxHeldBack
                  << ",\"ok\":" << (written ? "true" : "false") << "}";
             text.insert(text.rfind('}'), line.str());
         } else {
@@ -694,6 +695,9 @@ int runRecordCommand(const std::vector<std::string>& args) {
                      << " records dropped by the full writer queue (LOST records in the file mark them)";
             if (rep.writerStoppedRecords)
                 line << ", " << rep.writerStoppedRecords << " records not written after the write error";
+            if (rep.recordsHeldBack + rep.auxHeldBack)
+                line << "; the writer was behind " << rep.recordsHeldBack + rep.auxHeldBack
+                     << " times: the data waited in the kernel's rings (nothing dropped by auxscope)";
             line << "\nperf.data: synthesized " << rep.synthesized.threads << " threads of "
                  << rep.synthesized.processes << " processes and " << rep.synthesized.mmap2
                  << " executable maps from /proc in " << int(rep.synthesisSeconds * 1000) << " ms";

@@ -23,6 +23,7 @@
 // total bytes (the physical limit). Then a PASS/BELOW line per target.
 //
 // Not a test: run by hand or through `ninja run_bench_aux_drain`.
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -30,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -166,7 +168,7 @@ struct StepResult {
     uint64_t offered = 0, drained = 0, written = 0, lost = 0, shortfall = 0;
     uint64_t truncatedBytes = 0, noSpace = 0, disables = 0, enables = 0, truncRecs = 0, lostRecs = 0,
              recordsDropped = 0, reenables = 0, auxRecords = 0;
-    uint64_t fileDroppedChunks = 0, fileDroppedBytes = 0, fileBytes = 0;
+    uint64_t fileDroppedChunks = 0, fileDroppedBytes = 0, fileBytes = 0, auxHeldBack = 0;
     double drainCpu = 0, prodCpu = 0, otherCpu = 0;
     double memcpyGBs = 0;
     bool consistent = true;
@@ -317,6 +319,7 @@ StepResult runStep(const Options& o, double rateMBs) {
         res.fileBytes = rep.fileBytes;
         res.fileDroppedChunks = file->sink().stats().droppedAuxChunks;
         res.fileDroppedBytes = file->sink().stats().droppedAuxBytes;
+        res.auxHeldBack = file->sink().stats().auxHeldBack;
         std::remove(o.file.c_str());
     }
 
@@ -377,6 +380,38 @@ void usage() {
 
 }  // namespace
 
+// The other anchor with --file: the disk's own rate, as `dd bs=1M` measures it, in
+// the same directory: 1 MiB write()s of `total` bytes to a new file (the page
+// cache's rate, what the writer's writev meets), and the same with fdatasync at
+// the end (what reaches the device).
+struct DiskRate {
+    double cachedGBs = 0, syncedGBs = 0;
+    std::string error;
+};
+DiskRate diskRate(const std::string& path, uint64_t total) {
+    DiskRate d;
+    std::vector<uint8_t> block(kMiB, 0x5a);
+    for (int synced = 0; synced < 2; ++synced) {
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            d.error = path + ": " + std::strerror(errno);
+            return d;
+        }
+        const auto t0 = Clock::now();
+        for (uint64_t done = 0; done < total; done += kMiB)
+            if (::write(fd, block.data(), block.size()) != ssize_t(block.size())) {
+                d.error = path + ": write: " + std::strerror(errno);
+                break;
+            }
+        if (synced) ::fdatasync(fd);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        ::close(fd);
+        ::unlink(path.c_str());
+        (synced ? d.syncedGBs : d.cachedGBs) = double(total) / s / 1e9;
+    }
+    return d;
+}
+
 int main(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
@@ -432,6 +467,17 @@ int main(int argc, char** argv) {
         o.file.empty() ? ", AUX chunks copied into per-CPU buffers" : ", + the perf.data writer", hw, load[0],
         load[1], load[2], o.cpus, hw);
 
+    DiskRate disk;
+    if (!o.file.empty()) {
+        disk = diskRate(o.file + ".dd", 1024 * kMiB);
+        if (!disk.error.empty())
+            std::printf("disk anchor: %s\n\n", disk.error.c_str());
+        else
+            std::printf(
+                "disk anchor (dd bs=1M, 1 GiB beside --file): %.2f GB/s into the page cache, %.2f GB/s "
+                "with fdatasync\n\n",
+                disk.cachedGBs, disk.syncedGBs);
+    }
     std::vector<double> steps = o.ratesMBs;
     if (o.unpaced) steps.push_back(0);
     std::vector<StepResult> results;
@@ -461,10 +507,11 @@ int main(int argc, char** argv) {
                     100.0 * r.otherCpu / r.drainWall, r.consistent ? "" : "  [!]");
         if (!r.consistent) std::printf("    inconsistent: %s\n", r.inconsistency.c_str());
         if (!o.file.empty())
-            std::printf("    perf.data: %" PRIu64 " MiB written; the full writer queue dropped %" PRIu64
-                        " AUX chunks (%.1f MiB)%s\n",
+            std::printf("    perf.data: %" PRIu64 " MiB written; writer-side loss %" PRIu64
+                        " AUX chunks (%.1f MiB)%s; AUX bytes held in the areas for the writer %" PRIu64
+                        " times (the kernel-side loss above is what that cost)\n",
                         r.fileBytes / kMiB, r.fileDroppedChunks, double(r.fileDroppedBytes) / kMiB,
-                        r.fileDroppedChunks ? ": loss at the file" : "");
+                        r.fileDroppedChunks ? ": LOSS AT THE FILE" : "", r.auxHeldBack);
         for (auto& m : r.messages)
             std::printf("    note: %s\n", m.c_str());
         std::fflush(stdout);
@@ -488,8 +535,8 @@ int main(int argc, char** argv) {
     const StepResult* best = nullptr;
     double bestPerCpuS = 0;
     for (const StepResult& r : results) {
-        // A full writer queue drops chunks without copying them: such a step's drain
-        // did less work per byte than a drain into a file does; it does not count.
+        // A step that lost AUX bytes at the writer did less work per byte than a
+        // drain into a file does; it does not count.
         if (r.fileDroppedChunks) continue;
         if (!best || double(r.drained) / r.drainWall > double(best->drained) / best->drainWall) best = &r;
         if (r.drainCpu > 0.05) bestPerCpuS = std::max(bestPerCpuS, double(r.drained) / r.drainCpu / 1e9);
@@ -541,9 +588,19 @@ int main(int argc, char** argv) {
         double& b = reached(r) ? best0 : best0Short;
         b = std::max(b, r.rateMBs);
     }
+    double bestMemcpy = 0;
+    for (const StepResult& r : results)
+        bestMemcpy = std::max(bestMemcpy, r.memcpyGBs);
     if (best0 > 0)
-        std::printf("highest paced rate with 0 loss (offered >= 95 %% of it): %u x %.0f MB/s = %.2f GB/s\n",
-                    o.cpus, best0, o.cpus * best0 / 1e3);
+        std::printf(
+            "highest paced rate with 0 loss (offered >= 95 %% of it): %u x %.0f MB/s = %.2f GB/s%s"
+            " (memcpy %.2f GB/s per CPU-second%s)\n",
+            o.cpus, best0, o.cpus * best0 / 1e3, o.file.empty() ? "" : " into perf.data", bestMemcpy,
+            o.file.empty() || !disk.error.empty()
+                ? ""
+                : (", disk " + std::to_string(disk.cachedGBs).substr(0, 4) + " GB/s page cache, " +
+                   std::to_string(disk.syncedGBs).substr(0, 4) + " GB/s synced")
+                      .c_str());
     else
         std::printf("highest paced rate with 0 loss (offered >= 95 %% of it): none of the rates measured\n");
     if (best0Short > best0)
@@ -552,6 +609,13 @@ int main(int argc, char** argv) {
     bool allConsistent = true;
     for (const StepResult& r : results)
         allConsistent &= r.consistent;
+    if (!o.file.empty()) {
+        uint64_t writerLoss = 0;
+        for (const StepResult& r : results)
+            writerLoss += r.fileDroppedBytes;
+        std::printf("target writer-side loss 0 (every step, into %s): %s (%" PRIu64 " bytes)\n",
+                    o.file.c_str(), writerLoss == 0 ? "PASS" : "FAIL", writerLoss);
+    }
     std::printf("bookkeeping (drained == written == bytes the sink got, re-enables match): %s\n",
                 allConsistent ? "ok" : "INCONSISTENT");
     return allConsistent ? 0 : 1;

@@ -215,6 +215,9 @@ Expected<void> PerfDataWriterCapture::finish() {
     rep.queueFullRecords = st.queueFullRecords;
     rep.writerStoppedRecords = st.writerStoppedRecords;
     rep.lostRecordsWritten = sinkWriter_->lostRecordsWritten();
+    rep.recordsHeldBack = st.recordsHeldBack;
+    rep.auxHeldBack = st.auxHeldBack;
+    rep.auxBytes = sinkWriter_->auxtraceBytesWritten();
     rep.queueCapacity = st.queueCapacity;
     rep.maxQueuedBytes = st.maxQueuedBytes;
     return result;

@@ -63,6 +63,10 @@ struct PerfDataWriterCaptureReport {
     uint64_t queueFullRecords = 0;      // the queue was full (the file has LOST records for them)
     uint64_t writerStoppedRecords = 0;  // the writer had failed (e.g. disk full)
     uint64_t lostRecordsWritten = 0;    // synthesized PERF_RECORD_LOST for them
+    // Back-pressure: times the drain thread left records in a data ring, or AUX
+    // bytes in an AUX area, because the writer was behind (nothing dropped).
+    uint64_t recordsHeldBack = 0, auxHeldBack = 0;
+    uint64_t auxBytes = 0;  // AUX bytes written as PERF_RECORD_AUXTRACE
     uint64_t buildIds = 0;
     size_t queueCapacity = 0, maxQueuedBytes = 0;
     double synthesisSeconds = 0;  // time spent in open() reading /proc
