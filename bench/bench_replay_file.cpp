@@ -184,7 +184,8 @@ int main(int argc, char** argv) {
     bool ok = true;
     uint64_t present = 0;
     for (auto& [cpu, c] : got) {
-        const uint64_t sourceBytes = in.count(cpu) ? in.at(cpu).announced : 0;
+        // The source's trace: its AUXTRACE bytes (a ptsynth file has no AUX records).
+        const uint64_t sourceBytes = in.count(cpu) ? std::max(in.at(cpu).announced, in.at(cpu).present) : 0;
         std::printf("%4" PRId64 " | %15" PRIu64 " | %15" PRIu64 " | %15" PRIu64 " | %9" PRIu64 " | %6" PRIu64
                     " | %12" PRIu64 "\n",
                     cpu, sourceBytes, c.announced, c.present, c.truncatedRecords, c.gaps, c.gapBytes);
