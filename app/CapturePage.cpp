@@ -758,6 +758,17 @@ void CapturePage::fileFinished(const QString& error) {
                     .arg(l.cpu)
                     .arg(QString::fromStdString(l.reason));
     const auto report = file_->report();
+    if (report.auxBytes || total.auxTruncated)
+        text += QString(
+                    "\nAUX trace in the file: %1 MB; the AUX area filled and the kernel stopped the trace %2 "
+                    "times (TRUNCATED, marked in the file)")
+                    .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(total.auxTruncated);
+    if (report.recordsHeldBack + report.auxHeldBack)
+        text += QString(
+                    "\nThe file writer was behind %1 times: the data waited in the kernel's rings, nothing "
+                    "was dropped by auxscope")
+                    .arg(report.recordsHeldBack + report.auxHeldBack);
     if (error.isEmpty()) {
         lastCaptureFile_ = captureFile_;
         text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")

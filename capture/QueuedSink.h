@@ -153,6 +153,7 @@ private:
     QueuedSinkOptions options_;
     SinkQueue queue_;
     std::thread thread_;
+    std::thread populateThread_;
     std::atomic<uint32_t> wake_{0};
     std::atomic<bool> stopping_{false};
     std::atomic<bool> failed_{false};

@@ -184,7 +184,15 @@ void IdTable::add(uint64_t id, EventLayout layout) {
     for (const IdPlacement& q : placements_)
         known = known || q == p;
     if (!known) placements_.push_back(p);
-    byId_[id] = layout;
+    const auto at = std::lower_bound(ids_.begin(), ids_.end(), id);
+    const size_t i = size_t(at - ids_.begin());
+    if (at != ids_.end() && *at == id) {
+        layouts_[slots_[i]] = layout;  // in place: pointers handed out stay valid
+        return;
+    }
+    layouts_.push_back(layout);
+    ids_.insert(at, id);
+    slots_.insert(slots_.begin() + long(i), uint32_t(layouts_.size() - 1));
 }
 
 unsigned sampleIdSize(uint64_t st) {

@@ -12,13 +12,14 @@
 // event of a single-event file.
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace auxscope {
@@ -51,11 +52,20 @@ IdPlacement idPlacement(uint64_t sampleType, bool sampleIdAll = true);
 class IdTable {
 public:
     void add(uint64_t id, EventLayout layout);
+    // Looked up for every record on the drain and writer threads: a sorted array
+    // of ids (a capture has a few per CPU), scanned or bisected, beats hashing.
     const EventLayout* find(uint64_t id) const {
-        auto it = byId_.find(id);
-        return it == byId_.end() ? nullptr : &it->second;
+        const size_t n = ids_.size();
+        size_t i = 0;
+        if (n <= 16) {
+            while (i < n && ids_[i] < id)
+                ++i;
+        } else {
+            i = size_t(std::lower_bound(ids_.begin(), ids_.end(), id) - ids_.begin());
+        }
+        return i < n && ids_[i] == id ? &layouts_[slots_[i]] : nullptr;
     }
-    size_t size() const { return byId_.size(); }
+    size_t size() const { return ids_.size(); }
 
     // The file holds one event only: every record belongs to it, with or without an id.
     void setSoleEvent(EventLayout layout) { sole_ = layout, hasSole_ = true; }
@@ -67,7 +77,9 @@ public:
     const std::vector<IdPlacement>& placements() const { return placements_; }
 
 private:
-    std::unordered_map<uint64_t, EventLayout> byId_;
+    std::vector<uint64_t> ids_;        // sorted
+    std::vector<uint32_t> slots_;      // layouts_ index of ids_[i]
+    std::deque<EventLayout> layouts_;  // stable addresses: records keep pointers to them
     std::vector<IdPlacement> placements_;
     EventLayout sole_;
     bool hasSole_ = false;

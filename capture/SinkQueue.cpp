@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "SinkQueue.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+
 namespace auxscope {
 
 SinkQueue::SinkQueue(size_t capacityBytes) {
@@ -9,9 +14,20 @@ SinkQueue::SinkQueue(size_t capacityBytes) {
         c <<= 1;
     capacity_ = c;
     mask_ = c - 1;
-    // Not value-initialised: 32 MiB of zeros would be paid for before the capture starts;
-    // the pages are touched as the queue first fills.
-    buf_ = std::unique_ptr<uint8_t[]>(new uint8_t[c]);
+    // Anonymous pages, not zeroed up front (32 MiB of zeros would be paid for before
+    // the capture starts; populate() backs them meanwhile), aligned for huge pages:
+    // 16 page faults for 32 MiB instead of 8192.
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t len = c + (c >= kHuge ? kHuge : 0);
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    auto* base = static_cast<uint8_t*>(p);
+    uint8_t* aligned = base;
+    if (c >= kHuge) {
+        aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~(kHuge - 1));
+        (void)madvise(aligned, c, MADV_HUGEPAGE);
+    }
+    buf_ = std::unique_ptr<uint8_t[], Unmap>(aligned, Unmap{base, len});
 }
 
 bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a,
@@ -42,6 +58,20 @@ bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a
     if (tailPad) std::memset(p + payload, 0, tailPad);
     head_.store(head + need, std::memory_order_release);
     return true;
+}
+
+void SinkQueue::Unmap::operator()(uint8_t* p) const {
+    if (p) munmap(base, bytes);
+}
+
+void SinkQueue::populate(size_t from, size_t to) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; bookworm's headers may lack it
+#endif
+    to = std::min(to, capacity_);
+    if (from >= to) return;
+    // On older kernels this fails (EINVAL) and the pages are faulted in on first use.
+    (void)madvise(buf_.get() + from, to - from, MADV_POPULATE_WRITE);
 }
 
 bool SinkQueue::canPush(std::initializer_list<size_t> payloads) {

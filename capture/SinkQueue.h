@@ -36,6 +36,11 @@ public:
     SinkQueue& operator=(const SinkQueue&) = delete;
 
     size_t capacity() const { return capacity_; }
+    // Backs bytes [from, to) of the ring with memory now, without changing them
+    // (MADV_POPULATE_WRITE, huge pages where the kernel offers them), so the
+    // producer does not wait for page faults in the middle of a drain. Safe while
+    // the queue is in use (e.g. from a thread of its own).
+    void populate(size_t from, size_t to);
     // Largest payload an entry can carry (half the ring, less the header).
     size_t maxPayload() const { return capacity_ / 2 - sizeof(EntryHeader); }
     // Bytes queued and not yet released (approximate from any thread).
@@ -64,7 +69,12 @@ private:
 
     size_t capacity_;
     size_t mask_;
-    std::unique_ptr<uint8_t[]> buf_;
+    struct Unmap {
+        uint8_t* base;  // the mapping (buf_ is aligned inside it)
+        size_t bytes;
+        void operator()(uint8_t* p) const;
+    };
+    std::unique_ptr<uint8_t[], Unmap> buf_{nullptr, Unmap{nullptr, 0}};
     // Producer side: head_ (written by the producer) and its cached view of tail_.
     alignas(64) std::atomic<uint64_t> head_{0};
     uint64_t cachedTail_ = 0;
