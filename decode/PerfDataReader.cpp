@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "PerfDataReaderInternal.h"
 
@@ -191,7 +192,8 @@ struct PerfDataReader::Impl {
     void addFeature(unsigned id, uint64_t offset, std::span<const uint8_t> bytes);
     void nameAttrs();
     void nameAttrsFromSimpleperf();
-    void checkAux();
+    void accountAux();
+    void checkAuxtraceIndex();
 };
 
 // ---------------------------------------------------------------------------
@@ -480,48 +482,303 @@ void PerfDataReader::Impl::nameAttrsFromSimpleperf() {
     }
 }
 
-void PerfDataReader::Impl::checkAux() {
+// ---------------------------------------------------------------------------
+// AUX accounting: what the AUX records announce against what the AUXTRACE
+// records hold, per AUX area.
+
+namespace {
+
+struct AreaKey {
+    int64_t cpu;
+    int32_t tid;
+    auto operator<=>(const AreaKey&) const = default;
+};
+
+struct Range {
+    uint64_t begin, end;
+};
+
+// Sorted, merged union of `ranges` (empty ranges dropped).
+std::vector<Range> unite(std::vector<Range> ranges) {
+    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    std::vector<Range> out;
+    for (const Range& r : ranges) {
+        if (r.end <= r.begin) continue;
+        if (!out.empty() && r.begin <= out.back().end)
+            out.back().end = std::max(out.back().end, r.end);
+        else
+            out.push_back(r);
+    }
+    return out;
+}
+
+uint64_t total(const std::vector<Range>& ranges) {
+    uint64_t n = 0;
+    for (const Range& r : ranges)
+        n += r.end - r.begin;
+    return n;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+std::string perfAuxAreaName(const PerfAuxArea& area) {
+    if (area.cpu >= 0) return "cpu " + std::to_string(area.cpu);
+    if (area.tid >= 0) return "thread " + std::to_string(area.tid);
+    return "no cpu";
+}
+
+void PerfDataReader::Impl::accountAux() {
     PerfDataSummary& s = summary;
-    uint64_t announced = 0;
-    std::string cpusAnnounced;
-    for (auto& [cpu, st] : s.cpus) {
-        if (st.aux.bytes == 0) continue;
-        announced += st.aux.bytes;
-        cpusAnnounced += (cpusAnnounced.empty() ? "" : ", ") + std::to_string(cpu);
+    // Which areas the AUXTRACE records fill: per CPU (cpu >= 0, whatever their tid
+    // says) or per thread (cpu -1, by tid).
+    std::set<AreaKey> bufferAreas;
+    std::set<int32_t> threadAreas;
+    bool cpuAreas = false;
+    auto areaOfBuffer = [](const PerfAuxtraceBuffer& b) {
+        return b.cpu >= 0 ? AreaKey{b.cpu, -1} : AreaKey{-1, int32_t(b.tid)};
+    };
+    for (const PerfAuxtraceBuffer& b : s.auxtrace) {
+        bufferAreas.insert(areaOfBuffer(b));
+        if (b.cpu >= 0)
+            cpuAreas = true;
+        else
+            threadAreas.insert(int32_t(b.tid));
     }
-    if (announced > 0 && s.auxtrace.empty()) {
-        issue(true, s.aux.empty() ? dataOffset : s.aux.front().fileOffset,
-              "AUX records announce " + std::to_string(announced) + " bytes of trace (cpu " + cpusAnnounced +
-                  ") but the file holds no AUXTRACE record: the AUX data is missing");
-    } else if (announced > 0) {
-        for (auto& [cpu, st] : s.cpus)
-            if (st.aux.bytes > 0 && st.auxtraceBytes == 0 && cpu >= 0)
-                issue(false, dataOffset,
-                      "cpu " + std::to_string(cpu) + ": AUX records announce " +
-                          std::to_string(st.aux.bytes) +
-                          " bytes of trace but no AUXTRACE record holds data of this cpu");
-    }
-    if (features.auxtraceIndex) {
-        std::vector<uint64_t> found;
-        for (const auto& b : s.auxtrace)
-            if (!b.compressed) found.push_back(b.fileOffset);
-        std::sort(found.begin(), found.end());
-        size_t missing = 0;
-        uint64_t firstMissing = 0;
-        for (const auto& e : *features.auxtraceIndex) {
-            if (std::binary_search(found.begin(), found.end(), e.fileOffset)) continue;
-            if (missing++ == 0) firstMissing = e.fileOffset;
+    // An AUX record belongs to its thread's area when the areas are per thread,
+    // else to its CPU's; one that names neither, to the only area there is.
+    auto areaOfRecord = [&](const PerfAuxRecord& a) {
+        if (!threadAreas.empty() && a.tid >= 0 && (!cpuAreas || threadAreas.count(a.tid)))
+            return AreaKey{-1, a.tid};
+        if (a.cpu >= 0) return AreaKey{a.cpu, -1};
+        if (bufferAreas.size() == 1) return *bufferAreas.begin();
+        return AreaKey{-1, a.tid};
+    };
+    struct Work {
+        std::vector<const PerfAuxRecord*> records;
+        std::vector<const PerfAuxtraceBuffer*> buffers;  // file order
+    };
+    std::map<AreaKey, Work> work;
+    for (const PerfAuxRecord& a : s.aux)
+        work[areaOfRecord(a)].records.push_back(&a);
+    for (const PerfAuxtraceBuffer& b : s.auxtrace)
+        work[areaOfBuffer(b)].buffers.push_back(&b);
+
+    s.auxAreas.clear();
+    s.auxMissingBytes = s.auxAnnouncedBytes = 0;
+    for (auto& [key, w] : work) {
+        PerfAuxArea area;
+        area.cpu = key.cpu;
+        area.tid = key.tid;
+        area.auxRecords = w.records.size();
+        area.auxtraceRecords = w.buffers.size();
+
+        // Announced: every non-OVERWRITE AUX record's range, by offset.
+        std::vector<const PerfAuxRecord*> announcing;
+        for (const PerfAuxRecord* a : w.records) {
+            area.truncated += (a->flags & kAuxFlagTruncated) != 0;
+            area.partial += (a->flags & kAuxFlagPartial) != 0;
+            area.collision += (a->flags & kAuxFlagCollision) != 0;
+            if (a->flags & kAuxFlagOverwrite)
+                area.snapshot = true;
+            else if (a->auxSize > 0 && a->auxOffset + a->auxSize > a->auxOffset)
+                announcing.push_back(a);
         }
-        if (missing)
-            issue(false, firstMissing,
-                  std::to_string(missing) + " of " + std::to_string(features.auxtraceIndex->size()) +
-                      " AUXTRACE index entries point where no AUXTRACE record starts (first: " +
-                      hex(firstMissing) + ")");
-        if (features.auxtraceIndex->size() < found.size())
-            issue(false, dataOffset,
-                  "the AUXTRACE index lists " + std::to_string(features.auxtraceIndex->size()) +
-                      " buffers, the data section holds " + std::to_string(found.size()));
+        if (area.snapshot) announcing.clear();  // overwritten by design: nothing is owed to the file
+        std::stable_sort(
+            announcing.begin(), announcing.end(),
+            [](const PerfAuxRecord* a, const PerfAuxRecord* b) { return a->auxOffset < b->auxOffset; });
+        std::vector<Range> announcedRanges;
+        std::vector<uint64_t> announcedEnds;
+        for (const PerfAuxRecord* a : announcing) {
+            announcedRanges.push_back({a->auxOffset, a->auxOffset + a->auxSize});
+            announcedEnds.push_back(a->auxOffset + a->auxSize);
+        }
+        std::sort(announcedEnds.begin(), announcedEnds.end());
+        const std::vector<Range> announced = unite(announcedRanges);
+        area.announcedBytes = total(announced);
+
+        // Held: each AUXTRACE record's payload as the file has it. perf (and
+        // auxscope) pad a payload to 8 bytes and count the padding in its size,
+        // the next buffer starting at the unpadded end: where no buffer follows
+        // at once, the buffer ends at the AUX record boundary within its padding.
+        struct Held {
+            uint64_t begin, end;
+            const PerfAuxtraceBuffer* buffer;
+        };
+        std::vector<Held> held;
+        for (const PerfAuxtraceBuffer* b : w.buffers)
+            if (b->available > 0 && b->auxOffset + b->available > b->auxOffset)
+                held.push_back({b->auxOffset, b->auxOffset + b->available, b});
+        std::stable_sort(held.begin(), held.end(),
+                         [](const Held& a, const Held& b) { return a.begin < b.begin; });
+        for (size_t i = 0; i < held.size(); ++i) {
+            Held& h = held[i];
+            const uint64_t next = i + 1 < held.size() ? held[i + 1].begin : UINT64_MAX;
+            const bool padded = h.buffer->available == h.buffer->size;
+            if (padded && next > h.end &&
+                !std::binary_search(announcedEnds.begin(), announcedEnds.end(), h.end)) {
+                auto it = std::lower_bound(announcedEnds.begin(), announcedEnds.end(), h.end);
+                if (it != announcedEnds.begin() && *(it - 1) + 8 > h.end && *(it - 1) > h.begin)
+                    h.end = *(it - 1);
+            }
+        }
+        std::vector<Range> heldRanges;
+        for (const Held& h : held)
+            heldRanges.push_back({h.begin, h.end});
+        const std::vector<Range> present = unite(heldRanges);
+        area.presentBytes = total(present);
+
+        // Missing: announced minus present.
+        std::vector<Held> byEnd = held;
+        std::sort(byEnd.begin(), byEnd.end(), [](const Held& a, const Held& b) { return a.end < b.end; });
+        auto addGap = [&](uint64_t begin, uint64_t end) {
+            PerfAuxGap g;
+            g.kind = PerfAuxGapKind::Missing;
+            g.auxOffset = begin;
+            g.size = end - begin;
+            // The AUX record announcing `begin`: the last one starting at or before it.
+            auto a =
+                std::upper_bound(announcing.begin(), announcing.end(), begin,
+                                 [](uint64_t off, const PerfAuxRecord* r) { return off < r->auxOffset; });
+            if (a != announcing.begin()) {
+                --a;
+                g.auxRecordOffset = (*a)->fileOffset;
+                g.time = (*a)->time;
+            }
+            // The AUXTRACE record ending nearest before `begin`.
+            auto h = std::upper_bound(byEnd.begin(), byEnd.end(), begin,
+                                      [](uint64_t off, const Held& x) { return off < x.end; });
+            if (h != byEnd.begin()) {
+                --h;
+                g.fileOffset = h->buffer->fileOffset;
+                g.afterAuxtrace = true;
+                g.cutShort = h->buffer->available < h->buffer->size;
+                g.compressed = h->buffer->compressed;
+            } else {
+                g.fileOffset = g.auxRecordOffset;
+            }
+            area.missingBytes += g.size;
+            area.gaps.push_back(g);
+        };
+        size_t p = 0;
+        for (const Range& a : announced) {
+            uint64_t at = a.begin;
+            while (p < present.size() && present[p].end <= at)
+                ++p;
+            for (size_t q = p; q < present.size() && present[q].begin < a.end && at < a.end; ++q) {
+                if (present[q].begin > at) addGap(at, present[q].begin);
+                at = std::max(at, present[q].end);
+            }
+            if (at < a.end) addGap(at, a.end);
+        }
+
+        // Damage: in full-trace mode each buffer continues where the one before
+        // it ended (up to the 7 bytes of padding back).
+        if (!area.snapshot) {
+            uint64_t maxEnd = 0, prevBegin = 0;
+            bool first = true;
+            for (const PerfAuxtraceBuffer* b : w.buffers) {
+                const uint64_t begin = b->auxOffset, end = b->auxOffset + b->available;
+                if (!first && (begin < prevBegin || begin + 8 <= maxEnd)) {
+                    PerfAuxGap g;
+                    g.kind = begin < prevBegin ? PerfAuxGapKind::Backwards : PerfAuxGapKind::Overlap;
+                    g.auxOffset = begin;
+                    g.size = std::min(maxEnd, std::max(end, begin)) - begin;
+                    g.fileOffset = b->fileOffset;
+                    g.afterAuxtrace = true;
+                    g.compressed = b->compressed;
+                    area.damageBytes += g.size;
+                    area.damage.push_back(g);
+                }
+                if (first || end > maxEnd) maxEnd = end;
+                prevBegin = begin;
+                first = false;
+            }
+        }
+        s.auxMissingBytes += area.missingBytes;
+        s.auxAnnouncedBytes += area.announcedBytes;
+        s.auxAreas.push_back(std::move(area));
     }
+
+    // Issues: a file without any AUXTRACE record (one error for all), else one per
+    // area that misses announced bytes, and one per area whose buffers overlap.
+    if (s.auxtrace.empty() && s.auxAnnouncedBytes > 0) {
+        std::string cpus, threads;
+        for (const PerfAuxArea& a : s.auxAreas) {
+            if (!a.missingBytes) continue;
+            if (a.cpu >= 0)
+                cpus += (cpus.empty() ? "cpu " : ", ") + std::to_string(a.cpu);
+            else
+                threads += (threads.empty() ? "" : ", ") + perfAuxAreaName(a);
+        }
+        std::string where = cpus + (cpus.empty() || threads.empty() ? "" : ", ") + threads;
+        uint64_t first = UINT64_MAX;
+        for (const PerfAuxRecord& a : s.aux)
+            if (!(a.flags & kAuxFlagOverwrite) && a.auxSize) first = std::min(first, a.fileOffset);
+        issue(true, first == UINT64_MAX ? dataOffset : first,
+              "AUX records announce " + std::to_string(s.auxAnnouncedBytes) + " bytes of trace (" + where +
+                  ") but the file holds no AUXTRACE record: the AUX data is missing");
+    } else {
+        for (const PerfAuxArea& a : s.auxAreas) {
+            if (!a.gaps.empty()) {
+                const PerfAuxGap& g = a.gaps.front();
+                std::string firstGap = std::to_string(g.size) + " bytes at AUX offset " + hex(g.auxOffset);
+                if (g.afterAuxtrace)
+                    firstGap += std::string(", after the AUXTRACE record ") +
+                                (g.compressed ? "in the COMPRESSED record here" : "here") +
+                                (g.cutShort ? ", which the end of the file cuts short" : "");
+                else
+                    firstGap += ", announced by the AUX record here before any AUXTRACE record of " +
+                                perfAuxAreaName(a);
+                issue(true, g.fileOffset,
+                      perfAuxAreaName(a) + ": " + std::to_string(a.missingBytes) + " of " +
+                          std::to_string(a.announcedBytes) +
+                          " announced AUX bytes are missing from the file in " +
+                          plural(a.gaps.size(), "gap", "gaps") + " (first: " + firstGap +
+                          "): AUX records announce them, no AUXTRACE record holds them");
+            }
+            if (!a.damage.empty()) {
+                const PerfAuxGap& g = a.damage.front();
+                issue(
+                    false, g.fileOffset,
+                    perfAuxAreaName(a) + ": " +
+                        plural(a.damage.size(), "AUXTRACE record", "AUXTRACE records") +
+                        " hold AUX offsets out of order or again (" + std::to_string(a.damageBytes) +
+                        " bytes; first here: " +
+                        (g.kind == PerfAuxGapKind::Backwards ? "goes back to AUX offset "
+                                                             : "overlaps the record before at AUX offset ") +
+                        hex(g.auxOffset) + ")");
+            }
+        }
+    }
+}
+
+void PerfDataReader::Impl::checkAuxtraceIndex() {
+    const PerfDataSummary& s = summary;
+    if (!features.auxtraceIndex) return;
+    std::vector<uint64_t> found;
+    for (const auto& b : s.auxtrace)
+        if (!b.compressed) found.push_back(b.fileOffset);
+    std::sort(found.begin(), found.end());
+    size_t missing = 0;
+    uint64_t firstMissing = 0;
+    for (const auto& e : *features.auxtraceIndex) {
+        if (std::binary_search(found.begin(), found.end(), e.fileOffset)) continue;
+        if (missing++ == 0) firstMissing = e.fileOffset;
+    }
+    if (missing)
+        issue(false, firstMissing,
+              std::to_string(missing) + " of " + std::to_string(features.auxtraceIndex->size()) +
+                  " AUXTRACE index entries point where no AUXTRACE record starts (first: " +
+                  hex(firstMissing) + ")");
+    if (features.auxtraceIndex->size() < found.size())
+        issue(false, dataOffset,
+              "the AUXTRACE index lists " + std::to_string(features.auxtraceIndex->size()) +
+                  " buffers, the data section holds " + std::to_string(found.size()));
 }
 
 // ---------------------------------------------------------------------------
@@ -818,8 +1075,8 @@ void Scanner::collect(const PerfRecord& r) {
             a.partial += (f & kAuxFlagPartial) != 0;
             a.collision += (f & kAuxFlagCollision) != 0;
             a.formatRaw += (f & kAuxFlagCoresightFormatRaw) != 0;
-            s.aux.push_back(
-                PerfAuxRecord{r.fileOffset, r.cpu, r.parsed.time, r.parsed.auxOffset, r.parsed.auxSize, f});
+            s.aux.push_back(PerfAuxRecord{r.fileOffset, r.cpu, r.parsed.hasSampleId ? r.parsed.tid : -1,
+                                          r.parsed.time, r.parsed.auxOffset, r.parsed.auxSize, f});
             break;
         }
         case kRecordAuxtrace: {
@@ -1050,7 +1307,8 @@ Expected<PerfDataReader> readAll(std::unique_ptr<PerfDataReader::Impl> d,
     if (d->mode == PerfDataMode::File && d->attrs.empty())
         d->issue(true, offsetof(FileHeader, attrs), "the file describes no events (no attrs)");
     d->nameAttrs();
-    d->checkAux();
+    d->accountAux();
+    d->checkAuxtraceIndex();
     return make(std::move(d));
 }
 

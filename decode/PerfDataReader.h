@@ -144,6 +144,7 @@ struct PerfCpuStats {
 struct PerfAuxRecord {
     uint64_t fileOffset = 0;
     int64_t cpu = -1;
+    int32_t tid = -1;  // from the sample_id (-1 when it has none)
     uint64_t time = 0;
     uint64_t auxOffset = 0, auxSize = 0, flags = 0;
 };
@@ -181,6 +182,59 @@ struct PerfTimeConv {
     bool capUserTimeZero = false, capUserTimeShort = false;
 };
 
+// AUX offsets of one AUX area that the file should hold once and does not.
+enum class PerfAuxGapKind {
+    // Announced by a PERF_RECORD_AUX (not OVERWRITE) and held by no AUXTRACE
+    // record: the bytes were written to the AUX area but never reached the file.
+    Missing,
+    // An AUXTRACE record holds AUX offsets an earlier one of the area already held.
+    Overlap,
+    // An AUXTRACE record starts before the one before it in the file.
+    Backwards,
+};
+
+struct PerfAuxGap {
+    PerfAuxGapKind kind = PerfAuxGapKind::Missing;
+    uint64_t auxOffset = 0, size = 0;  // the AUX offsets [auxOffset, auxOffset + size)
+    // The record the gap is told at. Missing: the AUXTRACE record after which the
+    // bytes are missing (the nearest one of the area ending at or before them),
+    // or, when none precedes them, the PERF_RECORD_AUX that announced them.
+    // Overlap, Backwards: the AUXTRACE record that holds them again.
+    uint64_t fileOffset = 0;
+    bool afterAuxtrace = false;  // Missing: fileOffset is that AUXTRACE record (else the AUX record)
+    bool cutShort = false;       // ... and its payload was cut short by the end of the file
+    bool compressed = false;     // that AUXTRACE record lies inside a COMPRESSED record at fileOffset
+    // Missing: the PERF_RECORD_AUX that announced the first missing byte, and its time.
+    uint64_t auxRecordOffset = 0, time = 0;
+};
+
+// One AUX area (an AUX ring the kernel filled): per CPU, or per thread. What the
+// AUX records say was written to it against what the AUXTRACE records hold.
+struct PerfAuxArea {
+    int64_t cpu = -1;  // a per-CPU area; -1 for a per-thread one (or AUX records that name no CPU)
+    int32_t tid = -1;  // a per-thread area (cpu -1): the thread; -1 for a per-CPU one
+    // Some AUX records say OVERWRITE (snapshot mode): the hardware overwrites the
+    // area by design and only snapshots are saved, so absent bytes are no loss:
+    // the area announces nothing and has no gaps.
+    bool snapshot = false;
+    uint64_t auxRecords = 0;  // PERF_RECORD_AUX of this area
+    // AUX offsets non-OVERWRITE AUX records announce (their union; 0 in a snapshot area).
+    uint64_t announcedBytes = 0;
+    uint64_t auxtraceRecords = 0;
+    uint64_t presentBytes = 0;  // AUX offsets the AUXTRACE records hold (their union; what the file has)
+    uint64_t missingBytes = 0;  // announced, not present: lost between the AUX area and the file
+    // The kernel's own losses: AUX records flagged TRUNCATED (the AUX area was
+    // full and the hardware stopped), PARTIAL, COLLISION. Those bytes never took
+    // AUX offsets; they are not among missingBytes.
+    uint64_t truncated = 0, partial = 0, collision = 0;
+    std::vector<PerfAuxGap> gaps;    // Missing, by AUX offset
+    std::vector<PerfAuxGap> damage;  // Overlap and Backwards, in file order
+    uint64_t damageBytes = 0;        // AUX offsets held twice (or out of order)
+};
+
+// "cpu 3", "thread 1234", "no cpu".
+std::string perfAuxAreaName(const PerfAuxArea& area);
+
 struct PerfDataSummary {
     uint64_t records = 0;  // every record, including those unpacked from COMPRESSED records
     std::map<uint32_t, uint64_t> recordsByType;
@@ -191,6 +245,13 @@ struct PerfDataSummary {
     std::vector<PerfAuxtraceBuffer> auxtrace;
     std::vector<PerfAuxtraceError> auxtraceErrors;
     std::vector<PerfAuxtraceInfo> auxtraceInfo;
+    // Every AUX area the AUX or AUXTRACE records name, by cpu then tid: announced
+    // against present AUX bytes, and each range missing from the file. The areas
+    // are per CPU unless the AUXTRACE records are per thread (cpu -1); AUX records
+    // go to their sample_id's thread then, else to its CPU.
+    std::vector<PerfAuxArea> auxAreas;
+    uint64_t auxMissingBytes = 0;    // summed over auxAreas
+    uint64_t auxAnnouncedBytes = 0;  // summed over auxAreas
     std::optional<PerfTimeConv> timeConv;
     uint64_t compressedRecords = 0, compressedBytes = 0, decompressedBytes = 0;
     uint64_t parseErrors = 0;     // records whose fields could not all be read
