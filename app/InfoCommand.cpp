@@ -22,6 +22,12 @@ buffers, and every loss and problem the file records (LOST, LOST_SAMPLES,
 throttling, truncated/partial/collision AUX data, AUXTRACE errors, missing AUX
 data, damage), each problem with its byte offset.
 
+Per AUX area (per CPU, or per thread), the AUX bytes the AUX records announce
+against those the AUXTRACE records hold: every range announced and missing
+from the file is a loss, listed with its AUX offset, size and the record after
+which it is missing. Snapshot mode (AUX records flagged OVERWRITE) overwrites
+by design: nothing is missing there.
+
 Reads perf.data from perf (file and pipe mode, compressed with -z) and simpleperf.
 
   --json      print one JSON object instead of text
@@ -114,6 +120,57 @@ const char* auxtraceTypeName(uint32_t t) {
         default:
             return "unknown";
     }
+}
+
+// 67108936 -> "67,108,936".
+std::string grouped(uint64_t v) {
+    std::string digits = std::to_string(v), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string percentOf(uint64_t part, uint64_t whole) {
+    if (!whole) return "0%";
+    const double p = 100.0 * double(part) / double(whole);
+    char buf[32];
+    if (part && p < 0.1)
+        std::snprintf(buf, sizeof buf, "<0.1%%");
+    else
+        std::snprintf(buf, sizeof buf, "%.1f%%", p);
+    return buf;
+}
+
+std::string plural(uint64_t n, const char* one, const char* many) {
+    return grouped(n) + " " + (n == 1 ? one : many);
+}
+
+constexpr size_t kListedGaps = 10;  // per AUX area in the text
+
+// "16,777,216 bytes at AUX offset 0x1000000-0x2000000: after the AUXTRACE record at 0x29c0"
+std::string gapText(const PerfAuxGap& g, const PerfAuxArea& area) {
+    std::string s =
+        grouped(g.size) + " bytes at AUX offset " + hex(g.auxOffset) + "-" + hex(g.auxOffset + g.size);
+    switch (g.kind) {
+        case PerfAuxGapKind::Missing:
+            if (g.afterAuxtrace)
+                s += ": after the AUXTRACE record at " + hex(g.fileOffset) +
+                     (g.compressed ? " (in compressed data)" : "") +
+                     (g.cutShort ? ", which the end of the file cuts short" : "");
+            else
+                s += ": announced by the AUX record at " + hex(g.auxRecordOffset) +
+                     ", before any AUXTRACE record of " + perfAuxAreaName(area);
+            break;
+        case PerfAuxGapKind::Overlap:
+            s += ": held again by the AUXTRACE record at " + hex(g.fileOffset);
+            break;
+        case PerfAuxGapKind::Backwards:
+            s += ": the AUXTRACE record at " + hex(g.fileOffset) + " goes back to it";
+            break;
+    }
+    return s;
 }
 
 std::string cpuName(int64_t cpu) {
@@ -324,15 +381,48 @@ std::string formatInfo(const PerfDataReader& r) {
                         std::to_string(st.lostSamples) + " samples lost");
         if (throttle != st.recordsByType.end())
             v.push_back("THROTTLE " + std::to_string(throttle->second) + " (sampling throttled)");
-        if (st.aux.truncated) v.push_back("AUX truncated " + std::to_string(st.aux.truncated));
-        if (st.aux.partial) v.push_back("AUX partial " + std::to_string(st.aux.partial));
-        if (st.aux.collision) v.push_back("AUX collision " + std::to_string(st.aux.collision));
+        // The kernel's own AUX losses (flags on PERF_RECORD_AUX); bytes missing
+        // from the file are told per AUX area below.
+        if (st.aux.truncated)
+            v.push_back("AUX truncated " + std::to_string(st.aux.truncated) +
+                        " (by the kernel: AUX area full, the hardware stopped)");
+        if (st.aux.partial) v.push_back("AUX partial " + std::to_string(st.aux.partial) + " (by the kernel)");
+        if (st.aux.collision)
+            v.push_back("AUX collision " + std::to_string(st.aux.collision) + " (by the kernel)");
         if (st.aux.overwrite)
             v.push_back("AUX overwrite " + std::to_string(st.aux.overwrite) +
                         " (snapshot: older trace overwritten)");
         if (v.empty()) continue;
         anyLoss = true;
         o << "  " << cpuName(cpu) << ": " << joined(v, "; ") << "\n";
+    }
+    // AUX bytes the AUX records announce and the file does not hold.
+    for (const PerfAuxArea& a : s.auxAreas) {
+        if (a.gaps.empty()) continue;
+        anyLoss = true;
+        o << "  " << perfAuxAreaName(a) << ": " << grouped(a.missingBytes) << " of "
+          << grouped(a.announcedBytes) << " announced AUX bytes missing from the file in "
+          << plural(a.gaps.size(), "gap", "gaps") << "\n";
+        for (size_t i = 0; i < a.gaps.size() && i < kListedGaps; ++i)
+            o << "    " << gapText(a.gaps[i], a) << "\n";
+        if (a.gaps.size() > kListedGaps) {
+            uint64_t rest = 0;
+            for (size_t i = kListedGaps; i < a.gaps.size(); ++i)
+                rest += a.gaps[i].size;
+            o << "    ... " << plural(a.gaps.size() - kListedGaps, "more gap", "more gaps") << " ("
+              << grouped(rest) << " bytes)\n";
+        }
+    }
+    for (const PerfAuxArea& a : s.auxAreas) {
+        if (a.damage.empty()) continue;
+        anyLoss = true;
+        o << "  " << perfAuxAreaName(a) << ": "
+          << plural(a.damage.size(), "AUXTRACE record", "AUXTRACE records")
+          << " hold AUX offsets again or out of order (" << grouped(a.damageBytes) << " bytes)\n";
+        for (size_t i = 0; i < a.damage.size() && i < kListedGaps; ++i)
+            o << "    " << gapText(a.damage[i], a) << "\n";
+        if (a.damage.size() > kListedGaps)
+            o << "    ... " << plural(a.damage.size() - kListedGaps, "more", "more") << "\n";
     }
     for (const auto& b : s.auxtrace)
         if (b.available < b.size) {
@@ -351,8 +441,7 @@ std::string formatInfo(const PerfDataReader& r) {
                 o << "  simpleperf record_stat: " << v << "\n";
             }
     for (const auto& i : r.issues())
-        if (i.cause.find("AUX data is missing") != std::string::npos ||
-            i.cause.find("no AUXTRACE record holds") != std::string::npos) {
+        if (i.cause.find("AUX data is missing") != std::string::npos) {
             anyLoss = true;
             o << "  " << i.cause << "\n";
         }
@@ -379,6 +468,33 @@ std::string formatInfo(const PerfDataReader& r) {
         }
         o << "  at " << hex(a.fileOffset) << " " << cpuName(a.cpu) << ": aux offset " << hex(a.auxOffset)
           << " size " << a.auxSize << " flags " << auxFlagsString(a.flags) << "\n";
+    }
+
+    if (!s.auxAreas.empty()) {
+        o << "\nAUX areas: " << s.auxAreas.size()
+          << " (AUX bytes the AUX records announce, and the AUXTRACE records hold)\n";
+        for (const PerfAuxArea& a : s.auxAreas) {
+            o << "  " << perfAuxAreaName(a) << ": ";
+            if (a.snapshot) {
+                o << "snapshot mode (AUX records say OVERWRITE: the trace is overwritten by design), "
+                  << grouped(a.presentBytes) << " bytes in "
+                  << plural(a.auxtraceRecords, "AUXTRACE record", "AUXTRACE records");
+            } else {
+                o << grouped(a.announcedBytes) << " bytes announced by "
+                  << plural(a.auxRecords, "AUX record", "AUX records") << ", " << grouped(a.presentBytes)
+                  << " present in " << plural(a.auxtraceRecords, "AUXTRACE record", "AUXTRACE records");
+                if (a.missingBytes)
+                    o << ", " << grouped(a.missingBytes) << " missing ("
+                      << percentOf(a.missingBytes, a.announcedBytes) << ") in "
+                      << plural(a.gaps.size(), "gap", "gaps");
+                else
+                    o << ", none missing";
+            }
+            if (a.truncated || a.partial || a.collision)
+                o << "; the kernel flagged truncated " << a.truncated << ", partial " << a.partial
+                  << ", collision " << a.collision;
+            o << "\n";
+        }
     }
 
     uint64_t auxtraceBytes = 0;
@@ -418,6 +534,8 @@ std::string formatInfo(const PerfDataReader& r) {
 namespace {
 
 // Minimal JSON building: objects and arrays are written in order, strings escaped.
+
+constexpr size_t kListedJsonGaps = 10000;  // per AUX area; gap_count has them all
 
 std::string jnum(uint64_t v) {
     return std::to_string(v);
@@ -532,6 +650,40 @@ std::string formatInfoJson(const PerfDataReader& r) {
              ",\"available\":" + jnum(b.available) + ",\"cpu\":" + std::to_string(b.cpu) +
              ",\"tid\":" + std::to_string(int32_t(b.tid)) + ",\"idx\":" + jnum(b.idx) +
              ",\"aux_offset\":" + jnum(b.auxOffset) + "}";
+    }
+    o += "],\"aux_announced_bytes\":" + jnum(s.auxAnnouncedBytes) +
+         ",\"aux_missing_bytes\":" + jnum(s.auxMissingBytes) + ",\"aux_areas\":[";
+    auto jgaps = [](const std::vector<PerfAuxGap>& gaps) {
+        std::string v = "[";
+        for (size_t i = 0; i < gaps.size() && i < kListedJsonGaps; ++i) {
+            const PerfAuxGap& g = gaps[i];
+            const char* kind = g.kind == PerfAuxGapKind::Missing   ? "missing"
+                               : g.kind == PerfAuxGapKind::Overlap ? "overlap"
+                                                                   : "backwards";
+            v += std::string(i ? "," : "") + "{\"kind\":" + jsonString(kind) +
+                 ",\"aux_offset\":" + jnum(g.auxOffset) + ",\"size\":" + jnum(g.size) +
+                 ",\"file_offset\":" + jnum(g.fileOffset) +
+                 ",\"after_auxtrace\":" + (g.afterAuxtrace ? "true" : "false") +
+                 ",\"cut_short\":" + (g.cutShort ? "true" : "false") +
+                 ",\"compressed\":" + (g.compressed ? "true" : "false");
+            if (g.kind == PerfAuxGapKind::Missing)
+                v += ",\"aux_record\":" + jnum(g.auxRecordOffset) + ",\"time\":" + jnum(g.time);
+            v += "}";
+        }
+        return v + "]";
+    };
+    for (size_t i = 0; i < s.auxAreas.size(); ++i) {
+        const PerfAuxArea& a = s.auxAreas[i];
+        o += std::string(i ? "," : "") + "{\"cpu\":" + std::to_string(a.cpu) +
+             ",\"tid\":" + std::to_string(a.tid) + ",\"name\":" + jsonString(perfAuxAreaName(a)) +
+             ",\"snapshot\":" + (a.snapshot ? "true" : "false") + ",\"aux_records\":" + jnum(a.auxRecords) +
+             ",\"announced_bytes\":" + jnum(a.announcedBytes) +
+             ",\"auxtrace_records\":" + jnum(a.auxtraceRecords) +
+             ",\"present_bytes\":" + jnum(a.presentBytes) + ",\"missing_bytes\":" + jnum(a.missingBytes) +
+             ",\"kernel_truncated\":" + jnum(a.truncated) + ",\"kernel_partial\":" + jnum(a.partial) +
+             ",\"kernel_collision\":" + jnum(a.collision) + ",\"gap_count\":" + jnum(a.gaps.size()) +
+             ",\"gaps\":" + jgaps(a.gaps) + ",\"damage_count\":" + jnum(a.damage.size()) +
+             ",\"damage_bytes\":" + jnum(a.damageBytes) + ",\"damage\":" + jgaps(a.damage) + "}";
     }
     o += "],\"auxtrace_errors\":" + jnum(s.auxtraceErrors.size());
     o += ",\"issues\":[";
