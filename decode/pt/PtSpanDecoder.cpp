@@ -364,11 +364,19 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
         PsbIndex& index = s->psbs_[cpu.cpu] = PsbIndex::build(
             cpu, s->trace_->configOptions(),
             [&](size_t n, const std::function<void(size_t)>& task) { s->parallelFor(n, 0, task); });
+        const size_t cpuFirst = s->segments_.size();
+        std::vector<std::string> carried;  // losses of runs without a PSB, told at the next segment
+        uint64_t traceEnd = 0;             // the end time of the CPU's segments so far
         for (size_t r = 0; r < cpu.runs.size(); ++r) {
             const PtRun& run = cpu.runs[r];
             const PsbRunIndex& psbs = index.runs[r];
             uint64_t runEnd = psbs.endTsc ? time.toPerfTime(psbs.endTsc) : 0;
             size_t first = s->segments_.size();
+            if (psbs.psbs.empty()) {
+                if (!run.lostCause.empty()) carried.push_back(run.lostCause);
+                if (!run.lostAfterCause.empty()) carried.push_back(run.lostAfterCause);
+                continue;
+            }
             for (size_t i = 0; i < psbs.psbs.size();) {
                 size_t j = i + 1;
                 while (j < psbs.psbs.size() &&
@@ -391,7 +399,18 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
                 seg.endTime = k + 1 < s->segments_.size() ? s->segments_[k + 1].startTime : runEnd;
                 seg.endTime = std::max(seg.endTime, seg.startTime);
             }
+            Segment& head = s->segments_[first];
+            if ((!run.lostCause.empty() || !carried.empty()) && traceEnd && traceEnd < head.startTime)
+                head.lossFrom = traceEnd;
+            head.lostBefore = std::move(carried);
+            carried.clear();
+            traceEnd = std::max(traceEnd, s->segments_.back().endTime);
+            if (!run.lostAfterCause.empty()) s->segments_.back().lostAfter.push_back(run.lostAfterCause);
         }
+        // Losses after the last run with a PSB: told where the CPU's decoded trace ends.
+        if (!carried.empty() && s->segments_.size() > cpuFirst)
+            for (std::string& cause : carried)
+                s->segments_.back().lostAfter.push_back(std::move(cause));
     }
     return s;
 }
@@ -449,7 +468,9 @@ PtSession::SegmentResult PtSession::decodeSegment(
         functionCache.clear();
         endClassCache.clear();
     };
-    uint64_t lastTime = seg.startTime;
+    // After a loss, the lost-AUX gap starts where the trace before it ended.
+    const bool lossGap = seg.lossFrom && seg.lossFrom < seg.startTime;
+    uint64_t lastTime = lossGap ? seg.lossFrom : seg.startTime;
     setThread(lastTime, running(lastTime));
     uint64_t nextSwitch = sideband_->nextSwitchAfter(seg.cpu, lastTime);
     auto advance = [&](uint64_t t) {
@@ -488,7 +509,11 @@ PtSession::SegmentResult PtSession::decodeSegment(
     // A run after lost AUX data resumes mid-stream: the bytes before its first PSB
     // cannot be decoded either, and belong to the same loss (one gap, not two).
     const bool undecodableHead = seg.firstOfRun && run.begin < seg.begin;
-    if (seg.firstOfRun && seg.run > 0)
+    for (const std::string& cause : seg.lostBefore)
+        addGap(lastTime, GapReason::LostAux, cause, run.begin);
+    // Every run but the first starts after a loss; the first one too when AUX
+    // data before its first buffer is missing from the file.
+    if (seg.firstOfRun && !run.lostCause.empty())
         addGap(lastTime, GapReason::LostAux,
                undecodableHead ? run.lostCause + "; " + std::to_string(seg.begin - run.begin) +
                                      " bytes after it precede the next PSB (offset " + hex(seg.begin) + ")"
@@ -496,6 +521,11 @@ PtSession::SegmentResult PtSession::decodeSegment(
                run.begin);
     else if (undecodableHead)
         addGap(lastTime, GapReason::DecodeError, "no PSB before offset " + hex(seg.begin), run.begin);
+    if (lossGap) {
+        // The threads that ran during the loss share the gap; the trace resumes at the segment's start.
+        advance(seg.startTime);
+        lastTime = seg.startTime;
+    }
 
     pt_block block;
     std::memset(&block, 0, sizeof block);
@@ -601,6 +631,8 @@ PtSession::SegmentResult PtSession::decodeSegment(
         stats.instructions += instructions;
     }
     advance(std::max(now(), seg.endTime));
+    for (const std::string& cause : seg.lostAfter)
+        addGap(std::max(lastTime, seg.endTime), GapReason::LostAux, cause, run.end);
     flow.finish(std::max(lastTime, seg.endTime));
     // Sorted and packed here, on the decoder thread: the cache holds 16 bytes a
     // span, and the merge of segments in time order only copies packed spans.

@@ -93,6 +93,13 @@ public:
         uint64_t begin = 0, end = 0;  // in the CPU's PtCpuTrace::bytes
         uint64_t startTime = 0, endTime = 0;
         bool firstOfRun = false;
+        // Lost-AUX causes told here besides the run's own: before the segment, those
+        // of earlier runs without a PSB (nothing of them decodes); after it (the
+        // last segment of a CPU), AUX data missing after its trace.
+        std::vector<std::string> lostBefore, lostAfter;
+        // The first segment of a run after a loss: where the CPU's trace before the
+        // loss ended (its lost-AUX gaps start there); 0 when unknown.
+        uint64_t lossFrom = 0;
     };
     const std::vector<Segment>& segments() const { return segments_; }
 

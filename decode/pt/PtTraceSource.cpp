@@ -150,6 +150,35 @@ static void splitAtAuxLosses(PtCpuTrace& trace, const std::vector<std::pair<uint
     }
 }
 
+namespace {
+
+// The reader's account of the AUX area this CPU's trace comes from.
+const PerfAuxArea* areaOf(const PerfDataSummary& s, int64_t cpu, int32_t tid) {
+    for (const PerfAuxArea& a : s.auxAreas)
+        if (cpu >= 0 ? a.cpu == cpu : (a.cpu < 0 && a.tid == tid)) return &a;
+    return nullptr;
+}
+
+// "4096 AUX bytes missing from the file at AUX offset 0x1000-0x2000" or
+// "12288 AUX bytes missing from the file in 3 gaps between AUX offset 0x1000 and 0x5000".
+std::string missingText(const std::vector<const PerfAuxGap*>& gaps, uint64_t& bytes) {
+    bytes = 0;
+    for (const PerfAuxGap* g : gaps)
+        bytes += g->size;
+    const uint64_t begin = gaps.front()->auxOffset, end = gaps.back()->auxOffset + gaps.back()->size;
+    if (gaps.size() == 1)
+        return std::to_string(bytes) + " AUX bytes missing from the file at AUX offset " + hex(begin) + "-" +
+               hex(end);
+    return std::to_string(bytes) + " AUX bytes missing from the file in " + std::to_string(gaps.size()) +
+           " gaps between AUX offset " + hex(begin) + " and " + hex(end);
+}
+
+void joinCause(std::string& cause, const std::string& more) {
+    cause = cause.empty() ? more : cause + "; " + more;
+}
+
+}  // namespace
+
 Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) {
     PtTraceSource source;
     const PerfAuxtraceInfo* block = nullptr;
@@ -235,6 +264,8 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
         uint64_t expected = 0;
         bool cutShort = false;
         std::vector<std::pair<uint64_t, uint64_t>> placed;  // AUX offset -> stream offset, per piece
+        std::vector<size_t> runOfPiece;                     // the run a piece starts, or SIZE_MAX
+        std::vector<uint64_t> gapBefore;                    // per run: the AUX offsets between buffers
         for (size_t i = 0; i < pieces.size(); ++i) {
             const Piece& p = pieces[i];
             if (i == 0) trace.tid = p.tid;
@@ -247,16 +278,24 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
                 PtRun run;
                 run.begin = run.end = trace.bytes.size();
                 run.auxOffset = p.auxOffset;
+                uint64_t between = 0;
                 if (i > 0) {
                     if (cutShort) {
                         run.lostCause = "AUX buffer cut short by the end of the file";
+                    } else if (p.auxOffset > expected) {
+                        // Named from the AUX records below; these words stay when none announces them.
+                        between = p.auxOffset - expected;
+                        run.lostBefore = between;
+                        run.lostCause = "AUX offsets " + hex(expected) + "-" + hex(p.auxOffset) +
+                                        " missing from the file (" + std::to_string(between) +
+                                        " bytes; no AUX record announces them)";
                     } else {
-                        run.lostBefore = p.auxOffset > expected ? p.auxOffset - expected : 0;
-                        run.lostCause = p.auxOffset > expected ? "AUX data " + hex(expected) + "-" +
-                                                                     hex(p.auxOffset) + " missing"
-                                                               : "AUX buffers overlap at " + hex(p.auxOffset);
+                        run.lostCause = "AUX buffers overlap at " + hex(p.auxOffset);
                     }
                 }
+                runOfPiece.resize(i + 1, SIZE_MAX);
+                runOfPiece[i] = trace.runs.size();
+                gapBefore.push_back(between);
                 trace.runs.push_back(run);
             }
             placed.push_back({p.auxOffset, trace.bytes.size()});
@@ -268,6 +307,46 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
             expected = p.auxOffset + p.size;
             cutShort = p.available < p.size;
         }
+        runOfPiece.resize(pieces.size(), SIZE_MAX);
+        // AUX data the AUX records announce and the file lacks (the reader's
+        // accounting): each range is told at the run after it, or after the last run.
+        if (const PerfAuxArea* area = areaOf(file.summary(), cpu, trace.tid); area && !trace.runs.empty()) {
+            trace.auxLoss.missingBytes = area->missingBytes;
+            trace.auxLoss.missingGaps = area->gaps.size();
+            std::map<size_t, std::vector<const PerfAuxGap*>> before;  // run -> gaps
+            std::vector<const PerfAuxGap*> after;
+            for (const PerfAuxGap& g : area->gaps) {
+                // The first buffer at or past the gap's end.
+                auto next = std::lower_bound(pieces.begin(), pieces.end(), g.auxOffset + g.size,
+                                             [](const Piece& p, uint64_t off) { return p.auxOffset < off; });
+                if (next == pieces.end()) {
+                    after.push_back(&g);
+                    continue;
+                }
+                const size_t run = runOfPiece[size_t(next - pieces.begin())];
+                if (run != SIZE_MAX) before[run].push_back(&g);
+            }
+            for (auto& [r, gaps] : before) {
+                PtRun& run = trace.runs[r];
+                uint64_t bytes = 0;
+                std::string text = missingText(gaps, bytes);
+                text += r == 0 ? " before the first AUXTRACE buffer, trace starts at the next PSB"
+                               : ", trace resumes at the next PSB";
+                if (r > 0 && gapBefore[r] > 0) {
+                    run.lostCause = text;  // replaces the offsets-only words
+                } else {
+                    joinCause(run.lostCause, text);
+                }
+                run.lostBefore = std::max(run.lostBefore, bytes);
+            }
+            if (!after.empty()) {
+                PtRun& last = trace.runs.back();
+                uint64_t bytes = 0;
+                last.lostAfterCause =
+                    missingText(after, bytes) + " after the last AUXTRACE buffer, the trace ends here";
+                last.lostAfter = bytes;
+            }
+        }
         // A per-thread ring (cpu -1) takes the flags of every CPU when it is the only ring.
         std::vector<const PerfAuxRecord*> losses = lossesByCpu[cpu];
         if (cpu < 0 && byCpu.size() == 1)
@@ -275,6 +354,16 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
                 if (c >= 0) losses.insert(losses.end(), l.begin(), l.end());
         splitAtAuxLosses(trace, placed, losses);
         source.cpus_.push_back(std::move(trace));
+    }
+    // What the file misses, per AUX area: with no AUXTRACE data at all the decode has nothing to show it at.
+    for (const PerfAuxArea& a : file.summary().auxAreas) {
+        if (!a.missingBytes) continue;
+        const bool none = a.presentBytes == 0;
+        source.notes_.push_back(
+            perfAuxAreaName(a) + ": " + std::to_string(a.missingBytes) + " of " +
+            std::to_string(a.announcedBytes) + " announced AUX bytes are missing from the file in " +
+            std::to_string(a.gaps.size()) + (a.gaps.size() == 1 ? " gap" : " gaps") +
+            (none ? " (no AUXTRACE data: nothing of it decodes)" : " (lost-AUX gaps in the decode)"));
     }
     if (source.cpus_.empty()) source.notes_.push_back("the file holds no AUXTRACE data");
     return source;

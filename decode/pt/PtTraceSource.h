@@ -2,7 +2,8 @@
 #pragma once
 // The Intel PT trace of a perf.data, ready for libipt: per CPU (AUX ring) the
 // AUXTRACE buffers in AUX order, one logical stream (PtTraceBytes: pieces of
-// the mapped file, not copies) split into runs where AUX data is missing (a gap in the AUX offsets, a
+// the mapped file, not copies) split into runs where AUX data is missing (a gap in the AUX offsets, named
+// with its size from the reader's accounting of what the AUX records announce, a
 // buffer cut short by the end of the file, or the end of a PERF_RECORD_AUX flagged
 // TRUNCATED, PARTIAL or COLLISION: the kernel's AUX offsets stay contiguous there
 // but the trace is not), plus the machine parameters
@@ -81,13 +82,21 @@ struct PtRun {
     // 0 also when the amount is unknown: after a TRUNCATED record the bytes the
     // hardware could not write never took AUX offsets.
     uint64_t lostBefore = 0;
-    std::string lostCause;  // "AUX offsets 0x..-0x.. missing", "file cut short ...", "AUX area full ..."
+    // "4096 AUX bytes missing from the file ...", "AUX buffer cut short ...", "AUX area full ..."
+    std::string lostCause;
+    // AUX data missing after this run with no trace after it (the last run of a
+    // CPU whose AUX records announce more than the file holds): told where the run ends.
+    uint64_t lostAfter = 0;
+    std::string lostAfterCause;
 };
 
 // PERF_RECORD_AUX records of one CPU with a loss flag.
 struct PtAuxLoss {
     uint64_t truncated = 0, partial = 0, collision = 0;  // records with each flag
     uint64_t splits = 0;                                 // runs started at their ends
+    // AUX bytes the AUX records announce and the file does not hold (the
+    // reader's PerfAuxArea): missing from the file, not lost by the kernel.
+    uint64_t missingBytes = 0, missingGaps = 0;
 };
 
 struct PtCpuTrace {
