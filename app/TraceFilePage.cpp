@@ -44,6 +44,52 @@ QString auxFlags(const PerfAuxStats& a) {
     return parts.isEmpty() ? "no loss flags" : parts.join(", ");
 }
 
+// 50331672 -> "50.3 MB".
+QString byteSize(uint64_t n) {
+    if (n < 1000) return QString("%1 bytes").arg(n);
+    if (n < 1000 * 1000) return QString("%1 kB").arg(double(n) / 1e3, 0, 'f', 1);
+    if (n < uint64_t(1000) * 1000 * 1000) return QString("%1 MB").arg(double(n) / 1e6, 0, 'f', 1);
+    return QString("%1 GB").arg(double(n) / 1e9, 0, 'f', 2);
+}
+
+QString percent(uint64_t part, uint64_t whole) {
+    const double p = whole ? 100.0 * double(part) / double(whole) : 0.0;
+    if (part && p < 0.1) return "<0.1%";
+    if (p < 1 || (p > 99 && part < whole)) return QString("%1%").arg(p, 0, 'f', 1);
+    return QString("%1%").arg(qRound(p));
+}
+
+// The header line's word on AUX bytes the AUX records announce and the file
+// lacks: "AUX: 75% of the trace missing from the file (50.3 MB in 2 gaps on cpu 0)".
+QString auxMissingLine(const PerfDataSummary& s) {
+    if (!s.auxMissingBytes) return {};
+    uint64_t gaps = 0;
+    QStringList cpus, others;
+    for (const PerfAuxArea& a : s.auxAreas) {
+        if (!a.missingBytes) continue;
+        gaps += a.gaps.size();
+        if (a.cpu >= 0)
+            cpus << QString::number(a.cpu);
+        else
+            others << QString::fromStdString(perfAuxAreaName(a));
+    }
+    QStringList where;
+    if (cpus.size() > 4)
+        where << QString("%1 CPUs").arg(cpus.size());
+    else if (!cpus.isEmpty())
+        where << (cpus.size() == 1 ? "cpu " : "cpus ") + cpus.join(", ");
+    if (others.size() > 4)
+        where << QString("%1 threads").arg(others.size());
+    else
+        where << others;
+    return QString("AUX: %1 of the trace missing from the file (%2 in %3 %4 on %5)")
+        .arg(percent(s.auxMissingBytes, s.auxAnnouncedBytes))
+        .arg(byteSize(s.auxMissingBytes))
+        .arg(gaps)
+        .arg(gaps == 1 ? "gap" : "gaps")
+        .arg(where.join(", "));
+}
+
 }  // namespace
 
 // What the page shows of a decode, computed on the worker thread: walking
@@ -315,6 +361,54 @@ void TraceFilePage::populate() {
                     .arg(st.lostRecords)
                     .arg(st.kernelLost));
     }
+    if (!s.auxAreas.empty()) {
+        // Per AUX area: what the AUX records announce, what the AUXTRACE records hold, what is missing.
+        auto* aux = section(QString("AUX data (%1 areas)").arg(s.auxAreas.size()));
+        for (const PerfAuxArea& a : s.auxAreas) {
+            QString value;
+            if (a.snapshot)
+                value = QString("snapshot mode: %1 bytes in %2 AUXTRACE records (overwritten by design)")
+                            .arg(a.presentBytes)
+                            .arg(a.auxtraceRecords);
+            else if (a.missingBytes)
+                value = QString("%1 bytes announced, %2 in the file, %3 missing in %4 %5")
+                            .arg(a.announcedBytes)
+                            .arg(a.presentBytes)
+                            .arg(a.missingBytes)
+                            .arg(a.gaps.size())
+                            .arg(a.gaps.size() == 1 ? "gap" : "gaps");
+            else
+                value = QString("%1 bytes announced, %2 in the file, none missing")
+                            .arg(a.announcedBytes)
+                            .arg(a.presentBytes);
+            if (a.truncated || a.partial || a.collision)
+                value += QString("; kernel: truncated %1, partial %2, collision %3")
+                             .arg(a.truncated)
+                             .arg(a.partial)
+                             .arg(a.collision);
+            auto* item = add(aux, QString::fromStdString(perfAuxAreaName(a)), value);
+            if (a.missingBytes) item->setForeground(1, QColor("#b00020"));
+            constexpr size_t kListed = 50;
+            for (size_t i = 0; i < a.gaps.size() && i < kListed; ++i) {
+                const PerfAuxGap& g = a.gaps[i];
+                add(item, QString("missing at AUX offset %1").arg(hex(g.auxOffset)),
+                    QString("%1 bytes, %2 %3")
+                        .arg(g.size)
+                        .arg(g.afterAuxtrace ? "after the AUXTRACE record at offset"
+                                             : "announced by the AUX record at offset")
+                        .arg(g.afterAuxtrace ? g.fileOffset : g.auxRecordOffset))
+                    ->setForeground(1, QColor("#b00020"));
+            }
+            if (a.gaps.size() > kListed)
+                add(item, QString("… %1 more gaps").arg(a.gaps.size() - kListed), {});
+            for (const PerfAuxGap& g : a.damage)
+                add(item,
+                    QString("%1 at AUX offset %2")
+                        .arg(g.kind == PerfAuxGapKind::Overlap ? "held again" : "out of order")
+                        .arg(hex(g.auxOffset)),
+                    QString("%1 bytes, AUXTRACE record at offset %2").arg(g.size).arg(g.fileOffset));
+        }
+    }
     if (!s.auxtraceErrors.empty()) {
         auto* errs = section(QString("AUX trace errors (%1)").arg(s.auxtraceErrors.size()));
         for (auto& e : s.auxtraceErrors)
@@ -328,6 +422,8 @@ void TraceFilePage::populate() {
                        .arg(lost)
                        .arg(lostSamples)
                        .arg(r.issues().size());
+    auxMissing_ = auxMissingLine(s);
+    if (!auxMissing_.isEmpty()) text += "; " + auxMissing_;
     status_->setText(text);
     if (r.hasErrors()) status_->setStyleSheet("color: #b00020;");
     for (auto* b : {exportPerfetto_, exportCsv_})
@@ -476,8 +572,9 @@ void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
                        .arg(summary.threads.size())
                        .arg(gaps)
                        .arg(seconds, 0, 'f', 2);
+    if (!auxMissing_.isEmpty()) text += "; " + auxMissing_;
     status_->setText(text);
-    status_->setStyleSheet(st.decodeErrors ? "color: #b00020;" : "");
+    status_->setStyleSheet(st.decodeErrors || !auxMissing_.isEmpty() ? "color: #b00020;" : "");
     emit statusMessage(text);
 }
 

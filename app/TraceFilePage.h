@@ -98,6 +98,8 @@ private:
     std::shared_ptr<std::atomic<bool>> cancel_;
     QTreeWidgetItem* ptSection_ = nullptr;
     uint64_t autoDecodeBytes_ = 4u << 20;
+    // "AUX: 75% of the trace missing from the file (50.3 MB in 2 gaps on cpu 0)"; empty when none is.
+    QString auxMissing_;
     bool failed_ = false;
     bool hasPt_ = false;
     bool decoding_ = false;
