@@ -10,3 +10,9 @@ add_dependencies(timeline_tests auxscope-ptsynth)
 target_compile_definitions(timeline_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
 add_test(NAME timeline_tests COMMAND timeline_tests)
 set_tests_properties(timeline_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 180)
+
+# The trace page's word on AUX bytes missing from the file (issue 16).
+add_executable(trace_page_aux_tests ${CMAKE_CURRENT_LIST_DIR}/TraceFilePageAuxTest.cpp)
+target_link_libraries(trace_page_aux_tests PRIVATE auxscope_app Qt6::Test)
+add_test(NAME trace_page_aux_tests COMMAND trace_page_aux_tests)
+set_tests_properties(trace_page_aux_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 120)

@@ -49,3 +49,12 @@ add_test(NAME cli_info_usage COMMAND auxscope info)
 set_tests_properties(cli_info_usage PROPERTIES PASS_REGULAR_EXPRESSION "usage: auxscope info")
 
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/reader_fuzz.cmake)
+
+# AUX bytes missing from the file (issue 16): the reader's accounting per AUX
+# area, `auxscope info`, and the Intel PT decode's lost-AUX gaps.
+add_executable(reader_aux_gap_tests ${CMAKE_CURRENT_LIST_DIR}/ReaderAuxGapsTest.cpp)
+add_dependencies(reader_aux_gap_tests auxscope)
+target_compile_definitions(reader_aux_gap_tests PRIVATE AUXSCOPE_BIN="$<TARGET_FILE:auxscope>")
+target_link_libraries(reader_aux_gap_tests PRIVATE reader_test_support auxscope_decode PkgConfig::zstd
+                                                   GTest::gtest_main)
+gtest_discover_tests(reader_aux_gap_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180)
