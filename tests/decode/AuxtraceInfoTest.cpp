@@ -22,6 +22,7 @@
 #include "PerfDataWriter.h"
 #include "Pmu.h"
 
+#include "TestData.h"
 #include "WriterTestSupport.h"
 
 namespace auxscope {
@@ -44,8 +45,9 @@ std::string tempFile(const std::string& name) {
     return dir + "/" + name;
 }
 
+// The shared test data: each test that reads it starts with AUXSCOPE_NEED_TEST_DATA().
 std::string sharedData(const std::string& rel) {
-    return std::string(AUXSCOPE_AUXINFO_SHARED_DATA_DIR) + "/" + rel;
+    return test_support::testDataPath(rel);
 }
 
 bool exists(const std::string& path) {
@@ -715,8 +717,9 @@ TEST(CsEtmInfoPerf, PerfRefusesWhatTheEncoderRefuses) {
 // --------------------------------------------------- the shared real traces
 
 TEST(AuxtraceInfoShared, IntelPtSkylakeMatchesPerfsDump) {
+    AUXSCOPE_NEED_TEST_DATA();
     const auto path = sharedData("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
-    ASSERT_TRUE(exists(path)) << path << " is missing (../shared/data beside the source tree)";
+    ASSERT_TRUE(exists(path)) << path << " is missing";
     auto reader = PerfDataReader::open(path);
     ASSERT_TRUE(reader) << reader.error().message;
     ASSERT_EQ(reader->summary().auxtraceInfo.size(), 1u);
@@ -752,13 +755,14 @@ struct SharedCsCase {
 };
 
 TEST(AuxtraceInfoShared, SimpleperfCoreSightMatchesPerfsDump) {
+    AUXSCOPE_NEED_TEST_DATA();
     const bool havePerf = perfBinary().has_value();
     for (auto c : {SharedCsCase{"perf_etm.data", CsEtmTracer::EtmV4, 8},
                    SharedCsCase{"perf_kernel.data", CsEtmTracer::EtmV4, 8},
                    SharedCsCase{"perf_with_missing_aux_data.data", CsEtmTracer::Ete, 0x5f}}) {
         SCOPED_TRACE(c.file);
         const auto path = sharedData(std::string("coresight/simpleperf-etm/") + c.file);
-        ASSERT_TRUE(exists(path)) << path << " is missing (../shared/data beside the source tree)";
+        ASSERT_TRUE(exists(path)) << path << " is missing";
         auto reader = PerfDataReader::open(path);
         ASSERT_TRUE(reader) << reader.error().message;
         ASSERT_EQ(reader->summary().auxtraceInfo.size(), 1u);

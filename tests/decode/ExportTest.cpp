@@ -19,6 +19,7 @@
 #include "IntelPtSpans.h"
 #include "KernelTestSupport.h"
 #include "PerfDataReader.h"
+#include "TestData.h"
 #include "TraceExport.h"
 #include "TraceModel.h"
 #include "TraceModelLoader.h"
@@ -502,8 +503,9 @@ PtSynthFib synthesizeFib(const std::string& name) {
     return out;
 }
 
-const std::string kSharedData = AUXSCOPE_SHARED_DATA_DIR;
-const std::string kSkylake = kSharedData + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+// From the shared test data: the tests that read it start with AUXSCOPE_NEED_TEST_DATA().
+const std::string kSkylake =
+    test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
 
 }  // namespace
 
@@ -615,7 +617,8 @@ TEST(CsvExportSpans, PtSynthFibSpanRows) {
 // perf's Skylake recording without its binaries: the code is unknown, so the
 // threads' tracks carry gap slices saying which image is missing.
 TEST(PerfettoExportSpans, SkylakeWithoutBinariesShowsMissingImageGaps) {
-    ASSERT_TRUE(fs::exists(kSkylake)) << kSkylake << " is missing (../shared/data)";
+    AUXSCOPE_NEED_TEST_DATA();
+    ASSERT_TRUE(fs::exists(kSkylake)) << kSkylake << " is missing";
     auto file = PerfDataReader::open(kSkylake);
     ASSERT_TRUE(file) << file.error().message;
     TraceModel model;

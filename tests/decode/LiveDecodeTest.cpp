@@ -17,13 +17,15 @@
 #include "PsbIndex.h"
 #include "PtSpanDecoder.h"
 #include "ReplaySource.h"
+#include "TestData.h"
 
 using namespace auxscope;
 
 namespace {
 
-const std::string kShared = AUXSCOPE_SHARED_DATA_DIR;
-const std::string kSkylake = kShared + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+// From the shared test data: the tests that read it start with AUXSCOPE_NEED_TEST_DATA().
+const std::string kSkylake =
+    auxscope::test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
 
 // A ptsynth trace of a generated program (its code on disk): decodable here.
 const std::string& generatedTrace() {
@@ -166,6 +168,7 @@ TEST(LiveDecode, RateBoundSkipsAndCountsWhatItCannotDecode) {
 // timelines are published while the capture is still running, each reaching at
 // least as far as the one before.
 TEST(LiveDecode, PublishesTimelinesWhileCapturing) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_TRUE(std::filesystem::exists(kSkylake)) << kSkylake << " is missing";
     auto src = ReplaySource::open(kSkylake);
     ASSERT_TRUE(src) << src.error().message;
@@ -187,6 +190,7 @@ TEST(LiveDecode, PublishesTimelinesWhileCapturing) {
 // A real Skylake recording without its binaries: the flow is all missing-image
 // gaps, which the live timeline shows with their cause rather than nothing.
 TEST(LiveDecode, SkylakeWithoutBinariesShowsExplainedGaps) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_TRUE(std::filesystem::exists(kSkylake)) << kSkylake << " is missing";
     LivePtDecoderOptions lo;
     lo.intervalSeconds = 0.05;

@@ -25,6 +25,7 @@
 #include "PerfDataWriterCapture.h"
 #include "PtSpanDecoder.h"
 #include "SimulatedCapture.h"
+#include "TestData.h"
 #include "WaitFor.h"
 #include "WriterTestSupport.h"
 
@@ -34,8 +35,8 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-const std::string kSkylake = std::string(AUXSCOPE_AUX_LOSS_SHARED_DATA_DIR) +
-                             "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+const std::string kSkylake =
+    test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
 
 using test_support::waitFor;
 
@@ -156,6 +157,7 @@ Recording record(const PerfDataReader& source, const std::vector<uint8_t>& trace
 }
 
 TEST(PtAuxLoss, TruncatedAuxRecordsSplitTheTraceIntoRunsAndDecodeAsLostAux) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_TRUE(fs::exists(kSkylake)) << "shared trace data missing: " << kSkylake;
     auto source = PerfDataReader::open(kSkylake);
     ASSERT_TRUE(source) << source.error().message;

@@ -21,14 +21,15 @@
 #include "AuxtraceInfo.h"
 #include "PerfDataReader.h"
 #include "PtDecodeRequest.h"
+#include "TestData.h"
 
 namespace {
 
 using namespace auxscope;
 
-const std::string kDataDir = AUXSCOPE_SHARED_DATA_DIR;
-const std::string kSyntheticDir = kDataDir + "/intel-pt/libipt-ptt-synthetic";
-const std::string kHelloDir = kDataDir + "/intel-pt/dynamorio-hello";
+// The shared test data: each test that reads it starts with AUXSCOPE_NEED_TEST_DATA().
+const std::string kSyntheticDir = test_support::testDataPath("intel-pt/libipt-ptt-synthetic");
+const std::string kHelloDir = test_support::testDataPath("intel-pt/dynamorio-hello");
 
 // Runs a block with the working directory at `dir`, for decodes whose sideband
 // names files relative to it (MMAP records, ptxed's diagnostics naming the .sb
@@ -155,14 +156,16 @@ std::string runDecode(const std::vector<std::string>& args) {
     return out.str();
 }
 
-TEST(PtConformance, SharedDataIsPresent) {
+// The data folder is there: so are the parts these tests read.
+TEST(PtConformance, SharedDataIsComplete) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_TRUE(std::filesystem::exists(kSyntheticDir + "/MANIFEST.tsv"))
-        << kSyntheticDir
-        << "/MANIFEST.tsv is missing: the conformance tests need ../shared/data beside the repo";
+        << kSyntheticDir << "/MANIFEST.tsv is missing";
     ASSERT_TRUE(std::filesystem::exists(kHelloDir + "/pt.bin")) << kHelloDir << " is missing";
 }
 
 TEST(PtConformance, LibiptSyntheticManifest) {
+    AUXSCOPE_NEED_TEST_DATA();
     std::vector<Expectation> manifest = readManifest();
     ASSERT_EQ(manifest.size(), 715u) << "MANIFEST.tsv in " << kSyntheticDir << " is missing or incomplete";
     std::map<std::string, std::pair<int, int>> passedByTool;  // tool -> (passed, total)
@@ -241,23 +244,27 @@ std::string withoutDisassembly(const std::string& text) {
 }
 
 TEST(PtConformance, HelloPtdump) {
+    AUXSCOPE_NEED_TEST_DATA();
     std::string actual = runDecode(helloArguments({"--format", "packets", "--pt", kHelloDir + "/pt.bin"}));
     EXPECT_EQ(firstDifference(actual, readFile(kHelloDir + "/expected.ptdump.txt")), "");
 }
 
 TEST(PtConformance, HelloPtdumpLastIpTime) {
+    AUXSCOPE_NEED_TEST_DATA();
     std::string actual = runDecode(
         helloArguments({"--format", "packets", "--lastip", "--time", "--pt", kHelloDir + "/pt.bin"}));
     EXPECT_EQ(firstDifference(actual, readFile(kHelloDir + "/expected.ptdump-lastip-time.txt")), "");
 }
 
 TEST(PtConformance, HelloPtxed) {
+    AUXSCOPE_NEED_TEST_DATA();
     std::string actual = runDecode(
         helloArguments({"--format", "ptxed", "--pt", kHelloDir + "/pt.bin", "--elf", kHelloDir + "/hello"}));
     EXPECT_EQ(firstDifference(actual, withoutDisassembly(readFile(kHelloDir + "/expected.ptxed.txt"))), "");
 }
 
 TEST(PtConformance, HelloPtxedInsnDecoderTime) {
+    AUXSCOPE_NEED_TEST_DATA();
     std::string actual =
         runDecode(helloArguments({"--insn-decoder", "--time", "--event:time", "--stat", "--format", "ptxed",
                                   "--pt", kHelloDir + "/pt.bin", "--elf", kHelloDir + "/hello"}));
@@ -271,6 +278,7 @@ TEST(PtConformance, HelloPtxedInsnDecoderTime) {
 // with the defaults: sample-type 0, which makes libipt 2.0.5 lose sync on the
 // first record with samples in each. The flow itself is unaffected.
 TEST(PtConformance, HelloPtxedSideband) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_TRUE(std::filesystem::exists(kHelloDir + "/primary.sideband.pevent"));
     WorkingDirectory inData(kHelloDir);
     std::string actual = runDecode(helloArguments({"--format",
@@ -306,6 +314,7 @@ TEST(PtConformance, HelloPtxedSideband) {
 // (under --pevent:sysroot), and the decoder switches to it in the kernel between
 // exec and the first user instruction. No --elf: the code comes from sideband alone.
 TEST(PtConformance, HelloSidebandBuildsTheProcessImage) {
+    AUXSCOPE_NEED_TEST_DATA();
     WorkingDirectory inData(kHelloDir);
     auto request = parsePtDecodeArguments(
         helloArguments({"--pt", "pt.bin", "--pevent:sample-type", "0x10086", "--pevent:time-shift", "31",
@@ -338,6 +347,7 @@ TEST(PtConformance, HelloSidebandBuildsTheProcessImage) {
 // DynamoRIO's ground truth: exactly the 8 instructions of test_simple.templatex,
 // at the offsets it lists from the first one.
 TEST(PtConformance, HelloExactlyTheEightInstructions) {
+    AUXSCOPE_NEED_TEST_DATA();
     std::string templ = readFile(kHelloDir + "/test_simple.templatex");
     ASSERT_FALSE(templ.empty()) << kHelloDir << "/test_simple.templatex is missing";
     std::vector<uint64_t> offsets;
@@ -374,6 +384,7 @@ TEST(PtConformance, HelloExactlyTheEightInstructions) {
 
 // Packet counts come with the dump (compared later with perf report -D).
 TEST(PtConformance, HelloPacketCounts) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto request =
         parsePtDecodeArguments(helloArguments({"--format", "packets", "--quiet", kHelloDir + "/pt.bin"}));
     ASSERT_TRUE(request) << request.error().message;
@@ -410,18 +421,7 @@ TEST(PtConformance, SetupErrorsNameTheFile) {
     EXPECT_NE(summary.error().message.find("/nonexistent/trace.pt"), std::string::npos)
         << summary.error().message;
 
-    auto noImage = parsePtDecodeArguments({"--pt", kHelloDir + "/pt.bin"});
-    ASSERT_TRUE(noImage);
-    EXPECT_FALSE(runPtDecode(*noImage, out));
-
-    auto noSideband = parsePtDecodeArguments({"--pt", kHelloDir + "/pt.bin", "--elf", kHelloDir + "/hello",
-                                              "--pevent:primary", "/nonexistent/x.sb"});
-    ASSERT_TRUE(noSideband) << noSideband.error().message;
-    auto sidebandRun = runPtDecode(*noSideband, out);
-    ASSERT_FALSE(sidebandRun);
-    EXPECT_NE(sidebandRun.error().message.find("/nonexistent/x.sb"), std::string::npos)
-        << sidebandRun.error().message;
-
+    // Refused while parsing: the trace named is never opened.
     auto badShift = parsePtDecodeArguments({"--pevent:time-shift", "0x10000", kHelloDir + "/pt.bin"});
     ASSERT_FALSE(badShift);
     EXPECT_NE(badShift.error().message.find("--pevent:time-shift 0x10000"), std::string::npos)
@@ -436,6 +436,23 @@ TEST(PtConformance, SetupErrorsNameTheFile) {
     EXPECT_NE(badRaw.error().message.find("load address"), std::string::npos);
 }
 
+// On a real trace: no image to decode against, and a sideband file that is not there.
+TEST(PtConformance, SetupErrorsOnTheHelloTrace) {
+    AUXSCOPE_NEED_TEST_DATA();
+    std::ostringstream out;
+    auto noImage = parsePtDecodeArguments({"--pt", kHelloDir + "/pt.bin"});
+    ASSERT_TRUE(noImage);
+    EXPECT_FALSE(runPtDecode(*noImage, out));
+
+    auto noSideband = parsePtDecodeArguments({"--pt", kHelloDir + "/pt.bin", "--elf", kHelloDir + "/hello",
+                                              "--pevent:primary", "/nonexistent/x.sb"});
+    ASSERT_TRUE(noSideband) << noSideband.error().message;
+    auto sidebandRun = runPtDecode(*noSideband, out);
+    ASSERT_FALSE(sidebandRun);
+    EXPECT_NE(sidebandRun.error().message.find("/nonexistent/x.sb"), std::string::npos)
+        << sidebandRun.error().message;
+}
+
 }  // namespace
 
 namespace {
@@ -444,7 +461,9 @@ namespace {
 // AUXTRACE buffer dumped packet by packet gives the per-type counts perf report
 // -D shows for it (README of the data folder).
 TEST(PtConformance, PerfDataSkylakeCpu0PacketCounts) {
-    const std::string path = kDataDir + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string path =
+        test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
     auto file = PerfDataReader::open(path);
     ASSERT_TRUE(file) << file.error().message;
     const PerfAuxtraceBuffer* cpu0 = nullptr;

@@ -27,12 +27,14 @@
 #include "PerfDataWriter.h"
 #include "PsbIndex.h"
 #include "PtSpanDecoder.h"
+#include "TestData.h"
 
 namespace auxscope {
 namespace {
 
-const std::string kDataDir = AUXSCOPE_SHARED_DATA_DIR;
-const std::string kSkylake = kDataDir + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
+// The shared test data: the PtDecodeSkylake tests start with AUXSCOPE_NEED_TEST_DATA().
+const std::string kSkylake =
+    test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
 
 // ---------------------------------------------------------------- FlowToSpans
 
@@ -262,6 +264,7 @@ std::map<int, std::map<std::string, uint64_t>> perfPacketCounts(const std::strin
 }
 
 TEST(PtDecodeSkylake, EverySpanIsAGapWithoutTheBinaries) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto file = PerfDataReader::open(kSkylake);
     ASSERT_TRUE(file) << file.error().message;
     auto session = PtSession::open(*file);
@@ -310,6 +313,7 @@ TEST(PtDecodeSkylake, EverySpanIsAGapWithoutTheBinaries) {
 }
 
 TEST(PtDecodeSkylake, PacketAndPsbCountsMatchPerfReport) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto file = PerfDataReader::open(kSkylake);
     ASSERT_TRUE(file) << file.error().message;
     auto session = PtSession::open(*file);

@@ -28,6 +28,7 @@
 #include "PerfDataWriter.h"
 #include "PtSpanDecoder.h"
 #include "ReaderTestSupport.h"
+#include "TestData.h"
 
 namespace auxscope {
 namespace {
@@ -470,11 +471,10 @@ TEST(ReaderAuxGaps, AuxtraceInsideCompressedData) {
     EXPECT_TRUE(a->gaps[0].compressed);
 }
 
-// perf's and simpleperf's own files from ../shared/data.
+// perf's and simpleperf's own files from the shared test data (../shared/data).
 TEST(ReaderAuxGaps, SharedFilesFromPerfAndSimpleperf) {
-    std::string why;
-    const std::string data = test::sharedDataDir(&why);
-    ASSERT_FALSE(data.empty()) << why;
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string data = test_support::testDataDir();
     {
         // perf 4.14, Intel PT per CPU (with the workload's tid in each AUXTRACE record): complete.
         auto r = open(data + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
@@ -647,9 +647,8 @@ std::string rewriteSkylake(const PerfDataReader& source, const std::vector<Cut>&
 }
 
 TEST(ReaderAuxGaps, IntelPtDecodeShowsEachMissingRangeAsALostAuxGap) {
-    std::string why;
-    const std::string data = test::sharedDataDir(&why);
-    ASSERT_FALSE(data.empty()) << why;
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string data = test_support::testDataDir();
     auto source = open(data + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
     test::TempDir dir;
     // cpu 3 announces [0, 137728) in 9 AUX records (boundaries 13168, 14128,
@@ -761,9 +760,8 @@ TEST(ReaderAuxGaps, IntelPtDecodeShowsEachMissingRangeAsALostAuxGap) {
 
 // A CPU whose AUX data the file lacks entirely decodes nothing, and says so.
 TEST(ReaderAuxGaps, IntelPtDecodeNotesACpuWithNoAuxtraceData) {
-    std::string why;
-    const std::string data = test::sharedDataDir(&why);
-    ASSERT_FALSE(data.empty()) << why;
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string data = test_support::testDataDir();
     auto source = open(data + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
     test::TempDir dir;
     auto file = open(rewriteSkylake(source, {}, dir.file("no-cpu3.data")));

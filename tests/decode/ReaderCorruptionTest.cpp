@@ -9,9 +9,11 @@
 #include <random>
 
 #include "ReaderTestSupport.h"
+#include "TestData.h"
 
 using namespace auxscope;
 using namespace auxscope::test;
+using auxscope::test_support::testDataPath;
 using perfdata::FileHeader;
 
 namespace {
@@ -25,13 +27,8 @@ struct Original {
     uint64_t dataEnd = 0;
 };
 
+// Each test says AUXSCOPE_NEED_TEST_DATA() before it asks for these.
 std::vector<Original> originals() {
-    std::string why;
-    const std::string dir = sharedDataDir(&why);
-    if (dir.empty()) {
-        ADD_FAILURE() << why;
-        return {};
-    }
     std::vector<Original> v;
     for (const char* rel :
          {"intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14", "coresight/simpleperf-etm/perf_etm.data",
@@ -39,7 +36,7 @@ std::vector<Original> originals() {
           "coresight/simpleperf-etm/perf_with_missing_aux_data.data"}) {
         Original o;
         o.name = std::string(rel).substr(std::string(rel).rfind('/') + 1);
-        o.bytes = readFileBytes(dir + "/" + rel);
+        o.bytes = readFileBytes(testDataPath(rel));
         auto r = PerfDataReader::fromBytes(o.bytes, o.name);
         if (!r.ok()) {
             ADD_FAILURE() << r.error().message;
@@ -77,6 +74,7 @@ bool isPrefix(const std::vector<std::pair<uint64_t, uint32_t>>& a,
 }  // namespace
 
 TEST(ReaderCorruption, TruncatedAtManyOffsets) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_FALSE(shared().empty());
     for (const Original& o : shared()) {
         size_t opened = 0;
@@ -108,6 +106,7 @@ TEST(ReaderCorruption, TruncatedAtManyOffsets) {
 }
 
 TEST(ReaderCorruption, RecordSizesFlipped) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_FALSE(shared().empty());
     for (const Original& o : shared()) {
         for (size_t i = 0; i < o.records.size(); ++i) {
@@ -139,6 +138,7 @@ TEST(ReaderCorruption, RecordSizesFlipped) {
 }
 
 TEST(ReaderCorruption, HeaderFieldsPointingAnywhere) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_FALSE(shared().empty());
     const Original& o = shared().front();
     FileHeader h;
@@ -192,6 +192,7 @@ TEST(ReaderCorruption, HeaderFieldsPointingAnywhere) {
 }
 
 TEST(ReaderCorruption, WrongMagicAndDataSizeZero) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_FALSE(shared().empty());
     const Original& o = shared().front();
     auto b = o.bytes;
@@ -222,6 +223,7 @@ TEST(ReaderCorruption, WrongMagicAndDataSizeZero) {
 }
 
 TEST(ReaderCorruption, RandomByteFlips) {
+    AUXSCOPE_NEED_TEST_DATA();
     ASSERT_FALSE(shared().empty());
     std::mt19937_64 rng(20240521);
     for (const Original& o : shared()) {

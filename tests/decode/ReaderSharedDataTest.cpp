@@ -10,17 +10,16 @@
 #include <sstream>
 
 #include "ReaderTestSupport.h"
+#include "TestData.h"
 
 using namespace auxscope;
 using namespace auxscope::test;
 
 namespace {
 
+// Every test here reads the shared data: each starts with AUXSCOPE_NEED_TEST_DATA().
 std::string dataFile(const std::string& rel) {
-    std::string why;
-    const std::string dir = sharedDataDir(&why);
-    if (dir.empty()) ADD_FAILURE() << why;
-    return dir + "/" + rel;
+    return test_support::testDataPath(rel);
 }
 
 const char* kSkylake = "intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
@@ -54,14 +53,10 @@ std::string readText(const std::string& path) {
 
 }  // namespace
 
-TEST(ReaderSharedData, DataFolderIsPresent) {
-    std::string why;
-    ASSERT_FALSE(sharedDataDir(&why).empty()) << why;
-}
-
 // Independent of perf: the record-type counts and AUXTRACE buffers listed in
 // expected.aux-extract-summary.txt beside the Skylake file.
 TEST(ReaderSharedData, SkylakeMatchesTheShippedSummary) {
+    AUXSCOPE_NEED_TEST_DATA();
     const std::string summaryText =
         readText(dataFile("intel-pt/perf-intel_pt-skylake/expected.aux-extract-summary.txt"));
     ASSERT_FALSE(summaryText.empty());
@@ -134,6 +129,7 @@ TEST(ReaderSharedData, SkylakeMatchesTheShippedSummary) {
 // Independent of perf at test time: `perf report --header-only` output shipped
 // beside the file.
 TEST(ReaderSharedData, SkylakeFeaturesMatchTheShippedHeader) {
+    AUXSCOPE_NEED_TEST_DATA();
     const std::string text =
         readText(dataFile("intel-pt/perf-intel_pt-skylake/expected.perf-report-header.txt"));
     ASSERT_FALSE(text.empty());
@@ -219,6 +215,7 @@ class ReaderVersusPerf : public ::testing::TestWithParam<const char*> {};
 // Record counts by type, the (offset, type) of every record and the CPU of every
 // kernel record equal what `perf report -D` prints for the same file.
 TEST_P(ReaderVersusPerf, RecordsMatchPerfReportDump) {
+    AUXSCOPE_NEED_TEST_DATA();
     const std::string path = dataFile(GetParam());
     auto perf = perfBinary();
     if (!perf)
@@ -244,6 +241,7 @@ INSTANTIATE_TEST_SUITE_P(SharedFiles, ReaderVersusPerf,
                          });
 
 TEST(ReaderSharedData, SimpleperfUsesIdNotIdentifierAndOneEvent) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto r = mustOpen(dataFile(kEtm));
     ASSERT_EQ(r.attrs().size(), 1u);
     EXPECT_FALSE(r.attrs()[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER);
@@ -263,6 +261,7 @@ TEST(ReaderSharedData, SimpleperfUsesIdNotIdentifierAndOneEvent) {
 }
 
 TEST(ReaderSharedData, SimpleperfIndexAndFeaturesBeyond31) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto r = mustOpen(dataFile(kKernel));
     EXPECT_TRUE(r.issues().empty()) << issuesText(r);
     const auto& f = r.features();
@@ -291,6 +290,7 @@ TEST(ReaderSharedData, SimpleperfIndexAndFeaturesBeyond31) {
 }
 
 TEST(ReaderSharedData, SimpleperfKernelTraceTruncatedAuxAsPerfCountsIt) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto r = mustOpen(dataFile(kKernel));
     uint64_t truncated = 0, aux = 0;
     for (auto& [cpu, st] : r.summary().cpus)
@@ -311,6 +311,7 @@ TEST(ReaderSharedData, SimpleperfKernelTraceTruncatedAuxAsPerfCountsIt) {
 }
 
 TEST(ReaderSharedData, MissingAuxDataIsReportedNotACrash) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto r = mustOpen(dataFile(kMissingAux));
     ASSERT_TRUE(r.hasErrors());
     const PerfDataIssue* missing = nullptr;
@@ -331,6 +332,7 @@ TEST(ReaderSharedData, MissingAuxDataIsReportedNotACrash) {
 }
 
 TEST(ReaderSharedData, NotAPerfDataFileIsAClearError) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto r = PerfDataReader::open(dataFile(kInject));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("perf_inject.data: offset 0 (0x0): not a perf.data file: wrong magic"),

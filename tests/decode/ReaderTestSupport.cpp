@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "ReaderTestSupport.h"
 
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,19 +16,6 @@
 #include <sstream>
 
 namespace auxscope::test {
-
-std::string sharedDataDir(std::string* why) {
-    const std::string dir = AUXSCOPE_SHARED_DATA_DIR;
-    struct stat st {};
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        if (why)
-            *why =
-                "the shared test data folder " + dir +
-                " is missing (it sits beside the source tree as ../shared/data and is always present in CI)";
-        return {};
-    }
-    return dir;
-}
 
 TempDir::TempDir() {
     const char* base = std::getenv("TMPDIR");

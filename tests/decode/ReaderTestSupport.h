@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Helpers for the perf.data reader tests: the shared data folder, temp dirs,
-// running commands, and perf's own `perf report -D` as an oracle (its text is
-// parsed here, in tests only, to compare against; never by auxscope itself).
+// Helpers for the perf.data reader tests: temp dirs, running commands, and
+// perf's own `perf report -D` as an oracle (its text is parsed here, in tests
+// only, to compare against; never by auxscope itself). The shared data folder:
+// tests/support/TestData.h.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,10 +14,6 @@
 #include "PerfDataReader.h"
 
 namespace auxscope::test {
-
-// ../shared/data beside the source tree (AUXSCOPE_SHARED_DATA_DIR); empty string
-// and a message in `why` when it is missing.
-std::string sharedDataDir(std::string* why = nullptr);
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {

@@ -27,6 +27,7 @@
 #include "PerfDataReader.h"
 #include "PerfDataWriterCapture.h"
 #include "ReplaySource.h"
+#include "TestData.h"
 #include "WriterTestSupport.h"
 
 namespace auxscope {
@@ -36,14 +37,16 @@ using writertest::makeTempDir;
 using writertest::perfBinary;
 using writertest::runCommand;
 
-const std::string kData = AUXSCOPE_REPLAY_SHARED_DATA_DIR;
-const std::string kSkylake = kData + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
-const std::string kEtm = kData + "/coresight/simpleperf-etm/perf_etm.data";
-const std::string kMissingAux = kData + "/coresight/simpleperf-etm/perf_with_missing_aux_data.data";
+// The shared test data: each test that reads it starts with AUXSCOPE_NEED_TEST_DATA().
+const std::string kSkylake =
+    test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
+const std::string kEtm = test_support::testDataPath("coresight/simpleperf-etm/perf_etm.data");
+const std::string kMissingAux =
+    test_support::testDataPath("coresight/simpleperf-etm/perf_with_missing_aux_data.data");
 
+// A file missing from a data folder that is there is a failure, not a skip.
 std::string requireFile(const std::string& path) {
-    if (!std::filesystem::exists(path))
-        ADD_FAILURE() << "shared trace data missing: " << path << " (the tests read ../shared/data in place)";
+    if (!std::filesystem::exists(path)) ADD_FAILURE() << "shared trace data missing: " << path;
     return path;
 }
 
@@ -179,6 +182,7 @@ TEST(Replay, ParsesSpeeds) {
 }
 
 TEST(Replay, ReadsTheSkylakeRecording) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     const auto& s = (*src)->streams();
@@ -230,6 +234,7 @@ TEST(Replay, ReadsTheSkylakeRecording) {
 
 // The acceptance test: max speed into a perf.data that perf decodes like the source.
 TEST(Replay, SkylakeAtMaxSpeedGivesTheSameAuxBytesSidebandAndPackets) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     const std::string dir = makeTempDir("replay");
@@ -326,6 +331,7 @@ TEST(Replay, SkylakeAtMaxSpeedGivesTheSameAuxBytesSidebandAndPackets) {
 // Recorded-speed pacing: not a timing benchmark, just "it paced". The file spans
 // 2.02 ms of recorded time; at 0.01x that is 0.2 s of wall time.
 TEST(Replay, PacesByTheRecordedTimestamps) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     const std::string dir = makeTempDir("replay-pace");
@@ -353,6 +359,7 @@ TEST(Replay, PacesByTheRecordedTimestamps) {
 // Looping for demos: passes follow one another until the duration ends, every
 // byte fed reaches the file, and the times keep increasing across passes.
 TEST(Replay, LoopsUntilTheDurationEnds) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     const std::string dir = makeTempDir("replay-loop");
@@ -388,6 +395,7 @@ TEST(Replay, LoopsUntilTheDurationEnds) {
 
 // stop() ends a slow replay at once, and the session with it.
 TEST(Replay, StopsOnRequest) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     ReplayOptions o;
@@ -411,6 +419,7 @@ TEST(Replay, StopsOnRequest) {
 // Snapshot mode: the producers overwrite their AUX area (every PERF_RECORD_AUX
 // carries OVERWRITE) and the driver never waits for the drain to free AUX space.
 TEST(Replay, SnapshotModeProducersOverwrite) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     ReplayOptions o;
@@ -435,6 +444,7 @@ TEST(Replay, SnapshotModeProducersOverwrite) {
 
 // The CoreSight ETM recording made by simpleperf (cpu 7 of 8, formatted ETMv4).
 TEST(Replay, SimpleperfCoreSightRecording) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kEtm));
     ASSERT_TRUE(src) << src.error().message;
     ASSERT_EQ((*src)->streams().size(), 1u);
@@ -469,6 +479,7 @@ TEST(Replay, SimpleperfCoreSightRecording) {
 }
 
 TEST(Replay, TruncatedFileNamesTheOffset) {
+    AUXSCOPE_NEED_TEST_DATA();
     const std::string dir = makeTempDir("replay-trunc");
     const std::string cut = dir + "/cut.data";
     {
@@ -489,6 +500,7 @@ TEST(Replay, TruncatedFileNamesTheOffset) {
 }
 
 TEST(Replay, CorruptAuxtraceSizeNamesTheOffset) {
+    AUXSCOPE_NEED_TEST_DATA();
     const std::string dir = makeTempDir("replay-corrupt");
     const std::string bad = dir + "/bad.data";
     std::vector<char> bytes;
@@ -510,6 +522,7 @@ TEST(Replay, CorruptAuxtraceSizeNamesTheOffset) {
 }
 
 TEST(Replay, FileWithoutAuxDataIsAClearError) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kMissingAux));
     ASSERT_FALSE(src);
     const std::string& m = src.error().message;
@@ -524,6 +537,7 @@ TEST(Replay, FileWithoutAuxDataIsAClearError) {
 // The file keeps the AUX counters per CPU over time (auxscope's statistics
 // section, version 2): the last sample of each replayed CPU holds its AUX bytes.
 TEST(Replay, CaptureStatisticsCarryTheAuxCounters) {
+    AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
     ASSERT_TRUE(src) << src.error().message;
     const std::string dir = makeTempDir("replay-stats");

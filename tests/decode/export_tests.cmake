@@ -9,16 +9,14 @@ add_executable(export_tests
 )
 target_include_directories(export_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../capture)
 # Decoded Intel PT spans: a ptsynth trace of fib (with its ground truth) and
-# perf's Skylake recording read in place from ../shared/data (missing data fails).
-cmake_path(SET AUXSCOPE_EXPORT_SHARED_DATA NORMALIZE "${CMAKE_SOURCE_DIR}/../shared/data")
+# perf's Skylake recording read in place from AUXSCOPE_TEST_DATA_DIR (skipped without it).
 add_dependencies(export_tests auxscope-ptsynth ptsynth_prog_fib)
 target_compile_definitions(export_tests PRIVATE
   AUXSCOPE_PROTOC="${PROTOC_EXECUTABLE}"
   AUXSCOPE_PERFETTO_PROTO_DIR="${CMAKE_CURRENT_LIST_DIR}"
-  AUXSCOPE_SHARED_DATA_DIR="${AUXSCOPE_EXPORT_SHARED_DATA}"
   AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
   AUXSCOPE_PTSYNTH_FIB="$<TARGET_FILE:ptsynth_prog_fib>")
-target_link_libraries(export_tests PRIVATE auxscope_decode GTest::gtest_main)
+target_link_libraries(export_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
 gtest_discover_tests(export_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
 
 # auxscope export on Intel PT: spans by default, per-thread slices and CSV rows.
@@ -30,8 +28,8 @@ add_test(NAME cli_export_pt_spans COMMAND sh -c
    $<TARGET_FILE:auxscope> export $d/fib.data --no-decode -o $d/plain.pftrace; rm -rf $d")
 set_tests_properties(cli_export_pt_spans PROPERTIES PASS_REGULAR_EXPRESSION
   "wrote .*fib.pftrace \\(perfetto\\): .*, 48[0-9] Intel PT spans in 1 threads \\(1 gaps; untraced 1\\).*fib rows: 465\n.*wrote .*plain.pftrace \\(perfetto\\): [^\n]*loss records\n")
-set(_export_skylake "${AUXSCOPE_EXPORT_SHARED_DATA}/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14")
-add_test(NAME cli_export_pt_missing_image COMMAND sh -c
+set(_export_skylake "${AUXSCOPE_TEST_DATA_DIR}/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14")
+auxscope_add_data_test(NAME cli_export_pt_missing_image COMMAND sh -c
   "set -e; test -f '${_export_skylake}'; d=$(mktemp -d); \
    $<TARGET_FILE:auxscope> export '${_export_skylake}' --cpu 0 -o $d/s.pftrace; rm -rf $d")
 set_tests_properties(cli_export_pt_missing_image PROPERTIES PASS_REGULAR_EXPRESSION

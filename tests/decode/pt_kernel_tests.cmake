@@ -29,13 +29,13 @@ target_compile_definitions(pt_kernel_tests PRIVATE
 target_link_libraries(pt_kernel_tests PRIVATE auxscope_ptsynth auxscope_decode libipt::libipt GTest::gtest_main)
 gtest_discover_tests(pt_kernel_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
 
-# AUX loss flags: the simulated capture writes TRUNCATED records over real PT bytes.
-cmake_path(SET _pt_aux_loss_data NORMALIZE "${CMAKE_SOURCE_DIR}/../shared/data")
+# AUX loss flags: the simulated capture writes TRUNCATED records over real PT bytes
+# (the Skylake trace from AUXSCOPE_TEST_DATA_DIR).
 add_executable(pt_aux_loss_tests ${CMAKE_CURRENT_LIST_DIR}/PtAuxLossTest.cpp
                                  ${CMAKE_CURRENT_LIST_DIR}/WriterTestSupport.cpp)
 target_include_directories(pt_aux_loss_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 add_dependencies(pt_aux_loss_tests auxscope)
-target_compile_definitions(pt_aux_loss_tests PRIVATE AUXSCOPE_AUX_LOSS_SHARED_DATA_DIR="${_pt_aux_loss_data}"
-                                                     AUXSCOPE_BIN="$<TARGET_FILE:auxscope>")
-target_link_libraries(pt_aux_loss_tests PRIVATE auxscope_capture auxscope_decode GTest::gtest_main)
+target_compile_definitions(pt_aux_loss_tests PRIVATE AUXSCOPE_BIN="$<TARGET_FILE:auxscope>")
+target_link_libraries(pt_aux_loss_tests PRIVATE auxscope_capture auxscope_decode auxscope_test_data
+                                                GTest::gtest_main)
 gtest_discover_tests(pt_aux_loss_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180)

@@ -1,14 +1,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # perf.data reader tests (include()d by tests/CMakeLists.txt).
 #
-# The real traces live beside the source tree in ../shared/data and are read in
-# place (never copied into the repo); tests fail with a clear message without them.
-cmake_path(SET AUXSCOPE_SHARED_DATA_DIR NORMALIZE "${CMAKE_SOURCE_DIR}/../shared/data")
-
+# The real traces are read in place from AUXSCOPE_TEST_DATA_DIR (../shared/data,
+# tests/support/test_data.cmake); without them those tests skip with a line saying so.
 add_library(reader_test_support STATIC ${CMAKE_CURRENT_LIST_DIR}/ReaderTestSupport.cpp)
 target_include_directories(reader_test_support PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_compile_definitions(reader_test_support PUBLIC AUXSCOPE_SHARED_DATA_DIR="${AUXSCOPE_SHARED_DATA_DIR}")
-target_link_libraries(reader_test_support PUBLIC auxscope_decode GTest::gtest)
+target_link_libraries(reader_test_support PUBLIC auxscope_decode auxscope_test_data GTest::gtest)
 
 # Fast and self-contained: the parser, hand-built files, damaged copies of the shared traces.
 add_executable(reader_unit_tests
@@ -28,21 +25,21 @@ target_link_libraries(reader_perf_tests PRIVATE reader_test_support auxscope_dec
 gtest_discover_tests(reader_perf_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
 
 # `auxscope info` on the shared traces, end to end.
-set(_reader_cs "${AUXSCOPE_SHARED_DATA_DIR}/coresight/simpleperf-etm")
-add_test(NAME cli_info_intel_pt COMMAND auxscope info
-  "${AUXSCOPE_SHARED_DATA_DIR}/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14")
+set(_reader_cs "${AUXSCOPE_TEST_DATA_DIR}/coresight/simpleperf-etm")
+auxscope_add_data_test(NAME cli_info_intel_pt COMMAND auxscope info
+  "${AUXSCOPE_TEST_DATA_DIR}/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14")
 set_tests_properties(cli_info_intel_pt PROPERTIES PASS_REGULAR_EXPRESSION
   "#0 intel_pt//: type 6 \\(intel_pt\\).*records: 257 .*losses:.*none recorded.*cpu 0: 1 records, 12240 bytes announced; AUX flags: truncated 0, partial 0, collision 0, overwrite 0.*AUXTRACE buffers: 2, 149968 bytes.*cpu 0 idx 0 tid 3174 size 12240.*cpu 3 idx 3 tid 3174 size 137728.*problems: 0 errors, 0 warnings")
-add_test(NAME cli_info_coresight_truncated COMMAND auxscope info "${_reader_cs}/perf_kernel.data")
+auxscope_add_data_test(NAME cli_info_coresight_truncated COMMAND auxscope info "${_reader_cs}/perf_kernel.data")
 set_tests_properties(cli_info_coresight_truncated PROPERTIES PASS_REGULAR_EXPRESSION
   "#0 cs-etm: type 8.*losses:.*cpu 0: AUX truncated 1.*cpu 6: AUX truncated 1.*AUX flags: truncated 1, partial 0, collision 0, overwrite 0.*flags truncated.*AUXTRACE buffers: 3, 39200 bytes")
-add_test(NAME cli_info_missing_aux_data COMMAND auxscope info "${_reader_cs}/perf_with_missing_aux_data.data")
+auxscope_add_data_test(NAME cli_info_missing_aux_data COMMAND auxscope info "${_reader_cs}/perf_with_missing_aux_data.data")
 set_tests_properties(cli_info_missing_aux_data PROPERTIES PASS_REGULAR_EXPRESSION
   "losses:.*simpleperf record_stat: sample_record_count=0.*AUX records announce 1535344 bytes of trace \\(cpu 4, 7\\) but the file holds no AUXTRACE record: the AUX data is missing.*problems: 1 errors.*error: [^\n]*perf_with_missing_aux_data.data: offset 3224 \\(0xc98\\)")
-add_test(NAME cli_info_json COMMAND auxscope info --json "${_reader_cs}/perf_kernel.data")
+auxscope_add_data_test(NAME cli_info_json COMMAND auxscope info --json "${_reader_cs}/perf_kernel.data")
 set_tests_properties(cli_info_json PROPERTIES PASS_REGULAR_EXPRESSION
   "^\\{\"file\":.*\"cpu\":6,.*\"aux\":\\{\"records\":2,\"bytes\":22832,\"truncated\":1,\"partial\":0,\"collision\":0,\"overwrite\":0,\"coresight_raw\":0\\}.*\"issues\":\\[\\]\\}")
-add_test(NAME cli_info_not_perf_data COMMAND auxscope info "${_reader_cs}/perf_inject.data")
+auxscope_add_data_test(NAME cli_info_not_perf_data COMMAND auxscope info "${_reader_cs}/perf_inject.data")
 set_tests_properties(cli_info_not_perf_data PROPERTIES PASS_REGULAR_EXPRESSION
   "perf_inject.data: offset 0 \\(0x0\\): not a perf.data file: wrong magic")
 add_test(NAME cli_info_usage COMMAND auxscope info)

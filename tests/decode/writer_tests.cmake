@@ -28,13 +28,11 @@ add_dependencies(writer_kernel_tests auxscope writer_spin)
 gtest_discover_tests(writer_kernel_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
 
 # AUXTRACE_INFO private blocks (Intel PT, CoreSight): round trips, files perf -D
-# reads back, and the shared traces' blocks against perf's own dump of them.
-cmake_path(SET _auxinfo_shared_data NORMALIZE "${CMAKE_SOURCE_DIR}/../shared/data")
+# reads back, and the shared traces' blocks (AUXSCOPE_TEST_DATA_DIR) against perf's own dump of them.
 add_executable(auxtrace_info_tests
   ${CMAKE_CURRENT_LIST_DIR}/AuxtraceInfoTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/CaptureAuxtraceInfoTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/WriterTestSupport.cpp
 )
-target_link_libraries(auxtrace_info_tests PRIVATE auxscope_decode GTest::gtest_main)
-target_compile_definitions(auxtrace_info_tests PRIVATE AUXSCOPE_AUXINFO_SHARED_DATA_DIR="${_auxinfo_shared_data}")
+target_link_libraries(auxtrace_info_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
 gtest_discover_tests(auxtrace_info_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)

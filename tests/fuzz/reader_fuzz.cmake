@@ -5,8 +5,8 @@
 # capture/RecordParser.cpp and app/InfoCommand.cpp, all Qt-free) are compiled
 # here directly with clang++ -fsanitize=fuzzer,address,undefined. The ctest runs
 # it for a bounded time over a corpus copied, at test time, from the perf.data
-# files of ../shared/data into a temp dir. Without clang++ or libFuzzer the test
-# is skipped with the reason.
+# files of the test data (AUXSCOPE_TEST_DATA_DIR, ../shared/data) into a temp dir.
+# Without clang++ or libFuzzer, or without the data, the test is skipped with the reason.
 set(_fuzz_reason "")
 find_program(AUXSCOPE_FUZZ_CXX NAMES clang++-14 clang++ DOC "clang++ with libFuzzer, for the reader fuzz target")
 if(NOT AUXSCOPE_FUZZ_CXX)
@@ -55,9 +55,10 @@ if(_fuzz_reason STREQUAL "")
     COMMENT "Building the perf.data reader fuzzer with ${AUXSCOPE_FUZZ_CXX}"
     VERBATIM)
   add_custom_target(reader_fuzzer ALL DEPENDS ${_fuzzer})
-  add_test(NAME reader_fuzz COMMAND sh ${_fuzz_script} ${_fuzzer} ${AUXSCOPE_SHARED_DATA_DIR} 45)
+  auxscope_add_data_test(NAME reader_fuzz COMMAND sh ${_fuzz_script} "${AUXSCOPE_TEST_DATA_DIR}" 45 ${_fuzzer})
 else()
   message(STATUS "reader fuzz test will be skipped: ${_fuzz_reason}")
-  add_test(NAME reader_fuzz COMMAND sh ${_fuzz_script} "" ${AUXSCOPE_SHARED_DATA_DIR} 45 "${_fuzz_reason}")
+  auxscope_add_data_test(NAME reader_fuzz COMMAND sh ${_fuzz_script} "${AUXSCOPE_TEST_DATA_DIR}" 45
+    --skip "${_fuzz_reason}")
 endif()
 set_tests_properties(reader_fuzz PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)

@@ -1,19 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Runs the perf.data reader fuzzer for a bounded time over a corpus copied from
-# ../shared/data into a temp dir (never into the repo). Exit 77 = skipped.
-# usage: run_reader_fuzzer.sh FUZZER SHARED_DATA_DIR SECONDS [SKIP_REASON]
-fuzzer=$1
-data=$2
-seconds=$3
-reason=${4:-}
-if [ -n "$reason" ]; then
-    echo "SKIPPED: $reason"
+# the test data (../shared/data) into a temp dir (never into the repo). Exit 77 =
+# skipped. Run through tests/support/with_test_data.sh, which has already said
+# what happens when the data folder is missing.
+# usage: run_reader_fuzzer.sh TEST_DATA_DIR SECONDS FUZZER
+#        run_reader_fuzzer.sh TEST_DATA_DIR SECONDS --skip REASON
+data=$1
+seconds=$2
+fuzzer=$3
+if [ "$fuzzer" = "--skip" ]; then
+    echo "SKIPPED: $4"
     exit 77
-fi
-if [ ! -d "$data" ]; then
-    echo "FAILED: the shared test data folder $data is missing (it is always present in CI)"
-    exit 1
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/auxscope-reader-fuzz.XXXXXX") || exit 1
 mkdir "$tmp/corpus"
