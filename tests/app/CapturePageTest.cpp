@@ -205,59 +205,6 @@ private slots:
         QVERIFY(panel.selection().value()->snapshot);
     }
 
-    // The live AUX path without trace hardware: a recorded Intel PT perf.data
-    // replayed through simulated CPUs, shown plainly as a replay; the AUX bars,
-    // AUX loss column and AUX chart series come alive, and the capture file holds
-    // every AUX byte of the recording.
-    void replayRunsTheAuxPathAndSaysItIsAReplay() {
-        const QString data =
-            QStringLiteral(AUXSCOPE_SHARED_DATA) + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
-        QVERIFY2(QFileInfo::exists(data), qPrintable(data + " is missing"));
-        MainWindow window;
-        window.show();
-        CapturePage* page = window.capturePage();
-        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
-        QVERIFY(page->findChild<QComboBox*>("replaySpeed")->isVisibleTo(page));
-        QVERIFY(!page->findChild<QLineEdit*>("events")->isEnabled());
-        page->findChild<QLineEdit*>("targetValue")->setText(data);
-        page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(3);  // 10x slower: a few frames
-        // For README's screenshot: a looping replay fills the AUX bars and charts.
-        const QByteArray shot = qgetenv("AUXSCOPE_SCREENSHOT_REPLAY");
-        if (!shot.isEmpty()) {
-            window.resize(1280, 900);
-            page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(0);
-            page->findChild<QCheckBox*>("replayLoop")->setChecked(true);
-        }
-        QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
-        QVERIFY(page->capturing());
-        auto* status = page->findChild<QLabel*>("status");
-        QVERIFY2(status->text().contains("not live hardware"), qPrintable(status->text()));
-        auto* table = page->findChild<QTableWidget*>("cpuTable");
-        QCOMPARE(table->rowCount(), 4);  // the recording's CPUs 0 and 3, numbered as recorded
-        if (!shot.isEmpty()) {
-            QTest::qWait(6000);
-            window.grab().save(QString::fromLocal8Bit(shot));
-            QTest::mouseClick(page->findChild<QPushButton*>("stopButton"), Qt::LeftButton);
-            QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 15000);
-            return;
-        }
-        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 15000);  // ends with the recording
-        auto* aux = qobject_cast<QProgressBar*>(table->cellWidget(0, 2));
-        QVERIFY(aux && aux->isEnabled());
-        bool auxSeries = false;
-        for (auto* s : lineSeries(page->findChild<QChartView*>("throughputChart")))
-            auxSeries |= s->name().endsWith("AUX");
-        QVERIFY(auxSeries);
-        QCOMPARE(page->lastSummary().total().auxBytes, uint64_t(12240 + 137728));
-        auto reader = PerfDataReader::open(page->lastCaptureFile().toStdString());
-        QVERIFY2(reader.ok(), reader.ok() ? "" : reader.error().message.c_str());
-        uint64_t bytes = 0;
-        for (auto& b : reader->summary().auxtrace)
-            bytes += b.size;
-        QCOMPARE(bytes, uint64_t(12240 + 137728));
-        QCOMPARE(reader->summary().auxtraceInfo.size(), size_t(1));
-    }
-
     // Decode while capturing: a generated program's Intel PT (its code on disk),
     // replayed through simulated CPUs; the live decoder's timeline fills with the
     // program's functions, and the page says what was decoded and what skipped.
@@ -332,39 +279,6 @@ private slots:
         // AUXTRACE payloads are padded to 8 bytes each.
         QVERIFY2(present >= announced && present < announced + 8 * reader->summary().auxtrace.size(),
                  qPrintable(QString("%1 AUX bytes announced, %2 in AUXTRACE").arg(announced).arg(present)));
-    }
-
-    // Flight-recorder mode on a looping replay: the snapshot button (and its
-    // hotkey) copy the newest AUX bytes, and the count shows on the page.
-    void replaySnapshotButtonTakesSnapshots() {
-        const QString data =
-            QStringLiteral(AUXSCOPE_SHARED_DATA) + "/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14";
-        MainWindow window;
-        window.show();
-        CapturePage* page = window.capturePage();
-        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
-        page->findChild<QLineEdit*>("targetValue")->setText(data);
-        page->findChild<QCheckBox*>("replaySnapshot")->setChecked(true);
-        page->findChild<QCheckBox*>("replayLoop")->setChecked(true);
-        auto* snap = page->findChild<QPushButton*>("snapshotButton");
-        QVERIFY(!snap->isEnabled());
-        QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
-        QVERIFY(page->capturing());
-        QVERIFY(snap->isEnabled());
-        QTest::qWait(200);
-        QTest::mouseClick(snap, Qt::LeftButton);
-        auto* label = page->findChild<QLabel*>("snapshotLabel");
-        QTRY_VERIFY2_WITH_TIMEOUT(
-            label->text().startsWith("Snapshots: 1"),
-            qPrintable(label->text() + " / " + page->findChild<QLabel*>("status")->text()), 5000);
-        QTest::keyClick(page, Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
-        QTRY_VERIFY_WITH_TIMEOUT(label->text().startsWith("Snapshots: 2"), 5000);
-        QTest::mouseClick(page->findChild<QPushButton*>("stopButton"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 15000);
-        QVERIFY(page->lastSummary().total().auxSnapshots >= 2);
-        auto reader = PerfDataReader::open(page->lastCaptureFile().toStdString());
-        QVERIFY(reader.ok());
-        QVERIFY(reader->summary().auxtrace.size() >= 2);
     }
 
     // The sideband flight recorder: no AUX event, yet the snapshot button works;
