@@ -350,6 +350,33 @@ TEST(AuxDrainSink, QueuedSinkHoldsBackInsteadOfDropping) {
     EXPECT_TRUE(q.losses().empty());
 }
 
+// A perf.data for a simulated capture's AUX event: its attr and ids, and Intel
+// BTS's AUXTRACE_INFO block (perf accepts AUXTRACE data only after one: pmu type,
+// time shift, time mult, time zero, cap_user_time_zero, snapshot).
+Expected<std::unique_ptr<PerfDataWriter>> createAuxFile(const SimulatedCapture& cap,
+                                                        const std::string& path) {
+    PerfDataEventAttr attr{"simulated-aux", cap.eventAttr(), {}};
+    for (size_t i = 0; i < cap.cpuCount(); ++i)
+        attr.ids.push_back(cap.eventId(i));
+    auto w = PerfDataWriter::create(path, {attr});
+    if (!w) return w;
+    if (auto r = (*w)->writeAuxtraceInfo(auxtrace::kTypeIntelBts, std::vector<uint64_t>{8, 0, 1, 0, 0, 0});
+        !r)
+        return r.error();
+    return w;
+}
+
+// The writer sink's configuration for it: LOST records name each CPU's event.
+PerfDataWriterSinkConfig auxSinkConfig(const SimulatedCapture& cap) {
+    PerfDataWriterSinkConfig sc;
+    sc.ids = &cap.ids();
+    for (size_t i = 0; i < cap.cpuCount(); ++i)
+        sc.lostIdByCpu[int(i)] = {SimulatedCapture::kSampleType, cap.eventId(i), uint32_t(i)};
+    sc.fallbackLostId = sc.lostIdByCpu[0];
+    sc.trackBuildIds = false;
+    return sc;
+}
+
 TEST(AuxDrainFile, AuxBytesReachPerfDataAsAuxtraceRecords) {
     constexpr unsigned kCpus = 4;
     auto cap = SimulatedCapture::create(smallRings(kCpus, 16384));
@@ -359,22 +386,9 @@ TEST(AuxDrainFile, AuxBytesReachPerfDataAsAuxtraceRecords) {
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/aux.data";
 
-    PerfDataEventAttr attr{"simulated-aux", (*cap)->eventAttr(), {}};
-    for (size_t i = 0; i < kCpus; ++i)
-        attr.ids.push_back((*cap)->eventId(i));
-    auto w = PerfDataWriter::create(path, {attr});
+    auto w = createAuxFile(**cap, path);
     ASSERT_TRUE(w) << w.error().message;
-    // perf accepts AUXTRACE data only after an AUXTRACE_INFO; Intel BTS's block
-    // (pmu type, time shift, time mult, time zero, cap_user_time_zero, snapshot).
-    std::vector<uint64_t> priv = {8, 0, 1, 0, 0, 0};
-    ASSERT_TRUE((*w)->writeAuxtraceInfo(auxtrace::kTypeIntelBts, priv));
-    PerfDataWriterSinkConfig sc;
-    sc.ids = &(*cap)->ids();
-    for (size_t i = 0; i < kCpus; ++i)
-        sc.lostIdByCpu[int(i)] = {SimulatedCapture::kSampleType, (*cap)->eventId(i), uint32_t(i)};
-    sc.fallbackLostId = sc.lostIdByCpu[0];
-    sc.trackBuildIds = false;
-    PerfDataWriterSink sinkWriter(**w, sc);
+    PerfDataWriterSink sinkWriter(**w, auxSinkConfig(**cap));
     QueuedSinkOptions qo;
     qo.name = "perf.data writer";
     QueuedSink queue((*cap)->cpus(), sinkWriter, qo);
@@ -485,19 +499,9 @@ TEST(AuxDrainFile, SlowWriterLosesNothingItWasHandedOnlyTheKernelTruncates) {
         std::filesystem::temp_directory_path() / ("auxscope-auxslow-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/slow.data";
-    PerfDataEventAttr attr{"simulated-aux", (*cap)->eventAttr(), {}};
-    for (size_t i = 0; i < kCpus; ++i)
-        attr.ids.push_back((*cap)->eventId(i));
-    auto w = PerfDataWriter::create(path, {attr});
+    auto w = createAuxFile(**cap, path);
     ASSERT_TRUE(w) << w.error().message;
-    ASSERT_TRUE((*w)->writeAuxtraceInfo(auxtrace::kTypeIntelBts, std::vector<uint64_t>{8, 0, 1, 0, 0, 0}));
-    PerfDataWriterSinkConfig sc;
-    sc.ids = &(*cap)->ids();
-    for (size_t i = 0; i < kCpus; ++i)
-        sc.lostIdByCpu[int(i)] = {SimulatedCapture::kSampleType, (*cap)->eventId(i), uint32_t(i)};
-    sc.fallbackLostId = sc.lostIdByCpu[0];
-    sc.trackBuildIds = false;
-    PerfDataWriterSink sinkWriter(**w, sc);
+    PerfDataWriterSink sinkWriter(**w, auxSinkConfig(**cap));
     SlowAuxWriter slow(sinkWriter);
     QueuedSink queue((*cap)->cpus(), slow, QueuedSinkOptions{.name = "perf.data writer"});
     queue.start();
