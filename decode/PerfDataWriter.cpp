@@ -218,6 +218,9 @@ Expected<void> PerfDataWriter::emitRound() {
     recordsSinceRound_ = false;
     if (auto r = append({reinterpret_cast<const uint8_t*>(&h), sizeof h}); !r) return r;
     ++inBuf_.records;
+    // A whole-record boundary finish() can cut back to on a full disk.
+    roundEnds_.push_back(committed_ + buf_.size());
+    if (roundEnds_.size() > 4096) roundEnds_.erase(roundEnds_.begin(), roundEnds_.begin() + 2048);
     return {};
 }
 
@@ -413,70 +416,90 @@ Expected<void> PerfDataWriter::finish() {
     if (finished_) return failed() ? Expected<void>(stickyError()) : Expected<void>();
     finished_ = true;
     (void)flush();  // an error here is remembered in firstError_
-    const uint64_t dataEnd = committed_;
+    uint64_t dataEnd = committed_;
     // After a failed write the file may hold part of a buffer: cut it at the last
     // whole record. (Shrinking needs no space, so this works on a full disk.)
     if (failed() && ftruncate(fd_, off_t(dataEnd)) != 0 && firstError_.empty())
         (void)failWith("truncating after a write error", errno);
 
-    // Features written by the writer itself.
-    if (auxtraceInfo_ || !auxIndex_.empty()) {
-        std::vector<uint8_t> idx(8);
-        const uint64_t n = auxIndex_.size();
-        std::memcpy(idx.data(), &n, 8);
-        auto p = reinterpret_cast<const uint8_t*>(auxIndex_.data());
-        idx.insert(idx.end(), p, p + n * sizeof(perfdata::AuxtraceIndexEntry));
-        features_[perfdata::kFeatAuxtrace] = std::move(idx);
-    }
-    if (zstd_) {
-        perfdata::CompressedFeature c{};
-        c.version = 0;
-        c.type = kCompressionZstd;
-        c.level = uint32_t(options_.compressionLevel);
-        c.ratio = stats_.compressedBytes
-                      ? uint32_t((stats_.streamBytes + stats_.compressedBytes / 2) / stats_.compressedBytes)
-                      : 1;
-        // Decompressed bytes per record never exceed one chunk (plus one record).
-        c.mmapLen = uint32_t(options_.compressChunkBytes + 0x10000);
-        auto p = reinterpret_cast<const uint8_t*>(&c);
-        features_[perfdata::kFeatCompressed] = std::vector<uint8_t>(p, p + sizeof c);
-    }
-
-    // Feature index (one section per set bit, in bit order), then the sections.
+    // The feature sections after the data: the writer's own (the AUXTRACE index of
+    // the buffers before `end`, the compression parameters) and those set by the
+    // caller. Returns 0 or the write's errno.
     uint64_t bits[4] = {};
-    std::vector<perfdata::FileSection> index;
-    std::vector<uint8_t> bodies;
-    uint64_t at = dataEnd + features_.size() * sizeof(perfdata::FileSection);
-    for (auto& [bit, body] : features_) {
-        if (bit >= 256) continue;
-        bits[bit / 64] |= uint64_t(1) << (bit % 64);
-        index.push_back({at + bodies.size(), body.size()});
-        bodies.insert(bodies.end(), body.begin(), body.end());
-    }
-    std::vector<uint8_t> blob(index.size() * sizeof(perfdata::FileSection));
-    if (!index.empty()) std::memcpy(blob.data(), index.data(), blob.size());
-    blob.insert(blob.end(), bodies.begin(), bodies.end());
     uint64_t end = dataEnd;
-    if (!blob.empty()) {
+    auto writeFeatures = [&](uint64_t cut) -> int {
+        if (auxtraceInfo_ || !auxIndex_.empty()) {
+            std::vector<uint8_t> idx(8);
+            uint64_t n = 0;
+            for (const auto& e : auxIndex_)
+                if (e.fileOffset < cut) {
+                    auto p = reinterpret_cast<const uint8_t*>(&e);
+                    idx.insert(idx.end(), p, p + sizeof e);
+                    ++n;
+                }
+            std::memcpy(idx.data(), &n, 8);
+            features_[perfdata::kFeatAuxtrace] = std::move(idx);
+        }
+        if (zstd_) {
+            perfdata::CompressedFeature c{};
+            c.version = 0;
+            c.type = kCompressionZstd;
+            c.level = uint32_t(options_.compressionLevel);
+            c.ratio =
+                stats_.compressedBytes
+                    ? uint32_t((stats_.streamBytes + stats_.compressedBytes / 2) / stats_.compressedBytes)
+                    : 1;
+            // Decompressed bytes per record never exceed one chunk (plus one record).
+            c.mmapLen = uint32_t(options_.compressChunkBytes + 0x10000);
+            auto p = reinterpret_cast<const uint8_t*>(&c);
+            features_[perfdata::kFeatCompressed] = std::vector<uint8_t>(p, p + sizeof c);
+        }
+        // Feature index (one section per set bit, in bit order), then the sections.
+        std::memset(bits, 0, sizeof bits);
+        std::vector<perfdata::FileSection> index;
+        std::vector<uint8_t> bodies;
+        const uint64_t at = cut + features_.size() * sizeof(perfdata::FileSection);
+        for (auto& [bit, body] : features_) {
+            if (bit >= 256) continue;
+            bits[bit / 64] |= uint64_t(1) << (bit % 64);
+            index.push_back({at + bodies.size(), body.size()});
+            bodies.insert(bodies.end(), body.begin(), body.end());
+        }
+        std::vector<uint8_t> blob(index.size() * sizeof(perfdata::FileSection));
+        if (!index.empty()) std::memcpy(blob.data(), index.data(), blob.size());
+        blob.insert(blob.end(), bodies.begin(), bodies.end());
         size_t done = 0;
-        int err = 0;
         while (done < blob.size()) {
-            ssize_t k = pwrite(fd_, blob.data() + done, blob.size() - done, off_t(dataEnd + done));
+            ssize_t k = pwrite(fd_, blob.data() + done, blob.size() - done, off_t(cut + done));
             if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                err = k < 0 ? errno : EIO;
-                break;
-            }
+            if (k <= 0) return k < 0 ? errno : EIO;
             done += size_t(k);
         }
-        if (err) {
-            // No room for the features: the file stays valid without them.
-            (void)failWith("feature sections at offset " + std::to_string(dataEnd), err);
+        end = cut + blob.size();
+        return 0;
+    };
+    if (int err = writeFeatures(dataEnd)) {
+        (void)failWith("feature sections at offset " + std::to_string(dataEnd), err);
+        // No room for them on a full disk. perf cannot read a file without some of
+        // them (tracepoints need the tracing data), so the data section is cut back
+        // to earlier round boundaries until they fit; the error says where.
+        bool written = false;
+        for (auto it = roundEnds_.rbegin(); it != roundEnds_.rend() && !written; ++it) {
+            if (*it >= dataEnd || *it <= dataOffset_) continue;
+            if (ftruncate(fd_, off_t(*it)) != 0) break;
+            if (writeFeatures(*it) == 0) {
+                firstError_ += "; the data section was cut back to offset " + std::to_string(*it) +
+                               " to make room for them";
+                dataEnd = *it;
+                written = true;
+            }
+        }
+        if (!written) {
+            // The file stays a valid perf.data without them.
             if (ftruncate(fd_, off_t(dataEnd)) != 0) {
             }
             std::memset(bits, 0, sizeof bits);
-        } else {
-            end = dataEnd + blob.size();
+            end = dataEnd;
         }
     }
 

@@ -181,6 +181,7 @@ private:
     std::vector<uint8_t> packed_;
     std::map<unsigned, std::vector<uint8_t>> features_;
     std::vector<perfdata::AuxtraceIndexEntry> auxIndex_;
+    std::vector<uint64_t> roundEnds_;  // file offsets right after recent FINISHED_ROUNDs
     bool auxtraceInfo_ = false;
     PerfDataWriterStats stats_;
     std::string firstError_;

@@ -450,6 +450,52 @@ TEST(WriterCommandLine, SigkilledRecordLeavesDataSizeZeroAndRecordsAfterTheAttrs
     EXPECT_LE(v.file.size() - (last.offset + last.bytes.size()), 65535u);
 }
 
+// A full disk that leaves no room for the feature sections: perf cannot read a
+// tracepoint capture without its tracing data, so the data section is cut back to
+// a round boundary until the features fit, and the error says so.
+TEST(WriterFullDisk, FeaturesThatDoNotFitCutTheDataBackToARoundBoundary) {
+    const std::string mnt = makeTempDir("tmpfs-features");
+    if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
+        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << std::strerror(errno)
+                     << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
+    struct Unmount {
+        std::string dir;
+        ~Unmount() {
+            umount2(dir.c_str(), MNT_DETACH);
+            rmdir(dir.c_str());
+        }
+    } unmount{mnt};
+    PerfDataEventAttr attr{"dummy", {}, {7}};
+    attr.attr.size = sizeof(perf_event_attr);
+    attr.attr.type = PERF_TYPE_SOFTWARE;
+    attr.attr.config = PERF_COUNT_SW_DUMMY;
+    attr.attr.sample_id_all = 1;
+    attr.attr.sample_type = PERF_SAMPLE_IDENTIFIER;
+    auto w = PerfDataWriter::create(mnt + "/f.data", {attr});
+    ASSERT_TRUE(w) << w.error().message;
+    (*w)->setFeature(perfdata::kFeatTracingData, std::vector<uint8_t>(200 << 10, 0x42));
+    std::vector<uint8_t> rec(4096, 0);
+    perf_event_header h{PERF_RECORD_MMAP2 + 100, 0, uint16_t(rec.size())};  // an unknown type, any body
+    std::memcpy(rec.data(), &h, sizeof h);
+    bool full = false;
+    for (int i = 0; i < 1000 && !full; ++i) {
+        full = !(*w)->writeStreamRecord(rec);
+        if (!full && i % 8 == 7) full = !(*w)->writeFinishedRound();
+    }
+    ASSERT_TRUE(full) << "1 MiB filled up";
+    auto r = (*w)->finish();
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("cut back"), std::string::npos) << r.error().message;
+    auto v = readPerfDataFile(mnt + "/f.data");
+    ASSERT_TRUE(v.ok) << v.error;
+    EXPECT_TRUE(v.features.count(perfdata::kFeatTracingData))
+        << "the tracing data feature made it into the file";
+    ASSERT_FALSE(v.records.empty());
+    const auto& last = v.records.back();
+    EXPECT_EQ(last.header.type, perfdata::kRecordFinishedRound) << "cut at a round boundary";
+    EXPECT_EQ(last.offset + last.bytes.size(), v.header.data.offset + v.header.data.size);
+}
+
 TEST(WriterCommandLine, FullDiskStopsTheCaptureWithAClearMessageAndAValidFile) {
     SKIP_WITHOUT_PERF_EVENTS();
     const std::string mnt = makeTempDir("tmpfs");
