@@ -450,21 +450,29 @@ TEST(WriterCommandLine, SigkilledRecordLeavesDataSizeZeroAndRecordsAfterTheAttrs
     EXPECT_LE(v.file.size() - (last.offset + last.bytes.size()), 65535u);
 }
 
+// A 1 MiB tmpfs to fill up, unmounted and removed at the end.
+struct TinyTmpfs {
+    explicit TinyTmpfs(const std::string& tag) : dir(makeTempDir(tag)) {
+        mounted = mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=1m") == 0;
+        if (!mounted) error = std::strerror(errno);
+    }
+    ~TinyTmpfs() {
+        if (mounted) umount2(dir.c_str(), MNT_DETACH);
+        rmdir(dir.c_str());
+    }
+    std::string dir, error;
+    bool mounted = false;
+};
+
 // A full disk that leaves no room for the feature sections: perf cannot read a
 // tracepoint capture without its tracing data, so the data section is cut back to
 // a round boundary until the features fit, and the error says so.
 TEST(WriterFullDisk, FeaturesThatDoNotFitCutTheDataBackToARoundBoundary) {
-    const std::string mnt = makeTempDir("tmpfs-features");
-    if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
-        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << std::strerror(errno)
+    TinyTmpfs fs("tmpfs-features");
+    if (!fs.mounted)
+        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << fs.error
                      << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
-    struct Unmount {
-        std::string dir;
-        ~Unmount() {
-            umount2(dir.c_str(), MNT_DETACH);
-            rmdir(dir.c_str());
-        }
-    } unmount{mnt};
+    const std::string& mnt = fs.dir;
     PerfDataEventAttr attr{"dummy", {}, {7}};
     attr.attr.size = sizeof(perf_event_attr);
     attr.attr.type = PERF_TYPE_SOFTWARE;
@@ -498,17 +506,11 @@ TEST(WriterFullDisk, FeaturesThatDoNotFitCutTheDataBackToARoundBoundary) {
 
 TEST(WriterCommandLine, FullDiskStopsTheCaptureWithAClearMessageAndAValidFile) {
     SKIP_WITHOUT_PERF_EVENTS();
-    const std::string mnt = makeTempDir("tmpfs");
-    if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=1m") != 0)
-        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << std::strerror(errno)
+    TinyTmpfs fs("tmpfs");
+    if (!fs.mounted)
+        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << fs.error
                      << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
-    struct Unmount {
-        std::string dir;
-        ~Unmount() {
-            umount2(dir.c_str(), MNT_DETACH);
-            rmdir(dir.c_str());
-        }
-    } unmount{mnt};
+    const std::string& mnt = fs.dir;
     const std::string path = mnt + "/full.data";
     const auto t0 = std::chrono::steady_clock::now();
     auto r = runCommand({AUXSCOPE_TEST_BINARY, "record", "-e", "raw_syscalls:*", "-o", path, "--",
