@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "DecodeCommand.h"
-#include "ExportCommand.h"
-#include "InfoCommand.h"
 #include "LibraryVersions.h"
-#include "RecordCommand.h"
+#include "cli/DecodeCommand.h"
+#include "cli/ExportCommand.h"
+#include "cli/InfoCommand.h"
+#include "cli/RecordCommand.h"
 
 namespace {
 

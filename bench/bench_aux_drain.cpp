@@ -43,9 +43,9 @@
 #include <vector>
 
 #include "CaptureSession.h"
-#include "LivePtDecoder.h"
-#include "PerfDataWriterCapture.h"
 #include "SimulatedAuxProducer.h"
+#include "pt/LivePtDecoder.h"
+#include "record/PerfDataWriterCapture.h"
 
 using namespace auxscope;
 using Clock = std::chrono::steady_clock;

@@ -40,13 +40,13 @@
 #include <thread>
 #include <vector>
 
-#include "FunctionTable.h"
-#include "ImageResolver.h"
-#include "PerfDataReader.h"
-#include "PsbIndex.h"
-#include "PtSpanDecoder.h"
-#include "PtTraceSource.h"
-#include "Sideband.h"
+#include "images/ImageResolver.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PsbIndex.h"
+#include "pt/PtSpanDecoder.h"
+#include "pt/PtTraceSource.h"
+#include "sideband/Sideband.h"
+#include "spans/FunctionTable.h"
 
 using namespace auxscope;
 using Clock = std::chrono::steady_clock;

@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "PerfDataReader.h"
+#include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;
 using Clock = std::chrono::steady_clock;

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "TimelineView.h"
+#include "gui/TimelineView.h"
 
 using namespace auxscope;
 using Clock = std::chrono::steady_clock;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "LivePtDecoder.h"
+#include "pt/LivePtDecoder.h"
 
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -10,11 +10,11 @@
 #include <chrono>
 #include <cstring>
 
-#include "CaptureAuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "ProcSynth.h"
-#include "PsbIndex.h"
-#include "PtSpanDecoder.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PsbIndex.h"
+#include "pt/PtSpanDecoder.h"
+#include "record/CaptureAuxtraceInfo.h"
+#include "record/ProcSynth.h"
 
 namespace auxscope {
 

@@ -35,12 +35,12 @@
 #include <vector>
 
 #include "CaptureSession.h"
-#include "ImageResolver.h"
-#include "PerfDataWriter.h"
-#include "PerfDataWriterCapture.h"
 #include "RecordSink.h"
 #include "Result.h"
-#include "TimelineData.h"
+#include "images/ImageResolver.h"
+#include "perfdata/PerfDataWriter.h"
+#include "record/PerfDataWriterCapture.h"
+#include "spans/TimelineData.h"
 
 namespace auxscope {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PsbIndex.h"
+#include "pt/PsbIndex.h"
 
 #include <algorithm>
 #include <cstring>

@@ -19,9 +19,9 @@
 #include <span>
 #include <vector>
 
-#include "PtConfig.h"
-#include "PtPacketDump.h"
-#include "PtTraceSource.h"
+#include "pt/PtConfig.h"
+#include "pt/PtPacketDump.h"
+#include "pt/PtTraceSource.h"
 
 namespace auxscope {
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtConfig.h"
+#include "pt/PtConfig.h"
 
 #include <cerrno>
 #include <cstdlib>
 
-#include "AuxtraceInfo.h"
+#include "perfdata/AuxtraceInfo.h"
 
 namespace auxscope {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtDecodeRequest.h"
+#include "pt/PtDecodeRequest.h"
 
 #include <fstream>
 #include <iterator>

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "PtConfig.h"
-#include "PtInsnFlow.h"
-#include "PtPacketDump.h"
-#include "PtSideband.h"
 #include "Result.h"
+#include "pt/PtConfig.h"
+#include "pt/PtInsnFlow.h"
+#include "pt/PtPacketDump.h"
+#include "pt/PtSideband.h"
 
 namespace auxscope {
 

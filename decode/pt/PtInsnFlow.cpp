@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtInsnFlow.h"
+#include "pt/PtInsnFlow.h"
 
 #include <capstone/capstone.h>
 #include <fcntl.h>

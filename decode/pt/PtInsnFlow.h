@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "PtConfig.h"
-#include "PtSideband.h"
 #include "Result.h"
+#include "pt/PtConfig.h"
+#include "pt/PtSideband.h"
 
 struct pt_image;
 struct pt_image_section_cache;

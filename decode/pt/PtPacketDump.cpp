@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtPacketDump.h"
+#include "pt/PtPacketDump.h"
 
 #include <algorithm>
 #include <cinttypes>

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "PtConfig.h"
-#include "PtSideband.h"
 #include "Result.h"
+#include "pt/PtConfig.h"
+#include "pt/PtSideband.h"
 
 namespace auxscope {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtSideband.h"
+#include "pt/PtSideband.h"
 
 #include <elf.h>
 #include <linux/perf_event.h>

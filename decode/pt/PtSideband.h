@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "PtConfig.h"
 #include "Result.h"
+#include "pt/PtConfig.h"
 
 namespace auxscope {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtSpanDecoder.h"
+#include "pt/PtSpanDecoder.h"
 
 #include <intel-pt.h>
 

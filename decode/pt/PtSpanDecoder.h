@@ -28,14 +28,14 @@
 #include <string>
 #include <vector>
 
-#include "FlowToSpans.h"
-#include "FunctionTable.h"
-#include "ImageResolver.h"
-#include "PerfDataReader.h"
-#include "PsbIndex.h"
-#include "PtTraceSource.h"
-#include "Sideband.h"
-#include "SpanStore.h"
+#include "images/ImageResolver.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PsbIndex.h"
+#include "pt/PtTraceSource.h"
+#include "sideband/Sideband.h"
+#include "spans/FlowToSpans.h"
+#include "spans/FunctionTable.h"
+#include "spans/SpanStore.h"
 
 namespace auxscope {
 

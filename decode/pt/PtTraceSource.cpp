@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "PtTraceSource.h"
+#include "pt/PtTraceSource.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataFormat.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataFormat.h"
 
 namespace auxscope {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PtConfig.h"
 #include "Result.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PtConfig.h"
 
 namespace auxscope {
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Intel PT decode with libipt (include()d by decode/CMakeLists.txt).
+# pt/: Intel PT decode with libipt.
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PtConfig.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtPacketDump.cpp
@@ -8,10 +8,8 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PtSideband.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtTraceSource.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PsbIndex.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtSpanDecoder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/LivePtDecoder.cpp
 )
-target_include_directories(auxscope_decode PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 # PtConfig.h hands out libipt's pt_config, so users of the library see intel-pt.h too.
 target_link_libraries(auxscope_decode PUBLIC libipt::libipt)

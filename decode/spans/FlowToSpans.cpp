@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "FlowToSpans.h"
+#include "spans/FlowToSpans.h"
 
 #include <algorithm>
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "SpanStore.h"
+#include "spans/SpanStore.h"
 
 namespace auxscope {
 

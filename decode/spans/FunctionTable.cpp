@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "FunctionTable.h"
+#include "spans/FunctionTable.h"
 
 namespace auxscope {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "SpanStore.h"
+#include "spans/SpanStore.h"
 
 #include <algorithm>
 

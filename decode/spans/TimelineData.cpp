@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "TimelineData.h"
+#include "spans/TimelineData.h"
 
 #include <algorithm>
 #include <set>
 
-#include "Sideband.h"
+#include "sideband/Sideband.h"
 
 namespace auxscope {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "FunctionTable.h"
-#include "SpanStore.h"
+#include "spans/FunctionTable.h"
+#include "spans/SpanStore.h"
 
 namespace auxscope {
 

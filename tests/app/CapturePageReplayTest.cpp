@@ -15,10 +15,10 @@
 #include <QTableWidget>
 #include <QtTest>
 
-#include "CapturePage.h"
-#include "MainWindow.h"
-#include "PerfDataReader.h"
 #include "TestData.h"
+#include "gui/CapturePage.h"
+#include "gui/MainWindow.h"
+#include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;
 

@@ -18,12 +18,12 @@
 
 #include <unistd.h>
 
-#include "AuxOptionsPanel.h"
-#include "CapturePage.h"
-#include "MainWindow.h"
-#include "PerfDataReader.h"
 #include "PerfEvent.h"
-#include "TimelineView.h"
+#include "gui/AuxOptionsPanel.h"
+#include "gui/CapturePage.h"
+#include "gui/MainWindow.h"
+#include "gui/TimelineView.h"
+#include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;
 

@@ -12,11 +12,11 @@
 #include <QTreeWidget>
 #include <QtTest>
 
-#include "CapturePage.h"
-#include "MainWindow.h"
-#include "PerfDataReader.h"
 #include "PerfEvent.h"
-#include "TraceFilePage.h"
+#include "gui/CapturePage.h"
+#include "gui/MainWindow.h"
+#include "gui/TraceFilePage.h"
+#include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;
 

@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <regex>
 
-#include "TimelineView.h"
-#include "TraceFilePage.h"
+#include "gui/TimelineView.h"
+#include "gui/TraceFilePage.h"
 
 using namespace auxscope;
 

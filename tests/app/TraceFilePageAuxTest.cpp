@@ -10,9 +10,9 @@
 #include <QTreeWidget>
 #include <QtTest>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataWriter.h"
-#include "TraceFilePage.h"
+#include "gui/TraceFilePage.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataWriter.h"
 
 using namespace auxscope;
 

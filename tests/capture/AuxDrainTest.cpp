@@ -18,14 +18,14 @@
 #include <thread>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriter.h"
-#include "PerfDataWriterSink.h"
 #include "QueuedSink.h"
 #include "SimulatedCapture.h"
 #include "WaitFor.h"
 #include "WriterTestSupport.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
+#include "record/PerfDataWriterSink.h"
 
 namespace auxscope {
 namespace {

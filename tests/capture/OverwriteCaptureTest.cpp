@@ -18,10 +18,10 @@
 #include <tuple>
 
 #include "CaptureSession.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriterCapture.h"
 #include "PerfEvent.h"
 #include "WriterTestSupport.h"
+#include "perfdata/PerfDataReader.h"
+#include "record/PerfDataWriterCapture.h"
 
 using namespace auxscope;
 

@@ -24,13 +24,13 @@
 #include <thread>
 #include <vector>
 
-#include "AuxtraceInfo.h"
 #include "CaptureControl.h"
 #include "CaptureSession.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriterCapture.h"
 #include "WaitFor.h"
 #include "WriterTestSupport.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "record/PerfDataWriterCapture.h"
 
 namespace auxscope {
 namespace {

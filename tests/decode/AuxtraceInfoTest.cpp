@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriter.h"
 #include "Pmu.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
 
 #include "TestData.h"
 #include "WriterTestSupport.h"

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "AuxtraceInfo.h"
-#include "CaptureAuxtraceInfo.h"
 #include "FakeSysfs.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "record/CaptureAuxtraceInfo.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;

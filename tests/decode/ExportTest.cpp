@@ -16,13 +16,13 @@
 #include <thread>
 
 #include "CaptureSession.h"
-#include "IntelPtSpans.h"
 #include "KernelTestSupport.h"
-#include "PerfDataReader.h"
 #include "TestData.h"
-#include "TraceExport.h"
-#include "TraceModel.h"
-#include "TraceModelLoader.h"
+#include "auxtrace/IntelPtSpans.h"
+#include "export/TraceExport.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/TraceModel.h"
+#include "sideband/TraceModelLoader.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;

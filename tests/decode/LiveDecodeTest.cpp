@@ -11,13 +11,13 @@
 #include <set>
 #include <string>
 
-#include "IntelPtSpans.h"
-#include "LivePtDecoder.h"
-#include "PerfDataReader.h"
-#include "PsbIndex.h"
-#include "PtSpanDecoder.h"
-#include "ReplaySource.h"
 #include "TestData.h"
+#include "auxtrace/IntelPtSpans.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/LivePtDecoder.h"
+#include "pt/PsbIndex.h"
+#include "pt/PtSpanDecoder.h"
+#include "record/ReplaySource.h"
 
 using namespace auxscope;
 

@@ -20,14 +20,14 @@
 #include <thread>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriterCapture.h"
-#include "PtSpanDecoder.h"
 #include "SimulatedCapture.h"
 #include "TestData.h"
 #include "WaitFor.h"
 #include "WriterTestSupport.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PtSpanDecoder.h"
+#include "record/PerfDataWriterCapture.h"
 
 namespace auxscope {
 namespace {

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PtDecodeRequest.h"
 #include "TestData.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PtDecodeRequest.h"
 
 namespace {
 

@@ -20,14 +20,14 @@
 #include <string>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "ElfSymbols.h"
-#include "FlowToSpans.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriter.h"
-#include "PsbIndex.h"
-#include "PtSpanDecoder.h"
 #include "TestData.h"
+#include "images/ElfSymbols.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
+#include "pt/PsbIndex.h"
+#include "pt/PtSpanDecoder.h"
+#include "spans/FlowToSpans.h"
 
 namespace auxscope {
 namespace {

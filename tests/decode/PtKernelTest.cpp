@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "ElfSymbols.h"
-#include "FeatureWriter.h"
-#include "PerfDataReader.h"
-#include "PtSpanDecoder.h"
 #include "PtSynthEncoder.h"
 #include "PtSynthPerfData.h"
-#include "Sideband.h"
+#include "images/ElfSymbols.h"
+#include "perfdata/FeatureWriter.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PtSpanDecoder.h"
+#include "sideband/Sideband.h"
 
 namespace auxscope {
 namespace {

@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriter.h"
-#include "PtSpanDecoder.h"
 #include "ReaderTestSupport.h"
 #include "TestData.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
+#include "pt/PtSpanDecoder.h"
 
 namespace auxscope {
 namespace {

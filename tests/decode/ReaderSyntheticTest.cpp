@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "PerfDataReader.h"
+#include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;
 using namespace auxscope::perfdata;

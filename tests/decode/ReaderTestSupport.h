@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "PerfDataReader.h"
+#include "perfdata/PerfDataReader.h"
 
 namespace auxscope::test {
 

@@ -23,12 +23,12 @@
 #include <thread>
 #include <vector>
 
-#include "CaptureStatsFeature.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriterCapture.h"
-#include "ReplaySource.h"
 #include "TestData.h"
 #include "WriterTestSupport.h"
+#include "perfdata/CaptureStatsFeature.h"
+#include "perfdata/PerfDataReader.h"
+#include "record/PerfDataWriterCapture.h"
+#include "record/ReplaySource.h"
 
 namespace auxscope {
 namespace {

@@ -10,12 +10,12 @@
 #include <set>
 
 #include "CaptureSession.h"
-#include "CaptureStatsFeature.h"
 #include "KernelTestSupport.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriterCapture.h"
-#include "TraceExport.h"
-#include "TraceModelLoader.h"
+#include "export/TraceExport.h"
+#include "perfdata/CaptureStatsFeature.h"
+#include "perfdata/PerfDataReader.h"
+#include "record/PerfDataWriterCapture.h"
+#include "sideband/TraceModelLoader.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "CaptureSession.h"
-#include "FeatureWriter.h"
-#include "PerfDataReader.h"
-#include "PerfDataWriterCapture.h"
 #include "QueuedSink.h"
+#include "perfdata/FeatureWriter.h"
+#include "perfdata/PerfDataReader.h"
+#include "record/PerfDataWriterCapture.h"
 
 #include "WriterTestSupport.h"
 

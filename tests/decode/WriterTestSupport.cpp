@@ -26,7 +26,7 @@
 
 #include "WriterTestSupport.h"
 
-#include "PerfDataFormat.h"
+#include "perfdata/PerfDataFormat.h"
 
 namespace auxscope::writertest {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "PerfDataFormat.h"
+#include "perfdata/PerfDataFormat.h"
 
 namespace auxscope::writertest {
 

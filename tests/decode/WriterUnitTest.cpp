@@ -20,11 +20,11 @@
 #include <string>
 #include <vector>
 
-#include "FeatureWriter.h"
-#include "PerfDataWriter.h"
-#include "PerfDataWriterSink.h"
 #include "QueuedSink.h"
 #include "SinkQueue.h"
+#include "perfdata/FeatureWriter.h"
+#include "perfdata/PerfDataWriter.h"
+#include "record/PerfDataWriterSink.h"
 
 #include "WriterTestSupport.h"
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "InfoCommand.h"
-#include "PerfDataReader.h"
+#include "cli/InfoCommand.h"
+#include "perfdata/PerfDataReader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto reader = auxscope::PerfDataReader::fromBytes(std::vector<uint8_t>(data, data + size), "fuzz.data");

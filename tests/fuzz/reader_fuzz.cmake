@@ -2,7 +2,7 @@
 # libFuzzer target for the perf.data reader (include()d by tests/decode/reader_tests.cmake).
 #
 # The main build uses g++, and libFuzzer needs clang: the reader's sources (with
-# capture/RecordParser.cpp and app/InfoCommand.cpp, all Qt-free) are compiled
+# capture/RecordParser.cpp and app/cli/InfoCommand.cpp, all Qt-free) are compiled
 # here directly with clang++ -fsanitize=fuzzer,address,undefined. The ctest runs
 # it for a bounded time over a corpus copied, at test time, from the perf.data
 # files of the test data (AUXSCOPE_TEST_DATA_DIR, ../shared/data) into a temp dir.
@@ -30,22 +30,22 @@ if(_fuzz_reason STREQUAL "")
   set(_fuzzer ${CMAKE_CURRENT_BINARY_DIR}/fuzz/reader_fuzzer)
   set(_fuzz_sources
     ${CMAKE_CURRENT_LIST_DIR}/ReaderFuzzer.cpp
-    ${PROJECT_SOURCE_DIR}/decode/PerfDataReader.cpp
-    ${PROJECT_SOURCE_DIR}/decode/PerfDataReaderFeatures.cpp
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReader.cpp
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReaderFeatures.cpp
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.cpp
-    ${PROJECT_SOURCE_DIR}/decode/CaptureStatsFeature.cpp
-    ${PROJECT_SOURCE_DIR}/app/InfoCommand.cpp
-    ${PROJECT_SOURCE_DIR}/app/JsonString.cpp)
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/CaptureStatsFeature.cpp
+    ${PROJECT_SOURCE_DIR}/app/cli/InfoCommand.cpp
+    ${PROJECT_SOURCE_DIR}/app/cli/JsonString.cpp)
   set(_fuzz_headers
-    ${PROJECT_SOURCE_DIR}/decode/PerfDataReader.h
-    ${PROJECT_SOURCE_DIR}/decode/PerfDataReaderInternal.h
-    ${PROJECT_SOURCE_DIR}/decode/PerfDataFormat.h
-    ${PROJECT_SOURCE_DIR}/decode/CaptureStatsFeature.h
-    ${PROJECT_SOURCE_DIR}/app/JsonString.h
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReader.h
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReaderInternal.h
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataFormat.h
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/CaptureStatsFeature.h
+    ${PROJECT_SOURCE_DIR}/app/cli/JsonString.h
     ${PROJECT_SOURCE_DIR}/capture/CaptureStats.h
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.h
     ${PROJECT_SOURCE_DIR}/capture/Result.h
-    ${PROJECT_SOURCE_DIR}/app/InfoCommand.h)
+    ${PROJECT_SOURCE_DIR}/app/cli/InfoCommand.h)
   add_custom_command(OUTPUT ${_fuzzer}
     COMMAND ${AUXSCOPE_FUZZ_CXX} -std=c++20 -g -O1 -fno-omit-frame-pointer
             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "AuxtraceInfo.h"
-#include "PerfDataReader.h"
-#include "PtConfig.h"
-#include "PtInsnFlow.h"
-#include "PtSpanDecoder.h"
 #include "PtSynthTruth.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PtConfig.h"
+#include "pt/PtInsnFlow.h"
+#include "pt/PtSpanDecoder.h"
 
 using namespace auxscope;
 using namespace auxscope::ptsynth;

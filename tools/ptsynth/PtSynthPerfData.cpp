@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "AuxtraceInfo.h"
-#include "FeatureWriter.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/FeatureWriter.h"
 
 namespace auxscope::ptsynth {
 namespace {

@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "PerfDataWriter.h"
 #include "PtSynthEncoder.h"
 #include "Result.h"
+#include "perfdata/PerfDataWriter.h"
 
 namespace auxscope::ptsynth {
 

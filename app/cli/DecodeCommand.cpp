@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "cli/DecodeCommand.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <thread>
+
+#include "cli/DecodeOptions.h"
+#include "perfdata/PerfDataReader.h"
+#include "pt/PtDecodeRequest.h"
+#include "pt/PtSpanDecoder.h"
+
+namespace auxscope {
+namespace {
+
+const char* kHelp = R"(usage: auxscope decode PERF.DATA [--format spans|insn|packets] [--cpu N] [--tid T]
+                       [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
+                       [--kallsyms FILE] [-j N]
+       auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
+                       [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
+                       [--format ptxed|packets] [options]
+
+A perf.data with Intel PT AUX data (recorded by perf or auxscope) is decoded with
+libipt's block decoder into per-thread call stacks, using the file's sideband
+(threads, context switches, mmaps) and the mapped ELF files:
+  --format spans    (default) every thread's call-stack spans: start/end (perf time, ns),
+                    depth, instructions, function; gaps with their reason
+  --format insn     one line per basic block: time, cpu, tid, first-last address,
+                    instructions, how the block ends, function
+  --format packets  per CPU buffer, the packet listing and the packet counts per type
+  --cpu N           only that CPU's trace        --tid T    only that thread
+  --time A-B        only [A, B] in perf time (ns; either side may be empty)
+  --symfs DIR       look for mapped files under DIR first (then their path, then
+                    ~/.debug/.build-id by build-id)
+  --vmlinux FILE    the kernel's code and symbols from its ELF, moved by the KASLR offset
+                    (the recorded kernel map's address of _text minus the vmlinux's)
+  --kcore DIR|FILE  the kernel's code from a kcore: perf record --kcore's copy (DIR with
+                    kcore, kallsyms, modules) or /proc/kcore (the boot that recorded);
+                    names from its kallsyms. Without either: perf's build-id cache, then
+                    /proc/kcore when the running kernel has the recorded build-id
+  --kallsyms FILE   kernel symbols (with --kcore FILE, or names without code)
+  -j N              decode threads (default: all CPUs)
+
+Raw Intel PT trace bytes (an AUX buffer, --pt) are decoded with libipt as its tools do.
+  --format packets  one line per packet, as libipt's ptdump prints them
+  --format ptxed    the instruction flow (default), as libipt's ptxed --no-inst prints it:
+                    one address per instruction, [events] in between
+
+Trace and code:
+  --pt FILE[:FROM[-TO]]       the trace (or only that byte range of it); FILE alone also works
+  --raw BIN[:FROM[-TO]]:ADDR  raw code bytes loaded at ADDR
+  --elf ELF[:BASE]            an ELF's PT_LOAD segments, moved so the lowest lands at BASE
+
+The recording machine (from perf.data's AUXTRACE_INFO and CPUID header, or /proc/cpuinfo):
+  --cpu F/M[/S]        family/model/stepping: selects libipt's errata workarounds
+  --mtc-freq N         IA32_RTIT_CTL.MTCFreq
+  --nom-freq N         max non-turbo ratio (MSR_PLATFORM_INFO[15:8])
+  --cpuid-15 EAX,EBX   CPUID leaf 0x15 (TSC/CTC ratio); also --cpuid-0x15.eax N, --cpuid-0x15.ebx N
+  --filter:addrN_cfg C, --filter:addrN_a A, --filter:addrN_b B   address filter N (0-3)
+
+Packets (ptdump's options): --no-pad --no-timing --no-cyc --no-offset --raw-bytes --lastip
+  --exec-mode --time --tcal --time-delta --no-tcal --no-wall-clock --no-sync --quiet
+Flow (ptxed's options): --block-decoder (default) --insn-decoder --block:show-blocks
+  --block:end-on-call --block:end-on-jump --event:ip --event:time --event:tick --offset --time
+  --check --stat --stat:insn --stat:blocks --quiet (--no-inst is accepted: there is no disassembly)
+
+Perf-event sideband files (ptxed's/ptdump's options): records shown by time between packets
+or events; in the flow, per-process images from MMAP records, switched at ITRACE_START,
+COMM.EXEC and SWITCH records. The --pevent:* values apply to the files named after them.
+  --pevent:primary FILE[:FROM[-TO]]   sideband of the traced CPU (--pevent:secondary: other CPUs)
+  --pevent:sample-type N --pevent:time-zero N --pevent:time-shift N --pevent:time-mult N
+  --pevent:tsc-offset N --pevent:kernel-start ADDR --pevent:sysroot DIR
+  --pevent:vdso-x64 FILE --pevent:vdso-x32 FILE --pevent:vdso-ia32 FILE
+  --sb:compact --sb:verbose --sb:filename --sb:offset --sb:time   how records are shown
+  --sb:switch (show process image switches) --sb:warn (show sideband warnings)
+
+Decode errors are printed inline where they happen ([offset: error] for packets,
+[offset, ip: error: cause] for the flow), then summarised on stderr with the
+file and offset; decoding resumes at the next PSB. Exit status 1 when any part
+of the trace could not be decoded, 2 for bad arguments.
+)";
+
+// Whether `path` starts like a perf.data (file or pipe mode).
+bool looksLikePerfData(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    char magic[8] = {};
+    in.read(magic, sizeof magic);
+    return in.gcount() == 8 && std::memcmp(magic, "PERFILE2", 8) == 0;
+}
+
+struct PerfDecodeArgs : DecodeSelection {
+    std::string path;
+    std::string format = "spans";
+};
+
+Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& args) {
+    PerfDecodeArgs out;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&]() -> Expected<std::string> {
+            if (i + 1 >= args.size()) return makeError(a + " needs a value");
+            return args[++i];
+        };
+        if (a == "--format" || isDecodeSelectionOption(a)) {
+            auto v = value();
+            if (!v) return v.error();
+            if (a == "--format") {
+                if (*v != "spans" && *v != "insn" && *v != "packets")
+                    return makeError("--format " + *v + ": expected spans, insn or packets");
+                out.format = *v;
+            } else if (auto r = applyDecodeSelectionOption(a, *v, out); !r) {
+                return r.error();
+            }
+        } else if (!a.empty() && a[0] == '-') {
+            return makeError("unknown option " + a + " for a perf.data decode");
+        } else if (out.path.empty()) {
+            out.path = a;
+        } else {
+            return makeError("more than one file: " + out.path + ", " + a);
+        }
+    }
+    return out;
+}
+
+const char* branchName(BranchClass c) {
+    switch (c) {
+        case BranchClass::Other:
+            return "other";
+        case BranchClass::Jump:
+            return "jump";
+        case BranchClass::Call:
+            return "call";
+        case BranchClass::Return:
+            return "return";
+        case BranchClass::FarCall:
+            return "far-call";
+        case BranchClass::FarReturn:
+            return "far-return";
+        case BranchClass::FarJump:
+            return "far-jump";
+    }
+    return "?";
+}
+
+// "cpu N: AUX records with TRUNCATED 2, ..." when the kernel flagged lost trace.
+std::string auxLossLine(const PtCpuTrace& cpu) {
+    const PtAuxLoss& l = cpu.auxLoss;
+    if (!l.truncated && !l.partial && !l.collision) return {};
+    std::string s = "cpu " + std::to_string(cpu.cpu) + ": AUX records with";
+    if (l.truncated) s += " TRUNCATED " + std::to_string(l.truncated);
+    if (l.partial) s += " PARTIAL " + std::to_string(l.partial);
+    if (l.collision) s += " COLLISION " + std::to_string(l.collision);
+    return s + " (trace lost there; " + std::to_string(l.splits) + " runs cut)\n";
+}
+
+void printKernel(const ImageResolver& images, std::ostream& out) {
+    const ImageResolver::KernelStatus& k = images.kernel();
+    if (k.code.empty() && k.symbols.empty()) return;
+    char offset[64];
+    std::snprintf(offset, sizeof offset, "%s0x%" PRIx64, k.kaslrOffset < 0 ? "-" : "",
+                  k.kaslrOffset < 0 ? uint64_t(-k.kaslrOffset) : uint64_t(k.kaslrOffset));
+    out << "kernel: code " << (k.code.empty() ? "missing" : k.code) << " (" << k.sections << " ranges, "
+        << k.codeBytes << " bytes, KASLR offset " << offset << "), symbols "
+        << (k.symbols.empty() ? "none" : k.symbols) << "\n";
+}
+
+void printStats(const PtDecodeStats& stats, double seconds, std::ostream& out,
+                const ImageResolver* images = nullptr) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "decoded %" PRIu64 " segments, %" PRIu64 " trace bytes, %" PRIu64 " blocks, %" PRIu64
+                  " instructions in %.3f s (%.1f MB/s)\n",
+                  stats.segments, stats.traceBytes, stats.blocks, stats.instructions, seconds,
+                  seconds > 0 ? double(stats.traceBytes) / seconds / 1e6 : 0.0);
+    out << line;
+    for (const auto& [reason, n] : stats.gaps)
+        out << "gaps: " << gapReasonName(reason) << ": " << n << "\n";
+    for (const auto& [file, n] : stats.missingImages) {
+        std::string hint = images ? images->missingHint(file) : std::string();
+        out << "missing image: " << file << " (" << n << " gaps" << (hint.empty() ? "" : "; " + hint)
+            << ")\n";
+    }
+}
+
+int runPerfDataDecode(const std::vector<std::string>& args) {
+    auto parsed = parsePerfDecodeArgs(args);
+    if (!parsed) {
+        std::cerr << "auxscope decode: " << parsed.error().message << " (see auxscope decode --help)\n";
+        return 2;
+    }
+    auto file = PerfDataReader::open(parsed->path);
+    if (!file) {
+        std::cerr << "auxscope decode: " << file.error().message << "\n";
+        return 1;
+    }
+    auto session = PtSession::open(*file, parsed->session);
+    if (!session) {
+        std::cerr << "auxscope decode: " << session.error().message << "\n";
+        return 1;
+    }
+    PtSession& s = **session;
+    for (const std::string& note : s.trace().notes())
+        std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
+    for (const std::string& note : s.images().notes())
+        std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
+    const PtDecodeWindow& window = parsed->window;
+    auto started = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    };
+    char line[512];
+    if (parsed->format == "packets") {
+        int status = 0;
+        for (const PtCpuTrace& cpu : s.trace().cpus()) {
+            if (window.cpu && cpu.cpu != *window.cpu) continue;
+            const PsbIndex& index = s.psbIndex(cpu.cpu);
+            std::snprintf(line, sizeof line,
+                          "cpu %d: %zu bytes in %zu AUXTRACE buffers, %zu runs, %zu PSBs\n", cpu.cpu,
+                          cpu.bytes.size(), cpu.buffers, cpu.runs.size(), index.psbCount());
+            std::cout << line;
+            if (std::string loss = auxLossLine(cpu); !loss.empty()) std::cout << loss;
+            PtPacketCounts total;
+            for (const PtRun& run : cpu.runs) {
+                if (!run.lostCause.empty()) std::cout << "[lost AUX: " << run.lostCause << "]\n";
+                PtConfig config = makePtConfig(s.trace().configOptions(), cpu.bytes.data() + run.begin,
+                                               cpu.bytes.data() + run.end);
+                auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, std::cout);
+                if (!dumped) {
+                    std::cerr << "auxscope decode: " << dumped.error().message << "\n";
+                    status = 1;
+                    continue;
+                }
+                for (size_t t = 0; t < PtPacketCounts::kTypes; ++t)
+                    total.byType[t] += dumped->counts.byType[t];
+            }
+            std::cout << "cpu " << cpu.cpu << " packets:";
+            for (size_t t = 0; t < PtPacketCounts::kTypes; ++t)
+                if (total.byType[t])
+                    std::cout << " " << ptPacketTypeName(pt_packet_type(t)) << " " << total.byType[t];
+            std::cout << "\n";
+        }
+        return status;
+    }
+    const FunctionTable& functions = s.functions();
+    if (parsed->format == "insn") {
+        PtDecodeStats stats = s.forEachBlock(window, [&](const PtBlockLine& b) {
+            std::snprintf(line, sizeof line,
+                          "%" PRIu64 " %3d %6d %016" PRIx64 "-%016" PRIx64 " %5" PRIu64 " %-10s ", b.time,
+                          b.cpu, b.tid, b.ip, b.endIp, b.instructions, branchName(b.last));
+            std::cout << line << functions[b.function].name << "\n";
+        });
+        printStats(stats, elapsed(), std::cerr, &s.images());
+        printKernel(s.images(), std::cerr);
+        for (const PtCpuTrace& cpu : s.trace().cpus())
+            if (!window.cpu || cpu.cpu == *window.cpu) std::cerr << auxLossLine(cpu);
+        return 0;
+    }
+    PtSession::SpanResult result = s.decodeSpans(window, parsed->threads);
+    double seconds = elapsed();
+    size_t spans = 0, bytes = 0;
+    for (const auto& [tid, store] : result.threads) {
+        const Sideband& sb = s.sideband();
+        int32_t pid = sb.pidOf(tid);
+        std::cout << "thread " << tid << " (" << sb.model().threadName(tid) << ") pid " << pid << ": "
+                  << store.size() << " spans\n";
+        for (size_t i = 0; i < store.size(); ++i) {
+            Span span = store.at(i);
+            std::snprintf(line, sizeof line, "%" PRIu64 " %" PRIu64 " %3d %8" PRIu64 " %*s", span.start,
+                          span.end, span.depth, span.instructions, 2 * std::min(span.depth, 40), "");
+            std::cout << line;
+            if (span.isGap()) {
+                const Gap& gap = store.gaps()[size_t(span.gap)];
+                std::cout << "[" << gapReasonName(gap.reason) << ": " << gap.detail << "]\n";
+            } else {
+                std::cout << functions[span.function].name << "\n";
+            }
+        }
+        spans += store.size();
+        bytes += store.spanBytes();
+    }
+    printStats(result.stats, seconds, std::cerr, &s.images());
+    printKernel(s.images(), std::cerr);
+    for (const PtCpuTrace& cpu : s.trace().cpus())
+        if (!window.cpu || cpu.cpu == *window.cpu) std::cerr << auxLossLine(cpu);
+    std::snprintf(line, sizeof line,
+                  "%zu spans in %zu threads, %zu bytes of span storage (%.1f bytes/span)\n", spans,
+                  result.threads.size(), bytes, spans ? double(bytes) / double(spans) : 0.0);
+    std::cerr << line;
+    return 0;
+}
+
+}  // namespace
+
+int runDecodeCommand(const std::vector<std::string>& args) {
+    for (const std::string& a : args) {
+        if (a == "-h" || a == "--help") {
+            std::cout << kHelp;
+            return 0;
+        }
+    }
+    if (args.empty()) {
+        std::cerr << kHelp;
+        return 2;
+    }
+    // A perf.data is decoded to spans; raw trace bytes (--pt, --raw, --elf) as libipt's tools do.
+    bool conformance = false;
+    for (const std::string& a : args)
+        if (a == "--pt" || a == "--raw" || a == "--elf") conformance = true;
+    if (!conformance)
+        for (const std::string& a : args)
+            if (!a.empty() && a[0] != '-' && looksLikePerfData(a)) return runPerfDataDecode(args);
+    auto request = parsePtDecodeArguments(args);
+    if (!request) {
+        std::cerr << "auxscope decode: " << request.error().message << " (see auxscope decode --help)\n";
+        return 2;
+    }
+    auto summary = runPtDecode(*request, std::cout);
+    std::cout.flush();
+    if (!summary) {
+        std::cerr << "auxscope decode: " << summary.error().message << "\n";
+        return 1;
+    }
+    // The inline diagnostics are in the listing; repeat the errors where a script sees them.
+    size_t errors = 0;
+    for (const PtDecodeIssue& issue : summary->issues) {
+        if (issue.severity != PtDecodeIssue::Severity::Error) continue;
+        if (++errors > 20) continue;
+        char offset[64];
+        std::snprintf(offset, sizeof offset, "offset 0x%" PRIx64 " (%" PRIu64 ")",
+                      issue.offset + request->traceOffset, issue.offset + request->traceOffset);
+        std::cerr << "auxscope decode: " << request->tracePath << ": " << offset << ": " << issue.what
+                  << "\n";
+    }
+    if (errors > 20) std::cerr << "auxscope decode: ... and " << errors - 20 << " more errors\n";
+    return errors ? 1 : 0;
+}
+
+}  // namespace auxscope

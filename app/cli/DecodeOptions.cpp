@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "cli/DecodeOptions.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+namespace auxscope {
+namespace {
+
+std::optional<uint64_t> number(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    if (errno || *end) return std::nullopt;
+    return v;
+}
+
+}  // namespace
+
+bool isDecodeSelectionOption(const std::string& o) {
+    return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j" || o == "--vmlinux" ||
+           o == "--kcore" || o == "--kallsyms";
+}
+
+Expected<void> applyDecodeSelectionOption(const std::string& a, const std::string& v, DecodeSelection& out) {
+    if (a == "--cpu" || a == "--tid" || a == "-j") {
+        auto n = number(v);
+        if (!n) return makeError(a + " " + v + ": not a number");
+        if (a == "--cpu") out.window.cpu = int(*n);
+        if (a == "--tid") out.window.tid = int32_t(*n);
+        if (a == "-j") out.threads = unsigned(*n);
+    } else if (a == "--time") {
+        const size_t dash = v.find('-');
+        if (dash == std::string::npos) return makeError("--time " + v + ": expected A-B");
+        const std::string from = v.substr(0, dash), to = v.substr(dash + 1);
+        auto b = number(from), e = number(to);
+        if ((!from.empty() && !b) || (!to.empty() && !e))
+            return makeError("--time " + v + ": expected A-B in ns");
+        if (b) out.window.begin = *b;
+        if (e) out.window.end = *e;
+    } else if (a == "--symfs") {
+        out.session.images.symfs = v;
+    } else if (a == "--vmlinux" || a == "--kcore" || a == "--kallsyms") {
+        struct stat st;
+        if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
+        if (a == "--vmlinux") out.session.images.vmlinux = v;
+        if (a == "--kcore") out.session.images.kcore = v;
+        if (a == "--kallsyms") out.session.images.kallsyms = v;
+    } else {
+        return makeError("not a decode selection option: " + a);
+    }
+    return {};
+}
+
+}  // namespace auxscope

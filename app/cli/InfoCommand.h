@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+#include <string>
+#include <vector>
+
+#include "perfdata/PerfDataReader.h"
+
+namespace auxscope {
+
+// `auxscope info [--json] FILE`: what a perf.data holds (header, events,
+// features, records per CPU and type) and every loss and problem it records.
+// Exit status: 0 when the file reads cleanly (warnings allowed), 1 when it has
+// errors (everything before them is still shown) or cannot be read, 2 for usage.
+int runInfoCommand(const std::vector<std::string>& args);
+
+std::string formatInfo(const PerfDataReader& reader);
+std::string formatInfoJson(const PerfDataReader& reader);
+
+}  // namespace auxscope

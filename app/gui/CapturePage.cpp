@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/CapturePage.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QPointer>
+#include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <cmath>
+
+#include "PerfEvent.h"
+#include "Tracefs.h"
+#include "gui/AuxOptionsPanel.h"
+#include "gui/TimelineView.h"
+#include "pt/LivePtDecoder.h"
+
+namespace auxscope {
+namespace {
+
+enum Column {
+    ColCpu,
+    ColFill,
+    ColAuxFill,
+    ColAuxLoss,
+    ColRate,
+    ColRecords,
+    ColLost,
+    ColLostSamples,
+    ColKernelLost,
+    ColThrottle,
+    ColCount
+};
+
+QString humanRate(double bytesPerSecond) {
+    const char* units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s"};
+    int u = 0;
+    while (bytesPerSecond >= 1024 && u < 3)
+        bytesPerSecond /= 1024, ++u;
+    return QString::number(bytesPerSecond, 'f', u ? 1 : 0) + " " + units[u];
+}
+
+QChartView* makeChart(const QString& title, const QString& yTitle, QValueAxis*& x, QValueAxis*& y) {
+    auto* chart = new QChart;
+    chart->setTitle(title);
+    chart->legend()->setAlignment(Qt::AlignRight);
+    x = new QValueAxis;
+    x->setTitleText("seconds since start");
+    x->setLabelFormat("%.0f");
+    x->setRange(0, 60);
+    y = new QValueAxis;
+    y->setTitleText(yTitle);
+    y->setRange(0, 1);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    auto* view = new QChartView(chart);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumHeight(180);
+    return view;
+}
+
+// Rounds an axis maximum up to 1, 2 or 5 times a power of ten.
+double niceCeil(double v) {
+    if (v <= 0) return 1;
+    double p = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (v <= m * p) return m * p;
+    return 10 * p;
+}
+
+QString captureFolder() {
+    return QDir::temp().filePath(QString("auxscope-%1").arg(QCoreApplication::applicationPid()));
+}
+
+}  // namespace
+
+CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::discover()) {
+    auto* form = new QFormLayout;
+    targetKind_ = new QComboBox;
+    targetKind_->setObjectName("targetKind");
+    targetKind_->addItems({"System-wide (all CPUs)", "CPU list", "Existing process (PID)", "Launch command",
+                           "Replay a recorded trace (not live hardware)"});
+    targetKind_->setItemData(4,
+                             "Feeds the AUX trace and sideband of a perf.data through simulated CPUs, so the "
+                             "live path (drain, loss counters, file) runs without trace hardware",
+                             Qt::ToolTipRole);
+    targetValue_ = new QLineEdit;
+    targetValue_->setObjectName("targetValue");
+    auto* targetRow = new QHBoxLayout;
+    targetRow->addWidget(targetKind_);
+    targetRow->addWidget(targetValue_, 1);
+    form->addRow("Target", targetRow);
+
+    replayBrowse_ = new QPushButton("Browse…");
+    replayBrowse_->setObjectName("replayBrowse");
+    replaySpeed_ = new QComboBox;
+    replaySpeed_->setObjectName("replaySpeed");
+    replaySpeed_->addItem("recorded speed", "1");
+    replaySpeed_->addItem("10× faster", "10");
+    replaySpeed_->addItem("100× faster", "100");
+    replaySpeed_->addItem("10× slower", "0.1");
+    replaySpeed_->addItem("as fast as the drain takes it", "max");
+    replaySnapshot_ = new QCheckBox("flight-recorder (snapshot) mode");
+    replaySnapshot_->setObjectName("replaySnapshot");
+    replayLoop_ = new QCheckBox("loop");
+    replayLoop_->setObjectName("replayLoop");
+    replayRow_ = new QWidget;
+    auto* replayLayout = new QHBoxLayout(replayRow_);
+    replayLayout->setContentsMargins(0, 0, 0, 0);
+    replayLayout->addWidget(replayBrowse_);
+    replayLayout->addWidget(new QLabel("Speed"));
+    replayLayout->addWidget(replaySpeed_);
+    replayLayout->addWidget(replaySnapshot_);
+    replayLayout->addWidget(replayLoop_);
+    replayLayout->addStretch(1);
+    form->addRow("Replay", replayRow_);
+    connect(replayBrowse_, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, "Replay a recorded trace", QString(),
+                                                       "perf.data files (*.data perf.data*);;All files (*)");
+        if (!f.isEmpty()) targetValue_->setText(f);
+    });
+
+    events_ = new QLineEdit;
+    events_->setObjectName("events");
+    events_->setPlaceholderText(
+        "cpu-clock (default); e.g. raw_syscalls:sys_enter, page-faults, pmu/term=1/u");
+    tracepointButton_ = new QPushButton("Tracepoint…");
+    tracepointButton_->setObjectName("tracepointButton");
+    auto* eventRow = new QHBoxLayout;
+    eventRow->addWidget(events_, 1);
+    eventRow->addWidget(tracepointButton_);
+    form->addRow("Events", eventRow);
+    auto tracefs = Tracefs::locate();
+    if (!tracefs) {
+        tracepointButton_->setEnabled(false);
+        tracepointButton_->setToolTip(QString::fromStdString(tracefs.error().message));
+    }
+
+    bufferPages_ = new QComboBox;
+    bufferPages_->setObjectName("bufferPages");
+    for (size_t pages = 16; pages <= 65536; pages *= 2) {
+        QString label =
+            QString("%1 pages (%2 per CPU)").arg(pages).arg(humanRate(double(pages * pageSize())).chopped(2));
+        if (pages == kPerfDefaultDataPages) label += " — perf's default";
+        if (pages == kDefaultDataPages) label += " — default";
+        bufferPages_->addItem(label, qulonglong(pages));
+        if (pages == kDefaultDataPages) bufferPages_->setCurrentIndex(bufferPages_->count() - 1);
+    }
+    form->addRow("Data ring", bufferPages_);
+    overwrite_ = new QCheckBox("Sideband flight recorder (overwrite, like perf --overwrite)");
+    overwrite_->setObjectName("overwrite");
+    overwrite_->setToolTip(
+        "The data ring is written backward and overwritten, keeping the newest history at no drain "
+        "cost; records reach the capture only at snapshots (Take snapshot) and at Stop. Not with an "
+        "AUX event");
+    form->addRow("", overwrite_);
+    auxPanel_ = new AuxOptionsPanel(pmus_);
+    liveDecode_ = new QCheckBox("Decode Intel PT while capturing");
+    liveDecode_->setObjectName("liveDecode");
+    liveDecode_->setChecked(true);
+    liveDecode_->setToolTip(
+        "Twice a second, the newest trace of each CPU (at most 1 MB each: the rest is skipped, never "
+        "queued) is decoded into call stacks and shown below. The capture file keeps every byte; "
+        "open it afterwards for the whole decode.");
+    form->addRow("", liveDecode_);
+
+    startButton_ = new QPushButton("Start");
+    startButton_->setObjectName("startButton");
+    stopButton_ = new QPushButton("Stop");
+    stopButton_->setObjectName("stopButton");
+    stopButton_->setEnabled(false);
+    status_ = new QLabel("Idle.");
+    status_->setObjectName("status");
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* buttons = new QHBoxLayout;
+    snapshotButton_ = new QPushButton("Take snapshot");
+    snapshotButton_->setObjectName("snapshotButton");
+    snapshotButton_->setEnabled(false);
+    snapshotButton_->setToolTip(
+        "Snapshot mode: copy the newest AUX bytes of every CPU (with the sideband flight recorder: the "
+        "records new since the last snapshot) into the capture (Ctrl+Shift+S; "
+        "also SIGUSR2 or `snapshot` on a control FIFO from the command line)");
+    snapshotLabel_ = new QLabel;
+    snapshotLabel_->setObjectName("snapshotLabel");
+    auto* shortcut = new QShortcut(QKeySequence("Ctrl+Shift+S"), this);
+    connect(shortcut, &QShortcut::activated, this, &CapturePage::takeSnapshot);
+    connect(snapshotButton_, &QPushButton::clicked, this, &CapturePage::takeSnapshot);
+    buttons->addWidget(startButton_);
+    buttons->addWidget(stopButton_);
+    buttons->addWidget(snapshotButton_);
+    buttons->addWidget(snapshotLabel_);
+    buttons->addWidget(status_, 1);
+
+    auto* controls = new QGroupBox("Capture");
+    auto* controlsLayout = new QVBoxLayout(controls);
+    controlsLayout->addLayout(form);
+    controlsLayout->addWidget(auxPanel_);
+    controlsLayout->addLayout(buttons);
+
+    cpuTable_ = new QTableWidget(0, ColCount);
+    cpuTable_->setObjectName("cpuTable");
+    cpuTable_->setHorizontalHeaderLabels({"CPU", "Data ring fill", "AUX ring fill", "AUX loss", "Throughput",
+                                          "Records", "Lost records", "Lost samples", "Kernel lost",
+                                          "Throttles"});
+    cpuTable_->horizontalHeaderItem(ColAuxLoss)
+        ->setToolTip(
+            "PERF_RECORD_AUX flags that mean lost trace: TRUNCATED (the AUX area was full; the event "
+            "paused until re-enabled), PARTIAL and COLLISION; the tooltip of each cell splits them.");
+    cpuTable_->horizontalHeaderItem(ColKernelLost)
+        ->setToolTip(
+            "The kernel's own count of records it could not write (PERF_FORMAT_LOST). It leads the "
+            "LOST records, which the kernel writes once space is free again.");
+    cpuTable_->verticalHeader()->setVisible(false);
+    cpuTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    cpuTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+
+    throughputView_ = makeChart("Throughput per CPU (last 60 s)", "MiB/s", throughputX_, throughputY_);
+    throughputView_->setObjectName("throughputChart");
+    lostView_ = makeChart("Lost records + samples, and AUX losses (dashed), per CPU (cumulative)", "lost",
+                          lostX_, lostY_);
+    lostView_->setObjectName("lostChart");
+
+    auto* charts = new QSplitter(Qt::Horizontal);
+    charts->addWidget(throughputView_);
+    charts->addWidget(lostView_);
+    auto* flow = new QGroupBox("Instruction flow, decoded while capturing");
+    auto* flowLayout = new QVBoxLayout(flow);
+    liveStatus_ = new QLabel("Intel PT captures are decoded here as they run.");
+    liveStatus_->setObjectName("liveStatus");
+    liveStatus_->setWordWrap(true);
+    liveTimeline_ = new TimelineView;
+    liveTimeline_->setObjectName("liveTimeline");
+    liveTimeline_->setMinimumHeight(160);
+    flowLayout->addWidget(liveStatus_);
+    flowLayout->addWidget(liveTimeline_, 1);
+
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(cpuTable_);
+    split->addWidget(charts);
+    split->addWidget(flow);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 2);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(controls);
+    layout->addWidget(split, 1);
+
+    timer_ = new QTimer(this);
+    timer_->setInterval(100);  // 10 Hz: the charts are replaced at most this often
+    connect(timer_, &QTimer::timeout, this, &CapturePage::refresh);
+    connect(startButton_, &QPushButton::clicked, this, &CapturePage::start);
+    connect(stopButton_, &QPushButton::clicked, this, &CapturePage::stop);
+    connect(targetKind_, &QComboBox::currentIndexChanged, this, &CapturePage::targetKindChanged);
+    connect(tracepointButton_, &QPushButton::clicked, this, &CapturePage::chooseTracepoint);
+    targetKindChanged(0);
+
+    // Show the CPUs before the first capture so the page is not empty.
+    history_.reset(onlineCpus().size());
+    rebuildCpuRows();
+    if (auto denied = perfCaptureUnavailableReason())
+        setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
+}
+
+CapturePage::~CapturePage() {
+    if (replay_) replay_->stop();
+    if (session_) {
+        session_->requestStop();
+        session_->wait();
+    }
+    if (finishThread_.joinable()) finishThread_.join();
+    if (live_) live_->stop();
+    // Unsaved captures live in a per-process temporary folder; they go with the window.
+    QDir(captureFolder()).removeRecursively();
+}
+
+void CapturePage::targetKindChanged(int index) {
+    static const char* placeholders[] = {"", "CPU list, e.g. 0-3,6", "PID of a running process",
+                                         "command line, e.g. ./myprog --arg",
+                                         "perf.data with AUX trace, e.g. ../shared/data/intel-pt/"
+                                         "perf-intel_pt-skylake/perf.data.intel_pt-4.14"};
+    targetValue_->setEnabled(index != 0);
+    targetValue_->setPlaceholderText(placeholders[index]);
+    replayRow_->setVisible(index == 4);
+    // A replay's events and AUX set-up are the recording's.
+    events_->setEnabled(index != 4);
+    auxPanel_->setEnabled(index != 4);
+    auxPanel_->setVisible(index != 4);
+}
+
+void CapturePage::chooseTracepoint() {
+    QDialog dialog(this);
+    dialog.setWindowTitle("Add tracepoint");
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText("filter, e.g. sched: or syscalls");
+    auto* list = new QListWidget;
+    for (auto& tp : Tracefs::listAll())
+        list->addItem(QString::fromStdString(tp));
+    list->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    connect(filter, &QLineEdit::textChanged, list, [list](const QString& text) {
+        for (int i = 0; i < list->count(); ++i)
+            list->item(i)->setHidden(!list->item(i)->text().contains(text, Qt::CaseInsensitive));
+    });
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto* layout = new QVBoxLayout(&dialog);
+    layout->addWidget(filter);
+    layout->addWidget(list);
+    layout->addWidget(box);
+    dialog.resize(480, 560);
+    if (dialog.exec() != QDialog::Accepted) return;
+    QStringList chosen;
+    for (auto* item : list->selectedItems())
+        chosen << item->text();
+    if (chosen.isEmpty()) return;
+    QString text = events_->text().trimmed();
+    events_->setText(text.isEmpty() ? chosen.join(",") : text + "," + chosen.join(","));
+}
+
+Expected<CaptureOptions> CapturePage::optionsFromForm() const {
+    CaptureOptions o;
+    const QString value = targetValue_->text().trimmed();
+    switch (targetKind_->currentIndex()) {
+        case 0:
+            o.target = TargetKind::SystemWide;
+            break;
+        case 1: {
+            auto cpus = parseCpuList(value.toStdString());
+            if (!cpus) return cpus.error();
+            o.target = TargetKind::CpuList;
+            o.cpus = cpus.value();
+            break;
+        }
+        case 2: {
+            bool ok = false;
+            int pid = value.toInt(&ok);
+            if (!ok || pid <= 0) return makeError("enter the PID of a running process");
+            o.target = TargetKind::Process;
+            o.pid = pid;
+            break;
+        }
+        case 4:
+            if (value.isEmpty()) return makeError("choose a perf.data to replay");
+            return o;  // the recording decides the rest
+        case 3: {
+            const QStringList argv = QProcess::splitCommand(value);
+            if (argv.isEmpty()) return makeError("enter a command line to launch");
+            o.target = TargetKind::Command;
+            for (auto& a : argv)
+                o.command.push_back(a.toStdString());
+            break;
+        }
+    }
+    const QString events = events_->text().trimmed();
+    if (!events.isEmpty()) o.events.push_back(events.toStdString());
+    o.dataPages = size_t(bufferPages_->currentData().toULongLong());
+    o.overwrite = overwrite_->isChecked();
+    auto aux = auxPanel_->selection();
+    if (!aux) return aux.error();
+    if (*aux) {
+        // The AUX event first: it owns each CPU's ring, as in perf.
+        o.events.insert(o.events.begin(), (*aux)->eventSpec);
+        o.auxFilter = (*aux)->filter;
+        o.auxSnapshot = (*aux)->snapshot;
+        o.auxPages = (*aux)->auxPages;
+    }
+    return o;
+}
+
+void CapturePage::setStatus(const QString& text, bool error) {
+    status_->setText(text);
+    status_->setStyleSheet(error ? "color: #b00020;" : "");
+    emit statusMessage(text);
+}
+
+void CapturePage::setFormEnabled(bool enabled) {
+    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, overwrite_,
+                                                      liveDecode_, startButton_, auxPanel_})
+        w->setEnabled(enabled);
+    targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
+    tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
+    replayRow_->setEnabled(enabled);
+    if (enabled) targetKindChanged(targetKind_->currentIndex());
+}
+
+void CapturePage::start() {
+    if (session_) return;
+    auto opts = optionsFromForm();
+    if (!opts) {
+        setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
+        return;
+    }
+    // Every capture streams into a perf.data while it runs (File > Save capture as
+    // keeps it); the drain thread only hands records to the file's queue.
+    static int captureNumber = 0;
+    QDir().mkpath(captureFolder());
+    const QString path = QDir(captureFolder()).filePath(QString("capture-%1.data").arg(++captureNumber));
+    PerfDataWriterCaptureOptions fileOptions;
+    fileOptions.path = path.toStdString();
+    fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
+    fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
+    auto session = openSession(*opts, fileOptions);
+    if (!session) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
+        return;
+    }
+    auto file = PerfDataWriterCapture::open(**session, fileOptions);
+    if (!file) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
+        return;
+    }
+    // Decode while capturing: Intel PT only (the decoder says why not otherwise).
+    live_.reset();
+    liveShown_.reset();
+    if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
+        LivePtDecoderOptions lo;
+        lo.auxtraceInfo = fileOptions.auxtraceInfo;
+        auto live = LivePtDecoder::attach(**session, lo);
+        if (live) {
+            live_ = std::move(live.value());
+            liveStatus_->setText("Decoding the newest Intel PT of each CPU while capturing…");
+            liveTimeline_->setData(nullptr);
+            liveTimeline_->setFollowLatest(true);
+        } else {
+            liveStatus_->setText("Not decoded while capturing: " +
+                                 QString::fromStdString(live.error().message));
+        }
+    } else {
+        liveStatus_->setText(liveDecode_->isChecked() ? "This capture has no Intel PT to decode."
+                                                      : "Decoding while capturing is off.");
+    }
+    if (auto r = (*session)->start(); !r) {
+        if (live_) live_->stop();
+        live_.reset();
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
+        return;
+    }
+    if (replay_) {
+        if (auto r = replay_->start(**session, replayOptions_); !r) {
+            (*session)->requestStop();
+            (*session)->wait();
+            (void)(*file)->finish();
+            replay_.reset();
+            setStatus("Cannot start the replay: " + QString::fromStdString(r.error().message), true);
+            return;
+        }
+    }
+    session_ = std::move(session.value());
+    file_ = std::move(file.value());
+    captureFile_ = path;
+    stopping_ = false;
+    history_.reset(session_->cpus().size());
+    sessionHasAux_ = session_->auxPlan().has_value() || session_->simulated();
+    rebuildCpuRows();
+    rebuildSeries();
+    setFormEnabled(false);
+    stopButton_->setEnabled(true);
+    const bool flightRecorder = session_->options().takesSnapshots();
+    snapshotButton_->setEnabled(flightRecorder);
+    snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
+    if (replay_)
+        setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
+                  QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
+                  " — a REPLAY of recorded trace through simulated CPUs, not live hardware…");
+    else
+        setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) + "…");
+    timer_->start();
+    emit captureStarted();
+}
+
+bool CapturePage::replaySelected() const {
+    return targetKind_->currentIndex() == 4;
+}
+
+Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
+    const CaptureOptions& options, PerfDataWriterCaptureOptions& fileOptions) {
+    if (!replaySelected()) return CaptureSession::open(options, pmus_);
+    const std::string path = targetValue_->text().trimmed().toStdString();
+    auto source = ReplaySource::open(path);
+    if (!source) return source.error();
+    auto speed = parseReplaySpeed(replaySpeed_->currentData().toString().toStdString());
+    if (!speed) return speed.error();
+    replayOptions_ = ReplayOptions{};
+    replayOptions_.speed = *speed;
+    replayOptions_.loop = replayLoop_->isChecked();
+    replayOptions_.mode = replaySnapshot_->isChecked() ? AuxMode::Snapshot : AuxMode::Full;
+    auto session = (*source)->openSession(replayOptions_);
+    if (!session) return session.error();
+    fileOptions.auxtraceInfo = (*source)->auxtraceInfo(replayOptions_);
+    fileOptions.cmdline = {"auxscope", "(GUI replay)", path};
+    replay_ = std::move(source.value());
+    return session;
+}
+
+void CapturePage::takeSnapshot() {
+    if (!session_ || stopping_ || !session_->options().takesSnapshots()) return;
+    session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
+    setStatus("Snapshot requested…");
+}
+
+void CapturePage::stop() {
+    if (!session_ || stopping_) return;
+    stopping_ = true;
+    stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    if (replay_) replay_->requestStop();
+    session_->requestStop();  // returns at once; refresh() notices when the drain thread is done
+    setStatus("Stopping…");
+}
+
+void CapturePage::rebuildCpuRows() {
+    const auto cpus = session_ ? session_->cpus() : onlineCpus();
+    cpuTable_->setRowCount(int(cpus.size()));
+    for (int row = 0; row < int(cpus.size()); ++row) {
+        cpuTable_->setItem(row, ColCpu, new QTableWidgetItem(QString::number(cpus[size_t(row)])));
+        auto* fill = new QProgressBar;
+        fill->setRange(0, 1000);
+        fill->setFormat("%p%");
+        fill->setValue(0);
+        cpuTable_->setCellWidget(row, ColFill, fill);
+        auto* aux = new QProgressBar;
+        aux->setRange(0, 1000);
+        aux->setValue(0);
+        aux->setEnabled(false);
+        aux->setFormat("no AUX event");
+        aux->setTextVisible(true);
+        cpuTable_->setCellWidget(row, ColAuxFill, aux);
+        cpuTable_->setItem(row, ColAuxLoss, new QTableWidgetItem("-"));
+        for (int col = ColRate; col < ColCount; ++col)
+            cpuTable_->setItem(row, col, new QTableWidgetItem("0"));
+    }
+}
+
+void CapturePage::rebuildSeries() {
+    for (QChartView* view : {throughputView_, lostView_})
+        view->chart()->removeAllSeries();
+    throughputSeries_.clear();
+    lostSeries_.clear();
+    auxThroughputSeries_.clear();
+    auxLostSeries_.clear();
+    const auto& cpus = session_->cpus();
+    for (int cpu : cpus) {
+        if (sessionHasAux_) {
+            auto dashed = [](QLineSeries* series) {
+                QPen pen = series->pen();
+                pen.setStyle(Qt::DashLine);
+                series->setPen(pen);
+            };
+            auto* at = new QLineSeries;
+            at->setName(QString("cpu %1 AUX").arg(cpu));
+            throughputView_->chart()->addSeries(at);
+            at->attachAxis(throughputX_);
+            at->attachAxis(throughputY_);
+            dashed(at);
+            auxThroughputSeries_.push_back(at);
+            auto* al = new QLineSeries;
+            al->setName(QString("cpu %1 AUX").arg(cpu));
+            lostView_->chart()->addSeries(al);
+            al->attachAxis(lostX_);
+            al->attachAxis(lostY_);
+            dashed(al);
+            auxLostSeries_.push_back(al);
+        }
+        auto* t = new QLineSeries;
+        t->setName(QString("cpu %1").arg(cpu));
+        throughputView_->chart()->addSeries(t);
+        t->attachAxis(throughputX_);
+        t->attachAxis(throughputY_);
+        throughputSeries_.push_back(t);
+        auto* l = new QLineSeries;
+        l->setName(QString("cpu %1").arg(cpu));
+        lostView_->chart()->addSeries(l);
+        l->attachAxis(lostX_);
+        l->attachAxis(lostY_);
+        lostSeries_.push_back(l);
+    }
+}
+
+void CapturePage::refresh() {
+    if (!session_) return;
+    const auto snaps = session_->stats().snapshotAll();
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - session_->startTime()).count();
+    history_.add(t, snaps);
+
+    for (int row = 0; row < int(snaps.size()) && row < cpuTable_->rowCount(); ++row) {
+        const auto& s = snaps[size_t(row)];
+        if (auto* bar = qobject_cast<QProgressBar*>(cpuTable_->cellWidget(row, ColFill))) {
+            bar->setValue(int(s.fillPeakPercent * 10));
+            bar->setToolTip(QString("peak fill in the last interval of a %1 ring")
+                                .arg(humanRate(double(s.ringBytes)).chopped(2)));
+        }
+        if (auto* bar = qobject_cast<QProgressBar*>(cpuTable_->cellWidget(row, ColAuxFill));
+            bar && s.hasAux) {
+            bar->setEnabled(true);
+            bar->setFormat("%p%");
+            bar->setValue(int(s.auxFillPercent * 10));
+            bar->setToolTip(QString("%1 of a %2 AUX area; %3 chunks drained, %4 re-enables")
+                                .arg(humanRate(double(s.totals.auxBytes)).chopped(2))
+                                .arg(humanRate(double(s.auxRingBytes)).chopped(2))
+                                .arg(s.totals.auxChunks)
+                                .arg(s.totals.auxReenables));
+        }
+        const auto& x = s.totals;
+        auto* auxLoss = cpuTable_->item(row, ColAuxLoss);
+        auxLoss->setText(s.hasAux ? QString::number(x.auxTruncated + x.auxPartial + x.auxCollision) : "-");
+        auxLoss->setToolTip(QString("TRUNCATED %1, PARTIAL %2, COLLISION %3, OVERWRITE %4 (snapshot mode), "
+                                    "AUX errors %5")
+                                .arg(x.auxTruncated)
+                                .arg(x.auxPartial)
+                                .arg(x.auxCollision)
+                                .arg(x.auxOverwrite)
+                                .arg(x.auxErrors));
+        cpuTable_->item(row, ColRate)->setText(humanRate(s.bytesPerSecond));
+        cpuTable_->item(row, ColRecords)->setText(QString::number(s.totals.records));
+        cpuTable_->item(row, ColLost)->setText(QString::number(s.totals.lostRecords));
+        cpuTable_->item(row, ColLostSamples)->setText(QString::number(s.totals.lostSamples));
+        cpuTable_->item(row, ColKernelLost)
+            ->setText(s.kernelLostAvailable ? QString::number(s.totals.kernelLost) : "n/a");
+        cpuTable_->item(row, ColThrottle)->setText(QString::number(s.totals.throttles));
+    }
+    for (size_t i = 0; i < throughputSeries_.size() && i < history_.cpuCount(); ++i) {
+        throughputSeries_[i]->replace(history_.throughput(i));
+        lostSeries_[i]->replace(history_.lost(i));
+    }
+    for (size_t i = 0; i < auxThroughputSeries_.size() && i < history_.cpuCount(); ++i) {
+        auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
+        auxLostSeries_[i]->replace(history_.auxLost(i));
+    }
+    if (session_->options().takesSnapshots()) {
+        uint64_t n = 0, bytes = 0;
+        for (auto& c : snaps)
+            bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;
+        n = session_->snapshotCount();
+        snapshotLabel_->setText(
+            QString("Snapshots: %1 (%2)").arg(n).arg(humanRate(double(bytes)).chopped(2)));
+    }
+    const double lo = std::max(0.0, t - history_.window());
+    const double hi = std::max(history_.window(), t);
+    throughputX_->setRange(lo, hi);
+    lostX_->setRange(lo, hi);
+    throughputY_->setRange(0, niceCeil(history_.maxThroughput()));
+    lostY_->setRange(0, niceCeil(history_.maxLost()));
+
+    if (replay_ && !stopping_) {
+        const auto p = replay_->progress();
+        status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
+                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
+                             .arg(QString::fromStdString(replay_->path()))
+                             .arg(p.auxBytesFed)
+                             .arg(p.auxBytesTotal)
+                             .arg(p.recordedSecondsFed, 0, 'f', 3)
+                             .arg(p.recordedSeconds, 0, 'f', 3)
+                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+    }
+    if (live_) showLiveDecode(false);
+    if (session_->finished() && !finishing_) beginFinishing();
+}
+
+void CapturePage::showLiveDecode(bool final) {
+    if (!live_) return;
+    if (auto t = live_->latest(); t && t != liveShown_) {
+        liveShown_ = t;
+        liveTimeline_->setData(t);
+    }
+    const LivePtDecodeStats st = live_->stats();
+    QString text =
+        QString(
+            "%1 %2 of %3 MB of trace decoded (%4 MB skipped by the rate bound), %5 M instructions, "
+            "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
+            .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
+            .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
+            .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
+            .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
+            .arg(double(st.instructions) / 1e6, 0, 'f', 1)
+            .arg(st.spans)
+            .arg(st.gaps)
+            .arg(st.decodeErrors)
+            .arg(st.lastTickSeconds * 1e3, 0, 'f', 0);
+    if (!st.lastError.empty()) text += "\nLast decode failed: " + QString::fromStdString(st.lastError);
+    if (st.sidebandDropped)
+        text += QString(
+                    "\n%1 sideband records over the live decoder's budget were not kept (images may be "
+                    "missing in the live view; the capture file has them)")
+                    .arg(st.sidebandDropped);
+    if (final) text += "\nOpen the capture file for the decode of every byte.";
+    liveStatus_->setText(text);
+}
+
+void CapturePage::beginFinishing() {
+    timer_->stop();
+    finishing_ = true;
+    if (replay_) replay_->stop();  // its driver thread feeds the session's producers
+    session_->wait();              // the drain thread has ended: this returns at once
+    lastSummary_ = session_->summary();
+    setStatus("Writing " + captureFile_ + "…");
+    // Completing the file (queued records, features, build-ids) touches the disk:
+    // not on the GUI thread.
+    if (finishThread_.joinable()) finishThread_.join();
+    QPointer<CapturePage> self(this);
+    finishThread_ = std::thread([self, file = file_, live = live_] {
+        if (live) {
+            live->flush();  // what came in after the last tick
+            live->stop();
+        }
+        auto done = file->finish();
+        QString error = done ? QString() : QString::fromStdString(done.error().message);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, error] {
+                if (self) self->fileFinished(error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CapturePage::fileFinished(const QString& error) {
+    const CpuCounters total = lastSummary_.total();
+    QString text = QString("Stopped after %1 s: %2 records, %3 lost records, %4 lost samples.")
+                       .arg(lastSummary_.seconds, 0, 'f', 1)
+                       .arg(total.records)
+                       .arg(total.lostRecords)
+                       .arg(total.lostSamples);
+    for (auto& m : lastSummary_.messages)
+        text += "\n" + QString::fromStdString(m);
+    for (auto& l : lastSummary_.sinkLosses)
+        text += QString("\nfile writer dropped %1 records of cpu %2: %3")
+                    .arg(l.records)
+                    .arg(l.cpu)
+                    .arg(QString::fromStdString(l.reason));
+    const auto report = file_->report();
+    if (report.auxBytes || total.auxTruncated)
+        text += QString(
+                    "\nAUX trace in the file: %1 MB; the AUX area filled and the kernel stopped the trace %2 "
+                    "times (TRUNCATED, marked in the file)")
+                    .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(total.auxTruncated);
+    if (report.recordsHeldBack + report.auxHeldBack)
+        text += QString(
+                    "\nThe file writer was behind %1 times: the data waited in the kernel's rings, nothing "
+                    "was dropped by auxscope")
+                    .arg(report.recordsHeldBack + report.auxHeldBack);
+    if (error.isEmpty()) {
+        lastCaptureFile_ = captureFile_;
+        text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")
+                    .arg(captureFile_)
+                    .arg(report.fileBytes);
+    } else {
+        text += "\nThe capture file could not be completed: " + error;
+    }
+    if (live_) {
+        showLiveDecode(true);
+        liveTimeline_->setFollowLatest(false);
+        live_.reset();
+    }
+    session_.reset();
+    file_.reset();
+    replay_.reset();
+    finishing_ = false;
+    setFormEnabled(true);
+    stopButton_->setEnabled(false);
+    setStatus(text, !error.isEmpty());
+    emit captureFinished();
+    if (error.isEmpty()) emit captureFileReady(lastCaptureFile_);
+}
+
+bool CapturePage::saveCaptureAs(const QString& path) {
+    if (lastCaptureFile_.isEmpty()) return false;
+    if (QFileInfo(path).absoluteFilePath() == QFileInfo(lastCaptureFile_).absoluteFilePath()) return true;
+    QFile::remove(path);
+    if (!QFile::copy(lastCaptureFile_, path)) {
+        setStatus("Cannot save the capture to " + path, true);
+        return false;
+    }
+    setStatus("Capture saved to " + path);
+    return true;
+}
+
+}  // namespace auxscope

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The capture page: target, events and buffer size; Start and Stop; live
+// per-CPU ring fill bars and lost counters; charts of throughput and lost
+// records per CPU over the last 60 s. A 10 Hz timer reads lock-free statistics
+// snapshots, so the GUI thread never waits on the drain thread.
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "CaptureSession.h"
+#include "gui/LiveHistory.h"
+#include "record/PerfDataWriterCapture.h"
+#include "record/ReplaySource.h"
+
+class QCheckBox;
+class QComboBox;
+class QShortcut;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableWidget;
+class QTimer;
+class QChartView;
+class QLineSeries;
+class QValueAxis;
+
+namespace auxscope {
+
+class AuxOptionsPanel;
+class LivePtDecoder;
+class TimelineView;
+struct TimelineData;
+
+class CapturePage : public QWidget {
+    Q_OBJECT
+public:
+    explicit CapturePage(QWidget* parent = nullptr);
+    ~CapturePage() override;
+
+    // True from Start until the capture's perf.data is complete.
+    bool capturing() const { return session_ != nullptr; }
+    // The perf.data of the last finished capture (in a temporary folder until saved).
+    const QString& lastCaptureFile() const { return lastCaptureFile_; }
+    bool saveCaptureAs(const QString& path);
+    const LiveHistory& history() const { return history_; }
+    // The summary of the last finished capture (empty target before the first).
+    const CaptureSummary& lastSummary() const { return lastSummary_; }
+    // The instruction-flow timeline decoded while capturing (Intel PT captures).
+    TimelineView* liveTimeline() const { return liveTimeline_; }
+    // Its decoder while a capture runs (null otherwise).
+    const LivePtDecoder* liveDecoder() const { return live_.get(); }
+
+public slots:
+    void start();
+    void stop();
+    // Snapshot mode: copy the newest AUX bytes of every CPU now (also Ctrl+Shift+S).
+    void takeSnapshot();
+
+signals:
+    void captureStarted();
+    void captureFinished();
+    void statusMessage(const QString& text);
+    void captureFileReady(const QString& path);
+
+private slots:
+    void refresh();
+    void targetKindChanged(int index);
+    void chooseTracepoint();
+
+private:
+    Expected<CaptureOptions> optionsFromForm() const;
+    void rebuildCpuRows();
+    void rebuildSeries();
+    void setStatus(const QString& text, bool error = false);
+    void setFormEnabled(bool enabled);
+    bool replaySelected() const;
+    // Opens the session for the form: the kernel's, or a replay's simulated CPUs.
+    Expected<std::unique_ptr<CaptureSession>> openSession(const CaptureOptions& options,
+                                                          PerfDataWriterCaptureOptions& fileOptions);
+    void beginFinishing();
+    void fileFinished(const QString& error);
+
+    QComboBox* targetKind_ = nullptr;
+    QLineEdit* targetValue_ = nullptr;
+    QLineEdit* events_ = nullptr;
+    QPushButton* tracepointButton_ = nullptr;
+    QComboBox* bufferPages_ = nullptr;
+    QCheckBox* overwrite_ = nullptr;
+    // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).
+    QPushButton* replayBrowse_ = nullptr;
+    QComboBox* replaySpeed_ = nullptr;
+    QCheckBox* replaySnapshot_ = nullptr;
+    QCheckBox* replayLoop_ = nullptr;
+    QWidget* replayRow_ = nullptr;
+    std::unique_ptr<ReplaySource> replay_;
+    ReplayOptions replayOptions_;
+    // Decode while capturing (Intel PT): the decoder sink and the timeline it feeds.
+    QCheckBox* liveDecode_ = nullptr;
+    QLabel* liveStatus_ = nullptr;
+    TimelineView* liveTimeline_ = nullptr;
+    std::shared_ptr<LivePtDecoder> live_;
+    std::shared_ptr<const TimelineData> liveShown_;
+    void showLiveDecode(bool final);
+    AuxOptionsPanel* auxPanel_ = nullptr;
+    QPushButton* snapshotButton_ = nullptr;
+    QLabel* snapshotLabel_ = nullptr;
+    QPushButton* startButton_ = nullptr;
+    QPushButton* stopButton_ = nullptr;
+    QLabel* status_ = nullptr;
+    QTableWidget* cpuTable_ = nullptr;
+    QChartView* throughputView_ = nullptr;
+    QChartView* lostView_ = nullptr;
+    QValueAxis* throughputX_ = nullptr;
+    QValueAxis* throughputY_ = nullptr;
+    QValueAxis* lostX_ = nullptr;
+    QValueAxis* lostY_ = nullptr;
+    std::vector<QLineSeries*> throughputSeries_;
+    std::vector<QLineSeries*> lostSeries_;
+    std::vector<QLineSeries*> auxThroughputSeries_;
+    std::vector<QLineSeries*> auxLostSeries_;
+    bool sessionHasAux_ = false;
+    QTimer* timer_ = nullptr;
+
+    PmuRegistry pmus_;
+    // Shared with the thread that completes the file after a capture.
+    std::shared_ptr<CaptureSession> session_;
+    std::shared_ptr<PerfDataWriterCapture> file_;
+    std::thread finishThread_;
+    bool finishing_ = false;
+    QString captureFile_, lastCaptureFile_;
+    LiveHistory history_;
+    CaptureSummary lastSummary_;
+    bool stopping_ = false;
+};
+
+}  // namespace auxscope

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/Gui.h"
+
+#include <QApplication>
+
+#include "gui/MainWindow.h"
+
+extern "C" const char* auxscope_gui_qt_version() {
+    return qVersion();
+}
+
+extern "C" int auxscope_run_gui(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("auxscope");
+    QApplication::setApplicationVersion(AUXSCOPE_VERSION);
+    auxscope::MainWindow window;
+    const QStringList args = QApplication::arguments();
+    if (args.size() > 1) window.openFile(args.at(1));
+    window.show();
+    return app.exec();
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/MainWindow.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QStatusBar>
+#include <QTabBar>
+#include <QTabWidget>
+
+#include "gui/CapturePage.h"
+#include "gui/TraceFilePage.h"
+
+namespace auxscope {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle("auxscope");
+    setAcceptDrops(true);
+    capture_ = new CapturePage;
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName("tabs");
+    tabs_->setTabsClosable(true);
+    tabs_->addTab(capture_, "Capture");
+    tabs_->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);  // the capture page stays
+    setCentralWidget(tabs_);
+    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int index) {
+        if (tabs_->widget(index) == capture_) return;  // the capture page stays
+        QWidget* page = tabs_->widget(index);
+        tabs_->removeTab(index);
+        page->deleteLater();
+        updateActions();
+    });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] { updateActions(); });
+    connect(capture_, &CapturePage::statusMessage, statusBar(),
+            [this](const QString& text) { statusBar()->showMessage(text.section('\n', 0, 0)); });
+    // A finished capture opens as a trace, like a file.
+    connect(capture_, &CapturePage::captureFileReady, this, [this](const QString& path) {
+        openFile(path);
+        updateActions();
+    });
+
+    auto* file = menuBar()->addMenu("&File");
+    file->addAction("&Open perf.data…", QKeySequence::Open, this, &MainWindow::openDialog);
+    saveCaptureAction_ =
+        file->addAction("&Save capture as…", QKeySequence::Save, this, &MainWindow::saveCaptureDialog);
+    exportAction_ =
+        file->addAction("&Export…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+    file->addSeparator();
+    file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+    auto* captureMenu = menuBar()->addMenu("&Capture");
+    captureMenu->addAction("&Start", QKeySequence(Qt::CTRL | Qt::Key_R), capture_, &CapturePage::start);
+    captureMenu->addAction("S&top", QKeySequence(Qt::CTRL | Qt::Key_T), capture_, &CapturePage::stop);
+    auto* help = menuBar()->addMenu("&Help");
+    help->addAction("&About auxscope", this, [this] {
+        QMessageBox::about(this, "About auxscope",
+                           "<b>auxscope</b> — live hardware trace capture for Linux.<br>"
+                           "Per-CPU perf data rings drained live, with fill and loss per CPU;<br>"
+                           "captures are perf.data files that perf, hotspot and Perfetto read.<br>"
+                           "Licence: GPL-3.0-or-later.");
+    });
+    updateActions();
+    resize(1200, 800);
+}
+
+TraceFilePage* MainWindow::openFile(const QString& path) {
+    auto* page = new TraceFilePage(path);
+    const int index = tabs_->addTab(page, QFileInfo(path).fileName());
+    tabs_->setTabToolTip(index, path);
+    tabs_->setCurrentIndex(index);
+    connect(page, &TraceFilePage::statusMessage, statusBar(),
+            [this](const QString& t) { statusBar()->showMessage(t); });
+    connect(page, &TraceFilePage::loadFinished, this, [this] { updateActions(); });
+    updateActions();
+    return page;
+}
+
+TraceFilePage* MainWindow::currentTracePage() const {
+    return qobject_cast<TraceFilePage*>(tabs_->currentWidget());
+}
+
+void MainWindow::openDialog() {
+    const QString path = QFileDialog::getOpenFileName(this, "Open perf.data", QString(),
+                                                      "perf.data files (*.data perf.data*);;All files (*)");
+    if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::saveCaptureDialog() {
+    if (capture_->lastCaptureFile().isEmpty()) return;
+    const QString path = QFileDialog::getSaveFileName(this, "Save capture as perf.data", "perf.data",
+                                                      "perf.data files (*.data);;All files (*)");
+    if (!path.isEmpty()) capture_->saveCaptureAs(path);
+}
+
+void MainWindow::exportDialog() {
+    TraceFilePage* page = currentTracePage();
+    if (!page) return;
+    const QString csvFilter = "CSV (*.csv)";
+    QString filter;
+    const QString path =
+        QFileDialog::getSaveFileName(this, "Export", QFileInfo(page->path()).completeBaseName() + ".pftrace",
+                                     "Perfetto trace (*.pftrace);;" + csvFilter, &filter);
+    if (path.isEmpty()) return;
+    page->exportTo(filter == csvFilter || path.endsWith(".csv") ? "csv" : "perfetto", path);
+}
+
+void MainWindow::updateActions() {
+    saveCaptureAction_->setEnabled(!capture_->lastCaptureFile().isEmpty());
+    TraceFilePage* page = currentTracePage();
+    exportAction_->setEnabled(page && page->loaded());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (capture_->capturing()) capture_->stop();
+    event->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    for (const QUrl& url : event->mimeData()->urls())
+        if (url.isLocalFile()) openFile(url.toLocalFile());
+    event->acceptProposedAction();
+}
+
+}  // namespace auxscope

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The timeline of a TimelineData, painted with QPainter: a time axis (relative
+// to the recording's start), one lane per CPU with the thread that ran there,
+// then per thread a header and its flame chart (depth 0 on top, callees below,
+// as Perfetto's slices), gaps hatched in red with their reason, and the time
+// outside the decoded window shaded ("not decoded here").
+//
+// Level of detail: a frame paints at most about one rectangle per pixel column
+// per row. Each thread's store gets, once, a per-depth summary at a few
+// resolutions (the span covering most of each time bucket, whether a gap is in
+// it, and which span covers each bucket's start): zoomed out, a frame reads
+// the summary; zoomed in to less than a bucket per pixel, it walks the spans
+// in view from the bucket where the view begins (lowerBound), merging
+// sub-pixel spans per row. No frame walks every span of a large store.
+//
+// Interaction as in Perfetto: Ctrl+wheel or W/S zoom around the mouse, A/D or
+// a drag pan, the wheel scrolls the tracks, a double-click zooms to a span, a
+// click selects it (spanSelected), hovering shows what is there.
+#include <QString>
+#include <QWidget>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "spans/TimelineData.h"
+
+class QScrollBar;
+class QTimer;
+
+namespace auxscope {
+
+// What is at a point of the view.
+struct TimelineHit {
+    enum Kind { None, CpuSlice, ThreadSpan } kind = None;
+    int cpu = -1;
+    int32_t pid = -1, tid = -1;
+    uint64_t start = 0, end = 0;  // perf clock, ns
+    // ThreadSpan:
+    Span span;
+    size_t index = 0;   // in the thread's SpanStore
+    QString function;   // name ("" for a gap)
+    QString file;       // the image it lives in
+    QString gapReason;  // for a gap: gapReasonName()
+    QString gapDetail;  // for a gap: what the decoder said
+    QString threadName;
+    bool valid() const { return kind != None; }
+};
+
+class TimelineView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineView(QWidget* parent = nullptr);
+    ~TimelineView() override;
+
+    // Shows `data`, keeping the current zoom (or, following, the newest part;
+    // the first data shows whole).
+    void setData(std::shared_ptr<const TimelineData> data);
+    const std::shared_ptr<const TimelineData>& data() const { return data_; }
+    // Data of more than `minSpans` spans (a few million) is summarized on a
+    // worker thread, the view showing what it had until then; off: at once.
+    void setAsyncSummaries(bool on, size_t minSpans = 4'000'000) {
+        asyncSummaries_ = on;
+        asyncMinSpans_ = minSpans;
+    }
+    bool preparing() const { return preparing_; }
+
+    // Live capture: keep the newest `seconds` in view as data grows (0: all the data, until
+    // the user zooms, which sets the width kept).
+    void setFollowLatest(bool follow, double seconds = 0);
+    bool followLatest() const { return follow_; }
+
+    struct Range {
+        uint64_t begin = 0, end = 0;
+    };
+    Range visibleRange() const { return {viewBegin_, viewEnd_}; }
+    void setVisibleRange(uint64_t begin, uint64_t end);
+    // Shown in the shaded parts that were not decoded ("zoom in to decode (80 MB of trace in view)").
+    void setUndecodedHint(const QString& text);
+    const QString& undecodedHint() const { return hint_; }
+    void setDebounceMs(int ms);
+
+    // What is under `pos` (widget coordinates), and its tooltip text.
+    TimelineHit hitAt(QPoint pos) const;
+    QString toolTipAt(QPoint pos) const;
+    static QString describe(const TimelineHit& hit, uint64_t recordingBegin);
+    const TimelineHit& selection() const { return selected_; }
+
+    // Geometry, for callers and tests: the x of perf time `t`, the time at `x`,
+    // and the top y of a thread's depth row (-1 when not shown), all in widget
+    // coordinates, before scrolling out of view.
+    double xOf(uint64_t t) const;
+    uint64_t timeAt(double x) const;
+    int rowY(int32_t tid, int depth) const;
+    int cpuLaneY(int cpu) const;
+    int plotLeft() const { return kLabelWidth; }
+    int plotWidth() const;
+    static constexpr int kAxisHeight = 26, kLaneHeight = 20, kHeaderHeight = 22, kRowHeight = 18,
+                         kLabelWidth = 170;
+
+    // Colours: per function (stable: a hash of its name), per thread, and gaps.
+    static QColor functionColor(const std::string& name);
+    static QColor threadColor(int32_t tid);
+    static QColor gapColor();
+    static QColor gapHatchColor();
+
+    // Last frame's work, for benchmarks and tests.
+    struct FrameStats {
+        uint64_t rects = 0;         // rectangles painted in flame charts and CPU lanes
+        uint64_t spansWalked = 0;   // spans read from stores
+        uint64_t summaryCells = 0;  // summary cells read
+        int maxRectsPerRow = 0;     // the most rectangles in one flame-chart row
+    };
+    const FrameStats& lastFrame() const { return frame_; }
+
+    struct Lod;  // a thread's summary (TimelineView.cpp)
+
+signals:
+    // The visible range, ~150 ms after zooming or panning settles.
+    void visibleRangeChanged(quint64 begin, quint64 end);
+    void spanSelected(const auxscope::TimelineHit& hit);
+    // setData's data is shown (at once, or once its summaries are built).
+    void dataShown();
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    void wheelEvent(QWheelEvent*) override;
+    void keyPressEvent(QKeyEvent*) override;
+    void mousePressEvent(QMouseEvent*) override;
+    void mouseMoveEvent(QMouseEvent*) override;
+    void mouseReleaseEvent(QMouseEvent*) override;
+    void mouseDoubleClickEvent(QMouseEvent*) override;
+    bool event(QEvent*) override;
+    QSize sizeHint() const override { return {900, 500}; }
+
+private:
+    struct Track {
+        enum Kind { Cpu, ThreadHeader, ThreadRow } kind;
+        int cpu = -1;
+        size_t thread = 0;  // index into data_->threads
+        int depth = 0;
+        int y = 0, height = 0;  // content coordinates (before scrolling)
+    };
+    static std::vector<std::unique_ptr<Lod>> buildLods(const TimelineData& data);
+    void install(std::shared_ptr<const TimelineData> data, std::vector<std::unique_ptr<Lod>> lods);
+    void layoutTracks();
+    const Lod& lodOf(size_t thread) const;
+    void zoomAround(double x, double factor);
+    void panBy(double pixels);
+    void rangeChanged();
+    void updateScrollBar();
+    uint64_t minWidth() const;
+    int contentTop() const;
+    const Track* trackAt(int y) const;
+    std::optional<size_t> findSpan(size_t thread, int depth, uint64_t t, uint64_t tolerance) const;
+    QString functionName(uint32_t id) const;
+    QColor colorOf(uint32_t function) const;
+    void paintAxis(QPainter& p);
+    void paintCpuLane(QPainter& p, const Track& track, int y);
+    void paintThreadRows(QPainter& p, size_t thread, int firstRow, int lastRow, int y0);
+
+    std::shared_ptr<const TimelineData> data_;
+    std::vector<Track> tracks_;
+    std::vector<size_t> threadFirstTrack_;    // per thread: its header's index in tracks_
+    std::vector<std::unique_ptr<Lod>> lods_;  // per thread, built with the data
+    uint64_t dataGeneration_ = 0;
+    size_t asyncMinSpans_ = 4'000'000;
+    bool asyncSummaries_ = true, preparing_ = false;
+    mutable std::vector<QColor> colors_;  // per function id, on first need
+    int contentHeight_ = 0;
+    uint64_t viewBegin_ = 0, viewEnd_ = 0;
+    quint64 emittedBegin_ = 0, emittedEnd_ = 0;
+    bool follow_ = false;
+    double followSeconds_ = 0;
+    QString hint_;
+    QScrollBar* vbar_ = nullptr;
+    QTimer* debounce_ = nullptr;
+    TimelineHit selected_;
+    FrameStats frame_;
+    // Dragging.
+    bool pressed_ = false, dragged_ = false;
+    QPoint pressPos_;
+    uint64_t pressBegin_ = 0, pressEnd_ = 0;
+    int pressScroll_ = 0;
+    QPoint lastMouse_{-1, -1};
+};
+
+}  // namespace auxscope

@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/TraceFilePage.h"
+
+#include <QApplication>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+#include "auxtrace/IntelPtSpans.h"
+#include "export/TraceExport.h"
+#include "gui/TimelineView.h"
+#include "perfdata/CaptureStatsFeature.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/TraceModelLoader.h"
+
+namespace auxscope {
+namespace {
+
+QString hex(uint64_t v) {
+    return "0x" + QString::number(v, 16);
+}
+
+QString auxFlags(const PerfAuxStats& a) {
+    QStringList parts;
+    if (a.truncated) parts << QString("truncated %1").arg(a.truncated);
+    if (a.partial) parts << QString("partial %1").arg(a.partial);
+    if (a.collision) parts << QString("collision %1").arg(a.collision);
+    if (a.overwrite) parts << QString("overwrite %1").arg(a.overwrite);
+    if (a.formatRaw) parts << QString("raw CoreSight %1").arg(a.formatRaw);
+    return parts.isEmpty() ? "no loss flags" : parts.join(", ");
+}
+
+// 50331672 -> "50.3 MB".
+QString byteSize(uint64_t n) {
+    if (n < 1000) return QString("%1 bytes").arg(n);
+    if (n < 1000 * 1000) return QString("%1 kB").arg(double(n) / 1e3, 0, 'f', 1);
+    if (n < uint64_t(1000) * 1000 * 1000) return QString("%1 MB").arg(double(n) / 1e6, 0, 'f', 1);
+    return QString("%1 GB").arg(double(n) / 1e9, 0, 'f', 2);
+}
+
+QString percent(uint64_t part, uint64_t whole) {
+    const double p = whole ? 100.0 * double(part) / double(whole) : 0.0;
+    if (part && p < 0.1) return "<0.1%";
+    if (p < 1 || (p > 99 && part < whole)) return QString("%1%").arg(p, 0, 'f', 1);
+    return QString("%1%").arg(qRound(p));
+}
+
+// The header line's word on AUX bytes the AUX records announce and the file
+// lacks: "AUX: 75% of the trace missing from the file (50.3 MB in 2 gaps on cpu 0)".
+QString auxMissingLine(const PerfDataSummary& s) {
+    if (!s.auxMissingBytes) return {};
+    uint64_t gaps = 0;
+    QStringList cpus, others;
+    for (const PerfAuxArea& a : s.auxAreas) {
+        if (!a.missingBytes) continue;
+        gaps += a.gaps.size();
+        if (a.cpu >= 0)
+            cpus << QString::number(a.cpu);
+        else
+            others << QString::fromStdString(perfAuxAreaName(a));
+    }
+    QStringList where;
+    if (cpus.size() > 4)
+        where << QString("%1 CPUs").arg(cpus.size());
+    else if (!cpus.isEmpty())
+        where << (cpus.size() == 1 ? "cpu " : "cpus ") + cpus.join(", ");
+    if (others.size() > 4)
+        where << QString("%1 threads").arg(others.size());
+    else
+        where << others;
+    return QString("AUX: %1 of the trace missing from the file (%2 in %3 %4 on %5)")
+        .arg(percent(s.auxMissingBytes, s.auxAnnouncedBytes))
+        .arg(byteSize(s.auxMissingBytes))
+        .arg(gaps)
+        .arg(gaps == 1 ? "gap" : "gaps")
+        .arg(where.join(", "));
+}
+
+}  // namespace
+
+// What the page shows of a decode, computed on the worker thread: walking
+// millions of spans must not stall the window.
+struct PtSpanSummary {
+    struct Function {
+        std::string name;
+        uint64_t instructions = 0, calls = 0;
+    };
+    struct GapKind {
+        uint64_t count = 0;
+        std::vector<std::string> examples;  // distinct causes, a few
+    };
+    struct Thread {
+        int32_t tid = -1, pid = -1;
+        std::string name;
+        uint64_t spans = 0, instructions = 0, functions = 0;
+        std::vector<Function> top;  // by instructions
+        std::map<GapReason, GapKind> gaps;
+    };
+    std::vector<Thread> threads;
+    uint64_t spans = 0;
+    PtDecodeStats stats;
+    std::vector<std::string> notes;
+};
+
+namespace {
+
+constexpr size_t kTopFunctions = 15, kGapExamples = 5;
+
+PtSpanSummary summarize(const IntelPtSpans& decoded) {
+    PtSpanSummary out;
+    out.stats = decoded.result.stats;
+    out.notes = decoded.session->trace().notes();
+    const FunctionTable& functions = decoded.session->functions();
+    const Sideband& sideband = decoded.session->sideband();
+    for (const auto& [tid, store] : decoded.result.threads) {
+        PtSpanSummary::Thread t;
+        t.tid = tid;
+        t.pid = sideband.pidOf(tid);
+        t.name = sideband.model().threadName(tid);
+        t.spans = store.size();
+        std::unordered_map<uint32_t, PtSpanSummary::Function> byFunction;
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span s = store.at(i);
+            if (s.isGap()) {
+                const Gap& g = store.gaps()[size_t(s.gap)];
+                auto& kind = t.gaps[g.reason];
+                ++kind.count;
+                if (kind.examples.size() < kGapExamples &&
+                    std::find(kind.examples.begin(), kind.examples.end(), g.detail) == kind.examples.end())
+                    kind.examples.push_back(g.detail);
+                continue;
+            }
+            auto& f = byFunction[s.function];
+            f.instructions += s.instructions;
+            ++f.calls;
+            t.instructions += s.instructions;
+        }
+        t.functions = byFunction.size();
+        std::vector<std::pair<uint32_t, PtSpanSummary::Function>> ranked(byFunction.begin(),
+                                                                         byFunction.end());
+        const size_t keep = std::min(kTopFunctions, ranked.size());
+        std::partial_sort(ranked.begin(), ranked.begin() + ptrdiff_t(keep), ranked.end(),
+                          [](const auto& a, const auto& b) {
+                              return a.second.instructions > b.second.instructions ||
+                                     (a.second.instructions == b.second.instructions && a.first < b.first);
+                          });
+        for (size_t i = 0; i < keep; ++i) {
+            ranked[i].second.name =
+                ranked[i].first < functions.size() ? functions[ranked[i].first].name : "[unknown]";
+            t.top.push_back(std::move(ranked[i].second));
+        }
+        out.spans += t.spans;
+        out.threads.push_back(std::move(t));
+    }
+    return out;
+}
+
+}  // namespace
+
+TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(parent), path_(path) {
+    status_ = new QLabel("Reading " + path + "…");
+    status_->setObjectName("traceStatus");
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    tree_ = new QTreeWidget;
+    tree_->setObjectName("traceTree");
+    tree_->setColumnCount(2);
+    tree_->setHeaderLabels({"", "Value"});
+    tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    decode_ = new QPushButton("Decode Intel PT");
+    decode_->setObjectName("decodeIntelPt");
+    decode_->setToolTip("Decode the Intel PT trace into per-thread call stacks (on a worker thread)");
+    decode_->setVisible(false);
+    connect(decode_, &QPushButton::clicked, this, [this] { startDecode(); });
+    progress_ = new QProgressBar;
+    progress_->setObjectName("decodeProgress");
+    progress_->setVisible(false);
+    progress_->setMaximumWidth(160);
+    exportPerfetto_ = new QPushButton("Export to Perfetto…");
+    exportPerfetto_->setObjectName("exportPerfetto");
+    exportCsv_ = new QPushButton("Export CSV…");
+    exportCsv_->setObjectName("exportCsv");
+    for (auto* b : {exportPerfetto_, exportCsv_})
+        b->setEnabled(false);
+    connect(exportPerfetto_, &QPushButton::clicked, this, [this] { exportTo("perfetto"); });
+    connect(exportCsv_, &QPushButton::clicked, this, [this] { exportTo("csv"); });
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(status_, 1);
+    buttons->addWidget(progress_);
+    buttons->addWidget(decode_);
+    buttons->addWidget(exportPerfetto_);
+    buttons->addWidget(exportCsv_);
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName("traceTabs");
+    tabs_->setDocumentMode(true);
+    tabs_->addTab(tree_, "Summary");
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(buttons);
+    layout->addWidget(tabs_, 1);
+
+    // Read on a worker thread; hand the result back through the event loop.
+    QPointer<TraceFilePage> self(this);
+    const std::string file = path.toStdString();
+    std::thread([self, file] {
+        auto opened = PerfDataReader::open(file);
+        auto result = std::make_shared<Expected<PerfDataReader>>(std::move(opened));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, result] {
+                if (!self) return;
+                if (!result->ok()) {
+                    self->failed_ = true;
+                    self->status_->setText("Cannot open: " + QString::fromStdString(result->error().message));
+                    self->status_->setStyleSheet("color: #b00020;");
+                    emit self->statusMessage(self->status_->text());
+                    emit self->loadFinished(false);
+                    return;
+                }
+                self->reader_ = std::make_shared<PerfDataReader>(std::move(result->value()));
+                self->populate();
+                emit self->loadFinished(true);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+TraceFilePage::~TraceFilePage() {
+    // A decode still running stops at its next batch of segments; it keeps the
+    // reader alive until then.
+    if (cancel_) *cancel_ = true;
+}
+
+QTreeWidgetItem* TraceFilePage::section(const QString& title) {
+    auto* item = new QTreeWidgetItem(tree_, {title});
+    QFont f = item->font(0);
+    f.setBold(true);
+    item->setFont(0, f);
+    return item;
+}
+
+void TraceFilePage::populate() {
+    const PerfDataReader& r = *reader_;
+    tree_->clear();
+    ptSection_ = nullptr;
+    auto add = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
+        return new QTreeWidgetItem(parent, {key, value});
+    };
+
+    auto* file = section("File");
+    add(file, "path", path_);
+    add(file, "format", r.mode() == PerfDataMode::File ? "perf.data (file mode)" : "perf.data (pipe mode)");
+    add(file, "size", QString::number(r.fileSize()) + " bytes");
+    add(file, "data section",
+        QString("%1 bytes at offset %2%3")
+            .arg(r.dataSize())
+            .arg(r.dataOffset())
+            .arg(r.dataSizeRecovered() ? " (size recovered by scanning: the capture did "
+                                         "not finish the file)"
+                                       : ""));
+    auto* issues = section(QString("Problems (%1)").arg(r.issues().size()));
+    for (auto& issue : r.issues()) {
+        auto* item = add(issues, issue.error ? "error" : "warning", QString::fromStdString(issue.message));
+        if (issue.error) item->setForeground(1, QColor("#b00020"));
+    }
+
+    auto* events = section(QString("Events (%1)").arg(r.attrs().size()));
+    for (auto& a : r.attrs()) {
+        QString name = a.name.empty() ? QString("type %1 config %2").arg(a.attr.type).arg(hex(a.attr.config))
+                                      : QString::fromStdString(a.name);
+        add(events, name,
+            QString("type %1, config %2, sample_type %3, %4 ids")
+                .arg(a.attr.type)
+                .arg(hex(a.attr.config))
+                .arg(hex(a.attr.sample_type))
+                .arg(a.ids.size()));
+    }
+
+    const PerfFeatures& f = r.features();
+    auto* features = section(QString("Features (%1)").arg(f.present.size()));
+    auto opt = [&](const char* key, const std::optional<std::string>& v) {
+        if (v) add(features, key, QString::fromStdString(*v));
+    };
+    opt("hostname", f.hostname);
+    opt("os release", f.osRelease);
+    opt("perf version", f.version);
+    opt("arch", f.arch);
+    opt("cpu", f.cpuDesc);
+    opt("cpuid", f.cpuId);
+    if (f.nrCpus)
+        add(features, "cpus", QString("%1 online of %2").arg(f.nrCpus->online).arg(f.nrCpus->available));
+    if (f.totalMemKb) add(features, "memory", QString("%1 kB").arg(*f.totalMemKb));
+    if (f.cmdline) {
+        QStringList words;
+        for (auto& w : *f.cmdline)
+            words << QString::fromStdString(w);
+        add(features, "command line", words.join(' '));
+    }
+    if (f.buildIds) add(features, "build ids", QString::number(f.buildIds->size()));
+    if (f.auxtraceIndex) add(features, "AUXTRACE index", QString("%1 buffers").arg(f.auxtraceIndex->size()));
+    if (f.compressed) add(features, "compressed", "zstd");
+    QStringList present;
+    for (unsigned id : f.present)
+        present << QString::fromStdString(perfFeatureName(id));
+    add(features, "sections", present.join(", "));
+
+    const PerfDataSummary& s = r.summary();
+    auto* records = section(QString("Records (%1)").arg(s.records));
+    for (auto& [type, n] : s.recordsByType)
+        add(records, QString::fromStdString(perfRecordTypeName(type)), QString::number(n));
+
+    auto* cpus = section(QString("Per CPU (%1)").arg(s.cpus.size()));
+    uint64_t lost = 0, lostSamples = 0;
+    for (auto& [cpu, c] : s.cpus) {
+        auto* item = add(cpus, cpu < 0 ? "no CPU" : QString("CPU %1").arg(cpu),
+                         QString("%1 lost records, %2 lost samples").arg(c.lost).arg(c.lostSamples));
+        lost += c.lost, lostSamples += c.lostSamples;
+        if (c.lost || c.lostSamples) item->setForeground(1, QColor("#b00020"));
+        for (auto& [type, n] : c.recordsByType)
+            add(item, QString::fromStdString(perfRecordTypeName(type)), QString::number(n));
+        if (c.aux.records)
+            add(item, "AUX records",
+                QString("%1 (%2 bytes): %3").arg(c.aux.records).arg(c.aux.bytes).arg(auxFlags(c.aux)));
+        if (c.auxtraceBuffers)
+            add(item, "AUXTRACE buffers",
+                QString("%1 (%2 bytes)").arg(c.auxtraceBuffers).arg(c.auxtraceBytes));
+    }
+    for (const PerfRawFeature& raw : f.raw) {
+        if (raw.id != kFeatAuxscopeCaptureStats) continue;
+        auto history =
+            decodeCaptureStatsFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        auto* stats = section("Capture statistics");
+        if (!history) {
+            add(stats, "error", QString::fromStdString(history.error().message))
+                ->setForeground(1, QColor("#b00020"));
+            continue;
+        }
+        std::map<int32_t, StatsSample> last;
+        std::map<int32_t, float> maxFill;
+        for (const StatsSample& st : *history) {
+            last[st.cpu] = st;
+            maxFill[st.cpu] = std::max(maxFill[st.cpu], st.fillPeakPercent);
+        }
+        for (auto& [cpu, st] : last)
+            add(stats, QString("CPU %1").arg(cpu),
+                QString("max data ring fill %1%, %2 lost records, kernel count of lost %3")
+                    .arg(double(maxFill[cpu]), 0, 'f', 1)
+                    .arg(st.lostRecords)
+                    .arg(st.kernelLost));
+    }
+    if (!s.auxAreas.empty()) {
+        // Per AUX area: what the AUX records announce, what the AUXTRACE records hold, what is missing.
+        auto* aux = section(QString("AUX data (%1 areas)").arg(s.auxAreas.size()));
+        for (const PerfAuxArea& a : s.auxAreas) {
+            QString value;
+            if (a.snapshot)
+                value = QString("snapshot mode: %1 bytes in %2 AUXTRACE records (overwritten by design)")
+                            .arg(a.presentBytes)
+                            .arg(a.auxtraceRecords);
+            else if (a.missingBytes)
+                value = QString("%1 bytes announced, %2 in the file, %3 missing in %4 %5")
+                            .arg(a.announcedBytes)
+                            .arg(a.presentBytes)
+                            .arg(a.missingBytes)
+                            .arg(a.gaps.size())
+                            .arg(a.gaps.size() == 1 ? "gap" : "gaps");
+            else
+                value = QString("%1 bytes announced, %2 in the file, none missing")
+                            .arg(a.announcedBytes)
+                            .arg(a.presentBytes);
+            if (a.truncated || a.partial || a.collision)
+                value += QString("; kernel: truncated %1, partial %2, collision %3")
+                             .arg(a.truncated)
+                             .arg(a.partial)
+                             .arg(a.collision);
+            auto* item = add(aux, QString::fromStdString(perfAuxAreaName(a)), value);
+            if (a.missingBytes) item->setForeground(1, QColor("#b00020"));
+            constexpr size_t kListed = 50;
+            for (size_t i = 0; i < a.gaps.size() && i < kListed; ++i) {
+                const PerfAuxGap& g = a.gaps[i];
+                add(item, QString("missing at AUX offset %1").arg(hex(g.auxOffset)),
+                    QString("%1 bytes, %2 %3")
+                        .arg(g.size)
+                        .arg(g.afterAuxtrace ? "after the AUXTRACE record at offset"
+                                             : "announced by the AUX record at offset")
+                        .arg(g.afterAuxtrace ? g.fileOffset : g.auxRecordOffset))
+                    ->setForeground(1, QColor("#b00020"));
+            }
+            if (a.gaps.size() > kListed)
+                add(item, QString("… %1 more gaps").arg(a.gaps.size() - kListed), {});
+            for (const PerfAuxGap& g : a.damage)
+                add(item,
+                    QString("%1 at AUX offset %2")
+                        .arg(g.kind == PerfAuxGapKind::Overlap ? "held again" : "out of order")
+                        .arg(hex(g.auxOffset)),
+                    QString("%1 bytes, AUXTRACE record at offset %2").arg(g.size).arg(g.fileOffset));
+        }
+    }
+    if (!s.auxtraceErrors.empty()) {
+        auto* errs = section(QString("AUX trace errors (%1)").arg(s.auxtraceErrors.size()));
+        for (auto& e : s.auxtraceErrors)
+            add(errs, QString("offset %1").arg(e.fileOffset), QString::fromStdString(e.message));
+    }
+    tree_->expandToDepth(0);
+    QString text = QString("%1: %2 records on %3 CPUs, %4 lost records, %5 lost samples, %6 problems")
+                       .arg(QFileInfo(path_).fileName())
+                       .arg(s.records)
+                       .arg(std::count_if(s.cpus.begin(), s.cpus.end(), [](auto& c) { return c.first >= 0; }))
+                       .arg(lost)
+                       .arg(lostSamples)
+                       .arg(r.issues().size());
+    auxMissing_ = auxMissingLine(s);
+    if (!auxMissing_.isEmpty()) text += "; " + auxMissing_;
+    status_->setText(text);
+    if (r.hasErrors()) status_->setStyleSheet("color: #b00020;");
+    for (auto* b : {exportPerfetto_, exportCsv_})
+        b->setEnabled(true);
+    emit statusMessage(text);
+
+    hasPt_ = hasIntelPtData(r);
+    decode_->setVisible(hasPt_);
+    decode_->setEnabled(hasPt_);
+    if (hasPt_) openTimeline();
+    if (hasPt_ && autoDecodeBytes_ && auxTraceBytes(r) <= autoDecodeBytes_) {
+        // Let the caller see the page first (and change the limit) before deciding.
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (!decoding_ && !decoded_ && autoDecodeBytes_ &&
+                    auxTraceBytes(*reader_) <= autoDecodeBytes_)
+                    startDecode();
+            },
+            Qt::QueuedConnection);
+    }
+}
+
+bool TraceFilePage::startDecode() {
+    if (!reader_ || !hasPt_ || decoding_) return false;
+    decoding_ = true;
+    decode_->setEnabled(false);
+    progress_->setRange(0, 0);  // busy until the first report
+    progress_->setVisible(true);
+    status_->setText("Decoding Intel PT…");
+    status_->setStyleSheet("");
+    emit statusMessage(status_->text());
+    if (cancel_) *cancel_ = true;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, reader = reader_, cancel = cancel_] {
+        const auto started = std::chrono::steady_clock::now();
+        auto report = [&](size_t done, size_t total) {
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, done, total] {
+                    if (!self || !self->decoding_) return;
+                    self->progress_->setRange(0, int(std::max<size_t>(total, 1)));
+                    self->progress_->setValue(int(done));
+                },
+                Qt::QueuedConnection);
+            return !*cancel;
+        };
+        auto decoded = decodeIntelPtSpans(*reader, {}, {}, 0, report);
+        auto spans = std::make_shared<std::shared_ptr<const IntelPtSpans>>();
+        auto summary = std::make_shared<PtSpanSummary>();
+        std::string error;
+        if (decoded) {
+            *summary = summarize(*decoded);
+            *spans = std::make_shared<const IntelPtSpans>(std::move(*decoded));
+        } else {
+            error = decoded.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, spans, summary, error, seconds] {
+                if (!self) return;
+                self->decoding_ = false;
+                self->progress_->setVisible(false);
+                self->decode_->setEnabled(true);
+                if (!*spans) {
+                    const QString text = "Intel PT decode failed: " + QString::fromStdString(error);
+                    self->status_->setText(text);
+                    self->status_->setStyleSheet("color: #b00020;");
+                    emit self->statusMessage(text);
+                    emit self->decodeFinished(false);
+                    return;
+                }
+                self->decoded_ = *spans;
+                self->showDecoded(*summary, seconds);
+                emit self->decodeFinished(true);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+    return true;
+}
+
+void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
+    delete ptSection_;
+    uint64_t gaps = 0;
+    for (const auto& [reason, n] : summary.stats.gaps)
+        gaps += n;
+    ptSection_ = new QTreeWidgetItem(
+        {QString("Intel PT (%1 threads, %2 spans)").arg(summary.threads.size()).arg(summary.spans)});
+    tree_->insertTopLevelItem(0, ptSection_);
+    QFont bold = ptSection_->font(0);
+    bold.setBold(true);
+    ptSection_->setFont(0, bold);
+    auto add = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
+        return new QTreeWidgetItem(parent, {key, value});
+    };
+    const PtDecodeStats& st = summary.stats;
+    add(ptSection_, "decode",
+        QString("%1 segments, %2 trace bytes, %3 instructions in %4 s")
+            .arg(st.segments)
+            .arg(st.traceBytes)
+            .arg(st.instructions)
+            .arg(seconds, 0, 'f', 2));
+    for (const std::string& note : summary.notes)
+        add(ptSection_, "note", QString::fromStdString(note));
+    for (const auto& [file, n] : st.missingImages)
+        add(ptSection_, "missing image", QString("%1 (%2 gaps)").arg(QString::fromStdString(file)).arg(n))
+            ->setForeground(1, QColor("#b00020"));
+    for (const PtSpanSummary::Thread& t : summary.threads) {
+        uint64_t threadGaps = 0;
+        for (const auto& [reason, g] : t.gaps)
+            threadGaps += g.count;
+        auto* thread =
+            add(ptSection_,
+                QString("thread %1 (%2), pid %3").arg(t.tid).arg(QString::fromStdString(t.name)).arg(t.pid),
+                QString("%1 spans, %2 instructions, %3 functions, %4 gaps")
+                    .arg(t.spans)
+                    .arg(t.instructions)
+                    .arg(t.functions)
+                    .arg(threadGaps));
+        thread->setData(0, Qt::UserRole, t.tid);
+        for (const auto& f : t.top) {
+            auto* item = add(thread, QString::fromStdString(f.name),
+                             QString("%1 instructions in %2 calls").arg(f.instructions).arg(f.calls));
+            item->setData(1, Qt::UserRole, QVariant::fromValue<qulonglong>(f.calls));
+        }
+        if (t.functions > t.top.size())
+            add(thread, QString("… %1 more functions").arg(t.functions - t.top.size()), {});
+        for (const auto& [reason, g] : t.gaps) {
+            auto* item =
+                add(thread, QString::fromStdString(perfettoGapName(reason)), QString::number(g.count));
+            item->setData(1, Qt::UserRole, QVariant::fromValue<qulonglong>(g.count));
+            if (reason != GapReason::Untraced) item->setForeground(0, QColor("#b00020"));
+            for (const std::string& example : g.examples)
+                add(item, "cause", QString::fromStdString(example));
+        }
+    }
+    ptSection_->setExpanded(true);
+    for (int i = 0; i < ptSection_->childCount(); ++i)
+        ptSection_->child(i)->setExpanded(true);
+    QString text = QString("%1: decoded %2 Intel PT spans in %3 threads, %4 gaps (%5 s)")
+                       .arg(QFileInfo(path_).fileName())
+                       .arg(summary.spans)
+                       .arg(summary.threads.size())
+                       .arg(gaps)
+                       .arg(seconds, 0, 'f', 2);
+    if (!auxMissing_.isEmpty()) text += "; " + auxMissing_;
+    status_->setText(text);
+    status_->setStyleSheet(st.decodeErrors || !auxMissing_.isEmpty() ? "color: #b00020;" : "");
+    emit statusMessage(text);
+}
+
+// ---- The timeline ----
+
+namespace {
+
+QString relative(uint64_t t, uint64_t origin) {
+    const double ns = double(t) - double(origin);
+    if (ns < 1e6) return QString("%1 µs").arg(ns / 1e3, 0, 'f', 1);
+    if (ns < 1e9) return QString("%1 ms").arg(ns / 1e6, 0, 'f', 3);
+    return QString("%1 s").arg(ns / 1e9, 0, 'f', 4);
+}
+
+const QString kDecodingHint = QStringLiteral("decoding…");
+
+QString megabytes(uint64_t bytes) {
+    return QString::number(double(bytes) / double(1 << 20), 'f', bytes < (10u << 20) ? 1 : 0) + " MB";
+}
+
+}  // namespace
+
+void TraceFilePage::setTimelineStatus(const QString& text, bool error) {
+    timelineStatus_->setText(text);
+    timelineStatus_->setStyleSheet(error ? "color: #b00020;" : "");
+}
+
+void TraceFilePage::openTimeline() {
+    if (timeline_) return;
+    auto* page = new QWidget;
+    timelineStatus_ = new QLabel("Opening the Intel PT trace…");
+    timelineStatus_->setObjectName("timelineStatus");
+    timelineStatus_->setWordWrap(true);
+    timelineStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    timeline_ = new TimelineView;
+    timeline_->setObjectName("timeline");
+    auto* selection = new QLabel;
+    selection->setObjectName("timelineSelection");
+    selection->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 4, 0, 0);
+    layout->addWidget(timelineStatus_);
+    layout->addWidget(timeline_, 1);
+    layout->addWidget(selection);
+    tabs_->insertTab(0, page, "Timeline");
+    tabs_->setCurrentIndex(0);
+    connect(timeline_, &TimelineView::visibleRangeChanged, this, &TraceFilePage::timelineRangeChanged);
+    connect(timeline_, &TimelineView::dataShown, this, [this] {
+        // Shown (large data: once the view has summarized it).
+        if (timeline_->undecodedHint() == kDecodingHint) timeline_->setUndecodedHint({});
+        emit timelineUpdated();
+    });
+    connect(timeline_, &TimelineView::spanSelected, this, [this, selection](const TimelineHit& hit) {
+        const uint64_t origin = timeline_->data() ? timeline_->data()->begin : 0;
+        selection->setText(TimelineView::describe(hit, origin).replace('\n', "  ·  "));
+    });
+
+    // Open the session and decode the first window on a worker thread.
+    timelineBusy_ = true;
+    const uint64_t generation = ++timelineGeneration_;
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, reader = reader_, generation] {
+        const auto started = std::chrono::steady_clock::now();
+        auto opened = PtSession::open(*reader);
+        std::shared_ptr<PtSession> session;
+        std::shared_ptr<const TimelineData> base, data;
+        PtDecodeWindow window;
+        std::string error;
+        size_t segments = 0;
+        uint64_t bytes = 0;
+        if (opened) {
+            // The session reads the reader's mapping: keep the reader as long as the session.
+            session = std::shared_ptr<PtSession>(opened->release(), [reader](PtSession* s) { delete s; });
+            base = std::make_shared<const TimelineData>(ptTimelineBase(session));
+            window = ptFirstFrameWindow(*session);
+            PtSession::SpanResult result = session->decodeSpans(window, 0);
+            segments = result.decodedNow + result.fromCache;
+            bytes = result.stats.traceBytes;
+            data = makePtTimeline(*base, *session, std::move(result), window.begin, window.end);
+        } else {
+            error = opened.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, session, base, data, window, error, seconds, segments, bytes, generation] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                if (!session) {
+                    self->setTimelineStatus(
+                        "Cannot open the Intel PT trace: " + QString::fromStdString(error), true);
+                    return;
+                }
+                self->session_ = session;
+                self->timelineBase_ = base;
+                for (const auto& t : data->threads)
+                    self->seenTids_.insert(t.tid);
+                self->decodedWindow_ = {window.begin, window.end};
+                self->timeline_->setData(data);
+                self->timeline_->setVisibleRange(window.begin, window.end);
+                size_t spans = 0;
+                for (const auto& t : data->threads)
+                    spans += t.spans.size();
+                QString text = QString(
+                                   "First frame: %1 spans in %2 threads for +%3 … +%4 (%5 segments, %6 of "
+                                   "trace) in %7 s. Ctrl+wheel or W/S zoom, A/D or drag pan.")
+                                   .arg(spans)
+                                   .arg(data->threads.size())
+                                   .arg(relative(window.begin, data->begin))
+                                   .arg(relative(window.end, data->begin))
+                                   .arg(segments)
+                                   .arg(megabytes(bytes))
+                                   .arg(seconds, 0, 'f', 2);
+                for (const std::string& note : data->notes)
+                    text += "\n" + QString::fromStdString(note);
+                self->setTimelineStatus(text);
+                if (generation != self->timelineGeneration_ || self->pendingWindow_)
+                    self->runTimelineDecode();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void TraceFilePage::timelineRangeChanged(quint64 begin, quint64 end) {
+    if (!session_ && !timelineBusy_) return;
+    if (begin >= decodedWindow_.begin && end <= decodedWindow_.end) {
+        // Already shown: whatever was asked for since is not needed any more.
+        if (session_ && (timelineBusy_ || pendingWindow_)) ++timelineGeneration_;
+        pendingWindow_.reset();
+        timeline_->setUndecodedHint({});
+        return;
+    }
+    ++timelineGeneration_;  // whatever runs now is stale
+    if (session_) {
+        PtDecodeWindow window;
+        window.begin = begin, window.end = end;
+        const uint64_t bytes = ptWindowTraceBytes(*session_, window);
+        if (bytes > timelineBudget_) {
+            pendingWindow_.reset();
+            const QString hint = QString("zoom in to decode (%1 of trace in view)").arg(megabytes(bytes));
+            timeline_->setUndecodedHint(hint);
+            setTimelineStatus(
+                QString("Not decoded: %1 of trace in view, more than the %2 budget; zoom in to decode.")
+                    .arg(megabytes(bytes))
+                    .arg(megabytes(timelineBudget_)));
+            return;
+        }
+    }
+    timeline_->setUndecodedHint(kDecodingHint);
+    pendingWindow_ = Window{begin, end};
+    if (!timelineBusy_) runTimelineDecode();
+}
+
+void TraceFilePage::runTimelineDecode() {
+    if (!session_ || !pendingWindow_ || timelineBusy_) return;
+    const Window w = *pendingWindow_;
+    pendingWindow_.reset();
+    timelineBusy_ = true;
+    const uint64_t generation = timelineGeneration_;
+    PtDecodeWindow window;
+    window.begin = w.begin, window.end = w.end;
+    const uint64_t origin = timelineBase_->begin;
+    setTimelineStatus(QString("Decoding +%1 … +%2 (%3 of trace)…")
+                          .arg(relative(w.begin, origin))
+                          .arg(relative(w.end, origin))
+                          .arg(megabytes(ptWindowTraceBytes(*session_, window))));
+    std::vector<int32_t> seen(seenTids_.begin(), seenTids_.end());
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, session = session_, base = timelineBase_, window, seen, generation] {
+        const auto started = std::chrono::steady_clock::now();
+        PtSession::SpanResult result = session->decodeSpans(window, 0);
+        const size_t now = result.decodedNow, cached = result.fromCache;
+        std::shared_ptr<const TimelineData> data =
+            makePtTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, data, window, seconds, now, cached, generation] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                if (generation == self->timelineGeneration_) {
+                    // The newest request: show it (a stale one is dropped).
+                    for (const auto& t : data->threads)
+                        self->seenTids_.insert(t.tid);
+                    self->decodedWindow_ = {window.begin, window.end};
+                    self->timeline_->setData(data);
+                    size_t spans = 0;
+                    for (const auto& t : data->threads)
+                        spans += t.spans.size();
+                    self->setTimelineStatus(
+                        QString("Decoded +%1 … +%2: %3 spans in %4 s (%5 segments decoded, "
+                                "%6 from cache)")
+                            .arg(relative(window.begin, data->begin))
+                            .arg(relative(window.end, data->begin))
+                            .arg(spans)
+                            .arg(seconds, 0, 'f', 2)
+                            .arg(now)
+                            .arg(cached));
+                }
+                self->runTimelineDecode();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+bool TraceFilePage::exportTo(const QString& format, QString outPath) {
+    if (!reader_) return false;
+    const bool csv = format == "csv";
+    if (outPath.isEmpty()) {
+        QFileInfo in(path_);
+        QString suggestion = in.dir().filePath(in.completeBaseName() + (csv ? ".csv" : ".pftrace"));
+        outPath =
+            QFileDialog::getSaveFileName(this, csv ? "Export CSV" : "Export to Perfetto", suggestion,
+                                         csv ? "CSV (*.csv)" : "Perfetto trace (*.pftrace *.perfetto-trace)");
+        if (outPath.isEmpty()) return false;
+    }
+    TraceModel model;
+    auto loaded = loadTraceModel(*reader_, model);
+    ExportOptions options;
+    ExportSpans spans;
+    if (decoded_) {
+        spans = decoded_->exportView();
+        options.spans = &spans;
+    }
+    auto written = csv ? exportCsv(model, outPath.toStdString(), options)
+                       : exportPerfetto(model, outPath.toStdString(), options);
+    QString text;
+    if (!written) {
+        text = "Export failed: " + QString::fromStdString(written.error().message);
+    } else {
+        text = QString("Exported %1 run slices, %2 samples%3 to %4")
+                   .arg(model.runSlices().size())
+                   .arg(model.samples().size())
+                   .arg(decoded_ ? QString(" and %1 Intel PT spans").arg(decoded_->spanCount()) : QString())
+                   .arg(outPath);
+        if (!loaded) text += " (stopped early: " + QString::fromStdString(loaded.error().message) + ")";
+    }
+    status_->setText(text);
+    status_->setStyleSheet(written && loaded ? "" : "color: #b00020;");
+    emit statusMessage(text);
+    return written.ok();
+}
+
+}  // namespace auxscope

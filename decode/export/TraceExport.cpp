@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "export/TraceExport.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include "export/ProtoWriter.h"
+
+namespace auxscope {
+namespace {
+
+// Field numbers of Perfetto's trace protos (protos/perfetto/trace/...).
+namespace pf {
+constexpr uint32_t kTracePacket = 1;  // Trace.packet
+// TracePacket
+constexpr uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12,
+                   kSequenceFlags = 13, kTrackDescriptor = 60;
+constexpr uint64_t kSeqIncrementalStateCleared = 1, kSeqNeedsIncrementalState = 2;
+// TrackDescriptor
+constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid = 5, kCounter = 8;
+// ProcessDescriptor / ThreadDescriptor
+constexpr uint32_t kPid = 1, kProcessName = 6, kTid = 2, kThreadName = 5;
+// CounterDescriptor
+constexpr uint32_t kUnit = 3;
+constexpr uint64_t kUnitCount = 2;
+// TrackEvent
+constexpr uint32_t kDebugAnnotation = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCategories = 22,
+                   kEventName = 23, kCounterValue = 30, kDoubleCounterValue = 44;
+constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounterEvent = 4;
+// DebugAnnotation
+constexpr uint32_t kAnnNameIid = 1, kAnnName = 10, kAnnInt = 4, kAnnString = 6, kAnnPointer = 7;
+// InternedData, and its EventName / DebugAnnotationName entries
+constexpr uint32_t kInternedEventNames = 2, kInternedAnnotationNames = 3, kInternedIid = 1, kInternedName = 2;
+}  // namespace pf
+
+constexpr uint64_t kSpaceProcess = 1ull << 40, kSpaceThread = 2ull << 40, kSpaceCpu = 3ull << 40,
+                   kSpaceCounter = 4ull << 40, kSpaceThreadRun = 5ull << 40, kSpaceSpansNoThread = 6ull << 40;
+
+class PacketStream {
+public:
+    explicit PacketStream(const std::string& path)
+        : path_(path), out_(path, std::ios::binary | std::ios::trunc) {}
+    bool opened() const { return bool(out_); }
+    // `interned`: the packet refers to (or defines) interned names, which the
+    // importer only accepts on a sequence whose incremental state was cleared.
+    void write(ProtoWriter& packet, bool interned = false) {
+        packet.u64(pf::kSequenceId, 1);
+        uint64_t flags = interned ? pf::kSeqNeedsIncrementalState : 0;
+        if (first_) {
+            flags |= pf::kSeqIncrementalStateCleared;
+            first_ = false;
+        }
+        if (flags) packet.u64(pf::kSequenceFlags, flags);
+        frame_.clear();
+        frame_.msg(pf::kTracePacket, packet);
+        out_.write(frame_.bytes().data(), std::streamsize(frame_.bytes().size()));
+    }
+    Expected<void> close() {
+        out_.close();
+        if (!out_) return makeError(path_ + ": write failed: " + std::strerror(errno));
+        return {};
+    }
+
+private:
+    std::string path_;
+    std::ofstream out_;
+    ProtoWriter frame_;
+    bool first_ = true;
+};
+
+void annotate(ProtoWriter& ev, const char* name, int64_t value, bool pointer = false) {
+    ProtoWriter a;
+    a.str(pf::kAnnName, name);
+    if (pointer)
+        a.u64(pf::kAnnPointer, uint64_t(value));
+    else
+        a.i64(pf::kAnnInt, value);
+    ev.msg(pf::kDebugAnnotation, a);
+}
+
+struct Event {
+    uint64_t ts;
+    int rank;  // at equal time: slice ends, then counters/instants, then slice begins
+    uint32_t kind;
+    size_t index;
+};
+
+enum Kind : uint32_t { CpuBegin, CpuEnd, ThreadBegin, ThreadEnd, Sample, Loss, LossCounter, Counter };
+
+// Span slices name their arguments by interned iid: a decode has millions of them.
+enum AnnotationIid : uint64_t { kAnnInstructions = 1, kAnnDepth, kAnnDetail, kAnnTraceOffset, kAnnCpu };
+constexpr const char* kAnnotationNames[] = {"", "instructions", "depth", "detail", "trace offset", "cpu"};
+// Event-name iids: a function's is its FunctionTable id + 1, a gap reason's is above every function's.
+constexpr uint64_t kGapNameIidBase = 1ull << 33;
+
+// Walks one thread's spans (in the store's order: by start, then depth) and
+// yields slice begins and ends that nest on one track with non-decreasing
+// times, without copying the store. Spans that a decode could not nest exactly
+// (equal-time siblings, frames cut at a segment boundary) are clipped to their
+// enclosing slice rather than dropped: each span gives exactly one slice.
+class SpanCursor {
+public:
+    SpanCursor(const SpanStore& store, uint64_t track) : store_(&store), track_(track) { advance(); }
+    bool done() const { return done_; }
+    uint64_t ts() const { return ts_; }
+    bool isEnd() const { return end_; }
+    const Span& span() const { return span_; }
+    uint64_t track() const { return track_; }
+    const SpanStore& store() const { return *store_; }
+
+    void advance() {
+        if (!peeked_ && next_ < store_->size()) {
+            peek_ = store_->at(next_);
+            peeked_ = true;
+        }
+        if (peeked_) {
+            // Close what the next span cannot sit inside: what ended before it
+            // starts, and anything at its depth or deeper.
+            if (!open_.empty() && (open_.back().end <= peek_.start || open_.back().depth >= peek_.depth)) {
+                end_ = true;
+                ts_ = std::min(open_.back().end, peek_.start);
+                open_.pop_back();
+                return;
+            }
+            span_ = peek_;
+            if (!open_.empty()) span_.end = std::min(span_.end, open_.back().end);
+            span_.end = std::max(span_.end, span_.start);
+            open_.push_back({span_.end, span_.depth});
+            end_ = false;
+            ts_ = span_.start;
+            ++next_;
+            peeked_ = false;
+            return;
+        }
+        if (!open_.empty()) {
+            end_ = true;
+            ts_ = open_.back().end;
+            open_.pop_back();
+            return;
+        }
+        done_ = true;
+    }
+
+private:
+    struct Open {
+        uint64_t end;
+        int32_t depth;
+    };
+    const SpanStore* store_;
+    uint64_t track_;
+    size_t next_ = 0;
+    std::vector<Open> open_;
+    Span peek_, span_;
+    bool peeked_ = false, done_ = false, end_ = false;
+    uint64_t ts_ = 0;
+};
+
+void annotateIid(ProtoWriter& ev, uint64_t nameIid, int64_t value, bool pointer = false) {
+    ProtoWriter a;
+    a.u64(pf::kAnnNameIid, nameIid);
+    if (pointer)
+        a.u64(pf::kAnnPointer, uint64_t(value));
+    else
+        a.i64(pf::kAnnInt, value);
+    ev.msg(pf::kDebugAnnotation, a);
+}
+
+void annotateIid(ProtoWriter& ev, uint64_t nameIid, const std::string& value) {
+    ProtoWriter a;
+    a.u64(pf::kAnnNameIid, nameIid);
+    a.str(pf::kAnnString, value);
+    ev.msg(pf::kDebugAnnotation, a);
+}
+
+}  // namespace
+
+uint64_t ExportSpans::spanCount() const {
+    uint64_t n = 0;
+    if (threads)
+        for (const auto& [tid, store] : *threads)
+            n += store.size();
+    return n;
+}
+
+std::string perfettoGapName(GapReason reason) {
+    return std::string("[gap: ") + gapReasonName(reason) + "]";
+}
+uint64_t perfettoThreadRunTrack(int32_t tid) {
+    return kSpaceThreadRun | uint32_t(tid);
+}
+
+uint64_t perfettoProcessTrack(int32_t pid) {
+    return kSpaceProcess | uint32_t(pid);
+}
+uint64_t perfettoThreadTrack(int32_t tid) {
+    return kSpaceThread | uint32_t(tid);
+}
+uint64_t perfettoCpuTrack(int cpu) {
+    return kSpaceCpu | uint32_t(cpu);
+}
+
+Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
+                              const ExportOptions& options) {
+    PacketStream stream(path);
+    if (!stream.opened()) return makeError(path + ": cannot create: " + std::strerror(errno));
+    const auto& slices = model.runSlices();
+    const auto& samples = model.samples();
+    const auto& losses = model.losses();
+    const auto& counters = model.counters();
+    auto pidOf = [&](int32_t tid, int32_t fallback) {
+        auto it = model.processOf().find(tid);
+        return it != model.processOf().end() ? it->second : (fallback > 0 ? fallback : tid);
+    };
+
+    // Descriptors first: every track an event refers to is defined before it.
+    std::set<int32_t> tids, pids;
+    for (auto& s : slices)
+        tids.insert(s.tid);
+    if (options.includeSamples)
+        for (auto& s : samples)
+            if (s.tid > 0) tids.insert(s.tid);
+    // Threads with decoded spans: their own track carries the call stack.
+    const ExportSpans* spans =
+        options.spans && options.spans->threads && options.spans->functions ? options.spans : nullptr;
+    std::set<int32_t> spanTids;
+    if (spans)
+        for (const auto& [tid, store] : *spans->threads)
+            if (!store.empty()) spanTids.insert(tid);
+    auto spanPidOf = [&](int32_t tid) {
+        if (model.processOf().count(tid)) return pidOf(tid, -1);
+        int32_t pid = spans && spans->pidOf ? spans->pidOf(tid) : -1;
+        return pid > 0 ? pid : tid;
+    };
+    for (int32_t tid : spanTids)
+        if (tid > 0) tids.insert(tid);
+    for (int32_t tid : tids)
+        pids.insert(spanTids.count(tid) ? spanPidOf(tid) : pidOf(tid, -1));
+    ProtoWriter packet, desc, sub;
+    auto emitDescriptor = [&]() {
+        packet.clear();
+        packet.msg(pf::kTrackDescriptor, desc);
+        stream.write(packet);
+    };
+    for (int32_t pid : pids) {
+        desc.clear(), sub.clear();
+        desc.u64(pf::kUuid, perfettoProcessTrack(pid));
+        sub.i64(pf::kPid, pid);
+        sub.str(pf::kProcessName, model.processName(pid));
+        desc.msg(pf::kProcess, sub);
+        emitDescriptor();
+    }
+    for (int32_t tid : tids) {
+        desc.clear(), sub.clear();
+        desc.u64(pf::kUuid, perfettoThreadTrack(tid));
+        sub.i64(pf::kPid, spanTids.count(tid) ? spanPidOf(tid) : pidOf(tid, -1));
+        sub.i64(pf::kTid, tid);
+        sub.str(pf::kThreadName, model.threadName(tid));
+        desc.msg(pf::kThread, sub);
+        emitDescriptor();
+    }
+    auto threadRunTrack = [&](int32_t tid) {
+        return spanTids.count(tid) ? perfettoThreadRunTrack(tid) : perfettoThreadTrack(tid);
+    };
+    for (int32_t tid : spanTids) {
+        desc.clear();
+        if (tid > 0) {
+            desc.u64(pf::kUuid, perfettoThreadRunTrack(tid));
+            desc.u64(pf::kParentUuid, perfettoThreadTrack(tid));
+            desc.str(pf::kName, "on CPU");
+        } else {
+            // Spans the decoder could not give a thread (no sideband before them).
+            desc.u64(pf::kUuid, kSpaceSpansNoThread | uint32_t(tid));
+            desc.str(pf::kName, "call stack, thread unknown (tid " + std::to_string(tid) + ")");
+        }
+        emitDescriptor();
+    }
+    const auto cpus = model.cpus();
+    for (int cpu : cpus) {
+        desc.clear();
+        desc.u64(pf::kUuid, perfettoCpuTrack(cpu));
+        desc.str(pf::kName, "CPU " + std::to_string(cpu));
+        emitDescriptor();
+    }
+    // Idle-task samples from a file that records no CPU still need a track.
+    if (options.includeSamples && std::any_of(samples.begin(), samples.end(),
+                                              [](const SampleEvent& s) { return s.tid <= 0 && s.cpu < 0; })) {
+        desc.clear();
+        desc.u64(pf::kUuid, perfettoCpuTrack(-1));
+        desc.str(pf::kName, "no CPU recorded");
+        emitDescriptor();
+    }
+    // Counter tracks: lost records and lost samples per CPU, then the model's series.
+    auto counterTrack = [](size_t n) { return kSpaceCounter | n; };
+    std::vector<std::string> counterNames;
+    for (int cpu : cpus)
+        for (const char* what : {"lost records", "lost samples"})
+            counterNames.push_back("CPU " + std::to_string(cpu) + " " + what);
+    for (auto& c : counters)
+        counterNames.push_back("CPU " + std::to_string(c.cpu) + " " + c.name);
+    for (size_t i = 0; i < counterNames.size(); ++i) {
+        desc.clear(), sub.clear();
+        desc.u64(pf::kUuid, counterTrack(i));
+        desc.str(pf::kName, counterNames[i]);
+        if (i < 2 * cpus.size()) sub.u64(pf::kUnit, pf::kUnitCount);
+        desc.msg(pf::kCounter, sub);
+        emitDescriptor();
+    }
+    auto cpuIndex = [&](int cpu) { return size_t(std::find(cpus.begin(), cpus.end(), cpu) - cpus.begin()); };
+
+    // A thread's run on one CPU may appear to start before its run on another
+    // ended when the CPUs' clocks differ slightly; start the later one where the
+    // earlier ended, so each thread track stays well nested.
+    std::vector<uint64_t> threadStart(slices.size());
+    {
+        std::unordered_map<int32_t, uint64_t> lastEnd;
+        for (size_t i = 0; i < slices.size(); ++i) {  // slices are sorted by start
+            uint64_t& end = lastEnd[slices[i].tid];
+            threadStart[i] = std::max(slices[i].start, end);
+            end = std::max(end, slices[i].end);
+        }
+    }
+
+    // Events, in time order.
+    std::vector<Event> events;
+    events.reserve(slices.size() * 4 + samples.size() + losses.size() * 2);
+    for (size_t i = 0; i < slices.size(); ++i) {
+        // A zero-length run cannot be nested unambiguously among slices that end
+        // and begin at the same instant; it carries no duration, so it is left out
+        // here (the CSV export keeps it).
+        if (slices[i].end > slices[i].start) {
+            events.push_back({slices[i].start, 2, CpuBegin, i});
+            events.push_back({slices[i].end, 0, CpuEnd, i});
+        }
+        if (slices[i].end > threadStart[i]) {
+            events.push_back({threadStart[i], 2, ThreadBegin, i});
+            events.push_back({slices[i].end, 0, ThreadEnd, i});
+        }
+    }
+    if (options.includeSamples)
+        for (size_t i = 0; i < samples.size(); ++i)
+            events.push_back({samples[i].time, 1, Sample, i});
+    for (size_t i = 0; i < losses.size(); ++i) {
+        events.push_back({losses[i].time, 1, Loss, i});
+        events.push_back({losses[i].time, 1, LossCounter, i});
+    }
+    std::vector<std::pair<size_t, size_t>> counterPoints;  // (series, point)
+    for (size_t s = 0; s < counters.size(); ++s)
+        for (size_t p = 0; p < counters[s].points.size(); ++p) {
+            events.push_back({counters[s].points[p].time, 1, Counter, counterPoints.size()});
+            counterPoints.push_back({s, p});
+        }
+    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+        return a.ts < b.ts || (a.ts == b.ts && a.rank < b.rank);
+    });
+
+    // Lost counters are cumulative per CPU and kind.
+    std::vector<uint64_t> lostSoFar(2 * cpus.size(), 0);
+    ProtoWriter ev;
+    auto emitModelEvent = [&](const Event& e) {
+        packet.clear(), ev.clear();
+        packet.u64(pf::kTimestamp, e.ts);
+        switch (e.kind) {
+            case CpuBegin:
+            case ThreadBegin: {
+                const RunSlice& s = slices[e.index];
+                ev.u64(pf::kType, pf::kSliceBegin);
+                if (e.kind == CpuBegin) {
+                    ev.u64(pf::kTrackUuid, perfettoCpuTrack(s.cpu));
+                    ev.str(pf::kEventName, model.threadName(s.tid));
+                    annotate(ev, "pid", pidOf(s.tid, s.pid));
+                    annotate(ev, "tid", s.tid);
+                } else {
+                    ev.u64(pf::kTrackUuid, threadRunTrack(s.tid));
+                    ev.str(pf::kEventName, "running on CPU " + std::to_string(s.cpu));
+                    annotate(ev, "cpu", s.cpu);
+                }
+                ev.str(pf::kCategories, "sched");
+                break;
+            }
+            case CpuEnd:
+            case ThreadEnd: {
+                const RunSlice& s = slices[e.index];
+                ev.u64(pf::kType, pf::kSliceEnd);
+                ev.u64(pf::kTrackUuid, e.kind == CpuEnd ? perfettoCpuTrack(s.cpu) : threadRunTrack(s.tid));
+                break;
+            }
+            case Sample: {
+                const SampleEvent& s = samples[e.index];
+                ev.u64(pf::kType, pf::kInstant);
+                // Samples of the idle task (tid 0) have no thread track: they go on
+                // their CPU's track.
+                const bool idle = s.tid <= 0;
+                ev.u64(pf::kTrackUuid, idle ? perfettoCpuTrack(s.cpu) : perfettoThreadTrack(s.tid));
+                ev.str(pf::kEventName, idle ? "sample (idle)" : "sample");
+                ev.str(pf::kCategories, "sample");
+                annotate(ev, "ip", int64_t(s.ip), true);
+                annotate(ev, "cpu", s.cpu);
+                break;
+            }
+            case Loss: {
+                const LossEvent& l = losses[e.index];
+                ev.u64(pf::kType, pf::kInstant);
+                ev.u64(pf::kTrackUuid, perfettoCpuTrack(l.cpu));
+                ev.str(pf::kEventName, (l.kind == LossEvent::Records ? "LOST records: " : "LOST samples: ") +
+                                           std::to_string(l.count));
+                ev.str(pf::kCategories, "loss");
+                annotate(ev, "count", int64_t(l.count));
+                break;
+            }
+            case LossCounter: {
+                const LossEvent& l = losses[e.index];
+                size_t n = 2 * cpuIndex(l.cpu) + (l.kind == LossEvent::Samples ? 1 : 0);
+                lostSoFar[n] += l.count;
+                ev.u64(pf::kType, pf::kCounterEvent);
+                ev.u64(pf::kTrackUuid, counterTrack(n));
+                ev.i64(pf::kCounterValue, int64_t(lostSoFar[n]));
+                break;
+            }
+            case Counter: {
+                auto [s, p] = counterPoints[e.index];
+                ev.u64(pf::kType, pf::kCounterEvent);
+                ev.u64(pf::kTrackUuid, counterTrack(2 * cpus.size() + s));
+                ev.dbl(pf::kDoubleCounterValue, counters[s].points[p].value);
+                break;
+            }
+        }
+        packet.msg(pf::kTrackEvent, ev);
+        stream.write(packet);
+    };
+
+    // Span slices, thread by thread, merged into the time order of the rest:
+    // a cursor per thread, so memory stays flat however many spans there are.
+    std::vector<SpanCursor> cursors;
+    if (spans)
+        for (const auto& [tid, store] : *spans->threads)
+            if (!store.empty())
+                cursors.emplace_back(
+                    store, tid > 0 ? perfettoThreadTrack(tid) : kSpaceSpansNoThread | uint32_t(tid));
+    std::vector<bool> functionInterned, gapInterned(8, false);
+    bool annotationsInterned = false;
+    ProtoWriter interned, entry;
+    auto internName = [&](uint32_t field, uint64_t iid, const std::string& name) {
+        entry.clear();
+        entry.u64(pf::kInternedIid, iid);
+        entry.str(pf::kInternedName, name);
+        interned.msg(field, entry);
+    };
+    auto emitSpanEvent = [&](const SpanCursor& c) {
+        packet.clear(), ev.clear(), interned.clear();
+        packet.u64(pf::kTimestamp, c.ts());
+        if (c.isEnd()) {
+            ev.u64(pf::kType, pf::kSliceEnd);
+            ev.u64(pf::kTrackUuid, c.track());
+            packet.msg(pf::kTrackEvent, ev);
+            stream.write(packet);
+            return;
+        }
+        if (!annotationsInterned) {
+            for (uint64_t iid = kAnnInstructions; iid <= kAnnCpu; ++iid)
+                internName(pf::kInternedAnnotationNames, iid, kAnnotationNames[iid]);
+            annotationsInterned = true;
+        }
+        const Span& s = c.span();
+        ev.u64(pf::kType, pf::kSliceBegin);
+        ev.u64(pf::kTrackUuid, c.track());
+        if (s.isGap()) {
+            const Gap& gap = c.store().gaps()[size_t(s.gap)];
+            const size_t reason = size_t(gap.reason);
+            if (reason >= gapInterned.size()) gapInterned.resize(reason + 1, false);
+            if (!gapInterned[reason]) {
+                internName(pf::kInternedEventNames, kGapNameIidBase + reason, perfettoGapName(gap.reason));
+                gapInterned[reason] = true;
+            }
+            ev.u64(pf::kNameIid, kGapNameIidBase + reason);
+            annotateIid(ev, kAnnDetail, gap.detail);
+            annotateIid(ev, kAnnTraceOffset, int64_t(gap.traceOffset), true);
+            annotateIid(ev, kAnnCpu, gap.cpu);
+        } else {
+            if (s.function >= functionInterned.size()) functionInterned.resize(s.function + 1, false);
+            if (!functionInterned[s.function]) {
+                const std::string name = s.function < spans->functions->size()
+                                             ? (*spans->functions)[s.function].name
+                                             : "[unknown]";
+                internName(pf::kInternedEventNames, uint64_t(s.function) + 1, name);
+                functionInterned[s.function] = true;
+            }
+            ev.u64(pf::kNameIid, uint64_t(s.function) + 1);
+            annotateIid(ev, kAnnInstructions, int64_t(s.instructions));
+        }
+        annotateIid(ev, kAnnDepth, s.depth);
+        packet.msg(pf::kTrackEvent, ev);
+        if (!interned.bytes().empty()) packet.msg(pf::kInternedData, interned);
+        stream.write(packet, true);
+    };
+    // At equal times: slice ends first, then instants and counters, then begins.
+    auto cursorKey = [](const SpanCursor& c) { return std::pair<uint64_t, int>(c.ts(), c.isEnd() ? 0 : 2); };
+    auto later = [&](size_t a, size_t b) { return cursorKey(cursors[a]) > cursorKey(cursors[b]); };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heads(later);
+    for (size_t i = 0; i < cursors.size(); ++i)
+        if (!cursors[i].done()) heads.push(i);
+    size_t nextModel = 0;
+    while (nextModel < events.size() || !heads.empty()) {
+        const bool modelFirst =
+            heads.empty() || (nextModel < events.size() &&
+                              std::pair<uint64_t, int>(events[nextModel].ts, events[nextModel].rank) <=
+                                  cursorKey(cursors[heads.top()]));
+        if (modelFirst) {
+            emitModelEvent(events[nextModel++]);
+            continue;
+        }
+        size_t i = heads.top();
+        heads.pop();
+        emitSpanEvent(cursors[i]);
+        cursors[i].advance();
+        if (!cursors[i].done()) heads.push(i);
+    }
+    return stream.close();
+}
+
+namespace {
+
+std::string csvField(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+}
+
+}  // namespace
+
+Expected<void> exportCsv(const TraceModel& model, const std::string& path, const ExportOptions& options) {
+    std::ofstream out(path, std::ios::trunc);
+    if (!out) return makeError(path + ": cannot create: " + std::strerror(errno));
+    out << "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail\n";
+    auto pidOf = [&](int32_t tid, int32_t fallback) {
+        auto it = model.processOf().find(tid);
+        return it != model.processOf().end() ? it->second : fallback;
+    };
+    for (auto& s : model.runSlices())
+        out << "run," << s.cpu << ',' << s.start << ',' << s.end << ',' << pidOf(s.tid, s.pid) << ',' << s.tid
+            << ',' << csvField(model.threadName(s.tid)) << ",,\n";
+    if (options.includeSamples)
+        for (auto& s : model.samples()) {
+            char ip[32];
+            std::snprintf(ip, sizeof ip, "0x%llx", (unsigned long long)s.ip);
+            out << "sample," << s.cpu << ',' << s.time << ",," << s.pid << ',' << s.tid << ','
+                << csvField(s.tid > 0 ? model.threadName(s.tid) : std::string()) << ',' << s.event << ','
+                << ip << '\n';
+        }
+    for (auto& l : model.losses())
+        out << "lost," << l.cpu << ',' << l.time << ",,,,," << l.count << ','
+            << (l.kind == LossEvent::Records ? "records" : "samples") << '\n';
+    for (auto& c : model.counters())
+        for (auto& p : c.points)
+            out << "counter," << c.cpu << ',' << p.time << ",,,," << csvField(c.name) << ',' << p.value << ','
+                << csvField(c.unit) << '\n';
+    // Decoded spans, thread by thread in start order. span: name = function,
+    // value = instructions, detail = depth. gap: cpu = the trace's CPU, name =
+    // reason, value = trace offset, detail = cause.
+    const ExportSpans* spans = options.spans;
+    if (spans && spans->threads && spans->functions) {
+        std::vector<std::string> quoted(spans->functions->size());  // function names, quoted once
+        for (const auto& [tid, store] : *spans->threads) {
+            int32_t pid = pidOf(tid, -1);
+            if (pid < 0 && spans->pidOf) pid = spans->pidOf(tid);
+            const std::string pidTid = std::to_string(pid) + ',' + std::to_string(tid) + ',';
+            for (size_t i = 0; i < store.size(); ++i) {
+                const Span s = store.at(i);
+                if (s.isGap()) {
+                    const Gap& g = store.gaps()[size_t(s.gap)];
+                    out << "gap," << g.cpu << ',' << s.start << ',' << s.end << ',' << pidTid
+                        << gapReasonName(g.reason) << ',' << g.traceOffset << ',' << csvField(g.detail)
+                        << '\n';
+                    continue;
+                }
+                std::string* name = s.function < quoted.size() ? &quoted[s.function] : nullptr;
+                if (name && name->empty()) *name = csvField((*spans->functions)[s.function].name);
+                out << "span,," << s.start << ',' << s.end << ',' << pidTid << (name ? *name : "[unknown]")
+                    << ',' << s.instructions << ',' << s.depth << '\n';
+            }
+        }
+    }
+    out.close();
+    if (!out) return makeError(path + ": write failed: " + std::strerror(errno));
+    return {};
+}
+
+}  // namespace auxscope

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Exports a TraceModel for other tools:
+//  - Perfetto (protobuf TrackEvent): one track per CPU showing which thread ran,
+//    one track per thread with its run intervals and samples, per-CPU counter
+//    tracks for lost records/samples and for any counter series in the model.
+//    Opens in ui.perfetto.dev.
+//    With decoded spans (Intel PT), each thread's track carries its call stack
+//    as nested slices (function name; instructions and depth as args) and its
+//    gaps as "[gap: REASON]" slices, as magic-trace draws them; that thread's
+//    run intervals then move to a child track, since they do not nest with
+//    frames that outlive a context switch.
+//  - CSV: the same events, one per row, for scripts.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "Result.h"
+#include "sideband/TraceModel.h"
+#include "spans/FunctionTable.h"
+#include "spans/SpanStore.h"
+
+namespace auxscope {
+
+// Decoded call-stack spans to export beside the model. Read in place: the
+// exporters stream them to the file without copying.
+struct ExportSpans {
+    const std::map<int32_t, SpanStore>* threads = nullptr;
+    const FunctionTable* functions = nullptr;
+    // Process of a thread the model does not know (e.g. from the decoder's sideband).
+    std::function<int32_t(int32_t tid)> pidOf;
+    uint64_t spanCount() const;
+};
+
+struct ExportOptions {
+    bool includeSamples = true;
+    const ExportSpans* spans = nullptr;  // none when null
+};
+
+Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
+                              const ExportOptions& options = {});
+Expected<void> exportCsv(const TraceModel& model, const std::string& path, const ExportOptions& options = {});
+
+// Perfetto track uuids, stable so that tests and other tools can find tracks.
+uint64_t perfettoProcessTrack(int32_t pid);
+uint64_t perfettoThreadTrack(int32_t tid);
+uint64_t perfettoCpuTrack(int cpu);
+// Where a thread's run intervals go when its own track holds decoded spans.
+uint64_t perfettoThreadRunTrack(int32_t tid);
+// The name of a gap slice: "[gap: missing image]".
+std::string perfettoGapName(GapReason reason);
+
+}  // namespace auxscope

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "images/ElfSymbols.h"
+
+#include <cxxabi.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+namespace auxscope {
+
+std::string demangleSymbol(const char* name) {
+    if (name[0] != '_' || name[1] != 'Z') return name;
+    int status = 0;
+    char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    if (status != 0 || !out) return name;
+    std::string result(out);
+    std::free(out);
+    return result;
+}
+
+namespace {
+// Among aliases, perf prefers the name with fewer leading underscores (kentry over _text).
+size_t leadingUnderscores(std::string_view name) {
+    size_t n = 0;
+    while (n < name.size() && name[n] == '_')
+        ++n;
+    return n;
+}
+
+std::string baseName(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+}  // namespace
+
+Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, FunctionTable& functions,
+                                                       const std::string& displayName, int64_t bias) {
+    static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
+    if (!ready) return makeError("libelf: " + std::string(elf_errmsg(-1)));
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return makeError(path + ": cannot open: " + std::strerror(errno));
+    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+    if (!elf || elf_kind(elf) != ELF_K_ELF) {
+        if (elf) elf_end(elf);
+        ::close(fd);
+        return makeError(path + ": not an ELF file");
+    }
+    auto result = std::make_unique<ElfSymbols>();
+    size_t phnum = 0;
+    elf_getphdrnum(elf, &phnum);
+    for (size_t i = 0; i < phnum; ++i) {
+        GElf_Phdr phdr;
+        if (gelf_getphdr(elf, int(i), &phdr) && phdr.p_type == PT_LOAD)
+            result->segments_.push_back({phdr.p_offset, phdr.p_vaddr + uint64_t(bias), phdr.p_filesz});
+    }
+    size_t shstrndx = 0;
+    elf_getshdrstrndx(elf, &shstrndx);
+    Elf_Scn* symtab = nullptr;
+    Elf_Scn* dynsym = nullptr;
+    std::vector<std::pair<uint64_t, uint64_t>> plts;
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr)) continue;
+        if (shdr.sh_type == SHT_SYMTAB) symtab = scn;
+        if (shdr.sh_type == SHT_DYNSYM) dynsym = scn;
+        const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+        if (name && std::strncmp(name, ".plt", 4) == 0 && shdr.sh_size)
+            plts.push_back({shdr.sh_addr + uint64_t(bias), shdr.sh_addr + uint64_t(bias) + shdr.sh_size});
+    }
+    const std::string file = displayName.empty() ? path : displayName;
+    struct Raw {
+        uint64_t start, size;
+        const char* name;
+        bool global;
+    };
+    std::vector<Raw> raw;
+    if (Elf_Scn* scn = symtab ? symtab : dynsym) {
+        GElf_Shdr shdr;
+        gelf_getshdr(scn, &shdr);
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        size_t count = shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
+        for (size_t i = 0; data && i < count; ++i) {
+            GElf_Sym sym;
+            if (!gelf_getsym(data, int(i), &sym)) continue;
+            int type = GELF_ST_TYPE(sym.st_info);
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+                continue;
+            const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+            if (!name || !*name) continue;
+            raw.push_back(
+                {sym.st_value + uint64_t(bias), sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL});
+        }
+    }
+    // Aliases share an address: keep one, preferring a global name.
+    std::sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
+        if (a.start != b.start) return a.start < b.start;
+        if (a.global != b.global) return a.global > b.global;
+        return leadingUnderscores(a.name) < leadingUnderscores(b.name);
+    });
+    for (size_t i = 0; i < raw.size(); ++i) {
+        result->rawNames_.push_back({raw[i].name, raw[i].start});
+        if (i && raw[i].start == raw[i - 1].start) continue;
+        uint64_t end = raw[i].start + raw[i].size;
+        if (!raw[i].size) {
+            // No size: up to the next symbol.
+            size_t j = i + 1;
+            while (j < raw.size() && raw[j].start == raw[i].start)
+                ++j;
+            end = j < raw.size() ? raw[j].start : raw[i].start + 1;
+        }
+        uint32_t id = functions.add({demangleSymbol(raw[i].name), file, raw[i].start});
+        result->symbols_.push_back({raw[i].start, end, id});
+    }
+    for (auto [start, end] : plts)
+        result->symbols_.push_back({start, end, functions.add({"[plt] " + baseName(file), file, start})});
+    std::sort(result->symbols_.begin(), result->symbols_.end(),
+              [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+    std::sort(result->rawNames_.begin(), result->rawNames_.end());
+    result->unknown_ = functions.add({"[unknown] " + baseName(file), file, 0});
+    elf_end(elf);
+    ::close(fd);
+    return result;
+}
+
+Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::loadKallsyms(const std::string& path,
+                                                               FunctionTable& functions,
+                                                               const std::string& kernelName) {
+    FILE* f = std::fopen(path.c_str(), "re");
+    if (!f) return makeError(path + ": cannot open: " + std::strerror(errno));
+    struct Line {
+        uint64_t address;
+        bool text, global;
+        std::string name, module;
+    };
+    std::vector<Line> lines;
+    char* buffer = nullptr;
+    size_t capacity = 0;
+    bool anyNonZero = false;
+    while (getline(&buffer, &capacity, f) > 0) {
+        char* end = nullptr;
+        uint64_t address = std::strtoull(buffer, &end, 16);
+        if (end == buffer || *end != ' ') continue;
+        char type = end[1];
+        if (!type || end[2] != ' ') continue;
+        std::string rest(end + 3);
+        while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r'))
+            rest.pop_back();
+        Line line{address,
+                  type == 't' || type == 'T' || type == 'w' || type == 'W',
+                  type == 'T' || type == 'W',
+                  {},
+                  {}};
+        size_t tab = rest.find('\t');
+        if (tab != std::string::npos) {
+            line.module = rest.substr(tab + 1);
+            rest.resize(tab);
+        }
+        line.name = std::move(rest);
+        if (line.name.empty()) continue;
+        anyNonZero = anyNonZero || address != 0;
+        lines.push_back(std::move(line));
+    }
+    std::free(buffer);
+    std::fclose(f);
+    if (lines.empty()) return makeError(path + ": no symbols in it (not a kallsyms listing)");
+    if (!anyNonZero)
+        return makeError(path +
+                         ": every address is zero (kptr_restrict): read it as root, or set "
+                         "kernel.kptr_restrict=0");
+    // By address; among aliases text first, global (T) first, fewer leading underscores first.
+    std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
+        if (a.address != b.address) return a.address < b.address;
+        if (a.text != b.text) return a.text;
+        if (a.global != b.global) return a.global;
+        return leadingUnderscores(a.name) < leadingUnderscores(b.name);
+    });
+    auto result = std::make_unique<ElfSymbols>();
+    std::map<std::string, std::pair<uint64_t, uint64_t>> spans;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        const Line& l = lines[i];
+        result->rawNames_.push_back({l.name, l.address});
+        if (!l.module.empty()) {
+            auto [it, fresh] = spans.try_emplace(l.module, l.address, l.address);
+            if (!fresh) it->second.second = std::max(it->second.second, l.address);
+        }
+        if (!l.text || !l.address || (i && lines[i - 1].address == l.address && lines[i - 1].text)) continue;
+        // Up to the next listed address (any type); the last one gets a page.
+        size_t j = i + 1;
+        while (j < lines.size() && lines[j].address == l.address)
+            ++j;
+        uint64_t end = j < lines.size() ? lines[j].address : l.address + 4096;
+        // A module's last function: not past the module (the next listed may be far away).
+        if (!l.module.empty() && j < lines.size() && lines[j].module != l.module)
+            end = std::min(end, l.address + 4096);
+        std::string file = l.module.empty() ? kernelName : l.module;
+        uint32_t id = functions.add({l.name, file, l.address});
+        result->symbols_.push_back({l.address, end, id});
+    }
+    std::sort(result->rawNames_.begin(), result->rawNames_.end());
+    for (auto& [module, span] : spans)
+        result->moduleSpans_.push_back({module, span});
+    result->unknown_ = functions.add({"[unknown] " + kernelName, kernelName, 0});
+    return result;
+}
+
+std::optional<std::vector<uint8_t>> buildIdFromNotes(std::span<const uint8_t> notes) {
+    size_t at = 0;
+    auto align4 = [](size_t n) { return (n + 3) & ~size_t(3); };
+    while (at + 12 <= notes.size()) {
+        uint32_t namesz, descsz, type;
+        std::memcpy(&namesz, notes.data() + at, 4);
+        std::memcpy(&descsz, notes.data() + at + 4, 4);
+        std::memcpy(&type, notes.data() + at + 8, 4);
+        size_t name = at + 12, desc = name + align4(namesz), next = desc + align4(descsz);
+        if (next > notes.size() || next <= at) break;
+        if (type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(notes.data() + name, "GNU", 4) == 0)
+            return std::vector<uint8_t>(notes.data() + desc, notes.data() + desc + descsz);
+        at = next;
+    }
+    return std::nullopt;
+}
+
+namespace {
+// An ELF opened with libelf, closed on scope exit.
+struct ElfFile {
+    int fd = -1;
+    Elf* elf = nullptr;
+    explicit ElfFile(const std::string& path) {
+        static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
+        if (!ready) return;
+        fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        elf = elf_begin(fd, ELF_C_READ, nullptr);
+        if (elf && elf_kind(elf) != ELF_K_ELF) elf_end(elf), elf = nullptr;
+    }
+    ~ElfFile() {
+        if (elf) elf_end(elf);
+        if (fd >= 0) ::close(fd);
+    }
+};
+}  // namespace
+
+Expected<std::vector<ElfLoadSegment>> elfLoadSegments(const std::string& path) {
+    ElfFile file(path);
+    if (file.fd < 0) return makeError(path + ": cannot open: " + std::strerror(errno));
+    if (!file.elf) return makeError(path + ": not an ELF file");
+    std::vector<ElfLoadSegment> out;
+    size_t phnum = 0;
+    elf_getphdrnum(file.elf, &phnum);
+    for (size_t i = 0; i < phnum; ++i) {
+        GElf_Phdr phdr;
+        if (gelf_getphdr(file.elf, int(i), &phdr) && phdr.p_type == PT_LOAD)
+            out.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
+    }
+    return out;
+}
+
+std::optional<uint64_t> elfSymbolValue(const std::string& path, std::string_view name) {
+    ElfFile file(path);
+    if (!file.elf) return std::nullopt;
+    Elf_Scn* found = nullptr;
+    for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr)) continue;
+        if (shdr.sh_type == SHT_SYMTAB) found = scn;
+        if (shdr.sh_type == SHT_DYNSYM && !found) found = scn;
+    }
+    if (!found) return std::nullopt;
+    GElf_Shdr shdr;
+    gelf_getshdr(found, &shdr);
+    Elf_Data* data = elf_getdata(found, nullptr);
+    size_t count = shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
+    for (size_t i = 0; data && i < count; ++i) {
+        GElf_Sym sym;
+        if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
+        const char* n = elf_strptr(file.elf, shdr.sh_link, sym.st_name);
+        if (n && name == n) return sym.st_value;
+    }
+    return std::nullopt;
+}
+
+uint32_t ElfSymbols::functionAtAddress(uint64_t vaddr) const {
+    auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                               [](uint64_t a, const Symbol& s) { return a < s.start; });
+    // Symbols may nest or overlap (a PLT section, an alias with a size): look a few back.
+    for (int back = 0; back < 4 && it != symbols_.begin(); ++back) {
+        --it;
+        if (vaddr >= it->start && vaddr < it->end) return it->function;
+    }
+    return unknown_;
+}
+
+uint32_t ElfSymbols::functionAtFileOffset(uint64_t offset) const {
+    for (const Segment& s : segments_)
+        if (offset >= s.offset && offset < s.offset + s.size)
+            return functionAtAddress(s.vaddr + (offset - s.offset));
+    return unknown_;
+}
+
+std::optional<uint64_t> ElfSymbols::symbolAddress(std::string_view name) const {
+    auto it = std::lower_bound(
+        rawNames_.begin(), rawNames_.end(), name,
+        [](const std::pair<std::string, uint64_t>& e, std::string_view n) { return e.first < n; });
+    if (it == rawNames_.end() || it->first != name) return std::nullopt;
+    return it->second;
+}
+
+}  // namespace auxscope

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Function symbols of one ELF file for address -> function lookups: STT_FUNC
+// (and IFUNC) symbols of .symtab, or of .dynsym when the file is stripped,
+// demangled, sorted by address; PLT sections count as one function "[plt]".
+// Addresses outside every symbol map to one "[unknown] <file>" function per
+// file, so a stripped library still reads as one frame rather than many.
+// Each symbol gets its FunctionTable id when the file is loaded.
+//
+// The kernel's symbols come the same way from a vmlinux (moved by the KASLR
+// offset: `bias` is added to every address) or from a kallsyms listing
+// (/proc/kallsyms or perf's copy), whose module symbols ("name\t[mod]") name
+// "[mod]" as their file.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "Result.h"
+#include "spans/FunctionTable.h"
+
+namespace auxscope {
+
+// A PT_LOAD program header.
+struct ElfLoadSegment {
+    uint64_t offset = 0, vaddr = 0, fileSize = 0;
+    bool executable = false;
+};
+
+// The PT_LOAD segments of an ELF file (a vmlinux, a kcore).
+Expected<std::vector<ElfLoadSegment>> elfLoadSegments(const std::string& path);
+// The value of symbol `name` in the ELF's .symtab (else .dynsym), any type.
+std::optional<uint64_t> elfSymbolValue(const std::string& path, std::string_view name);
+// The GNU build-id of an ELF notes blob (an ELF's PT_NOTE, /sys/kernel/notes).
+std::optional<std::vector<uint8_t>> buildIdFromNotes(std::span<const uint8_t> notes);
+
+class ElfSymbols {
+public:
+    // `displayName` is what function entries name as their file; `bias` moves
+    // every address (symbols, segments: a vmlinux's KASLR offset).
+    static Expected<std::unique_ptr<ElfSymbols>> load(const std::string& path, FunctionTable& functions,
+                                                      const std::string& displayName, int64_t bias = 0);
+    // A kallsyms listing ("ADDR TYPE NAME[\t[MODULE]]"): its text symbols (t, T,
+    // w, W), each up to the next listed address. Kernel symbols name
+    // `kernelName` as their file, module ones "[MODULE]". Fails when the file
+    // cannot be read or every address is zero (kptr_restrict).
+    static Expected<std::unique_ptr<ElfSymbols>> loadKallsyms(const std::string& path,
+                                                              FunctionTable& functions,
+                                                              const std::string& kernelName);
+
+    // The function containing link-time address `vaddr`.
+    uint32_t functionAtAddress(uint64_t vaddr) const;
+    // The function containing the byte at `offset` in the file (through PT_LOAD).
+    uint32_t functionAtFileOffset(uint64_t offset) const;
+    std::optional<uint64_t> symbolAddress(std::string_view name) const;
+    // kallsyms: each module's symbol span [lowest, highest] (modules listed there).
+    const std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>>& moduleSpans() const {
+        return moduleSpans_;
+    }
+    size_t symbolCount() const { return symbols_.size(); }
+    uint32_t unknownFunction() const { return unknown_; }
+
+private:
+    struct Segment {
+        uint64_t offset, vaddr, size;
+    };
+    struct Symbol {
+        uint64_t start, end;
+        uint32_t function;
+    };
+    std::vector<Segment> segments_;
+    std::vector<Symbol> symbols_;                             // by start
+    std::vector<std::pair<std::string, uint64_t>> rawNames_;  // mangled name -> address, by name
+    uint32_t unknown_ = 0;
+    std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> moduleSpans_;
+};
+
+// The demangled form of a C++ (Itanium ABI) name; the name itself otherwise.
+std::string demangleSymbol(const char* name);
+
+}  // namespace auxscope

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "images/ImageResolver.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <intel-pt.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "images/ElfSymbols.h"
+#include "perfdata/FeatureWriter.h"
+
+namespace auxscope {
+
+namespace {
+
+bool isRegularFile(const std::string& path, uint64_t* size = nullptr) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+    if (size) *size = uint64_t(st.st_size);
+    return true;
+}
+
+bool isDirectory(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string hexBytes(const std::vector<uint8_t>& bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string s;
+    for (uint8_t b : bytes)
+        s += digits[b >> 4], s += digits[b & 15];
+    return s;
+}
+
+std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+    return b;
+}
+
+// Names the kernel gives mappings that are not files.
+bool isPseudoFile(const std::string& name) {
+    return name.empty() || name[0] == '[' || name.rfind("//anon", 0) == 0 ||
+           name.rfind("/dev/zero", 0) == 0 || name.rfind("anon_inode:", 0) == 0 ||
+           name.find(" (deleted)") != std::string::npos;
+}
+
+constexpr const char* kKernelName = "[kernel.kallsyms]";
+
+bool isKernelMapName(const std::string& name) {
+    return name.rfind(kKernelName, 0) == 0;
+}
+
+bool isKernelAddress(uint64_t ip) {
+    return ip >> 63;
+}
+
+// The running kernel's build-id (/sys/kernel/notes), as perf reads it.
+std::optional<std::vector<uint8_t>> runningKernelBuildId() {
+    std::ifstream in("/sys/kernel/notes", std::ios::binary);
+    if (!in) return std::nullopt;
+    std::vector<uint8_t> notes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return buildIdFromNotes(notes);
+}
+
+// perf's modules listing (/proc/modules, a kcore_dir's copy): name -> [start, end).
+std::vector<std::pair<uint64_t, uint64_t>> moduleRanges(const std::string& path) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        // name size refcount deps state address [taint]
+        std::istringstream fields(line);
+        std::string name, size, refs, deps, state, address;
+        if (!(fields >> name >> size >> refs >> deps >> state >> address)) continue;
+        uint64_t start = std::strtoull(address.c_str(), nullptr, 16);
+        uint64_t length = std::strtoull(size.c_str(), nullptr, 10);
+        if (start && length) out.push_back({start, start + length});
+    }
+    return out;
+}
+
+}  // namespace
+
+ImageResolver::ImageResolver(const Sideband& sideband, FunctionTable& functions, ImageOptions options)
+    : sideband_(sideband), functions_(functions), options_(std::move(options)) {
+    if (options_.buildIdCache.empty()) {
+        const char* home = std::getenv("HOME");
+        options_.buildIdCache = std::string(home ? home : "") + "/.debug";
+    }
+    cache_ = pt_iscache_alloc("auxscope");
+}
+
+ImageResolver::~ImageResolver() {
+    for (auto& [pid, p] : processes_)
+        pt_image_free(p.image);
+    pt_image_free(kernelOnly_.image);
+    pt_iscache_free(cache_);
+    if (!tempKcore_.empty()) ::unlink(tempKcore_.c_str());
+}
+
+const Mapping* ImageResolver::kernelMap() const {
+    for (const Mapping& m : sideband_.kernelMaps())
+        if (isKernelMapName(m.file)) return &m;
+    return nullptr;
+}
+
+bool ImageResolver::useKallsyms(const std::string& path) {
+    auto symbols = ElfSymbols::loadKallsyms(path, functions_, kKernelName);
+    if (!symbols) {
+        notes_.push_back("kernel symbols: " + symbols.error().message);
+        return false;
+    }
+    kernelSymbols_ = std::move(*symbols);
+    kernelStatus_.symbols = path;
+    // kallsyms holds the addresses of one boot: they must be the recording's.
+    if (const Mapping* m = kernelMap()) {
+        std::string ref = m->file.substr(std::strlen(kKernelName));
+        if (ref.empty()) ref = "_text";
+        auto at = kernelSymbols_->symbolAddress(ref);
+        if (at && *at != m->pgoff)
+            notes_.push_back(path + " puts " + ref + " at " + hex(*at) +
+                             " but the recording's kernel map at " + hex(m->pgoff) +
+                             ": not the boot that recorded (KASLR), kernel code and names "
+                             "will not match the trace");
+    }
+    return true;
+}
+
+bool ImageResolver::useVmlinux(const std::string& path, const std::string& how) {
+    auto segments = elfLoadSegments(path);
+    if (!segments) {
+        notes_.push_back("vmlinux " + path + ": " + segments.error().message);
+        return false;
+    }
+    int64_t shift = 0;
+    const Mapping* m = kernelMap();
+    if (m) {
+        std::string ref = m->file.substr(std::strlen(kKernelName));
+        if (ref.empty()) ref = "_text";
+        auto link = elfSymbolValue(path, ref);
+        if (!link && ref == "_text") link = elfSymbolValue(path, "_stext");
+        if (link) {
+            shift = int64_t(m->pgoff - *link);
+        } else {
+            notes_.push_back("vmlinux " + path + " has no symbol " + ref +
+                             ": placed at its link addresses (no KASLR offset)");
+        }
+        if (!m->buildId.empty()) {
+            auto id = FeatureWriter::elfBuildId(path);
+            if (id && *id != m->buildId)
+                notes_.push_back("vmlinux " + path + " has build-id " + hexBytes(*id) +
+                                 " but the recorded kernel " + hexBytes(m->buildId) +
+                                 ": another build, its code may not match the trace");
+        }
+    } else {
+        notes_.push_back("no kernel map recorded: vmlinux " + path +
+                         " placed at its link addresses (no KASLR offset)");
+    }
+    for (const ElfLoadSegment& s : *segments) {
+        if (!s.executable || !s.fileSize) continue;
+        const uint64_t vaddr = s.vaddr + uint64_t(shift);
+        int isid = pt_iscache_add_file(cache_, path.c_str(), s.offset, s.fileSize, vaddr);
+        if (isid < 0) {
+            notes_.push_back("vmlinux " + path + ": libipt refused the segment at " + hex(vaddr) + ": " +
+                             pt_errstr(pt_errcode(isid)));
+            continue;
+        }
+        kernelSections_.push_back({vaddr, s.fileSize, isid});
+        kernelStatus_.codeBytes += s.fileSize;
+    }
+    if (kernelSections_.empty()) {
+        notes_.push_back("vmlinux " + path + ": no executable PT_LOAD segment");
+        return false;
+    }
+    kernelStatus_.code = path;
+    kernelStatus_.fromVmlinux = true;
+    kernelStatus_.kaslrOffset = shift;
+    if (!how.empty()) notes_.push_back("kernel code from " + path + " (" + how + ")");
+    auto symbols = ElfSymbols::load(path, functions_, kKernelName, shift);
+    if (symbols && (*symbols)->symbolCount()) {
+        kernelSymbols_ = std::move(*symbols);
+        kernelStatus_.symbols = path;
+    } else if (!options_.kallsyms.empty()) {
+        useKallsyms(options_.kallsyms);
+    } else {
+        notes_.push_back("vmlinux " + path + " has no function symbols: pass --kallsyms for names");
+    }
+    return true;
+}
+
+bool ImageResolver::useKcore(const std::string& path, const std::string& kallsymsPath,
+                             const std::string& how) {
+    std::string kcore = path, kallsyms = kallsymsPath, modules;
+    if (isDirectory(path)) {
+        kcore = path + "/kcore";
+        if (kallsyms.empty()) kallsyms = path + "/kallsyms";
+        modules = path + "/modules";
+    } else {
+        size_t slash = path.rfind('/');
+        std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+        if (kallsyms.empty()) kallsyms = dir + "/kallsyms";
+        modules = dir + "/modules";
+    }
+    if (::access(kcore.c_str(), R_OK) != 0) {
+        notes_.push_back("kcore " + kcore + ": cannot read: " + std::strerror(errno));
+        return false;
+    }
+    auto segments = elfLoadSegments(kcore);
+    if (!segments) {
+        notes_.push_back("kcore " + kcore + ": " + segments.error().message);
+        return false;
+    }
+    if (!useKallsyms(kallsyms))
+        notes_.push_back("kcore " + kcore + ": no kernel names (kallsyms " + kallsyms + " unusable)");
+    // Which of kcore's ranges hold code: the kernel's text and the modules.
+    // /proc/kcore also maps all of RAM, vmalloc space and the whole module area.
+    std::vector<std::pair<uint64_t, uint64_t>> wanted;
+    if (kernelSymbols_) {
+        auto text = kernelSymbols_->symbolAddress("_stext");
+        if (!text) text = kernelSymbols_->symbolAddress("_text");
+        auto etext = kernelSymbols_->symbolAddress("_etext");
+        if (text && etext && *etext > *text) wanted.push_back({*text, *etext});
+        // Modules as the modules listing sizes them, and whatever else kallsyms
+        // lists with a [name] (BPF programs, ftrace trampolines) from its symbols.
+        auto mods = moduleRanges(modules);
+        wanted.insert(wanted.end(), mods.begin(), mods.end());
+        for (const auto& [name, span] : kernelSymbols_->moduleSpans())
+            wanted.push_back({span.first, span.second + 4096});
+    }
+    // No text bounds: the kernel's half above the direct map (x86-64: text and modules).
+    if (wanted.empty()) wanted.push_back({0xffffffff80000000ull, ~0ull});
+    std::sort(wanted.begin(), wanted.end());
+    std::vector<std::pair<uint64_t, uint64_t>> merged;
+    for (auto [from, to] : wanted) {
+        if (!merged.empty() && from <= merged.back().second)
+            merged.back().second = std::max(merged.back().second, to);
+        else
+            merged.push_back({from, to});
+    }
+    wanted = std::move(merged);
+    struct Piece {
+        uint64_t offset, vaddr, size;
+    };
+    std::vector<Piece> pieces;
+    for (const ElfLoadSegment& s : *segments) {
+        if (!s.fileSize) continue;
+        for (auto [from, to] : wanted) {
+            uint64_t b = std::max(from, s.vaddr), e = std::min(to, s.vaddr + s.fileSize);
+            if (b < e) pieces.push_back({s.offset + (b - s.vaddr), b, e - b});
+        }
+    }
+    std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.vaddr < b.vaddr; });
+    std::string file = kcore;
+    uint64_t fileSize = 0;
+    if (kcore.rfind("/proc/", 0) == 0 || !isRegularFile(kcore, &fileSize)) {
+        // /proc/kcore cannot be mapped (libipt maps its files): copy what is needed.
+        const char* tmp = std::getenv("TMPDIR");
+        std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/auxscope-kcore-XXXXXX";
+        int out = ::mkstemp(name.data());
+        int in = ::open(kcore.c_str(), O_RDONLY | O_CLOEXEC);
+        if (out < 0 || in < 0) {
+            notes_.push_back("kcore " + kcore + ": cannot copy its text: " + std::strerror(errno));
+            if (out >= 0) ::close(out), ::unlink(name.c_str());
+            if (in >= 0) ::close(in);
+            return false;
+        }
+        tempKcore_ = name;
+        std::vector<uint8_t> buffer(1 << 20);
+        uint64_t at = 0;
+        for (Piece& p : pieces) {
+            uint64_t copied = 0;
+            while (copied < p.size) {
+                size_t n = size_t(std::min<uint64_t>(buffer.size(), p.size - copied));
+                ssize_t got = ::pread(in, buffer.data(), n, off_t(p.offset + copied));
+                if (got <= 0) break;
+                if (::write(out, buffer.data(), size_t(got)) != got) break;
+                copied += uint64_t(got);
+            }
+            p.offset = at;
+            p.size = copied;
+            at += copied;
+        }
+        ::close(in);
+        ::close(out);
+        file = name;
+    }
+    for (const Piece& p : pieces) {
+        if (!p.size) continue;
+        int isid = pt_iscache_add_file(cache_, file.c_str(), p.offset, p.size, p.vaddr);
+        if (isid < 0) continue;
+        kernelSections_.push_back({p.vaddr, p.size, isid});
+        kernelStatus_.codeBytes += p.size;
+    }
+    if (kernelSections_.empty()) {
+        notes_.push_back("kcore " + kcore + ": no kernel text in it");
+        return false;
+    }
+    kernelStatus_.code = kcore;
+    if (!how.empty()) notes_.push_back("kernel code from " + kcore + " (" + how + ")");
+    // The running kernel's kcore: is it the kernel that recorded?
+    if (kcore == "/proc/kcore") {
+        const Mapping* m = kernelMap();
+        auto running = runningKernelBuildId();
+        if (m && !m->buildId.empty() && running && *running != m->buildId)
+            notes_.push_back("/proc/kcore is the running kernel, build-id " + hexBytes(*running) +
+                             ", but the recorded kernel's is " + hexBytes(m->buildId) +
+                             ": its code will not match the trace");
+    }
+    return true;
+}
+
+void ImageResolver::loadKernel() {
+    if (!options_.vmlinux.empty() && useVmlinux(options_.vmlinux, "")) return;
+    kernelSections_.clear();
+    if (!options_.kcore.empty() && useKcore(options_.kcore, options_.kallsyms, "")) return;
+    kernelSections_.clear();
+    const Mapping* m = kernelMap();
+    // perf's build-id cache: .build-id/xx/rest links to [kernel.kallsyms]/<id>,
+    // holding a vmlinux ("elf"), kallsyms, and kcore copies (in dated subdirectories).
+    if (m && m->buildId.size() >= 2 && options_.vmlinux.empty() && options_.kcore.empty()) {
+        std::string id = hexBytes(m->buildId);
+        std::vector<std::string> dirs = {
+            options_.buildIdCache + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2),
+            options_.buildIdCache + "/" + kKernelName + "/" + id};
+        for (const std::string& dir : dirs) {
+            for (const char* elf : {"/elf", "/vmlinux"})
+                if (isRegularFile(dir + elf) && elfSymbolValue(dir + elf, "_stext") &&
+                    useVmlinux(dir + elf, "perf's build-id cache"))
+                    return;
+            if (isRegularFile(dir + "/kcore") && useKcore(dir, options_.kallsyms, "perf's build-id cache"))
+                return;
+            if (DIR* d = ::opendir(dir.c_str())) {
+                std::vector<std::string> subdirs;
+                while (dirent* e = ::readdir(d))
+                    if (e->d_name[0] != '.' && isRegularFile(dir + "/" + e->d_name + "/kcore"))
+                        subdirs.push_back(dir + "/" + e->d_name);
+                ::closedir(d);
+                std::sort(subdirs.rbegin(), subdirs.rend());  // newest copy first (dated names)
+                for (const std::string& sub : subdirs)
+                    if (useKcore(sub, options_.kallsyms, "perf's build-id cache")) return;
+            }
+        }
+        // The running kernel, when it is the one that recorded (perf uses /proc/kcore then too).
+        auto running = runningKernelBuildId();
+        if (options_.runningKernel && running && *running == m->buildId) {
+            if (::access("/proc/kcore", R_OK) == 0 &&
+                useKcore("/proc/kcore", options_.kallsyms.empty() ? "/proc/kallsyms" : options_.kallsyms,
+                         "the running kernel has the recorded build-id"))
+                return;
+        }
+        if (!kernelSymbols_) {
+            for (const std::string& dir : dirs)
+                if (isRegularFile(dir + "/kallsyms") && useKallsyms(dir + "/kallsyms")) break;
+            if (!kernelSymbols_ && options_.runningKernel && running && *running == m->buildId)
+                useKallsyms("/proc/kallsyms");
+        }
+    }
+    if (!kernelSymbols_ && !options_.kallsyms.empty()) useKallsyms(options_.kallsyms);
+}
+
+bool ImageResolver::kernelCodeAt(uint64_t ip) const {
+    auto it = std::upper_bound(kernelSections_.begin(), kernelSections_.end(), ip,
+                               [](uint64_t a, const KernelSection& s) { return a < s.vaddr; });
+    if (it == kernelSections_.begin()) return false;
+    --it;
+    return ip - it->vaddr < it->size;
+}
+
+int ImageResolver::resolveFile(const Mapping& m) {
+    auto known = fileIndex_.find(m.file);
+    if (known != fileIndex_.end()) return known->second;
+    FileStatus status;
+    status.recorded = m.file;
+    std::vector<std::string> candidates;
+    if (m.kernel) {
+        // Kernel code comes from loadKernel(), for every process.
+        if (isKernelMapName(m.file)) {
+            status.resolved = kernelStatus_.code;
+            status.hint = "kernel code: pass --kcore or --vmlinux";
+        } else {
+            status.resolved = kernelStatus_.fromVmlinux ? std::string() : kernelStatus_.code;
+            status.hint = "kernel module code: pass --kcore";
+        }
+        status.symbols = kernelSymbols_ ? kernelSymbols_->symbolCount() : 0;
+        symbols_.push_back(nullptr);
+        files_.push_back(status);
+        fileIndex_[m.file] = int(files_.size() - 1);
+        return int(files_.size() - 1);
+    }
+    if (!isPseudoFile(m.file)) {
+        if (!options_.symfs.empty()) candidates.push_back(options_.symfs + m.file);
+        candidates.push_back(m.file);
+    }
+    if (m.buildId.size() >= 2) {
+        // perf's build-id cache: .build-id/<first byte>/<rest>/elf (vdso too).
+        std::string hex = hexBytes(m.buildId);
+        std::string dir = options_.buildIdCache + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
+        candidates.push_back(dir + "/elf");
+    }
+    for (const std::string& c : candidates) {
+        if (!isRegularFile(c)) continue;
+        auto symbols = ElfSymbols::load(c, functions_, m.file);
+        if (!symbols) continue;  // not an ELF (e.g. a kallsyms copy): keep looking
+        status.resolved = c;
+        status.symbols = (*symbols)->symbolCount();
+        symbols_.push_back(std::move(*symbols));
+        break;
+    }
+    if (status.resolved.empty()) symbols_.push_back(nullptr);
+    files_.push_back(status);
+    int index = int(files_.size() - 1);
+    fileIndex_[m.file] = index;
+    return index;
+}
+void ImageResolver::addRegions(ProcessImage& process, const std::vector<Mapping>& maps) {
+    for (const Mapping& m : maps) {
+        if (!m.length) continue;
+        int file = resolveFile(m);
+        ++files_[file].mappings;
+        // A later mapping replaces whatever it overlaps, as in the address space.
+        auto& regions = process.regions;
+        std::vector<Region> kept;
+        for (const Region& r : regions) {
+            if (r.end <= m.start || r.start >= m.end()) {
+                kept.push_back(r);
+                continue;
+            }
+            if (r.start < m.start) kept.push_back({r.start, m.start, r.pgoff, r.file, r.kernel});
+            if (r.end > m.end())
+                kept.push_back({m.end(), r.end, r.pgoff + (m.end() - r.start), r.file, r.kernel});
+        }
+        kept.push_back({m.start, m.end(), m.pgoff, file, m.kernel});
+        std::sort(kept.begin(), kept.end(),
+                  [](const Region& a, const Region& b) { return a.start < b.start; });
+        regions = std::move(kept);
+    }
+}
+
+void ImageResolver::prepare() {
+    loadKernel();
+    kernelStatus_.sections = kernelSections_.size();
+    // Kernel code at an address no recorded map covers (a file without perf's kernel map).
+    kernelMissing_ = kernelStatus_.code.empty()
+                         ? std::string(kKernelName) + " (kernel code: pass --kcore or --vmlinux)"
+                         : std::string(kKernelName) + " (kernel code outside " + kernelStatus_.code +
+                               (kernelStatus_.fromVmlinux ? ", e.g. modules: pass --kcore)" : ")");
+    auto build = [&](ProcessImage& p, const std::string& name) {
+        p.image = pt_image_alloc(name.c_str());
+        for (const KernelSection& k : kernelSections_)
+            pt_image_add_cached(p.image, cache_, k.isid, nullptr);
+        for (const Region& r : p.regions) {
+            const FileStatus& f = files_[r.file];
+            if (f.resolved.empty() || r.kernel) continue;
+            uint64_t size = 0;
+            isRegularFile(f.resolved, &size);
+            uint64_t offset = r.pgoff, address = r.start, length = r.end - r.start;
+            if (offset >= size) continue;
+            length = std::min(length, size - offset);
+            int isid = pt_iscache_add_file(cache_, f.resolved.c_str(), offset, length, address);
+            if (isid >= 0) pt_image_add_cached(p.image, cache_, isid, nullptr);
+        }
+    };
+    addRegions(kernelOnly_, sideband_.kernelMaps());
+    build(kernelOnly_, "kernel");
+    for (const auto& [pid, process] : sideband_.processes()) {
+        ProcessImage& p = processes_[pid];
+        addRegions(p, sideband_.kernelMaps());
+        addRegions(p, process.maps);
+        build(p, "pid " + std::to_string(pid));
+    }
+}
+
+pt_image* ImageResolver::newImage(int32_t pid) const {
+    auto it = processes_.find(pid);
+    const ProcessImage& p = it == processes_.end() ? kernelOnly_ : it->second;
+    pt_image* image = pt_image_alloc(nullptr);
+    if (image && p.image) pt_image_copy(image, p.image);
+    return image;
+}
+
+const ImageResolver::Region* ImageResolver::regionAt(int32_t pid, uint64_t ip) const {
+    auto it = processes_.find(pid);
+    const ProcessImage& p = it == processes_.end() ? kernelOnly_ : it->second;
+    auto r = std::upper_bound(p.regions.begin(), p.regions.end(), ip,
+                              [](uint64_t a, const Region& x) { return a < x.start; });
+    if (r == p.regions.begin()) return nullptr;
+    --r;
+    return ip < r->end ? &*r : nullptr;
+}
+
+uint32_t ImageResolver::functionAt(int32_t pid, uint64_t ip) const {
+    const Region* r = regionAt(pid, ip);
+    // Kernel code: the kernel's symbols, whether or not a kernel map was recorded.
+    if ((r && r->kernel) || (!r && isKernelAddress(ip)))
+        return kernelSymbols_ ? kernelSymbols_->functionAtAddress(ip) : FunctionTable::kUnknown;
+    if (!r) return FunctionTable::kUnknown;
+    const ElfSymbols* symbols = symbols_[r->file].get();
+    if (!symbols) return FunctionTable::kUnknown;
+    return symbols->functionAtFileOffset(ip - r->start + r->pgoff);
+}
+
+const std::string* ImageResolver::missingFileAt(int32_t pid, uint64_t ip) const {
+    const Region* r = regionAt(pid, ip);
+    if ((r && r->kernel) || (!r && isKernelAddress(ip))) {
+        if (kernelCodeAt(ip)) return nullptr;
+        // The recorded kernel (or module) map names it; without one, the address says it is the kernel's.
+        return r ? &files_[r->file].recorded : &kernelMissing_;
+    }
+    if (!r || !files_[r->file].resolved.empty()) return nullptr;
+    return &files_[r->file].recorded;
+}
+
+std::string ImageResolver::missingHintAt(int32_t pid, uint64_t ip) const {
+    const Region* r = regionAt(pid, ip);
+    if (!((r && r->kernel) || (!r && isKernelAddress(ip))) || kernelCodeAt(ip) || !r) return {};
+    if (!files_[r->file].resolved.empty())
+        return "kernel code outside " + kernelStatus_.code +
+               (kernelStatus_.fromVmlinux ? " (module code: pass --kcore)" : "");
+    return files_[r->file].hint;
+}
+
+std::string ImageResolver::missingHint(const std::string& recorded) const {
+    auto it = fileIndex_.find(recorded);
+    return it == fileIndex_.end() ? std::string() : files_[it->second].hint;
+}
+
+bool ImageResolver::read(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const {
+    // libipt has no public image read: the section through the cache.
+    bool ok = false;
+    if (kernelCodeAt(ip)) {
+        auto it = std::upper_bound(kernelSections_.begin(), kernelSections_.end(), ip,
+                                   [](uint64_t a, const KernelSection& s) { return a < s.vaddr; });
+        --it;
+        ok = pt_iscache_read(cache_, buffer, uint64_t(size), it->isid, ip) == int(size);
+    } else if (const Region* r = regionAt(pid, ip); r && !files_[r->file].resolved.empty() && !r->kernel) {
+        uint64_t fileSize = 0;
+        isRegularFile(files_[r->file].resolved, &fileSize);
+        if (r->pgoff >= fileSize) return false;
+        int isid = pt_iscache_add_file(cache_, files_[r->file].resolved.c_str(), r->pgoff,
+                                       std::min(r->end - r->start, fileSize - r->pgoff), r->start);
+        ok = isid >= 0 && pt_iscache_read(cache_, buffer, uint64_t(size), isid, ip) == int(size);
+    }
+    return ok;
+}
+
+std::string ImageResolver::mappingAt(int32_t pid, uint64_t ip) const {
+    const Region* r = regionAt(pid, ip);
+    return r ? files_[r->file].recorded : std::string();
+}
+
+size_t ImageResolver::missingFiles() const {
+    return size_t(
+        std::count_if(files_.begin(), files_.end(), [](const FileStatus& f) { return f.resolved.empty(); }));
+}
+
+}  // namespace auxscope

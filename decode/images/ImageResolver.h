@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The code a trace ran through, per process, from the mappings the sideband
+// recorded: each mapped file is looked up (--symfs prefix, then the recorded path,
+// then perf's build-id cache ~/.debug/.build-id/xx/yyyy.../elf), added once to a
+// libipt image section cache shared by every process, and its ELF symbols
+// (.symtab, else .dynsym; demangled) become FunctionTable entries. A mapping
+// whose file cannot be found stays out of the image: the decoder then fails
+// there with "no memory mapped", which the driver turns into a "missing image"
+// gap naming the file (see missingFileAt()).
+//
+// Kernel code is shared by every process image (and the "no process" one), as
+// perf does it:
+//   - --vmlinux FILE: its executable PT_LOAD segments at their link addresses
+//     plus the KASLR offset, which is the recorded kernel map's pgoff (perf
+//     stores the runtime address of the map's reference symbol there, the name
+//     after "[kernel.kallsyms]", e.g. _text) minus the vmlinux's own value of
+//     that symbol; its symbols moved the same way.
+//   - --kcore DIR|FILE: perf record --kcore's copy (DIR/kcore, DIR/kallsyms,
+//     DIR/modules) or a kcore file such as /proc/kcore: its PT_LOAD segments
+//     are at runtime addresses (the kernel text and the modules' ranges are
+//     used; /proc/kcore's are copied to a private temporary file first since it
+//     cannot be mapped); names from kallsyms (--kallsyms, the dir's copy, or
+//     /proc/kallsyms beside /proc/kcore), module symbols with "[module]" as
+//     their file.
+//   - else perf's build-id cache by the kernel's build-id (a vmlinux "elf",
+//     a kcore copy with its kallsyms, or kallsyms alone: names without code),
+//   - else /proc/kcore and /proc/kallsyms when the running kernel has the
+//     recording's build-id.
+// What does not match the recording (build-id, _text address) is said in notes().
+// Kernel code that is still missing is a missing image named by the recorded
+// kernel map ("[kernel.kallsyms]_text"), with missingHint() saying what to pass
+// ("kernel code: pass --kcore or --vmlinux").
+//
+// prepare() does all loading up front on one thread; afterwards every method is
+// const and safe to call from decoder threads.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sideband/Sideband.h"
+#include "spans/FunctionTable.h"
+
+struct pt_image;
+struct pt_image_section_cache;
+
+namespace auxscope {
+
+struct ImageOptions {
+    std::string symfs;          // prefix for recorded paths (a sysroot), tried first
+    std::string buildIdCache;   // perf's ~/.debug; empty: $HOME/.debug
+    std::string vmlinux;        // --vmlinux: the kernel's ELF
+    std::string kcore;          // --kcore: perf's kcore_dir, or a kcore file (/proc/kcore)
+    std::string kallsyms;       // --kallsyms: kernel symbols (with --kcore FILE, or names only)
+    bool runningKernel = true;  // may use /proc/kcore when the build-ids say it is the recorded kernel
+};
+
+class ElfSymbols;
+
+class ImageResolver {
+public:
+    ImageResolver(const Sideband& sideband, FunctionTable& functions, ImageOptions options);
+    ~ImageResolver();
+    ImageResolver(const ImageResolver&) = delete;
+    ImageResolver& operator=(const ImageResolver&) = delete;
+
+    // Loads every executable mapping's file and symbols and builds one image per
+    // process (its maps plus the kernel's) and one with the kernel's alone.
+    void prepare();
+
+    // A new libipt image for `pid` (the kernel-only one for an unknown pid),
+    // owned by the caller (pt_image_free). Images are cheap copies sharing the
+    // cache's sections; each decoder thread gets its own because libipt's
+    // images are not safe to share between threads.
+    pt_image* newImage(int32_t pid) const;
+    pt_image_section_cache* cache() const { return cache_; }
+
+    // The function at `ip` in `pid` (FunctionTable::kUnknown outside any mapping).
+    uint32_t functionAt(int32_t pid, uint64_t ip) const;
+    // The recorded file of the mapping at `ip` when that file could not be found
+    // (kernel maps: when no kernel code covers `ip`; a kernel address outside any
+    // recorded map: "[kernel.kallsyms] (kernel code: pass --kcore or --vmlinux)").
+    const std::string* missingFileAt(int32_t pid, uint64_t ip) const;
+    // How to provide what missingFileAt() names ("kernel code: pass --kcore or
+    // --vmlinux"; "" when there is nothing to say), by address or by recorded name.
+    std::string missingHintAt(int32_t pid, uint64_t ip) const;
+    std::string missingHint(const std::string& recorded) const;
+    // The recorded name of the mapping at `ip` ("" outside any).
+    std::string mappingAt(int32_t pid, uint64_t ip) const;
+
+    struct FileStatus {
+        std::string recorded;  // as the mapping names it
+        std::string resolved;  // where it was found ("" when missing)
+        std::string hint;      // kernel maps: how to provide the code when it is missing
+        size_t mappings = 0;
+        size_t symbols = 0;
+    };
+    const std::vector<FileStatus>& files() const { return files_; }
+    size_t missingFiles() const;
+
+    // The kernel's code and symbols as found.
+    struct KernelStatus {
+        std::string code;          // where its code comes from ("" when missing)
+        std::string symbols;       // where its names come from ("" when none)
+        bool fromVmlinux = false;  // an ELF vmlinux (else a kcore, or none)
+        int64_t kaslrOffset = 0;   // vmlinux: runtime minus link address
+        size_t sections = 0;       // code ranges placed
+        uint64_t codeBytes = 0;
+    };
+    const KernelStatus& kernel() const { return kernelStatus_; }
+    // Mismatches and choices worth telling the user (a vmlinux of another build, ...).
+    const std::vector<std::string>& notes() const { return notes_; }
+    // Reads code at `ip` as `pid`'s image would (false outside it).
+    bool read(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const;
+
+private:
+    struct Region {
+        uint64_t start, end;
+        uint64_t pgoff;
+        int file;  // index into files_/symbols_
+        bool kernel;
+    };
+    struct ProcessImage {
+        std::vector<Region> regions;  // sorted by start, non-overlapping
+        pt_image* image = nullptr;
+    };
+    int resolveFile(const Mapping& m);
+    void loadKernel();
+    bool useVmlinux(const std::string& path, const std::string& how);
+    bool useKcore(const std::string& path, const std::string& kallsyms, const std::string& how);
+    bool useKallsyms(const std::string& path);
+    bool kernelCodeAt(uint64_t ip) const;
+    const Mapping* kernelMap() const;
+    void addRegions(ProcessImage& process, const std::vector<Mapping>& maps);
+    const Region* regionAt(int32_t pid, uint64_t ip) const;
+
+    const Sideband& sideband_;
+    FunctionTable& functions_;
+    ImageOptions options_;
+    pt_image_section_cache* cache_ = nullptr;
+    std::vector<FileStatus> files_;
+    std::vector<std::unique_ptr<ElfSymbols>> symbols_;
+    std::map<std::string, int> fileIndex_;  // recorded name -> files_
+    std::map<int32_t, ProcessImage> processes_;
+    ProcessImage kernelOnly_;
+
+    struct KernelSection {
+        uint64_t vaddr, size;
+        int isid;
+    };
+    std::vector<KernelSection> kernelSections_;  // by vaddr
+    std::unique_ptr<ElfSymbols> kernelSymbols_;
+    KernelStatus kernelStatus_;
+    std::string kernelMissing_;  // kernel code at an address no kernel code covers
+    std::string tempKcore_;      // /proc/kcore's copy, removed with the resolver
+    std::vector<std::string> notes_;
+};
+
+}  // namespace auxscope

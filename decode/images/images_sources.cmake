@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# images/: ELF images, symbols, build-ids, kernel images; decoder-neutral.
+target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/ElfSymbols.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
+)

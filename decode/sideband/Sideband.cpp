@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "sideband/Sideband.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace auxscope {
+
+namespace {
+
+#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
+#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
+#endif
+
+// MMAP2 carries either device/inode numbers or (kernel >= 5.12 with
+// attr.build_id) a build-id in the same 24 bytes; prot follows. ParsedRecord
+// skips both, so read them here from the record body.
+struct Mmap2Extra {
+    uint32_t prot = PROT_EXEC;
+    std::vector<uint8_t> buildId;
+};
+
+Mmap2Extra readMmap2Extra(std::span<const uint8_t> rec, uint16_t misc) {
+    Mmap2Extra extra;
+    // header 8, pid/tid 8, addr/len/pgoff 24, then the 24-byte union, prot, flags.
+    constexpr size_t kUnion = 8 + 8 + 24;
+    if (rec.size() < kUnion + 24 + 8) return extra;
+    const uint8_t* u = rec.data() + kUnion;
+    if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+        size_t size = std::min<size_t>(u[0], 20);
+        extra.buildId.assign(u + 4, u + 4 + size);
+    }
+    std::memcpy(&extra.prot, u + 24, 4);
+    return extra;
+}
+
+}  // namespace
+
+Expected<Sideband> Sideband::load(const PerfDataReader& file) {
+    Sideband sb;
+    std::map<std::string, std::vector<uint8_t>> headerBuildIds;
+    if (const auto& ids = file.features().buildIds)
+        for (const PerfBuildId& b : *ids)
+            headerBuildIds[b.filename] = b.id;
+    std::map<int, std::vector<Slice>> itraceStarts;  // per CPU, in record order
+    auto walked = file.forEachRecord([&](const PerfRecord& rec) {
+        if (rec.header.type >= perfdata::kRecordHeaderAttr) return true;
+        const ParsedRecord& r = rec.parsed;
+        sb.model_.addRecord(int(rec.cpu), r);
+        switch (r.type) {
+            case PERF_RECORD_ITRACE_START:
+                if (rec.cpu >= 0 && r.tid > 0)
+                    itraceStarts[int(rec.cpu)].push_back({r.time, UINT64_MAX, r.pid, r.tid});
+                if (r.tid > 0 && r.pid > 0) sb.pidOf_.try_emplace(r.tid, r.pid);
+                break;
+            case PERF_RECORD_COMM: {
+                sb.pidOf_[r.tid] = r.pid;
+                ProcessSideband& p = sb.processes_[r.pid];
+                p.pid = r.pid;
+                if (r.pid == r.tid) p.name = std::string(r.comm);
+                // exec replaces the address space: the maps that follow are the new program's.
+                if (r.misc & PERF_RECORD_MISC_COMM_EXEC) p.maps.clear();
+                break;
+            }
+            case PERF_RECORD_FORK: {
+                sb.pidOf_[r.tid] = r.pid;
+                if (r.pid != r.ppid) {
+                    // A new process starts with its parent's mappings.
+                    ProcessSideband& child = sb.processes_[r.pid];
+                    child.pid = r.pid;
+                    auto parent = sb.processes_.find(r.ppid);
+                    if (parent != sb.processes_.end()) {
+                        if (child.maps.empty()) child.maps = parent->second.maps;
+                        if (child.name.empty()) child.name = parent->second.name;
+                    }
+                }
+                break;
+            }
+            case PERF_RECORD_MMAP:
+            case PERF_RECORD_MMAP2: {
+                Mapping m;
+                m.start = r.mapStart, m.length = r.mapLen, m.pgoff = r.mapPgoff;
+                m.file = std::string(r.filename);
+                m.time = r.time;
+                uint16_t cpumode = r.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+                m.kernel = cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+                bool exec = true;
+                if (r.type == PERF_RECORD_MMAP2) {
+                    Mmap2Extra extra = readMmap2Extra(rec.bytes, r.misc);
+                    exec = extra.prot & PROT_EXEC;
+                    m.buildId = std::move(extra.buildId);
+                } else {
+                    exec = !(r.misc & PERF_RECORD_MISC_MMAP_DATA);
+                }
+                if (!exec) break;
+                if (m.buildId.empty()) {
+                    auto it = headerBuildIds.find(m.file);
+                    if (it == headerBuildIds.end() && m.kernel) it = headerBuildIds.find("[kernel.kallsyms]");
+                    if (it != headerBuildIds.end()) m.buildId = it->second;
+                }
+                if (m.kernel || r.pid == -1) {
+                    sb.kernelMaps_.push_back(std::move(m));
+                } else {
+                    sb.pidOf_[r.tid] = r.pid;
+                    ProcessSideband& p = sb.processes_[r.pid];
+                    p.pid = r.pid;
+                    p.maps.push_back(std::move(m));
+                }
+                break;
+            }
+            default:
+                break;
+        }
+        return true;
+    });
+    sb.model_.finish();
+    for (const auto& [tid, pid] : sb.model_.processOf())
+        sb.pidOf_.try_emplace(tid, pid);
+    for (const RunSlice& s : sb.model_.runSlices())
+        sb.slices_[s.cpu].push_back({s.start, s.end, s.pid, s.tid});
+    // A CPU without switch records (perf record --no-switch-events, a replay of a
+    // per-thread ring): the thread an ITRACE_START names runs there from then on,
+    // until the next one, as perf's decoder assumes.
+    for (auto& [cpu, starts] : itraceStarts) {
+        if (sb.slices_.count(cpu)) continue;
+        std::stable_sort(starts.begin(), starts.end(),
+                         [](const Slice& a, const Slice& b) { return a.start < b.start; });
+        for (size_t i = 0; i + 1 < starts.size(); ++i)
+            starts[i].end = starts[i + 1].start;
+        sb.slices_[cpu] = std::move(starts);
+    }
+    for (auto& [cpu, v] : sb.slices_)
+        std::sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) { return a.start < b.start; });
+    if (!walked && sb.processes_.empty() && sb.kernelMaps_.empty()) return walked.error();
+    return sb;
+}
+
+const ProcessSideband* Sideband::process(int32_t pid) const {
+    auto it = processes_.find(pid);
+    return it == processes_.end() ? nullptr : &it->second;
+}
+
+int32_t Sideband::pidOf(int32_t tid) const {
+    auto it = pidOf_.find(tid);
+    return it == pidOf_.end() ? -1 : it->second;
+}
+
+bool Sideband::hasSwitches(int cpu) const {
+    auto it = slices_.find(cpu);
+    return it != slices_.end() && !it->second.empty();
+}
+
+RunningThread Sideband::runningAt(int cpu, uint64_t time) const {
+    auto it = slices_.find(cpu);
+    if (it == slices_.end()) return {};
+    const auto& v = it->second;
+    auto after =
+        std::upper_bound(v.begin(), v.end(), time, [](uint64_t t, const Slice& s) { return t < s.start; });
+    if (after == v.begin()) return {};
+    const Slice& s = *(after - 1);
+    if (time >= s.end && s.end != s.start) return {0, 0};  // between slices: idle
+    int32_t pid = s.pid > 0 ? s.pid : pidOf(s.tid);
+    return {pid, s.tid};
+}
+
+uint64_t Sideband::nextSwitchAfter(int cpu, uint64_t time) const {
+    auto it = slices_.find(cpu);
+    if (it == slices_.end()) return UINT64_MAX;
+    const auto& v = it->second;
+    auto after =
+        std::upper_bound(v.begin(), v.end(), time, [](uint64_t t, const Slice& s) { return t < s.start; });
+    uint64_t next = after == v.end() ? UINT64_MAX : after->start;
+    if (after != v.begin() && (after - 1)->end > time && (after - 1)->end < next) next = (after - 1)->end;
+    return next;
+}
+
+}  // namespace auxscope

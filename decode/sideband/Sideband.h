@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// What a hardware trace decoder needs from the perf records around the trace:
+// which thread ran on which CPU when (the per-CPU switch timeline TraceModel
+// already builds from SWITCH / SWITCH_CPU_WIDE records), which process each
+// thread belongs to and what it is called (COMM, FORK, EXIT), and each process's
+// executable mappings (MMAP, MMAP2 with file offset and, when the kernel put it
+// there, the build-id) plus the kernel's own (pid -1). Decoder-independent.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "Result.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/TraceModel.h"
+
+namespace auxscope {
+
+struct Mapping {
+    uint64_t start = 0, length = 0;
+    uint64_t pgoff = 0;  // file offset of `start` (the kernel map: its start address, as perf stores it)
+    std::string file;    // as recorded: a path, "[vdso]", "[kernel.kallsyms]_text", "//anon", ...
+    std::vector<uint8_t> buildId;  // from MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID, or HEADER_BUILD_ID
+    uint64_t time = 0;             // when it was mapped
+    bool kernel = false;
+    uint64_t end() const { return start + length; }
+};
+
+struct ProcessSideband {
+    int32_t pid = -1;
+    std::string name;
+    std::vector<Mapping> maps;  // executable mappings, in record order (since the last exec)
+};
+
+struct RunningThread {
+    int32_t pid = -1, tid = -1;  // tid -1: nothing known; 0: idle
+};
+
+class Sideband {
+public:
+    static Expected<Sideband> load(const PerfDataReader& file);
+
+    const TraceModel& model() const { return model_; }
+    const std::map<int32_t, ProcessSideband>& processes() const { return processes_; }
+    const std::vector<Mapping>& kernelMaps() const { return kernelMaps_; }
+    const ProcessSideband* process(int32_t pid) const;
+    int32_t pidOf(int32_t tid) const;  // -1 when unknown
+    bool hasSwitches(int cpu) const;
+
+    // Which thread ran on `cpu` at perf time `time` (by the switch records).
+    RunningThread runningAt(int cpu, uint64_t time) const;
+    // The first switch on `cpu` strictly after `time` (UINT64_MAX when none): until
+    // then runningAt() gives the same answer.
+    uint64_t nextSwitchAfter(int cpu, uint64_t time) const;
+
+    // The switch timeline itself: per CPU, which thread ran in [start, end), by
+    // start (pid as recorded: <= 0 when the record did not say, see pidOf()).
+    // Between slices the CPU was idle.
+    struct Slice {
+        uint64_t start, end;
+        int32_t pid, tid;
+    };
+    const std::map<int, std::vector<Slice>>& switchSlices() const { return slices_; }
+
+private:
+    TraceModel model_;
+    std::map<int32_t, ProcessSideband> processes_;
+    std::vector<Mapping> kernelMaps_;
+    std::map<int, std::vector<Slice>> slices_;  // per CPU, by start
+    std::map<int32_t, int32_t> pidOf_;
+};
+
+}  // namespace auxscope
