@@ -3,7 +3,9 @@
 
 #include <opencsd/c_api/opencsd_c_api.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 
 namespace auxscope::etm {
@@ -80,6 +82,11 @@ struct EtmDecoder::Impl {
     uint64_t next = 0;     // the caller's offset the next feed() continues at
     bool started = false;  // bytes fed since the last reset
     bool broken = false;   // a fatal error: reset() before more
+    // Frame-formatted input goes to OpenCSD in whole frames (16 bytes, 4 with
+    // FSYNCs): the tail of a feed that ends inside one waits for the next feed.
+    uint32_t unit = 1;
+    uint8_t pending[16];
+    uint32_t pendingSize = 0;
     char text[1024];
 
     ~Impl() {
@@ -228,6 +235,28 @@ struct EtmDecoder::Impl {
                               msg[0] ? std::string_view(msg) : std::string_view(ocsdErrorName(err)));
     }
 
+    // Hands `bytes` (at the caller's offset `index`) to OpenCSD.
+    Expected<void> process(uint64_t index, std::span<const uint8_t> bytes) {
+        size_t done = 0;
+        for (int stalls = 0; done < bytes.size();) {
+            const auto chunk = static_cast<uint32_t>(bytes.size() - done);
+            uint32_t used = 0;
+            const auto at = static_cast<ocsd_trc_index_t>(index - base + done);
+            const ocsd_datapath_resp_t r =
+                ocsd_dt_process_data(tree, OCSD_OP_DATA, at, chunk, bytes.data() + done, &used);
+            if (used > chunk) used = chunk;
+            done += used;
+            if (OCSD_DATA_RESP_IS_FATAL(r)) return fatal(r, index + done, "decode");
+            if (OCSD_DATA_RESP_IS_ERR(r)) reportLastError();
+            if (OCSD_DATA_RESP_IS_WAIT(r)) {
+                if (auto f = op(OCSD_OP_FLUSH, "flush"); !f) return f;
+            } else if (used == 0 && ++stalls > 16) {
+                return makeError("offset " + hex(index + done) + ": OpenCSD takes no more bytes");
+            }
+        }
+        return {};
+    }
+
     Expected<void> fatal(ocsd_datapath_resp_t resp, uint64_t at, const char* what) {
         broken = true;
         ocsd_trc_index_t index = 0;
@@ -296,6 +325,7 @@ Expected<std::unique_ptr<EtmDecoder>> EtmDecoder::create(std::span<const EtmSour
             srcType = OCSD_TRC_SRC_SINGLE;
             break;
     }
+    impl.unit = options.input == EtmInput::Formatted ? 16 : options.input == EtmInput::FormattedFsync ? 4 : 1;
     if (options.resetOn4xFsync && srcType == OCSD_TRC_SRC_FRAME_FORMATTED)
         flags |= OCSD_DFRMTR_RESET_ON_4X_FSYNC;
     impl.tree = ocsd_create_dcd_tree(srcType, flags);
@@ -417,25 +447,24 @@ Expected<void> EtmDecoder::feed(uint64_t index, std::span<const uint8_t> bytes) 
     // OpenCSD indexes with 32 bits here: a stream longer than 4 GiB needs a reset() in between.
     if (index - impl.base + bytes.size() > 0xffffffffull)
         return makeError("offset " + hex(index) + ": more than 4 GiB since the last reset()");
-    size_t done = 0;
-    for (int stalls = 0; done < bytes.size();) {
-        const auto chunk = static_cast<uint32_t>(bytes.size() - done);
-        uint32_t used = 0;
-        const auto at = static_cast<ocsd_trc_index_t>(index - impl.base + done);
-        const ocsd_datapath_resp_t r =
-            ocsd_dt_process_data(impl.tree, OCSD_OP_DATA, at, chunk, bytes.data() + done, &used);
-        if (used > chunk) used = chunk;
-        done += used;
-        impl.next = index + done;
-        if (OCSD_DATA_RESP_IS_FATAL(r)) return impl.fatal(r, index + done, "decode");
-        if (OCSD_DATA_RESP_IS_ERR(r)) impl.reportLastError();
-        if (OCSD_DATA_RESP_IS_WAIT(r)) {
-            if (auto f = impl.op(OCSD_OP_FLUSH, "flush"); !f) return f;
-        } else if (used == 0 && ++stalls > 16) {
-            return makeError("offset " + hex(index + done) + ": OpenCSD takes no more bytes");
-        }
-    }
+    impl.next = index + bytes.size();
     bytesFed_ += bytes.size();
+    // Complete a frame held back from the last feed.
+    if (impl.pendingSize) {
+        const uint64_t at = index - impl.pendingSize;
+        const size_t take = std::min<size_t>(impl.unit - impl.pendingSize, bytes.size());
+        std::memcpy(impl.pending + impl.pendingSize, bytes.data(), take);
+        impl.pendingSize += static_cast<uint32_t>(take);
+        bytes = bytes.subspan(take);
+        index += take;
+        if (impl.pendingSize < impl.unit) return {};
+        impl.pendingSize = 0;
+        if (auto r = impl.process(at, std::span<const uint8_t>(impl.pending, impl.unit)); !r) return r;
+    }
+    const size_t whole = bytes.size() - bytes.size() % impl.unit;
+    if (auto r = impl.process(index, bytes.first(whole)); !r) return r;
+    impl.pendingSize = static_cast<uint32_t>(bytes.size() - whole);
+    std::memcpy(impl.pending, bytes.data() + whole, impl.pendingSize);
     return {};
 }
 
@@ -457,6 +486,7 @@ Expected<void> EtmDecoder::reset(uint64_t index) {
     auto r = impl.op(OCSD_OP_RESET, "reset");
     impl.broken = false;
     impl.started = false;
+    impl.pendingSize = 0;
     impl.base = impl.next = index;
     return r;
 }

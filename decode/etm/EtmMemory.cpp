@@ -119,6 +119,11 @@ size_t EtmMemoryCache::read(uint64_t address, uint8_t traceId, uint8_t space, st
         const auto off = static_cast<uint32_t>(a - base);
         Page& p = slot(base, traceId, space);
         if (!(p.base == base && p.traceId == traceId && p.space == space && off >= p.from && off < p.to)) {
+            Miss& m = misses_[(a >> 1) % kMisses];
+            if (m.address == a && m.traceId == traceId && m.space == space) {
+                ++stats_.notMapped;
+                return done;
+            }
             ++stats_.misses;
             if (p.bytes.size() != kPageSize) p.bytes.resize(kPageSize);
             p.base = ~0ull;
@@ -129,7 +134,10 @@ size_t EtmMemoryCache::read(uint64_t address, uint8_t traceId, uint8_t space, st
             if (n <= off) {
                 from = off;
                 n = inner_.read(a, traceId, space, std::span<uint8_t>(p.bytes.data() + off, kPageSize - off));
-                if (n == 0) return done;
+                if (n == 0) {
+                    m = Miss{a, traceId, space};
+                    return done;
+                }
                 n += off;
             }
             p.base = base;
@@ -151,11 +159,15 @@ size_t EtmMemoryCache::read(uint64_t address, uint8_t traceId, uint8_t space, st
 void EtmMemoryCache::invalidate() {
     for (auto& p : pages_)
         p.base = ~0ull;
+    for (auto& m : misses_)
+        m = Miss{};
 }
 
 void EtmMemoryCache::invalidate(uint8_t traceId) {
     for (auto& p : pages_)
         if (p.traceId == traceId) p.base = ~0ull;
+    for (auto& m : misses_)
+        if (m.traceId == traceId) m = Miss{};
 }
 
 }  // namespace auxscope::etm

@@ -79,7 +79,7 @@ public:
     void invalidate(uint8_t traceId);
 
     struct Stats {
-        uint64_t hits = 0, misses = 0, uncached = 0;
+        uint64_t hits = 0, misses = 0, notMapped = 0;  // notMapped: answered from the miss table
     };
     const Stats& stats() const { return stats_; }
 
@@ -94,8 +94,17 @@ private:
     };
     Page& slot(uint64_t base, uint8_t traceId, uint8_t space);
 
+    // Addresses the inner memory has nothing at: the decoder asks again and again
+    // for code it cannot read (until the next address packet).
+    struct Miss {
+        uint64_t address = ~0ull;
+        uint8_t traceId = 0, space = 0;
+    };
+    static constexpr size_t kMisses = 64;
+
     EtmMemory& inner_;
     std::vector<Page> pages_;
+    Miss misses_[kMisses];
     Stats stats_;
 };
 

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// libFuzzer harness for the CoreSight path: the first byte picks what the rest is
+//   0: one .ini file for the snapshot .ini parser;
+//   1: a whole snapshot, its files separated by NUL bytes: snapshot.ini,
+//      device1.ini, device2.ini, trace.ini, trace.bin (written to a temp dir,
+//      read, and decoded in both output formats);
+//   2: trace bytes for a decoder with a fixed configuration (the second byte
+//      picks ETMv4/ETMv3/PTM/ETE, formatted or raw), with a fixed code image.
+// Errors must be values with a message; nothing may crash or hang. Built with
+// clang and AddressSanitizer/UBSan by tests/fuzz/etm_fuzz.cmake.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "etm/EtmDecoder.h"
+#include "etm/EtmMemory.h"
+#include "etm/EtmSnapshot.h"
+#include "etm/EtmSnapshotDecode.h"
+#include "etm/SnapshotIni.h"
+
+using namespace auxscope::etm;
+
+namespace {
+
+struct Sink : EtmElementSink, EtmPacketSink {
+    uint64_t n = 0;
+    void element(const EtmElement& e) override {
+        n += e.instructions + (e.kind == EtmElementKind::InstrRange ? 1 : 0);
+        if (e.kind == EtmElementKind::InstrRange && e.end < e.start) std::abort();
+    }
+    void decodeError(uint64_t, uint8_t, std::string_view m) override {
+        if (m.empty()) std::abort();
+    }
+    void packet(uint8_t, uint64_t, std::string_view text) override { n += text.size(); }
+};
+
+void fuzzIni(const uint8_t* data, size_t size) {
+    auto ini = parseIni(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.ini");
+    if (!ini.ok() && ini.error().message.rfind("fuzz.ini", 0) != 0) std::abort();
+}
+
+void fuzzSnapshot(const uint8_t* data, size_t size) {
+    static const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("auxscope-etm-fuzz-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    const char* names[] = {"snapshot.ini", "device1.ini", "device2.ini", "trace.ini", "trace.bin"};
+    size_t part = 0, start = 0;
+    for (size_t i = 0; i <= size && part < 5; ++i) {
+        if (i == size || (data[i] == 0 && part < 4)) {
+            std::ofstream(dir / names[part], std::ios::binary | std::ios::trunc)
+                .write(reinterpret_cast<const char*>(data + start), static_cast<std::streamsize>(i - start));
+            ++part;
+            start = i + 1;
+        }
+    }
+    for (; part < 5; ++part)
+        std::filesystem::remove(dir / names[part]);
+    auto snap = EtmSnapshot::read(dir.string());
+    if (!snap.ok()) {
+        if (snap.error().message.empty()) std::abort();
+        return;
+    }
+    for (const auto& b : snap->buffers()) {
+        auto s = snap->sources(b.name);
+        if (!s.ok() && s.error().message.empty()) std::abort();
+        (void)snap->dumps(b.name);
+    }
+    for (auto format : {EtmOutputFormat::Ranges, EtmOutputFormat::Packets}) {
+        std::ostringstream out;
+        auto sum = decodeSnapshot(dir.string(), format, out);
+        if (!sum.ok() && sum.error().message.empty()) std::abort();
+    }
+}
+
+void fuzzDecoder(const uint8_t* data, size_t size) {
+    if (size < 1) return;
+    const uint8_t sel = data[0];
+    ++data;
+    --size;
+    EtmSourceConfig c;  // juno_r1_1's ETM_0 (Cortex-A53)
+    c.trcconfigr = 0xC1;
+    c.trctraceidr = 0x10;
+    c.trcidr0 = 0x28000EA1;
+    c.trcidr1 = 0x4100F403;
+    c.trcidr2 = 0x488;
+    switch (sel & 3) {
+        case 1:  // TC2's ETM_0 (Cortex-A7)
+            c.protocol = EtmProtocol::EtmV3;
+            c.core = {EtmArch::V7, EtmProfile::CortexA};
+            c.etmcr = 0x10001860;
+            c.etmidr = 0x410CF250;
+            c.etmccer = 0x344008F2;
+            c.etmtraceidr = 0x10;
+            break;
+        case 2:  // TC2's PTM_0 (Cortex-A15)
+            c.protocol = EtmProtocol::Ptm;
+            c.core = {EtmArch::V7, EtmProfile::CortexA};
+            c.etmcr = 0x10001000;
+            c.etmidr = 0x411CF312;
+            c.etmccer = 0x34C01AC2;
+            c.etmtraceidr = 0x10;
+            break;
+        case 3:
+            c.protocol = EtmProtocol::Ete;
+            c.core = {EtmArch::AA64, EtmProfile::CortexA};
+            break;
+        default:
+            break;
+    }
+    // Code everywhere the trace may go: a page of branches and other instructions, repeated.
+    static auto page = [] {
+        auto v = std::make_shared<std::vector<uint8_t>>(1 << 16);
+        uint32_t x = 1;
+        for (size_t i = 0; i < v->size(); ++i) {
+            x = x * 1103515245u + 12345u;
+            (*v)[i] = static_cast<uint8_t>(x >> 16);
+        }
+        return v;
+    }();
+    EtmImageMemory image;
+    (void)image.addBuffer(0, page, 0, 0, kMemAny, "low");
+    (void)image.addBuffer(0xffffffc000080000ull, page, 0, 0, kMemAny, "kernel");
+    (void)image.addBuffer(0xc0000000ull, page, 0, 0, kMemAny, "v7 kernel");
+    EtmMemoryCache cache(image, 16);
+    Sink sink;
+    EtmDecoderOptions o;
+    o.input = (sel & 4) ? EtmInput::Raw : EtmInput::Formatted;
+    o.packetsOnly = sel & 8;
+    auto d =
+        EtmDecoder::create(std::vector<EtmSourceConfig>{c}, o, &cache, &sink, (sel & 16) ? &sink : nullptr);
+    if (!d.ok()) std::abort();
+    // Two feeds with a reset between, the second half from a new offset.
+    const size_t half = size / 2;
+    auto r = (*d)->feed(0x1000, std::span<const uint8_t>(data, half));
+    if (r.ok()) r = (*d)->flush();
+    if (!r.ok() && r.error().message.find("offset 0x") == std::string::npos) std::abort();
+    (void)(*d)->reset(0x100000);
+    r = (*d)->feed(0x100000, std::span<const uint8_t>(data + half, size - half));
+    if (r.ok()) r = (*d)->finish();
+    if (!r.ok() && r.error().message.find("offset 0x") == std::string::npos) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size == 0) return 0;
+    switch (data[0] % 3) {
+        case 0:
+            fuzzIni(data + 1, size - 1);
+            break;
+        case 1:
+            fuzzSnapshot(data + 1, size - 1);
+            break;
+        default:
+            fuzzDecoder(data + 1, size - 1);
+            break;
+    }
+    return 0;
+}

@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Runs the CoreSight fuzzer (tests/fuzz/EtmFuzzer.cpp) for a bounded time over
+# seeds made, in a temp dir (never in the repo), from the shared OpenCSD
+# snapshots: every .ini file (for the parser), whole small snapshots (for the
+# reader and the snapshot decode) and trace buffers (for the decoders). Exit 77 =
+# skipped. Run through tests/support/with_test_data.sh.
+# usage: run_etm_fuzzer.sh TEST_DATA_DIR SECONDS FUZZER
+#        run_etm_fuzzer.sh TEST_DATA_DIR SECONDS --skip REASON
+data=$1
+seconds=$2
+fuzzer=$3
+if [ "$fuzzer" = "--skip" ]; then
+    echo "SKIPPED: $4"
+    exit 77
+fi
+snaps="$data/coresight/opencsd-snapshots"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/auxscope-etm-fuzz.XXXXXX") || exit 1
+mkdir "$tmp/corpus"
+n=0
+# 0: .ini files.
+for f in $(find "$snaps" -type f -name '*.ini'); do
+    n=$((n + 1))
+    { printf '\000'; cat "$f"; } >"$tmp/corpus/ini$n"
+done
+# 1: whole snapshots (NUL-separated: snapshot.ini, device1.ini, device2.ini, trace.ini, trace.bin).
+seed_snapshot() { # name snapshot-dir sed-for-snapshot.ini device1 device2 trace-buffer
+    out="$tmp/corpus/snap-$1"
+    printf '\001' >"$out"
+    sed -e "$3" "$2/snapshot.ini" >>"$out"
+    printf '\000' >>"$out"; cat "$2/$4" >>"$out"; printf '\000' >>"$out"; cat "$2/$5" >>"$out"
+    printf '\000' >>"$out"; sed -e 's/^file=.*/file=trace.bin/' "$2/trace.ini" >>"$out"
+    printf '\000' >>"$out"; head -c 4096 "$2/$6" >>"$out"
+}
+if [ -d "$snaps/a57_single_step" ]; then
+    seed_snapshot a57 "$snaps/a57_single_step" 's/x/x/' device1.ini device2.ini CSTMC_TRACE_FIFO.bin
+    seed_snapshot memoffsets "$snaps/test-file-mem-offsets" 's/cpu_3.ini/device1.ini/; s/device_9.ini/device2.ini/' \
+        cpu_3.ini device_9.ini trace.bin
+fi
+# 2: trace buffers for each protocol (selector byte: 0 ETMv4, 1 ETMv3, 2 PTM, 3 ETE; +16 packet printing).
+for sel in 000 001 002 003 020; do
+    for f in "$snaps/juno_r1_1/cstrace.bin" "$snaps/TC2/cstrace.bin" "$snaps/a57_single_step/CSTMC_TRACE_FIFO.bin"; do
+        [ -f "$f" ] || continue
+        n=$((n + 1))
+        { printf '\002\'$sel; head -c 32768 "$f"; } >"$tmp/corpus/trace$n"
+    done
+done
+echo "corpus: $(ls "$tmp/corpus" | wc -l) seeds from $snaps (in $tmp)"
+"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
+rc=$?
+tail -n 25 "$tmp/fuzz.log"
+if [ $rc -ne 0 ]; then
+    echo "FAILED: the fuzzer exited with $rc; the crashing input and full log are kept in $tmp"
+    exit 1
+fi
+rm -rf "$tmp"
+echo "PASSED: no crash in ${seconds}s"
