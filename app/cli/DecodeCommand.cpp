@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/DecodeOptions.h"
+#include "etm/EtmSnapshotDecode.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtDecodeRequest.h"
 #include "pt/PtSpanDecoder.h"
@@ -26,6 +27,7 @@ const char* kHelp = R"(usage: auxscope decode PERF.DATA [--format spans|insn|pac
        auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
                        [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
                        [--format ptxed|packets] [options]
+       auxscope decode SNAPSHOT_DIR [--format ranges|packets]
 
 A perf.data with Intel PT AUX data (recorded by perf or auxscope) is decoded with
 libipt's block decoder into per-thread call stacks, using the file's sideband
@@ -47,6 +49,16 @@ libipt's block decoder into per-thread call stacks, using the file's sideband
                     /proc/kcore when the running kernel has the recorded build-id
   --kallsyms FILE   kernel symbols (with --kcore FILE, or names without code)
   -j N              decode threads (default: all CPUs)
+
+An OpenCSD / DS-5 CoreSight trace snapshot (a directory with snapshot.ini, trace.ini,
+the device .ini files, trace buffers and memory dumps; ETMv3, PTM, ETMv4, ETE) is
+decoded with OpenCSD, every trace buffer with the snapshot's memory dumps:
+  --format ranges   (default) one executed instruction range per line: trace ID, first
+                    and last instruction address, instruction count, ISA (what
+                    trc_pkt_lister -decode_only prints as OCSD_GEN_TRC_ELEM_INSTR_RANGE)
+  --format packets  the protocol packets of each trace ID, as trc_pkt_lister lists them
+The notes (sources without a decoder, missing memory dumps) and the counts per trace ID
+go to stderr.
 
 Raw Intel PT trace bytes (an AUX buffer, --pt) are decoded with libipt as its tools do.
   --format packets  one line per packet, as libipt's ptdump prints them
@@ -298,6 +310,31 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// `auxscope decode SNAPSHOT_DIR [--format ranges|packets]`: CoreSight snapshots (decode/etm).
+static int runSnapshotDecode(const std::vector<std::string>& args, const std::string& dir) {
+    etm::EtmOutputFormat format = etm::EtmOutputFormat::Ranges;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == dir) continue;
+        if (args[i] == "--format" && i + 1 < args.size()) {
+            const std::string& f = args[++i];
+            if (f == "ranges") {
+                format = etm::EtmOutputFormat::Ranges;
+            } else if (f == "packets") {
+                format = etm::EtmOutputFormat::Packets;
+            } else {
+                std::cerr << "auxscope decode: --format " << f
+                          << ": a snapshot decodes to ranges or packets (see auxscope decode --help)\n";
+                return 2;
+            }
+            continue;
+        }
+        std::cerr << "auxscope decode: " << args[i] << ": not an option for a snapshot directory (" << dir
+                  << "; see auxscope decode --help)\n";
+        return 2;
+    }
+    return etm::decodeSnapshot(dir, format, std::cout, std::cerr);
+}
+
 int runDecodeCommand(const std::vector<std::string>& args) {
     for (const std::string& a : args) {
         if (a == "-h" || a == "--help") {
@@ -309,6 +346,10 @@ int runDecodeCommand(const std::vector<std::string>& args) {
         std::cerr << kHelp;
         return 2;
     }
+    for (size_t i = 0; i < args.size(); ++i)
+        if (!args[i].empty() && args[i][0] != '-' && (i == 0 || args[i - 1] != "--format") &&
+            etm::isEtmSnapshotDir(args[i]))
+            return runSnapshotDecode(args, args[i]);
     // A perf.data is decoded to spans; raw trace bytes (--pt, --raw, --elf) as libipt's tools do.
     bool conformance = false;
     for (const std::string& a : args)

@@ -48,6 +48,17 @@ const char* respName(ocsd_datapath_resp_t r) {
     }
 }
 
+// An enum field of an OpenCSD element as the integer it holds: OpenCSD leaves
+// fields an element type does not use uninitialised (an ETMv3 NO_SYNC's ISA),
+// and loading an out-of-range value as the enum type is undefined.
+template <typename E>
+uint32_t raw(const E& field) {
+    static_assert(sizeof(E) == sizeof(uint32_t));
+    uint32_t v;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
+
 ocsd_trace_protocol_t ocsdProtocol(EtmProtocol p) {
     switch (p) {
         case EtmProtocol::EtmV3:
@@ -100,8 +111,8 @@ struct EtmDecoder::Impl {
         EtmElement x;
         x.index = self->base + index;
         x.traceId = traceId;
-        x.isa = e->isa <= ocsd_isa_unknown ? static_cast<EtmIsa>(e->isa) : EtmIsa::Unknown;
-        switch (e->elem_type) {
+        x.isa = raw(e->isa) <= ocsd_isa_unknown ? static_cast<EtmIsa>(raw(e->isa)) : EtmIsa::Unknown;
+        switch (raw(e->elem_type)) {
             case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
                 x.kind = EtmElementKind::InstrRange;
                 x.start = e->st_addr;
@@ -109,8 +120,12 @@ struct EtmDecoder::Impl {
                 x.instructions = e->num_instr_range;
                 x.lastSize = static_cast<uint8_t>(e->last_instr_sz);
                 x.lastAddr = e->en_addr - e->last_instr_sz;
-                x.lastType = static_cast<EtmInstrType>(e->last_i_type);
-                x.lastSubtype = static_cast<EtmInstrSubtype>(e->last_i_subtype);
+                x.lastType = raw(e->last_i_type) <= OCSD_INSTR_TSTART
+                                 ? static_cast<EtmInstrType>(raw(e->last_i_type))
+                                 : EtmInstrType::Other;
+                x.lastSubtype = raw(e->last_i_subtype) <= OCSD_S_INSTR_V7_IMPLIED_RET
+                                    ? static_cast<EtmInstrSubtype>(raw(e->last_i_subtype))
+                                    : EtmInstrSubtype::None;
                 x.lastExecuted = e->last_instr_exec;
                 x.lastConditional = e->last_instr_cond;
                 x.hasCycles = e->has_cc;
@@ -141,15 +156,15 @@ struct EtmDecoder::Impl {
                 break;
             case OCSD_GEN_TRC_ELEM_TRACE_ON:
                 x.kind = EtmElementKind::TraceOn;
-                x.number = e->trace_on_reason;
+                x.number = raw(e->trace_on_reason);
                 break;
             case OCSD_GEN_TRC_ELEM_NO_SYNC:
                 x.kind = EtmElementKind::NoSync;
-                x.number = e->unsync_eot_info;
+                x.number = raw(e->unsync_eot_info);
                 break;
             case OCSD_GEN_TRC_ELEM_EO_TRACE:
                 x.kind = EtmElementKind::EndOfTrace;
-                x.number = e->unsync_eot_info;
+                x.number = raw(e->unsync_eot_info);
                 break;
             case OCSD_GEN_TRC_ELEM_PE_CONTEXT:
                 x.kind = EtmElementKind::PeContext;
@@ -158,8 +173,9 @@ struct EtmDecoder::Impl {
                 x.contextIdValid = e->context.ctxt_id_valid;
                 x.vmidValid = e->context.vmid_valid;
                 x.bits64 = e->context.bits64;
-                x.secure = e->context.security_level == ocsd_sec_secure;
-                x.exceptionLevel = e->context.el_valid ? static_cast<int8_t>(e->context.exception_level) : -1;
+                x.secure = raw(e->context.security_level) == ocsd_sec_secure;
+                x.exceptionLevel =
+                    e->context.el_valid ? static_cast<int8_t>(raw(e->context.exception_level)) : -1;
                 break;
             case OCSD_GEN_TRC_ELEM_TIMESTAMP:
                 x.kind = EtmElementKind::Timestamp;

@@ -15,3 +15,18 @@ target_link_libraries(etm_snapshot_tests PRIVATE auxscope_decode auxscope_test_d
 gtest_discover_tests(etm_snapshot_tests TEST_PREFIX "etm_snapshot_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
 
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/etm_fuzz.cmake)
+
+# `auxscope decode SNAPSHOT_DIR` end to end (app/cli/DecodeCommand.cpp).
+set(_etm_snapshots "${AUXSCOPE_TEST_DATA_DIR}/coresight/opencsd-snapshots")
+auxscope_add_data_test(NAME etm_cli_decode_snapshot_ranges COMMAND auxscope decode "${_etm_snapshots}/juno_r1_1")
+set_tests_properties(etm_cli_decode_snapshot_ranges PROPERTIES PASS_REGULAR_EXPRESSION
+  "# buffer ETB_0: cstrace.bin, coresight, 65536 bytes\n.*\n0x10 0xffffffc000096a00 0xffffffc000096a0c 4 A64\n.*ETB_0: trace ID 0x10: 6336 ranges, 38212 instructions")
+auxscope_add_data_test(NAME etm_cli_decode_snapshot_packets COMMAND auxscope decode --format packets "${_etm_snapshots}/TC2")
+set_tests_properties(etm_cli_decode_snapshot_packets PROPERTIES PASS_REGULAR_EXPRESSION
+  "Idx:[0-9]+; ID:13;\t[A-Z_]+.*ID:10\tEND OF TRACE DATA.*note: ETB_0: trace source ITM_0 \\(ITM\\) is not decoded.*ETB_0: trace ID 0x13: [1-9][0-9]* packets")
+auxscope_add_data_test(NAME etm_cli_decode_snapshot_bad_format COMMAND auxscope decode "${_etm_snapshots}/TC2" --format spans)
+set_tests_properties(etm_cli_decode_snapshot_bad_format PROPERTIES PASS_REGULAR_EXPRESSION
+  "--format spans: a snapshot decodes to ranges or packets")
+add_test(NAME etm_cli_decode_usage COMMAND auxscope decode --help)
+set_tests_properties(etm_cli_decode_usage PROPERTIES PASS_REGULAR_EXPRESSION
+  "auxscope decode SNAPSHOT_DIR \\[--format ranges\\|packets\\].*OpenCSD / DS-5 CoreSight trace snapshot")
