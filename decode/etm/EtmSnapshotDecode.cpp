@@ -147,7 +147,11 @@ Expected<EtmSnapshotSummary> decodeSnapshot(const std::string& dir, EtmOutputFor
             described += (described.empty() ? "" : ", ") + s.name + " " + s.config->describe();
         }
         if (configs.empty()) {
-            summary.notes.push_back(buffer.name + ": no trace source to decode");
+            summary.notes.push_back(buffer.name +
+                                    (format == EtmOutputFormat::Ranges
+                                         ? ": no instruction trace source (STM and the like are "
+                                           "listed by --format packets)"
+                                         : ": no trace source with a decoder"));
             continue;
         }
         auto bytes = readWhole(buffer.path);
