@@ -5,26 +5,19 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace auxscope {
 
 AuxRing& AuxRing::operator=(AuxRing&& o) noexcept {
     if (this != &o) {
-        if (aux_ && mapLen_) munmap(const_cast<uint8_t*>(aux_), mapLen_);
-        meta_ = o.meta_;
-        aux_ = o.aux_;
-        size_ = o.size_;
-        mapLen_ = o.mapLen_;
+        map_ = std::move(o.map_);  // unmaps ours, if we own one
+        meta_ = std::exchange(o.meta_, nullptr);
+        aux_ = std::exchange(o.aux_, nullptr);
+        size_ = std::exchange(o.size_, 0);
         mode_ = o.mode_;
-        o.meta_ = nullptr;
-        o.aux_ = nullptr;
-        o.size_ = o.mapLen_ = 0;
     }
     return *this;
-}
-
-AuxRing::~AuxRing() {
-    if (aux_ && mapLen_) munmap(const_cast<uint8_t*>(aux_), mapLen_);
 }
 
 Expected<AuxRing> AuxRing::map(int fd, const DataRing& data, size_t auxPages, AuxMode mode) {
@@ -40,9 +33,9 @@ Expected<AuxRing> AuxRing::map(int fd, const DataRing& data, size_t auxPages, Au
     meta->aux_offset = offset;
     meta->aux_size = len;
     const int prot = mode == AuxMode::Full ? PROT_READ | PROT_WRITE : PROT_READ;
-    void* p = mmap(nullptr, len, prot, MAP_SHARED, fd, off_t(offset));
-    if (p == MAP_FAILED) {
-        const int err = errno;
+    int err = 0;
+    Expected<MappedRegion> m = MappedRegion::map(fd, len, prot, MAP_SHARED, off_t(offset), &err);
+    if (!m) {
         std::string msg = "cannot map an AUX area of " + std::to_string(auxPages) + " pages (" +
                           std::to_string(len / 1024) + " KiB) at offset " + std::to_string(offset) + " (" +
                           (mode == AuxMode::Full ? "full-trace, read-write" : "snapshot, read-only") +
@@ -75,10 +68,10 @@ Expected<AuxRing> AuxRing::map(int fd, const DataRing& data, size_t auxPages, Au
         return makeError(msg);
     }
     AuxRing r;
+    r.map_ = std::move(*m);
     r.meta_ = meta;
-    r.aux_ = static_cast<const uint8_t*>(p);
+    r.aux_ = r.map_.bytes();
     r.size_ = len;
-    r.mapLen_ = len;
     r.mode_ = mode;
     return r;
 }
@@ -88,7 +81,6 @@ AuxRing AuxRing::view(perf_event_mmap_page* meta, const uint8_t* aux, AuxMode mo
     r.meta_ = meta;
     r.aux_ = aux;
     r.size_ = meta->aux_size;
-    r.mapLen_ = 0;
     r.mode_ = mode;
     return r;
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "DataRing.h"
+#include "MappedRegion.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -79,7 +80,6 @@ public:
     AuxRing& operator=(AuxRing&& o) noexcept;
     AuxRing(const AuxRing&) = delete;
     AuxRing& operator=(const AuxRing&) = delete;
-    ~AuxRing();
 
     // Sets aux_offset (right after the data area) and aux_size in `data`'s user
     // page, then mmaps `auxPages` (a power of two) pages of `fd` there: read-write
@@ -136,7 +136,7 @@ private:
     perf_event_mmap_page* meta_ = nullptr;
     const uint8_t* aux_ = nullptr;
     uint64_t size_ = 0;
-    size_t mapLen_ = 0;  // 0: a view, not owned
+    MappedRegion map_;  // the AUX area; empty: a view, not owned (meta_ belongs to the DataRing)
     AuxMode mode_ = AuxMode::Full;
 };
 

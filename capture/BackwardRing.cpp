@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "DataRing.h"
 #include "RingReader.h"
@@ -120,23 +121,14 @@ BackwardSnapshot parseBackwardRing(const uint8_t* data, uint64_t size, uint64_t 
 
 BackwardRing& BackwardRing::operator=(BackwardRing&& o) noexcept {
     if (this != &o) {
-        if (meta_) munmap(const_cast<perf_event_mmap_page*>(meta_), mapLen_);
-        meta_ = o.meta_;
-        data_ = o.data_;
-        size_ = o.size_;
-        mapLen_ = o.mapLen_;
-        fd_ = o.fd_;
+        map_ = std::move(o.map_);  // unmaps ours, if any
+        meta_ = std::exchange(o.meta_, nullptr);
+        data_ = std::exchange(o.data_, nullptr);
+        size_ = std::exchange(o.size_, 0);
+        fd_ = std::exchange(o.fd_, -1);
         copy_ = std::move(o.copy_);
-        o.meta_ = nullptr;
-        o.data_ = nullptr;
-        o.size_ = o.mapLen_ = 0;
-        o.fd_ = -1;
     }
     return *this;
-}
-
-BackwardRing::~BackwardRing() {
-    if (meta_) munmap(const_cast<perf_event_mmap_page*>(meta_), mapLen_);
 }
 
 Expected<BackwardRing> BackwardRing::map(int fd, size_t dataPages) {
@@ -144,9 +136,9 @@ Expected<BackwardRing> BackwardRing::map(int fd, size_t dataPages) {
         return makeError("backward ring size must be a power of two pages, got " + std::to_string(dataPages));
     const size_t len = (1 + dataPages) * pageSize();
     // Read-only: the kernel then overwrites instead of waiting for data_tail.
-    void* p = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        int err = errno;
+    int err = 0;
+    Expected<MappedRegion> m = MappedRegion::map(fd, len, PROT_READ, MAP_SHARED, 0, &err);
+    if (!m) {
         std::string msg = "cannot map a backward (overwritable) ring of " + std::to_string(dataPages) +
                           " pages (" + std::to_string(dataPages * pageSize() / 1024) +
                           " KiB) read-only: " + std::strerror(err);
@@ -157,13 +149,14 @@ Expected<BackwardRing> BackwardRing::map(int fd, size_t dataPages) {
         return makeError(msg);
     }
     BackwardRing r;
-    r.meta_ = static_cast<const perf_event_mmap_page*>(p);
-    r.data_ = static_cast<const uint8_t*>(p) + pageSize();
+    r.map_ = std::move(*m);
+    const uint8_t* p = r.map_.bytes();
+    r.meta_ = static_cast<const perf_event_mmap_page*>(r.map_.data());
+    r.data_ = p + pageSize();
     r.size_ = dataPages * pageSize();
-    r.mapLen_ = len;
     r.fd_ = fd;
     if (r.meta_->data_size != 0) {
-        r.data_ = static_cast<const uint8_t*>(p) + r.meta_->data_offset;
+        r.data_ = p + r.meta_->data_offset;
         r.size_ = r.meta_->data_size;
     }
     return r;

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "MappedRegion.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -79,7 +80,6 @@ public:
     BackwardRing& operator=(BackwardRing&& o) noexcept;
     BackwardRing(const BackwardRing&) = delete;
     BackwardRing& operator=(const BackwardRing&) = delete;
-    ~BackwardRing();
 
     // Maps 1 + `dataPages` pages (a power of two) of the write_backward event `fd`
     // read-only. `fd` is not owned and must outlive the ring; it is the one
@@ -113,7 +113,7 @@ private:
     const perf_event_mmap_page* meta_ = nullptr;
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
-    size_t mapLen_ = 0;
+    MappedRegion map_;  // user page and data area, read-only
     int fd_ = -1;
     std::vector<uint8_t> copy_;  // the data area as copied while paused
 };

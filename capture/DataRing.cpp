@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace auxscope {
 
@@ -23,20 +24,12 @@ size_t roundUpPow2(size_t pages) {
 
 DataRing& DataRing::operator=(DataRing&& o) noexcept {
     if (this != &o) {
-        if (meta_ && mapLen_) munmap(meta_, mapLen_);
-        meta_ = o.meta_;
-        data_ = o.data_;
-        size_ = o.size_;
-        mapLen_ = o.mapLen_;
-        o.meta_ = nullptr;
-        o.data_ = nullptr;
-        o.size_ = o.mapLen_ = 0;
+        map_ = std::move(o.map_);  // unmaps ours, if we own one
+        meta_ = std::exchange(o.meta_, nullptr);
+        data_ = std::exchange(o.data_, nullptr);
+        size_ = std::exchange(o.size_, 0);
     }
     return *this;
-}
-
-DataRing::~DataRing() {
-    if (meta_ && mapLen_) munmap(meta_, mapLen_);
 }
 
 DataRing DataRing::view(perf_event_mmap_page* meta, const uint8_t* data, uint64_t size) {
@@ -44,7 +37,6 @@ DataRing DataRing::view(perf_event_mmap_page* meta, const uint8_t* data, uint64_
     r.meta_ = meta;
     r.data_ = data;
     r.size_ = size;
-    r.mapLen_ = 0;
     return r;
 }
 
@@ -52,9 +44,9 @@ Expected<DataRing> DataRing::map(int fd, size_t dataPages) {
     if (dataPages == 0 || (dataPages & (dataPages - 1)) != 0)
         return makeError("data ring size must be a power of two pages, got " + std::to_string(dataPages));
     const size_t len = (1 + dataPages) * pageSize();
-    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        int err = errno;
+    int err = 0;
+    Expected<MappedRegion> m = MappedRegion::map(fd, len, PROT_READ | PROT_WRITE, MAP_SHARED, 0, &err);
+    if (!m) {
         std::string msg = "cannot map a data ring of " + std::to_string(dataPages) + " pages (" +
                           std::to_string(dataPages * pageSize() / 1024) + " KiB): " + std::strerror(err);
         if (err == EPERM || err == ENOMEM)
@@ -64,13 +56,14 @@ Expected<DataRing> DataRing::map(int fd, size_t dataPages) {
         return makeError(msg);
     }
     DataRing r;
-    r.meta_ = static_cast<perf_event_mmap_page*>(p);
-    r.data_ = static_cast<const uint8_t*>(p) + pageSize();
+    r.map_ = std::move(*m);
+    const uint8_t* p = r.map_.bytes();
+    r.meta_ = static_cast<perf_event_mmap_page*>(r.map_.data());
+    r.data_ = p + pageSize();
     r.size_ = dataPages * pageSize();
-    r.mapLen_ = len;
     // Kernels that publish data_offset/data_size say where the data area is.
     if (r.meta_->data_size != 0) {
-        r.data_ = static_cast<const uint8_t*>(p) + r.meta_->data_offset;
+        r.data_ = p + r.meta_->data_offset;
         r.size_ = r.meta_->data_size;
     }
     return r;

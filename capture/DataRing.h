@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "MappedRegion.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -21,7 +22,6 @@ public:
     DataRing& operator=(DataRing&& o) noexcept;
     DataRing(const DataRing&) = delete;
     DataRing& operator=(const DataRing&) = delete;
-    ~DataRing();
 
     // `dataPages` must be a power of two.
     static Expected<DataRing> map(int fd, size_t dataPages);
@@ -44,7 +44,7 @@ private:
     perf_event_mmap_page* meta_ = nullptr;
     const uint8_t* data_ = nullptr;
     uint64_t size_ = 0;
-    size_t mapLen_ = 0;  // 0: a view, not owned
+    MappedRegion map_;  // empty: a view, not owned
 };
 
 // Picks a power-of-two page count >= `pages` (at least 1).

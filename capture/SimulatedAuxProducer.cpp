@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace auxscope {
@@ -44,16 +45,18 @@ Expected<std::unique_ptr<SimulatedAuxProducer>> SimulatedAuxProducer::create(
     if (p->cfg_.auxWatermark == 0) p->cfg_.auxWatermark = std::max<uint64_t>(1, config.auxSize / 2);
     const size_t ps = pageSize();
     const size_t auxOffset = (1 + config.dataPages) * ps;
-    p->memLen_ = auxOffset + (config.auxSize + ps - 1) / ps * ps;
+    const size_t memLen = auxOffset + (config.auxSize + ps - 1) / ps * ps;
     // Anonymous pages start zeroed, like the kernel's (__GFP_ZERO) AUX pages.
-    void* m = mmap(nullptr, p->memLen_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return makeError("simulated AUX producer: cannot allocate " + std::to_string(p->memLen_) +
-                         " bytes: " + std::strerror(errno));
-    p->mem_ = static_cast<uint8_t*>(m);
-    p->meta_ = reinterpret_cast<perf_event_mmap_page*>(p->mem_);
-    p->data_ = p->mem_ + ps;
-    p->aux_ = p->mem_ + auxOffset;
+    int err = 0;
+    auto m = MappedRegion::map(-1, memLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, 0, &err);
+    if (!m)
+        return makeError("simulated AUX producer: cannot allocate " + std::to_string(memLen) +
+                         " bytes: " + std::strerror(err));
+    p->mem_ = std::move(*m);
+    uint8_t* mem = p->mem_.bytes();
+    p->meta_ = reinterpret_cast<perf_event_mmap_page*>(mem);
+    p->data_ = mem + ps;
+    p->aux_ = mem + auxOffset;
     p->dataSize_ = config.dataPages * ps;
     p->meta_->version = 0;
     p->meta_->data_offset = ps;
@@ -68,7 +71,6 @@ Expected<std::unique_ptr<SimulatedAuxProducer>> SimulatedAuxProducer::create(
 
 SimulatedAuxProducer::~SimulatedAuxProducer() {
     stop();
-    if (mem_) munmap(mem_, memLen_);
     if (wakeFd_ >= 0) close(wakeFd_);
 }
 

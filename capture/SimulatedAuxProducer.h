@@ -42,6 +42,7 @@
 
 #include "AuxRing.h"
 #include "DataRing.h"
+#include "MappedRegion.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -162,8 +163,7 @@ private:
     void putData(const void* src, uint64_t n);
 
     SimulatedAuxConfig cfg_;
-    uint8_t* mem_ = nullptr;
-    size_t memLen_ = 0;
+    MappedRegion mem_;  // user page, data area and AUX area, anonymous (zeroed) pages
     perf_event_mmap_page* meta_ = nullptr;
     uint8_t* data_ = nullptr;
     uint8_t* aux_ = nullptr;

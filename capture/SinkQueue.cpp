@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <new>
+#include <utility>
 
 namespace auxscope {
 
@@ -19,15 +20,16 @@ SinkQueue::SinkQueue(size_t capacityBytes) {
     // 16 page faults for 32 MiB instead of 8192.
     constexpr size_t kHuge = size_t(2) << 20;
     const size_t len = c + (c >= kHuge ? kHuge : 0);
-    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    auto* base = static_cast<uint8_t*>(p);
+    auto m = MappedRegion::map(-1, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, 0);
+    if (!m) throw std::bad_alloc();
+    map_ = std::move(*m);
+    uint8_t* base = map_.bytes();
     uint8_t* aligned = base;
     if (c >= kHuge) {
         aligned = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~(kHuge - 1));
         (void)madvise(aligned, c, MADV_HUGEPAGE);
     }
-    buf_ = std::unique_ptr<uint8_t[], Unmap>(aligned, Unmap{base, len});
+    buf_ = aligned;
 }
 
 bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a,
@@ -45,10 +47,10 @@ bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a
     }
     if (need > toEnd) {
         EntryHeader pad{uint32_t(toEnd), kPadding, 0};
-        std::memcpy(buf_.get() + off, &pad, sizeof pad);
+        std::memcpy(buf_ + off, &pad, sizeof pad);
         head += toEnd;
     }
-    uint8_t* p = buf_.get() + size_t(head & mask_);
+    uint8_t* p = buf_ + size_t(head & mask_);
     EntryHeader h{uint32_t(need), kind, slot};
     std::memcpy(p, &h, sizeof h);
     p += sizeof h;
@@ -60,10 +62,6 @@ bool SinkQueue::tryPush(uint16_t kind, uint16_t slot, std::span<const uint8_t> a
     return true;
 }
 
-void SinkQueue::Unmap::operator()(uint8_t* p) const {
-    if (p) munmap(base, bytes);
-}
-
 void SinkQueue::populate(size_t from, size_t to) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; bookworm's headers may lack it
@@ -71,7 +69,7 @@ void SinkQueue::populate(size_t from, size_t to) {
     to = std::min(to, capacity_);
     if (from >= to) return;
     // On older kernels this fails (EINVAL) and the pages are faulted in on first use.
-    (void)madvise(buf_.get() + from, to - from, MADV_POPULATE_WRITE);
+    (void)madvise(buf_ + from, to - from, MADV_POPULATE_WRITE);
 }
 
 bool SinkQueue::canPush(std::initializer_list<size_t> payloads) {
@@ -95,7 +93,7 @@ const SinkQueue::EntryHeader* SinkQueue::front() {
             cachedHead_ = head_.load(std::memory_order_acquire);
             if (tail == cachedHead_) return nullptr;
         }
-        auto* e = reinterpret_cast<const EntryHeader*>(buf_.get() + size_t(tail & mask_));
+        auto* e = reinterpret_cast<const EntryHeader*>(buf_ + size_t(tail & mask_));
         if (e->kind != kPadding) {
             currentSize_ = e->size;
             return e;

@@ -18,6 +18,8 @@
 #include <memory>
 #include <span>
 
+#include "MappedRegion.h"
+
 namespace auxscope {
 
 class SinkQueue {
@@ -69,12 +71,8 @@ private:
 
     size_t capacity_;
     size_t mask_;
-    struct Unmap {
-        uint8_t* base;  // the mapping (buf_ is aligned inside it)
-        size_t bytes;
-        void operator()(uint8_t* p) const;
-    };
-    std::unique_ptr<uint8_t[], Unmap> buf_{nullptr, Unmap{nullptr, 0}};
+    MappedRegion map_;        // anonymous pages; buf_ is aligned inside them
+    uint8_t* buf_ = nullptr;  // capacity_ bytes
     // Producer side: head_ (written by the producer) and its cached view of tail_.
     alignas(64) std::atomic<uint64_t> head_{0};
     uint64_t cachedTail_ = 0;
