@@ -43,6 +43,7 @@
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
+#include "pt/PtImages.h"
 #include "pt/PtSpanDecoder.h"
 #include "pt/PtTraceSource.h"
 #include "sideband/Sideband.h"
@@ -151,6 +152,7 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
     FunctionTable functions;
     ImageResolver images(*sideband, functions, {});
     images.prepare();
+    PtImages ptImages(images);
     int32_t anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
     uint64_t errors = 0;
     // Each run contiguous before the clock starts: the trace points into the
@@ -167,7 +169,7 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
     auto t0 = Clock::now();
     for (size_t c = 0; c < trace->cpus().size(); ++c) {
         const PtCpuTrace& cpu = trace->cpus()[c];
-        pt_image* image = images.newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
+        pt_image* image = ptImages.newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
         for (size_t r = 0; r < cpu.runs.size(); ++r) {
             const PtRun& run = cpu.runs[r];
             if (run.end <= run.begin) continue;
@@ -239,10 +241,10 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     double cpu1 = processCpuSeconds();
     auto t1 = Clock::now();
     for (uint64_t w = 0; w < windows; ++w) {
-        PtDecodeWindow window;
+        DecodeWindow window;
         window.begin = w == 0 ? 0 : begin + (end - begin) / windows * w;
         window.end = w + 1 == windows ? UINT64_MAX : begin + (end - begin) / windows * (w + 1) - 1;
-        PtSession::SpanResult result = (*session)->decodeSpans(window, threads);
+        DecodedSpans result = (*session)->decodeSpans(window, threads);
         r.decode.bytes += result.decodedStats.traceBytes;
         r.decode.instructions += result.decodedStats.instructions;
         for (const auto& [tid, store] : result.threads)
@@ -282,10 +284,10 @@ Figure firstFrame(const std::string& path) {
         if (s.startTime) begin = std::min(begin, s.startTime);
         end = std::max(end, s.endTime);
     }
-    PtDecodeWindow window;
+    DecodeWindow window;
     window.begin = begin;
     window.end = begin + (end > begin ? (end - begin) / 1000 : 0);
-    PtSession::SpanResult result = (*session)->decodeSpans(window, 0);
+    DecodedSpans result = (*session)->decodeSpans(window, 0);
     f.seconds = since(t0);
     f.bytes = result.stats.traceBytes;
     f.instructions = result.stats.instructions;

@@ -12,11 +12,11 @@
 #include <optional>
 #include <thread>
 
+#include "auxtrace/AuxTraceDecode.h"
 #include "cli/DecodeOptions.h"
 #include "etm/EtmSnapshotDecode.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtDecodeRequest.h"
-#include "pt/PtSpanDecoder.h"
 
 namespace auxscope {
 namespace {
@@ -161,17 +161,6 @@ const char* branchName(BranchClass c) {
     return "?";
 }
 
-// "cpu N: AUX records with TRUNCATED 2, ..." when the kernel flagged lost trace.
-std::string auxLossLine(const PtCpuTrace& cpu) {
-    const PtAuxLoss& l = cpu.auxLoss;
-    if (!l.truncated && !l.partial && !l.collision) return {};
-    std::string s = "cpu " + std::to_string(cpu.cpu) + ": AUX records with";
-    if (l.truncated) s += " TRUNCATED " + std::to_string(l.truncated);
-    if (l.partial) s += " PARTIAL " + std::to_string(l.partial);
-    if (l.collision) s += " COLLISION " + std::to_string(l.collision);
-    return s + " (trace lost there; " + std::to_string(l.splits) + " runs cut)\n";
-}
-
 void printKernel(const ImageResolver& images, std::ostream& out) {
     const ImageResolver::KernelStatus& k = images.kernel();
     if (k.code.empty() && k.symbols.empty()) return;
@@ -183,7 +172,7 @@ void printKernel(const ImageResolver& images, std::ostream& out) {
         << (k.symbols.empty() ? "none" : k.symbols) << "\n";
 }
 
-void printStats(const PtDecodeStats& stats, double seconds, std::ostream& out,
+void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
                 const ImageResolver* images = nullptr) {
     char line[256];
     std::snprintf(line, sizeof line,
@@ -212,57 +201,26 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
         std::cerr << "auxscope decode: " << file.error().message << "\n";
         return 1;
     }
-    auto session = PtSession::open(*file, parsed->session);
+    auto session = AuxTraceSession::open(*file, parsed->session);
     if (!session) {
         std::cerr << "auxscope decode: " << session.error().message << "\n";
         return 1;
     }
-    PtSession& s = **session;
-    for (const std::string& note : s.trace().notes())
+    AuxTraceSession& s = **session;
+    for (const std::string& note : s.traceNotes())
         std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
-    for (const std::string& note : s.images().notes())
+    for (const std::string& note : s.imageNotes())
         std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
-    const PtDecodeWindow& window = parsed->window;
+    const DecodeWindow& window = parsed->window;
     auto started = std::chrono::steady_clock::now();
     auto elapsed = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     };
     char line[512];
-    if (parsed->format == "packets") {
-        int status = 0;
-        for (const PtCpuTrace& cpu : s.trace().cpus()) {
-            if (window.cpu && cpu.cpu != *window.cpu) continue;
-            const PsbIndex& index = s.psbIndex(cpu.cpu);
-            std::snprintf(line, sizeof line,
-                          "cpu %d: %zu bytes in %zu AUXTRACE buffers, %zu runs, %zu PSBs\n", cpu.cpu,
-                          cpu.bytes.size(), cpu.buffers, cpu.runs.size(), index.psbCount());
-            std::cout << line;
-            if (std::string loss = auxLossLine(cpu); !loss.empty()) std::cout << loss;
-            PtPacketCounts total;
-            for (const PtRun& run : cpu.runs) {
-                if (!run.lostCause.empty()) std::cout << "[lost AUX: " << run.lostCause << "]\n";
-                PtConfig config = makePtConfig(s.trace().configOptions(), cpu.bytes.data() + run.begin,
-                                               cpu.bytes.data() + run.end);
-                auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, std::cout);
-                if (!dumped) {
-                    std::cerr << "auxscope decode: " << dumped.error().message << "\n";
-                    status = 1;
-                    continue;
-                }
-                for (size_t t = 0; t < PtPacketCounts::kTypes; ++t)
-                    total.byType[t] += dumped->counts.byType[t];
-            }
-            std::cout << "cpu " << cpu.cpu << " packets:";
-            for (size_t t = 0; t < PtPacketCounts::kTypes; ++t)
-                if (total.byType[t])
-                    std::cout << " " << ptPacketTypeName(pt_packet_type(t)) << " " << total.byType[t];
-            std::cout << "\n";
-        }
-        return status;
-    }
+    if (parsed->format == "packets") return s.listPackets(window.cpu, std::cout, std::cerr);
     const FunctionTable& functions = s.functions();
     if (parsed->format == "insn") {
-        PtDecodeStats stats = s.forEachBlock(window, [&](const PtBlockLine& b) {
+        DecodeStats stats = s.forEachBlock(window, [&](const FlowBlock& b) {
             std::snprintf(line, sizeof line,
                           "%" PRIu64 " %3d %6d %016" PRIx64 "-%016" PRIx64 " %5" PRIu64 " %-10s ", b.time,
                           b.cpu, b.tid, b.ip, b.endIp, b.instructions, branchName(b.last));
@@ -270,11 +228,11 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
         });
         printStats(stats, elapsed(), std::cerr, &s.images());
         printKernel(s.images(), std::cerr);
-        for (const PtCpuTrace& cpu : s.trace().cpus())
-            if (!window.cpu || cpu.cpu == *window.cpu) std::cerr << auxLossLine(cpu);
+        for (const std::string& loss : s.lossLines(window.cpu))
+            std::cerr << loss;
         return 0;
     }
-    PtSession::SpanResult result = s.decodeSpans(window, parsed->threads);
+    DecodedSpans result = s.decodeSpans(window, parsed->threads);
     double seconds = elapsed();
     size_t spans = 0, bytes = 0;
     for (const auto& [tid, store] : result.threads) {
@@ -299,8 +257,8 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
     }
     printStats(result.stats, seconds, std::cerr, &s.images());
     printKernel(s.images(), std::cerr);
-    for (const PtCpuTrace& cpu : s.trace().cpus())
-        if (!window.cpu || cpu.cpu == *window.cpu) std::cerr << auxLossLine(cpu);
+    for (const std::string& loss : s.lossLines(window.cpu))
+        std::cerr << loss;
     std::snprintf(line, sizeof line,
                   "%zu spans in %zu threads, %zu bytes of span storage (%.1f bytes/span)\n", spans,
                   result.threads.size(), bytes, spans ? double(bytes) / double(spans) : 0.0);

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The options that choose what of a perf.data's Intel PT is decoded, shared by
+// The options that choose what of a perf.data's AUX trace is decoded, shared by
 // `auxscope decode` and `auxscope export`: --cpu N, --tid T, --time A-B (perf
 // time in ns; either end may be left out), --symfs DIR, -j N, and the kernel's
 // code and symbols: --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE.
 #include <string>
 
 #include "Result.h"
-#include "pt/PtSpanDecoder.h"
+#include "auxtrace/AuxTraceDecode.h"
 
 namespace auxscope {
 
 struct DecodeSelection {
-    PtDecodeWindow window;
-    PtSessionOptions session;
+    DecodeWindow window;
+    AuxTraceOptions session;
     unsigned threads = 0;  // 0: every CPU
 };
 

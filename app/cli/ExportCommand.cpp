@@ -7,7 +7,7 @@
 #include <iostream>
 #include <optional>
 
-#include "auxtrace/IntelPtSpans.h"
+#include "auxtrace/AuxTraceDecode.h"
 #include "cli/DecodeOptions.h"
 #include "export/TraceExport.h"
 #include "perfdata/PerfDataReader.h"
@@ -113,23 +113,25 @@ int runExportCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope export: " << loaded.error().message
                   << " (exporting what was read before it)\n";
 
-    const bool hasPt = hasIntelPtData(*file);
+    const bool hasTrace = hasDecodableAuxTrace(*file);
+    const char* kind = auxTraceKindName(auxTraceKind(*file));
     bool decodeFailed = false;
-    std::optional<IntelPtSpans> decoded;
+    std::optional<AuxTraceSpans> decoded;
     ExportSpans view;
-    if (decode.value_or(hasPt)) {
-        if (!hasPt) {
-            std::cerr << "auxscope export: --decode: " << input << " has no Intel PT trace data\n";
+    if (decode.value_or(hasTrace)) {
+        if (!hasTrace) {
+            std::cerr << "auxscope export: --decode: " << input << " has no AUX trace data auxscope decodes ("
+                      << kind << ")\n";
             decodeFailed = true;
         } else {
-            auto spans = decodeIntelPtSpans(*file, selection.window, selection.session, selection.threads);
+            auto spans = decodeAuxTraceSpans(*file, selection.window, selection.session, selection.threads);
             if (!spans) {
-                std::cerr << "auxscope export: Intel PT decode: " << spans.error().message
+                std::cerr << "auxscope export: " << kind << " decode: " << spans.error().message
                           << " (exporting without spans)\n";
                 decodeFailed = true;
             } else {
                 decoded = std::move(*spans);
-                for (const std::string& note : decoded->session->trace().notes())
+                for (const std::string& note : decoded->session->traceNotes())
                     std::cerr << "auxscope export: " << input << ": " << note << "\n";
                 view = decoded->exportView();
                 options.spans = &view;
@@ -149,8 +151,8 @@ int runExportCommand(const std::vector<std::string>& args) {
         uint64_t gaps = 0;
         for (const auto& [reason, n] : decoded->result.stats.gaps)
             gaps += n;
-        std::cout << ", " << decoded->spanCount() << " Intel PT spans in " << decoded->result.threads.size()
-                  << " threads (" << gaps << " gaps";
+        std::cout << ", " << decoded->spanCount() << " " << kind << " spans in "
+                  << decoded->result.threads.size() << " threads (" << gaps << " gaps";
         for (const auto& [reason, n] : decoded->result.stats.gaps)
             std::cout << "; " << gapReasonName(reason) << " " << n;
         std::cout << ")";

@@ -20,7 +20,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "auxtrace/IntelPtSpans.h"
+#include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
 #include "gui/TimelineView.h"
 #include "perfdata/CaptureStatsFeature.h"
@@ -112,7 +112,7 @@ struct PtSpanSummary {
     };
     std::vector<Thread> threads;
     uint64_t spans = 0;
-    PtDecodeStats stats;
+    DecodeStats stats;
     std::vector<std::string> notes;
 };
 
@@ -120,10 +120,10 @@ namespace {
 
 constexpr size_t kTopFunctions = 15, kGapExamples = 5;
 
-PtSpanSummary summarize(const IntelPtSpans& decoded) {
+PtSpanSummary summarize(const AuxTraceSpans& decoded) {
     PtSpanSummary out;
     out.stats = decoded.result.stats;
-    out.notes = decoded.session->trace().notes();
+    out.notes = decoded.session->traceNotes();
     const FunctionTable& functions = decoded.session->functions();
     const Sideband& sideband = decoded.session->sideband();
     for (const auto& [tid, store] : decoded.result.threads) {
@@ -430,7 +430,7 @@ void TraceFilePage::populate() {
         b->setEnabled(true);
     emit statusMessage(text);
 
-    hasPt_ = hasIntelPtData(r);
+    hasPt_ = hasDecodableAuxTrace(r);
     decode_->setVisible(hasPt_);
     decode_->setEnabled(hasPt_);
     if (hasPt_) openTimeline();
@@ -472,13 +472,13 @@ bool TraceFilePage::startDecode() {
                 Qt::QueuedConnection);
             return !*cancel;
         };
-        auto decoded = decodeIntelPtSpans(*reader, {}, {}, 0, report);
-        auto spans = std::make_shared<std::shared_ptr<const IntelPtSpans>>();
+        auto decoded = decodeAuxTraceSpans(*reader, {}, {}, 0, report);
+        auto spans = std::make_shared<std::shared_ptr<const AuxTraceSpans>>();
         auto summary = std::make_shared<PtSpanSummary>();
         std::string error;
         if (decoded) {
             *summary = summarize(*decoded);
-            *spans = std::make_shared<const IntelPtSpans>(std::move(*decoded));
+            *spans = std::make_shared<const AuxTraceSpans>(std::move(*decoded));
         } else {
             error = decoded.error().message;
         }
@@ -522,7 +522,7 @@ void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
     auto add = [](QTreeWidgetItem* parent, const QString& key, const QString& value) {
         return new QTreeWidgetItem(parent, {key, value});
     };
-    const PtDecodeStats& st = summary.stats;
+    const DecodeStats& st = summary.stats;
     add(ptSection_, "decode",
         QString("%1 segments, %2 trace bytes, %3 instructions in %4 s")
             .arg(st.segments)
@@ -638,22 +638,23 @@ void TraceFilePage::openTimeline() {
     QPointer<TraceFilePage> self(this);
     std::thread([self, reader = reader_, generation] {
         const auto started = std::chrono::steady_clock::now();
-        auto opened = PtSession::open(*reader);
-        std::shared_ptr<PtSession> session;
+        auto opened = AuxTraceSession::open(*reader);
+        std::shared_ptr<AuxTraceSession> session;
         std::shared_ptr<const TimelineData> base, data;
-        PtDecodeWindow window;
+        DecodeWindow window;
         std::string error;
         size_t segments = 0;
         uint64_t bytes = 0;
         if (opened) {
             // The session reads the reader's mapping: keep the reader as long as the session.
-            session = std::shared_ptr<PtSession>(opened->release(), [reader](PtSession* s) { delete s; });
-            base = std::make_shared<const TimelineData>(ptTimelineBase(session));
-            window = ptFirstFrameWindow(*session);
-            PtSession::SpanResult result = session->decodeSpans(window, 0);
+            session = std::shared_ptr<AuxTraceSession>(opened->release(),
+                                                       [reader](AuxTraceSession* s) { delete s; });
+            base = std::make_shared<const TimelineData>(timelineBase(session));
+            window = firstFrameWindow(*session);
+            DecodedSpans result = session->decodeSpans(window, 0);
             segments = result.decodedNow + result.fromCache;
             bytes = result.stats.traceBytes;
-            data = makePtTimeline(*base, *session, std::move(result), window.begin, window.end);
+            data = makeTimeline(*base, *session, std::move(result), window.begin, window.end);
         } else {
             error = opened.error().message;
         }
@@ -710,9 +711,9 @@ void TraceFilePage::timelineRangeChanged(quint64 begin, quint64 end) {
     }
     ++timelineGeneration_;  // whatever runs now is stale
     if (session_) {
-        PtDecodeWindow window;
+        DecodeWindow window;
         window.begin = begin, window.end = end;
-        const uint64_t bytes = ptWindowTraceBytes(*session_, window);
+        const uint64_t bytes = windowTraceBytes(*session_, window);
         if (bytes > timelineBudget_) {
             pendingWindow_.reset();
             const QString hint = QString("zoom in to decode (%1 of trace in view)").arg(megabytes(bytes));
@@ -735,21 +736,21 @@ void TraceFilePage::runTimelineDecode() {
     pendingWindow_.reset();
     timelineBusy_ = true;
     const uint64_t generation = timelineGeneration_;
-    PtDecodeWindow window;
+    DecodeWindow window;
     window.begin = w.begin, window.end = w.end;
     const uint64_t origin = timelineBase_->begin;
     setTimelineStatus(QString("Decoding +%1 … +%2 (%3 of trace)…")
                           .arg(relative(w.begin, origin))
                           .arg(relative(w.end, origin))
-                          .arg(megabytes(ptWindowTraceBytes(*session_, window))));
+                          .arg(megabytes(windowTraceBytes(*session_, window))));
     std::vector<int32_t> seen(seenTids_.begin(), seenTids_.end());
     QPointer<TraceFilePage> self(this);
     std::thread([self, session = session_, base = timelineBase_, window, seen, generation] {
         const auto started = std::chrono::steady_clock::now();
-        PtSession::SpanResult result = session->decodeSpans(window, 0);
+        DecodedSpans result = session->decodeSpans(window, 0);
         const size_t now = result.decodedNow, cached = result.fromCache;
         std::shared_ptr<const TimelineData> data =
-            makePtTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
+            makeTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(

@@ -8,7 +8,7 @@
 // themselves): the page then lists each thread's top functions and its gaps,
 // and the Perfetto export carries the call-stack spans.
 //
-// With Intel PT, the page also keeps one PtSession (opened on a worker thread)
+// With Intel PT, the page also keeps one AuxTraceSession (opened on a worker thread)
 // for its Timeline tab: the first 1/1000 of the recording is decoded and shown
 // first, then whatever window the view settles on is decoded on a worker
 // thread when its trace is within a budget (stale results dropped), and
@@ -31,9 +31,9 @@ class QTreeWidgetItem;
 namespace auxscope {
 
 class PerfDataReader;
-class PtSession;
+class AuxTraceSession;
 class TimelineView;
-struct IntelPtSpans;
+struct AuxTraceSpans;
 struct PtSpanSummary;
 struct TimelineData;
 
@@ -94,7 +94,7 @@ private:
     QPushButton* exportCsv_ = nullptr;
     // Shared with decode workers, which may outlive the page.
     std::shared_ptr<PerfDataReader> reader_;
-    std::shared_ptr<const IntelPtSpans> decoded_;
+    std::shared_ptr<const AuxTraceSpans> decoded_;
     std::shared_ptr<std::atomic<bool>> cancel_;
     QTreeWidgetItem* ptSection_ = nullptr;
     uint64_t autoDecodeBytes_ = 4u << 20;
@@ -107,7 +107,7 @@ private:
     QTabWidget* tabs_ = nullptr;
     TimelineView* timeline_ = nullptr;
     QLabel* timelineStatus_ = nullptr;
-    std::shared_ptr<PtSession> session_;                // owns the reader it reads, through its deleter
+    std::shared_ptr<AuxTraceSession> session_;          // owns the reader it reads, through its deleter
     std::shared_ptr<const TimelineData> timelineBase_;  // CPU lanes, extent, functions
     std::set<int32_t> seenTids_;                        // threads keep their place across windows
     struct Window {

@@ -1,3 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # auxtrace/: the one AUX-trace decode entry point the app calls; picks the decoder from the file.
-target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/IntelPtSpans.cpp)
+target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/AuxTraceDecode.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PtAuxTrace.cpp
+)

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/export/ writes what was captured and decoded for other tools
+// (Perfetto, CSV). It includes spans/ and sideband/ only.
+//
 // Exports a TraceModel for other tools:
 //  - Perfetto (protobuf TrackEvent): one track per CPU showing which thread ran,
 //    one track per thread with its run intervals and samples, per-CPU counter

@@ -3,7 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <intel-pt.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,15 +98,34 @@ ImageResolver::ImageResolver(const Sideband& sideband, FunctionTable& functions,
         const char* home = std::getenv("HOME");
         options_.buildIdCache = std::string(home ? home : "") + "/.debug";
     }
-    cache_ = pt_iscache_alloc("auxscope");
 }
 
 ImageResolver::~ImageResolver() {
-    for (auto& [pid, p] : processes_)
-        pt_image_free(p.image);
-    pt_image_free(kernelOnly_.image);
-    pt_iscache_free(cache_);
+    for (MappedFile& f : mapped_)
+        if (f.data) ::munmap(const_cast<uint8_t*>(f.data), f.size);
     if (!tempKcore_.empty()) ::unlink(tempKcore_.c_str());
+}
+
+int ImageResolver::mapFile(const std::string& path) {
+    auto known = mappedIndex_.find(path);
+    if (known != mappedIndex_.end()) return known->second;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    MappedFile f;
+    f.path = path;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+        void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) f.data = static_cast<const uint8_t*>(p), f.size = uint64_t(st.st_size);
+    }
+    int saved = errno;
+    ::close(fd);
+    if (!f.data) {
+        errno = saved;
+        return -1;
+    }
+    mapped_.push_back(std::move(f));
+    return mappedIndex_[path] = int(mapped_.size() - 1);
 }
 
 const Mapping* ImageResolver::kernelMap() const {
@@ -167,16 +186,20 @@ bool ImageResolver::useVmlinux(const std::string& path, const std::string& how) 
         notes_.push_back("no kernel map recorded: vmlinux " + path +
                          " placed at its link addresses (no KASLR offset)");
     }
+    const int file = mapFile(path);
+    if (file < 0) {
+        notes_.push_back("vmlinux " + path + ": cannot map: " + std::strerror(errno));
+        return false;
+    }
     for (const ElfLoadSegment& s : *segments) {
         if (!s.executable || !s.fileSize) continue;
         const uint64_t vaddr = s.vaddr + uint64_t(shift);
-        int isid = pt_iscache_add_file(cache_, path.c_str(), s.offset, s.fileSize, vaddr);
-        if (isid < 0) {
-            notes_.push_back("vmlinux " + path + ": libipt refused the segment at " + hex(vaddr) + ": " +
-                             pt_errstr(pt_errcode(isid)));
+        if (s.offset > mapped_[file].size || s.fileSize > mapped_[file].size - s.offset) {
+            notes_.push_back("vmlinux " + path + ": the segment at " + hex(vaddr) +
+                             " lies beyond the file's end");
             continue;
         }
-        kernelSections_.push_back({vaddr, s.fileSize, isid});
+        kernelSections_.push_back({vaddr, s.fileSize, file, s.offset});
         kernelStatus_.codeBytes += s.fileSize;
     }
     if (kernelSections_.empty()) {
@@ -295,11 +318,11 @@ bool ImageResolver::useKcore(const std::string& path, const std::string& kallsym
         ::close(out);
         file = name;
     }
+    const int mappedFile = mapFile(file);
     for (const Piece& p : pieces) {
-        if (!p.size) continue;
-        int isid = pt_iscache_add_file(cache_, file.c_str(), p.offset, p.size, p.vaddr);
-        if (isid < 0) continue;
-        kernelSections_.push_back({p.vaddr, p.size, isid});
+        if (!p.size || mappedFile < 0) continue;
+        if (p.offset > mapped_[mappedFile].size || p.size > mapped_[mappedFile].size - p.offset) continue;
+        kernelSections_.push_back({p.vaddr, p.size, mappedFile, p.offset});
         kernelStatus_.codeBytes += p.size;
     }
     if (kernelSections_.empty()) {
@@ -395,6 +418,7 @@ int ImageResolver::resolveFile(const Mapping& m) {
         status.symbols = kernelSymbols_ ? kernelSymbols_->symbolCount() : 0;
         symbols_.push_back(nullptr);
         files_.push_back(status);
+        mappedOf_.push_back(-1);
         fileIndex_[m.file] = int(files_.size() - 1);
         return int(files_.size() - 1);
     }
@@ -412,12 +436,15 @@ int ImageResolver::resolveFile(const Mapping& m) {
         if (!isRegularFile(c)) continue;
         auto symbols = ElfSymbols::load(c, functions_, m.file);
         if (!symbols) continue;  // not an ELF (e.g. a kallsyms copy): keep looking
+        const int mapped = mapFile(c);
+        if (mapped < 0) continue;
+        mappedOf_.push_back(mapped);
         status.resolved = c;
         status.symbols = (*symbols)->symbolCount();
         symbols_.push_back(std::move(*symbols));
         break;
     }
-    if (status.resolved.empty()) symbols_.push_back(nullptr);
+    if (status.resolved.empty()) symbols_.push_back(nullptr), mappedOf_.push_back(-1);
     files_.push_back(status);
     int index = int(files_.size() - 1);
     fileIndex_[m.file] = index;
@@ -455,38 +482,34 @@ void ImageResolver::prepare() {
                          ? std::string(kKernelName) + " (kernel code: pass --kcore or --vmlinux)"
                          : std::string(kKernelName) + " (kernel code outside " + kernelStatus_.code +
                                (kernelStatus_.fromVmlinux ? ", e.g. modules: pass --kcore)" : ")");
-    auto build = [&](ProcessImage& p, const std::string& name) {
-        p.image = pt_image_alloc(name.c_str());
-        for (const KernelSection& k : kernelSections_)
-            pt_image_add_cached(p.image, cache_, k.isid, nullptr);
-        for (const Region& r : p.regions) {
-            const FileStatus& f = files_[r.file];
-            if (f.resolved.empty() || r.kernel) continue;
-            uint64_t size = 0;
-            isRegularFile(f.resolved, &size);
-            uint64_t offset = r.pgoff, address = r.start, length = r.end - r.start;
-            if (offset >= size) continue;
-            length = std::min(length, size - offset);
-            int isid = pt_iscache_add_file(cache_, f.resolved.c_str(), offset, length, address);
-            if (isid >= 0) pt_image_add_cached(p.image, cache_, isid, nullptr);
-        }
-    };
     addRegions(kernelOnly_, sideband_.kernelMaps());
-    build(kernelOnly_, "kernel");
     for (const auto& [pid, process] : sideband_.processes()) {
         ProcessImage& p = processes_[pid];
         addRegions(p, sideband_.kernelMaps());
         addRegions(p, process.maps);
-        build(p, "pid " + std::to_string(pid));
     }
 }
 
-pt_image* ImageResolver::newImage(int32_t pid) const {
+std::vector<ImageResolver::CodeSection> ImageResolver::codeSections(int32_t pid) const {
     auto it = processes_.find(pid);
     const ProcessImage& p = it == processes_.end() ? kernelOnly_ : it->second;
-    pt_image* image = pt_image_alloc(nullptr);
-    if (image && p.image) pt_image_copy(image, p.image);
-    return image;
+    std::vector<CodeSection> out;
+    for (const KernelSection& k : kernelSections_)
+        out.push_back({k.vaddr, k.size, &mapped_[k.mapped].path, k.offset});
+    for (const Region& r : p.regions) {
+        if (r.kernel || mappedOf_[r.file] < 0) continue;
+        const MappedFile& f = mapped_[mappedOf_[r.file]];
+        if (r.pgoff >= f.size) continue;
+        out.push_back({r.start, std::min(r.end - r.start, f.size - r.pgoff), &f.path, r.pgoff});
+    }
+    return out;
+}
+
+std::vector<int32_t> ImageResolver::processIds() const {
+    std::vector<int32_t> pids;
+    for (const auto& [pid, p] : processes_)
+        pids.push_back(pid);
+    return pids;
 }
 
 const ImageResolver::Region* ImageResolver::regionAt(int32_t pid, uint64_t ip) const {
@@ -536,22 +559,28 @@ std::string ImageResolver::missingHint(const std::string& recorded) const {
 }
 
 bool ImageResolver::read(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const {
-    // libipt has no public image read: the section through the cache.
-    bool ok = false;
+    return readSome(pid, ip, buffer, size) == size;
+}
+
+size_t ImageResolver::readSome(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const {
+    const uint8_t* from = nullptr;
+    uint64_t available = 0;
     if (kernelCodeAt(ip)) {
         auto it = std::upper_bound(kernelSections_.begin(), kernelSections_.end(), ip,
                                    [](uint64_t a, const KernelSection& s) { return a < s.vaddr; });
         --it;
-        ok = pt_iscache_read(cache_, buffer, uint64_t(size), it->isid, ip) == int(size);
-    } else if (const Region* r = regionAt(pid, ip); r && !files_[r->file].resolved.empty() && !r->kernel) {
-        uint64_t fileSize = 0;
-        isRegularFile(files_[r->file].resolved, &fileSize);
-        if (r->pgoff >= fileSize) return false;
-        int isid = pt_iscache_add_file(cache_, files_[r->file].resolved.c_str(), r->pgoff,
-                                       std::min(r->end - r->start, fileSize - r->pgoff), r->start);
-        ok = isid >= 0 && pt_iscache_read(cache_, buffer, uint64_t(size), isid, ip) == int(size);
+        from = mapped_[it->mapped].data + it->offset + (ip - it->vaddr);
+        available = it->size - (ip - it->vaddr);
+    } else if (const Region* r = regionAt(pid, ip); r && !r->kernel && mappedOf_[r->file] >= 0) {
+        const MappedFile& f = mapped_[mappedOf_[r->file]];
+        const uint64_t offset = r->pgoff + (ip - r->start);
+        if (offset >= f.size) return 0;
+        from = f.data + offset;
+        available = std::min(r->end - ip, f.size - offset);
     }
-    return ok;
+    const size_t n = size_t(std::min<uint64_t>(available, size));
+    if (n) std::memcpy(buffer, from, n);
+    return n;
 }
 
 std::string ImageResolver::mappingAt(int32_t pid, uint64_t ip) const {

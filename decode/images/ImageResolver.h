@@ -1,13 +1,22 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/images/ owns code images and symbols for every decoder: ELF files,
+// build-ids, symbol tables (ElfSymbols), kernel images (vmlinux, kcore,
+// kallsyms, modules). It includes sideband/ (mappings), spans/ (the function
+// table) and perfdata/ (build-ids); no trace decoder.
+//
 // The code a trace ran through, per process, from the mappings the sideband
 // recorded: each mapped file is looked up (--symfs prefix, then the recorded path,
-// then perf's build-id cache ~/.debug/.build-id/xx/yyyy.../elf), added once to a
-// libipt image section cache shared by every process, and its ELF symbols
-// (.symtab, else .dynsym; demangled) become FunctionTable entries. A mapping
-// whose file cannot be found stays out of the image: the decoder then fails
-// there with "no memory mapped", which the driver turns into a "missing image"
-// gap naming the file (see missingFileAt()).
+// then perf's build-id cache ~/.debug/.build-id/xx/yyyy.../elf), mapped once
+// (read-only) for every process that maps it, and its ELF symbols (.symtab,
+// else .dynsym; demangled) become FunctionTable entries. A mapping whose file
+// cannot be found stays out of the image: a decoder then fails there with "no
+// memory mapped", which it turns into a "missing image" gap naming the file
+// (see missingFileAt()).
+//
+// Decoder-neutral: a decoder reads code through read()/readSome() (CoreSight's
+// memory accessor) or loads codeSections() into its own image format (libipt's
+// section cache, pt/PtImages).
 //
 // Kernel code is shared by every process image (and the "no process" one), as
 // perf does it:
@@ -44,9 +53,6 @@
 #include "sideband/Sideband.h"
 #include "spans/FunctionTable.h"
 
-struct pt_image;
-struct pt_image_section_cache;
-
 namespace auxscope {
 
 struct ImageOptions {
@@ -71,12 +77,17 @@ public:
     // process (its maps plus the kernel's) and one with the kernel's alone.
     void prepare();
 
-    // A new libipt image for `pid` (the kernel-only one for an unknown pid),
-    // owned by the caller (pt_image_free). Images are cheap copies sharing the
-    // cache's sections; each decoder thread gets its own because libipt's
-    // images are not safe to share between threads.
-    pt_image* newImage(int32_t pid) const;
-    pt_image_section_cache* cache() const { return cache_; }
+    // The code `pid` sees (the kernel's alone for an unknown pid): the kernel's
+    // sections first, then the process's mapped file ranges, in the order a
+    // decoder adds them to its image (later ones win where they overlap).
+    struct CodeSection {
+        uint64_t vaddr = 0, size = 0;
+        const std::string* path = nullptr;  // the file holding the bytes
+        uint64_t offset = 0;                // of vaddr in that file
+    };
+    std::vector<CodeSection> codeSections(int32_t pid) const;
+    // The processes with an image of their own (codeSections(pid) for others is the kernel's).
+    std::vector<int32_t> processIds() const;
 
     // The function at `ip` in `pid` (FunctionTable::kUnknown outside any mapping).
     uint32_t functionAt(int32_t pid, uint64_t ip) const;
@@ -113,8 +124,11 @@ public:
     const KernelStatus& kernel() const { return kernelStatus_; }
     // Mismatches and choices worth telling the user (a vmlinux of another build, ...).
     const std::vector<std::string>& notes() const { return notes_; }
-    // Reads code at `ip` as `pid`'s image would (false outside it).
+    // Reads `size` bytes of code at `ip` as `pid`'s image holds them (false when
+    // any of them is outside it). Safe to call from any thread after prepare().
     bool read(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const;
+    // As read(), but reads as much as lies in one section from `ip` on: the bytes read (0 outside).
+    size_t readSome(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const;
 
 private:
     struct Region {
@@ -125,8 +139,14 @@ private:
     };
     struct ProcessImage {
         std::vector<Region> regions;  // sorted by start, non-overlapping
-        pt_image* image = nullptr;
     };
+    // A code file mapped read-only, shared by every section that reads from it.
+    struct MappedFile {
+        std::string path;
+        const uint8_t* data = nullptr;
+        uint64_t size = 0;
+    };
+    int mapFile(const std::string& path);
     int resolveFile(const Mapping& m);
     void loadKernel();
     bool useVmlinux(const std::string& path, const std::string& how);
@@ -140,8 +160,8 @@ private:
     const Sideband& sideband_;
     FunctionTable& functions_;
     ImageOptions options_;
-    pt_image_section_cache* cache_ = nullptr;
     std::vector<FileStatus> files_;
+    std::vector<int> mappedOf_;  // files_ -> mapped_ (-1: not mapped)
     std::vector<std::unique_ptr<ElfSymbols>> symbols_;
     std::map<std::string, int> fileIndex_;  // recorded name -> files_
     std::map<int32_t, ProcessImage> processes_;
@@ -149,8 +169,11 @@ private:
 
     struct KernelSection {
         uint64_t vaddr, size;
-        int isid;
+        int mapped;  // index into mapped_
+        uint64_t offset;
     };
+    std::vector<MappedFile> mapped_;
+    std::map<std::string, int> mappedIndex_;
     std::vector<KernelSection> kernelSections_;  // by vaddr
     std::unique_ptr<ElfSymbols> kernelSymbols_;
     KernelStatus kernelStatus_;

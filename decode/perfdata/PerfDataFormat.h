@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/perfdata/ owns the perf.data format: this layout, the reader
+// (PerfDataReader), the writer (PerfDataWriter, FeatureWriter), the feature
+// sections (auxscope's capture statistics among them) and the AUXTRACE_INFO
+// private blocks (AuxtraceInfo). It is the bottom of decode/: it includes only
+// capture/'s record parser and types, nothing else of decode/.
+//
 // The perf.data on-disk format (PERFILE2), as documented in the Linux source
 // tree's tools/perf/Documentation/perf.data-file-format.txt. Shared by the
 // reader and the writer; all values are little-endian on the machines we serve.

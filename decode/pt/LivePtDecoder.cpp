@@ -376,7 +376,7 @@ Expected<void> LivePtDecoder::decodeTick(const std::map<int, TickTrace>& trace,
     so.images = options_.images;
     auto session = PtSession::open(*reader, so);
     if (!session) return session.error();
-    PtSession::SpanResult result = (*session)->decodeSpans({}, 1);
+    DecodedSpans result = (*session)->decodeSpans({}, 1);
 
     // Function ids into the decoder's own table, so spans of every tick share it.
     const FunctionTable& table = (*session)->functions();

@@ -14,16 +14,6 @@
 
 namespace auxscope {
 
-PtDecodeStats& PtDecodeStats::operator+=(const PtDecodeStats& o) {
-    segments += o.segments, traceBytes += o.traceBytes, blocks += o.blocks, instructions += o.instructions;
-    decodeErrors += o.decodeErrors;
-    for (auto& [k, v] : o.gaps)
-        gaps[k] += v;
-    for (auto& [k, v] : o.missingImages)
-        missingImages[k] += v;
-    return *this;
-}
-
 BranchClass classifyX86Branch(const uint8_t* bytes, size_t size, bool is64Bit) {
     size_t i = 0;
     auto at = [&](size_t n) { return n < size ? int(bytes[n]) : -1; };
@@ -359,6 +349,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     s->functions_ = std::make_unique<FunctionTable>();
     s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
     s->images_->prepare();
+    s->ptImages_ = std::make_unique<PtImages>(*s->images_);
     const PtTimeConv& time = s->trace_->time();
     for (const PtCpuTrace& cpu : s->trace_->cpus()) {
         PsbIndex& index = s->psbs_[cpu.cpu] = PsbIndex::build(
@@ -415,10 +406,10 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     return s;
 }
 
-PtSession::SegmentResult PtSession::decodeSegment(
-    const Segment& seg, const std::function<void(const PtBlockLine&)>* visit) const {
+PtSession::SegmentResult PtSession::decodeSegment(const Segment& seg,
+                                                  const std::function<void(const FlowBlock&)>* visit) const {
     SegmentResult result;
-    PtDecodeStats& stats = result.stats;
+    DecodeStats& stats = result.stats;
     stats.segments = 1;
     stats.traceBytes = seg.end - seg.begin;
     const PtCpuTrace& trace = *trace_->cpu(seg.cpu);
@@ -463,7 +454,7 @@ PtSession::SegmentResult PtSession::decodeSegment(
         }
         current = r;
         pt_image*& image = imageOfPid[r.pid];
-        if (!image) image = images_->newImage(r.pid);
+        if (!image) image = ptImages_->newImage(r.pid);
         if (decoder) pt_blk_set_image(decoder, image);
         functionCache.clear();
         endClassCache.clear();
@@ -616,9 +607,9 @@ PtSession::SegmentResult PtSession::decodeSegment(
                 const uint32_t function = functionCache.get(
                     block.ip, [&](uint64_t ip) { return images_->functionAt(current.pid, ip); });
                 BranchClass last = block.iclass != ptic_error || block.truncated
-                                       ? branchClassOf(block, images_->cache())
+                                       ? branchClassOf(block, ptImages_->cache())
                                        : endClassCache.get(block.end_ip, [&](uint64_t) {
-                                             return branchClassFromBytes(block, images_->cache());
+                                             return branchClassFromBytes(block, ptImages_->cache());
                                          });
                 flow.instructions(t, function, block.ninsn, last);
                 ++blocks;
@@ -661,7 +652,7 @@ PtSession::SegmentResult PtSession::decodeSegment(
     return result;
 }
 
-std::vector<size_t> PtSession::select(const PtDecodeWindow& window) const {
+std::vector<size_t> PtSession::select(const DecodeWindow& window) const {
     std::vector<size_t> chosen;
     for (size_t i = 0; i < segments_.size(); ++i) {
         const Segment& s = segments_[i];
@@ -672,8 +663,8 @@ std::vector<size_t> PtSession::select(const PtDecodeWindow& window) const {
     return chosen;
 }
 
-PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsigned threads) {
-    SpanResult out;
+DecodedSpans PtSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
+    DecodedSpans out;
     std::vector<size_t> chosen = select(window);
     std::vector<std::shared_ptr<const SegmentResult>> results(chosen.size());
     std::vector<size_t> todo;
@@ -758,15 +749,15 @@ PtSession::SpanResult PtSession::decodeSpans(const PtDecodeWindow& window, unsig
     return out;
 }
 
-PtDecodeStats PtSession::forEachBlock(const PtDecodeWindow& window,
-                                      const std::function<void(const PtBlockLine&)>& visit) {
-    PtDecodeStats stats;
-    auto filtered = [&](const PtBlockLine& line) {
+DecodeStats PtSession::forEachBlock(const DecodeWindow& window,
+                                    const std::function<void(const FlowBlock&)>& visit) {
+    DecodeStats stats;
+    auto filtered = [&](const FlowBlock& line) {
         if (line.time < window.begin || line.time > window.end) return;
         if (window.tid && line.tid != *window.tid) return;
         visit(line);
     };
-    std::function<void(const PtBlockLine&)> sink = filtered;
+    std::function<void(const FlowBlock&)> sink = filtered;
     for (size_t i : select(window))
         stats += decodeSegment(segments_[i], &sink).stats;
     return stats;

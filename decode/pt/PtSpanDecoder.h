@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/pt/ is the Intel PT decoder (libipt): configuration, the PSB index,
+// block decode to flow, packet dumps, the live decoder, and libipt's view of
+// the images (PtImages). It includes images/, spans/, sideband/, record/ and
+// perfdata/; nothing in decode/ but auxtrace/ includes it.
+//
 // Intel PT decode of a perf.data into per-thread call-stack spans.
 //
 // A PtSession opens the file once: the trace per CPU (PtTraceSource), the
@@ -31,41 +36,15 @@
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
+#include "pt/PtImages.h"
 #include "pt/PtTraceSource.h"
 #include "sideband/Sideband.h"
+#include "spans/DecodeTypes.h"
 #include "spans/FlowToSpans.h"
 #include "spans/FunctionTable.h"
 #include "spans/SpanStore.h"
 
 namespace auxscope {
-
-struct PtDecodeWindow {
-    uint64_t begin = 0, end = UINT64_MAX;  // perf time, ns
-    std::optional<int> cpu;                // all CPUs when unset
-    std::optional<int32_t> tid;            // all threads when unset
-};
-
-struct PtDecodeStats {
-    uint64_t segments = 0;
-    uint64_t traceBytes = 0;
-    uint64_t blocks = 0;
-    uint64_t instructions = 0;
-    uint64_t decodeErrors = 0;
-    std::map<GapReason, uint64_t> gaps;
-    std::map<std::string, uint64_t> missingImages;  // recorded file -> gaps it caused
-    PtDecodeStats& operator+=(const PtDecodeStats& o);
-};
-
-// One block of the flow, for listings (auxscope decode --format insn).
-struct PtBlockLine {
-    uint64_t time = 0;
-    int cpu = -1;
-    int32_t tid = -1;
-    uint64_t ip = 0, endIp = 0;  // first and last instruction
-    uint64_t instructions = 0;
-    BranchClass last = BranchClass::Other;
-    uint32_t function = 0;
-};
 
 struct PtSessionOptions {
     ImageOptions images;
@@ -84,6 +63,7 @@ public:
     const PtTraceSource& trace() const { return *trace_; }
     const Sideband& sideband() const { return *sideband_; }
     const ImageResolver& images() const { return *images_; }
+    const PtImages& ptImages() const { return *ptImages_; }
     const FunctionTable& functions() const { return *functions_; }
     const PsbIndex& psbIndex(int cpu) const;
 
@@ -103,19 +83,12 @@ public:
     };
     const std::vector<Segment>& segments() const { return segments_; }
 
-    struct SpanResult {
-        std::map<int32_t, SpanStore> threads;
-        PtDecodeStats stats;         // of the segments decoded for this call (cached ones: as when decoded)
-        PtDecodeStats decodedStats;  // of the segments decoded now only
-        size_t decodedNow = 0, fromCache = 0;
-    };
     // Spans of the threads (and CPUs) in `window`, decoding on `threads` threads
     // (0: hardware_concurrency) what is not cached yet.
-    SpanResult decodeSpans(const PtDecodeWindow& window, unsigned threads = 0);
+    DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads = 0);
 
     // Every block in `window`, CPU by CPU in trace order, on the calling thread.
-    PtDecodeStats forEachBlock(const PtDecodeWindow& window,
-                               const std::function<void(const PtBlockLine&)>& visit);
+    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
 
     // Runs task(0) .. task(n - 1) on up to `threads` threads (0: hardware_concurrency),
     // the calling thread being one of them.
@@ -125,18 +98,19 @@ private:
     class WorkerPool;
     struct SegmentResult {
         std::map<int32_t, SpanStore> threads;  // sorted by start
-        PtDecodeStats stats;
+        DecodeStats stats;
     };
     PtSession() = default;
     SegmentResult decodeSegment(const Segment& segment,
-                                const std::function<void(const PtBlockLine&)>* visit) const;
-    std::vector<size_t> select(const PtDecodeWindow& window) const;
+                                const std::function<void(const FlowBlock&)>* visit) const;
+    std::vector<size_t> select(const DecodeWindow& window) const;
 
     const PerfDataReader* file_ = nullptr;
     std::unique_ptr<PtTraceSource> trace_;
     std::unique_ptr<Sideband> sideband_;
     std::unique_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
+    std::unique_ptr<PtImages> ptImages_;
     std::unique_ptr<WorkerPool> pool_;
     std::map<int, PsbIndex> psbs_;
     std::vector<Segment> segments_;

@@ -8,6 +8,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PtSideband.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtTraceSource.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PsbIndex.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/PtImages.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtSpanDecoder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/LivePtDecoder.cpp
 )

@@ -1,5 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/record/ turns a capture into a file and a file back into a capture:
+// the writer sink the drain thread feeds (this file, PerfDataWriterSink), the
+// capture's AUXTRACE_INFO, the /proc synthesis of what already runs, and the
+// replay source that feeds a perf.data through capture/'s simulated CPUs. It
+// includes capture/ and perfdata/ only.
+//
 // Writes a CaptureSession to a perf.data file while it captures. open() (before
 // the session starts) creates the file with the session's attrs and ids, writes
 // what perf record synthesizes up front (ID_INDEX, TIME_CONV, the kernel map,

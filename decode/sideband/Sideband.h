@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/sideband/ owns what the records around a trace say: threads,
+// processes, mappings, which thread ran on which CPU when, samples, losses and
+// counters (TraceModel, its loader, and this decoder's view of it). Every view
+// and decoder reads it; it includes perfdata/ only.
+//
 // What a hardware trace decoder needs from the perf records around the trace:
 // which thread ran on which CPU when (the per-CPU switch timeline TraceModel
 // already builds from SWITCH / SWITCH_CPU_WIDE records), which process each

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// decode/spans/ is what every decoder feeds and every view reads: the flow ->
+// spans builder (FlowToSpans), this store, the function table, the decode
+// window and statistics types, and the timeline data. It includes sideband/
+// (and perfdata/ through it); no decoder.
+//
 // Per-thread call-stack spans as the timeline draws them, and the gaps between
 // them. A decode can produce hundreds of millions of spans, so the store keeps
 // each one in 16 bytes (see PackedSpan) and hands out an unpacked Span on read.

@@ -3,6 +3,7 @@
 # function table and the timeline data every decoder feeds.
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/SpanStore.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/DecodeTypes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/FunctionTable.cpp
   ${CMAKE_CURRENT_LIST_DIR}/FlowToSpans.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TimelineData.cpp

@@ -18,7 +18,7 @@
 #include "CaptureSession.h"
 #include "KernelTestSupport.h"
 #include "TestData.h"
-#include "auxtrace/IntelPtSpans.h"
+#include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
 #include "perfdata/PerfDataReader.h"
 #include "sideband/TraceModel.h"
@@ -514,11 +514,11 @@ TEST(PerfettoExportSpans, PtSynthFibSlicesNestAndMatchTheTruth) {
     ASSERT_GT(fib.fibCalls, 100u) << "the truth should show fib's recursion";
     auto file = PerfDataReader::open(fib.data);
     ASSERT_TRUE(file) << file.error().message;
-    ASSERT_TRUE(hasIntelPtData(*file));
+    ASSERT_TRUE(hasDecodableAuxTrace(*file));
     TraceModel model;
     ASSERT_TRUE(loadTraceModel(*file, model));
     size_t progressCalls = 0;
-    auto decoded = decodeIntelPtSpans(*file, {}, {}, 2, [&](size_t done, size_t total) {
+    auto decoded = decodeAuxTraceSpans(*file, {}, {}, 2, [&](size_t done, size_t total) {
         EXPECT_LE(done, total);
         ++progressCalls;
         return true;
@@ -576,7 +576,7 @@ TEST(CsvExportSpans, PtSynthFibSpanRows) {
     ASSERT_TRUE(file) << file.error().message;
     TraceModel model;
     ASSERT_TRUE(loadTraceModel(*file, model));
-    auto decoded = decodeIntelPtSpans(*file);
+    auto decoded = decodeAuxTraceSpans(*file);
     ASSERT_TRUE(decoded) << decoded.error().message;
     ExportSpans spans = decoded->exportView();
     ExportOptions options;
@@ -624,7 +624,7 @@ TEST(PerfettoExportSpans, SkylakeWithoutBinariesShowsMissingImageGaps) {
     TraceModel model;
     auto loaded = loadTraceModel(*file, model);
     EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    auto decoded = decodeIntelPtSpans(*file);
+    auto decoded = decodeAuxTraceSpans(*file);
     ASSERT_TRUE(decoded) << decoded.error().message;
     ExportSpans spans = decoded->exportView();
     ExportOptions options;

@@ -12,7 +12,8 @@
 #include <string>
 
 #include "TestData.h"
-#include "auxtrace/IntelPtSpans.h"
+#include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/PtAuxTrace.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/LivePtDecoder.h"
 #include "pt/PsbIndex.h"
@@ -101,11 +102,12 @@ TEST(LiveDecode, GeneratedTraceDecodesWhileReplaying) {
     ASSERT_FALSE(path.empty()) << "auxscope-ptsynth --generate failed";
     auto file = PerfDataReader::open(path);
     ASSERT_TRUE(file) << file.error().message;
-    auto offline = decodeIntelPtSpans(*file, {}, {}, 1);
+    auto offline = decodeAuxTraceSpans(*file, {}, {}, 1);
     ASSERT_TRUE(offline) << offline.error().message;
     uint64_t filePsbs = 0, fileBytes = 0;
-    for (const PtCpuTrace& cpu : offline->session->trace().cpus()) {
-        filePsbs += offline->session->psbIndex(cpu.cpu).psbCount();
+    PtSession& pt = static_cast<PtAuxTraceSession&>(*offline->session).pt();
+    for (const PtCpuTrace& cpu : pt.trace().cpus()) {
+        filePsbs += pt.psbIndex(cpu.cpu).psbCount();
         fileBytes += cpu.bytes.size();
     }
     std::set<std::string> offlineNames;

@@ -70,7 +70,7 @@ GapSummary decodeGaps(const PerfDataReader& file) {
     auto session = PtSession::open(file);
     EXPECT_TRUE(session) << session.error().message;
     if (!session) return out;
-    PtSession::SpanResult result = (*session)->decodeSpans({}, 1);
+    DecodedSpans result = (*session)->decodeSpans({}, 1);
     for (const auto& [tid, store] : result.threads) {
         bool afterLoss = false;
         for (size_t i = 0; i < store.size(); ++i) {

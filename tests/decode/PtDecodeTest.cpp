@@ -277,7 +277,7 @@ TEST(PtDecodeSkylake, EverySpanIsAGapWithoutTheBinaries) {
     EXPECT_EQ(s.trace().configOptions().cpu->model, 78);
     EXPECT_TRUE(s.trace().time().valid);
 
-    PtSession::SpanResult result = s.decodeSpans({}, 2);
+    DecodedSpans result = s.decodeSpans({}, 2);
     // Both CPUs' buffers, whole.
     EXPECT_EQ(result.stats.traceBytes, 12240u + 137728u);
     std::set<int> cpusWithGaps;
@@ -305,9 +305,9 @@ TEST(PtDecodeSkylake, EverySpanIsAGapWithoutTheBinaries) {
     EXPECT_EQ(result.stats.blocks, 0u);
 
     // A second request for cpu 0 comes from the cache.
-    PtDecodeWindow cpu0;
+    DecodeWindow cpu0;
     cpu0.cpu = 0;
-    PtSession::SpanResult again = s.decodeSpans(cpu0, 1);
+    DecodedSpans again = s.decodeSpans(cpu0, 1);
     EXPECT_EQ(again.decodedNow, 0u);
     EXPECT_EQ(again.fromCache, 1u);
 }
@@ -521,19 +521,19 @@ TEST(PtDecodeSynthetic, CallChainThroughARealElfGivesExactSpans) {
     PtSession& s = **session;
     EXPECT_EQ(s.images().missingFiles(), 0u);
 
-    std::vector<PtBlockLine> blocks;
-    s.forEachBlock({}, [&](const PtBlockLine& b) { blocks.push_back(b); });
+    std::vector<FlowBlock> blocks;
+    s.forEachBlock({}, [&](const FlowBlock& b) { blocks.push_back(b); });
     ASSERT_EQ(blocks.size(), 6u);
     const FunctionTable& functions = s.functions();
     std::vector<std::string> names;
-    for (const PtBlockLine& b : blocks)
+    for (const FlowBlock& b : blocks)
         names.push_back(functions[b.function].name + ":" + std::to_string(b.instructions));
     EXPECT_EQ(names, (std::vector<std::string>{"main:2", "f:2", "g:2", "h:2", "f:2", "main:2"}));
     EXPECT_EQ(blocks[0].tid, kPid);
     EXPECT_EQ(blocks[2].last, BranchClass::Jump);
     EXPECT_EQ(blocks[3].last, BranchClass::Return);
 
-    PtSession::SpanResult result = s.decodeSpans({});
+    DecodedSpans result = s.decodeSpans({});
     ASSERT_EQ(result.threads.count(kPid), 1u);
     const SpanStore& store = result.threads.at(kPid);
     std::vector<std::string> got;
@@ -601,7 +601,7 @@ TEST(PtDecodePtSynth, GeneratedProgramMatchesItsTruth) {
     auto session = PtSession::open(*file, whole);
     ASSERT_TRUE(session) << session.error().message;
     auto started = std::chrono::steady_clock::now();
-    PtSession::SpanResult result = (*session)->decodeSpans({}, 1);
+    DecodedSpans result = (*session)->decodeSpans({}, 1);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     std::printf("ptsynth 1 MB: %llu bytes of PT decoded to spans in %.3f s (%.1f MB/s)\n",
                 (unsigned long long)result.stats.traceBytes, seconds,
@@ -632,7 +632,7 @@ TEST(PtDecodePtSynth, GeneratedProgramMatchesItsTruth) {
     cut.segmentBytes = 128 << 10;
     auto parallel = PtSession::open(*file, cut);
     ASSERT_TRUE(parallel) << parallel.error().message;
-    PtSession::SpanResult pieces = (*parallel)->decodeSpans({}, 2);
+    DecodedSpans pieces = (*parallel)->decodeSpans({}, 2);
     EXPECT_GT(pieces.stats.segments, 4u);
     EXPECT_NEAR(double(pieces.stats.instructions), double(instructions), double(instructions) * 1e-5);
     std::filesystem::remove_all(dir);

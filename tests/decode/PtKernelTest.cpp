@@ -136,7 +136,7 @@ struct Decoded {
     std::vector<std::string> spans;  // "name depth N" of every span, in order; gaps "[reason: detail]"
     std::map<std::string, std::string> fileOf;
     std::map<std::string, uint64_t> addressOf;
-    PtDecodeStats stats;
+    DecodeStats stats;
     std::vector<std::string> notes;
     ImageResolver::KernelStatus kernel;
     std::map<std::string, std::string> hints;  // missing image -> missingHint()
@@ -153,7 +153,7 @@ Decoded decode(const std::string& path, const ImageOptions& images) {
     EXPECT_TRUE(session) << session.error().message;
     if (!session) return d;
     PtSession& s = **session;
-    PtSession::SpanResult result = s.decodeSpans({}, 1);
+    DecodedSpans result = s.decodeSpans({}, 1);
     d.stats = result.stats;
     d.notes = s.images().notes();
     d.kernel = s.images().kernel();

@@ -700,7 +700,7 @@ TEST(ReaderAuxGaps, IntelPtDecodeShowsEachMissingRangeAsALostAuxGap) {
     // split among the threads the switch timeline says ran meanwhile.
     auto session = PtSession::open(file);
     ASSERT_TRUE(session) << session.error().message;
-    PtSession::SpanResult result = (*session)->decodeSpans({}, 2);
+    DecodedSpans result = (*session)->decodeSpans({}, 2);
     struct Lost {
         uint64_t begin = UINT64_MAX, end = 0;
         size_t pieces = 0;

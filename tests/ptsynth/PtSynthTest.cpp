@@ -374,7 +374,7 @@ std::vector<TreeFrame> spanCallTree(const fs::path& file, int32_t* maxDepth) {
     auto session = PtSession::open(*reader);
     EXPECT_TRUE(session.ok()) << session.error().message;
     if (!session.ok()) return frames;
-    PtSession::SpanResult result = (*session)->decodeSpans({}, 1);
+    DecodedSpans result = (*session)->decodeSpans({}, 1);
     EXPECT_EQ(result.stats.decodeErrors, 0u);
     EXPECT_EQ(result.threads.size(), 1u);
     *maxDepth = 0;

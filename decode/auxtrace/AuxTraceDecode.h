@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The one entry point for decoding a perf.data's AUX trace, whatever its kind.
+//
+// auxtrace/ sits above the trace decoders (pt/, and etm/ next to it): it reads
+// which kind of trace a file holds from its AUXTRACE_INFO and opens the matching
+// decoder behind AuxTraceSession, so the command line, the GUI and the
+// exporters never branch on the trace kind. Everything it hands out is
+// decoder-neutral: windows, spans, statistics (spans/DecodeTypes.h), the
+// sideband (sideband/), the code images (images/) and the timeline
+// (spans/TimelineData.h). It may include every folder of decode/; nothing in
+// decode/ includes it.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "export/TraceExport.h"
+#include "images/ImageResolver.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/Sideband.h"
+#include "spans/DecodeTypes.h"
+#include "spans/FunctionTable.h"
+#include "spans/TimelineData.h"
+
+namespace auxscope {
+
+enum class AuxTraceKind {
+    None,       // no AUXTRACE_INFO
+    IntelPt,    // Intel PT (libipt)
+    CoreSight,  // Arm CoreSight ETM/ETE
+    Other,      // an AUXTRACE_INFO auxscope has no decoder for (Arm SPE, ...)
+};
+// The kind of the file's first AUXTRACE_INFO.
+AuxTraceKind auxTraceKind(const PerfDataReader& file);
+// "Intel PT", "CoreSight ETM", ...
+const char* auxTraceKindName(AuxTraceKind kind);
+// Whether auxscope decodes the file's AUX trace: a decoder for its kind exists and
+// the file holds trace bytes.
+bool hasDecodableAuxTrace(const PerfDataReader& file);
+// AUX trace bytes in the file (every AUXTRACE buffer).
+uint64_t auxTraceBytes(const PerfDataReader& file);
+
+struct AuxTraceOptions {
+    ImageOptions images;
+    // Trace bytes per independently decodable segment (cut at sync points).
+    uint64_t segmentBytes = 1 << 20;
+    // Decoded segments kept for later calls (packed spans).
+    uint64_t cacheBytes = uint64_t(2) << 30;
+};
+
+// One decoder over one file: opened once, asked for windows of spans as often
+// as a view needs them (decoded segments are cached), from any one thread at a
+// time; the accessors are safe from any thread.
+class AuxTraceSession {
+public:
+    // Opens the decoder for the file's kind; `file` must outlive the session.
+    // Errors name the file, offset and cause (or that the kind has no decoder).
+    static Expected<std::unique_ptr<AuxTraceSession>> open(const PerfDataReader& file,
+                                                           const AuxTraceOptions& options = {});
+    virtual ~AuxTraceSession() = default;
+
+    virtual AuxTraceKind kind() const = 0;
+    virtual const Sideband& sideband() const = 0;
+    virtual const FunctionTable& functions() const = 0;
+    virtual const ImageResolver& images() const = 0;
+    // What the trace itself says worth telling (loss, configuration), one line each.
+    virtual std::vector<std::string> traceNotes() const = 0;
+    // What the code images say (mismatches, refusals), one line each.
+    virtual std::vector<std::string> imageNotes() const = 0;
+    // Per traced CPU (or for `cpu` only): the AUX loss the kernel flagged, one line
+    // each ("cpu N: AUX records with TRUNCATED 2 ...\n"), none when nothing was lost.
+    virtual std::vector<std::string> lossLines(std::optional<int> cpu) const = 0;
+
+    // The independently decodable pieces of the trace, in trace order per CPU.
+    struct Segment {
+        int cpu = -1;
+        uint64_t startTime = 0, endTime = 0;
+        uint64_t bytes = 0;
+    };
+    virtual std::vector<Segment> segments() const = 0;
+
+    // Spans of the threads (and CPUs) in `window`, decoding on `threads` threads
+    // (0: all CPUs) what is not cached yet.
+    virtual DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads = 0) = 0;
+    // Every block of flow in `window`, CPU by CPU in trace order, on the calling thread.
+    virtual DecodeStats forEachBlock(const DecodeWindow& window,
+                                     const std::function<void(const FlowBlock&)>& visit) = 0;
+    // The protocol's packets, per CPU buffer (or `cpu` only), with counts per
+    // packet type; problems to `err`. Returns 0, or 1 when a buffer could not be listed.
+    virtual int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) = 0;
+};
+
+// A decoded file: the session (which owns the function table the spans refer
+// to) and the spans of one window.
+struct AuxTraceSpans {
+    std::unique_ptr<AuxTraceSession> session;
+    DecodedSpans result;
+    uint64_t spanCount() const;
+    // A view for exportPerfetto/exportCsv; valid while this object lives.
+    ExportSpans exportView() const;
+};
+
+// Opens a session on `file` (which must outlive the result) and decodes the
+// spans of `window` on `threads` threads (0: all CPUs), reporting progress
+// between batches of segments (returning false cancels: the result is then an
+// error saying so).
+Expected<AuxTraceSpans> decodeAuxTraceSpans(const PerfDataReader& file, const DecodeWindow& window = {},
+                                            const AuxTraceOptions& options = {}, unsigned threads = 0,
+                                            const DecodeProgress& progress = {});
+
+// --- The timeline of a session (app/gui/TimelineView draws it) ---
+
+// The recording's extent: the sideband's and every trace segment's times.
+TimeExtent recordingExtent(const AuxTraceSession& session);
+// The window a timeline decodes before its first frame: the first 1/1000 of
+// the recording (as bench_pt_decode's "(e) first frame").
+DecodeWindow firstFrameWindow(const AuxTraceSession& session);
+// Trace bytes a decode of `window` reads: the sizes of the segments it selects.
+uint64_t windowTraceBytes(const AuxTraceSession& session, const DecodeWindow& window);
+
+// The CPU lanes, extent and function table of a session's timeline, without
+// spans: what every window's TimelineData shares. `functions` aliases `session`.
+TimelineData timelineBase(const std::shared_ptr<const AuxTraceSession>& session);
+// A timeline of `result`, decoded for [decodedBegin, decodedEnd): a copy of
+// `base` with the threads of `result` (and empty ones for `alsoTids`).
+std::shared_ptr<TimelineData> makeTimeline(const TimelineData& base, const AuxTraceSession& session,
+                                           DecodedSpans&& result, uint64_t decodedBegin, uint64_t decodedEnd,
+                                           const std::vector<int32_t>& alsoTids = {});
+
+}  // namespace auxscope

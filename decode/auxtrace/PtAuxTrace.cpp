@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "auxtrace/PtAuxTrace.h"
+
+#include <cstdio>
+
+#include "pt/PtConfig.h"
+#include "pt/PtPacketDump.h"
+
+namespace auxscope {
+
+namespace {
+
+// "cpu N: AUX records with TRUNCATED 2, ..." when the kernel flagged lost trace.
+std::string auxLossLine(const PtCpuTrace& cpu) {
+    const PtAuxLoss& l = cpu.auxLoss;
+    if (!l.truncated && !l.partial && !l.collision) return {};
+    std::string s = "cpu " + std::to_string(cpu.cpu) + ": AUX records with";
+    if (l.truncated) s += " TRUNCATED " + std::to_string(l.truncated);
+    if (l.partial) s += " PARTIAL " + std::to_string(l.partial);
+    if (l.collision) s += " COLLISION " + std::to_string(l.collision);
+    return s + " (trace lost there; " + std::to_string(l.splits) + " runs cut)\n";
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<AuxTraceSession>> PtAuxTraceSession::open(const PerfDataReader& file,
+                                                                   const AuxTraceOptions& options) {
+    PtSessionOptions pt;
+    pt.images = options.images;
+    pt.segmentBytes = options.segmentBytes;
+    pt.cacheBytes = options.cacheBytes;
+    auto session = PtSession::open(file, pt);
+    if (!session) return session.error();
+    return std::unique_ptr<AuxTraceSession>(new PtAuxTraceSession(std::move(*session)));
+}
+
+std::vector<std::string> PtAuxTraceSession::traceNotes() const {
+    return pt_->trace().notes();
+}
+
+std::vector<std::string> PtAuxTraceSession::imageNotes() const {
+    std::vector<std::string> notes = pt_->images().notes();
+    const auto& more = pt_->ptImages().notes();
+    notes.insert(notes.end(), more.begin(), more.end());
+    return notes;
+}
+
+std::vector<std::string> PtAuxTraceSession::lossLines(std::optional<int> cpu) const {
+    std::vector<std::string> lines;
+    for (const PtCpuTrace& t : pt_->trace().cpus())
+        if (!cpu || t.cpu == *cpu)
+            if (std::string line = auxLossLine(t); !line.empty()) lines.push_back(std::move(line));
+    return lines;
+}
+
+std::vector<AuxTraceSession::Segment> PtAuxTraceSession::segments() const {
+    std::vector<Segment> out;
+    out.reserve(pt_->segments().size());
+    for (const PtSession::Segment& s : pt_->segments())
+        out.push_back({s.cpu, s.startTime, s.endTime, s.end - s.begin});
+    return out;
+}
+
+DecodedSpans PtAuxTraceSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
+    return pt_->decodeSpans(window, threads);
+}
+
+DecodeStats PtAuxTraceSession::forEachBlock(const DecodeWindow& window,
+                                            const std::function<void(const FlowBlock&)>& visit) {
+    return pt_->forEachBlock(window, visit);
+}
+
+int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
+    int status = 0;
+    char line[512];
+    for (const PtCpuTrace& t : pt_->trace().cpus()) {
+        if (cpu && t.cpu != *cpu) continue;
+        const PsbIndex& index = pt_->psbIndex(t.cpu);
+        std::snprintf(line, sizeof line, "cpu %d: %zu bytes in %zu AUXTRACE buffers, %zu runs, %zu PSBs\n",
+                      t.cpu, t.bytes.size(), t.buffers, t.runs.size(), index.psbCount());
+        out << line;
+        if (std::string loss = auxLossLine(t); !loss.empty()) out << loss;
+        PtPacketCounts total;
+        for (const PtRun& run : t.runs) {
+            if (!run.lostCause.empty()) out << "[lost AUX: " << run.lostCause << "]\n";
+            PtConfig config = makePtConfig(pt_->trace().configOptions(), t.bytes.data() + run.begin,
+                                           t.bytes.data() + run.end);
+            auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, out);
+            if (!dumped) {
+                err << "auxscope decode: " << dumped.error().message << "\n";
+                status = 1;
+                continue;
+            }
+            for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
+                total.byType[k] += dumped->counts.byType[k];
+        }
+        out << "cpu " << t.cpu << " packets:";
+        for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
+            if (total.byType[k]) out << " " << ptPacketTypeName(pt_packet_type(k)) << " " << total.byType[k];
+        out << "\n";
+    }
+    return status;
+}
+
+}  // namespace auxscope

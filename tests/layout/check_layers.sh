@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Checks that includes inside decode/ only go down the layers decode/CMakeLists.txt
+# lists, that nothing in decode/ includes app/, and that app/cli/ (no Qt) does not
+# include app/gui/. Prints every offending include with file and line; exit 1 if any.
+# usage: check_layers.sh REPO_ROOT
+set -eu
+root=${1:-.}
+cd "$root"
+allowed() {
+    case $1 in
+        perfdata) echo "perfdata" ;;
+        record) echo "record perfdata" ;;
+        sideband) echo "sideband perfdata" ;;
+        spans) echo "spans sideband perfdata" ;;
+        images) echo "images spans sideband perfdata" ;;
+        pt | etm) echo "$1 images spans sideband record perfdata" ;;
+        export) echo "export spans sideband perfdata" ;;
+        auxtrace) echo "auxtrace pt etm export images spans sideband record perfdata" ;;
+        *) echo "" ;;
+    esac
+}
+folders="perfdata record sideband spans images pt etm export auxtrace"
+bad=0
+checked=0
+for dir in decode/*/; do
+    part=$(basename "$dir")
+    case " $folders " in *" $part "*) ;; *)
+        echo "decode/$part/: a folder the layer list does not know (add it to tests/layout/check_layers.sh and decode/CMakeLists.txt)"
+        bad=1
+        continue ;;
+    esac
+    ok=$(allowed "$part")
+    for f in "$dir"*.h "$dir"*.cpp; do
+        [ -e "$f" ] || continue
+        checked=$((checked + 1))
+        # "folder/File.h" includes only; flat ones are capture/'s headers or system headers.
+        grep -n '^#include "[a-z]*/' "$f" | while IFS= read -r line; do
+            target=$(printf '%s\n' "$line" | sed 's/^[0-9]*:#include "\([a-z]*\)\/.*/\1/')
+            case " $ok " in *" $target "*) ;; *)
+                echo "$f:${line%%:*}: decode/$part may not include $target/ ($(printf '%s' "$line" | cut -d: -f2-))"
+                echo x >> "${TMPDIR:-/tmp}/check_layers.$$" ;;
+            esac
+        done
+    done
+done
+for f in app/cli/*.h app/cli/*.cpp; do
+    [ -e "$f" ] || continue
+    checked=$((checked + 1))
+    if grep -n '^#include "gui/\|^#include <Q' "$f"; then
+        echo "$f: app/cli/ may not include the Qt GUI"
+        bad=1
+    fi
+done
+if [ -s "${TMPDIR:-/tmp}/check_layers.$$" ]; then bad=1; fi
+rm -f "${TMPDIR:-/tmp}/check_layers.$$"
+echo "check_layers: $checked files checked"
+exit $bad
