@@ -51,13 +51,4 @@ echo "corpus: $(ls "$tmp/corpus" | wc -l) seeds from $snaps (in $tmp)"
 # not ours.
 printf 'leak:ocsd_dt_set_gen_elem_outfn\n' >"$tmp/lsan.supp"
 LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
-rc=$?
-tail -n 25 "$tmp/fuzz.log"
-if [ $rc -ne 0 ]; then
-    echo "FAILED: the fuzzer exited with $rc; the crashing input and full log are kept in $tmp"
-    exit 1
-fi
-rm -rf "$tmp"
-echo "PASSED: no crash in ${seconds}s"
+    exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 65536

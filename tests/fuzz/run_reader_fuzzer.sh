@@ -29,13 +29,4 @@ if command -v perf >/dev/null 2>&1; then
 fi
 echo "corpus: $n perf.data files from $data, plus $(ls "$tmp/corpus" | grep -c '^seed-') recorded here (in $tmp)"
 # Inputs as large as the seeds, so mutations reach deep into the data section.
-"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=262144 -timeout=10 -print_final_stats=1 \
-    -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
-rc=$?
-tail -n 25 "$tmp/fuzz.log"
-if [ $rc -ne 0 ]; then
-    echo "FAILED: the fuzzer exited with $rc; the crashing input and full log are kept in $tmp"
-    exit 1
-fi
-rm -rf "$tmp"
-echo "PASSED: no crash in ${seconds}s"
+exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 262144
