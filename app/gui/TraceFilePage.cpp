@@ -431,6 +431,10 @@ void TraceFilePage::populate() {
     emit statusMessage(text);
 
     hasPt_ = hasDecodableAuxTrace(r);
+    traceKind_ = auxTraceKindName(auxTraceKind(r));
+    decode_->setText("Decode " + traceKind_);
+    decode_->setToolTip("Decode the " + traceKind_ +
+                        " trace into per-thread call stacks (on a worker thread)");
     decode_->setVisible(hasPt_);
     decode_->setEnabled(hasPt_);
     if (hasPt_) openTimeline();
@@ -453,7 +457,7 @@ bool TraceFilePage::startDecode() {
     decode_->setEnabled(false);
     progress_->setRange(0, 0);  // busy until the first report
     progress_->setVisible(true);
-    status_->setText("Decoding Intel PT…");
+    status_->setText("Decoding " + traceKind_ + "…");
     status_->setStyleSheet("");
     emit statusMessage(status_->text());
     if (cancel_) *cancel_ = true;
@@ -492,7 +496,8 @@ bool TraceFilePage::startDecode() {
                 self->progress_->setVisible(false);
                 self->decode_->setEnabled(true);
                 if (!*spans) {
-                    const QString text = "Intel PT decode failed: " + QString::fromStdString(error);
+                    const QString text =
+                        self->traceKind_ + " decode failed: " + QString::fromStdString(error);
                     self->status_->setText(text);
                     self->status_->setStyleSheet("color: #b00020;");
                     emit self->statusMessage(text);
@@ -513,8 +518,10 @@ void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
     uint64_t gaps = 0;
     for (const auto& [reason, n] : summary.stats.gaps)
         gaps += n;
-    ptSection_ = new QTreeWidgetItem(
-        {QString("Intel PT (%1 threads, %2 spans)").arg(summary.threads.size()).arg(summary.spans)});
+    ptSection_ = new QTreeWidgetItem({QString("%1 (%2 threads, %3 spans)")
+                                          .arg(traceKind_)
+                                          .arg(summary.threads.size())
+                                          .arg(summary.spans)});
     tree_->insertTopLevelItem(0, ptSection_);
     QFont bold = ptSection_->font(0);
     bold.setBold(true);
@@ -566,9 +573,10 @@ void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
     ptSection_->setExpanded(true);
     for (int i = 0; i < ptSection_->childCount(); ++i)
         ptSection_->child(i)->setExpanded(true);
-    QString text = QString("%1: decoded %2 Intel PT spans in %3 threads, %4 gaps (%5 s)")
+    QString text = QString("%1: decoded %2 %3 spans in %4 threads, %5 gaps (%6 s)")
                        .arg(QFileInfo(path_).fileName())
                        .arg(summary.spans)
+                       .arg(traceKind_)
                        .arg(summary.threads.size())
                        .arg(gaps)
                        .arg(seconds, 0, 'f', 2);
@@ -605,7 +613,7 @@ void TraceFilePage::setTimelineStatus(const QString& text, bool error) {
 void TraceFilePage::openTimeline() {
     if (timeline_) return;
     auto* page = new QWidget;
-    timelineStatus_ = new QLabel("Opening the Intel PT trace…");
+    timelineStatus_ = new QLabel("Opening the " + traceKind_ + " trace…");
     timelineStatus_->setObjectName("timelineStatus");
     timelineStatus_->setWordWrap(true);
     timelineStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -667,7 +675,8 @@ void TraceFilePage::openTimeline() {
                 self->timelineBusy_ = false;
                 if (!session) {
                     self->setTimelineStatus(
-                        "Cannot open the Intel PT trace: " + QString::fromStdString(error), true);
+                        "Cannot open the " + self->traceKind_ + " trace: " + QString::fromStdString(error),
+                        true);
                     return;
                 }
                 self->session_ = session;
@@ -811,7 +820,8 @@ bool TraceFilePage::exportTo(const QString& format, QString outPath) {
         text = QString("Exported %1 run slices, %2 samples%3 to %4")
                    .arg(model.runSlices().size())
                    .arg(model.samples().size())
-                   .arg(decoded_ ? QString(" and %1 Intel PT spans").arg(decoded_->spanCount()) : QString())
+                   .arg(decoded_ ? QString(" and %1 %2 spans").arg(decoded_->spanCount()).arg(traceKind_)
+                                 : QString())
                    .arg(outPath);
         if (!loaded) text += " (stopped early: " + QString::fromStdString(loaded.error().message) + ")";
     }

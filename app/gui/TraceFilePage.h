@@ -100,6 +100,7 @@ private:
     uint64_t autoDecodeBytes_ = 4u << 20;
     // "AUX: 75% of the trace missing from the file (50.3 MB in 2 gaps on cpu 0)"; empty when none is.
     QString auxMissing_;
+    QString traceKind_ = "Intel PT";  // the file's AUX trace kind, as the page names it
     bool failed_ = false;
     bool hasPt_ = false;
     bool decoding_ = false;

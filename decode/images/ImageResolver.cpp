@@ -101,8 +101,6 @@ ImageResolver::ImageResolver(const Sideband& sideband, FunctionTable& functions,
 }
 
 ImageResolver::~ImageResolver() {
-    for (MappedFile& f : mapped_)
-        if (f.data) ::munmap(const_cast<uint8_t*>(f.data), f.size);
     if (!tempKcore_.empty()) ::unlink(tempKcore_.c_str());
 }
 
@@ -114,11 +112,14 @@ int ImageResolver::mapFile(const std::string& path) {
     struct stat st;
     MappedFile f;
     f.path = path;
+    int saved = EINVAL;  // an empty file has no code
     if (::fstat(fd, &st) == 0 && st.st_size > 0) {
-        void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p != MAP_FAILED) f.data = static_cast<const uint8_t*>(p), f.size = uint64_t(st.st_size);
+        auto region = MappedRegion::map(fd, size_t(st.st_size), PROT_READ, MAP_PRIVATE, 0, &saved);
+        if (region) {
+            f.region = std::move(*region);
+            f.data = f.region.bytes(), f.size = f.region.size();
+        }
     }
-    int saved = errno;
     ::close(fd);
     if (!f.data) {
         errno = saved;

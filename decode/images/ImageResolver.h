@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "MappedRegion.h"
 #include "sideband/Sideband.h"
 #include "spans/FunctionTable.h"
 
@@ -143,6 +144,7 @@ private:
     // A code file mapped read-only, shared by every section that reads from it.
     struct MappedFile {
         std::string path;
+        MappedRegion region;
         const uint8_t* data = nullptr;
         uint64_t size = 0;
     };
