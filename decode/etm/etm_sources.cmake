@@ -7,6 +7,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/EtmElement.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmMemory.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmDecoder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/FrameDeformatter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmSnapshot.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmSnapshotDecode.cpp
 )

@@ -14,6 +14,20 @@ add_executable(etm_snapshot_tests ${CMAKE_CURRENT_LIST_DIR}/etm_golden_test.cpp)
 target_link_libraries(etm_snapshot_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
 gtest_discover_tests(etm_snapshot_tests TEST_PREFIX "etm_snapshot_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
 
+# Raw (unformatted) trace: the frame deformatter on hand-built frames and garbage
+# (self-contained); every snapshot's formatted buffers deformatted per trace ID
+# and decoded raw against the formatted decode; perf_etm.data written back as a
+# raw-flagged perf.data (EtmRawPerfData.h) read by auxscope info and perf report -D.
+add_executable(etm_raw_tests
+  ${CMAKE_CURRENT_LIST_DIR}/etm_raw_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/EtmRawPerfData.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/WriterTestSupport.cpp
+)
+target_link_libraries(etm_raw_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
+target_compile_definitions(etm_raw_tests PRIVATE AUXSCOPE_TEST_BINARY="$<TARGET_FILE:auxscope>")
+add_dependencies(etm_raw_tests auxscope)
+gtest_discover_tests(etm_raw_tests TEST_PREFIX "etm_raw_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
+
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/etm_fuzz.cmake)
 
 # `auxscope decode SNAPSHOT_DIR` end to end (app/cli/DecodeCommand.cpp).
