@@ -775,9 +775,24 @@ std::vector<std::string> perfPackets(const std::string& dump, std::set<std::stri
     return out;
 }
 
+std::string simpleperfEtm(const std::string& rel) {
+    return auxscope::test_support::testDataPath("coresight/simpleperf-etm/" + rel);
+}
+
+// perf_etm.data's raw copy, written once per run.
+const std::string& rawCopyOfPerfEtmData() {
+    static const std::string path = [] {
+        const std::string dst = writertest::makeTempDir("etm-raw") + "/perf_etm_raw.data";
+        auto r = etmtest::writeRawEtmCopy(simpleperfEtm("perf_etm.data"), dst);
+        EXPECT_TRUE(r.ok()) << r.error().message;
+        return r.ok() ? dst : std::string();
+    }();
+    return path;
+}
+
 TEST(EtmRawPerfData, RawFlaggedCopyOfPerfEtmData) {
     AUXSCOPE_NEED_TEST_DATA();
-    const std::string src = auxscope::test_support::testDataPath("coresight/simpleperf-etm/perf_etm.data");
+    const std::string src = simpleperfEtm("perf_etm.data");
     const std::string dir = writertest::makeTempDir("etm-raw");
     const std::string dst = dir + "/perf_etm_raw.data";
     auto report = etmtest::writeRawEtmCopy(src, dst);
@@ -867,6 +882,31 @@ TEST(EtmRawPerfData, RawFlaggedCopyOfPerfEtmData) {
     EXPECT_EQ(idsCopy.size(), 1u);
     std::printf("perf report -D: %zu ETMv4 packets of the raw copy equal the original's\n",
                 packetsCopy.size());
+}
+
+// `auxscope decode FILE --format ranges` (decode/auxtrace, the perf.data ETM
+// path) prints the same ranges for the raw copy as for the formatted original.
+TEST(EtmRawPerfData, RawCopyDecodesToTheSameRangesAsTheOriginal) {
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string& copy = rawCopyOfPerfEtmData();
+    ASSERT_FALSE(copy.empty());
+    auto ranges = [](const std::string& file) {
+        auto r = writertest::runCommand(
+            {auxscopeBinary(), "decode", file, "--format", "ranges", "--symfs", simpleperfEtm("symfs")}, 120);
+        EXPECT_TRUE(r.exitedZero()) << file << ": " << r.err;
+        std::vector<std::string> lines;
+        std::istringstream in(r.out);
+        std::string line;
+        static const std::regex range("^[0-9]+ 0x[0-9a-f]+ 0x[0-9a-f]+ 0x[0-9a-f]+ [0-9]+ [A-Za-z0-9]+$");
+        while (std::getline(in, line))
+            if (std::regex_match(line, range)) lines.push_back(line);
+        return std::make_pair(lines, r.out);
+    };
+    const auto [orig, origOut] = ranges(simpleperfEtm("perf_etm.data"));
+    const auto [raw, rawOut] = ranges(copy);
+    ASSERT_FALSE(orig.empty()) << "no ranges for the original:\n" << origOut;
+    EXPECT_EQ(raw, orig) << "raw copy:\n" << rawOut;
+    std::printf("perf_etm.data and its raw copy: %zu ranges compared (cpu 7, trace ID 0x1e)\n", orig.size());
 }
 
 }  // namespace
