@@ -44,7 +44,7 @@
 
 #include "CaptureSession.h"
 #include "SimulatedAuxProducer.h"
-#include "pt/LivePtDecoder.h"
+#include "auxtrace/LiveTraceDecoder.h"
 #include "record/PerfDataWriterCapture.h"
 
 using namespace auxscope;
@@ -276,14 +276,14 @@ StepResult runStep(const Options& o, double rateMBs) {
         if (!f) die(f.error().message);
         file = std::move(f.value());
     }
-    std::unique_ptr<LivePtDecoder> live;
+    std::unique_ptr<LiveTraceDecoder> live;
     if (o.liveDecode) {
         // The producers' bytes are not PT: the decoder finds no PSB and decodes
         // nothing; what is measured is its cost on the drain thread (copying the
         // newest bytes, the PSB search) beside the same step without it.
-        LivePtDecoderOptions lo;
+        LiveDecoderOptions lo;
         lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{1, {}};
-        auto l = LivePtDecoder::attach(s, lo);
+        auto l = LiveTraceDecoder::attach(s, lo);
         if (!l) die(l.error().message);
         live = std::move(l.value());
     }

@@ -38,7 +38,7 @@
 #include "Tracefs.h"
 #include "gui/AuxOptionsPanel.h"
 #include "gui/TimelineView.h"
-#include "pt/LivePtDecoder.h"
+#include "auxtrace/LiveTraceDecoder.h"
 
 namespace auxscope {
 namespace {
@@ -441,9 +441,9 @@ void CapturePage::start() {
     live_.reset();
     liveShown_.reset();
     if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
-        LivePtDecoderOptions lo;
+        LiveDecoderOptions lo;
         lo.auxtraceInfo = fileOptions.auxtraceInfo;
-        auto live = LivePtDecoder::attach(**session, lo);
+        auto live = LiveTraceDecoder::attach(**session, lo);
         if (live) {
             live_ = std::move(live.value());
             liveStatus_->setText("Decoding the newest Intel PT of each CPU while capturing…");
@@ -692,7 +692,7 @@ void CapturePage::showLiveDecode(bool final) {
         liveShown_ = t;
         liveTimeline_->setData(t);
     }
-    const LivePtDecodeStats st = live_->stats();
+    const LiveDecodeStats st = live_->stats();
     QString text =
         QString(
             "%1 %2 of %3 MB of trace decoded (%4 MB skipped by the rate bound), %5 M instructions, "

@@ -30,7 +30,7 @@ class QValueAxis;
 namespace auxscope {
 
 class AuxOptionsPanel;
-class LivePtDecoder;
+class LiveTraceDecoder;
 class TimelineView;
 struct TimelineData;
 
@@ -51,7 +51,7 @@ public:
     // The instruction-flow timeline decoded while capturing (Intel PT captures).
     TimelineView* liveTimeline() const { return liveTimeline_; }
     // Its decoder while a capture runs (null otherwise).
-    const LivePtDecoder* liveDecoder() const { return live_.get(); }
+    const LiveTraceDecoder* liveDecoder() const { return live_.get(); }
 
 public slots:
     void start();
@@ -101,7 +101,7 @@ private:
     QCheckBox* liveDecode_ = nullptr;
     QLabel* liveStatus_ = nullptr;
     TimelineView* liveTimeline_ = nullptr;
-    std::shared_ptr<LivePtDecoder> live_;
+    std::shared_ptr<LiveTraceDecoder> live_;
     std::shared_ptr<const TimelineData> liveShown_;
     void showLiveDecode(bool final);
     AuxOptionsPanel* auxPanel_ = nullptr;

@@ -3,4 +3,5 @@
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/AuxTraceDecode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PtAuxTrace.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/LiveTraceDecoder.cpp
 )

@@ -15,7 +15,7 @@
 #include "auxtrace/AuxTraceDecode.h"
 #include "auxtrace/PtAuxTrace.h"
 #include "perfdata/PerfDataReader.h"
-#include "pt/LivePtDecoder.h"
+#include "auxtrace/LiveTraceDecoder.h"
 #include "pt/PsbIndex.h"
 #include "pt/PtSpanDecoder.h"
 #include "record/ReplaySource.h"
@@ -45,13 +45,13 @@ const std::string& generatedTrace() {
 }
 
 struct LiveRun {
-    LivePtDecodeStats stats;
+    LiveDecodeStats stats;
     std::shared_ptr<const TimelineData> timeline;
     std::vector<std::shared_ptr<const TimelineData>> seenWhileRunning;
     ReplayProgress progress;
 };
 
-LiveRun replayWithLiveDecode(const std::string& path, LivePtDecoderOptions lo, ReplayOptions ro) {
+LiveRun replayWithLiveDecode(const std::string& path, LiveDecoderOptions lo, ReplayOptions ro) {
     LiveRun run;
     auto src = ReplaySource::open(path);
     EXPECT_TRUE(src) << src.error().message;
@@ -60,7 +60,7 @@ LiveRun replayWithLiveDecode(const std::string& path, LivePtDecoderOptions lo, R
     EXPECT_TRUE(session) << session.error().message;
     if (!session) return run;
     lo.auxtraceInfo = (*src)->auxtraceInfo(ro);
-    auto live = LivePtDecoder::attach(**session, lo);
+    auto live = LiveTraceDecoder::attach(**session, lo);
     EXPECT_TRUE(live) << live.error().message;
     if (!live) return run;
     EXPECT_TRUE((*session)->start());
@@ -116,7 +116,7 @@ TEST(LiveDecode, GeneratedTraceDecodesWhileReplaying) {
             if (Span s = store.at(i); !s.isGap())
                 offlineNames.insert(offline->session->functions()[s.function].name);
 
-    LivePtDecoderOptions lo;
+    LiveDecoderOptions lo;
     lo.intervalSeconds = 0.05;
     lo.bytesPerCpuPerTick = 8 << 20;
     lo.keepTicks = 1000;
@@ -126,7 +126,7 @@ TEST(LiveDecode, GeneratedTraceDecodesWhileReplaying) {
     ASSERT_TRUE(run.timeline);
     EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
     EXPECT_EQ(run.stats.auxBytes, fileBytes);
-    EXPECT_EQ(run.stats.psbs, filePsbs) << "PSBs found while draining";
+    EXPECT_EQ(run.stats.syncPoints, filePsbs) << "PSBs found while draining";
     EXPECT_EQ(run.stats.decodedBytes + run.stats.skippedBytes, fileBytes)
         << "every byte is decoded or counted as skipped";
     EXPECT_EQ(run.stats.decodeErrors, 0u);
@@ -152,7 +152,7 @@ TEST(LiveDecode, GeneratedTraceDecodesWhileReplaying) {
 TEST(LiveDecode, RateBoundSkipsAndCountsWhatItCannotDecode) {
     const std::string& path = generatedTrace();
     ASSERT_FALSE(path.empty());
-    LivePtDecoderOptions lo;
+    LiveDecoderOptions lo;
     lo.intervalSeconds = 0.02;
     lo.bytesPerCpuPerTick = 32 << 10;
     ReplayOptions ro;
@@ -174,7 +174,7 @@ TEST(LiveDecode, PublishesTimelinesWhileCapturing) {
     ASSERT_TRUE(std::filesystem::exists(kSkylake)) << kSkylake << " is missing";
     auto src = ReplaySource::open(kSkylake);
     ASSERT_TRUE(src) << src.error().message;
-    LivePtDecoderOptions lo;
+    LiveDecoderOptions lo;
     lo.intervalSeconds = 0.05;
     lo.bytesPerCpuPerTick = 256 << 10;
     ReplayOptions ro;
@@ -194,7 +194,7 @@ TEST(LiveDecode, PublishesTimelinesWhileCapturing) {
 TEST(LiveDecode, SkylakeWithoutBinariesShowsExplainedGaps) {
     AUXSCOPE_NEED_TEST_DATA();
     ASSERT_TRUE(std::filesystem::exists(kSkylake)) << kSkylake << " is missing";
-    LivePtDecoderOptions lo;
+    LiveDecoderOptions lo;
     lo.intervalSeconds = 0.05;
     ReplayOptions ro;
     ro.speed.max = true;
@@ -221,9 +221,10 @@ TEST(LiveDecode, RefusesOtherTraceKinds) {
     so.cpus = 1;
     auto session = CaptureSession::openSimulated(so);
     ASSERT_TRUE(session) << session.error().message;
-    LivePtDecoderOptions lo;
-    lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{3, {}};  // CoreSight
-    auto live = LivePtDecoder::attach(**session, lo);
+    LiveDecoderOptions lo;
+    lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{4, {}};  // Arm SPE: no decoder
+    auto live = LiveTraceDecoder::attach(**session, lo);
     ASSERT_FALSE(live);
-    EXPECT_NE(live.error().message.find("only Intel PT"), std::string::npos) << live.error().message;
+    EXPECT_NE(live.error().message.find("only Intel PT and CoreSight ETM"), std::string::npos)
+        << live.error().message;
 }

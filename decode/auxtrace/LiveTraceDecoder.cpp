@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "pt/LivePtDecoder.h"
+#include "auxtrace/LiveTraceDecoder.h"
 
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -10,9 +10,10 @@
 #include <chrono>
 #include <cstring>
 
+#include "auxtrace/AuxTraceDecode.h"
+#include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
-#include "pt/PtSpanDecoder.h"
 #include "record/CaptureAuxtraceInfo.h"
 #include "record/ProcSynth.h"
 
@@ -20,8 +21,8 @@ namespace auxscope {
 
 namespace {
 
-constexpr uint32_t kAuxtraceIntelPt = 1;   // PERF_AUXTRACE_INTEL_PT
-constexpr size_t kChunkBytes = 256 << 10;  // bytes per kept chunk (small AUX transfers are coalesced)
+constexpr size_t kChunkBytes = 256 << 10;    // bytes per kept chunk (small AUX transfers are coalesced)
+constexpr uint64_t kCoreSightStride = 4096;  // CoreSight ways in: frame-aligned, one per 4 KiB
 
 bool isAddressSpaceRecord(uint32_t type) {
     switch (type) {
@@ -61,9 +62,9 @@ private:
 
 }  // namespace
 
-Expected<std::unique_ptr<LivePtDecoder>> LivePtDecoder::attach(CaptureSession& session,
-                                                               LivePtDecoderOptions options) {
-    std::unique_ptr<LivePtDecoder> d(new LivePtDecoder);
+Expected<std::unique_ptr<LiveTraceDecoder>> LiveTraceDecoder::attach(CaptureSession& session,
+                                                                     LiveDecoderOptions options) {
+    std::unique_ptr<LiveTraceDecoder> d(new LiveTraceDecoder);
     d->session_ = &session;
     d->options_ = std::move(options);
     const std::string what = "live decode";
@@ -75,10 +76,13 @@ Expected<std::unique_ptr<LivePtDecoder>> LivePtDecoder::attach(CaptureSession& s
         if (!*info) return makeError(what + ": the capture has no AUX-area trace event to decode");
         d->auxtraceInfo_ = std::move(**info);
     }
-    if (d->auxtraceInfo_.type != kAuxtraceIntelPt)
-        return makeError(what +
-                         ": only Intel PT is decoded while capturing (the capture's AUX trace is type " +
-                         std::to_string(d->auxtraceInfo_.type) + ")");
+    if (d->auxtraceInfo_.type != auxtrace::kTypeIntelPt && d->auxtraceInfo_.type != auxtrace::kTypeCsEtm)
+        return makeError(
+            what +
+            ": only Intel PT and CoreSight ETM are decoded while capturing (the capture's AUX trace "
+            "is type " +
+            std::to_string(d->auxtraceInfo_.type) + ")");
+    d->intelPt_ = d->auxtraceInfo_.type == auxtrace::kTypeIntelPt;
     auto layout = captureFileLayout(session, what);
     if (!layout) return layout.error();
     d->attrs_ = std::move(layout->attrs);
@@ -102,11 +106,11 @@ Expected<std::unique_ptr<LivePtDecoder>> LivePtDecoder::attach(CaptureSession& s
     return d;
 }
 
-LivePtDecoder::~LivePtDecoder() {
+LiveTraceDecoder::~LiveTraceDecoder() {
     stop();
 }
 
-void LivePtDecoder::stop() {
+void LiveTraceDecoder::stop() {
     {
         std::lock_guard lock(mutex_);
         if (stopping_ && !thread_.joinable()) return;
@@ -116,17 +120,17 @@ void LivePtDecoder::stop() {
     if (thread_.joinable()) thread_.join();
 }
 
-std::shared_ptr<const TimelineData> LivePtDecoder::latest() const {
+std::shared_ptr<const TimelineData> LiveTraceDecoder::latest() const {
     std::lock_guard lock(mutex_);
     return latest_;
 }
 
-LivePtDecodeStats LivePtDecoder::stats() const {
+LiveDecodeStats LiveTraceDecoder::stats() const {
     std::lock_guard lock(mutex_);
     return stats_;
 }
 
-void LivePtDecoder::flush() {
+void LiveTraceDecoder::flush() {
     std::unique_lock lock(mutex_);
     if (stopping_) return;
     const uint64_t want = ++flushRequests_;
@@ -134,7 +138,7 @@ void LivePtDecoder::flush() {
     flushed_.wait(lock, [&] { return flushesDone_ >= want || stopping_; });
 }
 
-void LivePtDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) {
+void LiveTraceDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) {
     const bool addressSpace = isAddressSpaceRecord(record.type);
     if (!addressSpace && !isTimelineRecord(record.type)) return;
     std::lock_guard lock(mutex_);
@@ -164,14 +168,14 @@ void LivePtDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const Pars
     }
 }
 
-void LivePtDecoder::onAux(int cpu, uint32_t ringIndex, const AuxBytes& bytes) {
+void LiveTraceDecoder::onAux(int cpu, uint32_t ringIndex, const AuxBytes& bytes) {
     std::lock_guard lock(mutex_);
     appendAux(cpu, ringIndex, bytes.offset, bytes.first);
     appendAux(cpu, ringIndex, bytes.offset + bytes.first.size(), bytes.second);
 }
 
-void LivePtDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
-                              std::span<const uint8_t> bytes) {
+void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
+                                 std::span<const uint8_t> bytes) {
     if (bytes.empty()) return;
     stats_.auxBytes += bytes.size();
     CpuTrace& t = cpus_[cpu];
@@ -181,17 +185,23 @@ void LivePtDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
     // sink was told about), start the CPU's stream afresh.
     if (snapshotMode_ || auxOffset != t.end || t.chunks.empty()) {
         t.chunks.clear();
-        t.psbs.clear();
+        t.syncPoints.clear();
         t.begin = t.end = auxOffset;
         t.decodedTo = std::min(t.decodedTo, auxOffset);
         if (snapshotMode_) t.decodedTo = auxOffset;
     }
-    // The PSB index, built as the bytes arrive: a PSB cut by the previous
-    // transfer's end starts in the last 15 bytes kept, and is found in their
-    // junction with the new bytes.
-    const uint64_t before = t.psbs.size();
+    // The sync points, found as the bytes arrive.
+    const uint64_t before = t.syncPoints.size();
     std::vector<uint64_t> found;
-    if (t.end > t.begin) {
+    if (!intelPt_) {
+        // CoreSight: any 16-byte frame boundary is a way in (the deformatter
+        // aligns on it and the decoder waits for the next A-sync); one per 4 KiB.
+        for (uint64_t o = (t.end + kCoreSightStride - 1) / kCoreSightStride * kCoreSightStride;
+             o < t.end + bytes.size(); o += kCoreSightStride)
+            t.syncPoints.push_back(o);
+    } else if (t.end > t.begin) {
+        // Intel PT's PSBs: a PSB cut by the previous transfer's end starts in the
+        // last 15 bytes kept, and is found in their junction with the new bytes.
         uint8_t junction[30];
         const size_t tail = size_t(std::min<uint64_t>(15, t.end - t.begin));
         size_t need = tail;
@@ -204,15 +214,17 @@ void LivePtDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
         std::memcpy(junction + tail, bytes.data(), head);
         findPsbs(std::span<const uint8_t>(junction, tail + head), 0, tail, found);
         for (uint64_t o : found)
-            t.psbs.push_back(t.end - tail + o);
+            t.syncPoints.push_back(t.end - tail + o);
         found.clear();
     }
-    findPsbs(bytes, 0, bytes.size(), found);
-    for (uint64_t o : found)
-        t.psbs.push_back(t.end + o);
-    stats_.psbs += t.psbs.size() - before;
+    if (intelPt_) {
+        findPsbs(bytes, 0, bytes.size(), found);
+        for (uint64_t o : found)
+            t.syncPoints.push_back(t.end + o);
+    }
+    stats_.syncPoints += t.syncPoints.size() - before;
 
-    // Keep the newest bytes only: twice a tick's budget, so a tick finds a PSB
+    // Keep the newest bytes only: twice a tick's budget, so a tick finds a sync point
     // before the budget's worth of newest bytes.
     const uint64_t keep = std::max<uint64_t>(2 * options_.bytesPerCpuPerTick, 1 << 20);
     std::span<const uint8_t> kept = bytes;
@@ -230,11 +242,11 @@ void LivePtDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset,
         t.begin += t.chunks.front().size();
         t.chunks.pop_front();
     }
-    auto firstKept = std::lower_bound(t.psbs.begin(), t.psbs.end(), t.begin);
-    t.psbs.erase(t.psbs.begin(), firstKept);
+    auto firstKept = std::lower_bound(t.syncPoints.begin(), t.syncPoints.end(), t.begin);
+    t.syncPoints.erase(t.syncPoints.begin(), firstKept);
 }
 
-void LivePtDecoder::loop() {
+void LiveTraceDecoder::loop() {
     using Clock = std::chrono::steady_clock;
     // Below the drain thread and the traced workload (per-thread nice on Linux).
     (void)setpriority(PRIO_PROCESS, uint32_t(gettid()), 10);
@@ -264,7 +276,7 @@ void LivePtDecoder::loop() {
     flushed_.notify_all();
 }
 
-void LivePtDecoder::tick() {
+void LiveTraceDecoder::tick() {
     // Under the lock: the bytes to decode and the sideband, copied out.
     std::map<int, TickTrace> trace;
     std::vector<uint8_t> sideband;
@@ -273,11 +285,11 @@ void LivePtDecoder::tick() {
         for (auto& [cpu, t] : cpus_) {
             uint64_t from = std::max(t.decodedTo, t.begin);
             if (from >= t.end) continue;
-            // The earliest PSB at or after `from` that keeps the decode within budget.
-            auto first = std::lower_bound(t.psbs.begin(), t.psbs.end(), from);
-            if (first == t.psbs.end()) continue;  // no way in yet: wait for a PSB
+            // The earliest sync point at or after `from` that keeps the decode within budget.
+            auto first = std::lower_bound(t.syncPoints.begin(), t.syncPoints.end(), from);
+            if (first == t.syncPoints.end()) continue;  // no way in yet: wait for one
             auto start = first;
-            while (start + 1 != t.psbs.end() && t.end - *start > options_.bytesPerCpuPerTick)
+            while (start + 1 != t.syncPoints.end() && t.end - *start > options_.bytesPerCpuPerTick)
                 ++start;
             const uint64_t begin = *start;
             const uint64_t end = std::min(t.end, begin + options_.bytesPerCpuPerTick);
@@ -322,7 +334,8 @@ void LivePtDecoder::tick() {
     stats_.lastError = r ? std::string() : r.error().message;
 }
 
-uint32_t LivePtDecoder::liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap) {
+uint32_t LiveTraceDecoder::liveFunction(const FunctionTable& table, uint32_t id,
+                                        std::vector<uint32_t>& remap) {
     if (id >= table.size()) return FunctionTable::kUnknown;
     if (remap[id] != UINT32_MAX) return remap[id];
     const FunctionInfo& f = table[id];
@@ -336,8 +349,8 @@ uint32_t LivePtDecoder::liveFunction(const FunctionTable& table, uint32_t id, st
     return remap[id] = it->second;
 }
 
-Expected<void> LivePtDecoder::decodeTick(const std::map<int, TickTrace>& trace,
-                                         const std::vector<uint8_t>& sideband) {
+Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trace,
+                                            const std::vector<uint8_t>& sideband) {
     // The newest trace as a small perf.data in memory, decoded like any file.
     MemoryFile mem;
     if (!mem.ok()) return makeError("live decode: memfd_create failed");
@@ -372,9 +385,9 @@ Expected<void> LivePtDecoder::decodeTick(const std::map<int, TickTrace>& trace,
     }
     auto reader = PerfDataReader::open(mem.path());
     if (!reader) return reader.error();
-    PtSessionOptions so;
+    AuxTraceOptions so;
     so.images = options_.images;
-    auto session = PtSession::open(*reader, so);
+    auto session = AuxTraceSession::open(*reader, so);
     if (!session) return session.error();
     DecodedSpans result = (*session)->decodeSpans({}, 1);
 
@@ -436,7 +449,7 @@ Expected<void> LivePtDecoder::decodeTick(const std::map<int, TickTrace>& trace,
             data->decodedBegin = std::min(data->decodedBegin, k.begin),
             data->decodedEnd = std::max(data->decodedEnd, k.end);
     }
-    LivePtDecodeStats snapshot;
+    LiveDecodeStats snapshot;
     {
         std::lock_guard lock(mutex_);
         stats_.instructions += result.decodedStats.instructions;

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// Decode while capturing: a RecordSink on a capture with an Intel PT AUX event
-// that keeps the newest trace bytes of every CPU and the sideband, finds the PSBs
-// as the bytes arrive (the PSB index is built while draining), and on a thread of
-// its own decodes, at a bounded rate, the newest segments of each CPU into
-// call-stack spans a timeline shows while the capture runs.
+// Decode while capturing, for every AUX trace kind auxscope decodes (Intel PT,
+// CoreSight ETM/ETE): a RecordSink on a capture with an AUX event that keeps the
+// newest trace bytes of every CPU and the sideband, finds the trace's ways in
+// (sync points: Intel PT's PSBs; for CoreSight, frame-aligned offsets, where the
+// decoder waits for the next A-sync by itself) as the bytes arrive, and on a
+// thread of its own decodes, at a bounded rate, the newest segments of each CPU
+// into call-stack spans a timeline shows while the capture runs.
 //
 // Each tick (every `intervalSeconds`):
-// - per CPU, the trace since the last tick's end, entered at the earliest PSB
-//   that keeps it within `bytesPerCpuPerTick` (the rate bound: what does not fit
-//   is skipped, and counted, never queued up);
+// - per CPU, the trace since the last tick's end, entered at the earliest sync
+//   point that keeps it within `bytesPerCpuPerTick` (the rate bound: what does
+//   not fit is skipped, and counted, never queued up);
 // - those bytes, the sideband so far (address spaces always, switches of the
 //   last `keepSeconds`), the capture's attrs, TIME_CONV and AUXTRACE_INFO are
-//   written as a small perf.data in memory (memfd) and decoded by PtSession, the
-//   one decoder the files, the CLI and the GUI use;
+//   written as a small perf.data in memory (memfd) and decoded by
+//   AuxTraceSession, the one decoder entry point the files, the CLI and the
+//   GUI use;
 // - the spans join those of the earlier ticks still kept (`keepTicks`), their
 //   function ids mapped into one table that lives as long as the decoder, and
 //   a new TimelineData is published (latest()).
@@ -44,7 +47,7 @@
 
 namespace auxscope {
 
-struct LivePtDecoderOptions {
+struct LiveDecoderOptions {
     double intervalSeconds = 0.5;
     uint64_t bytesPerCpuPerTick = 1 << 20;  // trace decoded per CPU per tick, at most
     unsigned keepTicks = 16;                // decoded ticks kept for the timeline
@@ -61,12 +64,12 @@ struct LivePtDecoderOptions {
     bool synthesizeFromProc = true;  // existing processes' maps from /proc (kernel captures only)
 };
 
-struct LivePtDecodeStats {
+struct LiveDecodeStats {
     uint64_t ticks = 0;         // decodes run
     uint64_t auxBytes = 0;      // trace bytes the capture handed over
     uint64_t decodedBytes = 0;  // trace bytes decoded
     uint64_t skippedBytes = 0;  // trace bytes not decoded: over the rate bound, or before a PSB
-    uint64_t psbs = 0;          // PSBs found while draining
+    uint64_t syncPoints = 0;    // ways into the trace found while draining (Intel PT: PSBs)
     uint64_t instructions = 0;  // decoded
     uint64_t spans = 0;         // in the newest published timeline
     uint64_t decodeErrors = 0;
@@ -77,17 +80,18 @@ struct LivePtDecodeStats {
     std::string lastError;         // the newest tick's failure, if it failed
 };
 
-class LivePtDecoder : public RecordSink {
+class LiveTraceDecoder : public RecordSink {
 public:
     // Registers itself as a sink of `session` (before start()) and starts its
-    // thread. Errors: the capture has no Intel PT event, or no tracking event.
-    static Expected<std::unique_ptr<LivePtDecoder>> attach(CaptureSession& session,
-                                                           LivePtDecoderOptions options = {});
-    ~LivePtDecoder() override;
+    // thread. Errors: the capture has no AUX event of a kind auxscope decodes,
+    // or no tracking event.
+    static Expected<std::unique_ptr<LiveTraceDecoder>> attach(CaptureSession& session,
+                                                              LiveDecoderOptions options = {});
+    ~LiveTraceDecoder() override;
 
     // The newest timeline (null before the first tick with trace). Any thread.
     std::shared_ptr<const TimelineData> latest() const;
-    LivePtDecodeStats stats() const;
+    LiveDecodeStats stats() const;
     // Runs one more tick now and waits for it (end of capture, tests).
     void flush();
     // Stops the decode thread (also done by the destructor). Call once the
@@ -102,14 +106,14 @@ public:
 private:
     // One contiguous piece of a CPU's AUX bytes (mutex_ held).
     void appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes);
-    LivePtDecoder() = default;
+    LiveTraceDecoder() = default;
     struct CpuTrace {
         int cpu = -1;
         uint32_t ringIndex = 0;
         std::deque<std::vector<uint8_t>> chunks;  // the newest bytes, oldest first
         uint64_t begin = 0, end = 0;              // stream offsets they cover
         uint64_t auxOffsetAtBegin = 0;            // AUX area offset of `begin`
-        std::vector<uint64_t> psbs;               // stream offsets, >= begin
+        std::vector<uint64_t> syncPoints;         // stream offsets, >= begin
         uint64_t decodedTo = 0;                   // the previous tick's end
     };
     // One CPU's trace for a tick, copied out under the lock.
@@ -128,7 +132,7 @@ private:
     uint32_t liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap);
 
     CaptureSession* session_ = nullptr;
-    LivePtDecoderOptions options_;
+    LiveDecoderOptions options_;
     std::vector<PerfDataEventAttr> attrs_;
     std::vector<perfdata::IdIndexEntry> idIndex_;
     perf_event_mmap_page timePage_{};
@@ -136,6 +140,7 @@ private:
     PerfDataWriterCaptureOptions::AuxtraceInfoBlock auxtraceInfo_;
     std::vector<uint8_t> synthesized_;  // from /proc at attach
     bool snapshotMode_ = false;
+    bool intelPt_ = true;  // PSBs are the sync points; else CoreSight's frame-aligned offsets
 
     // Shared with the drain thread.
     mutable std::mutex mutex_;
@@ -147,7 +152,7 @@ private:
     };
     std::map<int, std::deque<TimedRecord>> switches_;  // SWITCH, SWITCH_CPU_WIDE, ITRACE_START, AUX per CPU
     uint64_t newestTime_ = 0, firstTime_ = 0;
-    LivePtDecodeStats stats_;
+    LiveDecodeStats stats_;
 
     // The decode thread's own.
     FunctionTable functions_;
