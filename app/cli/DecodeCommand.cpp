@@ -21,7 +21,8 @@
 namespace auxscope {
 namespace {
 
-const char* kHelp = R"(usage: auxscope decode PERF.DATA [--format spans|insn|packets] [--cpu N] [--tid T]
+const char* kHelp =
+    R"(usage: auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
                        [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
                        [--kallsyms FILE] [-j N]
        auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
@@ -30,12 +31,15 @@ const char* kHelp = R"(usage: auxscope decode PERF.DATA [--format spans|insn|pac
        auxscope decode SNAPSHOT_DIR [--format ranges|packets]
 
 A perf.data with Intel PT AUX data (recorded by perf or auxscope) is decoded with
-libipt's block decoder into per-thread call stacks, using the file's sideband
-(threads, context switches, mmaps) and the mapped ELF files:
+libipt's block decoder, one with CoreSight ETM/ETE AUX data (cs_etm, recorded by perf
+or simpleperf; frame formatted or raw) with OpenCSD, into per-thread call stacks,
+using the file's sideband (threads, context switches, mmaps) and the mapped ELF files:
   --format spans    (default) every thread's call-stack spans: start/end (perf time, ns),
                     depth, instructions, function; gaps with their reason
   --format insn     one line per basic block: time, cpu, tid, first-last address,
                     instructions, how the block ends, function
+  --format ranges   CoreSight only: one executed instruction range per line: cpu, trace
+                    ID, first and last instruction address, instruction count, ISA
   --format packets  per CPU buffer, the packet listing and the packet counts per type
   --cpu N           only that CPU's trace        --tid T    only that thread
   --time A-B        only [A, B] in perf time (ns; either side may be empty)
@@ -124,8 +128,8 @@ Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& arg
             auto v = value();
             if (!v) return v.error();
             if (a == "--format") {
-                if (*v != "spans" && *v != "insn" && *v != "packets")
-                    return makeError("--format " + *v + ": expected spans, insn or packets");
+                if (*v != "spans" && *v != "insn" && *v != "packets" && *v != "ranges")
+                    return makeError("--format " + *v + ": expected spans, insn, ranges or packets");
                 out.format = *v;
             } else if (auto r = applyDecodeSelectionOption(a, *v, out); !r) {
                 return r.error();
@@ -218,6 +222,7 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
     };
     char line[512];
     if (parsed->format == "packets") return s.listPackets(window.cpu, std::cout, std::cerr);
+    if (parsed->format == "ranges") return s.listRanges(window.cpu, std::cout, std::cerr);
     const FunctionTable& functions = s.functions();
     if (parsed->format == "insn") {
         DecodeStats stats = s.forEachBlock(window, [&](const FlowBlock& b) {

@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "auxtrace/EtmAuxTrace.h"
 #include "auxtrace/PtAuxTrace.h"
 #include "perfdata/AuxtraceInfo.h"
 
@@ -40,7 +41,7 @@ const char* auxTraceKindName(AuxTraceKind kind) {
 bool hasDecodableAuxTrace(const PerfDataReader& file) {
     const auto& infos = file.summary().auxtraceInfo;
     const bool decodable = std::any_of(infos.begin(), infos.end(), [](const PerfAuxtraceInfo& i) {
-        return i.type == auxtrace::kTypeIntelPt;
+        return i.type == auxtrace::kTypeIntelPt || i.type == auxtrace::kTypeCsEtm;
     });
     return decodable && auxTraceBytes(file) > 0;
 }
@@ -57,10 +58,18 @@ Expected<std::unique_ptr<AuxTraceSession>> AuxTraceSession::open(const PerfDataR
     switch (auxTraceKind(file)) {
         case AuxTraceKind::IntelPt:
             return PtAuxTraceSession::open(file, options);
+        case AuxTraceKind::CoreSight:
+            return EtmAuxTraceSession::open(file, options);
         default:
             // PtSession::open says what the file lacks ("no Intel PT AUXTRACE_INFO record").
             return PtAuxTraceSession::open(file, options);
     }
+}
+
+int AuxTraceSession::listRanges(std::optional<int>, std::ostream&, std::ostream& err) {
+    err << "auxscope decode: --format ranges lists CoreSight's executed instruction ranges; "
+        << auxTraceKindName(kind()) << " decodes to blocks (use --format insn)\n";
+    return 1;
 }
 
 uint64_t AuxTraceSpans::spanCount() const {

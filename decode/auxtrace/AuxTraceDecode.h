@@ -93,6 +93,11 @@ public:
     // The protocol's packets, per CPU buffer (or `cpu` only), with counts per
     // packet type; problems to `err`. Returns 0, or 1 when a buffer could not be listed.
     virtual int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) = 0;
+    // The executed instruction ranges, one per line ("CPU TRACE_ID FIRST LAST COUNT ISA",
+    // as `auxscope decode SNAPSHOT_DIR` lists a snapshot's), per CPU buffer (or `cpu`
+    // only), a summary to `err`. Trace kinds without ranges (Intel PT decodes to
+    // blocks: --format insn) say so to `err` and return 1.
+    virtual int listRanges(std::optional<int> cpu, std::ostream& out, std::ostream& err);
 };
 
 // A decoded file: the session (which owns the function table the spans refer

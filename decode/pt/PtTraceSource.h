@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // The Intel PT trace of a perf.data, ready for libipt: per CPU (AUX ring) the
+// AUX streams of perfdata/AuxStreams (collectAuxStreams), that is the
 // AUXTRACE buffers in AUX order, one logical stream (PtTraceBytes: pieces of
 // the mapped file, not copies) split into runs where AUX data is missing (a gap in the AUX offsets, named
 // with its size from the reader's accounting of what the AUX records announce, a
@@ -17,96 +18,19 @@
 #include <vector>
 
 #include "Result.h"
+#include "perfdata/AuxStreams.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtConfig.h"
 
 namespace auxscope {
 
-// perf's user-page time conversion (perf_event_mmap_page time_shift/mult/zero),
-// from AUXTRACE_INFO's Intel PT words or PERF_RECORD_TIME_CONV.
-struct PtTimeConv {
-    bool valid = false;
-    uint64_t shift = 0, mult = 0, zero = 0;
-    bool shortCounter = false;  // cap_user_time_short: the TSC is first widened with cycles/mask
-    uint64_t cycles = 0, mask = 0;
-
-    uint64_t toPerfTime(uint64_t tsc) const;
-    uint64_t toTsc(uint64_t perfTime) const;
-};
-
-// The AUX bytes of one CPU as one logical stream, made of pieces that point
-// into the file (PerfDataReader maps it): opening a session copies nothing.
-// AUXTRACE records interleave headers (and other CPUs' buffers) with the data, so
-// a range that crosses a piece boundary is stitched into a caller's scratch
-// buffer when asked for (view()); a range within one piece is the file's bytes.
-// Compressed files' payloads are the only bytes owned here. The stream's bytes
-// live as long as the PerfDataReader the source was made from.
-class PtTraceBytes {
-public:
-    struct Piece {
-        uint64_t begin = 0;  // offset in the stream
-        std::span<const uint8_t> bytes;
-    };
-    uint64_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
-    const std::vector<Piece>& pieces() const { return pieces_; }
-    // [begin, end) contiguous: the piece's bytes when it lies in one, else a copy in `scratch`.
-    std::span<const uint8_t> view(uint64_t begin, uint64_t end, std::vector<uint8_t>& scratch) const;
-    // The whole stream contiguous (for callers that hand whole runs to libipt):
-    // the file's bytes when there is one piece, else a copy made on the first
-    // call and kept.
-    const uint8_t* data() const;
-
-    void append(std::span<const uint8_t> bytes);
-    void appendOwned(std::vector<uint8_t> bytes);  // a payload that exists only in memory
-    void dropBack(uint64_t n);                     // perf's padding, counted twice
-
-private:
-    struct Shared {
-        std::once_flag once;
-        std::vector<uint8_t> whole;
-        std::vector<std::vector<uint8_t>> owned;
-    };
-    std::vector<Piece> pieces_;
-    uint64_t size_ = 0;
-    std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
-};
-
-// Contiguous AUX bytes of one CPU: [begin, end) of PtCpuTrace::bytes.
-struct PtRun {
-    uint64_t begin = 0, end = 0;
-    uint64_t auxOffset = 0;  // AUX area offset of its first byte
-    // Missing AUX data before this run (0 for the first run unless the first buffer
-    // does not start the AUX area... which is normal, so only later runs count).
-    // 0 also when the amount is unknown: after a TRUNCATED record the bytes the
-    // hardware could not write never took AUX offsets.
-    uint64_t lostBefore = 0;
-    // "4096 AUX bytes missing from the file ...", "AUX buffer cut short ...", "AUX area full ..."
-    std::string lostCause;
-    // AUX data missing after this run with no trace after it (the last run of a
-    // CPU whose AUX records announce more than the file holds): told where the run ends.
-    uint64_t lostAfter = 0;
-    std::string lostAfterCause;
-};
-
-// PERF_RECORD_AUX records of one CPU with a loss flag.
-struct PtAuxLoss {
-    uint64_t truncated = 0, partial = 0, collision = 0;  // records with each flag
-    uint64_t splits = 0;                                 // runs started at their ends
-    // AUX bytes the AUX records announce and the file does not hold (the
-    // reader's PerfAuxArea): missing from the file, not lost by the kernel.
-    uint64_t missingBytes = 0, missingGaps = 0;
-};
-
-struct PtCpuTrace {
-    int cpu = -1;
-    int32_t tid = -1;  // the AUXTRACE records' tid (per-thread mode); -1 when CPU-wide
-    PtTraceBytes bytes;
-    std::vector<PtRun> runs;
-    size_t buffers = 0;
-    PtAuxLoss auxLoss;
-};
+// The AUX-generic stream types (perfdata/AuxStreams.h) under the names pt/ has used.
+using PtTraceBytes = AuxStreamBytes;
+using PtRun = AuxRun;
+using PtAuxLoss = AuxLoss;
+using PtCpuTrace = AuxStream;
+using PtTimeConv = PerfClockConv;
 
 class PtTraceSource {
 public:

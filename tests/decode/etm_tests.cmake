@@ -44,3 +44,8 @@ set_tests_properties(etm_cli_decode_snapshot_bad_format PROPERTIES PASS_REGULAR_
 add_test(NAME etm_cli_decode_usage COMMAND auxscope decode --help)
 set_tests_properties(etm_cli_decode_usage PROPERTIES PASS_REGULAR_EXPRESSION
   "auxscope decode SNAPSHOT_DIR \\[--format ranges\\|packets\\].*OpenCSD / DS-5 CoreSight trace snapshot")
+
+# perf.data with cs_etm AUX (simpleperf's test files): ranges, perf script's branches, spans, loss, modules.
+add_executable(etm_perfdata_tests ${CMAKE_CURRENT_LIST_DIR}/etm_perfdata_test.cpp)
+target_link_libraries(etm_perfdata_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
+gtest_discover_tests(etm_perfdata_tests TEST_PREFIX "etm_perfdata_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "auxtrace/EtmAuxTrace.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace auxscope {
+
+Expected<std::unique_ptr<AuxTraceSession>> EtmAuxTraceSession::open(const PerfDataReader& file,
+                                                                    const AuxTraceOptions& options) {
+    etm::EtmSessionOptions etm;
+    etm.images = options.images;
+    etm.segmentBytes = options.segmentBytes;
+    etm.cacheBytes = options.cacheBytes;
+    auto session = etm::EtmSession::open(file, etm);
+    if (!session) return session.error();
+    return std::unique_ptr<AuxTraceSession>(new EtmAuxTraceSession(std::move(*session)));
+}
+
+std::vector<std::string> EtmAuxTraceSession::traceNotes() const {
+    return etm_->trace().notes();
+}
+
+std::vector<std::string> EtmAuxTraceSession::imageNotes() const {
+    return etm_->images().notes();
+}
+
+std::vector<std::string> EtmAuxTraceSession::lossLines(std::optional<int> cpu) const {
+    std::vector<std::string> lines;
+    for (const etm::EtmCpuTrace& t : etm_->trace().cpus()) {
+        const AuxStream& s = t.stream;
+        if (cpu && s.cpu != *cpu) continue;
+        const AuxLoss& l = s.auxLoss;
+        if (!l.truncated && !l.partial && !l.collision && !l.missingBytes) continue;
+        std::string line = "cpu " + std::to_string(s.cpu) + ": AUX records with";
+        if (l.truncated) line += " TRUNCATED " + std::to_string(l.truncated);
+        if (l.partial) line += " PARTIAL " + std::to_string(l.partial);
+        if (l.collision) line += " COLLISION " + std::to_string(l.collision);
+        if (l.missingBytes)
+            line += " and " + std::to_string(l.missingBytes) + " AUX bytes missing from the file in " +
+                    std::to_string(l.missingGaps) + " gaps";
+        lines.push_back(line + " (trace lost there; " + std::to_string(l.splits) + " runs cut)\n");
+    }
+    for (const etm::EtmLostRing& lost : etm_->trace().lostRings())
+        if (!cpu || lost.cpu == *cpu)
+            lines.push_back("cpu " + std::to_string(lost.cpu) + ": " + lost.cause + "\n");
+    return lines;
+}
+
+std::vector<AuxTraceSession::Segment> EtmAuxTraceSession::segments() const {
+    std::vector<Segment> out;
+    out.reserve(etm_->segments().size());
+    for (const etm::EtmSession::Segment& s : etm_->segments())
+        out.push_back({s.cpu, s.startTime, s.endTime, s.end - s.begin});
+    return out;
+}
+
+DecodedSpans EtmAuxTraceSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
+    return etm_->decodeSpans(window, threads);
+}
+
+DecodeStats EtmAuxTraceSession::forEachBlock(const DecodeWindow& window,
+                                             const std::function<void(const FlowBlock&)>& visit) {
+    return etm_->forEachBlock(window, visit);
+}
+
+int EtmAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
+    return etm_->listPackets(cpu, out, err);
+}
+
+int EtmAuxTraceSession::listRanges(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
+    out << "# cpu trace-ID first-address last-address instructions ISA\n";
+    char line[160];
+    uint64_t ranges = 0;
+    const DecodeStats stats = etm_->forEachRange(cpu, [&](const etm::EtmRange& r) {
+        std::snprintf(line, sizeof line, "%d 0x%x 0x%" PRIx64 " 0x%" PRIx64 " %u %s\n", r.cpu,
+                      unsigned(r.traceId), r.start, r.last, r.instructions, etm::etmIsaName(r.isa));
+        out << line;
+        ++ranges;
+    });
+    err << "ranges " << ranges << ", instructions " << stats.instructions << ", decode errors "
+        << stats.decodeErrors;
+    for (const auto& [reason, n] : stats.gaps)
+        err << ", " << gapReasonName(reason) << " gaps " << n;
+    err << "\n";
+    for (const auto& [file, n] : stats.missingImages)
+        err << "missing image " << file << ": " << n << " gaps\n";
+    return 0;
+}
+
+}  // namespace auxscope

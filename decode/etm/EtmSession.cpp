@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "etm/EtmSession.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <thread>
+#include <unordered_map>
+
+#include "etm/EtmMemory.h"
+#include "spans/FlowToSpans.h"
+
+namespace auxscope::etm {
+
+namespace {
+
+std::string hex(uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+    return b;
+}
+
+// Runs task(0) .. task(n - 1) on up to `threads` threads (0: hardware_concurrency).
+void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task) {
+    if (!threads) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = unsigned(std::min<size_t>(threads, n));
+    if (threads <= 1) {
+        for (size_t i = 0; i < n; ++i)
+            task(i);
+        return;
+    }
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < n;)
+            task(i);
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool)
+        t.join();
+}
+
+BranchClass branchClassOf(EtmBranch b) {
+    switch (b) {
+        case EtmBranch::Call:
+            return BranchClass::Call;
+        case EtmBranch::Return:
+            return BranchClass::Return;
+        case EtmBranch::ExceptionReturn:
+            return BranchClass::FarReturn;
+        case EtmBranch::Jump:
+            return BranchClass::Jump;
+        case EtmBranch::None:
+            break;
+    }
+    return BranchClass::Other;
+}
+
+// OpenCSD reads the traced code from the recording's images (ELF files by
+// MMAP2, kernel images), of the process running on the ring now.
+class ResolverMemory final : public EtmMemory {
+public:
+    explicit ResolverMemory(const ImageResolver& images) : images_(images) {}
+    size_t read(uint64_t address, uint8_t, uint8_t, std::span<uint8_t> out) override {
+        return images_.readSome(pid, address, out.data(), out.size());
+    }
+    int32_t pid = -1;
+
+private:
+    const ImageResolver& images_;
+};
+
+}  // namespace
+
+EtmSession::~EtmSession() = default;
+
+Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& file,
+                                                       EtmSessionOptions options) {
+    auto trace = EtmTraceSource::fromPerfData(file);
+    if (!trace) return trace.error();
+    auto sideband = Sideband::load(file);
+    if (!sideband) return sideband.error();
+    std::unique_ptr<EtmSession> s(new EtmSession);
+    s->trace_ = std::make_unique<EtmTraceSource>(std::move(*trace));
+    s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
+    s->trace_->setStartTime(s->sideband_->model().firstTime());
+    s->cacheBudget_ = options.cacheBytes;
+    s->functions_ = std::make_unique<FunctionTable>();
+    s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
+    s->images_->prepare();
+    const auto& cpus = s->trace_->cpus();
+    for (size_t ring = 0; ring < cpus.size(); ++ring) {
+        const EtmCpuTrace& cpu = cpus[ring];
+        if (cpu.sources.empty()) continue;
+        const AuxStream& stream = cpu.stream;
+        uint64_t traceEnd = 0;
+        for (size_t r = 0; r < stream.runs.size(); ++r) {
+            const AuxRun& run = stream.runs[r];
+            if (run.begin >= run.end) continue;
+            // The sync points of the run: its start and every buffer start inside it.
+            std::vector<uint64_t> starts{run.begin};
+            for (const AuxBufferPlace& p : stream.places)
+                if (p.begin > run.begin && p.begin < run.end) starts.push_back(p.begin);
+            const size_t first = s->segments_.size();
+            for (size_t i = 0; i < starts.size();) {
+                size_t j = i + 1;
+                while (j < starts.size() && starts[j] - starts[i] < options.segmentBytes)
+                    ++j;
+                Segment seg;
+                seg.cpu = stream.cpu;
+                seg.ring = ring;
+                seg.run = r;
+                seg.begin = starts[i];
+                seg.end = j < starts.size() ? starts[j] : run.end;
+                seg.resets.assign(starts.begin() + long(i) + 1, starts.begin() + long(j));
+                seg.startTime = cpu.timeAt(seg.begin);
+                seg.endTime = std::max(seg.startTime, cpu.timeAt(seg.end - 1));
+                seg.firstOfRun = i == 0;
+                s->segments_.push_back(std::move(seg));
+                i = j;
+            }
+            Segment& head = s->segments_[first];
+            if (!run.lostCause.empty() && traceEnd && traceEnd < head.startTime) head.lossFrom = traceEnd;
+            traceEnd = std::max(traceEnd, s->segments_.back().endTime);
+        }
+    }
+    for (const EtmLostRing& lost : s->trace_->lostRings()) {
+        Segment seg;
+        seg.cpu = lost.cpu;
+        seg.tid = lost.tid;
+        seg.startTime = std::min(lost.firstTime, s->sideband_->model().firstTime());
+        if (!seg.startTime) seg.startTime = lost.firstTime;
+        seg.endTime = std::max(seg.startTime, lost.lastTime);
+        seg.lostOnly = lost.cause;
+        s->segments_.push_back(std::move(seg));
+    }
+    return s;
+}
+
+EtmSession::SegmentResult EtmSession::decodeSegment(
+    const Segment& seg, const std::function<void(const FlowBlock&)>* visit,
+    const std::function<void(const EtmRange&)>* ranges) const {
+    SegmentResult result;
+    DecodeStats& stats = result.stats;
+    stats.segments = 1;
+    stats.traceBytes = seg.end - seg.begin;
+    if (!seg.lostOnly.empty()) {
+        // Nothing to decode: the thread(s) that ran share one lost-AUX gap.
+        FlowToSpans flow;
+        RunningThread r = seg.cpu >= 0 ? sideband_->runningAt(seg.cpu, seg.startTime) : RunningThread{};
+        if (r.tid < 0) r.tid = seg.tid;
+        flow.switchThread(seg.startTime, r.tid);
+        ++stats.gaps[GapReason::LostAux];
+        flow.gap(seg.startTime, GapReason::LostAux, seg.lostOnly, 0, seg.cpu);
+        if (seg.cpu >= 0)
+            for (uint64_t t = sideband_->nextSwitchAfter(seg.cpu, seg.startTime);
+                 t <= seg.endTime && t != UINT64_MAX; t = sideband_->nextSwitchAfter(seg.cpu, t)) {
+                flow.switchThread(t, sideband_->runningAt(seg.cpu, t).tid);
+                flow.gap(t, GapReason::LostAux, seg.lostOnly, 0, seg.cpu);
+            }
+        flow.finish(seg.endTime);
+        std::map<int32_t, FlowToSpans::ThreadSpans> spans = flow.take();
+        storeSpans(spans, result.threads);
+        return result;
+    }
+    const EtmCpuTrace& trace = trace_->cpus()[seg.ring];
+    const AuxStream& stream = trace.stream;
+    const AuxRun& run = stream.runs[seg.run];
+    const bool stamped = trace_->timestamps();
+    const PerfClockConv& conv = trace_->time();
+    FlowToSpans flow;
+
+    ResolverMemory files(*images_);
+    EtmMemoryCache memory(files);
+    std::unordered_map<uint64_t, uint32_t> functionCache;
+
+    auto running = [&](uint64_t t) {
+        RunningThread r = sideband_->runningAt(seg.cpu, t);
+        if (r.tid < 0 && stream.tid > 0) r = {sideband_->pidOf(stream.tid), stream.tid};
+        return r;
+    };
+    RunningThread current{-2, -2};
+    auto setThread = [&](uint64_t t, RunningThread r) {
+        if (r.tid == current.tid && r.pid == current.pid) return;
+        flow.switchThread(t, r.tid);
+        if (r.pid != current.pid) {
+            files.pid = r.pid;
+            memory.invalidate();
+            functionCache.clear();
+        }
+        current = r;
+    };
+    const bool lossGap = seg.lossFrom && seg.lossFrom < seg.startTime;
+    uint64_t lastTime = lossGap ? seg.lossFrom : seg.startTime;
+    setThread(lastTime, running(lastTime));
+    bool contextIds = false;  // the trace names its threads: the switch timeline is not needed
+    uint64_t nextSwitch = seg.cpu >= 0 ? sideband_->nextSwitchAfter(seg.cpu, lastTime) : UINT64_MAX;
+    auto advance = [&](uint64_t t) {
+        while (!contextIds && t >= nextSwitch && nextSwitch != UINT64_MAX) {
+            setThread(nextSwitch, running(nextSwitch));
+            nextSwitch = sideband_->nextSwitchAfter(seg.cpu, nextSwitch);
+        }
+    };
+    bool haveStamp = false;
+    auto timeOf = [&](uint64_t index) {
+        if (!stamped || !haveStamp) lastTime = std::max(lastTime, trace.timeAt(index));
+        return lastTime;
+    };
+    auto addGap = [&](uint64_t t, GapReason reason, std::string detail, uint64_t offset) {
+        ++stats.gaps[reason];
+        flow.gap(t, reason, std::move(detail), offset, seg.cpu);
+    };
+
+    if (seg.firstOfRun && !run.lostCause.empty())
+        addGap(lastTime, GapReason::LostAux, run.lostCause, run.begin);
+    if (lossGap) {
+        advance(seg.startTime);
+        lastTime = seg.startTime;
+    }
+
+    class Sink final : public EtmElementSink {
+    public:
+        std::function<void(const EtmElement&)> onElement;
+        std::function<void(uint64_t, uint8_t, std::string_view)> onError;
+        void element(const EtmElement& e) override { onElement(e); }
+        void decodeError(uint64_t index, uint8_t id, std::string_view m) override { onError(index, id, m); }
+    } sink;
+    bool sawRange = false;
+    bool broken = true;  // since the last range: the flow does not continue from it
+    uint64_t blocks = 0, instructions = 0;
+    sink.onElement = [&](const EtmElement& e) {
+        if (e.kind != EtmElementKind::InstrRange && e.kind != EtmElementKind::Timestamp &&
+            e.kind != EtmElementKind::CycleCount && e.kind != EtmElementKind::PeContext &&
+            e.kind != EtmElementKind::Other && e.kind != EtmElementKind::Event)
+            broken = true;
+        switch (e.kind) {
+            case EtmElementKind::InstrRange: {
+                const uint64_t t = timeOf(e.index);
+                if (t >= nextSwitch) advance(t);
+                auto [it, fresh] = functionCache.try_emplace(e.start, 0);
+                if (fresh) it->second = images_->functionAt(current.pid, e.start);
+                const EtmBranch branch = etmBranch(e);
+                const BranchClass last = branchClassOf(branch);
+                flow.instructions(t, it->second, e.instructions, last);
+                sawRange = true;
+                ++blocks;
+                instructions += e.instructions;
+                if (visit)
+                    (*visit)(
+                        {t, seg.cpu, current.tid, e.start, e.lastAddr, e.instructions, last, it->second});
+                if (ranges)
+                    (*ranges)({seg.cpu, e.traceId, e.start, e.lastAddr, e.instructions, e.isa, branch, t,
+                               current.tid, !broken});
+                broken = false;
+                break;
+            }
+            case EtmElementKind::Exception:
+                flow.interrupt(timeOf(e.index));
+                break;
+            case EtmElementKind::TraceOn:
+                if (!sawRange) break;
+                if (e.traceOnReason() == EtmTraceOnReason::Overflow)
+                    addGap(timeOf(e.index), GapReason::Overflow, "trace overflow (trace on after overflow)",
+                           e.index);
+                else
+                    addGap(timeOf(e.index), GapReason::Untraced, "trace off (filtered) until trace on",
+                           e.index);
+                break;
+            case EtmElementKind::NoSync:
+                switch (e.unsyncReason()) {
+                    case EtmUnsyncReason::Overflow:
+                        addGap(timeOf(e.index), GapReason::Overflow, "trace overflow: decoder lost sync",
+                               e.index);
+                        break;
+                    case EtmUnsyncReason::BadPacket:
+                    case EtmUnsyncReason::Discard:
+                        if (sawRange)
+                            addGap(timeOf(e.index), GapReason::DecodeError,
+                                   std::string("no sync: ") + etmUnsyncReasonName(e.unsyncReason()) +
+                                       " at offset " + hex(e.index),
+                                   e.index);
+                        break;
+                    default:
+                        break;  // decoder start, reset at a buffer, end of trace: nothing lost
+                }
+                break;
+            case EtmElementKind::AddrNacc: {
+                const uint64_t t = timeOf(e.index);
+                if (const std::string* file = images_->missingFileAt(current.pid, e.start)) {
+                    ++stats.missingImages[*file];
+                    const std::string hint = images_->missingHintAt(current.pid, e.start);
+                    addGap(t, GapReason::MissingImage,
+                           "missing image " + *file + (hint.empty() ? "" : " (" + hint + ")"), e.index);
+                } else {
+                    ++stats.missingImages["(no mapping)"];
+                    addGap(t, GapReason::MissingImage, "missing image (no mapping at " + hex(e.start) + ")",
+                           e.index);
+                }
+                break;
+            }
+            case EtmElementKind::AddrUnknown:
+                if (sawRange)
+                    addGap(timeOf(e.index), GapReason::DecodeError,
+                           "address unknown at offset " + hex(e.index) + " (waiting for an address packet)",
+                           e.index);
+                break;
+            case EtmElementKind::PeContext:
+                if (e.contextIdValid && e.contextId > 0) {
+                    contextIds = true;
+                    const int32_t tid = int32_t(e.contextId);
+                    setThread(timeOf(e.index), {sideband_->pidOf(tid), tid});
+                }
+                break;
+            case EtmElementKind::Timestamp:
+                if (stamped && e.timestamp) {
+                    haveStamp = true;
+                    lastTime = std::max(lastTime, conv.toPerfTime(e.timestamp));
+                }
+                break;
+            default:
+                break;
+        }
+    };
+    sink.onError = [&](uint64_t index, uint8_t id, std::string_view message) {
+        ++stats.decodeErrors;
+        addGap(timeOf(index), GapReason::DecodeError,
+               "decode error: trace ID " + hex(id) + ": " + std::string(message) + " at offset " + hex(index),
+               index);
+    };
+
+    EtmDecoderOptions options;
+    options.input = trace.input;
+    options.resetOn4xFsync = trace.input == EtmInput::Formatted;
+    auto decoder = EtmDecoder::create(trace.sources, options, &memory, &sink);
+    if (!decoder) {
+        addGap(lastTime, GapReason::DecodeError,
+               "OpenCSD refused the trace configuration: " + decoder.error().message, seg.begin);
+    } else {
+        EtmDecoder& d = **decoder;
+        std::vector<uint8_t> scratch;
+        std::vector<uint64_t> starts{seg.begin};
+        starts.insert(starts.end(), seg.resets.begin(), seg.resets.end());
+        for (size_t k = 0; k < starts.size(); ++k) {
+            const uint64_t from = starts[k], to = k + 1 < starts.size() ? starts[k + 1] : seg.end;
+            if (k > 0) {
+                broken = true;
+                (void)d.finish();
+                (void)d.reset(from);
+            } else {
+                (void)d.reset(from);
+            }
+            std::span<const uint8_t> bytes = stream.bytes.view(from, to, scratch);
+            if (auto fed = d.feed(from, bytes); !fed) {
+                ++stats.decodeErrors;
+                addGap(timeOf(from), GapReason::DecodeError, "decode error: " + fed.error().message, from);
+            }
+        }
+        (void)d.finish();
+    }
+    stats.blocks += blocks;
+    stats.instructions += instructions;
+    const uint64_t end = std::max(lastTime, seg.endTime);
+    advance(end);
+    if (&seg == &segments_.back() || seg.ring != (&seg + 1)->ring || !(&seg + 1)->lostOnly.empty()) {
+        if (!run.lostAfterCause.empty()) addGap(end, GapReason::LostAux, run.lostAfterCause, run.end);
+    }
+    flow.finish(end);
+    std::map<int32_t, FlowToSpans::ThreadSpans> spans = flow.take();
+    storeSpans(spans, result.threads);
+    return result;
+}
+
+std::vector<size_t> EtmSession::select(const DecodeWindow& window) const {
+    std::vector<size_t> chosen;
+    for (size_t i = 0; i < segments_.size(); ++i) {
+        const Segment& s = segments_[i];
+        if (window.cpu && s.cpu != *window.cpu) continue;
+        if (s.endTime < window.begin || s.startTime > window.end) continue;
+        chosen.push_back(i);
+    }
+    return chosen;
+}
+
+DecodedSpans EtmSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
+    DecodedSpans out;
+    std::vector<size_t> chosen = select(window);
+    std::vector<std::shared_ptr<const SegmentResult>> results(chosen.size());
+    std::vector<size_t> todo;
+    {
+        std::lock_guard lock(cacheMutex_);
+        for (size_t i = 0; i < chosen.size(); ++i) {
+            auto it = cache_.find(chosen[i]);
+            if (it != cache_.end())
+                results[i] = it->second, ++out.fromCache;
+            else
+                todo.push_back(i);
+        }
+    }
+    parallelFor(todo.size(), threads, [&](size_t k) {
+        const size_t i = todo[k];
+        results[i] =
+            std::make_shared<const SegmentResult>(decodeSegment(segments_[chosen[i]], nullptr, nullptr));
+    });
+    out.decodedNow = todo.size();
+    {
+        std::lock_guard lock(cacheMutex_);
+        for (size_t i : todo) {
+            size_t bytes = sizeof(SegmentResult);
+            for (const auto& [tid, store] : results[i]->threads)
+                bytes += store.spanBytes();
+            if (cache_.emplace(chosen[i], results[i]).second) {
+                cacheOrder_.push_back({chosen[i], bytes});
+                cacheBytes_ += bytes;
+            }
+        }
+        while (cacheBytes_ > cacheBudget_ && !cacheOrder_.empty()) {
+            cache_.erase(cacheOrder_.front().first);
+            cacheBytes_ -= cacheOrder_.front().second;
+            cacheOrder_.pop_front();
+        }
+    }
+    // Merge per thread: in-order parts are copied packed; a thread whose parts
+    // interleave in time (it ran on several CPUs) is unpacked and sorted again.
+    std::vector<bool> now(results.size());
+    for (size_t i : todo)
+        now[i] = true;
+    std::map<int32_t, std::vector<const SpanStore*>> parts;
+    for (size_t i = 0; i < results.size(); ++i) {
+        out.stats += results[i]->stats;
+        if (now[i]) out.decodedStats += results[i]->stats;
+        for (const auto& [tid, store] : results[i]->threads)
+            if (!window.tid || tid == *window.tid) parts[tid].push_back(&store);
+    }
+    const ParallelRun serial = [](size_t n, const std::function<void(size_t)>& task) {
+        for (size_t i = 0; i < n; ++i)
+            task(i);
+    };
+    for (auto& [tid, stores] : parts) {
+        SpanStore& merged = out.threads[tid];
+        if (merged.appendStores(stores, window.begin, window.end, serial)) continue;
+        FlowToSpans::ThreadSpans all;
+        for (const SpanStore* st : stores) {
+            const int32_t gapBase = int32_t(all.gaps.size());
+            all.gaps.insert(all.gaps.end(), st->gaps().begin(), st->gaps().end());
+            for (size_t i = 0; i < st->size(); ++i) {
+                Span sp = st->at(i);
+                if (sp.end < window.begin || sp.start > window.end) continue;
+                if (sp.isGap()) sp.gap += gapBase;
+                all.spans.push_back(sp);
+            }
+        }
+        std::map<int32_t, FlowToSpans::ThreadSpans> one;
+        one.emplace(tid, std::move(all));
+        std::map<int32_t, SpanStore> sorted;
+        storeSpans(one, sorted);
+        merged = std::move(sorted[tid]);
+    }
+    return out;
+}
+
+DecodeStats EtmSession::forEachBlock(const DecodeWindow& window,
+                                     const std::function<void(const FlowBlock&)>& visit) {
+    DecodeStats stats;
+    std::function<void(const FlowBlock&)> sink = [&](const FlowBlock& b) {
+        if (b.time < window.begin || b.time > window.end) return;
+        if (window.tid && b.tid != *window.tid) return;
+        visit(b);
+    };
+    for (size_t i : select(window))
+        stats += decodeSegment(segments_[i], &sink, nullptr).stats;
+    return stats;
+}
+
+DecodeStats EtmSession::forEachRange(std::optional<int> cpu,
+                                     const std::function<void(const EtmRange&)>& visit) {
+    DecodeStats stats;
+    for (const Segment& s : segments_)
+        if ((!cpu || s.cpu == *cpu) && s.lostOnly.empty()) stats += decodeSegment(s, nullptr, &visit).stats;
+    return stats;
+}
+
+int EtmSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) const {
+    class Printer final : public EtmPacketSink {
+    public:
+        explicit Printer(std::ostream& o) : out(o) {}
+        void packet(uint8_t traceId, uint64_t index, std::string_view text) override {
+            out << "Idx:" << index << "; ID:" << std::hex << unsigned(traceId) << std::dec << ";\t" << text
+                << "\n";
+            ++counts[traceId];
+        }
+        std::ostream& out;
+        std::map<uint8_t, uint64_t> counts;
+    };
+    int status = 0;
+    for (const EtmCpuTrace& t : trace_->cpus()) {
+        const AuxStream& s = t.stream;
+        if (cpu && s.cpu != *cpu) continue;
+        out << "cpu " << s.cpu << ": " << s.bytes.size() << " bytes in " << s.buffers << " AUXTRACE buffers, "
+            << s.runs.size() << " runs, " << (t.input == EtmInput::Raw ? "raw" : "frame formatted") << "\n";
+        for (const EtmSourceConfig& c : t.sources)
+            out << "# " << c.describe() << "\n";
+        Printer printer(out);
+        EtmDecoderOptions options;
+        options.input = t.input;
+        options.packetsOnly = true;
+        options.resetOn4xFsync = t.input == EtmInput::Formatted;
+        auto decoder = EtmDecoder::create(t.sources, options, nullptr, nullptr, &printer);
+        if (!decoder) {
+            err << "auxscope decode: cpu " << s.cpu << ": " << decoder.error().message << "\n";
+            status = 1;
+            continue;
+        }
+        std::vector<uint8_t> scratch;
+        for (const AuxBufferPlace& p : s.places) {
+            (void)(*decoder)->finish();
+            (void)(*decoder)->reset(p.begin);
+            if (auto fed = (*decoder)->feed(p.begin, s.bytes.view(p.begin, p.end, scratch)); !fed) {
+                err << "auxscope decode: cpu " << s.cpu << ": " << fed.error().message << "\n";
+                status = 1;
+            }
+        }
+        (void)(*decoder)->finish();
+        out << "cpu " << s.cpu << " packets:";
+        for (const auto& [id, n] : printer.counts)
+            out << " trace ID " << hex(id) << " " << n;
+        out << "\n";
+    }
+    return status;
+}
+
+}  // namespace auxscope::etm

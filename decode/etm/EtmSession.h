@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// CoreSight ETM/ETE decode of a perf.data into per-thread call-stack spans,
+// the counterpart of pt/PtSession.
+//
+// An EtmSession opens the file once: the trace per AUX ring (EtmTraceSource),
+// the sideband (threads, maps, switch timeline), the code images and symbols
+// (ImageResolver, read by OpenCSD through an EtmMemoryCache). The trace is cut
+// into segments at sync points: every AUXTRACE buffer starts one (perf resets
+// its decoder there, and the CoreSight drivers start each buffer with an
+// A-sync), and a segment holds whole buffers up to about `segmentBytes`
+// (resetting the decoder between them). Segments decode on their own, in
+// parallel, and are cached. OpenCSD's elements feed FlowToSpans: instruction
+// ranges (function of the range's start, branch class from the last
+// instruction), exceptions as interrupts, ERET as a return, and trace-on,
+// overflow, no-sync and address-not-accessible as gaps with their reasons
+// (a missing image names its file, as for Intel PT). The thread is the PE
+// context's CONTEXTIDR (perf traces the tid there) and else the switch
+// timeline; the time is the trace's timestamps through TIME_CONV, or when it
+// has none, the byte's AUX write time interpolated between AUX records.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "etm/EtmElement.h"
+#include "etm/EtmTraceSource.h"
+#include "images/ImageResolver.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/Sideband.h"
+#include "spans/DecodeTypes.h"
+#include "spans/FunctionTable.h"
+#include "spans/SpanStore.h"
+
+namespace auxscope::etm {
+
+struct EtmSessionOptions {
+    ImageOptions images;
+    uint64_t segmentBytes = 1 << 20;
+    uint64_t cacheBytes = uint64_t(2) << 30;
+};
+
+// One executed instruction range, for listings (auxscope decode --format ranges).
+struct EtmRange {
+    int cpu = -1;
+    uint8_t traceId = 0;
+    uint64_t start = 0, last = 0;  // first and last instruction
+    uint32_t instructions = 0;
+    EtmIsa isa = EtmIsa::Unknown;
+    EtmBranch branch = EtmBranch::None;
+    uint64_t time = 0;
+    int32_t tid = -1;
+    // The flow continues from the range before (no trace on, sync loss,
+    // exception or inaccessible code in between, same buffer).
+    bool continues = false;
+};
+
+class EtmSession {
+public:
+    static Expected<std::unique_ptr<EtmSession>> open(const PerfDataReader& file,
+                                                      EtmSessionOptions options = {});
+    ~EtmSession();
+
+    const EtmTraceSource& trace() const { return *trace_; }
+    const Sideband& sideband() const { return *sideband_; }
+    const ImageResolver& images() const { return *images_; }
+    const FunctionTable& functions() const { return *functions_; }
+
+    struct Segment {
+        int cpu = -1;  // the ring's CPU (-1: a per-thread ring)
+        size_t ring = 0;
+        size_t run = 0;
+        uint64_t begin = 0, end = 0;   // in the ring's stream
+        std::vector<uint64_t> resets;  // buffer starts in (begin, end): the decoder restarts there
+        uint64_t startTime = 0, endTime = 0;
+        bool firstOfRun = false;
+        uint64_t lossFrom = 0;  // after a loss: where the ring's trace before it ended
+        // A ring with no trace bytes at all (EtmTraceSource::lostRings): only this lost-AUX gap.
+        std::string lostOnly;
+        int32_t tid = -1;
+    };
+    const std::vector<Segment>& segments() const { return segments_; }
+
+    DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads = 0);
+    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
+    // Every executed range of `cpu`'s ring (every ring when unset), in trace order.
+    DecodeStats forEachRange(std::optional<int> cpu, const std::function<void(const EtmRange&)>& visit);
+    // The protocol packets per ring (OpenCSD's printers); 1 when a ring failed.
+    int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) const;
+
+private:
+    struct SegmentResult {
+        std::map<int32_t, SpanStore> threads;
+        DecodeStats stats;
+    };
+    EtmSession() = default;
+    SegmentResult decodeSegment(const Segment& segment, const std::function<void(const FlowBlock&)>* visit,
+                                const std::function<void(const EtmRange&)>* ranges) const;
+    std::vector<size_t> select(const DecodeWindow& window) const;
+
+    std::unique_ptr<EtmTraceSource> trace_;
+    std::unique_ptr<Sideband> sideband_;
+    std::unique_ptr<FunctionTable> functions_;
+    std::unique_ptr<ImageResolver> images_;
+    std::vector<Segment> segments_;
+    std::mutex cacheMutex_;
+    std::map<size_t, std::shared_ptr<const SegmentResult>> cache_;
+    std::deque<std::pair<size_t, size_t>> cacheOrder_;
+    uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
+};
+
+}  // namespace auxscope::etm

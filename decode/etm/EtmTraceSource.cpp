@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "etm/EtmTraceSource.h"
+
+#include <algorithm>
+#include <map>
+
+#include "perfdata/PerfDataFormat.h"
+
+namespace auxscope::etm {
+
+uint64_t EtmCpuTrace::timeAt(uint64_t offset) const {
+    if (writes.empty()) return startTime;
+    // The AUX offset of the stream offset: through the buffer that holds it.
+    auto place = std::upper_bound(stream.places.begin(), stream.places.end(), offset,
+                                  [](uint64_t off, const AuxBufferPlace& p) { return off < p.begin; });
+    if (place == stream.places.begin()) return writes.front().time;
+    --place;
+    const uint64_t aux = place->auxOffset + (offset - place->begin);
+    // The first AUX record that ends past it wrote it, after the one before it.
+    auto w = std::upper_bound(writes.begin(), writes.end(), aux,
+                              [](uint64_t a, const AuxWrite& x) { return a < x.auxOffset + x.size; });
+    if (w == writes.end()) return writes.back().time;
+    const uint64_t from = w == writes.begin() ? std::min(startTime ? startTime : w->time, w->time)
+                                              : std::min((w - 1)->time, w->time);
+    if (!w->size || aux <= w->auxOffset) return from;
+    const double f = double(aux - w->auxOffset) / double(w->size);
+    return from + uint64_t(f * double(w->time - from));
+}
+
+void EtmTraceSource::setStartTime(uint64_t time) {
+    for (EtmCpuTrace& c : cpus_)
+        c.startTime = time;
+}
+
+const EtmCpuTrace* EtmTraceSource::cpu(int cpu) const {
+    for (const EtmCpuTrace& c : cpus_)
+        if (c.stream.cpu == cpu) return &c;
+    return nullptr;
+}
+
+int EtmTraceSource::cpuOfTraceId(uint8_t traceId) const {
+    for (const auto& [id, cpu] : traceIdCpus_)
+        if (id == traceId) return cpu;
+    return -1;
+}
+
+Expected<EtmTraceSource> EtmTraceSource::fromPerfData(const PerfDataReader& file) {
+    EtmTraceSource source;
+    const PerfAuxtraceInfo* block = nullptr;
+    for (const PerfAuxtraceInfo& i : file.summary().auxtraceInfo)
+        if (i.type == auxtrace::kTypeCsEtm) block = &i;
+    if (!block) return makeError(file.path() + ": no CoreSight AUXTRACE_INFO record (not a cs_etm capture)");
+    auto info = decodeCsEtmInfo(block->priv);
+    if (!info)
+        return makeError(file.path() + ": offset " + std::to_string(block->fileOffset) +
+                         ": CoreSight AUXTRACE_INFO: " + info.error().message);
+    source.info_ = std::move(*info);
+    std::map<uint64_t, EtmSourceConfig> byCpu;
+    bool anyTimestamps = false;
+    for (const CsEtmCpuInfo& cpu : source.info_.cpus) {
+        EtmSourceConfig config = fromCsEtmCpuInfo(cpu);
+        byCpu[cpu.cpu] = config;
+        source.traceIdCpus_.push_back({config.traceId(), int(cpu.cpu)});
+        if (cpu.tracer == CsEtmTracer::EtmV3 ? (cpu.etmcr >> 28) & 1 : (cpu.trcconfigr >> 11) & 1)
+            anyTimestamps = true;
+    }
+    if (const auto& tc = file.summary().timeConv; tc && tc->timeMult) {
+        source.time_ = {true, tc->timeShift, tc->timeMult, tc->timeZero};
+        if (tc->hasCycles && tc->capUserTimeShort)
+            source.time_.shortCounter = true, source.time_.cycles = tc->timeCycles,
+            source.time_.mask = tc->timeMask;
+    }
+    source.timestamps_ = anyTimestamps && source.time_.valid;
+    if (!source.timestamps_)
+        source.notes_.push_back(
+            std::string(anyTimestamps ? "the trace's timestamps do not convert to perf time (no TIME_CONV)"
+                                      : "the trace has no timestamps") +
+            ": times are interpolated between the PERF_RECORD_AUX records of each AUX buffer");
+
+    std::vector<AuxStream> streams = collectAuxStreams(file, "sync point", source.notes_);
+    for (AuxStream& s : streams) {
+        EtmCpuTrace trace;
+        // The ring's AUX records: their flags say raw or formatted, their times when bytes were written.
+        bool raw = false;
+        for (const PerfAuxRecord& a : file.summary().aux) {
+            const bool mine = s.cpu >= 0 ? a.cpu == s.cpu : (streams.size() == 1 || a.tid == s.tid);
+            if (!mine) continue;
+            if (a.flags & perfdata::kAuxFlagCoresightFormatRaw) raw = true;
+            if (a.auxSize) trace.writes.push_back({a.auxOffset, a.auxSize, a.time});
+        }
+        std::stable_sort(trace.writes.begin(), trace.writes.end(),
+                         [](const auto& a, const auto& b) { return a.auxOffset < b.auxOffset; });
+        trace.input = raw ? EtmInput::Raw : EtmInput::Formatted;
+        if (raw) {
+            auto it = byCpu.find(uint64_t(s.cpu));
+            if (it == byCpu.end() && !byCpu.empty()) it = byCpu.begin();
+            if (it != byCpu.end()) trace.sources.push_back(it->second);
+        } else {
+            for (const auto& [cpu, config] : byCpu)
+                trace.sources.push_back(config);
+        }
+        if (trace.sources.empty())
+            source.notes_.push_back("cpu " + std::to_string(s.cpu) +
+                                    ": no trace unit in the AUXTRACE_INFO block: not decoded");
+        trace.stream = std::move(s);
+        source.cpus_.push_back(std::move(trace));
+    }
+    // Rings with announced AUX data and none of it in the file.
+    for (const PerfAuxArea& a : file.summary().auxAreas) {
+        if (!a.missingBytes || a.presentBytes) continue;
+        EtmLostRing lost;
+        lost.cpu = int(a.cpu);
+        lost.tid = a.tid;
+        for (const PerfAuxRecord& r : file.summary().aux) {
+            if (a.cpu >= 0 ? r.cpu != a.cpu : r.tid != a.tid) continue;
+            if (!lost.firstTime || r.time < lost.firstTime) lost.firstTime = r.time;
+            lost.lastTime = std::max(lost.lastTime, r.time);
+        }
+        lost.cause = std::to_string(a.missingBytes) + " announced AUX bytes of " + perfAuxAreaName(a) +
+                     " missing from the file (no AUXTRACE data: nothing of it decodes)";
+        source.lost_.push_back(std::move(lost));
+    }
+    return source;
+}
+
+}  // namespace auxscope::etm
