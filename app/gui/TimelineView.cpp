@@ -16,7 +16,10 @@
 #include <atomic>
 #include <cmath>
 #include <future>
+#include <map>
 #include <thread>
+#include <tuple>
+#include <unordered_map>
 
 namespace auxscope {
 namespace {
@@ -31,6 +34,8 @@ constexpr size_t kSummaryMin = 4096;   // smaller stores are walked whole
 constexpr size_t kWalkAlways = 20000;  // fewer spans in view: walk them (exact)
 constexpr uint32_t kMaxBuckets = 1u << 17;
 constexpr double kLabelMinWidth = 48;
+constexpr int kRunBand = 9;    // thread lanes: run slices on top, sample ticks below
+constexpr int kLossStrip = 5;  // CPU lanes: loss markers along the top
 
 inline uint32_t coverOf(uint32_t cell) {
     return (cell >> 24) & 0x7f;
@@ -206,6 +211,25 @@ QColor TimelineView::functionColor(const std::string& name) {
 QColor TimelineView::threadColor(int32_t tid) {
     const uint32_t h = fnv1a(std::to_string(tid)) * 2654435761u;
     return QColor::fromHsv(int(h % 360), int(70 + (h >> 11) % 80), int(190 + (h >> 19) % 50));
+}
+
+QColor TimelineView::processColor(int32_t pid) {
+    return threadColor(pid);
+}
+
+QColor TimelineView::sampleColor() {
+    return QColor(35, 35, 45);
+}
+
+QColor TimelineView::lossColor(int kind) {
+    switch (kind) {
+        case SidebandLanes::Loss::Throttle:
+            return QColor(235, 130, 0);
+        case SidebandLanes::Loss::Aux:
+            return QColor(150, 0, 210);
+        default:
+            return QColor(220, 0, 0);
+    }
 }
 
 QColor TimelineView::gapColor() {
@@ -387,25 +411,80 @@ int TimelineView::contentTop() const {
 
 void TimelineView::layoutTracks() {
     tracks_.clear();
-    threadFirstTrack_.clear();
+    threadFirstTrack_.assign(data_ ? data_->threads.size() : 0, kNoThread);
     int y = 0;
-    if (data_) {
-        for (const auto& [cpu, slices] : data_->cpus) {
-            tracks_.push_back({Track::Cpu, cpu, 0, 0, y, kLaneHeight});
-            y += kLaneHeight;
+    if (!data_) {
+        contentHeight_ = y;
+        updateScrollBar();
+        return;
+    }
+    for (const auto& [cpu, slices] : data_->cpus) {
+        tracks_.push_back({Track::Cpu, cpu, 0, 0, y, kLaneHeight});
+        y += kLaneHeight;
+    }
+    y += 4;
+    // A thread: its header (with lanes: its runs and samples), then its flame chart.
+    auto addThread = [&](long lane, size_t span) {
+        Track header{Track::ThreadHeader, -1, span, 0, y, kHeaderHeight};
+        header.lane = lane;
+        if (span != kNoThread) threadFirstTrack_[span] = tracks_.size();
+        tracks_.push_back(header);
+        y += kHeaderHeight;
+        if (span == kNoThread) return;
+        const int rows = lods_[span] ? std::max(1, lods_[span]->rows) : 1;
+        for (int d = 0; d < rows; ++d) {
+            tracks_.push_back({Track::ThreadRow, -1, span, d, y, kRowHeight});
+            y += kRowHeight;
         }
-        y += 4;
-        for (size_t i = 0; i < data_->threads.size(); ++i) {
-            threadFirstTrack_.push_back(tracks_.size());
-            tracks_.push_back({Track::ThreadHeader, -1, i, 0, y, kHeaderHeight});
-            y += kHeaderHeight;
-            const int rows = lods_[i] ? std::max(1, lods_[i]->rows) : 1;
-            for (int d = 0; d < rows; ++d) {
-                tracks_.push_back({Track::ThreadRow, -1, i, d, y, kRowHeight});
-                y += kRowHeight;
-            }
-            y += 2;
+        y += 2;
+    };
+    const SidebandLanes* lanes = data_->lanes.get();
+    if (!lanes) {
+        for (size_t i = 0; i < data_->threads.size(); ++i)
+            addThread(-1, i);
+        contentHeight_ = y;
+        updateScrollBar();
+        return;
+    }
+    // Grouped by process, in the lanes' order; threads with spans join their
+    // process's lane, or a group of their own when the sideband has none for them.
+    std::unordered_map<int32_t, size_t> spanOf;
+    std::map<int32_t, std::vector<size_t>> spanOnly;  // by pid
+    for (size_t i = 0; i < data_->threads.size(); ++i) {
+        spanOf[data_->threads[i].tid] = i;
+        if (lanes->threadIndex(data_->threads[i].tid) < 0) spanOnly[data_->threads[i].pid].push_back(i);
+    }
+    auto addProcess = [&](int32_t pid, long index) {
+        Track t{Track::ProcessHeader, -1, kNoThread, 0, y, kProcessHeight};
+        t.pid = pid;
+        t.process = index;
+        tracks_.push_back(t);
+        y += kProcessHeight;
+    };
+    for (size_t p = 0; p < lanes->processes.size(); ++p) {
+        const SidebandLanes::Process& proc = lanes->processes[p];
+        addProcess(proc.pid, long(p));
+        std::vector<std::tuple<int32_t, long, size_t>> members;  // tid, lane, span
+        for (size_t li : proc.threads) {
+            const int32_t tid = lanes->threads[li].tid;
+            auto found = spanOf.find(tid);
+            members.emplace_back(tid, long(li), found == spanOf.end() ? kNoThread : found->second);
         }
+        if (auto extra = spanOnly.find(proc.pid); extra != spanOnly.end()) {
+            for (size_t i : extra->second)
+                members.emplace_back(data_->threads[i].tid, -1, i);
+            spanOnly.erase(extra);
+        }
+        std::sort(members.begin(), members.end());
+        for (const auto& [tid, lane, span] : members)
+            addThread(lane, span);
+        y += 2;
+    }
+    for (const auto& [pid, spans] : spanOnly) {
+        addProcess(pid, -1);
+        for (size_t i : spans)
+            addThread(-1, i);
+        y += 2;
     }
     contentHeight_ = y;
     updateScrollBar();
@@ -434,6 +513,23 @@ int TimelineView::rowY(int32_t tid, int depth) const {
             return -1;
         return contentTop() + tracks_[first].y;
     }
+    return -1;
+}
+
+int TimelineView::threadLaneY(int32_t tid) const {
+    if (!data_) return -1;
+    for (const Track& t : tracks_) {
+        if (t.kind != Track::ThreadHeader) continue;
+        if (t.lane >= 0 && data_->lanes && data_->lanes->threads[size_t(t.lane)].tid == tid)
+            return contentTop() + t.y;
+        if (t.thread != kNoThread && data_->threads[t.thread].tid == tid) return contentTop() + t.y;
+    }
+    return -1;
+}
+
+int TimelineView::processHeaderY(int32_t pid) const {
+    for (const Track& t : tracks_)
+        if (t.kind == Track::ProcessHeader && t.pid == pid) return contentTop() + t.y;
     return -1;
 }
 
@@ -480,6 +576,16 @@ void TimelineView::paintEvent(QPaintEvent*) {
             paintCpuLane(p, t, y);
             p.setPen(QColor(200, 200, 200));
             p.drawLine(kLabelWidth - 1, y, kLabelWidth - 1, y + t.height - 1);
+            ++it;
+            continue;
+        }
+        if (t.kind == Track::ProcessHeader) {
+            paintProcessHeader(p, t, y);
+            ++it;
+            continue;
+        }
+        if (t.kind == Track::ThreadHeader && data_->lanes) {
+            paintThreadLane(p, t, y);
             ++it;
             continue;
         }
@@ -558,7 +664,7 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
     p.fillRect(QRect(0, y, kLabelWidth, track.height), QColor(250, 250, 250));
     p.setPen(QColor(40, 40, 40));
     p.drawText(QRect(6, y, kLabelWidth - 12, track.height), Qt::AlignVCenter,
-               QString("CPU %1").arg(track.cpu));
+               track.cpu < 0 ? QString("no CPU") : QString("CPU %1").arg(track.cpu));
     const auto found = data_->cpus.find(track.cpu);
     if (found == data_->cpus.end()) return;
     const auto& slices = found->second;
@@ -566,6 +672,25 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
     const int h = track.height - 3;
     p.save();
     p.setClipRect(QRect(kLabelWidth, y, plotWidth(), track.height));
+    if (slices.empty() && data_->lanes) {
+        // A CPU the sideband has records from but no switch timeline for.
+        p.setPen(QColor(150, 150, 150));
+        p.drawText(QRect(kLabelWidth + 6, y, plotWidth() - 12, track.height),
+                   Qt::AlignVCenter | Qt::AlignLeft,
+                   track.cpu < 0 ? QString("records that name no CPU")
+                                 : QString("no context switches recorded on this CPU"));
+    } else if (!slices.empty()) {
+        // Idle: a thin line from the first thread on (before it nothing is known);
+        // the threads are painted over it.
+        const double a = (double(slices.front().start) - double(viewBegin_)) / pxDur;
+        const double b = (double(std::max(slices.back().end, data_->end)) - double(viewBegin_)) / pxDur;
+        if (b > 0 && a < plotWidth()) {
+            p.setPen(QColor(175, 175, 185));
+            const int mid = y + 1 + h / 2;
+            p.drawLine(QPointF(kLabelWidth + std::max(0.0, a), mid),
+                       QPointF(kLabelWidth + std::min(double(plotWidth()), b), mid));
+        }
+    }
     auto nameOf = [&](int32_t tid) {
         auto it = data_->threadNames.find(tid);
         if (it != data_->threadNames.end()) return QString::fromStdString(it->second);
@@ -573,17 +698,21 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
             if (t.tid == tid) return QString::fromStdString(t.name);
         return QString("tid %1").arg(tid);
     };
-    auto draw = [&](double x0, double x1, int32_t tid, bool mixed) {
+    // Coloured by process: slices of one process merged in a pixel keep its colour.
+    auto key = [](const TimelineData::CpuSlice& s) {
+        return s.pid > 0 ? int64_t(s.pid) : -int64_t(s.tid) - 1;
+    };
+    auto draw = [&](double x0, double x1, const TimelineData::CpuSlice& s, bool mixed) {
         const int a = int(std::floor(x0)), b = std::max(a + 1, int(std::ceil(x1)));
         const QRect r(kLabelWidth + a, y + 1, b - a, h);
-        p.fillRect(r, mixed ? QColor(150, 150, 160) : threadColor(tid));
+        p.fillRect(r, mixed ? QColor(150, 150, 160) : s.pid > 0 ? processColor(s.pid) : threadColor(s.tid));
         ++frame_.rects;
         if (!mixed && r.width() >= kLabelMinWidth) {
             p.setPen(QColor(20, 20, 20));
             const QRect visible = r.intersected(QRect(kLabelWidth, y, plotWidth(), track.height));
             p.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       p.fontMetrics().elidedText(QString("%1 %2").arg(nameOf(tid)).arg(tid), Qt::ElideRight,
-                                                  visible.width() - 5));
+                       p.fontMetrics().elidedText(QString("%1 %2").arg(nameOf(s.tid)).arg(s.tid),
+                                                  Qt::ElideRight, visible.width() - 5));
         }
     };
     auto it = std::upper_bound(slices.begin(), slices.end(), viewBegin_,
@@ -591,9 +720,9 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
     if (it != slices.begin()) --it;
     bool pending = false, mixed = false;
     double px0 = 0, px1 = 0;
-    int32_t ptid = -1;
+    TimelineData::CpuSlice ps;
     auto flush = [&] {
-        if (pending) draw(px0, px1, ptid, mixed);
+        if (pending) draw(px0, px1, ps, mixed);
         pending = false;
     };
     while (it != slices.end() && it->start < viewEnd_) {
@@ -606,17 +735,17 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
         const double x1 = std::min(plotWidth() + 2.0, (double(s.end) - double(viewBegin_)) / pxDur);
         if (x1 - x0 >= 1) {
             flush();
-            draw(x0, x1, s.tid, false);
+            draw(x0, x1, s, false);
             ++it;
             continue;
         }
         if (pending && x0 < px1 + 1) {
             px1 = std::max(px1, x1);
-            mixed = mixed || s.tid != ptid;
+            mixed = mixed || key(s) != key(ps);
         } else {
             flush();
             pending = true, mixed = false;
-            px0 = x0, px1 = x1, ptid = s.tid;
+            px0 = x0, px1 = x1, ps = s;
         }
         // Skip the rest of this pixel column: its slices merge anyway. The last
         // one skipped may reach further: it is looked at next.
@@ -625,7 +754,7 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
                                      [](const TimelineData::CpuSlice& c, uint64_t t) { return c.start < t; });
         if (jump - it > 2) {
             auto prev = jump - 1;
-            if (prev->tid > 0 && prev->tid != ptid) mixed = true;
+            if (prev->tid > 0 && key(*prev) != key(ps)) mixed = true;
             px1 =
                 std::max(px1, std::min(plotWidth() + 2.0, (double(prev->end) - double(viewBegin_)) / pxDur));
             it = jump;
@@ -634,6 +763,159 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
         }
     }
     flush();
+    paintLosses(p, track.cpu, y, track.height);
+    p.restore();
+}
+
+void TimelineView::paintLosses(QPainter& p, int cpu, int y, int height) {
+    if (!data_->lanes) return;
+    const auto found = data_->lanes->losses.find(cpu);
+    if (found == data_->lanes->losses.end()) return;
+    const auto& losses = found->second;
+    const double pxDur = double(viewEnd_ - viewBegin_) / plotWidth();
+    auto xOfTime = [&](uint64_t t) { return (double(t) - double(viewBegin_)) / pxDur; };
+    // Throttles first: a translucent band for as long as sampling stopped.
+    for (const SidebandLanes::Loss& l : losses) {
+        if (l.kind != SidebandLanes::Loss::Throttle) continue;
+        const uint64_t end = l.end ? l.end : data_->end;
+        if (end < viewBegin_ || l.time > viewEnd_) continue;
+        const double a = std::max(-2.0, xOfTime(l.time)), b = std::min(plotWidth() + 2.0, xOfTime(end));
+        QColor band = lossColor(l.kind);
+        band.setAlpha(70);
+        p.fillRect(QRectF(kLabelWidth + a, y, std::max(1.0, b - a), height), band);
+    }
+    // Then a marker per loss (one per pixel column: the first there names the
+    // colour): a strip along the top of the lane, and a triangle where markers
+    // are far enough apart to be told apart, so the threads stay visible below.
+    auto it = std::lower_bound(losses.begin(), losses.end(),
+                               viewBegin_ > uint64_t(3 * pxDur) ? viewBegin_ - uint64_t(3 * pxDur) : 0,
+                               [](const SidebandLanes::Loss& l, uint64_t t) { return l.time < t; });
+    double lastMarker = -1e9;
+    while (it != losses.end() && double(it->time) <= double(viewEnd_) + 3 * pxDur) {
+        const double x = std::floor(xOfTime(it->time));
+        const QColor c = lossColor(it->kind);
+        const int xi = kLabelWidth + int(x);
+        const uint64_t next = uint64_t(std::max(0.0, double(viewBegin_) + (x + 1) * pxDur)) + 1;
+        auto jump = std::lower_bound(it + 1, losses.end(), next,
+                                     [](const SidebandLanes::Loss& l, uint64_t t) { return l.time < t; });
+        const bool isolated = (jump == losses.end() || xOfTime(jump->time) - x >= 8) && x - lastMarker >= 8;
+        p.fillRect(QRect(xi - 1, y, 2, kLossStrip), c);
+        if (isolated) {
+            const QPointF tri[3] = {QPointF(xi - 4.5, y), QPointF(xi + 4.5, y), QPointF(xi, y + 9)};
+            p.setPen(Qt::NoPen);
+            p.setBrush(c);
+            p.drawPolygon(tri, 3);
+            p.fillRect(QRect(xi - 1, y, 2, height), c);
+        }
+        lastMarker = x;
+        ++frame_.rects;
+        it = jump > it ? jump : it + 1;
+    }
+    p.setBrush(Qt::NoBrush);
+}
+
+void TimelineView::paintProcessHeader(QPainter& p, const Track& track, int y) {
+    const int plotRight = kLabelWidth + plotWidth();
+    p.fillRect(QRect(0, y, plotRight, track.height), QColor(228, 233, 240));
+    p.fillRect(QRect(0, y, 4, track.height), processColor(track.pid));
+    QFont bold = p.font();
+    bold.setBold(true);
+    const QFont normal = p.font();
+    p.setFont(bold);
+    p.setPen(QColor(25, 25, 35));
+    QString title;
+    const SidebandLanes* lanes = data_->lanes.get();
+    if (lanes && track.process >= 0) {
+        const SidebandLanes::Process& proc = lanes->processes[size_t(track.process)];
+        title = proc.pid > 0 ? QString("%1  pid %2").arg(QString::fromStdString(proc.name)).arg(proc.pid)
+                             : QString::fromStdString(proc.name);
+        title += QString("  ·  %1 %2  ·  %3 on CPU  ·  %4 samples")
+                     .arg(proc.threads.size())
+                     .arg(proc.threads.size() == 1 ? "thread" : "threads")
+                     .arg(formatDuration(double(proc.runTime)))
+                     .arg(proc.samples);
+    } else {
+        title = track.pid > 0 ? QString("pid %1").arg(track.pid) : QString("unknown process");
+    }
+    p.drawText(QRect(8, y, plotRight - 14, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+               p.fontMetrics().elidedText(title, Qt::ElideRight, plotRight - 14));
+    p.setFont(normal);
+}
+
+void TimelineView::paintThreadLane(QPainter& p, const Track& track, int y) {
+    const int plotRight = kLabelWidth + plotWidth();
+    const SidebandLanes::Thread* lane =
+        track.lane >= 0 ? &data_->lanes->threads[size_t(track.lane)] : nullptr;
+    const TimelineData::Thread* spans = track.thread != kNoThread ? &data_->threads[track.thread] : nullptr;
+    const int32_t pid = lane ? lane->pid : spans->pid, tid = lane ? lane->tid : spans->tid;
+    const QString name = QString::fromStdString(lane ? lane->name : spans->name);
+    p.fillRect(QRect(0, y, kLabelWidth, track.height), QColor(246, 247, 249));
+    p.setPen(QColor(225, 228, 232));
+    p.drawLine(0, y + track.height - 1, plotRight, y + track.height - 1);
+    p.setPen(QColor(30, 30, 30));
+    p.drawText(
+        QRect(14, y, kLabelWidth - 20, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+        p.fontMetrics().elidedText(QString("%1 %2").arg(name).arg(tid), Qt::ElideMiddle, kLabelWidth - 20));
+    p.setPen(QColor(200, 200, 200));
+    p.drawLine(kLabelWidth - 1, y, kLabelWidth - 1, y + track.height - 1);
+    if (!lane) return;
+    const double pxDur = double(viewEnd_ - viewBegin_) / plotWidth();
+    const double W = plotWidth();
+    p.save();
+    p.setClipRect(QRect(kLabelWidth, y, plotWidth(), track.height));
+    // Runs, merged where narrower than a pixel.
+    const QColor run = pid > 0 ? processColor(pid) : threadColor(tid);
+    const auto& runs = lane->runs;
+    auto it = std::upper_bound(runs.begin(), runs.end(), viewBegin_,
+                               [](uint64_t t, const SidebandLanes::Run& r) { return t < r.start; });
+    if (it != runs.begin()) --it;
+    double px0 = 0, px1 = -1e300;
+    bool pending = false;
+    auto flush = [&] {
+        if (!pending) return;
+        const int a = int(std::floor(px0)), b = std::max(a + 1, int(std::ceil(px1)));
+        p.fillRect(QRect(kLabelWidth + a, y + 3, b - a, kRunBand), run);
+        ++frame_.rects;
+        pending = false;
+    };
+    while (it != runs.end() && it->start < viewEnd_) {
+        if (it->end <= viewBegin_) {
+            ++it;
+            continue;
+        }
+        const double x0 = std::max(-2.0, (double(it->start) - double(viewBegin_)) / pxDur);
+        const double x1 = std::min(W + 2.0, (double(it->end) - double(viewBegin_)) / pxDur);
+        if (pending && x0 < px1 + 1) {
+            px1 = std::max(px1, x1);
+        } else {
+            flush();
+            pending = true, px0 = x0, px1 = x1;
+        }
+        const uint64_t next = viewBegin_ + uint64_t((std::floor(x1) + 1) * pxDur) + 1;
+        auto jump = std::lower_bound(it + 1, runs.end(), next,
+                                     [](const SidebandLanes::Run& r, uint64_t t) { return r.start < t; });
+        if (jump - it > 2) {
+            px1 = std::max(px1, std::min(W + 2.0, (double((jump - 1)->end) - double(viewBegin_)) / pxDur));
+            it = jump;
+        } else {
+            ++it;
+        }
+    }
+    flush();
+    // Samples: a tick per pixel column that has any.
+    const auto& samples = lane->samples;
+    auto si = std::lower_bound(samples.begin(), samples.end(), viewBegin_,
+                               [](const SidebandLanes::Sample& s, uint64_t t) { return s.time < t; });
+    const QColor tick = sampleColor();
+    while (si != samples.end() && si->time < viewEnd_) {
+        const double x = std::floor((double(si->time) - double(viewBegin_)) / pxDur);
+        p.fillRect(QRect(kLabelWidth + int(x), y + 4 + kRunBand, 1, track.height - 6 - kRunBand), tick);
+        ++frame_.rects;
+        const uint64_t next = viewBegin_ + uint64_t((x + 1) * pxDur) + 1;
+        auto jump = std::lower_bound(si + 1, samples.end(), next,
+                                     [](const SidebandLanes::Sample& s, uint64_t t) { return s.time < t; });
+        si = jump > si ? jump : si + 1;
+    }
     p.restore();
 }
 
@@ -862,33 +1144,133 @@ std::optional<size_t> TimelineView::findSpan(size_t thread, int depth, uint64_t 
     return best;
 }
 
+TimelineHit TimelineView::cpuHit(const Track& track, uint64_t t, uint64_t tolerance) const {
+    TimelineHit hit;
+    hit.cpu = track.cpu;
+    // A loss marker first: they are drawn over the threads.
+    if (data_->lanes) {
+        const auto found = data_->lanes->losses.find(track.cpu);
+        if (found != data_->lanes->losses.end()) {
+            const auto& losses = found->second;
+            const uint64_t reach = tolerance * 2;
+            auto it = std::lower_bound(losses.begin(), losses.end(), t > reach ? t - reach : 0,
+                                       [](const SidebandLanes::Loss& l, uint64_t v) { return l.time < v; });
+            const SidebandLanes::Loss* best = nullptr;
+            uint64_t bestDistance = UINT64_MAX;
+            uint64_t total = 0;
+            for (; it != losses.end() && it->time <= t + reach; ++it) {
+                const uint64_t d = it->time > t ? it->time - t : t - it->time;
+                total += it->count;
+                if (d < bestDistance) bestDistance = d, best = &*it;
+            }
+            if (!best) {
+                // Inside a throttle's band.
+                for (const SidebandLanes::Loss& l : losses)
+                    if (l.kind == SidebandLanes::Loss::Throttle && l.time <= t &&
+                        t < (l.end ? l.end : data_->end))
+                        best = &l;
+            }
+            if (best) {
+                hit.kind = TimelineHit::Loss;
+                hit.start = best->time;
+                hit.end = best->kind == SidebandLanes::Loss::Throttle ? (best->end ? best->end : data_->end)
+                                                                      : best->time;
+                hit.loss = QString::fromStdString(describeLoss(*best));
+                if (best->kind <= SidebandLanes::Loss::LostSamples && total > best->count)
+                    hit.loss += QString("\n(%1 lost in the markers under the mouse)").arg(total);
+                hit.pid = best->pid, hit.tid = best->tid;
+                return hit;
+            }
+        }
+    }
+    const auto& slices = data_->cpus.at(track.cpu);
+    auto it = std::upper_bound(slices.begin(), slices.end(), t,
+                               [](uint64_t v, const TimelineData::CpuSlice& s) { return v < s.start; });
+    const TimelineData::CpuSlice* found = nullptr;
+    if (it != slices.begin() && (it - 1)->end > t)
+        found = &*(it - 1);
+    else if (it != slices.begin() && t - (it - 1)->end <= tolerance)
+        found = &*(it - 1);
+    else if (it != slices.end() && it->start - t <= tolerance)
+        found = &*it;
+    if (!found || found->tid <= 0) {
+        // Between threads (after the first one): idle.
+        if (it == slices.begin() || slices.empty()) return {};
+        hit.kind = TimelineHit::CpuIdle;
+        hit.start = (it - 1)->end;
+        hit.end = it != slices.end() ? it->start : std::max(data_->end, hit.start);
+        hit.pid = hit.tid = 0;
+        return hit;
+    }
+    hit.kind = TimelineHit::CpuSlice;
+    hit.pid = found->pid, hit.tid = found->tid;
+    hit.start = found->start, hit.end = found->end;
+    auto name = data_->threadNames.find(found->tid);
+    if (name != data_->threadNames.end()) hit.threadName = QString::fromStdString(name->second);
+    if (data_->lanes)
+        if (const SidebandLanes::Process* proc = data_->lanes->process(found->pid))
+            hit.processName = QString::fromStdString(proc->name);
+    return hit;
+}
+
+TimelineHit TimelineView::laneHit(const Track& track, uint64_t t, uint64_t tolerance) const {
+    TimelineHit hit;
+    if (track.lane < 0 || !data_->lanes) return hit;
+    const SidebandLanes& lanes = *data_->lanes;
+    const SidebandLanes::Thread& th = lanes.threads[size_t(track.lane)];
+    hit.pid = th.pid, hit.tid = th.tid;
+    hit.threadName = QString::fromStdString(th.name);
+    if (const SidebandLanes::Process* proc = lanes.process(th.pid))
+        hit.processName = QString::fromStdString(proc->name);
+    // The nearest sample within a couple of pixels.
+    const auto& samples = th.samples;
+    auto it = std::lower_bound(samples.begin(), samples.end(), t > tolerance ? t - tolerance : 0,
+                               [](const SidebandLanes::Sample& s, uint64_t v) { return s.time < v; });
+    const SidebandLanes::Sample* best = nullptr;
+    uint64_t bestDistance = UINT64_MAX;
+    size_t here = 0;
+    for (; it != samples.end() && it->time <= t + tolerance; ++it) {
+        ++here;
+        const uint64_t d = it->time > t ? it->time - t : t - it->time;
+        if (d < bestDistance) bestDistance = d, best = &*it;
+    }
+    if (best) {
+        hit.kind = TimelineHit::Sample;
+        hit.start = hit.end = best->time;
+        hit.cpu = best->cpu;
+        hit.ip = best->ip;
+        hit.samplesHere = here;
+        if (best->event >= 0 && size_t(best->event) < lanes.events.size())
+            hit.event = QString::fromStdString(lanes.events[size_t(best->event)]);
+        const FunctionTable* functions = lanes.functions ? lanes.functions.get() : data_->functions.get();
+        if (functions && best->function < functions->size() && best->function != FunctionTable::kUnknown) {
+            hit.function = QString::fromStdString((*functions)[best->function].name);
+            hit.file = QString::fromStdString((*functions)[best->function].file);
+        }
+        return hit;
+    }
+    const auto& runs = th.runs;
+    auto r = std::upper_bound(runs.begin(), runs.end(), t,
+                              [](uint64_t v, const SidebandLanes::Run& x) { return v < x.start; });
+    if (r != runs.begin() && (r - 1)->end + tolerance > t) {
+        --r;
+        hit.kind = TimelineHit::ThreadRun;
+        hit.start = r->start, hit.end = r->end;
+        hit.cpu = r->cpu;
+        return hit;
+    }
+    return {};
+}
+
 TimelineHit TimelineView::hitAt(QPoint pos) const {
     TimelineHit hit;
     if (!data_ || pos.x() < kLabelWidth || pos.x() >= kLabelWidth + plotWidth()) return hit;
     const Track* track = trackAt(pos.y());
-    if (!track || track->kind == Track::ThreadHeader) return hit;
+    if (!track || track->kind == Track::ProcessHeader) return hit;
     const uint64_t t = timeAt(pos.x() + 0.5);
     const uint64_t tolerance = uint64_t(2.0 * double(viewEnd_ - viewBegin_) / plotWidth());
-    if (track->kind == Track::Cpu) {
-        const auto& slices = data_->cpus.at(track->cpu);
-        auto it = std::upper_bound(slices.begin(), slices.end(), t,
-                                   [](uint64_t v, const TimelineData::CpuSlice& s) { return v < s.start; });
-        const TimelineData::CpuSlice* found = nullptr;
-        if (it != slices.begin() && (it - 1)->end > t)
-            found = &*(it - 1);
-        else if (it != slices.begin() && t - (it - 1)->end <= tolerance)
-            found = &*(it - 1);
-        else if (it != slices.end() && it->start - t <= tolerance)
-            found = &*it;
-        if (!found || found->tid <= 0) return hit;
-        hit.kind = TimelineHit::CpuSlice;
-        hit.cpu = track->cpu;
-        hit.pid = found->pid, hit.tid = found->tid;
-        hit.start = found->start, hit.end = found->end;
-        auto name = data_->threadNames.find(found->tid);
-        if (name != data_->threadNames.end()) hit.threadName = QString::fromStdString(name->second);
-        return hit;
-    }
+    if (track->kind == Track::Cpu) return cpuHit(*track, t, tolerance);
+    if (track->kind == Track::ThreadHeader) return laneHit(*track, t, tolerance);
     const auto& th = data_->threads[track->thread];
     if (t < data_->decodedBegin || t >= data_->decodedEnd) return hit;
     auto index = findSpan(track->thread, track->depth, t, tolerance);
@@ -914,9 +1296,39 @@ TimelineHit TimelineView::hitAt(QPoint pos) const {
 QString TimelineView::describe(const TimelineHit& hit, uint64_t recordingBegin) {
     if (!hit.valid()) return {};
     QStringList lines;
-    if (hit.kind == TimelineHit::CpuSlice) {
+    auto thread = [&] {
+        QString text = QString("Thread: %1 (tid %2, pid %3)").arg(hit.threadName).arg(hit.tid).arg(hit.pid);
+        if (!hit.processName.isEmpty()) text += QString(" in %1").arg(hit.processName);
+        return text;
+    };
+    if (hit.kind == TimelineHit::Loss) {
+        lines << QString("CPU %1: %2").arg(hit.cpu).arg(hit.loss);
+        lines << QString("At: +%1").arg(formatDuration(double(hit.start) - double(recordingBegin)));
+        if (hit.end > hit.start)
+            lines << QString("Until: +%1").arg(formatDuration(double(hit.end) - double(recordingBegin)));
+        return lines.join('\n');
+    }
+    if (hit.kind == TimelineHit::Sample) {
+        lines << QString("Sample: %1").arg(hit.event.isEmpty() ? QString("(unnamed event)") : hit.event);
+        lines << QString("Function: %1").arg(hit.function.isEmpty() ? QString("[unknown]") : hit.function);
+        if (!hit.file.isEmpty()) lines << QString("File: %1").arg(hit.file);
+        lines << QString("IP: 0x%1").arg(hit.ip, 0, 16);
+        lines << QString("CPU %1, at +%2")
+                     .arg(hit.cpu)
+                     .arg(formatDuration(double(hit.start) - double(recordingBegin)));
+        if (hit.samplesHere > 1) lines << QString("%1 samples of this thread here").arg(hit.samplesHere);
+        lines << thread();
+        return lines.join('\n');
+    }
+    if (hit.kind == TimelineHit::CpuIdle) {
+        lines << QString("CPU %1: idle").arg(hit.cpu);
+    } else if (hit.kind == TimelineHit::ThreadRun) {
+        lines << QString("%1 ran on CPU %2").arg(hit.threadName).arg(hit.cpu);
+        lines << thread();
+    } else if (hit.kind == TimelineHit::CpuSlice) {
         lines << QString("CPU %1: %2").arg(hit.cpu).arg(hit.threadName.isEmpty() ? "thread" : hit.threadName);
         lines << QString("tid %1, pid %2").arg(hit.tid).arg(hit.pid);
+        if (!hit.processName.isEmpty()) lines << QString("Process: %1").arg(hit.processName);
     } else if (hit.span.isGap()) {
         lines << QString("Gap: %1").arg(hit.gapReason);
         if (!hit.gapDetail.isEmpty()) lines << hit.gapDetail;
@@ -940,7 +1352,7 @@ QString TimelineView::toolTipAt(QPoint pos) const {
         if (!data_ || hint_.isEmpty()) return {};
         const Track* track = trackAt(pos.y());
         const uint64_t t = timeAt(pos.x());
-        if (track && track->kind != Track::Cpu && pos.x() >= kLabelWidth &&
+        if (track && track->kind == Track::ThreadRow && pos.x() >= kLabelWidth &&
             (t < data_->decodedBegin || t >= data_->decodedEnd))
             return hint_;
         return {};

@@ -14,6 +14,12 @@
 // in view from the bucket where the view begins (lowerBound), merging
 // sub-pixel spans per row. No frame walks every span of a large store.
 //
+// With sideband lanes (TimelineData::lanes, any perf.data): CPU lanes coloured
+// by process with idle drawn as a thin line and the kernel's losses marked on
+// them (red LOST / LOST_SAMPLES, an orange THROTTLE band, purple AUX flags),
+// then per process a header and per thread a lane of its run slices and sample
+// ticks, a thread's flame chart (when decoded) under its lane.
+//
 // Interaction as in Perfetto: Ctrl+wheel or W/S zoom around the mouse, A/D or
 // a drag pan, the wheel scrolls the tracks, a double-click zooms to a span, a
 // click selects it (spanSelected), hovering shows what is there.
@@ -34,7 +40,9 @@ namespace auxscope {
 
 // What is at a point of the view.
 struct TimelineHit {
-    enum Kind { None, CpuSlice, ThreadSpan } kind = None;
+    // CpuIdle: a CPU between the threads it ran. ThreadRun, Sample: a thread
+    // lane's run slice or sample tick; Loss: a loss marker on a CPU lane.
+    enum Kind { None, CpuSlice, ThreadSpan, CpuIdle, ThreadRun, Sample, Loss } kind = None;
     int cpu = -1;
     int32_t pid = -1, tid = -1;
     uint64_t start = 0, end = 0;  // perf clock, ns
@@ -46,6 +54,14 @@ struct TimelineHit {
     QString gapReason;  // for a gap: gapReasonName()
     QString gapDetail;  // for a gap: what the decoder said
     QString threadName;
+    QString processName;
+    // Sample: the event, its IP (resolved into `function` and `file`) and how
+    // many samples of the thread fall into the pixel hovered.
+    QString event;
+    uint64_t ip = 0;
+    size_t samplesHere = 0;
+    // Loss: what describeLoss() says (kind, how much, why).
+    QString loss;
     bool valid() const { return kind != None; }
 };
 
@@ -95,14 +111,23 @@ public:
     uint64_t timeAt(double x) const;
     int rowY(int32_t tid, int depth) const;
     int cpuLaneY(int cpu) const;
+    // With sideband lanes: the top y of a thread's lane (runs and samples) and of
+    // a process's header, -1 when not shown.
+    int threadLaneY(int32_t tid) const;
+    int processHeaderY(int32_t pid) const;
     int plotLeft() const { return kLabelWidth; }
     int plotWidth() const;
     static constexpr int kAxisHeight = 26, kLaneHeight = 20, kHeaderHeight = 22, kRowHeight = 18,
-                         kLabelWidth = 170;
+                         kLabelWidth = 170, kProcessHeight = 20;
 
     // Colours: per function (stable: a hash of its name), per thread, and gaps.
     static QColor functionColor(const std::string& name);
     static QColor threadColor(int32_t tid);
+    // CPU lanes and run slices are coloured by process (a thread of no known process: by thread).
+    static QColor processColor(int32_t pid);
+    static QColor sampleColor();
+    // Loss markers: LOST / LOST_SAMPLES, THROTTLE, AUX flags.
+    static QColor lossColor(int kind);
     static QColor gapColor();
     static QColor gapHatchColor();
 
@@ -137,12 +162,16 @@ protected:
     QSize sizeHint() const override { return {900, 500}; }
 
 private:
+    static constexpr size_t kNoThread = SIZE_MAX;
     struct Track {
-        enum Kind { Cpu, ThreadHeader, ThreadRow } kind;
+        enum Kind { Cpu, ThreadHeader, ThreadRow, ProcessHeader } kind;
         int cpu = -1;
-        size_t thread = 0;  // index into data_->threads
+        size_t thread = 0;  // index into data_->threads (kNoThread: a thread with no spans)
         int depth = 0;
         int y = 0, height = 0;  // content coordinates (before scrolling)
+        long lane = -1;         // index into data_->lanes->threads (-1: none)
+        int32_t pid = -1;       // ProcessHeader
+        long process = -1;      // ProcessHeader: index into data_->lanes->processes (-1: none)
     };
     static std::vector<std::unique_ptr<Lod>> buildLods(const TimelineData& data);
     void install(std::shared_ptr<const TimelineData> data, std::vector<std::unique_ptr<Lod>> lods);
@@ -161,6 +190,11 @@ private:
     void paintAxis(QPainter& p);
     void paintCpuLane(QPainter& p, const Track& track, int y);
     void paintThreadRows(QPainter& p, size_t thread, int firstRow, int lastRow, int y0);
+    void paintThreadLane(QPainter& p, const Track& track, int y);
+    void paintProcessHeader(QPainter& p, const Track& track, int y);
+    void paintLosses(QPainter& p, int cpu, int y, int height);
+    TimelineHit cpuHit(const Track& track, uint64_t t, uint64_t tolerance) const;
+    TimelineHit laneHit(const Track& track, uint64_t t, uint64_t tolerance) const;
 
     std::shared_ptr<const TimelineData> data_;
     std::vector<Track> tracks_;

@@ -23,9 +23,12 @@
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
 #include "gui/TimelineView.h"
+#include "images/ImageResolver.h"
 #include "perfdata/CaptureStatsFeature.h"
 #include "perfdata/PerfDataReader.h"
+#include "sideband/Sideband.h"
 #include "sideband/TraceModelLoader.h"
+#include "spans/SidebandLanes.h"
 
 namespace auxscope {
 namespace {
@@ -240,8 +243,9 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
 
 TraceFilePage::~TraceFilePage() {
     // A decode still running stops at its next batch of segments; it keeps the
-    // reader alive until then.
+    // reader alive until then. So does a timeline being built.
     if (cancel_) *cancel_ = true;
+    *timelineCancel_ = true;
 }
 
 QTreeWidgetItem* TraceFilePage::section(const QString& title) {
@@ -437,7 +441,7 @@ void TraceFilePage::populate() {
                         " trace into per-thread call stacks (on a worker thread)");
     decode_->setVisible(hasPt_);
     decode_->setEnabled(hasPt_);
-    if (hasPt_) openTimeline();
+    openTimeline();
     if (hasPt_ && autoDecodeBytes_ && auxTraceBytes(r) <= autoDecodeBytes_) {
         // Let the caller see the page first (and change the limit) before deciding.
         QMetaObject::invokeMethod(
@@ -590,6 +594,11 @@ void TraceFilePage::showDecoded(const PtSpanSummary& summary, double seconds) {
 
 namespace {
 
+std::string eventName(const PerfAttr& a) {
+    if (!a.name.empty()) return a.name;
+    return "type " + std::to_string(a.attr.type) + " config " + std::to_string(a.attr.config);
+}
+
 QString relative(uint64_t t, uint64_t origin) {
     const double ns = double(t) - double(origin);
     if (ns < 1e6) return QString("%1 µs").arg(ns / 1e3, 0, 'f', 1);
@@ -613,7 +622,7 @@ void TraceFilePage::setTimelineStatus(const QString& text, bool error) {
 void TraceFilePage::openTimeline() {
     if (timeline_) return;
     auto* page = new QWidget;
-    timelineStatus_ = new QLabel("Opening the " + traceKind_ + " trace…");
+    timelineStatus_ = new QLabel(hasPt_ ? "Opening the " + traceKind_ + " trace…" : "Building the timeline…");
     timelineStatus_->setObjectName("timelineStatus");
     timelineStatus_->setWordWrap(true);
     timelineStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -622,9 +631,17 @@ void TraceFilePage::openTimeline() {
     auto* selection = new QLabel;
     selection->setObjectName("timelineSelection");
     selection->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    timelineProgress_ = new QProgressBar;
+    timelineProgress_->setObjectName("timelineProgress");
+    timelineProgress_->setRange(0, 100);
+    timelineProgress_->setMaximumWidth(220);
+    timelineProgress_->setTextVisible(true);
+    auto* statusRow = new QHBoxLayout;
+    statusRow->addWidget(timelineStatus_, 1);
+    statusRow->addWidget(timelineProgress_);
     auto* layout = new QVBoxLayout(page);
     layout->setContentsMargins(0, 4, 0, 0);
-    layout->addWidget(timelineStatus_);
+    layout->addLayout(statusRow);
     layout->addWidget(timeline_, 1);
     layout->addWidget(selection);
     tabs_->insertTab(0, page, "Timeline");
@@ -640,8 +657,13 @@ void TraceFilePage::openTimeline() {
         selection->setText(TimelineView::describe(hit, origin).replace('\n', "  ·  "));
     });
 
-    // Open the session and decode the first window on a worker thread.
+    if (!hasPt_) {
+        buildSidebandTimeline();
+        return;
+    }
+    // Open the session, build the lanes and decode the first window on a worker thread.
     timelineBusy_ = true;
+    timelineProgress_->setRange(0, 0);  // busy: the session opens in one step
     const uint64_t generation = ++timelineGeneration_;
     QPointer<TraceFilePage> self(this);
     std::thread([self, reader = reader_, generation] {
@@ -657,7 +679,16 @@ void TraceFilePage::openTimeline() {
             // The session reads the reader's mapping: keep the reader as long as the session.
             session = std::shared_ptr<AuxTraceSession>(opened->release(),
                                                        [reader](AuxTraceSession* s) { delete s; });
-            base = std::make_shared<const TimelineData>(timelineBase(session));
+            TimelineData withLanes = timelineBase(session);
+            SidebandLanesOptions options;
+            for (const PerfAttr& a : reader->attrs())
+                options.events.push_back(eventName(a));
+            options.functions = withLanes.functions;
+            options.functionAt = [&session](int32_t pid, uint64_t ip) {
+                return session->images().functionAt(pid, ip);
+            };
+            setTimelineLanes(withLanes, buildSidebandLanes(session->sideband(), options));
+            base = std::make_shared<const TimelineData>(std::move(withLanes));
             window = firstFrameWindow(*session);
             DecodedSpans result = session->decodeSpans(window, 0);
             segments = result.decodedNow + result.fromCache;
@@ -673,10 +704,13 @@ void TraceFilePage::openTimeline() {
             [self, session, base, data, window, error, seconds, segments, bytes, generation] {
                 if (!self) return;
                 self->timelineBusy_ = false;
+                self->timelineProgress_->setVisible(false);
                 if (!session) {
-                    self->setTimelineStatus(
-                        "Cannot open the " + self->traceKind_ + " trace: " + QString::fromStdString(error),
-                        true);
+                    // The lanes need no decoder: show them, and say why there are no flame charts.
+                    self->timelineNote_ =
+                        "Cannot open the " + self->traceKind_ + " trace: " + QString::fromStdString(error);
+                    self->timelineProgress_->setVisible(true);
+                    self->buildSidebandTimeline();
                     return;
                 }
                 self->session_ = session;
@@ -684,26 +718,136 @@ void TraceFilePage::openTimeline() {
                 for (const auto& t : data->threads)
                     self->seenTids_.insert(t.tid);
                 self->decodedWindow_ = {window.begin, window.end};
+                // The whole recording first (every lane); the flame charts of the
+                // first window, and of whatever window the view zooms to.
                 self->timeline_->setData(data);
-                self->timeline_->setVisibleRange(window.begin, window.end);
+                DecodeWindow whole;
+                whole.begin = data->begin, whole.end = data->end;
+                const uint64_t wholeBytes = windowTraceBytes(*session, whole);
+                self->timeline_->setUndecodedHint(
+                    QString("only the first window is decoded: zoom in to decode more (%1 of trace in the "
+                            "recording)")
+                        .arg(megabytes(wholeBytes)));
                 size_t spans = 0;
                 for (const auto& t : data->threads)
                     spans += t.spans.size();
-                QString text = QString(
-                                   "First frame: %1 spans in %2 threads for +%3 … +%4 (%5 segments, %6 of "
-                                   "trace) in %7 s. Ctrl+wheel or W/S zoom, A/D or drag pan.")
-                                   .arg(spans)
-                                   .arg(data->threads.size())
-                                   .arg(relative(window.begin, data->begin))
-                                   .arg(relative(window.end, data->begin))
-                                   .arg(segments)
-                                   .arg(megabytes(bytes))
-                                   .arg(seconds, 0, 'f', 2);
+                QString text =
+                    QString(
+                        "First frame: %1 spans in %2 threads decoded for +%3 … +%4 (%5 segments, %6 of "
+                        "trace) in %7 s; zoom in to decode more. Ctrl+wheel or W/S zoom, A/D or drag "
+                        "pan, 0 shows everything.")
+                        .arg(spans)
+                        .arg(data->threads.size())
+                        .arg(relative(window.begin, data->begin))
+                        .arg(relative(window.end, data->begin))
+                        .arg(segments)
+                        .arg(megabytes(bytes))
+                        .arg(seconds, 0, 'f', 2);
                 for (const std::string& note : data->notes)
                     text += "\n" + QString::fromStdString(note);
                 self->setTimelineStatus(text);
                 if (generation != self->timelineGeneration_ || self->pendingWindow_)
                     self->runTimelineDecode();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void TraceFilePage::setTimelineProgress(int percent, const QString& phase) {
+    if (!timelineProgress_) return;
+    timelineProgress_->setRange(0, 100);
+    timelineProgress_->setValue(percent);
+    timelineProgress_->setFormat(phase + " %p%");
+}
+
+// A file without a decodable AUX trace: the lanes are all there is, built once.
+void TraceFilePage::buildSidebandTimeline() {
+    timelineBusy_ = true;
+    setTimelineProgress(0, "Reading the sideband");
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, reader = reader_, cancel = timelineCancel_] {
+        const auto started = std::chrono::steady_clock::now();
+        auto lastReport = started - std::chrono::seconds(1);
+        // Progress to the page at most every 50 ms; false once the page is gone.
+        auto report = [&](int percent, const char* phase) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - lastReport >= std::chrono::milliseconds(50)) {
+                lastReport = now;
+                const QString text = QString::fromUtf8(phase);
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [self, percent, text] {
+                        if (self) self->setTimelineProgress(percent, text);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return !*cancel;
+        };
+        std::shared_ptr<TimelineData> data;
+        std::string error;
+        std::vector<std::string> notes;
+        auto sideband = Sideband::load(*reader, [&](uint64_t done, uint64_t total) {
+            return report(total ? int(70 * done / total) : 0, "Reading the sideband");
+        });
+        if (sideband) {
+            report(70, "Loading symbols");
+            // The samples' IPs resolve through the decoders' symbol code.
+            auto functions = std::make_shared<FunctionTable>();
+            ImageResolver images(*sideband, *functions, ImageOptions{});
+            images.prepare();
+            SidebandLanesOptions options;
+            for (const PerfAttr& a : reader->attrs())
+                options.events.push_back(eventName(a));
+            options.functions = functions;
+            options.functionAt = [&images](int32_t pid, uint64_t ip) { return images.functionAt(pid, ip); };
+            options.progress = [&](uint64_t done, uint64_t total) {
+                return report(80 + int(20 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
+            };
+            auto lanes = buildSidebandLanes(*sideband, options);
+            if (lanes) {
+                data = std::make_shared<TimelineData>();
+                setTimelineCpus(*data, *sideband);
+                data->functions = functions;
+                setTimelineLanes(*data, lanes);
+            } else {
+                error = "cancelled";
+            }
+        } else {
+            error = sideband.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, data, error, seconds] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                self->timelineProgress_->setVisible(false);
+                const QString note = self->timelineNote_.isEmpty() ? QString() : self->timelineNote_ + "\n";
+                if (!data) {
+                    self->setTimelineStatus(
+                        note + "Cannot build the timeline: " + QString::fromStdString(error), true);
+                    return;
+                }
+                self->timeline_->setData(data);
+                const SidebandLanes& lanes = *data->lanes;
+                uint64_t losses = 0;
+                for (const auto& [cpu, v] : lanes.losses)
+                    losses += v.size();
+                QString text = QString(
+                                   "%1 CPUs, %2 processes, %3 threads, %4 samples, %5 loss markers over %6 "
+                                   "(built in %7 s). Ctrl+wheel or W/S zoom, A/D or drag pan, 0 shows "
+                                   "everything.")
+                                   .arg(data->cpus.size())
+                                   .arg(lanes.processes.size())
+                                   .arg(lanes.threads.size())
+                                   .arg(lanes.sampleCount)
+                                   .arg(losses)
+                                   .arg(relative(data->end, data->begin))
+                                   .arg(seconds, 0, 'f', 2);
+                if (data->cpus.empty()) text = "No CPU in the sideband: " + text;
+                self->setTimelineStatus(note + text, losses > 0 || !note.isEmpty());
+                emit self->timelineUpdated();
             },
             Qt::QueuedConnection);
     }).detach();

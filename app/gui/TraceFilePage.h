@@ -8,6 +8,9 @@
 // themselves): the page then lists each thread's top functions and its gaps,
 // and the Perfetto export carries the call-stack spans.
 //
+// Every file opens on a Timeline tab built from its sideband on a worker thread
+// (with a progress bar): which thread ran on which CPU, each process's threads
+// with their run slices and samples, the kernel's losses where they happened.
 // With Intel PT, the page also keeps one AuxTraceSession (opened on a worker thread)
 // for its Timeline tab: the first 1/1000 of the recording is decoded and shown
 // first, then whatever window the view settles on is decoded on a worker
@@ -55,8 +58,11 @@ public:
     // are read (set it before the read finishes; 0: never by themselves).
     void setAutoDecodeLimit(uint64_t bytes) { autoDecodeBytes_ = bytes; }
 
-    // The Intel PT timeline (null until the file is read and has Intel PT).
+    // The timeline (null until the file is read): every file's CPU lanes, thread
+    // lanes grouped by process with samples and loss markers, built from the
+    // sideband on a worker thread; with a decodable AUX trace also its flame charts.
     TimelineView* timeline() const { return timeline_; }
+    QProgressBar* timelineProgress() const { return timelineProgress_; }
     QLabel* timelineStatus() const { return timelineStatus_; }
     bool timelineDecoding() const { return timelineBusy_; }
     // Windows with more trace than this are not decoded (the view asks to zoom in).
@@ -81,6 +87,8 @@ private:
     void showDecoded(const PtSpanSummary& summary, double seconds);
     QTreeWidgetItem* section(const QString& title);
     void openTimeline();
+    void buildSidebandTimeline();
+    void setTimelineProgress(int percent, const QString& phase);
     void timelineRangeChanged(quint64 begin, quint64 end);
     void runTimelineDecode();
     void setTimelineStatus(const QString& text, bool error = false);
@@ -108,6 +116,9 @@ private:
     QTabWidget* tabs_ = nullptr;
     TimelineView* timeline_ = nullptr;
     QLabel* timelineStatus_ = nullptr;
+    QProgressBar* timelineProgress_ = nullptr;
+    QString timelineNote_;  // shown above the timeline's status (the AUX session could not open)
+    std::shared_ptr<std::atomic<bool>> timelineCancel_ = std::make_shared<std::atomic<bool>>(false);
     std::shared_ptr<AuxTraceSession> session_;          // owns the reader it reads, through its deleter
     std::shared_ptr<const TimelineData> timelineBase_;  // CPU lanes, extent, functions
     std::set<int32_t> seenTids_;                        // threads keep their place across windows

@@ -38,14 +38,24 @@ Mmap2Extra readMmap2Extra(std::span<const uint8_t> rec, uint16_t misc) {
 
 }  // namespace
 
-Expected<Sideband> Sideband::load(const PerfDataReader& file) {
+Expected<Sideband> Sideband::load(const PerfDataReader& file, const Progress& progress) {
     Sideband sb;
+    bool cancelled = false;
+    uint64_t seen = 0;
+    const uint64_t dataBegin = file.dataOffset(), dataBytes = file.dataSize();
     std::map<std::string, std::vector<uint8_t>> headerBuildIds;
     if (const auto& ids = file.features().buildIds)
         for (const PerfBuildId& b : *ids)
             headerBuildIds[b.filename] = b.id;
     std::map<int, std::vector<Slice>> itraceStarts;  // per CPU, in record order
     auto walked = file.forEachRecord([&](const PerfRecord& rec) {
+        if (progress && ++seen % 4096 == 0) {
+            const uint64_t at = rec.fileOffset > dataBegin ? rec.fileOffset - dataBegin : 0;
+            if (!progress(std::min(at, dataBytes), dataBytes)) {
+                cancelled = true;
+                return false;
+            }
+        }
         if (rec.header.type >= perfdata::kRecordHeaderAttr) return true;
         const ParsedRecord& r = rec.parsed;
         sb.model_.addRecord(int(rec.cpu), r);
@@ -115,6 +125,7 @@ Expected<Sideband> Sideband::load(const PerfDataReader& file) {
         }
         return true;
     });
+    if (cancelled) return makeError(file.path() + ": reading the sideband: cancelled");
     sb.model_.finish();
     for (const auto& [tid, pid] : sb.model_.processOf())
         sb.pidOf_.try_emplace(tid, pid);

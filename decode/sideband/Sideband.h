@@ -12,6 +12,7 @@
 // executable mappings (MMAP, MMAP2 with file offset and, when the kernel put it
 // there, the build-id) plus the kernel's own (pid -1). Decoder-independent.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,7 +45,11 @@ struct RunningThread {
 
 class Sideband {
 public:
-    static Expected<Sideband> load(const PerfDataReader& file);
+    // `progress` (optional) hears how far the walk is, in bytes of the data
+    // section, every few thousand records; returning false stops the walk and
+    // the load fails with "cancelled".
+    using Progress = std::function<bool(uint64_t done, uint64_t total)>;
+    static Expected<Sideband> load(const PerfDataReader& file, const Progress& progress = {});
 
     const TraceModel& model() const { return model_; }
     const std::map<int32_t, ProcessSideband>& processes() const { return processes_; }

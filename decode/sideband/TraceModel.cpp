@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "perfdata/PerfDataFormat.h"
+
 namespace auxscope {
 
 void TraceModel::see(uint64_t t) {
@@ -70,6 +72,25 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
         case PERF_RECORD_LOST_SAMPLES:
             losses_.push_back({r.time, cpu, r.lost, LossEvent::Samples});
             break;
+        case PERF_RECORD_THROTTLE:
+            markers_.push_back({LossMarker::Throttle, r.time, 0, cpu, r.pid, r.tid, 0, 0, 0});
+            break;
+        case PERF_RECORD_UNTHROTTLE:
+            // Ends the newest throttle of this CPU (and event) still open.
+            for (auto it = markers_.rbegin(); it != markers_.rend(); ++it)
+                if (it->kind == LossMarker::Throttle && it->cpu == cpu && !it->end) {
+                    it->end = std::max(r.time, it->time);
+                    break;
+                }
+            break;
+        case PERF_RECORD_AUX: {
+            constexpr uint64_t kLossFlags =
+                perfdata::kAuxFlagTruncated | perfdata::kAuxFlagPartial | perfdata::kAuxFlagCollision;
+            if (r.auxFlags & kLossFlags)
+                markers_.push_back(
+                    {LossMarker::Aux, r.time, 0, cpu, r.pid, r.tid, r.auxFlags, r.auxOffset, r.auxSize});
+            break;
+        }
         default:
             break;
     }

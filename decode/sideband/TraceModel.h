@@ -36,6 +36,22 @@ struct LossEvent {
     enum Kind { Records, Samples } kind = Records;
 };
 
+// What else the kernel said about loss, beside the LOST / LOST_SAMPLES counts
+// in losses() (which the exporters count): an event throttled (no samples until
+// its UNTHROTTLE), and AUX records flagged TRUNCATED (the AUX area was full and
+// the trace stopped), PARTIAL (the record's trace has holes) or COLLISION (a
+// sample collided with another). An AUX record flagged only OVERWRITE (snapshot
+// mode, overwriting by design) is not a loss and is not kept.
+struct LossMarker {
+    enum Kind { Throttle, Aux } kind = Throttle;
+    uint64_t time = 0;
+    uint64_t end = 0;  // Throttle: the UNTHROTTLE's time (0: none came)
+    int cpu = -1;
+    int32_t pid = -1, tid = -1;  // as the record's sample_id says (-1: it did not)
+    uint64_t auxFlags = 0;       // Aux: PERF_AUX_FLAG_*
+    uint64_t auxOffset = 0, auxSize = 0;
+};
+
 struct CounterPoint {
     uint64_t time = 0;
     double value = 0;
@@ -59,6 +75,7 @@ public:
     const std::vector<RunSlice>& runSlices() const { return slices_; }
     const std::vector<SampleEvent>& samples() const { return samples_; }
     const std::vector<LossEvent>& losses() const { return losses_; }
+    const std::vector<LossMarker>& lossMarkers() const { return markers_; }
     const std::vector<CounterSeries>& counters() const { return counters_; }
     std::vector<int> cpus() const;
     // Thread id -> process id, from any record that named both.
@@ -83,6 +100,7 @@ private:
     std::vector<RunSlice> slices_;
     std::vector<SampleEvent> samples_;
     std::vector<LossEvent> losses_;
+    std::vector<LossMarker> markers_;
     std::vector<CounterSeries> counters_;
     std::unordered_map<int32_t, std::string> names_;
     std::unordered_map<int32_t, int32_t> pidOfTid_;

@@ -18,15 +18,17 @@ void setTimelineCpus(TimelineData& data, const Sideband& sideband) {
         lane.reserve(slices.size());
         for (const Sideband::Slice& s : slices) {
             if (s.end < s.start) continue;
+            // The last ITRACE_START of a CPU without switches runs to the end of the recording.
+            const uint64_t sEnd = s.end == UINT64_MAX ? std::max(model.lastTime(), s.start) : s.end;
             const int32_t pid = s.pid > 0 ? s.pid : (s.tid == 0 ? 0 : sideband.pidOf(s.tid));
             // Slices by start, not overlapping: a slice that starts inside the
             // previous one (a lost switch record) cuts it short.
             if (!lane.empty() && lane.back().end > s.start) lane.back().end = s.start;
-            lane.push_back({s.start, s.end, pid, s.tid});
+            lane.push_back({s.start, sEnd, pid, s.tid});
             if (s.tid > 0 && !data.threadNames.count(s.tid))
                 data.threadNames[s.tid] = model.threadName(s.tid);
             if (s.start && (!begin || s.start < begin)) begin = s.start;
-            end = std::max(end, s.end);
+            end = std::max(end, sEnd);
         }
     }
     if (begin || end) {

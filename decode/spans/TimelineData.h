@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spans/FunctionTable.h"
+#include "spans/SidebandLanes.h"
 #include "spans/SpanStore.h"
 
 namespace auxscope {
@@ -47,11 +48,17 @@ struct TimelineData {
     // COMM of the threads the CPU lanes name (tid -> name), including threads
     // without spans; the view falls back to `threads`, then to the tid.
     std::map<int32_t, std::string> threadNames;
+
+    // What the sideband says without a decoder (spans/SidebandLanes.h): per
+    // thread its runs and samples, grouped by process, and every loss per CPU;
+    // shared by every window's data of one file. Null: CPU lanes and spans only.
+    std::shared_ptr<const SidebandLanes> lanes;
 };
 
 class Sideband;
 
-// Builders for producers (Qt-free). The recording's extent and, per CPU, the
+// Builders for producers (Qt-free); for the sideband lanes see
+// buildSidebandLanes() and setTimelineLanes(). The recording's extent and, per CPU, the
 // slices of the sideband's switch timeline (pids resolved through the
 // sideband), with the names of every thread they mention.
 void setTimelineCpus(TimelineData& data, const Sideband& sideband);

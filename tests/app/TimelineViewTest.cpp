@@ -106,11 +106,12 @@ private slots:
                      qPrintable(QString::number(t - kBase)));
             QCOMPARE(rgb(c), rgb(QColor(226, 226, 230)));
         }
-        // The CPU lane: tid 100's colour, then idle, then tid 101's.
+        // The CPU lane, coloured by process (issue 13): tid 100 of pid 100, then idle,
+        // then tid 101 of the same process.
         const int lane = view.cpuLaneY(0) + 2;
-        QCOMPARE(rgb(img.pixelColor(at(view, kBase + 4900, lane))), rgb(TimelineView::threadColor(100)));
+        QCOMPARE(rgb(img.pixelColor(at(view, kBase + 4900, lane))), rgb(TimelineView::processColor(100)));
         QCOMPARE(rgb(img.pixelColor(at(view, kBase + 5500, lane))), rgb(QColor(Qt::white)));
-        QCOMPARE(rgb(img.pixelColor(at(view, kBase + 19500, lane))), rgb(TimelineView::threadColor(101)));
+        QCOMPARE(rgb(img.pixelColor(at(view, kBase + 19500, lane))), rgb(TimelineView::processColor(100)));
     }
 
     void undecodedHintIsShownAndTold() {

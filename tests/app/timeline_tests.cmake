@@ -16,3 +16,18 @@ add_executable(trace_page_aux_tests ${CMAKE_CURRENT_LIST_DIR}/TraceFilePageAuxTe
 target_link_libraries(trace_page_aux_tests PRIVATE auxscope_app Qt6::Test)
 add_test(NAME trace_page_aux_tests COMMAND trace_page_aux_tests)
 set_tests_properties(trace_page_aux_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 120)
+
+# Timelines from the sideband alone (issue 13): real software-event captures made
+# with `auxscope record` (a workload with named threads; a tiny ring under a
+# syscall storm), and perf's Skylake file from ../shared/data. Serial: it captures
+# system-wide.
+add_executable(tl_workload ${CMAKE_CURRENT_LIST_DIR}/TimelineWorkload.cpp)
+target_compile_options(tl_workload PRIVATE -O1 -g)
+add_executable(timeline_sideband_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineSidebandTest.cpp)
+target_link_libraries(timeline_sideband_tests PRIVATE auxscope_app auxscope_test_data Qt6::Test)
+add_dependencies(timeline_sideband_tests auxscope tl_workload)
+target_compile_definitions(timeline_sideband_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
+                                                           AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>")
+add_test(NAME timeline_sideband_tests COMMAND timeline_sideband_tests)
+set_tests_properties(timeline_sideband_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
+                                                        TIMEOUT 180)

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "spans/SidebandLanes.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "perfdata/PerfDataFormat.h"
+#include "sideband/Sideband.h"
+#include "spans/TimelineData.h"
+
+namespace auxscope {
+
+long SidebandLanes::threadIndex(int32_t tid) const {
+    auto it = byTid_.find(tid);
+    return it == byTid_.end() ? -1 : long(it->second);
+}
+
+const SidebandLanes::Process* SidebandLanes::process(int32_t pid) const {
+    auto it = byPid_.find(pid);
+    return it == byPid_.end() ? nullptr : &processes[it->second];
+}
+
+std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband,
+                                                        const SidebandLanesOptions& options) {
+    auto lanes = std::make_shared<SidebandLanes>();
+    const TraceModel& model = sideband.model();
+    lanes->events = options.events;
+    lanes->functions = options.functions;
+    lanes->cpus = model.cpus();
+    for (const auto& [cpu, slices] : sideband.switchSlices())
+        if (!slices.empty()) lanes->cpusWithSwitches.push_back(cpu);
+
+    auto pidOf = [&](int32_t pid, int32_t tid) {
+        const int32_t known = sideband.pidOf(tid);
+        return known > 0 ? known : (pid > 0 ? pid : -1);
+    };
+    std::map<int32_t, SidebandLanes::Thread> threads;  // by tid
+    auto thread = [&](int32_t pid, int32_t tid) -> SidebandLanes::Thread& {
+        auto [it, added] = threads.try_emplace(tid);
+        if (added) {
+            it->second.tid = tid;
+            it->second.pid = pidOf(pid, tid);
+            it->second.name = model.threadName(tid);
+        }
+        return it->second;
+    };
+    // Runs: the switch timeline (or ITRACE_START's) as the decoders see it.
+    for (const auto& [cpu, slices] : sideband.switchSlices()) {
+        for (const Sideband::Slice& s : slices) {
+            if (s.tid <= 0 || s.end < s.start) continue;
+            SidebandLanes::Thread& t = thread(s.pid, s.tid);
+            const uint64_t end = s.end == UINT64_MAX ? std::max(model.lastTime(), s.start) : s.end;
+            t.runs.push_back({s.start, end, cpu});
+            t.runTime += end - s.start;
+        }
+    }
+    // Samples, their IP resolved with the decoders' symbol code.
+    const auto& samples = model.samples();
+    const uint64_t total = samples.size();
+    for (uint64_t i = 0; i < total; ++i) {
+        if (options.progress && i % 8192 == 0 && !options.progress(i, total)) return nullptr;
+        const SampleEvent& s = samples[size_t(i)];
+        ++lanes->sampleCount;
+        if (s.tid <= 0) {
+            ++lanes->idleSamples;
+            continue;
+        }
+        SidebandLanes::Thread& t = thread(s.pid, s.tid);
+        SidebandLanes::Sample out;
+        out.time = s.time;
+        out.ip = s.ip;
+        out.cpu = int16_t(s.cpu);
+        out.event = int16_t(s.event);
+        if (options.functionAt) out.function = options.functionAt(t.pid, s.ip);
+        t.samples.push_back(out);
+    }
+    if (options.progress && !options.progress(total, total)) return nullptr;
+
+    // Threads by pid, then tid; processes by CPU time.
+    for (auto& [tid, t] : threads) {
+        std::sort(t.runs.begin(), t.runs.end(),
+                  [](const SidebandLanes::Run& a, const SidebandLanes::Run& b) { return a.start < b.start; });
+        std::stable_sort(
+            t.samples.begin(), t.samples.end(),
+            [](const SidebandLanes::Sample& a, const SidebandLanes::Sample& b) { return a.time < b.time; });
+        lanes->threads.push_back(std::move(t));
+    }
+    std::sort(lanes->threads.begin(), lanes->threads.end(),
+              [](const SidebandLanes::Thread& a, const SidebandLanes::Thread& b) {
+                  return a.pid != b.pid ? a.pid < b.pid : a.tid < b.tid;
+              });
+    for (size_t i = 0; i < lanes->threads.size(); ++i) {
+        const SidebandLanes::Thread& t = lanes->threads[i];
+        lanes->byTid_[t.tid] = i;
+        if (lanes->processes.empty() || lanes->processes.back().pid != t.pid) {
+            SidebandLanes::Process p;
+            p.pid = t.pid;
+            if (t.pid > 0) {
+                const ProcessSideband* ps = sideband.process(t.pid);
+                p.name = ps && !ps->name.empty() ? ps->name : model.processName(t.pid);
+            } else {
+                p.name = "unknown process";
+            }
+            lanes->processes.push_back(std::move(p));
+        }
+        SidebandLanes::Process& p = lanes->processes.back();
+        p.threads.push_back(i);
+        p.runTime += t.runTime;
+        p.samples += t.samples.size();
+    }
+    std::stable_sort(lanes->processes.begin(), lanes->processes.end(),
+                     [](const SidebandLanes::Process& a, const SidebandLanes::Process& b) {
+                         const uint64_t wa = a.runTime + a.samples, wb = b.runTime + b.samples;
+                         if ((a.pid < 0) != (b.pid < 0)) return b.pid < 0;  // the unknown last
+                         return wa != wb ? wa > wb : a.pid < b.pid;
+                     });
+    for (size_t i = 0; i < lanes->processes.size(); ++i)
+        lanes->byPid_[lanes->processes[i].pid] = i;
+
+    // Losses, per CPU by time.
+    for (const LossEvent& l : model.losses()) {
+        SidebandLanes::Loss out;
+        out.kind = l.kind == LossEvent::Samples ? SidebandLanes::Loss::LostSamples
+                                                : SidebandLanes::Loss::LostRecords;
+        out.time = l.time;
+        out.count = l.count;
+        lanes->losses[l.cpu].push_back(out);
+    }
+    for (const LossMarker& m : model.lossMarkers()) {
+        SidebandLanes::Loss out;
+        out.kind = m.kind == LossMarker::Throttle ? SidebandLanes::Loss::Throttle : SidebandLanes::Loss::Aux;
+        out.time = m.time;
+        out.end = m.end;
+        out.auxFlags = m.auxFlags, out.auxOffset = m.auxOffset, out.auxSize = m.auxSize;
+        out.pid = m.pid, out.tid = m.tid;
+        lanes->losses[m.cpu].push_back(out);
+    }
+    for (auto& [cpu, v] : lanes->losses)
+        std::stable_sort(v.begin(), v.end(), [](const SidebandLanes::Loss& a, const SidebandLanes::Loss& b) {
+            return a.time < b.time;
+        });
+    return lanes;
+}
+
+void setTimelineLanes(TimelineData& data, std::shared_ptr<const SidebandLanes> lanes) {
+    data.lanes = std::move(lanes);
+    if (!data.lanes) return;
+    for (const SidebandLanes::Thread& t : data.lanes->threads)
+        if (!data.threadNames.count(t.tid)) data.threadNames[t.tid] = t.name;
+    for (int cpu : data.lanes->cpus)
+        if (cpu >= 0) data.cpus.try_emplace(cpu);
+    for (const auto& [cpu, losses] : data.lanes->losses)
+        if (!losses.empty()) data.cpus.try_emplace(cpu);
+}
+
+namespace {
+
+std::string withCommas(uint64_t n) {
+    std::string s = std::to_string(n);
+    for (int i = int(s.size()) - 3; i > 0; i -= 3)
+        s.insert(size_t(i), ",");
+    return s;
+}
+
+std::string hex(uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)v);
+    return buf;
+}
+
+std::string duration(uint64_t ns) {
+    char buf[48];
+    if (ns < 1000)
+        std::snprintf(buf, sizeof buf, "%llu ns", (unsigned long long)ns);
+    else if (ns < 1000000)
+        std::snprintf(buf, sizeof buf, "%.2f µs", double(ns) / 1e3);
+    else if (ns < 1000000000)
+        std::snprintf(buf, sizeof buf, "%.3f ms", double(ns) / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.4f s", double(ns) / 1e9);
+    return buf;
+}
+
+}  // namespace
+
+std::string lossKindName(const SidebandLanes::Loss& loss) {
+    switch (loss.kind) {
+        case SidebandLanes::Loss::LostRecords:
+            return "LOST";
+        case SidebandLanes::Loss::LostSamples:
+            return "LOST_SAMPLES";
+        case SidebandLanes::Loss::Throttle:
+            return "THROTTLE";
+        case SidebandLanes::Loss::Aux: {
+            std::string s = "AUX ";
+            bool first = true;
+            auto flag = [&](uint64_t bit, const char* name) {
+                if (!(loss.auxFlags & bit)) return;
+                if (!first) s += "+";
+                s += name;
+                first = false;
+            };
+            flag(perfdata::kAuxFlagTruncated, "TRUNCATED");
+            flag(perfdata::kAuxFlagPartial, "PARTIAL");
+            flag(perfdata::kAuxFlagCollision, "COLLISION");
+            return s;
+        }
+    }
+    return "loss";
+}
+
+std::string describeLoss(const SidebandLanes::Loss& loss) {
+    std::string s = lossKindName(loss) + ": ";
+    switch (loss.kind) {
+        case SidebandLanes::Loss::LostRecords:
+            s += withCommas(loss.count) + (loss.count == 1 ? " record" : " records") +
+                 " lost\nthe data ring was full: the kernel dropped what it could not write "
+                 "(a bigger ring, -m, or fewer events)";
+            break;
+        case SidebandLanes::Loss::LostSamples:
+            s += withCommas(loss.count) + (loss.count == 1 ? " sample" : " samples") +
+                 " lost\nthe kernel could not record them (e.g. a sample too large for the ring)";
+            break;
+        case SidebandLanes::Loss::Throttle:
+            s += loss.end ? "no samples for " + duration(loss.end - loss.time)
+                          : std::string("no samples from here to the end of the recording");
+            s += "\nthe kernel throttled the event: sampling took more CPU time than "
+                 "kernel.perf_cpu_time_max_percent allows";
+            break;
+        case SidebandLanes::Loss::Aux:
+            s += withCommas(loss.auxSize) + " AUX bytes at AUX offset " + hex(loss.auxOffset);
+            if (loss.auxFlags & perfdata::kAuxFlagTruncated)
+                s += "\nTRUNCATED: the AUX area was full, the trace stopped until there was room";
+            if (loss.auxFlags & perfdata::kAuxFlagPartial)
+                s += "\nPARTIAL: the hardware's trace in this record has holes";
+            if (loss.auxFlags & perfdata::kAuxFlagCollision)
+                s += "\nCOLLISION: samples collided, some were dropped";
+            break;
+    }
+    return s;
+}
+
+}  // namespace auxscope

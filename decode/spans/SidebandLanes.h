@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The part of a timeline that needs no trace decoder: what the sideband of any
+// perf.data says (perf's, simpleperf's, auxscope's; with or without AUX trace).
+// Per thread, when it ran on which CPU (from the switch timeline TraceModel
+// derives) and its samples with their IP resolved to a function; threads
+// grouped under their process (COMM / FORK / EXIT); per CPU, every loss the
+// kernel reported (LOST, LOST_SAMPLES, THROTTLE, AUX TRUNCATED / PARTIAL /
+// COLLISION). Built once per file on a worker thread, immutable afterwards and
+// shared by every TimelineData of that file (TimelineData::lanes), so decoding
+// windows of AUX trace never copies it. Qt-free; app/gui/TimelineView draws it.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "spans/FunctionTable.h"
+
+namespace auxscope {
+
+class Sideband;
+struct TimelineData;
+
+struct SidebandLanes {
+    // A stretch of time a thread ran on `cpu`.
+    struct Run {
+        uint64_t start = 0, end = 0;
+        int32_t cpu = -1;
+    };
+    struct Sample {
+        uint64_t time = 0;
+        uint64_t ip = 0;
+        uint32_t function = FunctionTable::kUnknown;  // in `functions`
+        int16_t cpu = -1;
+        int16_t event = -1;  // index into `events`
+    };
+    struct Thread {
+        int32_t pid = -1, tid = -1;
+        std::string name;             // COMM
+        std::vector<Run> runs;        // by start
+        std::vector<Sample> samples;  // by time
+        uint64_t runTime = 0;         // ns on any CPU
+    };
+    struct Process {
+        int32_t pid = -1;  // -1: threads whose process the sideband never named
+        std::string name;
+        std::vector<size_t> threads;  // into `threads`, by tid
+        uint64_t runTime = 0;
+        size_t samples = 0;
+    };
+    // A loss the kernel reported, on the CPU whose ring said so.
+    struct Loss {
+        enum Kind { LostRecords, LostSamples, Throttle, Aux } kind = LostRecords;
+        uint64_t time = 0;
+        uint64_t end = 0;    // Throttle: when sampling resumed (0: it did not in the recording)
+        uint64_t count = 0;  // LostRecords / LostSamples: how many
+        uint64_t auxFlags = 0, auxOffset = 0, auxSize = 0;  // Aux: PERF_AUX_FLAG_*, the record's range
+        int32_t pid = -1, tid = -1;                         // as the record's sample_id said
+    };
+
+    std::vector<Thread> threads;              // threads that ran or were sampled, by pid, then tid
+    std::vector<Process> processes;           // by CPU time, the busiest first (ties: by pid)
+    std::map<int, std::vector<Loss>> losses;  // per CPU (-1: records that named none), by time
+    std::vector<std::string> events;          // sample event names, by SampleEvent::event
+    std::vector<int> cpus;                    // every CPU the sideband has records from
+    std::vector<int> cpusWithSwitches;        // those with a switch timeline
+    // Names of Sample::function ids (the same table as TimelineData::functions
+    // when a decoder's session resolved them).
+    std::shared_ptr<const FunctionTable> functions;
+    size_t sampleCount = 0, idleSamples = 0;  // idle: samples of tid 0, on no thread lane
+
+    // Index into `threads` of `tid`, or -1.
+    long threadIndex(int32_t tid) const;
+    const Process* process(int32_t pid) const;
+
+    std::unordered_map<int32_t, size_t> byTid_;
+    std::unordered_map<int32_t, size_t> byPid_;
+};
+
+struct SidebandLanesOptions {
+    std::vector<std::string> events;  // attr names, by index
+    // The function at `ip` in process `pid` (ImageResolver::functionAt, the
+    // decoders' symbol code); unset: every sample is FunctionTable::kUnknown.
+    std::function<uint32_t(int32_t pid, uint64_t ip)> functionAt;
+    std::shared_ptr<const FunctionTable> functions;  // what functionAt's ids name
+    // Hears samples resolved of the total; false cancels (the build returns null).
+    std::function<bool(uint64_t done, uint64_t total)> progress;
+};
+
+std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband,
+                                                        const SidebandLanesOptions& options);
+
+// Puts `lanes` into `data`: the names of its threads, and a CPU lane (empty
+// where there was no switch timeline) for every CPU the sideband or a loss names.
+void setTimelineLanes(TimelineData& data, std::shared_ptr<const SidebandLanes> lanes);
+
+// What a loss marker says when hovered: how much and why, one line each.
+std::string describeLoss(const SidebandLanes::Loss& loss);
+// "LOST", "LOST_SAMPLES", "THROTTLE", "AUX TRUNCATED" (flags joined by '+').
+std::string lossKindName(const SidebandLanes::Loss& loss);
+
+}  // namespace auxscope
