@@ -853,9 +853,10 @@ void TimelineView::paintThreadLane(QPainter& p, const Track& track, int y) {
     p.setPen(QColor(225, 228, 232));
     p.drawLine(0, y + track.height - 1, plotRight, y + track.height - 1);
     p.setPen(QColor(30, 30, 30));
-    p.drawText(
-        QRect(14, y, kLabelWidth - 20, track.height), Qt::AlignVCenter | Qt::AlignLeft,
-        p.fontMetrics().elidedText(QString("%1 %2").arg(name).arg(tid), Qt::ElideMiddle, kLabelWidth - 20));
+    p.drawText(QRect(14, y, kLabelWidth - 20, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+               p.fontMetrics().elidedText(
+                   name == QString("tid %1").arg(tid) ? name : QString("%1 %2").arg(name).arg(tid),
+                   Qt::ElideMiddle, kLabelWidth - 20));
     p.setPen(QColor(200, 200, 200));
     p.drawLine(kLabelWidth - 1, y, kLabelWidth - 1, y + track.height - 1);
     if (!lane) return;

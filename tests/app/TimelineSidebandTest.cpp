@@ -5,7 +5,7 @@
 // thread lanes grouped under its process with sample ticks whose IPs resolve to
 // the workload's functions; 8 KiB rings under a syscall storm pinned to one CPU
 // gives LOST markers on that CPU's lane (drawn, and told on hover); a perf-written
-// file from ../shared/data opens on a timeline too. Structural checks on the
+// file and a simpleperf-written one from ../shared/data open on a timeline too. Structural checks on the
 // model, and on a rendered image (colours where they belong, not pixel-exact).
 #include <QLabel>
 #include <QProcess>
@@ -266,6 +266,19 @@ private slots:
         view.setData(data);
         QVERIFY(view.processHeaderY(lanes.processes.front().pid) > view.cpuLaneY(3));
         maybeSave(view.grab().toImage(), "sideband-perf.png");
+    }
+
+    // simpleperf's file (CoreSight ETM on cpu 7): a timeline with that CPU's lane and its process.
+    void simpleperfFileOpensOnTimeline() {
+        AUXSCOPE_QNEED_TEST_DATA();
+        const std::string path = test_support::testDataPath("coresight/simpleperf-etm/perf_etm.data");
+        TraceFilePage page(QString::fromStdString(path));
+        auto data = openTimeline(page);
+        QVERIFY2(data, qPrintable(page.timelineStatus() ? page.timelineStatus()->text() : "no timeline"));
+        QVERIFY(data->cpus.count(7));
+        QVERIFY(!data->lanes->processes.empty());
+        QVERIFY(data->end > data->begin);
+        QCOMPARE(page.timeline()->visibleRange().begin, data->begin);
     }
 };
 
