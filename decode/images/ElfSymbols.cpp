@@ -38,10 +38,41 @@ std::string baseName(const std::string& path) {
     size_t slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
+
+// A relocatable ELF's sections as the kernel places a module's core (see
+// elfModuleSections()): per section index, its address, or 0 when not placed.
+std::vector<uint64_t> moduleLayout(Elf* elf, uint64_t base, std::vector<ElfModuleSection>* sections) {
+    size_t shnum = 0, shstrndx = 0;
+    elf_getshdrnum(elf, &shnum);
+    elf_getshdrstrndx(elf, &shstrndx);
+    std::vector<uint64_t> address(shnum, 0);
+    uint64_t offset = 0;
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr)) continue;
+        if ((shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR)) continue;
+        const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+        if (name && std::strncmp(name, ".init", 5) == 0) continue;
+        const uint64_t align = std::max<uint64_t>(shdr.sh_addralign, 1);
+        offset = (offset + align - 1) / align * align;
+        const size_t index = elf_ndxscn(scn);
+        if (index < shnum) address[index] = base + offset;
+        if (sections)
+            sections->push_back({shdr.sh_offset, base + offset, shdr.sh_size, shdr.sh_type == SHT_PROGBITS});
+        offset += shdr.sh_size;
+    }
+    return address;
+}
+
+bool isRelocatable(Elf* elf) {
+    GElf_Ehdr ehdr;
+    return gelf_getehdr(elf, &ehdr) && ehdr.e_type == ET_REL;
+}
 }  // namespace
 
 Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, FunctionTable& functions,
-                                                       const std::string& displayName, int64_t bias) {
+                                                       const std::string& displayName, int64_t bias,
+                                                       std::optional<uint64_t> moduleBase) {
     static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
     if (!ready) return makeError("libelf: " + std::string(elf_errmsg(-1)));
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -53,6 +84,10 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         return makeError(path + ": not an ELF file");
     }
     auto result = std::make_unique<ElfSymbols>();
+    // A kernel module: symbols are offsets into their sections, placed as the kernel places them.
+    std::vector<uint64_t> sectionAddress;
+    if (moduleBase && isRelocatable(elf)) sectionAddress = moduleLayout(elf, *moduleBase, nullptr);
+    const bool module = !sectionAddress.empty();
     size_t phnum = 0;
     elf_getphdrnum(elf, &phnum);
     for (size_t i = 0; i < phnum; ++i) {
@@ -71,7 +106,7 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         if (shdr.sh_type == SHT_SYMTAB) symtab = scn;
         if (shdr.sh_type == SHT_DYNSYM) dynsym = scn;
         const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
-        if (name && std::strncmp(name, ".plt", 4) == 0 && shdr.sh_size)
+        if (name && std::strncmp(name, ".plt", 4) == 0 && shdr.sh_size && !module)
             plts.push_back({shdr.sh_addr + uint64_t(bias), shdr.sh_addr + uint64_t(bias) + shdr.sh_size});
     }
     const std::string file = displayName.empty() ? path : displayName;
@@ -90,12 +125,18 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
             GElf_Sym sym;
             if (!gelf_getsym(data, int(i), &sym)) continue;
             int type = GELF_ST_TYPE(sym.st_info);
-            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF) continue;
+            uint64_t start = sym.st_value + uint64_t(bias);
+            if (module) {
+                // Offsets into a placed section (0 is a function at its start).
+                if (sym.st_shndx >= sectionAddress.size() || !sectionAddress[sym.st_shndx]) continue;
+                start = sectionAddress[sym.st_shndx] + sym.st_value;
+            } else if (!sym.st_value) {
                 continue;
+            }
             const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
             if (!name || !*name) continue;
-            raw.push_back(
-                {sym.st_value + uint64_t(bias), sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL});
+            raw.push_back({start, sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL});
         }
     }
     // Aliases share an address: keep one, preferring a global name.
@@ -260,6 +301,16 @@ Expected<std::vector<ElfLoadSegment>> elfLoadSegments(const std::string& path) {
             out.push_back({phdr.p_offset, phdr.p_vaddr, phdr.p_filesz, (phdr.p_flags & PF_X) != 0});
     }
     return out;
+}
+
+Expected<std::vector<ElfModuleSection>> elfModuleSections(const std::string& path, uint64_t base) {
+    ElfFile file(path);
+    if (file.fd < 0) return makeError(path + ": cannot open: " + std::strerror(errno));
+    if (!file.elf) return makeError(path + ": not an ELF file");
+    if (!isRelocatable(file.elf)) return makeError(path + ": not a kernel module (ELF type is not ET_REL)");
+    std::vector<ElfModuleSection> sections;
+    moduleLayout(file.elf, base, &sections);
+    return sections;
 }
 
 std::optional<uint64_t> elfSymbolValue(const std::string& path, std::string_view name) {

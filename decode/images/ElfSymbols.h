@@ -34,15 +34,28 @@ struct ElfLoadSegment {
 Expected<std::vector<ElfLoadSegment>> elfLoadSegments(const std::string& path);
 // The value of symbol `name` in the ELF's .symtab (else .dynsym), any type.
 std::optional<uint64_t> elfSymbolValue(const std::string& path, std::string_view name);
+// A kernel module's (.ko, ET_REL) executable sections as the kernel lays out
+// its core from `base` (the module's recorded map start): the SHF_ALLOC +
+// SHF_EXECINSTR sections in file order, each at its alignment; .init* sections
+// are freed after loading and left out. `hasBytes`: PROGBITS (code in the file
+// at `offset`), else NOBITS (e.g. .plt, filled by the kernel).
+struct ElfModuleSection {
+    uint64_t offset = 0, vaddr = 0, size = 0;
+    bool hasBytes = false;
+};
+// Fails for a file that is not a relocatable ELF.
+Expected<std::vector<ElfModuleSection>> elfModuleSections(const std::string& path, uint64_t base);
 // The GNU build-id of an ELF notes blob (an ELF's PT_NOTE, /sys/kernel/notes).
 std::optional<std::vector<uint8_t>> buildIdFromNotes(std::span<const uint8_t> notes);
 
 class ElfSymbols {
 public:
     // `displayName` is what function entries name as their file; `bias` moves
-    // every address (symbols, segments: a vmlinux's KASLR offset).
+    // every address (symbols, segments: a vmlinux's KASLR offset). A kernel
+    // module (.ko) is placed at `moduleBase` as elfModuleSections() lays it out.
     static Expected<std::unique_ptr<ElfSymbols>> load(const std::string& path, FunctionTable& functions,
-                                                      const std::string& displayName, int64_t bias = 0);
+                                                      const std::string& displayName, int64_t bias = 0,
+                                                      std::optional<uint64_t> moduleBase = {});
     // A kallsyms listing ("ADDR TYPE NAME[\t[MODULE]]"): its text symbols (t, T,
     // w, W), each up to the next listed address. Kernel symbols name
     // `kernelName` as their file, module ones "[MODULE]". Fails when the file

@@ -414,10 +414,12 @@ int ImageResolver::resolveFile(const Mapping& m) {
             status.hint = "kernel code: pass --kcore or --vmlinux";
         } else {
             status.resolved = kernelStatus_.fromVmlinux ? std::string() : kernelStatus_.code;
-            status.hint = "kernel module code: pass --kcore";
+            status.hint = "kernel module code: pass --kcore, or --symfs with the module's .ko";
         }
-        status.symbols = kernelSymbols_ ? kernelSymbols_->symbolCount() : 0;
-        symbols_.push_back(nullptr);
+        std::unique_ptr<ElfSymbols> module;
+        if (!isKernelMapName(m.file) && !kernelCodeAt(m.start)) module = loadModule(m, status);
+        if (!module) status.symbols = kernelSymbols_ ? kernelSymbols_->symbolCount() : 0;
+        symbols_.push_back(std::move(module));
         files_.push_back(status);
         mappedOf_.push_back(-1);
         fileIndex_[m.file] = int(files_.size() - 1);
@@ -451,6 +453,41 @@ int ImageResolver::resolveFile(const Mapping& m) {
     fileIndex_[m.file] = index;
     return index;
 }
+std::unique_ptr<ElfSymbols> ImageResolver::loadModule(const Mapping& m, FileStatus& status) {
+    // The module's .ko (no kcore covers it): --symfs first, the recorded path,
+    // perf's build-id cache; its code sections laid out from the map's start as
+    // the kernel lays out a module, its symbols placed the same way.
+    std::vector<std::string> candidates;
+    if (!options_.symfs.empty()) candidates.push_back(options_.symfs + m.file);
+    candidates.push_back(m.file);
+    if (m.buildId.size() >= 2) {
+        std::string id = hexBytes(m.buildId);
+        candidates.push_back(options_.buildIdCache + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) +
+                             "/elf");
+    }
+    for (const std::string& c : candidates) {
+        if (!isRegularFile(c)) continue;
+        auto sections = elfModuleSections(c, m.start);
+        if (!sections) continue;
+        const int mapped = mapFile(c);
+        if (mapped < 0) continue;
+        auto symbols = ElfSymbols::load(c, functions_, m.file, 0, m.start);
+        if (!symbols) continue;
+        for (const ElfModuleSection& sec : *sections) {
+            if (!sec.hasBytes || !sec.size || sec.vaddr + sec.size > m.end()) continue;
+            if (sec.offset > mapped_[mapped].size || sec.size > mapped_[mapped].size - sec.offset) continue;
+            KernelSection k{sec.vaddr, sec.size, mapped, sec.offset};
+            auto at = std::upper_bound(kernelSections_.begin(), kernelSections_.end(), k.vaddr,
+                                       [](uint64_t a, const KernelSection& x) { return a < x.vaddr; });
+            kernelSections_.insert(at, k);
+        }
+        status.resolved = c;
+        status.symbols = (*symbols)->symbolCount();
+        return std::move(*symbols);
+    }
+    return nullptr;
+}
+
 void ImageResolver::addRegions(ProcessImage& process, const std::vector<Mapping>& maps) {
     for (const Mapping& m : maps) {
         if (!m.length) continue;
@@ -525,7 +562,9 @@ const ImageResolver::Region* ImageResolver::regionAt(int32_t pid, uint64_t ip) c
 
 uint32_t ImageResolver::functionAt(int32_t pid, uint64_t ip) const {
     const Region* r = regionAt(pid, ip);
-    // Kernel code: the kernel's symbols, whether or not a kernel map was recorded.
+    // Kernel code: the kernel's symbols, whether or not a kernel map was recorded
+    // (a module whose .ko was found: its own).
+    if (r && r->kernel && symbols_[r->file]) return symbols_[r->file]->functionAtAddress(ip);
     if ((r && r->kernel) || (!r && isKernelAddress(ip)))
         return kernelSymbols_ ? kernelSymbols_->functionAtAddress(ip) : FunctionTable::kUnknown;
     if (!r) return FunctionTable::kUnknown;

@@ -150,6 +150,7 @@ private:
     };
     int mapFile(const std::string& path);
     int resolveFile(const Mapping& m);
+    std::unique_ptr<ElfSymbols> loadModule(const Mapping& m, FileStatus& status);
     void loadKernel();
     bool useVmlinux(const std::string& path, const std::string& how);
     bool useKcore(const std::string& path, const std::string& kallsyms, const std::string& how);
