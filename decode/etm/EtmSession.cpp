@@ -2,10 +2,8 @@
 #include "etm/EtmSession.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
-#include <thread>
 #include <unordered_map>
 
 #include "etm/EtmMemory.h"
@@ -19,28 +17,6 @@ std::string hex(uint64_t v) {
     char b[32];
     std::snprintf(b, sizeof b, "0x%" PRIx64, v);
     return b;
-}
-
-// Runs task(0) .. task(n - 1) on up to `threads` threads (0: hardware_concurrency).
-void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task) {
-    if (!threads) threads = std::max(1u, std::thread::hardware_concurrency());
-    threads = unsigned(std::min<size_t>(threads, n));
-    if (threads <= 1) {
-        for (size_t i = 0; i < n; ++i)
-            task(i);
-        return;
-    }
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < n;)
-            task(i);
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool)
-        t.join();
 }
 
 BranchClass branchClassOf(EtmBranch b) {
@@ -87,7 +63,7 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
     s->trace_ = std::make_unique<EtmTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     s->trace_->setStartTime(s->sideband_->model().firstTime());
-    s->cacheBudget_ = options.cacheBytes;
+    s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
     s->functions_ = std::make_unique<FunctionTable>();
     s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
     s->images_->prepare();
@@ -140,10 +116,9 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
     return s;
 }
 
-EtmSession::SegmentResult EtmSession::decodeSegment(
-    const Segment& seg, const std::function<void(const FlowBlock&)>* visit,
-    const std::function<void(const EtmRange&)>* ranges) const {
-    SegmentResult result;
+SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<void(const FlowBlock&)>* visit,
+                                       const std::function<void(const EtmRange&)>* ranges) const {
+    SegmentSpans result;
     DecodeStats& stats = result.stats;
     stats.segments = 1;
     stats.traceBytes = seg.end - seg.begin;
@@ -373,103 +348,16 @@ EtmSession::SegmentResult EtmSession::decodeSegment(
     return result;
 }
 
-std::vector<size_t> EtmSession::select(const DecodeWindow& window) const {
-    std::vector<size_t> chosen;
-    for (size_t i = 0; i < segments_.size(); ++i) {
-        const Segment& s = segments_[i];
-        if (window.cpu && s.cpu != *window.cpu) continue;
-        if (s.endTime < window.begin || s.startTime > window.end) continue;
-        chosen.push_back(i);
-    }
-    return chosen;
-}
-
 DecodedSpans EtmSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
-    DecodedSpans out;
-    std::vector<size_t> chosen = select(window);
-    std::vector<std::shared_ptr<const SegmentResult>> results(chosen.size());
-    std::vector<size_t> todo;
-    {
-        std::lock_guard lock(cacheMutex_);
-        for (size_t i = 0; i < chosen.size(); ++i) {
-            auto it = cache_.find(chosen[i]);
-            if (it != cache_.end())
-                results[i] = it->second, ++out.fromCache;
-            else
-                todo.push_back(i);
-        }
-    }
-    parallelFor(todo.size(), threads, [&](size_t k) {
-        const size_t i = todo[k];
-        results[i] =
-            std::make_shared<const SegmentResult>(decodeSegment(segments_[chosen[i]], nullptr, nullptr));
-    });
-    out.decodedNow = todo.size();
-    {
-        std::lock_guard lock(cacheMutex_);
-        for (size_t i : todo) {
-            size_t bytes = sizeof(SegmentResult);
-            for (const auto& [tid, store] : results[i]->threads)
-                bytes += store.spanBytes();
-            if (cache_.emplace(chosen[i], results[i]).second) {
-                cacheOrder_.push_back({chosen[i], bytes});
-                cacheBytes_ += bytes;
-            }
-        }
-        while (cacheBytes_ > cacheBudget_ && !cacheOrder_.empty()) {
-            cache_.erase(cacheOrder_.front().first);
-            cacheBytes_ -= cacheOrder_.front().second;
-            cacheOrder_.pop_front();
-        }
-    }
-    // Merge per thread: in-order parts are copied packed; a thread whose parts
-    // interleave in time (it ran on several CPUs) is unpacked and sorted again.
-    std::vector<bool> now(results.size());
-    for (size_t i : todo)
-        now[i] = true;
-    std::map<int32_t, std::vector<const SpanStore*>> parts;
-    for (size_t i = 0; i < results.size(); ++i) {
-        out.stats += results[i]->stats;
-        if (now[i]) out.decodedStats += results[i]->stats;
-        for (const auto& [tid, store] : results[i]->threads)
-            if (!window.tid || tid == *window.tid) parts[tid].push_back(&store);
-    }
-    const ParallelRun serial = [](size_t n, const std::function<void(size_t)>& task) {
-        for (size_t i = 0; i < n; ++i)
-            task(i);
-    };
-    for (auto& [tid, stores] : parts) {
-        SpanStore& merged = out.threads[tid];
-        if (merged.appendStores(stores, window.begin, window.end, serial)) continue;
-        FlowToSpans::ThreadSpans all;
-        for (const SpanStore* st : stores) {
-            const int32_t gapBase = int32_t(all.gaps.size());
-            all.gaps.insert(all.gaps.end(), st->gaps().begin(), st->gaps().end());
-            for (size_t i = 0; i < st->size(); ++i) {
-                Span sp = st->at(i);
-                if (sp.end < window.begin || sp.start > window.end) continue;
-                if (sp.isGap()) sp.gap += gapBase;
-                all.spans.push_back(sp);
-            }
-        }
-        std::map<int32_t, FlowToSpans::ThreadSpans> one;
-        one.emplace(tid, std::move(all));
-        std::map<int32_t, SpanStore> sorted;
-        storeSpans(one, sorted);
-        merged = std::move(sorted[tid]);
-    }
-    return out;
+    return decode_->decode(SegmentedDecode::select(segments_, window), window, threads,
+                           [&](size_t i) { return decodeSegment(segments_[i], nullptr, nullptr); });
 }
 
 DecodeStats EtmSession::forEachBlock(const DecodeWindow& window,
                                      const std::function<void(const FlowBlock&)>& visit) {
     DecodeStats stats;
-    std::function<void(const FlowBlock&)> sink = [&](const FlowBlock& b) {
-        if (b.time < window.begin || b.time > window.end) return;
-        if (window.tid && b.tid != *window.tid) return;
-        visit(b);
-    };
-    for (size_t i : select(window))
+    const std::function<void(const FlowBlock&)> sink = SegmentedDecode::windowFilter(window, visit);
+    for (size_t i : SegmentedDecode::select(segments_, window))
         stats += decodeSegment(segments_[i], &sink, nullptr).stats;
     return stats;
 }

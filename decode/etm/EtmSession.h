@@ -10,20 +10,16 @@
 // its decoder there, and the CoreSight drivers start each buffer with an
 // A-sync), and a segment holds whole buffers up to about `segmentBytes`
 // (resetting the decoder between them). Segments decode on their own, in
-// parallel, and are cached. OpenCSD's elements feed FlowToSpans: instruction
-// ranges (function of the range's start, branch class from the last
-// instruction), exceptions as interrupts, ERET as a return, and trace-on,
-// overflow, no-sync and address-not-accessible as gaps with their reasons
-// (a missing image names its file, as for Intel PT). The thread is the PE
-// context's CONTEXTIDR (perf traces the tid there) and else the switch
-// timeline; the time is the trace's timestamps through TIME_CONV, or when it
-// has none, the byte's AUX write time interpolated between AUX records.
+// parallel, and are cached (spans/SegmentedDecode, as Intel PT's). OpenCSD's elements feed FlowToSpans:
+// instruction ranges (function of the range's start, branch class from the last instruction), exceptions as
+// interrupts, ERET as a return, and trace-on, overflow, no-sync and address-not-accessible as gaps with their
+// reasons (a missing image names its file, as for Intel PT). The thread is the PE context's CONTEXTIDR (perf
+// traces the tid there) and else the switch timeline; the time is the trace's timestamps through TIME_CONV,
+// or when it has none, the byte's AUX write time interpolated between AUX records.
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -36,6 +32,7 @@
 #include "sideband/Sideband.h"
 #include "spans/DecodeTypes.h"
 #include "spans/FunctionTable.h"
+#include "spans/SegmentedDecode.h"
 #include "spans/SpanStore.h"
 
 namespace auxscope::etm {
@@ -95,24 +92,16 @@ public:
     int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) const;
 
 private:
-    struct SegmentResult {
-        std::map<int32_t, SpanStore> threads;
-        DecodeStats stats;
-    };
     EtmSession() = default;
-    SegmentResult decodeSegment(const Segment& segment, const std::function<void(const FlowBlock&)>* visit,
-                                const std::function<void(const EtmRange&)>* ranges) const;
-    std::vector<size_t> select(const DecodeWindow& window) const;
+    SegmentSpans decodeSegment(const Segment& segment, const std::function<void(const FlowBlock&)>* visit,
+                               const std::function<void(const EtmRange&)>* ranges) const;
 
     std::unique_ptr<EtmTraceSource> trace_;
     std::unique_ptr<Sideband> sideband_;
     std::unique_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
     std::vector<Segment> segments_;
-    std::mutex cacheMutex_;
-    std::map<size_t, std::shared_ptr<const SegmentResult>> cache_;
-    std::deque<std::pair<size_t, size_t>> cacheOrder_;
-    uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
+    std::unique_ptr<SegmentedDecode> decode_;
 };
 
 }  // namespace auxscope::etm

@@ -16,19 +16,16 @@
 // switches, and feeds FlowToSpans. Trouble never stops the decode: a libipt
 // error becomes a gap naming the error and the trace offset, and decoding
 // resumes at the next PSB. decodeSpans() decodes only the segments a time
-// window and CPU set need, on the session's worker pool (threads started once,
-// on first need, and reused by every call), keeps them cached, and merges them
-// per thread in time order, also on the pool.
+// window and CPU set need, through spans/SegmentedDecode: on the session's
+// worker pool, cached, and merged per thread in time order.
 //
 // Each segment starts with an empty call stack, so a frame that spans a segment
 // boundary shows as two spans; larger segments mean fewer such cuts and less
 // parallelism.
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +39,7 @@
 #include "spans/DecodeTypes.h"
 #include "spans/FlowToSpans.h"
 #include "spans/FunctionTable.h"
+#include "spans/SegmentedDecode.h"
 #include "spans/SpanStore.h"
 
 namespace auxscope {
@@ -95,15 +93,9 @@ public:
     void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task);
 
 private:
-    class WorkerPool;
-    struct SegmentResult {
-        std::map<int32_t, SpanStore> threads;  // sorted by start
-        DecodeStats stats;
-    };
     PtSession() = default;
-    SegmentResult decodeSegment(const Segment& segment,
-                                const std::function<void(const FlowBlock&)>* visit) const;
-    std::vector<size_t> select(const DecodeWindow& window) const;
+    SegmentSpans decodeSegment(const Segment& segment,
+                               const std::function<void(const FlowBlock&)>* visit) const;
 
     const PerfDataReader* file_ = nullptr;
     std::unique_ptr<PtTraceSource> trace_;
@@ -111,13 +103,9 @@ private:
     std::unique_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
     std::unique_ptr<PtImages> ptImages_;
-    std::unique_ptr<WorkerPool> pool_;
+    std::unique_ptr<SegmentedDecode> decode_;
     std::map<int, PsbIndex> psbs_;
     std::vector<Segment> segments_;
-    std::mutex cacheMutex_;
-    std::map<size_t, std::shared_ptr<const SegmentResult>> cache_;
-    std::deque<std::pair<size_t, size_t>> cacheOrder_;  // segment, bytes; oldest first
-    uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
 };
 
 // How an x86 instruction leaves its block, from its bytes (for blocks whose

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The decoder-neutral half of decoding a trace in segments, which every trace
+// decoder (pt/PtSession, etm/EtmSession) shares. A decoder cuts its trace into
+// segments at sync points, each decodable on its own, and describes each by
+// the CPU whose trace it is and the perf time it covers (cpu, startTime,
+// endTime). SegmentedDecode then
+//   - selects the segments a window (time, CPU) needs (select()),
+//   - decodes those it has not cached through the decoder's callback on its
+//     worker pool (threads started once, on first need, and reused by every
+//     call, the calling thread being one of them),
+//   - keeps decoded segments in a cache with a byte budget (oldest out first:
+//     a timeline revisits what it just showed),
+//   - and merges the segments' spans per thread in time order, also on the pool.
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "spans/DecodeTypes.h"
+#include "spans/SpanStore.h"
+
+namespace auxscope {
+
+// Threads started once and kept: starting threads per call costs more than a
+// small window's decode. Work comes in batches (one per run() call; several
+// calls may run at once): the caller and the helpers it woke claim indices
+// from the batch until none is left, and the caller waits only for indices
+// already claimed, so a batch never waits on a busy pool.
+class WorkerPool {
+public:
+    WorkerPool() = default;
+    ~WorkerPool();
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    // Runs task(0) .. task(n - 1) on up to `threads` threads (0: hardware_concurrency),
+    // the calling thread being one of them.
+    void run(size_t n, unsigned threads, const std::function<void(size_t)>& task);
+
+private:
+    struct Batch;
+    static void work(Batch& batch);
+    void loop();
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::shared_ptr<Batch>> queue_;
+    std::vector<std::thread> threads_;
+    bool stop_ = false;
+};
+
+// One decoded segment: its spans per thread, each thread's sorted by start.
+struct SegmentSpans {
+    std::map<int32_t, SpanStore> threads;
+    DecodeStats stats;
+};
+
+class SegmentedDecode {
+public:
+    // Decodes segment `index` (called on the pool, several at once).
+    using DecodeOne = std::function<SegmentSpans(size_t index)>;
+
+    explicit SegmentedDecode(uint64_t cacheBudget) : cacheBudget_(cacheBudget) {}
+
+    // The indices of the `segments` (anything with cpu, startTime and endTime)
+    // that `window` needs, in order.
+    template <typename Segment>
+    static std::vector<size_t> select(const std::vector<Segment>& segments, const DecodeWindow& window) {
+        std::vector<size_t> chosen;
+        for (size_t i = 0; i < segments.size(); ++i) {
+            const Segment& s = segments[i];
+            if (window.cpu && s.cpu != *window.cpu) continue;
+            if (s.endTime < window.begin || s.startTime > window.end) continue;
+            chosen.push_back(i);
+        }
+        return chosen;
+    }
+
+    // The spans of the segments `chosen` (in trace order per CPU) of the threads
+    // in `window`, decoding on `threads` threads (0: hardware_concurrency) what
+    // is not cached yet.
+    DecodedSpans decode(const std::vector<size_t>& chosen, const DecodeWindow& window, unsigned threads,
+                        const DecodeOne& decodeOne);
+
+    // `visit` for the blocks in `window`'s time and thread only.
+    static std::function<void(const FlowBlock&)> windowFilter(
+        const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
+
+    // Runs task(0) .. task(n - 1) on the pool (see WorkerPool::run).
+    void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)>& task) {
+        pool_.run(n, threads, task);
+    }
+
+private:
+    WorkerPool pool_;
+    std::mutex cacheMutex_;
+    std::map<size_t, std::shared_ptr<const SegmentSpans>> cache_;
+    std::deque<std::pair<size_t, size_t>> cacheOrder_;  // segment, bytes; oldest first
+    uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
+};
+
+}  // namespace auxscope
