@@ -180,7 +180,8 @@ private slots:
         QVERIFY2(cpuTip.contains("tl-spin-a") && cpuTip.contains("tl_workload"), qPrintable(cpuTip));
     }
 
-    // 8 KiB rings under a syscall storm pinned to one CPU: LOST markers on that CPU only.
+    // 8 KiB rings under a syscall storm pinned to one CPU: LOST markers on that CPU (red drawn only
+    // on lanes with losses).
     void tinyRingGivesLostMarkersOnItsCpu() {
         const int cpu = QThread::idealThreadCount() > 1 ? 1 : 0;
         const QString file = dir_.filePath("storm.data");
@@ -200,8 +201,16 @@ private slots:
             lost += l.count;
         }
         QVERIFY2(lost > 100, qPrintable(QString::number(lost)));
+        // Before the storm pins itself (exec, library loading) a busy machine may
+        // lose a few records elsewhere too: the pinned CPU's must be nearly all.
+        uint64_t elsewhere = 0;
         for (const auto& [c, v] : lanes.losses)
-            QVERIFY2(c == cpu || v.empty(), qPrintable(QString("loss on cpu %1").arg(c)));
+            if (c != cpu)
+                for (const SidebandLanes::Loss& l : v)
+                    elsewhere += l.count;
+        QVERIFY2(
+            elsewhere * 20 < lost,
+            qPrintable(QString("%1 lost on other CPUs, %2 on cpu %3").arg(elsewhere).arg(lost).arg(cpu)));
         QVERIFY(data->cpus.count(cpu));
         QVERIFY2(page.timelineStatus()->text().contains("loss markers"),
                  qPrintable(page.timelineStatus()->text()));
@@ -230,7 +239,7 @@ private slots:
         QVERIFY2(countColor(img, laneY, laneY + TimelineView::kLaneHeight, x - 2, x + 3, red) > 5,
                  "a LOST marker");
         for (const auto& [c, slices] : data->cpus)
-            if (c != cpu) {
+            if (c != cpu && (!lanes.losses.count(c) || lanes.losses.at(c).empty())) {
                 const int y = view.cpuLaneY(c);
                 QCOMPARE(countColor(img, y, y + TimelineView::kLaneHeight, view.plotLeft(),
                                     view.plotLeft() + view.plotWidth(), red),
