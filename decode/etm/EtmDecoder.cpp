@@ -12,8 +12,9 @@ namespace auxscope::etm {
 
 namespace {
 
-// OpenCSD's decoder registry and its default error logger are process-wide and
-// set up lazily: creating trees and reading the last error are serialised.
+// OpenCSD's decoder registry, its map of trees and its default error logger are
+// process-wide and set up lazily: creating and destroying trees and reading the
+// last error are serialised.
 std::mutex& openCsdMutex() {
     static std::mutex m;
     return m;
@@ -101,7 +102,11 @@ struct EtmDecoder::Impl {
     char text[1024];
 
     ~Impl() {
-        if (tree != C_API_INVALID_TREE_HANDLE) ocsd_destroy_dcd_tree(tree);
+        // The C API keeps every tree in a process-wide map: destroying one while
+        // another thread creates one corrupts it.
+        if (tree == C_API_INVALID_TREE_HANDLE) return;
+        std::lock_guard lock(openCsdMutex());
+        ocsd_destroy_dcd_tree(tree);
     }
 
     static ocsd_datapath_resp_t onElement(const void* ctx, const ocsd_trc_index_t index,

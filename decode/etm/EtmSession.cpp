@@ -68,6 +68,11 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
     s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
     s->images_->prepare();
     const auto& cpus = s->trace_->cpus();
+    // The sync points of every ring, a ring per worker.
+    s->syncs_.resize(cpus.size());
+    s->decode_->parallelFor(cpus.size(), 0, [&](size_t ring) {
+        if (!cpus[ring].sources.empty()) s->syncs_[ring] = EtmSyncIndex::build(cpus[ring]);
+    });
     for (size_t ring = 0; ring < cpus.size(); ++ring) {
         const EtmCpuTrace& cpu = cpus[ring];
         if (cpu.sources.empty()) continue;
@@ -76,22 +81,40 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
         for (size_t r = 0; r < stream.runs.size(); ++r) {
             const AuxRun& run = stream.runs[r];
             if (run.begin >= run.end) continue;
-            // The sync points of the run: its start and every buffer start inside it.
-            std::vector<uint64_t> starts{run.begin};
-            for (const AuxBufferPlace& p : stream.places)
-                if (p.begin > run.begin && p.begin < run.end) starts.push_back(p.begin);
+            // The sync points of the run: its start, every buffer start (the decoder
+            // resets there) and every A-sync a buffer may be cut at inside it.
+            struct Start {
+                uint64_t offset;
+                bool reset;
+            };
+            std::vector<Start> starts{{run.begin, true}};
+            for (const EtmBufferSyncs& b : s->syncs_[ring].buffers) {
+                if (b.begin > run.begin && b.begin < run.end) starts.push_back({b.begin, true});
+                for (uint64_t cut : b.cuts)
+                    if (cut > run.begin && cut < run.end) starts.push_back({cut, false});
+            }
+            std::stable_sort(starts.begin(), starts.end(),
+                             [](const Start& a, const Start& b) { return a.offset < b.offset; });
             const size_t first = s->segments_.size();
             for (size_t i = 0; i < starts.size();) {
                 size_t j = i + 1;
-                while (j < starts.size() && starts[j] - starts[i] < options.segmentBytes)
+                while (j < starts.size() && starts[j].offset - starts[i].offset < options.segmentBytes)
                     ++j;
                 Segment seg;
                 seg.cpu = stream.cpu;
                 seg.ring = ring;
                 seg.run = r;
-                seg.begin = starts[i];
-                seg.end = j < starts.size() ? starts[j] : run.end;
-                seg.resets.assign(starts.begin() + long(i) + 1, starts.begin() + long(j));
+                seg.begin = starts[i].offset;
+                seg.end = j < starts.size() ? starts[j].offset : run.end;
+                for (size_t k = i + 1; k < j; ++k)
+                    if (starts[k].reset) seg.resets.push_back(starts[k].offset);
+                if (j < starts.size() && !starts[j].reset) {
+                    // Cut inside a buffer: it goes on to the next reset (or the run's end).
+                    size_t k = j + 1;
+                    while (k < starts.size() && !starts[k].reset)
+                        ++k;
+                    seg.feedEnd = k < starts.size() ? starts[k].offset : run.end;
+                }
                 seg.startTime = cpu.timeAt(seg.begin);
                 seg.endTime = std::max(seg.startTime, cpu.timeAt(seg.end - 1));
                 seg.firstOfRun = i == 0;
@@ -206,7 +229,15 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
     bool sawRange = false;
     bool broken = true;  // since the last range: the flow does not continue from it
     uint64_t blocks = 0, instructions = 0;
+    // A segment cut at a sync point inside a buffer: what comes of the bytes from
+    // there on is the next segment's.
+    const uint64_t limit = seg.feedEnd > seg.end ? seg.end : UINT64_MAX;
+    bool pastLimit = false;
     sink.onElement = [&](const EtmElement& e) {
+        if (e.index >= limit) {
+            pastLimit = true;
+            return;
+        }
         if (e.kind != EtmElementKind::InstrRange && e.kind != EtmElementKind::Timestamp &&
             e.kind != EtmElementKind::CycleCount && e.kind != EtmElementKind::PeContext &&
             e.kind != EtmElementKind::Other && e.kind != EtmElementKind::Event)
@@ -300,6 +331,10 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
         }
     };
     sink.onError = [&](uint64_t index, uint8_t id, std::string_view message) {
+        if (index >= limit) {
+            pastLimit = true;
+            return;
+        }
         ++stats.decodeErrors;
         addGap(timeOf(index), GapReason::DecodeError,
                "decode error: trace ID " + hex(id) + ": " + std::string(message) + " at offset " + hex(index),
@@ -332,6 +367,12 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
                 ++stats.decodeErrors;
                 addGap(timeOf(from), GapReason::DecodeError, "decode error: " + fed.error().message, from);
             }
+        }
+        // Past a cut: on until OpenCSD has handed out what it held of the packets before it.
+        constexpr uint64_t kLookahead = 256;
+        for (uint64_t from = seg.end; from < seg.feedEnd && !pastLimit; from += kLookahead) {
+            const uint64_t to = std::min(seg.feedEnd, from + kLookahead);
+            if (!d.feed(from, stream.bytes.view(from, to, scratch))) break;
         }
         (void)d.finish();
     }

@@ -5,17 +5,26 @@
 //
 // An EtmSession opens the file once: the trace per AUX ring (EtmTraceSource),
 // the sideband (threads, maps, switch timeline), the code images and symbols
-// (ImageResolver, read by OpenCSD through an EtmMemoryCache). The trace is cut
-// into segments at sync points: every AUXTRACE buffer starts one (perf resets
-// its decoder there, and the CoreSight drivers start each buffer with an
-// A-sync), and a segment holds whole buffers up to about `segmentBytes`
-// (resetting the decoder between them). Segments decode on their own, in
-// parallel, and are cached (spans/SegmentedDecode, as Intel PT's). OpenCSD's elements feed FlowToSpans:
-// instruction ranges (function of the range's start, branch class from the last instruction), exceptions as
-// interrupts, ERET as a return, and trace-on, overflow, no-sync and address-not-accessible as gaps with their
-// reasons (a missing image names its file, as for Intel PT). The thread is the PE context's CONTEXTIDR (perf
-// traces the tid there) and else the switch timeline; the time is the trace's timestamps through TIME_CONV,
-// or when it has none, the byte's AUX write time interpolated between AUX records.
+// (ImageResolver, read by OpenCSD through an EtmMemoryCache) and an index of
+// every ring's sync points (etm/EtmSyncIndex: the A-syncs per trace ID in every
+// AUX buffer). The trace is cut into segments at sync points: every AUXTRACE
+// buffer starts one (perf resets its decoder there), and inside a buffer with
+// one trace ID every A-sync the index found is one. A segment holds about
+// `segmentBytes` (whole small buffers, resetting the decoder between them, or
+// the piece of a big buffer from one A-sync to a later one). A segment that ends
+// at an A-sync inside a buffer decodes on past it until OpenCSD hands out an
+// element of a packet at or after it (what it still held of the packets before),
+// and keeps only the elements before it: the next segment, which starts a fresh
+// decoder there, has the rest, so nothing is lost or doubled at the cut. Segments
+// decode on their own, in parallel, and are cached (spans/SegmentedDecode, as
+// Intel PT's). OpenCSD's elements feed FlowToSpans: instruction ranges
+// (function of the range's start, branch class from the last instruction),
+// exceptions as interrupts, ERET as a return, and trace-on, overflow, no-sync
+// and address-not-accessible as gaps with their reasons (a missing image names
+// its file, as for Intel PT). The thread is the PE context's CONTEXTIDR (perf
+// traces the tid there) and else the switch timeline; the time is the trace's
+// timestamps through TIME_CONV, or when it has none, the byte's AUX write time
+// interpolated between AUX records.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -26,6 +35,7 @@
 #include <vector>
 
 #include "etm/EtmElement.h"
+#include "etm/EtmSyncIndex.h"
 #include "etm/EtmTraceSource.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
@@ -68,6 +78,8 @@ public:
     const Sideband& sideband() const { return *sideband_; }
     const ImageResolver& images() const { return *images_; }
     const FunctionTable& functions() const { return *functions_; }
+    // The sync points of ring `ring` (trace().cpus()[ring]).
+    const EtmSyncIndex& syncIndex(size_t ring) const { return syncs_.at(ring); }
 
     struct Segment {
         int cpu = -1;  // the ring's CPU (-1: a per-thread ring)
@@ -75,6 +87,10 @@ public:
         size_t run = 0;
         uint64_t begin = 0, end = 0;   // in the ring's stream
         std::vector<uint64_t> resets;  // buffer starts in (begin, end): the decoder restarts there
+        // When `end` is a sync point inside a buffer: that buffer's end. The decode goes on
+        // past `end` (up to here) until an element at or after `end` comes out, and keeps
+        // only those before it. 0: `end` ends a buffer or a run.
+        uint64_t feedEnd = 0;
         uint64_t startTime = 0, endTime = 0;
         bool firstOfRun = false;
         uint64_t lossFrom = 0;  // after a loss: where the ring's trace before it ended
@@ -100,6 +116,7 @@ private:
     std::unique_ptr<Sideband> sideband_;
     std::unique_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
+    std::vector<EtmSyncIndex> syncs_;  // per ring
     std::vector<Segment> segments_;
     std::unique_ptr<SegmentedDecode> decode_;
 };

@@ -11,5 +11,6 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/EtmSnapshot.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmSnapshotDecode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmTraceSource.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/EtmSyncIndex.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmSession.cpp
 )

@@ -49,3 +49,13 @@ set_tests_properties(etm_cli_decode_usage PROPERTIES PASS_REGULAR_EXPRESSION
 add_executable(etm_perfdata_tests ${CMAKE_CURRENT_LIST_DIR}/etm_perfdata_test.cpp)
 target_link_libraries(etm_perfdata_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
 gtest_discover_tests(etm_perfdata_tests TEST_PREFIX "etm_perfdata_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)
+
+# Decode cut at sync points (etm/EtmSyncIndex): a big buffer of repeated
+# perf_etm.data copies, formatted and raw, decodes to the same ranges whole and
+# cut at every A-sync, on several threads.
+add_executable(etm_segment_tests
+  ${CMAKE_CURRENT_LIST_DIR}/etm_segment_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/EtmRawPerfData.cpp
+)
+target_link_libraries(etm_segment_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
+gtest_discover_tests(etm_segment_tests TEST_PREFIX "etm_segment_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Where a CoreSight trace can be decoded from: the A-sync packets of every
+// trace ID in every AUX buffer of a ring, found on open (before any decode), so
+// a big buffer is cut into segments that decode in parallel, as Intel PT's are
+// cut at PSBs (pt/PsbIndex).
+//
+// A-sync patterns (OpenCSD's packet processors): ETMv4 and ETE eleven 0x00
+// bytes then 0x80; ETMv3 and PTM five 0x00 bytes then 0x80. Longer runs of
+// zeros before the 0x80 are the tail of the packet before.
+//   - Raw data (one source): the A-sync's first byte is where a decoder starts.
+//   - Frame-formatted data (16-byte frames from the buffer's start): each trace
+//     ID's bytes are taken apart with etm/FrameDeformatter frame by frame, so
+//     every byte keeps the frame it came in. A decoder can only start at a frame
+//     (the deformatter needs the frame's ID bytes), so a sync point is the frame
+//     holding the A-sync's first byte, and only when a fresh deformatter started
+//     at that frame hands the ID the whole A-sync before any other byte of it
+//     (bytes of the frame before its first ID byte are dropped by a fresh start).
+// A buffer may be cut at a sync point when it holds one trace ID (a per-CPU
+// sink, or raw data): a decoder started there misses nothing of the trace after
+// it. A buffer several IDs share is not cut (one ID's sync point lies inside
+// the others' packets); its sync points are still listed per ID.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "etm/EtmTraceSource.h"
+
+namespace auxscope::etm {
+
+struct EtmSyncPoint {
+    uint64_t offset = 0;  // stream offset a decoder starts at (raw: the A-sync; formatted: its frame)
+    uint64_t time = 0;    // perf time of `offset` (EtmCpuTrace::timeAt; 0: unknown)
+    bool clean = true;    // formatted: a fresh deformatter at `offset` hands the A-sync over whole
+};
+
+struct EtmBufferSyncs {
+    uint64_t begin = 0, end = 0;  // the AUX buffer in the ring's stream
+    std::map<uint8_t, std::vector<EtmSyncPoint>> byId;
+    // Where the buffer may be cut (ascending, in (begin, end)): the clean sync points of
+    // a buffer with one trace ID.
+    std::vector<uint64_t> cuts;
+};
+
+struct EtmSyncIndex {
+    std::vector<EtmBufferSyncs> buffers;  // one per AuxStream::places entry
+
+    // A-sync patterns found in every buffer, per trace ID.
+    std::map<uint8_t, uint64_t> syncsById() const;
+    uint64_t cutCount() const;
+
+    static EtmSyncIndex build(const EtmCpuTrace& trace);
+    // One buffer of `trace` ([begin, end) of its stream).
+    static EtmBufferSyncs buildBuffer(const EtmCpuTrace& trace, uint64_t begin, uint64_t end);
+};
+
+// The zero bytes before 0x80 an A-sync of `protocol` has (ETMv4/ETE 11, ETMv3/PTM 5; 0: none).
+unsigned asyncZeros(EtmProtocol protocol);
+
+}  // namespace auxscope::etm

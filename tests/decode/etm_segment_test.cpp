@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// CoreSight decode cut at sync points (etm/EtmSyncIndex, etm/EtmSession):
+// a big AUX buffer, made of many copies of simpleperf's perf_etm.data buffer
+// (each copy starts with an A-sync), written as one AUXTRACE buffer (AUX
+// records scaled to it), frame formatted and raw (EtmRawPerfData.h). The index
+// finds every copy's A-sync; decoded whole (one segment) and cut at every sync
+// point (tiny segmentBytes) it gives the same ranges, in the same order, on
+// several threads.
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "EtmRawPerfData.h"
+#include "TestData.h"
+#include "etm/EtmSession.h"
+#include "perfdata/PerfDataFormat.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
+
+namespace auxscope {
+namespace {
+
+namespace fs = std::filesystem;
+using etm::EtmRange;
+using etm::EtmSession;
+using etm::EtmSessionOptions;
+using test_support::testDataPath;
+
+constexpr unsigned kCopies = 400;
+
+// `in` with its one AUXTRACE buffer repeated `copies` times (AUX records' offsets
+// and sizes multiplied to cover it), every other record and feature as it is.
+Expected<void> writeRepeated(const std::string& in, const std::string& out, unsigned copies) {
+    auto reader = PerfDataReader::open(in);
+    if (!reader) return reader.error();
+    const PerfDataReader& r = *reader;
+    if (r.summary().auxtrace.size() != 1) return makeError(in + ": not one AUXTRACE buffer");
+    std::vector<PerfDataEventAttr> attrs;
+    for (const PerfAttr& a : r.attrs())
+        attrs.push_back({a.name, a.attr, a.ids});
+    auto writer = PerfDataWriter::create(out, std::move(attrs));
+    if (!writer) return writer.error();
+    PerfDataWriter& w = **writer;
+    Expected<void> status;
+    auto walked = r.forEachRecord([&](const PerfRecord& rec) {
+        const uint32_t type = rec.header.type;
+        const uint8_t* body = rec.bytes.data() + sizeof(perf_event_header);
+        if (type == perfdata::kRecordAuxtraceInfo) {
+            perfdata::AuxtraceInfoRecordHead head{};
+            std::memcpy(&head, body, sizeof head);
+            std::vector<uint64_t> priv((rec.bytes.size() - sizeof(perf_event_header) - sizeof head) / 8);
+            std::memcpy(priv.data(), body + sizeof head, priv.size() * 8);
+            status = w.writeAuxtraceInfo(head.type, priv);
+        } else if (type == perfdata::kRecordAuxtrace) {
+            perfdata::AuxtraceRecord head{};
+            std::memcpy(&head, body, sizeof head);
+            const auto& b = r.summary().auxtrace[0];
+            const std::span<const uint8_t> bytes = r.fileBytes(b.dataOffset, b.size);
+            std::vector<uint8_t> big;
+            for (unsigned i = 0; i < copies; ++i)
+                big.insert(big.end(), bytes.begin(), bytes.end());
+            head.offset *= copies;
+            status = w.writeAuxtrace(head, big);
+        } else if (type == PERF_RECORD_AUX) {
+            std::vector<uint8_t> copy(rec.bytes.begin(), rec.bytes.end());
+            uint64_t aux[2];
+            std::memcpy(aux, copy.data() + sizeof(perf_event_header), sizeof aux);
+            aux[0] *= copies, aux[1] *= copies;
+            std::memcpy(copy.data() + sizeof(perf_event_header), aux, sizeof aux);
+            status = w.writeRecord(copy);
+        } else {
+            status = w.writeRecord(rec.bytes);
+        }
+        return status.ok();
+    });
+    if (!walked) return walked.error();
+    if (!status) return status.error();
+    const perfdata::FileHeader& h = r.header();
+    uint64_t table = h.data.offset + h.data.size;
+    for (unsigned bit = 0; bit < 256; ++bit) {
+        if (!((h.features[bit / 64] >> (bit % 64)) & 1)) continue;
+        perfdata::FileSection sec{};
+        std::memcpy(&sec, r.fileBytes(table, sizeof sec).data(), sizeof sec);
+        table += sizeof sec;
+        if (bit == perfdata::kFeatAuxtrace) continue;
+        const auto feature = r.fileBytes(sec.offset, sec.size);
+        w.setFeature(bit, std::vector<uint8_t>(feature.begin(), feature.end()));
+    }
+    return w.finish();
+}
+
+using RangeKey = std::tuple<int, uint8_t, uint64_t, uint64_t, uint32_t, etm::EtmIsa, etm::EtmBranch>;
+
+struct Decoded {
+    std::vector<RangeKey> ranges;
+    DecodeStats rangeStats;
+    DecodedSpans spans;
+    size_t segments = 0;
+};
+
+Decoded decode(const PerfDataReader& file, uint64_t segmentBytes, unsigned threads) {
+    EtmSessionOptions options;
+    options.images.symfs = testDataPath("coresight/simpleperf-etm/symfs");
+    options.segmentBytes = segmentBytes;
+    auto session = EtmSession::open(file, options);
+    EXPECT_TRUE(session) << session.error().message;
+    Decoded d;
+    if (!session) return d;
+    d.segments = (*session)->segments().size();
+    d.rangeStats = (*session)->forEachRange(std::nullopt, [&](const EtmRange& r) {
+        d.ranges.emplace_back(r.cpu, r.traceId, r.start, r.last, r.instructions, r.isa, r.branch);
+    });
+    d.spans = (*session)->decodeSpans(DecodeWindow{}, threads);
+    return d;
+}
+
+class EtmSegments : public ::testing::Test {
+protected:
+    void SetUp() override {
+        AUXSCOPE_NEED_TEST_DATA();
+        dir_ = fs::temp_directory_path() / ("auxscope-etm-seg-" + std::to_string(getpid()));
+        fs::create_directories(dir_);
+        formatted_ = (dir_ / "repeated.data").string();
+        raw_ = (dir_ / "repeated-raw.data").string();
+        auto w = writeRepeated(testDataPath("coresight/simpleperf-etm/perf_etm.data"), formatted_, kCopies);
+        ASSERT_TRUE(w) << w.error().message;
+        auto raw = etmtest::writeRawEtmCopy(formatted_, raw_);
+        ASSERT_TRUE(raw) << raw.error().message;
+    }
+    void TearDown() override {
+        if (!dir_.empty()) fs::remove_all(dir_);
+    }
+    void wholeEqualsSegmented(const std::string& path, const char* what) {
+        auto file = PerfDataReader::open(path);
+        ASSERT_TRUE(file) << file.error().message;
+        const Decoded whole = decode(*file, uint64_t(1) << 40, 1);
+        const Decoded cut = decode(*file, 1, 4);
+        std::printf("%s: whole %zu segment(s), %zu ranges, %" PRIu64
+                    " instructions; cut at every sync point: %zu segments (%" PRIu64
+                    " decoded on the pool), %zu ranges, %" PRIu64 " instructions\n",
+                    what, whole.segments, whole.ranges.size(), whole.rangeStats.instructions, cut.segments,
+                    cut.spans.stats.segments, cut.ranges.size(), cut.rangeStats.instructions);
+        EXPECT_EQ(whole.segments, 1u);
+        EXPECT_GE(cut.segments, kCopies);
+        EXPECT_GT(cut.spans.stats.segments, 1u);
+        EXPECT_EQ(cut.spans.decodedNow, cut.segments);
+        ASSERT_GE(whole.ranges.size(), size_t(kCopies) * 200);
+        ASSERT_EQ(whole.ranges.size(), cut.ranges.size());
+        for (size_t i = 0; i < whole.ranges.size(); ++i)
+            ASSERT_EQ(whole.ranges[i], cut.ranges[i]) << "range " << i;
+        EXPECT_EQ(whole.rangeStats.instructions, cut.rangeStats.instructions);
+        EXPECT_EQ(whole.spans.stats.instructions, cut.spans.stats.instructions);
+        EXPECT_EQ(whole.spans.stats.blocks, cut.spans.stats.blocks);
+        EXPECT_EQ(whole.rangeStats.decodeErrors, cut.rangeStats.decodeErrors);
+    }
+    fs::path dir_;
+    std::string formatted_, raw_;
+};
+
+// The A-syncs of a file's sync index (all clean), and its cut points.
+std::pair<uint64_t, uint64_t> countSyncs(const std::string& path, size_t* segments = nullptr) {
+    auto file = PerfDataReader::open(path);
+    EXPECT_TRUE(file) << file.error().message;
+    if (!file) return {};
+    auto session = EtmSession::open(*file);
+    EXPECT_TRUE(session) << session.error().message;
+    if (!session) return {};
+    const auto& cpus = (*session)->trace().cpus();
+    uint64_t syncs = 0, cuts = 0;
+    for (size_t ring = 0; ring < cpus.size(); ++ring) {
+        const etm::EtmSyncIndex& index = (*session)->syncIndex(ring);
+        for (const auto& [id, n] : index.syncsById()) {
+            std::printf("%s: cpu %d trace ID 0x%x: %" PRIu64 " A-syncs, %" PRIu64 " cut points\n",
+                        fs::path(path).filename().c_str(), cpus[ring].stream.cpu, unsigned(id), n,
+                        index.cutCount());
+            syncs += n;
+        }
+        cuts += index.cutCount();
+        for (const etm::EtmBufferSyncs& b : index.buffers)
+            for (const auto& [id, points] : b.byId)
+                for (const etm::EtmSyncPoint& p : points) {
+                    EXPECT_TRUE(p.clean) << path << ": offset " << p.offset;
+                    EXPECT_GT(p.time, 0u) << path << ": offset " << p.offset;
+                }
+    }
+    if (segments) *segments = (*session)->segments().size();
+    return {syncs, cuts};
+}
+
+TEST_F(EtmSegments, SyncIndexFindsEveryCopysAsyncs) {
+    const auto [one, oneCuts] = countSyncs(testDataPath("coresight/simpleperf-etm/perf_etm.data"));
+    ASSERT_GT(one, 0u);
+    EXPECT_EQ(oneCuts, one - 1);  // the first A-sync starts the buffer
+    size_t segments = 0;
+    const auto [formatted, formattedCuts] = countSyncs(formatted_, &segments);
+    EXPECT_EQ(formatted, kCopies * one);
+    EXPECT_EQ(formattedCuts, formatted - 1);
+    EXPECT_EQ(segments, 1u);  // default segmentBytes (1 MiB): the whole buffer is one segment
+    const auto [raw, rawCuts] = countSyncs(raw_);
+    EXPECT_EQ(raw, formatted);
+    EXPECT_EQ(rawCuts, raw - 1);
+}
+
+TEST_F(EtmSegments, FormattedWholeAndCutGiveTheSameRanges) {
+    wholeEqualsSegmented(formatted_, "frame formatted");
+}
+
+TEST_F(EtmSegments, RawWholeAndCutGiveTheSameRanges) {
+    wholeEqualsSegmented(raw_, "raw");
+}
+
+}  // namespace
+}  // namespace auxscope
