@@ -1,0 +1,949 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// CoreSight ETM decode throughput: auxscope's decode to spans beside a bare
+// OpenCSD loop over the same trace bytes and the same code, and beside OpenCSD's
+// own trc_pkt_lister, on the OpenCSD snapshot bugfix-exact-match (ETMv4, one
+// busy trace ID, 0x12) and on a larger trace made of N copies of its buffer.
+//
+// auxscope decodes perf.data files, so the bench first writes one from the
+// snapshot (in a temporary directory) with the project's own writer, shaped as
+// `perf record -e cs_etm//u` writes a per-CPU capture:
+//   attrs     cs_etm//u and a dummy:u tracking event (sample_id_all, TID|TIME|CPU)
+//   records   ID_INDEX, AUXTRACE_INFO (cs_etm: every CPU's ETMv4 registers from
+//             the snapshot's etm_*.ini), COMM and MMAP2 of a process whose mapped
+//             file holds the snapshot's memory dumps (written as a minimal ELF by
+//             tools/ptsynth's writer, one PT_LOAD at the dumps' addresses: the
+//             images resolver maps ELF files only), ITRACE_START on the CPU of
+//             trace ID 0x12, then per copy a PERF_RECORD_AUX and an AUXTRACE
+//             record holding the snapshot's trace buffer as it is (frame
+//             formatted, as trace.ini says), then EXIT.
+// Every copy is its own AUX buffer, so every copy starts at a sync point (the
+// decoders reset at each buffer) and decodes exactly like the snapshot.
+//
+//   (a)  bare OpenCSD: the C API directly (decode tree, ETMv4 decoders, OpenCSD's
+//        own buffer memory accessors over the dumps, an element callback that
+//        only counts ranges and instructions), reset per copy: the limit
+//   (a') the same through auxscope's wrapper etm/EtmDecoder (elements converted,
+//        EtmMemoryCache over the dumps) with a no-op sink, for reference
+//   (b)  auxscope to spans on one thread: AuxTraceSession::open(PerfDataReader)
+//        then decodeSpans(whole recording, 1) (CoreSight: etm/EtmSession)
+//   (c)  the same on every core (a fresh session: nothing cached)
+//   (d)  trc_pkt_lister -ss_dir DIR -decode_only -logstdout >/dev/null, timed on
+//        the snapshot (median of --lister-runs runs); for the larger trace its
+//        snapshot time is scaled by the number of copies (it reads snapshot
+//        directories only, and a repeated buffer in one file would not restart
+//        at each copy)
+// Before timing, the instruction counts are checked: the snapshot decoded by
+// etm/EtmSnapshotDecode (what `auxscope decode SNAPSHOT_DIR` does) against the
+// perf.data decoded by AuxTraceSession, and (a), (a'), (b), (c) against N x that.
+//
+// (a), (a') and (b) are measured interleaved, copy by copy in rotating order ((b)
+// decodes one copy's time window at a time, as a timeline asks for windows), so
+// that a machine whose speed drifts affects them alike; on the single copy each
+// is the fastest of --repeat passes, (c) the fastest of --repeat runs.
+// Figures: wall time and CPU time, instructions/s and ranges/s (wall),
+// the load average beside each line (the machine is shared: with a load above
+// the core count, wall times say more about the neighbours than about the code,
+// so the single-thread ratios are also given on CPU time).
+// Not a test: run by hand or through `ninja run_bench_etm_decode`.
+#include <linux/perf_event.h>
+#include <opencsd/c_api/opencsd_c_api.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "PtSynthElf.h"
+#include "auxtrace/AuxTraceDecode.h"
+#include "etm/EtmDecoder.h"
+#include "etm/EtmMemory.h"
+#include "etm/EtmSnapshot.h"
+#include "etm/EtmSnapshotDecode.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "perfdata/FeatureWriter.h"
+#include "perfdata/PerfDataFormat.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
+
+using namespace auxscope;
+using namespace auxscope::etm;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+    std::string snapshot =
+        std::string(AUXSCOPE_SHARED_DATA_DIR) + "/coresight/opencsd-snapshots/bugfix-exact-match";
+    std::string tmp;  // empty: a fresh directory under $TMPDIR or /tmp, removed at the end
+    unsigned copies = 32;
+    unsigned listerRuns = 3;
+    unsigned repeat = 3;  // runs per figure on the single copy (the fastest is kept)
+    bool lister = true;
+    bool keep = false;
+};
+
+constexpr int32_t kPid = 4242;
+constexpr uint32_t kCsEtmPmuType = 11;  // a PMU type number, as sysfs would give it
+constexpr uint64_t kEtmId = 1, kTrackingId = 2;
+constexpr uint64_t kSampleType =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+constexpr uint64_t kStartTime = 1'000'000'000;  // perf time of the first record, ns
+constexpr uint64_t kBufferNs = 10'000'000;      // perf time between the copies' AUX records
+
+double since(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double cpuSeconds(int who) {
+    rusage ru{};
+    getrusage(who, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+std::string load() {
+    double l[3] = {};
+    if (getloadavg(l, 3) < 3) return "load ?";
+    char b[64];
+    std::snprintf(b, sizeof b, "load %.2f %.2f %.2f", l[0], l[1], l[2]);
+    return b;
+}
+
+std::string hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+    return b;
+}
+
+[[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "bench_etm_decode: %s\n", what.c_str());
+    std::exit(1);
+}
+
+struct Figure {
+    std::string name;
+    double wall = 0, cpu = 0;
+    uint64_t instructions = 0, ranges = 0, bytes = 0;
+    std::string note;
+    double insnPerS() const { return wall > 0 ? double(instructions) / wall : 0; }
+    double rangesPerS() const { return wall > 0 ? double(ranges) / wall : 0; }
+    double insnPerCpuS() const { return cpu > 0 ? double(instructions) / cpu : 0; }
+};
+
+void print(const Figure& f) {
+    std::printf(
+        "  %-44s %8.3f s wall %8.3f s cpu %8.2f M insn/s %7.2f M ranges/s %8.2f M insn/cpu-s  [%s]%s%s\n",
+        f.name.c_str(), f.wall, f.cpu, f.insnPerS() / 1e6, f.rangesPerS() / 1e6, f.insnPerCpuS() / 1e6,
+        load().c_str(), f.note.empty() ? "" : "  ", f.note.c_str());
+    std::fflush(stdout);
+}
+
+// ---------------------------------------------------------------- the snapshot
+
+struct Dump {
+    uint64_t address = 0;
+    std::vector<uint8_t> bytes;
+};
+
+struct Snapshot {
+    std::vector<uint8_t> buffer;  // the trace buffer (frame formatted)
+    std::string bufferName;
+    EtmInput input = EtmInput::Formatted;
+    std::vector<SnapshotSource> sources;  // with configs
+    std::vector<int> cpus;                // the CPU of each source (cpu_N)
+    std::vector<uint32_t> authStatus;     // TRCAUTHSTATUS of each source
+    std::vector<Dump> dumps;              // distinct (address, file), by address
+};
+
+Snapshot readSnapshot(const std::string& dir) {
+    auto snap = EtmSnapshot::read(dir);
+    if (!snap) fail(snap.error().message);
+    if (snap->buffers().size() != 1)
+        fail(dir + ": " + std::to_string(snap->buffers().size()) + " trace buffers (the bench uses one)");
+    Snapshot s;
+    const SnapshotBuffer& b = snap->buffers().front();
+    s.bufferName = b.name;
+    s.input = b.input;
+    {
+        std::ifstream in(b.path, std::ios::binary);
+        s.buffer.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (s.buffer.empty()) fail(b.path + ": cannot read the trace buffer");
+    }
+    auto sources = snap->sources(b.name);
+    if (!sources) fail(sources.error().message);
+    for (const SnapshotSource& src : *sources) {
+        if (!src.config) continue;
+        const size_t digits = src.core.find_last_not_of("0123456789");
+        if (src.core.empty() || digits == std::string::npos || digits + 1 == src.core.size())
+            fail(dir + ": source " + src.name + ": core \"" + src.core + "\" does not end in a CPU number");
+        s.sources.push_back(src);
+        s.cpus.push_back(std::atoi(src.core.c_str() + digits + 1));
+        const SnapshotDevice* dev = snap->device(src.name);
+        const SnapshotRegister* auth = dev ? dev->reg("TRCAUTHSTATUS") : nullptr;
+        s.authStatus.push_back(auth ? uint32_t(auth->value) : 0);
+    }
+    if (s.sources.empty()) fail(dir + ": no decodable trace source");
+    std::map<std::pair<uint64_t, std::string>, bool> seen;
+    for (const SnapshotDump& d : snap->dumps(b.name)) {
+        if (!seen.emplace(std::make_pair(d.address, d.path), true).second) continue;
+        std::ifstream in(d.path, std::ios::binary);
+        std::vector<uint8_t> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (d.offset > all.size()) fail(d.where + ": offset past the end of " + d.path);
+        const uint64_t n =
+            d.length ? std::min<uint64_t>(d.length, all.size() - d.offset) : all.size() - d.offset;
+        s.dumps.push_back({d.address, std::vector<uint8_t>(all.begin() + long(d.offset),
+                                                           all.begin() + long(d.offset + n))});
+    }
+    std::sort(s.dumps.begin(), s.dumps.end(),
+              [](const Dump& a, const Dump& b) { return a.address < b.address; });
+    for (size_t i = 1; i < s.dumps.size(); ++i)
+        if (s.dumps[i - 1].address + s.dumps[i - 1].bytes.size() > s.dumps[i].address)
+            fail(dir + ": memory dumps overlap at " + hex(s.dumps[i].address));
+    if (s.dumps.empty()) fail(dir + ": no memory dump");
+    return s;
+}
+
+// ---------------------------------------------------------------- the perf.data
+
+// The dumps as one ELF executable: one PT_LOAD from the page below the first
+// dump, the dumps at their addresses, zeros between them.
+ptsynth::PtSynthMapping writeDumpElf(const Snapshot& s, const std::string& path) {
+    const uint64_t first = s.dumps.front().address;
+    const uint64_t last = s.dumps.back().address + s.dumps.back().bytes.size();
+    uint64_t base = first & ~uint64_t(0xfff);
+    if (first - base < 0x100) base -= 0x1000;  // room for the ELF headers and the build-id note
+    std::vector<uint8_t> code(last - first, 0);
+    for (const Dump& d : s.dumps)
+        std::copy(d.bytes.begin(), d.bytes.end(), code.begin() + long(d.address - first));
+    ptsynth::ElfImage image;
+    image.path = path;
+    image.machine = 183;  // EM_AARCH64
+    image.base = base;
+    image.codeOffset = first - base;
+    image.code = code;
+    image.textSize = code.size();
+    image.entry = first;
+    for (int i = 0; i < 5; ++i) {  // FNV-1a of the code, 4 bytes at a time
+        uint64_t h = 0xcbf29ce484222325ULL + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
+        for (uint8_t c : code)
+            h = (h ^ c) * 0x100000001b3ULL;
+        std::memcpy(image.buildId + 4 * i, &h, 4);
+    }
+    auto map = ptsynth::writeElfImage(image);
+    if (!map) fail(map.error().message);
+    return *map;
+}
+
+CsEtmCpuInfo csEtmCpu(const EtmSourceConfig& c, int cpu, uint32_t authStatus) {
+    CsEtmCpuInfo i;
+    i.cpu = uint64_t(cpu);
+    switch (c.protocol) {
+        case EtmProtocol::EtmV3:
+        case EtmProtocol::Ptm:
+            i.tracer = CsEtmTracer::EtmV3;
+            i.etmcr = c.etmcr;
+            i.etmtraceidr = c.etmtraceidr;
+            i.etmccer = c.etmccer;
+            i.etmidr = c.etmidr;
+            return i;
+        case EtmProtocol::Ete:
+            i.tracer = CsEtmTracer::Ete;
+            i.trcdevarch = c.trcdevarch;
+            break;
+        default:
+            i.tracer = CsEtmTracer::EtmV4;
+            break;
+    }
+    i.trcconfigr = c.trcconfigr;
+    i.trctraceidr = c.trctraceidr;
+    i.trcidr0 = c.trcidr0;
+    i.trcidr1 = c.trcidr1;
+    i.trcidr2 = c.trcidr2;
+    i.trcidr8 = c.trcidr8;
+    i.trcauthstatus = authStatus;
+    return i;
+}
+
+void check(const Expected<void>& r) {
+    if (!r) fail(r.error().message);
+}
+
+// `copies` copies of the snapshot's buffer on `cpu`, each its own AUX buffer.
+void writePerfData(const Snapshot& s, const ptsynth::PtSynthMapping& elf, int cpu, unsigned copies,
+                   const std::string& path) {
+    PerfDataEventAttr etm;
+    etm.name = "cs_etm//u";
+    etm.attr.type = kCsEtmPmuType;
+    etm.attr.size = sizeof(perf_event_attr);
+    etm.attr.sample_period = 1;
+    etm.attr.sample_type = kSampleType;
+    etm.attr.disabled = 1;
+    etm.attr.exclude_kernel = 1;
+    etm.attr.exclude_hv = 1;
+    etm.attr.enable_on_exec = 1;
+    etm.attr.sample_id_all = 1;
+    etm.ids = {kEtmId};
+    PerfDataEventAttr tracking;
+    tracking.name = "dummy:u";
+    tracking.attr.type = PERF_TYPE_SOFTWARE;
+    tracking.attr.size = sizeof(perf_event_attr);
+    tracking.attr.config = PERF_COUNT_SW_DUMMY;
+    tracking.attr.sample_period = 1;
+    tracking.attr.sample_type = kSampleType;
+    tracking.attr.disabled = 1;
+    tracking.attr.exclude_kernel = 1;
+    tracking.attr.exclude_hv = 1;
+    tracking.attr.enable_on_exec = 1;
+    tracking.attr.mmap = 1;
+    tracking.attr.mmap2 = 1;
+    tracking.attr.comm = 1;
+    tracking.attr.comm_exec = 1;
+    tracking.attr.task = 1;
+    tracking.attr.sample_id_all = 1;
+    tracking.ids = {kTrackingId};
+    std::vector<PerfDataEventAttr> attrs{etm, tracking};
+    auto created = PerfDataWriter::create(path, attrs);
+    if (!created) fail(created.error().message);
+    PerfDataWriter& w = **created;
+    const SampleIdSpec etmId{kSampleType, kEtmId, uint32_t(cpu)};
+    const SampleIdSpec trackId{kSampleType, kTrackingId, uint32_t(cpu)};
+
+    const perfdata::IdIndexEntry index[] = {{kEtmId, 0, uint64_t(cpu), uint64_t(kPid)},
+                                            {kTrackingId, 0, uint64_t(cpu), uint64_t(kPid)}};
+    check(w.writeIdIndex(index));
+    CsEtmInfo info;
+    info.pmuType = kCsEtmPmuType;
+    std::vector<std::pair<int, CsEtmCpuInfo>> byCpu;
+    for (size_t i = 0; i < s.sources.size(); ++i)
+        byCpu.push_back({s.cpus[i], csEtmCpu(*s.sources[i].config, s.cpus[i], s.authStatus[i])});
+    std::sort(byCpu.begin(), byCpu.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [c, i] : byCpu)
+        info.cpus.push_back(i);
+    auto priv = encodeCsEtmInfo(info);
+    if (!priv) fail("AUXTRACE_INFO: " + priv.error().message);
+    check(w.writeAuxtraceInfo(auxtrace::kTypeCsEtm, *priv));
+
+    uint64_t t = kStartTime;
+    {
+        RecordBuilder b(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).str("cc1").sampleId(trackId, kPid, kPid, t);
+        check(w.writeRecord(b.finish()));
+    }
+    {
+        RecordBuilder b(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).u64(elf.start).u64(elf.end - elf.start).u64(elf.pgoff);
+        b.u32(elf.major).u32(elf.minor).u64(elf.inode).u64(0).u32(elf.prot).u32(elf.flags);
+        b.str(elf.path).sampleId(trackId, kPid, kPid, t);
+        check(w.writeRecord(b.finish()));
+    }
+    {
+        // The kernel's ITRACE_START: from now on the ring's trace is this thread's.
+        RecordBuilder b(PERF_RECORD_ITRACE_START);
+        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).sampleId(etmId, kPid, kPid, t);
+        check(w.writeRecord(b.finish()));
+    }
+    check(w.writeFinishedRound());
+    for (unsigned k = 0; k < copies; ++k) {
+        t += kBufferNs;
+        RecordBuilder aux(PERF_RECORD_AUX);
+        aux.u64(uint64_t(k) * s.buffer.size()).u64(s.buffer.size()).u64(0).sampleId(etmId, kPid, kPid, t);
+        check(w.writeRecord(aux.finish()));
+        perfdata::AuxtraceRecord head{};
+        head.offset = uint64_t(k) * s.buffer.size();
+        head.reference = t;
+        head.idx = 0;
+        head.tid = uint32_t(kPid);
+        head.cpu = uint32_t(cpu);
+        check(w.writeAuxtrace(head, s.buffer));
+        check(w.writeFinishedRound());
+    }
+    {
+        RecordBuilder b(PERF_RECORD_EXIT);
+        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).u32(uint32_t(kPid)).u32(uint32_t(kPid)).u64(t + 1);
+        b.sampleId(trackId, kPid, kPid, t + 1);
+        check(w.writeRecord(b.finish()));
+    }
+    w.setFeature(perfdata::kFeatArch, FeatureBlob().str("aarch64").take());
+    w.setFeature(perfdata::kFeatNrCpus,
+                 FeatureBlob().u32(uint32_t(byCpu.size())).u32(uint32_t(byCpu.size())).take());
+    {
+        const std::pair<uint32_t, const char*> pmus[] = {{PERF_TYPE_SOFTWARE, "software"},
+                                                         {PERF_TYPE_TRACEPOINT, "tracepoint"},
+                                                         {kCsEtmPmuType, "cs_etm"}};
+        FeatureBlob b;
+        b.u32(uint32_t(std::size(pmus)));
+        for (auto& [type, name] : pmus)
+            b.u32(type).str(name);
+        w.setFeature(perfdata::kFeatPmuMappings, b.take());
+    }
+    w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs));
+    if (auto id = FeatureWriter::elfBuildId(elf.path))
+        w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds({{elf.path, *id, false}}));
+    check(w.finish());
+}
+
+// ---------------------------------------------------------------- (a) bare OpenCSD
+
+struct Counts {
+    uint64_t ranges = 0, instructions = 0, errors = 0;
+};
+
+ocsd_datapath_resp_t countElement(const void* ctx, const ocsd_trc_index_t, const uint8_t,
+                                  const ocsd_generic_trace_elem* e) {
+    if (e->elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE) {
+        auto* c = static_cast<Counts*>(const_cast<void*>(ctx));
+        ++c->ranges;
+        c->instructions += e->num_instr_range;
+    }
+    return OCSD_RESP_CONT;
+}
+
+void dataOp(dcd_tree_handle_t tree, ocsd_datapath_op_t op, Counts& c) {
+    for (int i = 0; i < 1000; ++i) {
+        uint32_t used = 0;
+        const ocsd_datapath_resp_t r = ocsd_dt_process_data(tree, op, 0, 0, nullptr, &used);
+        if (OCSD_DATA_RESP_IS_FATAL(r)) fail("OpenCSD: fatal response to a data path operation");
+        if (OCSD_DATA_RESP_IS_ERR(r)) ++c.errors;
+        if (!OCSD_DATA_RESP_IS_WAIT(r)) return;
+        op = OCSD_OP_FLUSH;
+    }
+}
+
+// A stopwatch for one figure: wall time and the calling thread's CPU time, summed
+// over the pieces it times (the figures are measured interleaved, copy by copy).
+double threadCpuSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+template <typename F>
+auto timed(Figure& f, F work) {
+    const double c0 = threadCpuSeconds();
+    const auto t0 = Clock::now();
+    auto r = work();
+    f.wall += since(t0);
+    f.cpu += threadCpuSeconds() - c0;
+    return r;
+}
+
+// (a): the OpenCSD C API over the snapshot's buffer, one decode tree, reset per copy.
+class BareOpenCsd {
+public:
+    explicit BareOpenCsd(const Snapshot& s) : s_(s) {
+        const uint32_t flags = s.input == EtmInput::Formatted
+                                   ? OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC
+                                   : OCSD_DFRMTR_HAS_FSYNCS;
+        const ocsd_dcd_tree_src_t src =
+            s.input == EtmInput::Raw ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED;
+        tree_ = ocsd_create_dcd_tree(src, s.input == EtmInput::Raw ? 0 : flags);
+        if (tree_ == C_API_INVALID_TREE_HANDLE) fail("OpenCSD cannot create a decode tree");
+        for (const SnapshotSource& source : s.sources) {
+            const EtmSourceConfig& k = *source.config;
+            if (k.protocol != EtmProtocol::EtmV4) fail(source.name + ": the bare loop decodes ETMv4 only");
+            ocsd_etmv4_cfg cfg{};
+            cfg.reg_idr0 = k.trcidr0;
+            cfg.reg_idr1 = k.trcidr1;
+            cfg.reg_idr2 = k.trcidr2;
+            cfg.reg_idr8 = k.trcidr8;
+            cfg.reg_idr9 = k.trcidr9;
+            cfg.reg_idr10 = k.trcidr10;
+            cfg.reg_idr11 = k.trcidr11;
+            cfg.reg_idr12 = k.trcidr12;
+            cfg.reg_idr13 = k.trcidr13;
+            cfg.reg_configr = k.trcconfigr;
+            cfg.reg_traceidr = k.trctraceidr;
+            cfg.arch_ver = static_cast<ocsd_arch_version_t>(k.core.arch);
+            cfg.core_prof = static_cast<ocsd_core_profile_t>(k.core.profile);
+            unsigned char csid = 0;
+            if (ocsd_dt_create_decoder(tree_, OCSD_BUILTIN_DCD_ETMV4I, OCSD_CREATE_FLG_FULL_DECODER, &cfg,
+                                       &csid) != OCSD_OK)
+                fail(source.name + ": OpenCSD cannot create its decoder");
+        }
+        if (ocsd_dt_set_gen_elem_outfn(tree_, countElement, &counts) != OCSD_OK)
+            fail("OpenCSD: element callback");
+        for (const Dump& d : s.dumps)
+            if (ocsd_dt_add_buffer_mem_acc(tree_, d.address, OCSD_MEM_SPACE_ANY, d.bytes.data(),
+                                           uint32_t(d.bytes.size())) != OCSD_OK)
+                fail("OpenCSD: memory accessor at " + hex(d.address));
+    }
+    ~BareOpenCsd() { ocsd_destroy_dcd_tree(tree_); }
+    BareOpenCsd(const BareOpenCsd&) = delete;
+    BareOpenCsd& operator=(const BareOpenCsd&) = delete;
+
+    // One copy of the buffer, from a reset decoder to its end of trace.
+    int decodeCopy() {
+        const uint8_t* p = s_.buffer.data();
+        const uint32_t size = uint32_t(s_.buffer.size());
+        for (uint32_t done = 0; done < size;) {
+            uint32_t used = 0;
+            const ocsd_datapath_resp_t r =
+                ocsd_dt_process_data(tree_, OCSD_OP_DATA, done, size - done, p + done, &used);
+            done += used;
+            if (OCSD_DATA_RESP_IS_FATAL(r)) fail("OpenCSD: fatal response at " + hex(done));
+            if (OCSD_DATA_RESP_IS_ERR(r)) ++counts.errors;
+            if (OCSD_DATA_RESP_IS_WAIT(r)) dataOp(tree_, OCSD_OP_FLUSH, counts);
+        }
+        dataOp(tree_, OCSD_OP_EOT, counts);
+        dataOp(tree_, OCSD_OP_RESET, counts);
+        return 0;
+    }
+    Counts counts;
+
+private:
+    const Snapshot& s_;
+    dcd_tree_handle_t tree_ = C_API_INVALID_TREE_HANDLE;
+};
+
+// (a'): the same through auxscope's EtmDecoder, elements to a sink that only counts.
+class WrappedOpenCsd {
+public:
+    explicit WrappedOpenCsd(const Snapshot& s) : s_(s), cache_(image_) {
+        for (const Dump& d : s.dumps)
+            check(image_.addBuffer(d.address, std::make_shared<const std::vector<uint8_t>>(d.bytes), 0, 0));
+        std::vector<EtmSourceConfig> configs;
+        for (const SnapshotSource& source : s.sources)
+            configs.push_back(*source.config);
+        EtmDecoderOptions options;
+        options.input = s.input;
+        options.resetOn4xFsync = s.input == EtmInput::Formatted;
+        auto decoder = EtmDecoder::create(configs, options, &cache_, &sink_);
+        if (!decoder) fail(decoder.error().message);
+        decoder_ = std::move(*decoder);
+    }
+    int decodeCopy(unsigned k) {
+        const uint64_t at = uint64_t(k) * s_.buffer.size();
+        check(decoder_->reset(at));
+        check(decoder_->feed(at, s_.buffer));
+        check(decoder_->finish());
+        return 0;
+    }
+    const Counts& counts() const { return sink_.c; }
+
+private:
+    class CountSink final : public EtmElementSink {
+    public:
+        void element(const EtmElement& e) override {
+            if (e.kind == EtmElementKind::InstrRange) ++c.ranges, c.instructions += e.instructions;
+        }
+        void decodeError(uint64_t, uint8_t, std::string_view) override { ++c.errors; }
+        Counts c;
+    };
+    const Snapshot& s_;
+    EtmImageMemory image_;
+    EtmMemoryCache cache_;
+    CountSink sink_;
+    std::unique_ptr<EtmDecoder> decoder_;
+};
+
+// ---------------------------------------------------------------- (b), (c) auxscope
+
+struct SpanFigure {
+    Figure open, decode;
+    uint64_t spans = 0, segments = 0;
+};
+
+SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads) {
+    SpanFigure r;
+    r.open.name = std::string(name) + ": open";
+    r.decode.name = name;
+    const double c0 = cpuSeconds(RUSAGE_SELF);
+    auto t0 = Clock::now();
+    auto session = AuxTraceSession::open(file);
+    if (!session) fail(session.error().message);
+    r.open.wall = since(t0);
+    r.open.cpu = cpuSeconds(RUSAGE_SELF) - c0;
+    const double c1 = cpuSeconds(RUSAGE_SELF);
+    auto t1 = Clock::now();
+    DecodedSpans result = (*session)->decodeSpans(DecodeWindow{}, threads);
+    r.decode.wall = since(t1);
+    r.decode.cpu = cpuSeconds(RUSAGE_SELF) - c1;
+    const DecodeStats& st = result.decodedStats;
+    r.decode.instructions = st.instructions;
+    r.decode.ranges = st.blocks;
+    r.decode.bytes = st.traceBytes;
+    r.segments = st.segments;
+    for (const auto& [tid, store] : result.threads)
+        r.spans += store.size();
+    uint64_t gaps = 0;
+    for (const auto& [reason, n] : st.gaps)
+        gaps += n;
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "%" PRIu64 " segments, %" PRIu64 " spans, %" PRIu64 " gaps, %" PRIu64 " decode errors",
+                  r.segments, r.spans, gaps, st.decodeErrors);
+    r.decode.note = note;
+    return r;
+}
+
+struct Run {
+    Figure a, a2, lister;
+    SpanFigure b, c;
+};
+
+// ---------------------------------------------------------------- (d) trc_pkt_lister
+
+struct Lister {
+    Figure f;
+    bool ran = false;
+};
+
+Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs, uint64_t instructions,
+                  uint64_t ranges) {
+    Lister l;
+    l.f.name = "(d) trc_pkt_lister -decode_only";
+    if (std::system("command -v trc_pkt_lister >/dev/null 2>&1") != 0) {
+        l.f.note = "trc_pkt_lister not found (Debian: libopencsd-bin)";
+        return l;
+    }
+    const std::string cmd =
+        "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir + "' -decode_only -logstdout >/dev/null 2>&1";
+    std::vector<std::pair<double, double>> times;
+    for (unsigned i = 0; i < std::max(1u, runs); ++i) {
+        const double c0 = cpuSeconds(RUSAGE_CHILDREN);
+        const auto t0 = Clock::now();
+        const int rc = std::system(cmd.c_str());
+        const double wall = since(t0);
+        if (rc != 0) {
+            l.f.note = "exit status " + std::to_string(rc);
+            return l;
+        }
+        times.push_back({wall, cpuSeconds(RUSAGE_CHILDREN) - c0});
+    }
+    std::sort(times.begin(), times.end());
+    l.f.wall = times[times.size() / 2].first;
+    l.f.cpu = times[times.size() / 2].second;
+    l.f.instructions = instructions;
+    l.f.ranges = ranges;
+    char note[128];
+    std::snprintf(note, sizeof note, "median of %zu runs (wall %.3f .. %.3f s)", times.size(),
+                  times.front().first, times.back().first);
+    l.f.note = note;
+    l.ran = true;
+    return l;
+}
+
+// trc_pkt_lister's own count of the snapshot's ranges and instructions (one untimed run).
+std::pair<uint64_t, uint64_t> listerCounts(const std::string& dir, const std::string& cwd) {
+    const std::string cmd =
+        "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir + "' -decode_only -logstdout 2>/dev/null";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return {0, 0};
+    uint64_t ranges = 0, instructions = 0;
+    char line[1024];
+    while (std::fgets(line, sizeof line, p)) {
+        if (!std::strstr(line, "OCSD_GEN_TRC_ELEM_INSTR_RANGE")) continue;
+        ++ranges;
+        if (const char* n = std::strstr(line, "num_i(")) instructions += std::strtoull(n + 6, nullptr, 10);
+    }
+    pclose(p);
+    return {ranges, instructions};
+}
+
+// ---------------------------------------------------------------- verdicts
+
+void verdict(const char* what, double value, double target, const char* note = "") {
+    std::printf("  %-6s %-58s %7.2f (target >= %.2f)%s%s\n", value >= target ? "PASS" : "BELOW", what, value,
+                target, *note ? "  " : "", note);
+}
+
+// The window of copy k: inside the time of its AUX buffer (the bytes of copy k
+// are interpolated between the times of AUX records k - 1 and k), so that
+// decodeSpans selects exactly its segment.
+DecodeWindow copyWindow(unsigned k) {
+    DecodeWindow w;
+    w.begin = kStartTime + uint64_t(k) * kBufferNs + kBufferNs / 4;
+    w.end = kStartTime + uint64_t(k) * kBufferNs + 3 * kBufferNs / 4;
+    return w;
+}
+
+// (a), (a') and (b) interleaved copy by copy (in rotating order), so that a
+// machine whose speed drifts (frequency, neighbours) affects each alike.
+void interleaved(const Snapshot& s, const PerfDataReader& file, unsigned copies, Run& r) {
+    r.a = {"(a) bare OpenCSD (C API, buffer accessors)"};
+    r.a2 = {"(a') etm/EtmDecoder, no-op sink"};
+    r.b = {};
+    r.b.open.name = "(b) auxscope spans, 1 thread: open";
+    r.b.decode.name = "(b) auxscope spans, 1 thread";
+    auto bare = timed(r.a, [&] { return std::make_unique<BareOpenCsd>(s); });
+    auto wrapped = timed(r.a2, [&] { return std::make_unique<WrappedOpenCsd>(s); });
+    auto session = timed(r.b.open, [&] { return AuxTraceSession::open(file); });
+    if (!session) fail(session.error().message);
+    DecodeStats st;
+    for (unsigned k = 0; k < copies; ++k) {
+        for (unsigned i = 0; i < 3; ++i) {
+            switch ((k + i) % 3) {
+                case 0:
+                    timed(r.a, [&] { return bare->decodeCopy(); });
+                    break;
+                case 1:
+                    timed(r.a2, [&] { return wrapped->decodeCopy(k); });
+                    break;
+                default:
+                    timed(r.b.decode, [&] {
+                        DecodedSpans d = (*session)->decodeSpans(copyWindow(k), 1);
+                        st += d.decodedStats;
+                        for (const auto& [tid, store] : d.threads)
+                            r.b.spans += store.size();
+                        return 0;
+                    });
+                    break;
+            }
+        }
+    }
+    const Counts ca = bare->counts, ca2 = wrapped->counts();
+    timed(r.a, [&] { return bare.reset(), 0; });
+    timed(r.a2, [&] { return wrapped.reset(), 0; });
+    const uint64_t bytes = uint64_t(copies) * s.buffer.size();
+    r.a.instructions = ca.instructions, r.a.ranges = ca.ranges, r.a.bytes = bytes;
+    r.a.note = std::to_string(ca.errors) + " error responses";
+    r.a2.instructions = ca2.instructions, r.a2.ranges = ca2.ranges, r.a2.bytes = bytes;
+    r.a2.note = std::to_string(ca2.errors) + " decode errors";
+    r.b.decode.instructions = st.instructions, r.b.decode.ranges = st.blocks,
+    r.b.decode.bytes = st.traceBytes;
+    r.b.segments = st.segments;
+    uint64_t gaps = 0;
+    for (const auto& [reason, n] : st.gaps)
+        gaps += n;
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "%" PRIu64 " windows/segments, %" PRIu64 " spans, %" PRIu64 " gaps, %" PRIu64
+                  " decode errors",
+                  r.b.segments, r.b.spans, gaps, st.decodeErrors);
+    r.b.decode.note = note;
+}
+
+// One trace: (a), (a'), (b) interleaved, the fastest of `passes` passes each;
+// (c) the fastest of `repeat` runs; (d) from the snapshot's timing.
+Run runOne(const Snapshot& s, const std::string& perfData, unsigned copies, unsigned passes, unsigned repeat,
+           const Lister& lister1) {
+    Run r;
+    auto file = PerfDataReader::open(perfData);
+    if (!file) fail(file.error().message);
+    if (passes > 1) std::printf("  ((a), (a'), (b): the fastest of %u interleaved passes each)\n", passes);
+    for (unsigned p = 0; p < passes; ++p) {
+        Run t;
+        interleaved(s, *file, copies, t);
+        if (p == 0 || t.a.wall < r.a.wall) r.a = t.a;
+        if (p == 0 || t.a2.wall < r.a2.wall) r.a2 = t.a2;
+        if (p == 0 || t.b.decode.wall < r.b.decode.wall) r.b = t.b;
+    }
+    print(r.a);
+    print(r.a2);
+    print(r.b.open);
+    print(r.b.decode);
+    if (repeat > 1) std::printf("  ((c): the fastest of %u runs, each on a fresh session)\n", repeat);
+    for (unsigned i = 0; i < repeat; ++i)
+        if (SpanFigure t = auxscopeSpans(*file, "(c) auxscope spans, all cores", 0);
+            i == 0 || t.decode.wall < r.c.decode.wall)
+            r.c = std::move(t);
+    print(r.c.decode);
+    r.lister = lister1.f;
+    if (lister1.ran) {
+        r.lister.wall *= copies;
+        r.lister.cpu *= copies;
+        r.lister.instructions *= copies;
+        r.lister.ranges *= copies;
+        if (copies > 1) {
+            r.lister.name += " (snapshot x " + std::to_string(copies) + ")";
+            r.lister.note = "scaled from the snapshot's time";
+        }
+    }
+    print(r.lister);
+    return r;
+}
+
+void verdicts(const Run& r, unsigned cores, bool oneSegment) {
+    const Figure &a = r.a, &b = r.b.decode, &c = r.c.decode, &l = r.lister;
+    verdict("(b) / (a), wall", a.insnPerS() > 0 ? b.insnPerS() / a.insnPerS() : 0, 0.9);
+    verdict("(b) / (a), cpu time", a.insnPerCpuS() > 0 ? b.insnPerCpuS() / a.insnPerCpuS() : 0, 0.9);
+    if (l.wall > 0) {
+        verdict("(b) / trc_pkt_lister, wall", l.insnPerS() > 0 ? b.insnPerS() / l.insnPerS() : 0, 5);
+        verdict("(b) / trc_pkt_lister, cpu time", l.insnPerCpuS() > 0 ? b.insnPerCpuS() / l.insnPerCpuS() : 0,
+                5);
+    } else {
+        std::printf("  n/a    (b) / trc_pkt_lister: %s\n", l.note.c_str());
+    }
+    const std::string what = "(c) / (" + std::to_string(cores) + " cores x (b)), wall";
+    if (oneSegment)
+        std::printf("  n/a    %-58s %7.2f (one AUX buffer is one segment: nothing to spread)\n", what.c_str(),
+                    b.insnPerS() > 0 ? c.insnPerS() / (cores * b.insnPerS()) : 0);
+    else {
+        char used[96];
+        std::snprintf(used, sizeof used, "(%.1f cores busy: cpu %.1f s / wall %.1f s)",
+                      c.wall > 0 ? c.cpu / c.wall : 0, c.cpu, c.wall);
+        verdict(what.c_str(), b.insnPerS() > 0 ? c.insnPerS() / (cores * b.insnPerS()) : 0, 0.8, used);
+    }
+    std::printf("  info   (b) / (a') (auxscope's wrapper alone), wall %.2f, cpu time %.2f\n",
+                r.a2.insnPerS() > 0 ? b.insnPerS() / r.a2.insnPerS() : 0,
+                r.a2.insnPerCpuS() > 0 ? b.insnPerCpuS() / r.a2.insnPerCpuS() : 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "bench_etm_decode: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--snapshot")
+            o.snapshot = next();
+        else if (a == "--copies")
+            o.copies = unsigned(std::strtoul(next().c_str(), nullptr, 0));
+        else if (a == "--dir")
+            o.tmp = next();
+        else if (a == "--lister-runs")
+            o.listerRuns = unsigned(std::strtoul(next().c_str(), nullptr, 0));
+        else if (a == "--repeat")
+            o.repeat = std::max(1u, unsigned(std::strtoul(next().c_str(), nullptr, 0)));
+        else if (a == "--no-lister")
+            o.lister = false;
+        else if (a == "--keep")
+            o.keep = true;
+        else {
+            std::printf(
+                "usage: bench_etm_decode [--snapshot DIR (bugfix-exact-match)] [--copies N (32)]\n"
+                "                        [--dir DIR] [--repeat N (3)] [--lister-runs N (3)] [--no-lister] "
+                "[--keep]\n");
+            return a == "-h" || a == "--help" ? 0 : 2;
+        }
+    }
+    o.copies = std::max(1u, o.copies);
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::printf("bench_etm_decode: %u cores, %s\n", cores, load().c_str());
+    if (!std::filesystem::exists(o.snapshot + "/snapshot.ini")) {
+        std::printf("bench_etm_decode: snapshot data missing: %s/snapshot.ini (skipped)\n",
+                    o.snapshot.c_str());
+        return 0;
+    }
+    const Snapshot s = readSnapshot(o.snapshot);
+
+    bool removeDir = false;
+    if (o.tmp.empty()) {
+        const char* t = std::getenv("TMPDIR");
+        std::string tmpl = std::string(t && *t ? t : "/tmp") + "/bench-etm-decode-XXXXXX";
+        if (!mkdtemp(tmpl.data())) fail("mkdtemp: " + std::string(std::strerror(errno)));
+        o.tmp = tmpl;
+        removeDir = !o.keep;
+    }
+    std::filesystem::create_directories(o.tmp);
+
+    // The trace ID that carries the trace: the one with the most ranges in the snapshot decode.
+    std::ostream nowhere(nullptr);
+    auto t0 = Clock::now();
+    auto summary = decodeSnapshot(o.snapshot, EtmOutputFormat::Ranges, nowhere);
+    if (!summary) fail(summary.error().message);
+    const double snapshotDecode = since(t0);
+    uint64_t snapRanges = 0, snapInsns = 0;
+    uint8_t busyId = 0;
+    uint64_t busyRanges = 0;
+    for (const EtmBufferSummary& b : summary->buffers)
+        for (const auto& [id, c] : b.traceIds) {
+            snapRanges += c.ranges;
+            snapInsns += c.instructions;
+            if (c.ranges > busyRanges) busyRanges = c.ranges, busyId = id;
+        }
+    int cpu = -1;
+    for (size_t i = 0; i < s.sources.size(); ++i)
+        if (s.sources[i].config->traceId() == busyId) cpu = s.cpus[i];
+    if (cpu < 0) fail("no source with trace ID " + hex(busyId));
+    std::printf("\n== snapshot %s\n", o.snapshot.c_str());
+    std::printf(
+        "  buffer %s: %zu bytes, %zu sources, %zu memory dumps; trace ID %s (cpu %d) carries the trace\n",
+        s.bufferName.c_str(), s.buffer.size(), s.sources.size(), s.dumps.size(), hex(busyId).c_str(), cpu);
+    std::printf("  snapshot decode (etm/EtmSnapshotDecode): %" PRIu64 " ranges, %" PRIu64
+                " instructions (%.2f s, with the ranges listing)\n",
+                snapRanges, snapInsns, snapshotDecode);
+    std::printf(
+        "  (issue 12 says \"22.7 M instructions in 5.2 M ranges\": the snapshot holds %.2f M in %.2f M)\n",
+        double(snapInsns) / 1e6, double(snapRanges) / 1e6);
+
+    const std::string elfPath = o.tmp + "/cc1-dump.elf";
+    const ptsynth::PtSynthMapping elf = writeDumpElf(s, elfPath);
+    const std::string one = o.tmp + "/bugfix-exact-match-x1.data";
+    const std::string many = o.tmp + "/bugfix-exact-match-x" + std::to_string(o.copies) + ".data";
+    writePerfData(s, elf, cpu, 1, one);
+    writePerfData(s, elf, cpu, o.copies, many);
+    std::printf("  wrote %s (ELF %s at %s..%s) and %s, %s\n", one.c_str(), elfPath.c_str(),
+                hex(elf.start).c_str(), hex(elf.end).c_str(), many.c_str(), load().c_str());
+
+    // The check before any timing: the perf.data decodes as the snapshot does.
+    {
+        auto file = PerfDataReader::open(one);
+        if (!file) fail(file.error().message);
+        auto session = AuxTraceSession::open(*file);
+        if (!session) fail(session.error().message);
+        for (const std::string& n : (*session)->traceNotes())
+            std::printf("  note (trace): %s\n", n.c_str());
+        for (const std::string& n : (*session)->imageNotes())
+            std::printf("  note (images): %s\n", n.c_str());
+        const DecodeStats st = (*session)->decodeSpans(DecodeWindow{}, 0).decodedStats;
+        std::printf("  check: snapshot decode %" PRIu64 " instructions in %" PRIu64
+                    " ranges; the perf.data through AuxTraceSession %" PRIu64 " in %" PRIu64 " -> %s\n",
+                    snapInsns, snapRanges, st.instructions, st.blocks,
+                    st.instructions == snapInsns && st.blocks == snapRanges ? "equal" : "DIFFERENT");
+    }
+
+    Lister lister1;
+    if (o.lister) {
+        auto [lr, li] = listerCounts(o.snapshot, o.tmp);
+        std::printf("  trc_pkt_lister's own count: %" PRIu64 " ranges, %" PRIu64 " instructions\n", lr, li);
+        lister1 = timeLister(o.snapshot, o.tmp, o.listerRuns, li ? li : snapInsns, lr ? lr : snapRanges);
+    } else {
+        lister1.f.name = "(d) trc_pkt_lister -decode_only";
+        lister1.f.note = "--no-lister";
+    }
+
+    std::printf("\n== 1 copy: the snapshot's buffer as one AUX buffer (%s)\n", one.c_str());
+    Run r1 = runOne(s, one, 1, o.repeat, o.repeat, lister1);
+    std::printf("  check: snapshot decode %" PRIu64 " instructions / %" PRIu64
+                " ranges; perf.data (b) %" PRIu64 " / %" PRIu64 "; (a) %" PRIu64 " / %" PRIu64
+                "; (a') %" PRIu64 " / %" PRIu64 " -> %s\n",
+                snapInsns, snapRanges, r1.b.decode.instructions, r1.b.decode.ranges, r1.a.instructions,
+                r1.a.ranges, r1.a2.instructions, r1.a2.ranges,
+                r1.b.decode.instructions == snapInsns && r1.a.instructions == snapInsns &&
+                        r1.a2.instructions == snapInsns
+                    ? "equal"
+                    : "DIFFERENT");
+    verdicts(r1, cores, true);
+
+    std::printf("\n== %u copies, one AUX buffer each (%s, %.1f MB of trace)\n", o.copies, many.c_str(),
+                double(s.buffer.size()) * o.copies / 1e6);
+    Run rn = runOne(s, many, o.copies, 1, o.repeat, lister1);
+    const uint64_t expect = snapInsns * o.copies;
+    std::printf("  check: %u x snapshot = %" PRIu64 " instructions; (a) %" PRIu64 ", (a') %" PRIu64
+                ", (b) %" PRIu64 ", (c) %" PRIu64 " -> %s\n",
+                o.copies, expect, rn.a.instructions, rn.a2.instructions, rn.b.decode.instructions,
+                rn.c.decode.instructions,
+                rn.a.instructions == expect && rn.a2.instructions == expect &&
+                        rn.b.decode.instructions == expect && rn.c.decode.instructions == expect
+                    ? "equal"
+                    : "DIFFERENT");
+    verdicts(rn, cores, false);
+
+    if (removeDir)
+        std::filesystem::remove_all(o.tmp);
+    else
+        std::printf("\n  files kept in %s\n", o.tmp.c_str());
+    std::printf("\nbench_etm_decode: done, %s\n", load().c_str());
+    return 0;
+}
