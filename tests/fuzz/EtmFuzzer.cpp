@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -134,7 +135,16 @@ void fuzzDecoder(const uint8_t* data, size_t size) {
     o.packetsOnly = sel & 8;
     auto d =
         EtmDecoder::create(std::vector<EtmSourceConfig>{c}, o, &cache, &sink, (sel & 16) ? &sink : nullptr);
-    if (!d.ok()) std::abort();
+    // OpenCSD 1.3.3's C API has no ETE packet printer: the decoder refuses that
+    // combination with a message (auxscope decode --format packets says it).
+    if (!d.ok() && c.protocol == EtmProtocol::Ete && (sel & 16) &&
+        d.error().message.find("packet printer") != std::string::npos)
+        return;
+    if (!d.ok()) {
+        std::fprintf(stderr, "EtmDecoder::create failed for a fixed configuration: %s\n",
+                     d.error().message.c_str());
+        std::abort();
+    }
     // Two feeds with a reset between, the second half from a new offset.
     const size_t half = size / 2;
     auto r = (*d)->feed(0x1000, std::span<const uint8_t>(data, half));

@@ -4,12 +4,18 @@
 # the tail of its log, and on a crash where the crashing input and the full log
 # are kept (TMP is removed otherwise). Called by the run_*_fuzzer.sh scripts once
 # they have made their corpus.
-# usage: fuzz_run.sh FUZZER SECONDS TMP MAX_LEN
+#
+# The run is reproducible: a fixed seed (-seed=1, or FUZZ_SEED) makes the
+# inputs one fixed sequence, and RUNS (when given) caps how far along it the run
+# goes, so a faster machine does not wander past what the suite has seen pass.
+# `bench/fuzz-long`-style exploration is a longer run with another seed.
+# usage: fuzz_run.sh FUZZER SECONDS TMP MAX_LEN [RUNS]
 fuzzer=$1
 seconds=$2
 tmp=$3
 maxlen=$4
-"$fuzzer" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len="$maxlen" -timeout=10 -print_final_stats=1 \
+runs=${5:--1}
+"$fuzzer" -seed="${FUZZ_SEED:-1}" -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len="$maxlen" -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
 rc=$?
 tail -n 25 "$tmp/fuzz.log"
@@ -18,4 +24,4 @@ if [ $rc -ne 0 ]; then
     exit 1
 fi
 rm -rf "$tmp"
-echo "PASSED: no crash in ${seconds}s"
+echo "PASSED: no crash (seed ${FUZZ_SEED:-1}; at most $runs runs, $seconds s)"
