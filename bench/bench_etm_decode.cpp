@@ -27,6 +27,8 @@
 //   (b)  auxscope to spans on one thread: AuxTraceSession::open(PerfDataReader)
 //        then decodeSpans(whole recording, 1) (CoreSight: etm/EtmSession)
 //   (c)  the same on every core (a fresh session: nothing cached)
+//   (a*) (a) on every core (a decode tree per thread), for reference: how far
+//        OpenCSD alone scales on the machine, the yardstick for (c)
 //   (d)  trc_pkt_lister -ss_dir DIR -decode_only -logstdout >/dev/null, timed on
 //        the snapshot (median of --lister-runs runs); for the larger trace its
 //        snapshot time is scaled by the number of copies (it reads snapshot
@@ -52,6 +54,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -549,6 +552,37 @@ private:
     std::unique_ptr<EtmDecoder> decoder_;
 };
 
+// (a*): (a) on every core, a decode tree per thread taking copies from a shared
+// counter: how far OpenCSD alone scales on this machine (SMT siblings, shared
+// caches, clock), the yardstick for (c). The trees are created and destroyed on
+// this thread: the C API keeps them in a process-wide map that is not thread-safe.
+Figure bareOpenCsdAllCores(const Snapshot& s, unsigned copies, unsigned threads) {
+    Figure f{"(a*) bare OpenCSD, every core"};
+    threads = std::max(1u, std::min(threads, copies));
+    std::vector<std::unique_ptr<BareOpenCsd>> trees;
+    for (unsigned t = 0; t < threads; ++t)
+        trees.push_back(std::make_unique<BareOpenCsd>(s));
+    const double c0 = cpuSeconds(RUSAGE_SELF);
+    const auto t0 = Clock::now();
+    std::atomic<unsigned> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            for (unsigned k; (k = next.fetch_add(1)) < copies;)
+                trees[t]->decodeCopy();
+        });
+    for (std::thread& t : pool)
+        t.join();
+    f.wall = since(t0);
+    f.cpu = cpuSeconds(RUSAGE_SELF) - c0;
+    uint64_t errors = 0;
+    for (const auto& t : trees)
+        f.instructions += t->counts.instructions, f.ranges += t->counts.ranges, errors += t->counts.errors;
+    f.bytes = uint64_t(copies) * s.buffer.size();
+    f.note = std::to_string(threads) + " threads, " + std::to_string(errors) + " error responses";
+    return f;
+}
+
 // ---------------------------------------------------------------- (b), (c) auxscope
 
 struct SpanFigure {
@@ -590,7 +624,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
 }
 
 struct Run {
-    Figure a, a2, lister;
+    Figure a, a2, lister, aAll;
     SpanFigure b, c;
 };
 
@@ -660,13 +694,14 @@ void verdict(const char* what, double value, double target, const char* note = "
                 target, *note ? "  " : "", note);
 }
 
-// The window of copy k: inside the time of its AUX buffer (the bytes of copy k
-// are interpolated between the times of AUX records k - 1 and k), so that
-// decodeSpans selects exactly its segment.
+// The window of copy k: the time of its AUX buffer (the bytes of copy k are
+// interpolated between the times of AUX records k - 1 and k) less a nanosecond
+// at each end, so that decodeSpans selects exactly its segments (the copy before
+// ends ~10 ns before it, the copy after starts at its end).
 DecodeWindow copyWindow(unsigned k) {
     DecodeWindow w;
-    w.begin = kStartTime + uint64_t(k) * kBufferNs + kBufferNs / 4;
-    w.end = kStartTime + uint64_t(k) * kBufferNs + 3 * kBufferNs / 4;
+    w.begin = kStartTime + uint64_t(k) * kBufferNs + 1;
+    w.end = kStartTime + uint64_t(k + 1) * kBufferNs - 1;
     return w;
 }
 
@@ -751,6 +786,10 @@ Run runOne(const Snapshot& s, const std::string& perfData, unsigned copies, unsi
             i == 0 || t.decode.wall < r.c.decode.wall)
             r.c = std::move(t);
     print(r.c.decode);
+    if (copies > 1) {
+        r.aAll = bareOpenCsdAllCores(s, copies, std::max(1u, std::thread::hardware_concurrency()));
+        print(r.aAll);
+    }
     r.lister = lister1.f;
     if (lister1.ran) {
         r.lister.wall *= copies;
@@ -787,6 +826,12 @@ void verdicts(const Run& r, unsigned cores, bool oneSegment) {
                       c.wall > 0 ? c.cpu / c.wall : 0, c.cpu, c.wall);
         verdict(what.c_str(), b.insnPerS() > 0 ? c.insnPerS() / (cores * b.insnPerS()) : 0, 0.8, used);
     }
+    if (!oneSegment && r.aAll.wall > 0)
+        std::printf(
+            "  info   (a*) / (%u cores x (a)), wall %.2f: how far OpenCSD alone scales here (%.1f cores "
+            "busy)\n",
+            cores, a.insnPerS() > 0 ? r.aAll.insnPerS() / (cores * a.insnPerS()) : 0,
+            r.aAll.wall > 0 ? r.aAll.cpu / r.aAll.wall : 0);
     std::printf("  info   (b) / (a') (auxscope's wrapper alone), wall %.2f, cpu time %.2f\n",
                 r.a2.insnPerS() > 0 ? b.insnPerS() / r.a2.insnPerS() : 0,
                 r.a2.insnPerCpuS() > 0 ? b.insnPerCpuS() / r.a2.insnPerCpuS() : 0);
