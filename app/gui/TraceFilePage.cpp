@@ -666,7 +666,7 @@ void TraceFilePage::openTimeline() {
     timelineProgress_->setRange(0, 0);  // busy: the session opens in one step
     const uint64_t generation = ++timelineGeneration_;
     QPointer<TraceFilePage> self(this);
-    std::thread([self, reader = reader_, generation] {
+    std::thread([self, reader = reader_, generation, budget = timelineBudget_] {
         const auto started = std::chrono::steady_clock::now();
         auto opened = AuxTraceSession::open(*reader);
         std::shared_ptr<AuxTraceSession> session;
@@ -689,7 +689,12 @@ void TraceFilePage::openTimeline() {
             };
             setTimelineLanes(withLanes, buildSidebandLanes(session->sideband(), options));
             base = std::make_shared<const TimelineData>(std::move(withLanes));
-            window = firstFrameWindow(*session);
+            // A recording whose whole trace fits the decode budget is decoded
+            // whole; a larger one starts with its first 1/1000.
+            DecodeWindow whole;
+            const TimeExtent extent = recordingExtent(*session);
+            whole.begin = extent.begin, whole.end = extent.end;
+            window = windowTraceBytes(*session, whole) <= budget ? whole : firstFrameWindow(*session);
             DecodedSpans result = session->decodeSpans(window, 0);
             segments = result.decodedNow + result.fromCache;
             bytes = result.stats.traceBytes;
@@ -724,25 +729,28 @@ void TraceFilePage::openTimeline() {
                 DecodeWindow whole;
                 whole.begin = data->begin, whole.end = data->end;
                 const uint64_t wholeBytes = windowTraceBytes(*session, whole);
+                const bool all = window.begin <= data->begin && window.end >= data->end;
                 self->timeline_->setUndecodedHint(
-                    QString("only the first window is decoded: zoom in to decode more (%1 of trace in the "
-                            "recording)")
-                        .arg(megabytes(wholeBytes)));
+                    all ? QString()
+                        : QString(
+                              "only the first window is decoded: zoom in to decode more (%1 of trace in the "
+                              "recording)")
+                              .arg(megabytes(wholeBytes)));
                 size_t spans = 0;
                 for (const auto& t : data->threads)
                     spans += t.spans.size();
                 QString text =
                     QString(
                         "First frame: %1 spans in %2 threads decoded for +%3 … +%4 (%5 segments, %6 of "
-                        "trace) in %7 s; zoom in to decode more. Ctrl+wheel or W/S zoom, A/D or drag "
-                        "pan, 0 shows everything.")
+                        "trace) in %7 s%8. Ctrl+wheel or W/S zoom, A/D or drag pan, 0 shows everything.")
                         .arg(spans)
                         .arg(data->threads.size())
                         .arg(relative(window.begin, data->begin))
                         .arg(relative(window.end, data->begin))
                         .arg(segments)
                         .arg(megabytes(bytes))
-                        .arg(seconds, 0, 'f', 2);
+                        .arg(seconds, 0, 'f', 2)
+                        .arg(all ? ", the whole recording" : "; zoom in to decode more");
                 for (const std::string& note : data->notes)
                     text += "\n" + QString::fromStdString(note);
                 self->setTimelineStatus(text);
