@@ -29,7 +29,8 @@
 //   (c)  the same on every core (a fresh session: nothing cached)
 //   (a*) (a) on every core (a decode tree per thread), for reference: how far
 //        OpenCSD alone scales on the machine, the yardstick for (c)
-//   (d)  trc_pkt_lister -ss_dir DIR -decode_only -logstdout >/dev/null, timed on
+//   (d)  trc_pkt_lister -ss_dir DIR -decode_only -logstdout -logfilename /dev/null (it writes
+//        trc_pkt_lister.ppl, 3.9 GB here, unless told otherwise) >/dev/null, timed on
 //        the snapshot (median of --lister-runs runs); for the larger trace its
 //        snapshot time is scaled by the number of copies (it reads snapshot
 //        directories only, and a repeated buffer in one file would not restart
@@ -643,8 +644,8 @@ Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs,
         l.f.note = "trc_pkt_lister not found (Debian: libopencsd-bin)";
         return l;
     }
-    const std::string cmd =
-        "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir + "' -decode_only -logstdout >/dev/null 2>&1";
+    const std::string cmd = "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir +
+                            "' -decode_only -logstdout -logfilename /dev/null >/dev/null 2>&1";
     std::vector<std::pair<double, double>> times;
     for (unsigned i = 0; i < std::max(1u, runs); ++i) {
         const double c0 = cpuSeconds(RUSAGE_CHILDREN);
@@ -672,8 +673,8 @@ Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs,
 
 // trc_pkt_lister's own count of the snapshot's ranges and instructions (one untimed run).
 std::pair<uint64_t, uint64_t> listerCounts(const std::string& dir, const std::string& cwd) {
-    const std::string cmd =
-        "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir + "' -decode_only -logstdout 2>/dev/null";
+    const std::string cmd = "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir +
+                            "' -decode_only -logstdout -logfilename /dev/null 2>/dev/null";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return {0, 0};
     uint64_t ranges = 0, instructions = 0;
