@@ -12,6 +12,19 @@ namespace auxscope::etm {
 
 namespace {
 
+// ETMv3 and PTM take the same four registers in OpenCSD structs of different types.
+template <class Config>
+Config etmV3Like(const EtmSourceConfig& s, ocsd_arch_version_t arch, ocsd_core_profile_t profile) {
+    Config c{};
+    c.reg_idr = s.etmidr;
+    c.reg_ctrl = s.etmcr;
+    c.reg_ccer = s.etmccer;
+    c.reg_trc_id = s.etmtraceidr;
+    c.arch_ver = arch;
+    c.core_prof = profile;
+    return c;
+}
+
 // OpenCSD's decoder registry, its map of trees and its default error logger are
 // process-wide and set up lazily: creating and destroying trees and reading the
 // last error are serialised.
@@ -362,24 +375,12 @@ Expected<std::unique_ptr<EtmDecoder>> EtmDecoder::create(std::span<const EtmSour
             return makeError(s.describe() + ": the core's architecture is unknown");
         switch (s.protocol) {
             case EtmProtocol::EtmV3: {
-                ocsd_etmv3_cfg c{};
-                c.reg_idr = s.etmidr;
-                c.reg_ctrl = s.etmcr;
-                c.reg_ccer = s.etmccer;
-                c.reg_trc_id = s.etmtraceidr;
-                c.arch_ver = arch;
-                c.core_prof = prof;
+                ocsd_etmv3_cfg c = etmV3Like<ocsd_etmv3_cfg>(s, arch, prof);
                 err = ocsd_dt_create_decoder(impl.tree, OCSD_BUILTIN_DCD_ETMV3, createFlags, &c, &csid);
                 break;
             }
             case EtmProtocol::Ptm: {
-                ocsd_ptm_cfg c{};
-                c.reg_idr = s.etmidr;
-                c.reg_ctrl = s.etmcr;
-                c.reg_ccer = s.etmccer;
-                c.reg_trc_id = s.etmtraceidr;
-                c.arch_ver = arch;
-                c.core_prof = prof;
+                ocsd_ptm_cfg c = etmV3Like<ocsd_ptm_cfg>(s, arch, prof);
                 err = ocsd_dt_create_decoder(impl.tree, OCSD_BUILTIN_DCD_PTM, createFlags, &c, &csid);
                 break;
             }
