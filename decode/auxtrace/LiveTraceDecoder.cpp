@@ -280,9 +280,55 @@ void LiveTraceDecoder::tick() {
     // Under the lock: the bytes to decode and the sideband, copied out.
     std::map<int, TickTrace> trace;
     std::vector<uint8_t> sideband;
+    bool redo = false;
     {
         std::lock_guard lock(mutex_);
+        // CoreSight's ways in are sparse (one per 4 KiB): a tick that entered a
+        // CPU's trace at a way in and decoded to its end leaves the bytes that
+        // arrive next with no way in of their own. Such a tick is redone, from
+        // the same ways in through the newest bytes, while that fits the rate
+        // bound for every CPU it decoded (and its result replaces the earlier
+        // one's): nothing is lost between ticks. Intel PT enters at the next PSB.
+        if (!intelPt_ && !snapshotMode_ && !lastTickCpus_.empty()) {
+            bool fits = true, newer = false;
+            for (int cpu : lastTickCpus_) {
+                auto it = cpus_.find(cpu);
+                if (it == cpus_.end()) {
+                    fits = false;
+                    break;
+                }
+                const CpuTrace& t = it->second;
+                fits &= t.tickBegin != UINT64_MAX && t.tickBegin >= t.begin && t.tickBegin <= t.decodedTo &&
+                        t.end - t.tickBegin <= options_.bytesPerCpuPerTick;
+            }
+            for (const auto& [cpu, t] : cpus_)
+                newer |= t.end > std::max(t.decodedTo, t.begin);
+            redo = fits && newer;
+        }
+        if (redo) {
+            for (int cpu : lastTickCpus_) {
+                CpuTrace& t = cpus_[cpu];
+                const uint64_t begin = t.tickBegin, end = t.end;
+                TickTrace& slice = trace[cpu];
+                slice.ringIndex = t.ringIndex;
+                slice.auxOffset = begin;
+                slice.bytes.reserve(end - begin);
+                uint64_t pos = t.begin;
+                for (const auto& c : t.chunks) {
+                    const uint64_t cEnd = pos + c.size();
+                    if (cEnd > begin && pos < end) {
+                        const uint64_t a = std::max(pos, begin) - pos, b = std::min(cEnd, end) - pos;
+                        slice.bytes.insert(slice.bytes.end(), c.begin() + ptrdiff_t(a),
+                                           c.begin() + ptrdiff_t(b));
+                    }
+                    pos = cEnd;
+                }
+                stats_.decodedBytes += end - std::max(t.decodedTo, begin);  // the new bytes only
+                t.decodedTo = end;
+            }
+        }
         for (auto& [cpu, t] : cpus_) {
+            if (trace.count(cpu)) continue;
             uint64_t from = std::max(t.decodedTo, t.begin);
             if (from >= t.end) continue;
             // The earliest sync point at or after `from` that keeps the decode within budget.
@@ -309,9 +355,13 @@ void LiveTraceDecoder::tick() {
                 pos = cEnd;
             }
             t.decodedTo = end;
+            t.tickBegin = begin;
             stats_.decodedBytes += end - begin;
         }
         if (trace.empty()) return;
+        lastTickCpus_.clear();
+        for (const auto& [cpu, slice] : trace)
+            lastTickCpus_.push_back(cpu);
         sideband.reserve(synthesized_.size() + addressSpace_.size());
         sideband.insert(sideband.end(), synthesized_.begin(), synthesized_.end());
         sideband.insert(sideband.end(), addressSpace_.begin(), addressSpace_.end());
@@ -326,7 +376,7 @@ void LiveTraceDecoder::tick() {
             sideband.insert(sideband.end(), r->bytes.begin(), r->bytes.end());
     }
     const auto t0 = std::chrono::steady_clock::now();
-    auto r = decodeTick(trace, sideband);
+    auto r = decodeTick(trace, sideband, redo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::lock_guard lock(mutex_);
     ++stats_.ticks;
@@ -350,7 +400,7 @@ uint32_t LiveTraceDecoder::liveFunction(const FunctionTable& table, uint32_t id,
 }
 
 Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trace,
-                                            const std::vector<uint8_t>& sideband) {
+                                            const std::vector<uint8_t>& sideband, bool redo) {
     // The newest trace as a small perf.data in memory, decoded like any file.
     MemoryFile mem;
     if (!mem.ok()) return makeError("live decode: memfd_create failed");
@@ -411,7 +461,19 @@ Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trac
     }
     if (tick.begin == UINT64_MAX) tick.begin = tick.end = 0;
 
+    // A redone tick takes the place of the one it decodes again.
+    TickCounts undo;
+    if (redo) {
+        undo = lastTick_;
+        if (undo.kept && !kept_.empty()) kept_.pop_back();
+    }
+    lastTick_ = TickCounts{};
+    lastTick_.instructions = result.decodedStats.instructions;
+    lastTick_.decodeErrors = result.decodedStats.decodeErrors;
+    for (const auto& [reason, n] : result.decodedStats.gaps)
+        lastTick_.gaps += n;
     if (!tick.threads.empty()) {
+        lastTick_.kept = true;
         kept_.push_back(std::move(tick));
         while (kept_.size() > std::max(1u, options_.keepTicks))
             kept_.pop_front();
@@ -452,10 +514,9 @@ Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trac
     LiveDecodeStats snapshot;
     {
         std::lock_guard lock(mutex_);
-        stats_.instructions += result.decodedStats.instructions;
-        stats_.decodeErrors += result.decodedStats.decodeErrors;
-        for (const auto& [reason, n] : result.decodedStats.gaps)
-            stats_.gaps += n;
+        stats_.instructions += lastTick_.instructions - undo.instructions;
+        stats_.decodeErrors += lastTick_.decodeErrors - undo.decodeErrors;
+        stats_.gaps += lastTick_.gaps - undo.gaps;
         stats_.spans = spanCount;
         data->begin = firstTime_ ? firstTime_ : data->decodedBegin;
         data->end = std::max(newestTime_, data->decodedEnd);

@@ -11,7 +11,9 @@
 // Each tick (every `intervalSeconds`):
 // - per CPU, the trace since the last tick's end, entered at the earliest sync
 //   point that keeps it within `bytesPerCpuPerTick` (the rate bound: what does
-//   not fit is skipped, and counted, never queued up);
+//   not fit is skipped, and counted, never queued up); CoreSight's ways in
+//   being sparse, a tick instead decodes again from the previous tick's ways
+//   in through the newest bytes while that fits the bound, and replaces it;
 // - those bytes, the sideband so far (address spaces always, switches of the
 //   last `keepSeconds`), the capture's attrs, TIME_CONV and AUXTRACE_INFO are
 //   written as a small perf.data in memory (memfd) and decoded by
@@ -115,6 +117,7 @@ private:
         uint64_t auxOffsetAtBegin = 0;            // AUX area offset of `begin`
         std::vector<uint64_t> syncPoints;         // stream offsets, >= begin
         uint64_t decodedTo = 0;                   // the previous tick's end
+        uint64_t tickBegin = UINT64_MAX;          // where the previous tick entered (CoreSight)
     };
     // One CPU's trace for a tick, copied out under the lock.
     struct TickTrace {
@@ -126,9 +129,17 @@ private:
         uint64_t begin = 0, end = 0;
         std::map<int32_t, SpanStore> threads;
     };
+    // What one tick added to the statistics (taken back when a tick is redone).
+    struct TickCounts {
+        uint64_t instructions = 0, decodeErrors = 0, gaps = 0;
+        bool kept = false;  // its spans are kept_.back()
+    };
     void loop();
     void tick();
-    Expected<void> decodeTick(const std::map<int, TickTrace>& trace, const std::vector<uint8_t>& sideband);
+    // `redo`: the tick decodes again, from the same ways in, everything the
+    // previous tick decoded and more (CoreSight): its result replaces that tick's.
+    Expected<void> decodeTick(const std::map<int, TickTrace>& trace, const std::vector<uint8_t>& sideband,
+                              bool redo);
     uint32_t liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap);
 
     CaptureSession* session_ = nullptr;
@@ -160,6 +171,8 @@ private:
     std::shared_ptr<const FunctionTable> publishedFunctions_;
     size_t publishedFunctionCount_ = 0;
     std::deque<TickSpans> kept_;
+    TickCounts lastTick_;
+    std::vector<int> lastTickCpus_;  // the CPUs the previous tick decoded (mutex_)
 
     std::shared_ptr<const TimelineData> latest_;
     std::thread thread_;

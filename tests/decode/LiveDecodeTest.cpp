@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -13,9 +14,9 @@
 
 #include "TestData.h"
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/LiveTraceDecoder.h"
 #include "auxtrace/PtAuxTrace.h"
 #include "perfdata/PerfDataReader.h"
-#include "auxtrace/LiveTraceDecoder.h"
 #include "pt/PsbIndex.h"
 #include "pt/PtSpanDecoder.h"
 #include "record/ReplaySource.h"
@@ -27,6 +28,8 @@ namespace {
 // From the shared test data: the tests that read it start with AUXSCOPE_NEED_TEST_DATA().
 const std::string kSkylake =
     auxscope::test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
+const std::string kEtm = auxscope::test_support::testDataPath("coresight/simpleperf-etm/perf_etm.data");
+const std::string kEtmSymfs = auxscope::test_support::testDataPath("coresight/simpleperf-etm/symfs");
 
 // A ptsynth trace of a generated program (its code on disk): decodable here.
 const std::string& generatedTrace() {
@@ -213,6 +216,70 @@ TEST(LiveDecode, SkylakeWithoutBinariesShowsExplainedGaps) {
     EXPECT_GT(gaps, 0u);
     EXPECT_TRUE(named);
     EXPECT_FALSE(run.timeline->cpus.empty()) << "which thread ran, from the switch sideband";
+}
+
+// simpleperf's CoreSight ETM recording (cpu 7, 384 trace bytes, one AUX
+// transaction) replayed with the live decoder attached: the replay is paced so
+// that the decode thread publishes a timeline before the capture ends, every
+// byte is decoded (far under the rate bound), the live spans are the loop's
+// (etm_test_loop has only .dynsym: "[unknown] etm_test_loop", "[plt] ...") on
+// its thread, and the instructions decoded live equal the offline decode's.
+TEST(LiveDecode, CoreSightReplayDecodesWhileReplaying) {
+    AUXSCOPE_NEED_TEST_DATA();
+    ASSERT_TRUE(std::filesystem::exists(kEtm)) << kEtm << " is missing";
+    AuxTraceOptions oo;
+    oo.images.symfs = kEtmSymfs;
+    auto file = PerfDataReader::open(kEtm);
+    ASSERT_TRUE(file) << file.error().message;
+    auto offline = decodeAuxTraceSpans(*file, {}, oo, 1);
+    ASSERT_TRUE(offline) << offline.error().message;
+    ASSERT_GT(offline->result.stats.instructions, 0u);
+    std::set<int32_t> offlineTids;
+    for (const auto& [tid, store] : offline->result.threads)
+        if (tid > 0 && store.size()) offlineTids.insert(tid);
+    ASSERT_FALSE(offlineTids.empty());
+
+    auto src = ReplaySource::open(kEtm);
+    ASSERT_TRUE(src) << src.error().message;
+    LiveDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    lo.keepTicks = 1000;
+    lo.images.symfs = kEtmSymfs;
+    ReplayOptions ro;
+    // About 1 s of wall time for the whole recording: several ticks while it runs.
+    ro.speed.factor = (*src)->recordedSeconds() / 1.0;
+    LiveRun run = replayWithLiveDecode(kEtm, lo, ro);
+    ASSERT_TRUE(run.timeline);
+    EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+    EXPECT_EQ(run.stats.decodeErrors, 0u);
+    EXPECT_EQ(run.stats.auxBytes, (*src)->auxBytes());
+    EXPECT_EQ(run.stats.decodedBytes + run.stats.skippedBytes, run.stats.auxBytes);
+    EXPECT_EQ(run.stats.skippedBytes, 0u) << "384 bytes are far under the rate bound";
+    EXPECT_EQ(run.stats.instructions, offline->result.stats.instructions)
+        << "instructions decoded live and offline";
+    EXPECT_GE(run.seenWhileRunning.size(), 1u) << "a timeline published while the replay ran";
+    std::printf(
+        "CoreSight live decode: %llu instructions live, %llu offline, %zu timelines while running, "
+        "%llu ticks, %llu bytes decoded\n",
+        (unsigned long long)run.stats.instructions, (unsigned long long)offline->result.stats.instructions,
+        run.seenWhileRunning.size(), (unsigned long long)run.stats.ticks,
+        (unsigned long long)run.stats.decodedBytes);
+
+    // The loop's thread, with the loop's functions.
+    bool loopThread = false;
+    std::set<std::string> loopNames;
+    for (const auto& th : run.timeline->threads) {
+        if (!offlineTids.count(th.tid)) continue;
+        for (size_t i = 0; i < th.spans.size(); ++i)
+            if (Span s = th.spans.at(i); !s.isGap()) {
+                loopThread = true;
+                const std::string& n = (*run.timeline->functions)[s.function].name;
+                if (n.find("etm_test_loop") != std::string::npos) loopNames.insert(n);
+            }
+    }
+    EXPECT_TRUE(loopThread) << "no spans on the recorded thread";
+    EXPECT_FALSE(loopNames.empty()) << "no function of etm_test_loop";
+    EXPECT_TRUE(loopNames.count("[unknown] etm_test_loop") || loopNames.count("[plt] etm_test_loop"));
 }
 
 // Not Intel PT: a clear refusal, nothing attached.
