@@ -29,6 +29,7 @@ add_dependencies(etm_raw_tests auxscope)
 gtest_discover_tests(etm_raw_tests TEST_PREFIX "etm_raw_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
 
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/etm_fuzz.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/etm_perfdata_fuzz.cmake)
 
 # `auxscope decode SNAPSHOT_DIR` end to end (app/cli/DecodeCommand.cpp).
 set(_etm_snapshots "${AUXSCOPE_TEST_DATA_DIR}/coresight/opencsd-snapshots")
