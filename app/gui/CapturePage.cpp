@@ -36,9 +36,9 @@
 
 #include "PerfEvent.h"
 #include "Tracefs.h"
+#include "auxtrace/LiveTraceDecoder.h"
 #include "gui/AuxOptionsPanel.h"
 #include "gui/TimelineView.h"
-#include "auxtrace/LiveTraceDecoder.h"
 
 namespace auxscope {
 namespace {
@@ -180,7 +180,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
         "AUX event");
     form->addRow("", overwrite_);
     auxPanel_ = new AuxOptionsPanel(pmus_);
-    liveDecode_ = new QCheckBox("Decode Intel PT while capturing");
+    liveDecode_ = new QCheckBox("Decode the AUX trace while capturing (Intel PT, CoreSight)");
     liveDecode_->setObjectName("liveDecode");
     liveDecode_->setChecked(true);
     liveDecode_->setToolTip(
@@ -251,7 +251,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     charts->addWidget(lostView_);
     auto* flow = new QGroupBox("Instruction flow, decoded while capturing");
     auto* flowLayout = new QVBoxLayout(flow);
-    liveStatus_ = new QLabel("Intel PT captures are decoded here as they run.");
+    liveStatus_ = new QLabel("Intel PT and CoreSight captures are decoded here as they run.");
     liveStatus_->setObjectName("liveStatus");
     liveStatus_->setWordWrap(true);
     liveTimeline_ = new TimelineView;
@@ -437,7 +437,7 @@ void CapturePage::start() {
         setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
         return;
     }
-    // Decode while capturing: Intel PT only (the decoder says why not otherwise).
+    // Decode while capturing: Intel PT and CoreSight (the decoder says why not otherwise).
     live_.reset();
     liveShown_.reset();
     if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
@@ -446,7 +446,7 @@ void CapturePage::start() {
         auto live = LiveTraceDecoder::attach(**session, lo);
         if (live) {
             live_ = std::move(live.value());
-            liveStatus_->setText("Decoding the newest Intel PT of each CPU while capturing…");
+            liveStatus_->setText("Decoding the newest trace of each CPU while capturing…");
             liveTimeline_->setData(nullptr);
             liveTimeline_->setFollowLatest(true);
         } else {
@@ -454,8 +454,9 @@ void CapturePage::start() {
                                  QString::fromStdString(live.error().message));
         }
     } else {
-        liveStatus_->setText(liveDecode_->isChecked() ? "This capture has no Intel PT to decode."
-                                                      : "Decoding while capturing is off.");
+        liveStatus_->setText(liveDecode_->isChecked()
+                                 ? "This capture has no Intel PT or CoreSight trace to decode."
+                                 : "Decoding while capturing is off.");
     }
     if (auto r = (*session)->start(); !r) {
         if (live_) live_->stop();
