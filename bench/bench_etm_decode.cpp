@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "PtSynthElf.h"
+#include "PtSynthPerfData.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "etm/EtmDecoder.h"
 #include "etm/EtmMemory.h"
@@ -288,37 +289,8 @@ void check(const Expected<void>& r) {
 // `copies` copies of the snapshot's buffer on `cpu`, each its own AUX buffer.
 void writePerfData(const Snapshot& s, const ptsynth::PtSynthMapping& elf, int cpu, unsigned copies,
                    const std::string& path) {
-    PerfDataEventAttr etm;
-    etm.name = "cs_etm//u";
-    etm.attr.type = kCsEtmPmuType;
-    etm.attr.size = sizeof(perf_event_attr);
-    etm.attr.sample_period = 1;
-    etm.attr.sample_type = kSampleType;
-    etm.attr.disabled = 1;
-    etm.attr.exclude_kernel = 1;
-    etm.attr.exclude_hv = 1;
-    etm.attr.enable_on_exec = 1;
-    etm.attr.sample_id_all = 1;
-    etm.ids = {kEtmId};
-    PerfDataEventAttr tracking;
-    tracking.name = "dummy:u";
-    tracking.attr.type = PERF_TYPE_SOFTWARE;
-    tracking.attr.size = sizeof(perf_event_attr);
-    tracking.attr.config = PERF_COUNT_SW_DUMMY;
-    tracking.attr.sample_period = 1;
-    tracking.attr.sample_type = kSampleType;
-    tracking.attr.disabled = 1;
-    tracking.attr.exclude_kernel = 1;
-    tracking.attr.exclude_hv = 1;
-    tracking.attr.enable_on_exec = 1;
-    tracking.attr.mmap = 1;
-    tracking.attr.mmap2 = 1;
-    tracking.attr.comm = 1;
-    tracking.attr.comm_exec = 1;
-    tracking.attr.task = 1;
-    tracking.attr.sample_id_all = 1;
-    tracking.ids = {kTrackingId};
-    std::vector<PerfDataEventAttr> attrs{etm, tracking};
+    const std::vector<PerfDataEventAttr> attrs =
+        ptsynth::userAuxTraceAttrs("cs_etm//u", kCsEtmPmuType, 0, kSampleType, kEtmId, kTrackingId);
     auto created = PerfDataWriter::create(path, attrs);
     if (!created) fail(created.error().message);
     PerfDataWriter& w = **created;

@@ -35,40 +35,42 @@ SampleIdSpec PtSynthPerfData::ptId() const {
     return {kSampleType, kPtId, 0};
 }
 
-Expected<std::unique_ptr<PtSynthPerfData>> PtSynthPerfData::create(const PtSynthFileOptions& options) {
-    std::unique_ptr<PtSynthPerfData> p(new PtSynthPerfData(options));
-    PerfDataEventAttr pt;
-    pt.name = "intel_pt//u";
-    pt.attr.type = kPmuType;
-    pt.attr.size = sizeof(perf_event_attr);
-    pt.attr.config = ptConfig(options.encoder);
-    pt.attr.sample_period = 1;
-    pt.attr.sample_type = kSampleType;
-    pt.attr.disabled = 1;
-    pt.attr.exclude_kernel = 1;
-    pt.attr.exclude_hv = 1;
-    pt.attr.enable_on_exec = 1;
-    pt.attr.sample_id_all = 1;
-    pt.ids = {kPtId};
+std::vector<PerfDataEventAttr> userAuxTraceAttrs(const std::string& name, uint32_t type, uint64_t config,
+                                                 uint64_t sampleType, uint64_t traceId, uint64_t trackingId) {
+    auto common = [&](PerfDataEventAttr& e) {
+        e.attr.size = sizeof(perf_event_attr);
+        e.attr.sample_period = 1;
+        e.attr.sample_type = sampleType;
+        e.attr.disabled = 1;
+        e.attr.exclude_kernel = 1;
+        e.attr.exclude_hv = 1;
+        e.attr.enable_on_exec = 1;
+        e.attr.sample_id_all = 1;
+    };
+    PerfDataEventAttr trace;
+    trace.name = name;
+    trace.attr.type = type;
+    trace.attr.config = config;
+    common(trace);
+    trace.ids = {traceId};
     PerfDataEventAttr tracking;
     tracking.name = "dummy:u";
     tracking.attr.type = PERF_TYPE_SOFTWARE;
-    tracking.attr.size = sizeof(perf_event_attr);
     tracking.attr.config = PERF_COUNT_SW_DUMMY;
-    tracking.attr.sample_period = 1;
-    tracking.attr.sample_type = kSampleType;
-    tracking.attr.disabled = 1;
-    tracking.attr.exclude_kernel = 1;
-    tracking.attr.exclude_hv = 1;
-    tracking.attr.enable_on_exec = 1;
+    common(tracking);
     tracking.attr.mmap = 1;
     tracking.attr.mmap2 = 1;
     tracking.attr.comm = 1;
     tracking.attr.comm_exec = 1;
     tracking.attr.task = 1;
-    tracking.attr.sample_id_all = 1;
-    tracking.ids = {kTrackingId};
-    p->attrs_ = {pt, tracking};
+    tracking.ids = {trackingId};
+    return {trace, tracking};
+}
+
+Expected<std::unique_ptr<PtSynthPerfData>> PtSynthPerfData::create(const PtSynthFileOptions& options) {
+    std::unique_ptr<PtSynthPerfData> p(new PtSynthPerfData(options));
+    p->attrs_ = userAuxTraceAttrs("intel_pt//u", kPmuType, ptConfig(options.encoder), kSampleType, kPtId,
+                                  kTrackingId);
 
     auto w = PerfDataWriter::create(options.path, p->attrs_);
     if (!w) return w.error();

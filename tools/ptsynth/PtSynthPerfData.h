@@ -59,6 +59,13 @@ struct PtSynthMapping {
     std::string path;
 };
 
+// The two events of a user-space AUX trace recording as perf sets them up: the
+// AUX event (`name`, PMU `type`, `config`, ids {traceId}) and the dummy event
+// that tracks mmaps, comms and tasks (ids {trackingId}); both sample
+// `sampleType` with sample_id_all, user only, enabled on exec.
+std::vector<PerfDataEventAttr> userAuxTraceAttrs(const std::string& name, uint32_t type, uint64_t config,
+                                                 uint64_t sampleType, uint64_t traceId, uint64_t trackingId);
+
 class PtSynthPerfData {
 public:
     static Expected<std::unique_ptr<PtSynthPerfData>> create(const PtSynthFileOptions& options);
