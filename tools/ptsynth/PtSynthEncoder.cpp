@@ -149,6 +149,7 @@ void PtFlowEncoder::psbPlus(uint64_t ip) {
     p.type = ppt_psb;
     put(p);
     ++stats_.psb;
+    if (psbObserver_) psbObserver_(tsc_);
     p.type = ppt_tsc;
     p.payload.tsc.tsc = tsc_;
     put(p);

@@ -117,6 +117,9 @@ public:
 
     // Emits the open chunk. Call once at the end.
     void finish();
+    // Called with the TSC of every PSB+ as it is emitted (before the instruction
+    // it precedes runs): the truth records where each sync point falls.
+    void setPsbObserver(std::function<void(uint64_t tsc)> observer) { psbObserver_ = std::move(observer); }
 
     bool enabled() const { return enabled_; }
     uint64_t tsc() const { return tsc_; }
@@ -162,6 +165,7 @@ private:
 
     PtEncoderOptions options_;
     ChunkSink sink_;
+    std::function<void(uint64_t)> psbObserver_;
     std::vector<uint8_t> buffer_;
     pt_encoder* encoder_ = nullptr;
     pt_config config_{};

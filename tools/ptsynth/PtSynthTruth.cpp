@@ -45,6 +45,11 @@ Expected<void> Truth::write(const std::string& path) const {
     for (const auto& e : events)
         std::fprintf(f, "%" PRIu64 " %s %" PRIx64 " %" PRIx64 "\n", e.tsc, truthEventName(e.kind), e.from,
                      e.to);
+    if (!psbs.empty()) {
+        std::fprintf(f, "psbs %zu\n", psbs.size());
+        for (const auto& p : psbs)
+            std::fprintf(f, "%" PRIu64 " %" PRIu64 "\n", p.tsc, p.instructions);
+    }
     const bool bad = std::ferror(f);
     if (std::fclose(f) != 0 || bad)
         return makeError(path + ": cannot write the truth file: " + std::strerror(errno));
@@ -134,6 +139,17 @@ Expected<Truth> Truth::read(const std::string& path) {
                 else
                     return bad("unknown event kind '" + kind + "'");
                 t.events.push_back(e);
+            }
+        } else if (key == "psbs") {
+            uint64_t n = 0;
+            rs >> n;
+            for (uint64_t i = 0; i < n; ++i) {
+                if (!std::getline(in, line)) return bad("the PSB list ends early");
+                ++lineNo;
+                TruthPsb p;
+                std::istringstream ps(line);
+                ps >> p.tsc >> p.instructions;
+                t.psbs.push_back(p);
             }
         } else {
             return bad("unknown key '" + key + "'");

@@ -22,6 +22,10 @@
 //                      syscall (from = the syscall instruction, to = where user
 //                      space resumed, 0 when it never did),
 //                      signal (from = the interrupted IP, to = the handler).
+//   psbs <K>           (only when the lists are kept and the trace has PSBs; older
+//                      files have no such line) then K lines "<tsc> <instructions>":
+//                      each PSB+'s TSC and how many instructions ran before it, so
+//                      the instructions of a sync-point segment are ips[a, b).
 //
 // poly64: h = 0xcbf29ce484222325; for each IP: h = h * 0x100000001b3 + ip (mod 2^64).
 // Unlike FNV it composes per block (h' = h * mul^n + sum), so the generator can
@@ -49,6 +53,11 @@ struct TruthEvent {
     uint64_t from = 0, to = 0;
 };
 
+struct TruthPsb {
+    uint64_t tsc = 0;
+    uint64_t instructions = 0;  // executed before the PSB+: the index of the next one in ips
+};
+
 struct TruthMap {
     uint64_t start = 0, end = 0, pgoff = 0;
     std::string path;
@@ -73,6 +82,7 @@ struct Truth {
     bool keepLists = true;  // keep every IP and event (small traces)
     std::vector<uint64_t> ips;
     std::vector<TruthEvent> events;
+    std::vector<TruthPsb> psbs;
 
     void instruction(uint64_t ip) {
         ++instructions;
@@ -81,6 +91,9 @@ struct Truth {
     }
     void event(TruthEvent::Kind kind, uint64_t tsc, uint64_t from, uint64_t to) {
         if (keepLists) events.push_back({tsc, kind, from, to});
+    }
+    void psb(uint64_t tsc) {
+        if (keepLists) psbs.push_back({tsc, instructions});
     }
 
     Expected<void> write(const std::string& path) const;

@@ -45,6 +45,9 @@ const char* kUsage =
     "                       (always on in step mode)\n"
     "  --noretcomp          no return compression (every RET is a TIP)\n"
     "  --no-mtc             no MTC/TMA timing packets (TSC in PSB+ only)\n"
+    "  --fine-time          one TSC tick per crystal clock tick and an MTC at every\n"
+    "                       tick (mtc_period 0): every branch packet carries the\n"
+    "                       time to the instruction, as CYC would\n"
     "  --psb-period BYTES   PT bytes between PSB+ (default 4096)\n"
     "  --chunk BYTES        bytes per AUXTRACE record, cut at a PSB (default 4 MiB)\n"
     "  --raw FILE           also write the bare PT stream\n"
@@ -120,6 +123,9 @@ int main(int argc, char** argv) {
             enc.retCompression = false;
         } else if (a == "--no-mtc") {
             enc.mtc = false;
+        } else if (a == "--fine-time") {
+            enc.mtcFreq = 0;
+            enc.ctcEax = enc.ctcEbx = 1;
         } else if (a == "--psb-period") {
             if (!numeric(enc.psbPeriod) || enc.psbPeriod < 64)
                 return fail("--psb-period needs a number >= 64");
@@ -176,6 +182,7 @@ int main(int argc, char** argv) {
     if (!encoder.ok()) return fail(encoder.error().message);
 
     Truth truth;
+    encoder.setPsbObserver([&](uint64_t tsc) { truth.psb(tsc); });
     std::string summaryExtra;
     if (generator) {
         truth.mode = "generate";
