@@ -15,6 +15,7 @@
 #include "cli/ExportCommand.h"
 #include "cli/InfoCommand.h"
 #include "cli/RecordCommand.h"
+#include "cli/ReportCommand.h"
 
 namespace {
 
@@ -23,6 +24,9 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
        auxscope info [--json] FILE        what a perf.data holds: events, features, records, losses
        auxscope export FILE [--format perfetto|csv] [-o OUT]
                                           convert a perf.data for ui.perfetto.dev or scripts
+       auxscope report FILE [--tid T] [--time A-B] [--sort self|total|calls|insns]
+                       [--format text|csv|json] [--top N] [--tree]
+                                          top functions and call tree of a decoded AUX trace
        auxscope decode --pt FILE [--raw BIN:ADDR | --elf ELF] [--format ptxed|packets]
                                           decode raw Intel PT trace with libipt
        auxscope --version                 versions of auxscope and its libraries
@@ -71,11 +75,13 @@ int main(int argc, char** argv) {
         if (cmd == "info") return auxscope::runInfoCommand({args.begin() + 1, args.end()});
         if (cmd == "export") return auxscope::runExportCommand({args.begin() + 1, args.end()});
         if (cmd == "decode") return auxscope::runDecodeCommand({args.begin() + 1, args.end()});
+        if (cmd == "report") return auxscope::runReportCommand({args.begin() + 1, args.end()});
         if (cmd == "-h" || cmd == "--help" || cmd == "help") {
             if (args.size() > 1 && args[1] == "record") return auxscope::runRecordCommand({"--help"});
             if (args.size() > 1 && args[1] == "info") return auxscope::runInfoCommand({"--help"});
             if (args.size() > 1 && args[1] == "export") return auxscope::runExportCommand({"--help"});
             if (args.size() > 1 && args[1] == "decode") return auxscope::runDecodeCommand({"--help"});
+            if (args.size() > 1 && args[1] == "report") return auxscope::runReportCommand({"--help"});
             std::cout << kHelp;
             return 0;
         }

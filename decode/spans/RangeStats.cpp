@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "spans/RangeStats.h"
+
+#include <algorithm>
+#include <bit>
+#include <mutex>
+#include <thread>
+
+namespace auxscope {
+
+RangeCost& RangeCost::operator+=(const RangeCost& o) {
+    calls += o.calls;
+    totalTime += o.totalTime;
+    selfTime += o.selfTime;
+    totalInsns += o.totalInsns;
+    selfInsns += o.selfInsns;
+    return *this;
+}
+
+// ---------------------------------------------------------------- CallTree
+
+namespace {
+constexpr uint64_t kEmptyKey = UINT64_MAX;
+inline uint64_t childKey(uint32_t parent, uint32_t function) {
+    return (uint64_t(parent) << 32) | function;
+}
+// Fibonacci hashing: the product's top bits mix every bit of the key (the
+// parent sits in the key's high half).
+inline size_t slotOf(uint64_t key, size_t mask) {
+    return size_t((key * 0x9e3779b97f4a7c15ULL) >> (64 - std::popcount(mask)));
+}
+}  // namespace
+
+void CallTree::grow() {
+    const size_t size = keys_.empty() ? 1024 : keys_.size() * 2;
+    std::vector<uint64_t> keys(size, kEmptyKey);
+    std::vector<uint32_t> values(size);
+    const size_t mask = size - 1;
+    for (size_t i = 0; i < keys_.size(); ++i) {
+        if (keys_[i] == kEmptyKey) continue;
+        size_t at = slotOf(keys_[i], mask);
+        while (keys[at] != kEmptyKey)
+            at = (at + 1) & mask;
+        keys[at] = keys_[i];
+        values[at] = values_[i];
+    }
+    keys_ = std::move(keys);
+    values_ = std::move(values);
+}
+
+uint32_t CallTree::child(uint32_t parent, uint32_t function) {
+    // A tree copied or built by hand has no index yet: build it from the links.
+    if (keys_.empty() || (nodes.size() + 1) * 2 > keys_.size()) {
+        if (keys_.empty() && nodes.size() > 1) {
+            while (keys_.size() < nodes.size() * 2 + 2)
+                grow();
+            lastChild_.assign(nodes.size(), kNone);
+            for (uint32_t n = 1; n < nodes.size(); ++n) {
+                const uint64_t key = childKey(nodes[n].parent, nodes[n].function);
+                size_t at = slotOf(key, keys_.size() - 1);
+                while (keys_[at] != kEmptyKey)
+                    at = (at + 1) & (keys_.size() - 1);
+                keys_[at] = key;
+                values_[at] = n;
+                lastChild_[nodes[n].parent] = n;
+            }
+        } else {
+            grow();
+        }
+    }
+    const uint64_t key = childKey(parent, function);
+    const size_t mask = keys_.size() - 1;
+    size_t at = slotOf(key, mask);
+    while (keys_[at] != kEmptyKey) {
+        if (keys_[at] == key) return values_[at];
+        at = (at + 1) & mask;
+    }
+    const uint32_t id = uint32_t(nodes.size());
+    keys_[at] = key;
+    values_[at] = id;
+    Node node;
+    node.function = function;
+    node.parent = parent;
+    nodes.push_back(node);
+    if (lastChild_.size() < nodes.size()) lastChild_.resize(nodes.size(), kNone);
+    if (lastChild_[parent] == kNone)
+        nodes[parent].firstChild = id;
+    else
+        nodes[lastChild_[parent]].nextSibling = id;
+    lastChild_[parent] = id;
+    return id;
+}
+
+std::vector<uint32_t> CallTree::children(uint32_t node) const {
+    std::vector<uint32_t> out;
+    for (uint32_t c = nodes[node].firstChild; c != kNone; c = nodes[c].nextSibling)
+        out.push_back(c);
+    return out;
+}
+
+std::vector<uint32_t> CallTree::stack(uint32_t node) const {
+    std::vector<uint32_t> out;
+    for (uint32_t n = node; n != 0 && n != kNone; n = nodes[n].parent)
+        out.push_back(nodes[n].function);
+    std::reverse(out.begin(), out.end());
+    return out;
+}
+
+void CallTree::merge(const CallTree& other) {
+    // Nodes come parent before child, so each one's parent is mapped already.
+    std::vector<uint32_t> map(other.nodes.size());
+    map[0] = 0;
+    nodes[0].cost += other.nodes[0].cost;
+    for (uint32_t n = 1; n < other.nodes.size(); ++n) {
+        const Node& o = other.nodes[n];
+        map[n] = child(map[o.parent], o.function);
+        nodes[map[n]].cost += o.cost;
+    }
+}
+
+void finishTree(CallTree& tree) {
+    auto& nodes = tree.nodes;
+    for (auto& n : nodes)
+        n.cost.totalInsns = n.cost.selfInsns;
+    nodes[0].cost = {};
+    for (size_t n = nodes.size(); n-- > 1;) {
+        nodes[nodes[n].parent].cost.totalInsns += nodes[n].cost.totalInsns;
+        if (nodes[n].parent == 0) nodes[0].cost.totalTime += nodes[n].cost.totalTime;
+    }
+}
+
+namespace {
+
+// Calls `visit(node, outermost)` for every node but the root, depth first;
+// `outermost` says no node above it on its stack has its function.
+template <typename Visit>
+void forEachNode(const CallTree& tree, Visit&& visit) {
+    uint32_t maxFunction = 0;
+    for (size_t n = 1; n < tree.nodes.size(); ++n)
+        maxFunction = std::max(maxFunction, tree.nodes[n].function);
+    std::vector<uint32_t> onPath(size_t(maxFunction) + 1, 0);
+    // Iterative: stacks can be thousands deep.
+    std::vector<uint32_t> path;
+    uint32_t n = tree.nodes[0].firstChild;
+    while (n != CallTree::kNone) {
+        const CallTree::Node& node = tree.nodes[n];
+        visit(n, onPath[node.function] == 0);
+        if (node.firstChild != CallTree::kNone) {
+            ++onPath[node.function];
+            path.push_back(n);
+            n = node.firstChild;
+            continue;
+        }
+        n = node.nextSibling;
+        while (n == CallTree::kNone && !path.empty()) {
+            const uint32_t up = path.back();
+            path.pop_back();
+            --onPath[tree.nodes[up].function];
+            n = tree.nodes[up].nextSibling;
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<FunctionStats> functionStatsOf(const CallTree& tree) {
+    std::vector<FunctionStats> byId;
+    forEachNode(tree, [&](uint32_t n, bool outermost) {
+        const CallTree::Node& node = tree.nodes[n];
+        if (byId.size() <= node.function) byId.resize(size_t(node.function) + 1);
+        FunctionStats& f = byId[node.function];
+        f.function = node.function;
+        f.cost.calls += node.cost.calls;
+        f.cost.selfTime += node.cost.selfTime;
+        f.cost.selfInsns += node.cost.selfInsns;
+        if (outermost) {
+            f.cost.totalTime += node.cost.totalTime;
+            f.cost.totalInsns += node.cost.totalInsns;
+        }
+    });
+    std::vector<FunctionStats> out;
+    for (uint32_t id = 0; id < byId.size(); ++id)
+        if (byId[id].function == id && (id != 0 || byId[0].cost != RangeCost{})) out.push_back(byId[id]);
+    return out;
+}
+
+// ---------------------------------------------------------------- RangeStats
+
+std::vector<FunctionStats> RangeStats::topFunctions(RangeSort by, size_t limit) const {
+    std::vector<FunctionStats> out = functions;
+    auto key = [by](const FunctionStats& f) {
+        switch (by) {
+            case RangeSort::SelfTime:
+                return f.cost.selfTime;
+            case RangeSort::TotalTime:
+                return f.cost.totalTime;
+            case RangeSort::Calls:
+                return f.cost.calls;
+            case RangeSort::SelfInsns:
+                return f.cost.selfInsns;
+            case RangeSort::TotalInsns:
+                return f.cost.totalInsns;
+        }
+        return uint64_t(0);
+    };
+    std::stable_sort(out.begin(), out.end(), [&](const FunctionStats& a, const FunctionStats& b) {
+        const uint64_t ka = key(a), kb = key(b);
+        if (ka != kb) return ka > kb;
+        if (a.cost.calls != b.cost.calls) return a.cost.calls > b.cost.calls;
+        return a.function < b.function;
+    });
+    if (out.size() > limit) out.resize(limit);
+    return out;
+}
+
+FunctionStats RangeStats::function(uint32_t id) const {
+    auto it = std::lower_bound(functions.begin(), functions.end(), id,
+                               [](const FunctionStats& f, uint32_t v) { return f.function < v; });
+    if (it != functions.end() && it->function == id) return *it;
+    return {id, {}};
+}
+
+CallTree RangeStats::bottomUp() const {
+    CallTree out;
+    forEachNode(tree, [&](uint32_t n, bool outermost) {
+        const CallTree::Node& node = tree.nodes[n];
+        uint32_t at = 0;
+        for (uint32_t k = n; k != 0; k = tree.nodes[k].parent) {
+            at = out.child(at, tree.nodes[k].function);
+            RangeCost& c = out.nodes[at].cost;
+            c.calls += node.cost.calls;
+            c.selfTime += node.cost.selfTime;
+            c.selfInsns += node.cost.selfInsns;
+            if (outermost) {
+                c.totalTime += node.cost.totalTime;
+                c.totalInsns += node.cost.totalInsns;
+            }
+        }
+    });
+    for (uint32_t c = out.nodes[0].firstChild; c != CallTree::kNone; c = out.nodes[c].nextSibling) {
+        out.nodes[0].cost.totalTime += out.nodes[c].cost.selfTime;
+        out.nodes[0].cost.totalInsns += out.nodes[c].cost.selfInsns;
+    }
+    return out;
+}
+
+std::vector<FlameStack> RangeStats::flameStacks() const {
+    std::vector<FlameStack> out;
+    for (uint32_t n = 1; n < tree.nodes.size(); ++n) {
+        const RangeCost& c = tree.nodes[n].cost;
+        if (c.selfTime == 0 && c.selfInsns == 0 && c.calls == 0) continue;
+        out.push_back({tree.stack(n), c.selfTime, c.selfInsns, c.calls});
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- aggregation
+
+namespace {
+
+constexpr size_t kPieceSpans = size_t(1) << 20;
+constexpr size_t kBatchSpans = size_t(1) << 16;
+
+// A run of one thread's spans aggregated by one task: spans [replayFrom, lo)
+// only rebuild the stack of open frames, spans [lo, hi) are counted.
+struct Piece {
+    int32_t tid = 0;
+    const SpanStore* store = nullptr;
+    size_t replayFrom = 0, lo = 0, hi = 0;
+};
+
+struct PieceResult {
+    CallTree tree;
+    ThreadRangeStats thread;  // without its tree
+    uint64_t spans = 0;
+    bool done = false;
+};
+
+// The first span at or before `index` that sits at depth 0: no span before it
+// is still open after it starts (a depth-0 frame opens only when no frame of
+// its stretch is open, and every frame of an earlier stretch has ended), so
+// replaying from there rebuilds the frames open at `index`.
+size_t replayStart(const SpanStore& store, size_t index) {
+    size_t j = index;
+    while (j > 0) {
+        --j;
+        if (store.at(j).depth == 0) return j;
+    }
+    return 0;
+}
+
+class Aggregator {
+public:
+    Aggregator(const RangeQuery& q, std::atomic<uint64_t>& done, uint64_t total, std::mutex& progressLock)
+        : q_(q), done_(done), total_(total), progressLock_(progressLock) {}
+
+    // False when cancelled.
+    bool run(const Piece& piece, PieceResult& out) {
+        const SpanStore& store = *piece.store;
+        const uint64_t a = q_.begin, b = q_.end;
+        open_.clear();
+        uint64_t pending = 0;  // counted spans not reported yet
+        for (size_t i = piece.replayFrom; i < piece.hi; ++i) {
+            if (i >= piece.lo && ++pending == kBatchSpans) {
+                report(pending);
+                pending = 0;
+                if (q_.cancel && q_.cancel->load(std::memory_order_relaxed)) return false;
+            }
+            const Span s = store.at(i);
+            while (!open_.empty()) {
+                const Open& top = open_.back();
+                if (top.depth < s.depth && top.start <= s.start && s.end <= top.end) break;
+                open_.pop_back();
+            }
+            const int32_t parent =
+                !open_.empty() && open_.back().depth == s.depth - 1 ? int32_t(open_.size() - 1) : -1;
+            const bool counted = i >= piece.lo;
+            // In the range: starts inside it, or starts before it and ends after its start.
+            const bool inside = s.start < b && (s.start >= a || s.end > a);
+            if (s.isGap()) {
+                if (!counted || !inside) continue;
+                const uint64_t t = clippedTime(s, a, b);
+                GapTotal& g = out.thread.gaps[store.gaps()[size_t(s.gap)].reason];
+                ++g.count;
+                g.time += t;
+                ++out.spans;
+                ++out.thread.spans;
+                if (parent >= 0) out.tree.nodes[nodeOf(size_t(parent), out.tree)].cost.selfTime -= t;
+                continue;
+            }
+            open_.push_back({s.start, s.end, s.depth, s.function, parent, CallTree::kNone});
+            if (!counted || !inside) continue;
+            const uint64_t t = clippedTime(s, a, b);
+            const uint64_t n = clippedInsns(s, a, b);
+            const uint32_t node = nodeOf(open_.size() - 1, out.tree);
+            RangeCost& c = out.tree.nodes[node].cost;
+            c.totalTime += t;
+            c.selfTime += t;
+            c.selfInsns += n;
+            ++out.spans;
+            ++out.thread.spans;
+            out.thread.instructions += n;
+            if (parent >= 0) {
+                // Wraps below zero in a piece that does not hold the parent's own
+                // span; the merged sums are exact (modulo 2^64 arithmetic).
+                out.tree.nodes[open_[size_t(parent)].node].cost.selfTime -= t;
+                if (s.start >= a) {
+                    ++c.calls;
+                    ++out.thread.calls;
+                }
+            } else {
+                out.thread.frameTime += t;
+            }
+        }
+        report(pending);
+        return true;
+    }
+
+    static uint64_t clippedTime(const Span& s, uint64_t a, uint64_t b) {
+        const uint64_t from = std::max(s.start, a), to = std::min(s.end, b);
+        return to > from ? to - from : 0;
+    }
+    // The span's instructions spread evenly over its time: F(t) = floor(n * (t - start) / duration),
+    // counted as F(clipped end) - F(clipped start) so that adjacent ranges split them exactly.
+    static uint64_t clippedInsns(const Span& s, uint64_t a, uint64_t b) {
+        if (s.start >= a && s.end <= b) return s.instructions;
+        const uint64_t duration = s.end - s.start;
+        if (duration == 0) return s.instructions;
+        auto f = [&](uint64_t t) {
+            t = std::clamp(t, s.start, s.end);
+            return uint64_t((unsigned __int128)s.instructions * (t - s.start) / duration);
+        };
+        return f(std::min(s.end, b)) - f(std::max(s.start, a));
+    }
+
+private:
+    struct Open {
+        uint64_t start, end;
+        int32_t depth;
+        uint32_t function;
+        int32_t parent;  // index in open_ of its caller, -1: none (a root)
+        uint32_t node;   // its call tree node, made when first needed
+    };
+
+    uint32_t nodeOf(size_t k, CallTree& tree) {
+        if (open_[k].node != CallTree::kNone) return open_[k].node;
+        // Make the missing nodes from the nearest ancestor that has one.
+        size_t first = k;
+        while (open_[first].parent >= 0 && open_[size_t(open_[first].parent)].node == CallTree::kNone)
+            first = size_t(open_[first].parent);
+        chain_.clear();
+        for (size_t j = k;; j = size_t(open_[j].parent)) {
+            chain_.push_back(j);
+            if (j == first) break;
+        }
+        uint32_t up = open_[first].parent >= 0 ? open_[size_t(open_[first].parent)].node : 0;
+        for (size_t c = chain_.size(); c-- > 0;) {
+            Open& o = open_[chain_[c]];
+            o.node = child(tree, up, o.function);
+            up = o.node;
+        }
+        return open_[k].node;
+    }
+
+    // tree.child() behind a small direct-mapped cache: the stacks a stretch of
+    // spans walks are few and repeat (a loop calling the same callees), and the
+    // tree's own index is too large to stay in cache.
+    uint32_t child(CallTree& tree, uint32_t parent, uint32_t function) {
+        const uint64_t key = (uint64_t(parent) << 32) | function;
+        CacheEntry& e = cache_[size_t((key * 0x9e3779b97f4a7c15ULL) >> 52) & (kCacheSize - 1)];
+        if (e.key == key) return e.node;
+        e.key = key;
+        e.node = tree.child(parent, function);
+        return e.node;
+    }
+
+    void report(uint64_t spans) {
+        const uint64_t now = done_.fetch_add(spans, std::memory_order_relaxed) + spans;
+        if (!q_.progress) return;
+        std::lock_guard lock(progressLock_);
+        q_.progress(std::min(now, total_), total_);
+    }
+
+    const RangeQuery& q_;
+    std::atomic<uint64_t>& done_;
+    const uint64_t total_;
+    std::mutex& progressLock_;
+    std::vector<Open> open_;
+    std::vector<size_t> chain_;
+    static constexpr size_t kCacheSize = 4096;
+    struct CacheEntry {
+        uint64_t key = UINT64_MAX;
+        uint32_t node = 0;
+    };
+    std::vector<CacheEntry> cache_ = std::vector<CacheEntry>(kCacheSize);
+};
+
+void addThread(ThreadRangeStats& into, const ThreadRangeStats& from) {
+    into.spans += from.spans;
+    into.frameTime += from.frameTime;
+    into.instructions += from.instructions;
+    into.calls += from.calls;
+    for (const auto& [reason, g] : from.gaps) {
+        into.gaps[reason].count += g.count;
+        into.gaps[reason].time += g.time;
+    }
+}
+
+}  // namespace
+
+Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threads, const RangeQuery& query) {
+    RangeStats result;
+    result.begin = query.begin;
+    result.end = query.end;
+    if (query.end <= query.begin) return result;
+    // Cut every chosen thread's spans in the range into pieces.
+    std::vector<Piece> pieces;
+    uint64_t total = 0;
+    for (const auto& [tid, store] : threads) {
+        if (!query.tids.empty() && std::find(query.tids.begin(), query.tids.end(), tid) == query.tids.end())
+            continue;
+        result.threads[tid];
+        if (store.empty()) continue;
+        const size_t hi = query.end == UINT64_MAX ? store.size() : store.lowerBound(query.end);
+        const size_t first = query.begin == 0 ? 0 : replayStart(store, store.lowerBound(query.begin));
+        if (first >= hi) continue;
+        total += hi - first;
+        for (size_t lo = first; lo < hi; lo += kPieceSpans) {
+            // A piece's start that is not a depth-0 span replays from the last one before it.
+            const size_t replay = lo == first ? lo : replayStart(store, lo + 1);
+            pieces.push_back({tid, &store, std::min(replay, lo), lo, std::min(hi, lo + kPieceSpans)});
+        }
+    }
+    std::vector<PieceResult> results(pieces.size());
+    std::atomic<uint64_t> done{0};
+    std::mutex progressLock;
+    std::atomic<bool> cancelled{false};
+    auto task = [&](size_t k) {
+        if (cancelled.load(std::memory_order_relaxed)) return;
+        Aggregator aggregator(query, done, total, progressLock);
+        if (!aggregator.run(pieces[k], results[k]))
+            cancelled = true;
+        else
+            results[k].done = true;
+    };
+    if (query.parallel) {
+        query.parallel(pieces.size(), task);
+    } else {
+        unsigned n = query.threads ? query.threads : std::max(1u, std::thread::hardware_concurrency());
+        n = unsigned(std::min<size_t>(n, pieces.size()));
+        std::atomic<size_t> next{0};
+        auto worker = [&] {
+            for (size_t k; (k = next.fetch_add(1)) < pieces.size();)
+                task(k);
+        };
+        std::vector<std::thread> helpers;
+        for (unsigned i = 1; i < n; ++i)
+            helpers.emplace_back(worker);
+        worker();
+        for (auto& t : helpers)
+            t.join();
+    }
+    if (cancelled || (query.cancel && query.cancel->load())) return makeError("cancelled");
+    // Merge in piece order (threads ascending, time ascending): the same input
+    // gives the same node order however many threads ran.
+    for (size_t k = 0; k < pieces.size(); ++k) {
+        PieceResult& r = results[k];
+        result.spans += r.spans;
+        ThreadRangeStats& t = result.threads[pieces[k].tid];
+        addThread(t, r.thread);
+        if (query.perThreadTrees) t.tree.merge(r.tree);
+        if (k == 0 && result.tree.nodes.size() == 1)
+            result.tree = std::move(r.tree);
+        else
+            result.tree.merge(r.tree);
+        r.tree = {};
+    }
+    for (auto& [tid, t] : result.threads) {
+        for (const auto& [reason, g] : t.gaps) {
+            result.gaps[reason].count += g.count;
+            result.gaps[reason].time += g.time;
+        }
+        if (query.perThreadTrees) finishTree(t.tree);
+    }
+    finishTree(result.tree);
+    result.functions = functionStatsOf(result.tree);
+    return result;
+}
+
+}  // namespace auxscope

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Range statistics (include()d by tests/CMakeLists.txt): spans/RangeStats on
+# hand-made spans, and `auxscope report` end to end.
+add_executable(range_stats_tests ${CMAKE_CURRENT_LIST_DIR}/RangeStatsTest.cpp)
+target_link_libraries(range_stats_tests PRIVATE auxscope_decode GTest::gtest_main)
+gtest_discover_tests(range_stats_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
+
+# `auxscope report` on a generated trace: text, csv and json parse and agree.
+add_executable(report_cli_tests ${CMAKE_CURRENT_LIST_DIR}/ReportCliTest.cpp)
+target_link_libraries(report_cli_tests PRIVATE Qt6::Core GTest::gtest_main)
+add_dependencies(report_cli_tests auxscope auxscope-ptsynth)
+target_compile_definitions(report_cli_tests PRIVATE
+  AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>" AUXSCOPE_BIN="$<TARGET_FILE:auxscope>")
+gtest_discover_tests(report_cli_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
+
+# No crash on real traces: perf's Skylake Intel PT file, simpleperf's CoreSight file.
+set(_report_skylake "${AUXSCOPE_TEST_DATA_DIR}/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14")
+auxscope_add_data_test(NAME cli_report_skylake COMMAND sh -c
+  "$<TARGET_FILE:auxscope> report '${_report_skylake}' --tree --top 10 2>&1; echo exit=$?")
+set_tests_properties(cli_report_skylake PROPERTIES PASS_REGULAR_EXPRESSION
+  "Intel PT, range .*gaps: missing image: [1-9].*top functions by self.*call tree.*exit=0")
+set(_report_etm "${AUXSCOPE_TEST_DATA_DIR}/coresight/simpleperf-etm")
+auxscope_add_data_test(NAME cli_report_coresight COMMAND sh -c
+  "$<TARGET_FILE:auxscope> report '${_report_etm}/perf_etm.data' --symfs '${_report_etm}/symfs' --tree --format json 2>&1; echo exit=$?")
+set_tests_properties(cli_report_coresight PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"trace\":\"CoreSight ETM\".*\"instructions\":944,.*\"functions\":\\[\\{.*\"tree\":\\[.*exit=0")
+add_test(NAME cli_report_bad_file COMMAND sh -c
+  "printf 'not a perf file' > /tmp/auxscope-report-bad.data; $<TARGET_FILE:auxscope> report /tmp/auxscope-report-bad.data; echo exit=$?")
+set_tests_properties(cli_report_bad_file PROPERTIES PASS_REGULAR_EXPRESSION
+  "auxscope report: .*auxscope-report-bad.data.*exit=1")
