@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// bench_report: the range statistics of a selection (spans/RangeStats: call tree
+// and top functions) over N synthetic spans, on one core and on every core,
+// beside the targets of issue 14: 10 M spans <= 200 ms on one core, 100 M spans
+// <= 1 s on all cores.
+//
+// The spans are made the way a decode makes them: per thread, call stacks
+// walked depth first (a few thousand functions, stacks up to ~40 deep, some
+// recursion, hot paths taken more often than others, an untraced gap now
+// and then), packed into SpanStores in start
+// order. Usage: bench_report [--spans N] [--threads T] [--rounds R] [--seed S]
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "spans/RangeStats.h"
+#include "spans/SpanStore.h"
+
+using namespace auxscope;
+
+namespace {
+
+struct Generator {
+    std::mt19937_64 rng;
+    uint32_t functions = 4000;
+    uint64_t time = 1'000'000'000;
+    std::vector<Span> batch;
+    std::vector<Gap> gaps;
+    // A program's call graph: each function calls a few fixed functions further
+    // down (higher ids; the last ones are leaves), some call themselves.
+    std::vector<std::vector<uint32_t>> callees;
+    std::vector<bool> recursive;
+
+    void makeProgram() {
+        callees.assign(functions + 1, {});
+        recursive.assign(functions + 1, false);
+        for (uint32_t f = 1; f <= functions; ++f) {
+            const uint32_t level = f * 10 / (functions + 1);
+            if (level >= 9) continue;  // leaves
+            const unsigned n = 1 + unsigned(rng() % 5);
+            for (unsigned k = 0; k < n; ++k) {
+                const uint32_t lo = std::max<uint32_t>(f + 1, (level + 1) * (functions + 1) / 10);
+                callees[f].push_back(lo + uint32_t(rng() % (functions + 1 - lo)));
+            }
+            recursive[f] = rng() % 8 == 0;
+        }
+    }
+
+    // One frame and its callees, depth first; spans are emitted in start order.
+    void frame(uint32_t function, int32_t depth, size_t& budget) {
+        const size_t at = batch.size();
+        batch.push_back({time, 0, function, depth, 0, -1});
+        uint64_t insns = 1 + rng() % 40;
+        time += 1 + rng() % 30;
+        const auto& graph = callees[function];
+        const unsigned calls =
+            graph.empty() || depth >= 40 ? 0 : unsigned(rng() % (2 * graph.size() + 1)) + (depth < 3);
+        for (unsigned c = 0; c < calls && budget > 0; ++c) {
+            --budget;
+            if (rng() % 200 == 0) {
+                // Untraced time below the frame (a syscall in a user-only trace).
+                gaps.push_back({GapReason::Untraced, "tracing disabled", 0, 0});
+                const uint64_t d = 100 + rng() % 2000;
+                batch.push_back({time, time + d, 0, depth + 1, 0, int32_t(gaps.size() - 1)});
+                time += d;
+                continue;
+            }
+            // Recursion now and then; otherwise a callee from a skewed distribution.
+            // Skewed towards a function's first callees, as hot paths are.
+            const size_t n = graph.size(), k = (rng() % n) * (rng() % n) / n;
+            const uint32_t callee = recursive[function] && rng() % 4 == 0 ? function : graph[k];
+            frame(callee, depth + 1, budget);
+            const uint64_t more = rng() % 20;
+            insns += more;
+            time += more;
+        }
+        batch[at].end = time;
+        batch[at].instructions = insns;
+    }
+};
+
+std::map<int32_t, SpanStore> makeSpans(uint64_t total, unsigned threadCount, uint64_t seed) {
+    std::map<int32_t, SpanStore> stores;
+    for (unsigned t = 0; t < threadCount; ++t) {
+        Generator g;
+        g.rng.seed(seed);
+        g.makeProgram();  // every thread runs the same program
+        g.rng.seed(seed * 1000 + t);
+        SpanStore& store = stores[int32_t(1000 + t)];
+        const uint64_t want = total / threadCount + (t < total % threadCount ? 1 : 0);
+        store.reserve(want);
+        uint64_t made = 0;
+        while (made < want) {
+            g.batch.clear();
+            g.gaps.clear();
+            while (g.batch.size() < (1u << 20) && made + g.batch.size() < want) {
+                size_t budget = std::min<uint64_t>(4000, want - made - g.batch.size() - 1);
+                g.frame(1 + uint32_t(g.rng() % 40), 0, budget);
+            }
+            if (made + g.batch.size() > want) g.batch.resize(want - made);
+            store.append(g.batch, g.gaps);
+            made += g.batch.size();
+        }
+    }
+    return stores;
+}
+
+double ms(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+}
+
+long maxRssMb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    uint64_t spans = 10'000'000, seed = 1;
+    unsigned threads = 4, rounds = 5;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> uint64_t {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "bench_report: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return std::strtoull(argv[++i], nullptr, 0);
+        };
+        if (a == "--spans")
+            spans = next();
+        else if (a == "--threads")
+            threads = unsigned(std::max<uint64_t>(1, next()));
+        else if (a == "--rounds")
+            rounds = unsigned(std::max<uint64_t>(1, next()));
+        else if (a == "--seed")
+            seed = next();
+        else {
+            std::fprintf(stderr,
+                         "usage: bench_report [--spans N (10000000)] [--threads T (4 traced threads)] "
+                         "[--rounds R (5)] [--seed S]\n");
+            return a == "-h" || a == "--help" ? 0 : 2;
+        }
+    }
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::printf("bench_report: %" PRIu64 " synthetic spans in %u threads, %u rounds (median), %u cores\n",
+                spans, threads, rounds, cores);
+    auto t0 = std::chrono::steady_clock::now();
+    const auto stores = makeSpans(spans, threads, seed);
+    size_t bytes = 0, count = 0;
+    for (const auto& [tid, s] : stores)
+        bytes += s.spanBytes(), count += s.size();
+    std::printf("  spans made in %.0f ms: %zu spans, %.1f bytes/span, max RSS %ld MB\n",
+                ms(std::chrono::steady_clock::now() - t0), count, double(bytes) / double(count), maxRssMb());
+
+    uint64_t first = UINT64_MAX, last = 0;
+    for (const auto& [tid, s] : stores) {
+        first = std::min(first, s.firstStart());
+        last = std::max(last, s.lastStart());
+    }
+    struct Case {
+        const char* name;
+        uint64_t begin, end;
+        unsigned threads;
+    };
+    const uint64_t mid = first + (last - first) / 4;
+    const std::vector<Case> cases = {
+        {"whole trace, 1 core", 0, UINT64_MAX, 1},
+        {"whole trace, all cores", 0, UINT64_MAX, 0},
+        {"middle half, 1 core", mid, mid + (last - first) / 2, 1},
+        {"middle half, all cores", mid, mid + (last - first) / 2, 0},
+    };
+    uint64_t reference = 0;
+    for (const Case& c : cases) {
+        std::vector<double> times;
+        size_t nodes = 0, functions = 0;
+        uint64_t insns = 0;
+        for (unsigned r = 0; r < rounds; ++r) {
+            RangeQuery q;
+            q.begin = c.begin;
+            q.end = c.end;
+            q.threads = c.threads;
+            auto start = std::chrono::steady_clock::now();
+            auto stats = computeRangeStats(stores, q);
+            // What a report shows: the top functions sorted, the bottom-up view made.
+            auto top = stats->topFunctions(RangeSort::SelfTime, 50);
+            times.push_back(ms(std::chrono::steady_clock::now() - start));
+            nodes = stats->tree.size();
+            functions = stats->functions.size();
+            insns = stats->instructions();
+            (void)top;
+        }
+        std::sort(times.begin(), times.end());
+        if (c.begin == 0) {
+            if (reference && insns != reference)
+                std::printf("  MISMATCH: instructions differ between runs\n");
+            reference = insns;
+        }
+        std::printf("  %-26s %8.1f ms (min %.1f)  %zu tree nodes, %zu functions, %" PRIu64 " instructions\n",
+                    c.name, times[times.size() / 2], times.front(), nodes, functions, insns);
+    }
+    const double perTen = 10e6 / double(spans);
+    std::printf(
+        "targets: 10 M spans <= 200 ms on one core; 100 M spans <= 1 s on all cores "
+        "(scale: x%.2f to 10 M)\n",
+        perTen);
+    std::printf("  max RSS %ld MB\n", maxRssMb());
+    return 0;
+}
