@@ -3,6 +3,8 @@
 
 #include <QApplication>
 
+#include <cstdio>
+
 #include "gui/MainWindow.h"
 
 extern "C" const char* auxscope_gui_qt_version() {
@@ -10,6 +12,8 @@ extern "C" const char* auxscope_gui_qt_version() {
 }
 
 extern "C" int auxscope_run_gui(int argc, char** argv) {
+    if (auxscope::guiRunsAsRoot())
+        std::fprintf(stderr, "auxscope: warning: %s\n", auxscope::rootWarningText());
     QApplication app(argc, argv);
     QApplication::setApplicationName("auxscope");
     QApplication::setApplicationVersion(AUXSCOPE_VERSION);

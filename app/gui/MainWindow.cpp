@@ -7,17 +7,65 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QToolButton>
+
+#include <unistd.h>
 
 #include "gui/CapturePage.h"
 #include "gui/TraceFilePage.h"
 
 namespace auxscope {
+namespace {
+
+// Running the GUI as root (issue 17): as hotspot and Tracy do, say so, once on
+// stderr at start (auxscope_run_gui) and in a banner on the status bar that the
+// user can dismiss. The GUI parses files from other machines; it should not do
+// so with root's rights, and what it saves would belong to root.
+void addRootWarning(QStatusBar* bar) {
+    auto* banner = new QWidget;
+    banner->setObjectName("rootWarning");
+    banner->setAutoFillBackground(true);
+    QPalette pal = banner->palette();
+    pal.setColor(QPalette::Window, QColor(0xff, 0xe0, 0x8a));
+    pal.setColor(QPalette::WindowText, Qt::black);
+    banner->setPalette(pal);
+    auto* layout = new QHBoxLayout(banner);
+    layout->setContentsMargins(6, 0, 0, 0);
+    auto* text = new QLabel(QString::fromUtf8(rootWarningText()));
+    text->setObjectName("rootWarningText");
+    auto* close = new QToolButton;
+    close->setObjectName("rootWarningDismiss");
+    close->setText(QString::fromUtf8("\u2715"));
+    close->setToolTip("Dismiss");
+    close->setAutoRaise(true);
+    layout->addWidget(text, 1);
+    layout->addWidget(close);
+    QObject::connect(close, &QToolButton::clicked, banner, [bar, banner] {
+        bar->removeWidget(banner);
+        banner->hide();
+        banner->deleteLater();
+    });
+    bar->addPermanentWidget(banner, 1);
+}
+
+}  // namespace
+
+const char* rootWarningText() {
+    return "auxscope is running as root: not recommended. Every file it opens is parsed with root's rights "
+           "and the files it saves belong to root; run it as your user.";
+}
+
+bool guiRunsAsRoot() {
+    return ::geteuid() == 0;
+}
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle("auxscope");
@@ -64,6 +112,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                            "captures are perf.data files that perf, hotspot and Perfetto read.<br>"
                            "Licence: GPL-3.0-or-later.");
     });
+    if (guiRunsAsRoot()) addRootWarning(statusBar());
     updateActions();
     resize(1200, 800);
 }

@@ -6,6 +6,12 @@ class QTabWidget;
 
 namespace auxscope {
 
+// Whether the GUI runs with root's user id, and what it then says (one line on
+// stderr at start, and a dismissible banner, object name "rootWarning", on the
+// main window's status bar).
+bool guiRunsAsRoot();
+const char* rootWarningText();
+
 class CapturePage;
 class TraceFilePage;
 
