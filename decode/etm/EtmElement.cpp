@@ -79,27 +79,4 @@ const char* etmUnsyncReasonName(EtmUnsyncReason r) {
     return "?";
 }
 
-EtmBranch etmBranch(const EtmElement& r) {
-    if (r.kind != EtmElementKind::InstrRange || !r.lastExecuted) return EtmBranch::None;
-    switch (r.lastType) {
-        case EtmInstrType::Branch:
-            return r.lastSubtype == EtmInstrSubtype::BranchLink ? EtmBranch::Call : EtmBranch::Jump;
-        case EtmInstrType::IndirectBranch:
-            switch (r.lastSubtype) {
-                case EtmInstrSubtype::BranchLink:
-                    return EtmBranch::Call;
-                case EtmInstrSubtype::V8Ret:
-                case EtmInstrSubtype::V7ImpliedRet:
-                    return EtmBranch::Return;
-                case EtmInstrSubtype::V8Eret:
-                    return EtmBranch::ExceptionReturn;
-                case EtmInstrSubtype::None:
-                    return EtmBranch::Jump;
-            }
-            return EtmBranch::Jump;
-        default:
-            return EtmBranch::None;
-    }
-}
-
 }  // namespace auxscope::etm

@@ -91,6 +91,28 @@ enum class EtmBranch : uint8_t {
     Return,           // A64 RET, or an A32/T32 instruction that implies one (POP {..,pc}, MOV pc,lr)
     ExceptionReturn,  // ERET
 };
-EtmBranch etmBranch(const EtmElement& range);
+// What the last instruction of an InstrRange did (None for any other element).
+inline EtmBranch etmBranch(const EtmElement& r) {
+    if (r.kind != EtmElementKind::InstrRange || !r.lastExecuted) return EtmBranch::None;
+    switch (r.lastType) {
+        case EtmInstrType::Branch:
+            return r.lastSubtype == EtmInstrSubtype::BranchLink ? EtmBranch::Call : EtmBranch::Jump;
+        case EtmInstrType::IndirectBranch:
+            switch (r.lastSubtype) {
+                case EtmInstrSubtype::BranchLink:
+                    return EtmBranch::Call;
+                case EtmInstrSubtype::V8Ret:
+                case EtmInstrSubtype::V7ImpliedRet:
+                    return EtmBranch::Return;
+                case EtmInstrSubtype::V8Eret:
+                    return EtmBranch::ExceptionReturn;
+                case EtmInstrSubtype::None:
+                    return EtmBranch::Jump;
+            }
+            return EtmBranch::Jump;
+        default:
+            return EtmBranch::None;
+    }
+}
 
 }  // namespace auxscope::etm

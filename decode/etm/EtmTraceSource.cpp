@@ -9,22 +9,52 @@
 namespace auxscope::etm {
 
 uint64_t EtmCpuTrace::timeAt(uint64_t offset) const {
-    if (writes.empty()) return startTime;
-    // The AUX offset of the stream offset: through the buffer that holds it.
-    auto place = std::upper_bound(stream.places.begin(), stream.places.end(), offset,
+    return TimeCursor(*this).at(offset);
+}
+
+void EtmCpuTrace::TimeCursor::seek(uint64_t offset) {
+    const EtmCpuTrace& t = *trace_;
+    constant_ = true;
+    lo_ = 0;
+    hi_ = UINT64_MAX;
+    if (t.writes.empty()) {
+        value_ = t.startTime;
+        return;
+    }
+    const std::vector<AuxBufferPlace>& places = t.stream.places;
+    auto place = std::upper_bound(places.begin(), places.end(), offset,
                                   [](uint64_t off, const AuxBufferPlace& p) { return off < p.begin; });
-    if (place == stream.places.begin()) return writes.front().time;
+    if (place == places.begin()) {
+        value_ = t.writes.front().time;
+        if (!places.empty()) hi_ = places.front().begin;
+        return;
+    }
+    if (place != places.end()) hi_ = place->begin;
     --place;
+    lo_ = place->begin;
+    placeBegin_ = place->begin;
+    placeAux_ = place->auxOffset;
+    // The stream offsets of AUX offset bounds within this buffer.
+    auto streamOf = [&](uint64_t aux) {
+        return aux <= place->auxOffset ? place->begin : place->begin + (aux - place->auxOffset);
+    };
     const uint64_t aux = place->auxOffset + (offset - place->begin);
-    // The first AUX record that ends past it wrote it, after the one before it.
-    auto w = std::upper_bound(writes.begin(), writes.end(), aux,
+    auto w = std::upper_bound(t.writes.begin(), t.writes.end(), aux,
                               [](uint64_t a, const AuxWrite& x) { return a < x.auxOffset + x.size; });
-    if (w == writes.end()) return writes.back().time;
-    const uint64_t from = w == writes.begin() ? std::min(startTime ? startTime : w->time, w->time)
-                                              : std::min((w - 1)->time, w->time);
-    if (!w->size || aux <= w->auxOffset) return from;
-    const double f = double(aux - w->auxOffset) / double(w->size);
-    return from + uint64_t(f * double(w->time - from));
+    if (w != t.writes.begin()) {
+        const AuxWrite& prev = *(w - 1);
+        lo_ = std::max(lo_, streamOf(prev.auxOffset + prev.size));
+    }
+    if (w == t.writes.end()) {
+        value_ = t.writes.back().time;
+        return;
+    }
+    hi_ = std::min(hi_, streamOf(w->auxOffset + w->size));
+    value_ = w == t.writes.begin() ? std::min(t.startTime ? t.startTime : w->time, w->time)
+                                   : std::min((w - 1)->time, w->time);
+    constant_ = false;
+    wAux_ = w->auxOffset;
+    scale_ = w->size ? double(w->time - value_) / double(w->size) : 0;
 }
 
 void EtmTraceSource::setStartTime(uint64_t time) {

@@ -40,6 +40,32 @@ struct EtmCpuTrace {
     // The perf time at stream offset `offset`, interpolated between the AUX
     // records' times (0 when none says).
     uint64_t timeAt(uint64_t offset) const;
+
+    // timeAt() for offsets that mostly move forward a little at a time (a
+    // decoder's elements): the buffer and AUX record that hold the last offset
+    // are kept, so a lookup is an interpolation rather than two binary searches.
+    // timeAt() is one of these.
+    class TimeCursor {
+    public:
+        explicit TimeCursor(const EtmCpuTrace& trace) : trace_(&trace) {}
+        uint64_t at(uint64_t offset) {
+            if (offset < lo_ || offset >= hi_) seek(offset);
+            if (constant_) return value_;
+            const uint64_t aux = placeAux_ + (offset - placeBegin_);
+            if (aux <= wAux_) return value_;
+            return value_ + uint64_t(double(aux - wAux_) * scale_);
+        }
+
+    private:
+        void seek(uint64_t offset);
+        const EtmCpuTrace* trace_;
+        uint64_t lo_ = 1, hi_ = 0;  // stream offsets [lo_, hi_) the fields below hold for
+        bool constant_ = true;
+        uint64_t value_ = 0;  // the time when constant_, else the interpolation's start
+        uint64_t placeBegin_ = 0, placeAux_ = 0;
+        uint64_t wAux_ = 0;
+        double scale_ = 0;  // ns per byte of the AUX record
+    };
 };
 
 // An AUX ring whose AUX records announce trace the file does not hold at all

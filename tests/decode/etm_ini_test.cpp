@@ -15,6 +15,7 @@
 #include "etm/EtmMemory.h"
 #include "etm/EtmSnapshot.h"
 #include "etm/EtmSnapshotDecode.h"
+#include "etm/EtmTraceSource.h"
 #include "etm/SnapshotIni.h"
 
 namespace fs = std::filesystem;
@@ -366,3 +367,32 @@ TEST(EtmDecoderCreate, RefusesBadConfigurations) {
 }
 
 }  // namespace
+
+// The decode's time cursor keeps the buffer and AUX record of the last offset:
+// whatever order offsets come in, it gives what a fresh lookup gives, and that
+// is the interpolation between the AUX records' times.
+TEST(EtmTimeCursor, AgreesWithFreshLookupsInAnyOrder) {
+    using auxscope::etm::EtmCpuTrace;
+    EtmCpuTrace t;
+    t.startTime = 1000;
+    // Two AUXTRACE buffers: stream [0, 300) holds AUX [0, 300), stream [300, 500) holds AUX [600, 800).
+    t.stream.places = {{0, 300, 0}, {300, 500, 600}};
+    // AUX records: [0, 100) at 2000, [100, 300) at 4000, [300, 600) lost, [600, 800) at 9000.
+    t.writes = {{0, 100, 2000}, {100, 200, 4000}, {300, 300, 5000}, {600, 200, 9000}};
+    EXPECT_EQ(t.timeAt(0), 1000u);    // the first record's bytes: from the recording's start
+    EXPECT_EQ(t.timeAt(50), 1500u);   // halfway through it
+    EXPECT_EQ(t.timeAt(100), 2000u);  // the second record starts where the first ended
+    EXPECT_EQ(t.timeAt(200), 3000u);
+    EXPECT_EQ(t.timeAt(300), 5000u);  // the second buffer: AUX 600, the record after the lost one
+    EXPECT_EQ(t.timeAt(400), 7000u);
+    EXPECT_EQ(t.timeAt(10000), 9000u);  // past every record: the last one's time
+    std::mt19937_64 rng(7);
+    EtmCpuTrace::TimeCursor cursor(t);
+    for (int i = 0; i < 20000; ++i) {
+        const uint64_t offset = i % 3 ? rng() % 520 : uint64_t(i / 3 % 520);
+        ASSERT_EQ(cursor.at(offset), EtmCpuTrace::TimeCursor(t).at(offset)) << "offset " << offset;
+    }
+    EtmCpuTrace none;
+    none.startTime = 77;
+    EXPECT_EQ(EtmCpuTrace::TimeCursor(none).at(5), 77u);  // no AUX records: the start
+}
