@@ -113,6 +113,15 @@ Expected<std::unique_ptr<ControlFifo>> ControlFifo::open(std::string_view spec) 
         auto ack = openFifo(c->ackPath_, "ack");
         if (!ack) return ack.error();  // c's destructor closes the control FIFO
         c->ackFd_ = *ack;
+        // One FIFO for both (the same path, a link to it): every answer would be
+        // read back as a command, answered again, and so on without end.
+        struct stat ctlSt {};
+        struct stat ackSt {};
+        if (fstat(c->ctlFd_, &ctlSt) == 0 && fstat(c->ackFd_, &ackSt) == 0 && ctlSt.st_dev == ackSt.st_dev &&
+            ctlSt.st_ino == ackSt.st_ino)
+            return makeError("--control '" + std::string(spec) + "': the control FIFO '" + c->ctlPath_ +
+                             "' and the ack FIFO '" + c->ackPath_ +
+                             "' are the same FIFO: answers would be read back as commands (use two FIFOs)");
     }
     return c;
 }
@@ -124,7 +133,9 @@ ControlFifo::~ControlFifo() {
 
 void ControlFifo::onReadable(DrainActions& actions) {
     char buf[4096];
-    for (;;) {
+    // At most kMaxBytesPerWake per call: a client that never stops writing must
+    // not hold the drain thread here (the fd stays readable: the next wake goes on).
+    for (size_t taken = 0; taken < kMaxBytesPerWake;) {
         const ssize_t n = read(ctlFd_, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
@@ -134,6 +145,7 @@ void ControlFifo::onReadable(DrainActions& actions) {
                 note("reading the control FIFO '" + ctlPath_ + "': " + std::strerror(errno));
             return;
         }
+        taken += size_t(n);
         for (ssize_t i = 0; i < n; ++i) {
             const char ch = buf[i];
             if (ch == '\n' || ch == '\0') {

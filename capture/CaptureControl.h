@@ -93,6 +93,8 @@ public:
     std::vector<std::string> messages() const;
 
     static constexpr size_t kMaxCommandLength = 256;
+    // Bytes read from the control FIFO per onReadable() at most.
+    static constexpr size_t kMaxBytesPerWake = 64 << 10;
 
 private:
     ControlFifo() = default;

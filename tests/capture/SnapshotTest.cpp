@@ -646,6 +646,18 @@ TEST(ControlFifo, BadSpecsNameThePathAndTheCause) {
     auto empty = ControlFifo::open("fifo:");
     ASSERT_FALSE(empty);
     EXPECT_NE(empty.error().message.find("no control FIFO"), std::string::npos) << empty.error().message;
+    // One FIFO for both, by name or through a link, would read every answer
+    // back as a command without end (found by control_fifo_fuzz, issue 17).
+    auto same = ControlFifo::open("fifo:" + f.ctl + "," + f.ctl);
+    ASSERT_FALSE(same);
+    EXPECT_NE(same.error().message.find("are the same FIFO"), std::string::npos) << same.error().message;
+    const std::string link = f.dir + "/ctl-link";
+    ASSERT_EQ(::symlink(f.ctl.c_str(), link.c_str()), 0);
+    auto linked = ControlFifo::open("fifo:" + f.ctl + "," + link);
+    ASSERT_FALSE(linked);
+    EXPECT_NE(linked.error().message.find("'" + link + "' are the same FIFO"), std::string::npos)
+        << linked.error().message;
+    ::unlink(link.c_str());
     // Without an ACK FIFO commands still work (nothing is answered).
     auto ctlOnly = ControlFifo::open("fifo:" + f.ctl);
     ASSERT_TRUE(ctlOnly) << ctlOnly.error().message;

@@ -13,13 +13,22 @@
 # input is run again alone; a crash whose first frame outside libc, libstdc++
 # and the sanitizers lies in that library is counted and reported, any other
 # crash (ours) fails the test.
+#
+# Long runs (bench/fuzz-long): FUZZ_LONG=1 runs forked past every crash for
+# FUZZ_RUNS executions (the run scripts pass it as RUNS) and FUZZ_SECONDS at
+# most, copies every crashing input to FUZZ_ARTIFACTS (when set), and ends with
+# one line "FUZZ-SUMMARY execs=N crashes=C library=L ours=O".
 # usage: fuzz_run.sh FUZZER SECONDS TMP MAX_LEN [RUNS]
 fuzzer=$1
-seconds=$2
+seconds=${FUZZ_SECONDS:-$2}
 tmp=$3
 maxlen=$4
 runs=${5:--1}
-if [ -n "${FUZZ_LIBRARY_CRASHES:-}" ]; then
+if [ "${FUZZ_LONG:-0}" = 1 ]; then
+    "$fuzzer" -seed="${FUZZ_SEED:-1}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+        -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len="$maxlen" -timeout=10 \
+        -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
+elif [ -n "${FUZZ_LIBRARY_CRASHES:-}" ]; then
     "$fuzzer" -seed="${FUZZ_SEED:-1}" -fork=1 -ignore_crashes=1 -max_total_time="$seconds" -rss_limit_mb=2048 \
         -max_len="$maxlen" -timeout=10 -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
 else
@@ -44,6 +53,20 @@ for artifact in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
         echo "CRASH: $(basename "$artifact"):$frame"
     fi
 done
+if [ "${FUZZ_LONG:-0}" = 1 ]; then
+    # Executions: the fork driver's last status line ("#N: cov: ..."), else the final stats.
+    execs=$(grep -E '^#[0-9]+' "$tmp/fuzz.log" | tail -n 1 | sed -E 's/^#([0-9]+).*/\1/')
+    [ -n "$execs" ] || execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz.log" | tail -n 1)
+    if [ -n "${FUZZ_ARTIFACTS:-}" ] && [ $((ours + library)) -ne 0 ]; then
+        mkdir -p "$FUZZ_ARTIFACTS"
+        cp "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-* "$FUZZ_ARTIFACTS"/ 2>/dev/null
+        cp "$tmp/fuzz.log" "$FUZZ_ARTIFACTS/fuzz.log"
+    fi
+    rm -rf "$tmp"
+    echo "FUZZ-SUMMARY execs=${execs:-0} crashes=$((ours + library)) library=$library ours=$ours"
+    [ $ours -eq 0 ]
+    exit
+fi
 if [ $ours -ne 0 ] || { [ $rc -ne 0 ] && [ -z "${FUZZ_LIBRARY_CRASHES:-}" ]; }; then
     echo "FAILED: the fuzzer exited with $rc, $ours crashing inputs of ours; they and the full log are kept in $tmp"
     exit 1

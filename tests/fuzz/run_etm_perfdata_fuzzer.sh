@@ -39,4 +39,4 @@ printf 'leak:ocsd_dt_set_gen_elem_outfn\nleak:libopencsd_c_api.so\n' >"$tmp/lsan
 # well inside SECONDS on a busy 2-core machine.
 AUXSCOPE_FUZZ_SYMFS="$etm/symfs" \
 LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-    exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 262144 5000
+    exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 262144 "${FUZZ_RUNS:-5000}"

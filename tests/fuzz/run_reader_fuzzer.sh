@@ -29,4 +29,4 @@ if command -v perf >/dev/null 2>&1; then
 fi
 echo "corpus: $n perf.data files from $data, plus $(ls "$tmp/corpus" | grep -c '^seed-') recorded here (in $tmp)"
 # Inputs as large as the seeds, so mutations reach deep into the data section.
-exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 262144 8000
+exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 262144 "${FUZZ_RUNS:-8000}"

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// libFuzzer harness for the Intel PT path from a perf.data (issue 17): the input
+// is a whole perf.data image, written to a memfd and opened with
+// PerfDataReader::open (the path `auxscope` takes for a file), then
+// AuxTraceSession::open (AUXTRACE_INFO -> PtSession: the PMU's private block,
+// the PSB index of every AUXTRACE buffer, sideband, images), its notes, and the
+// decode of the whole recording to spans on one thread, and the packet listing
+// of `auxscope decode --format packets`. Errors are fine; crashes, leaks,
+// out-of-bounds reads and UB are not. Built with clang and ASan/UBSan by
+// tests/fuzz/hardening_fuzz.cmake.
+//
+// Code images come from the recorded paths (a seed made by auxscope-ptsynth
+// maps its generated ELF in the run's temp dir) and an empty build-id cache,
+// never from /proc/kcore.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include "auxtrace/AuxTraceDecode.h"
+#include "perfdata/PerfDataReader.h"
+
+namespace {
+
+auxscope::AuxTraceOptions fuzzOptions() {
+    auxscope::AuxTraceOptions o;
+    if (const char* symfs = std::getenv("AUXSCOPE_FUZZ_SYMFS")) o.images.symfs = symfs;
+    o.images.buildIdCache = "/nonexistent/auxscope-fuzz-buildid-cache";
+    o.images.runningKernel = false;
+    o.segmentBytes = 16 << 10;  // several PSB segments from a small buffer
+    o.cacheBytes = 64 << 20;
+    return o;
+}
+
+bool writeAll(int fd, const uint8_t* data, size_t size) {
+    while (size > 0) {
+        const ssize_t n = ::write(fd, data, size);
+        if (n <= 0) return false;
+        data += n;
+        size -= size_t(n);
+    }
+    return true;
+}
+
+// Discards what it is given (the packet listing's text is formatted, not kept).
+struct NullBuf : std::streambuf {
+    uint64_t bytes = 0;
+    int overflow(int c) override {
+        ++bytes;
+        return c;
+    }
+    std::streamsize xsputn(const char*, std::streamsize n) override {
+        bytes += uint64_t(n);
+        return n;
+    }
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static const auxscope::AuxTraceOptions options = fuzzOptions();
+    const int fd = ::memfd_create("auxscope-pt-fuzz.data", MFD_CLOEXEC);
+    if (fd < 0) std::abort();
+    if (!writeAll(fd, data, size)) std::abort();
+    auto reader = auxscope::PerfDataReader::open("/proc/self/fd/" + std::to_string(fd));
+    ::close(fd);
+    if (!reader.ok()) {
+        if (reader.error().message.empty()) std::abort();
+        return 0;
+    }
+    const auxscope::PerfDataReader& file = *reader;
+    (void)auxscope::auxTraceKind(file);
+    (void)auxscope::hasDecodableAuxTrace(file);
+    (void)auxscope::auxTraceBytes(file);
+    auto session = auxscope::AuxTraceSession::open(file, options);
+    if (!session.ok()) {
+        if (session.error().message.empty()) std::abort();
+        return 0;
+    }
+    auxscope::AuxTraceSession& s = **session;
+    uint64_t touched = 0;
+    for (const auto& seg : s.segments()) {
+        if (seg.endTime < seg.startTime && seg.endTime != 0) touched += 1;  // read every field
+        touched += seg.bytes;
+    }
+    for (const auto& line : s.traceNotes())
+        touched += line.size();
+    for (const auto& line : s.imageNotes())
+        touched += line.size();
+    for (const auto& line : s.lossLines(std::nullopt))
+        touched += line.size();
+    const auxscope::TimeExtent extent = auxscope::recordingExtent(s);
+    touched += extent.begin;
+    auxscope::DecodedSpans spans = s.decodeSpans(auxscope::DecodeWindow{}, 1);
+    touched += spans.threads.size() + spans.stats.instructions + spans.stats.blocks;
+    for (const auto& [tid, store] : spans.threads)
+        for (size_t i = 0; i < store.size(); ++i)
+            touched += store.at(i).instructions;
+    // The packet listing of the first CPU's buffers only: it formats every
+    // packet, so a whole multi-CPU file would dominate the run.
+    if (!s.segments().empty()) {
+        NullBuf outBuf, errBuf;
+        std::ostream out(&outBuf), err(&errBuf);
+        (void)s.listPackets(s.segments().front().cpu, out, err);
+        touched += outBuf.bytes + errBuf.bytes;
+    }
+    return touched == 1 ? 1 : 0;
+}
