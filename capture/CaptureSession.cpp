@@ -425,6 +425,7 @@ Expected<void> CaptureSession::start() {
     ctl.stopWhenAllRingsHangUp = options_.target == TargetKind::Process;
     ctl.realtime = options_.realtimeDrain;
     ctl.publishHz = options_.publishHz;
+    ctl.watchCpuHotplug = !simulated();  // real CPUs only: a simulated CPU need not exist
     if (!sinks_.empty())
         ctl.afterPass = [sinks = sinks_] {
             for (RecordSink* sink : sinks)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "DrainThread.h"
 
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +13,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace auxscope {
@@ -81,7 +84,7 @@ Expected<void> DrainThread::start() {
                              " ring: " + std::strerror(errno));
     }
     publishPeriod_ = std::chrono::microseconds(1'000'000 / std::max(10u, ctl_.publishHz));
-    lastPublish_ = Clock::now();
+    lastPublish_ = started_ = Clock::now();
     for (auto& r : rings_) {
         readKernelLost(r);
         if (r.aux.mapped()) r.auxPrevTail = r.aux.tail();
@@ -527,6 +530,7 @@ void DrainThread::run() {
         if (now - lastPublish_ >= publishPeriod) {
             for (auto& r : rings_)
                 readKernelLost(r);
+            checkCpusOnline();
             publish(std::chrono::duration<double>(now - lastPublish_).count());
             lastPublish_ = now;
         }
@@ -614,8 +618,68 @@ void DrainThread::finishCapture() {
                  std::to_string(r.counters.kernelLost - r.counters.lostRecords) +
                  " were still pending in the kernel when capture stopped");
     }
+    checkCpusOnline();
     auto now = Clock::now();
     publish(std::chrono::duration<double>(now - lastPublish_).count());
+}
+
+namespace {
+
+// The CPUs /sys/devices/system/cpu/online lists ("0-3,6"); nullopt when it
+// cannot be read or parsed (nothing is said then).
+std::optional<std::vector<bool>> onlineCpus() {
+    const int fd = ::open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    char buf[1024];
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (n <= 0) return std::nullopt;
+    std::vector<bool> online;
+    const char* p = buf;
+    const char* end = buf + n;
+    while (p < end && *p != '\n') {
+        char* next = nullptr;
+        const unsigned long a = std::strtoul(p, &next, 10);
+        if (next == p || a > 65535) return std::nullopt;
+        unsigned long b = a;
+        p = next;
+        if (p < end && *p == '-') {
+            b = std::strtoul(p + 1, &next, 10);
+            if (next == p + 1 || b < a || b > 65535) return std::nullopt;
+            p = next;
+        }
+        if (online.size() <= b) online.resize(b + 1, false);
+        for (unsigned long c = a; c <= b; ++c)
+            online[c] = true;
+        if (p < end && *p == ',') ++p;
+    }
+    return online;
+}
+
+}  // namespace
+
+void DrainThread::checkCpusOnline() {
+    if (!ctl_.watchCpuHotplug) return;
+    auto online = onlineCpus();
+    if (!online) return;
+    char at[32];
+    std::snprintf(at, sizeof at, "%.1f s", std::chrono::duration<double>(Clock::now() - started_).count());
+    for (const auto& r : rings_) {
+        if (r.cpu < 0) continue;
+        const bool on = size_t(r.cpu) < online->size() && (*online)[size_t(r.cpu)];
+        auto it = cpusOffline_.find(r.cpu);
+        if (!on && it == cpusOffline_.end()) {
+            cpusOffline_[r.cpu] = false;
+            note("cpu " + std::to_string(r.cpu) + " went offline " + at +
+                 " into the capture: the kernel detached its events there, so it is not traced from then "
+                 "on (the other CPUs are)");
+        } else if (on && it != cpusOffline_.end() && !it->second) {
+            it->second = true;
+            note("cpu " + std::to_string(r.cpu) + " came back online by " + at +
+                 " into the capture; its events stay detached (the kernel does not restart them): not "
+                 "traced since it went offline");
+        }
+    }
 }
 
 bool DrainThread::takeSnapshot(bool reenable) {

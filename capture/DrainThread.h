@@ -36,6 +36,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -183,6 +184,10 @@ struct DrainControl {
                            // traced task has exited
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     unsigned publishHz = 20;
+    // Real per-CPU rings: watch /sys/devices/system/cpu/online at every publish and
+    // at stop, and say when a traced CPU goes offline (the kernel detaches its
+    // events for good: they stay silent even once it is back) and comes back.
+    bool watchCpuHotplug = false;
     // Called on the drain thread after every pass over all rings (sinks write
     // perf.data's FINISHED_ROUND there). Must not block.
     std::function<void()> afterPass;
@@ -263,6 +268,7 @@ private:
     void readKernelLost(RingSlot& r);
     void finishCapture();
     void reapChild(bool kill);
+    void checkCpusOnline();
     void note(std::string msg);
     void noteOnce(bool& noted, std::string msg);
 
@@ -281,6 +287,9 @@ private:
     int childStatus_ = -1;
     bool childExited_ = false;
     std::chrono::steady_clock::time_point lastPublish_;
+    std::chrono::steady_clock::time_point started_;
+    // ctl_.watchCpuHotplug: traced CPUs seen offline (true once back online was said too).
+    std::map<int, bool> cpusOffline_;
     mutable std::mutex msgMutex_;
     std::vector<std::string> messages_;
     std::vector<StatsSample> history_;

@@ -90,6 +90,12 @@ Output (default: print the per-CPU summary only):
   -z, --compress          zstd-compress the file's records (like perf record -z)
       --json              print the summary as JSON
   -h, --help              this text
+
+Ending: Ctrl-C (SIGINT) or SIGTERM ends the capture as --duration does: the rings are
+drained, the file finished (final header, features) and the summary printed. The exit
+status is then 0; with a launched command, its exit status when it exited (0 when it was
+killed). A CPU that goes offline during the capture stops being traced there (the kernel
+detaches its events) and the summary says when.
 )";
 
 std::string human(double bytes) {
