@@ -70,7 +70,7 @@
 #include <thread>
 #include <vector>
 
-#include "PtSynthElf.h"
+#include "EtmSnapPerfData.h"
 #include "PtSynthPerfData.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "etm/EtmDecoder.h"
@@ -158,217 +158,35 @@ void print(const Figure& f) {
 
 // ---------------------------------------------------------------- the snapshot
 
-struct Dump {
-    uint64_t address = 0;
-    std::vector<uint8_t> bytes;
-};
-
-struct Snapshot {
-    std::vector<uint8_t> buffer;  // the trace buffer (frame formatted)
-    std::string bufferName;
-    EtmInput input = EtmInput::Formatted;
-    std::vector<SnapshotSource> sources;  // with configs
-    std::vector<int> cpus;                // the CPU of each source (cpu_N)
-    std::vector<uint32_t> authStatus;     // TRCAUTHSTATUS of each source
-    std::vector<Dump> dumps;              // distinct (address, file), by address
-};
+using Dump = etmsnap::Dump;
+using Snapshot = etmsnap::SnapshotTrace;
 
 Snapshot readSnapshot(const std::string& dir) {
-    auto snap = EtmSnapshot::read(dir);
-    if (!snap) fail(snap.error().message);
-    if (snap->buffers().size() != 1)
-        fail(dir + ": " + std::to_string(snap->buffers().size()) + " trace buffers (the bench uses one)");
-    Snapshot s;
-    const SnapshotBuffer& b = snap->buffers().front();
-    s.bufferName = b.name;
-    s.input = b.input;
-    {
-        std::ifstream in(b.path, std::ios::binary);
-        s.buffer.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        if (s.buffer.empty()) fail(b.path + ": cannot read the trace buffer");
-    }
-    auto sources = snap->sources(b.name);
-    if (!sources) fail(sources.error().message);
-    for (const SnapshotSource& src : *sources) {
-        if (!src.config) continue;
-        const size_t digits = src.core.find_last_not_of("0123456789");
-        if (src.core.empty() || digits == std::string::npos || digits + 1 == src.core.size())
-            fail(dir + ": source " + src.name + ": core \"" + src.core + "\" does not end in a CPU number");
-        s.sources.push_back(src);
-        s.cpus.push_back(std::atoi(src.core.c_str() + digits + 1));
-        const SnapshotDevice* dev = snap->device(src.name);
-        const SnapshotRegister* auth = dev ? dev->reg("TRCAUTHSTATUS") : nullptr;
-        s.authStatus.push_back(auth ? uint32_t(auth->value) : 0);
-    }
-    if (s.sources.empty()) fail(dir + ": no decodable trace source");
-    std::map<std::pair<uint64_t, std::string>, bool> seen;
-    for (const SnapshotDump& d : snap->dumps(b.name)) {
-        if (!seen.emplace(std::make_pair(d.address, d.path), true).second) continue;
-        std::ifstream in(d.path, std::ios::binary);
-        std::vector<uint8_t> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (d.offset > all.size()) fail(d.where + ": offset past the end of " + d.path);
-        const uint64_t n =
-            d.length ? std::min<uint64_t>(d.length, all.size() - d.offset) : all.size() - d.offset;
-        s.dumps.push_back({d.address, std::vector<uint8_t>(all.begin() + long(d.offset),
-                                                           all.begin() + long(d.offset + n))});
-    }
-    std::sort(s.dumps.begin(), s.dumps.end(),
-              [](const Dump& a, const Dump& b) { return a.address < b.address; });
-    for (size_t i = 1; i < s.dumps.size(); ++i)
-        if (s.dumps[i - 1].address + s.dumps[i - 1].bytes.size() > s.dumps[i].address)
-            fail(dir + ": memory dumps overlap at " + hex(s.dumps[i].address));
-    if (s.dumps.empty()) fail(dir + ": no memory dump");
-    return s;
+    auto s = etmsnap::readSnapshotTrace(dir);
+    if (!s) fail(s.error().message);
+    return std::move(*s);
 }
 
 // ---------------------------------------------------------------- the perf.data
-
-// The dumps as one ELF executable: one PT_LOAD from the page below the first
-// dump, the dumps at their addresses, zeros between them.
-ptsynth::PtSynthMapping writeDumpElf(const Snapshot& s, const std::string& path) {
-    const uint64_t first = s.dumps.front().address;
-    const uint64_t last = s.dumps.back().address + s.dumps.back().bytes.size();
-    uint64_t base = first & ~uint64_t(0xfff);
-    if (first - base < 0x100) base -= 0x1000;  // room for the ELF headers and the build-id note
-    std::vector<uint8_t> code(last - first, 0);
-    for (const Dump& d : s.dumps)
-        std::copy(d.bytes.begin(), d.bytes.end(), code.begin() + long(d.address - first));
-    ptsynth::ElfImage image;
-    image.path = path;
-    image.machine = 183;  // EM_AARCH64
-    image.base = base;
-    image.codeOffset = first - base;
-    image.code = code;
-    image.textSize = code.size();
-    image.entry = first;
-    for (int i = 0; i < 5; ++i) {  // FNV-1a of the code, 4 bytes at a time
-        uint64_t h = 0xcbf29ce484222325ULL + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
-        for (uint8_t c : code)
-            h = (h ^ c) * 0x100000001b3ULL;
-        std::memcpy(image.buildId + 4 * i, &h, 4);
-    }
-    auto map = ptsynth::writeElfImage(image);
-    if (!map) fail(map.error().message);
-    return *map;
-}
-
-CsEtmCpuInfo csEtmCpu(const EtmSourceConfig& c, int cpu, uint32_t authStatus) {
-    CsEtmCpuInfo i;
-    i.cpu = uint64_t(cpu);
-    switch (c.protocol) {
-        case EtmProtocol::EtmV3:
-        case EtmProtocol::Ptm:
-            i.tracer = CsEtmTracer::EtmV3;
-            i.etmcr = c.etmcr;
-            i.etmtraceidr = c.etmtraceidr;
-            i.etmccer = c.etmccer;
-            i.etmidr = c.etmidr;
-            return i;
-        case EtmProtocol::Ete:
-            i.tracer = CsEtmTracer::Ete;
-            i.trcdevarch = c.trcdevarch;
-            break;
-        default:
-            i.tracer = CsEtmTracer::EtmV4;
-            break;
-    }
-    i.trcconfigr = c.trcconfigr;
-    i.trctraceidr = c.trctraceidr;
-    i.trcidr0 = c.trcidr0;
-    i.trcidr1 = c.trcidr1;
-    i.trcidr2 = c.trcidr2;
-    i.trcidr8 = c.trcidr8;
-    i.trcauthstatus = authStatus;
-    return i;
-}
 
 void check(const Expected<void>& r) {
     if (!r) fail(r.error().message);
 }
 
+std::vector<ptsynth::PtSynthMapping> dumpElfs(const Snapshot& s, const std::string& prefix) {
+    auto elfs = etmsnap::writeDumpElfs(s, prefix);
+    if (!elfs) fail(elfs.error().message);
+    return std::move(*elfs);
+}
+
 // `copies` copies of the snapshot's buffer on `cpu`, each its own AUX buffer.
-void writePerfData(const Snapshot& s, const ptsynth::PtSynthMapping& elf, int cpu, unsigned copies,
-                   const std::string& path) {
-    const std::vector<PerfDataEventAttr> attrs =
-        ptsynth::userAuxTraceAttrs("cs_etm//u", kCsEtmPmuType, 0, kSampleType, kEtmId, kTrackingId);
-    auto created = PerfDataWriter::create(path, attrs);
-    if (!created) fail(created.error().message);
-    PerfDataWriter& w = **created;
-    const SampleIdSpec etmId{kSampleType, kEtmId, uint32_t(cpu)};
-    const SampleIdSpec trackId{kSampleType, kTrackingId, uint32_t(cpu)};
-
-    const perfdata::IdIndexEntry index[] = {{kEtmId, 0, uint64_t(cpu), uint64_t(kPid)},
-                                            {kTrackingId, 0, uint64_t(cpu), uint64_t(kPid)}};
-    check(w.writeIdIndex(index));
-    CsEtmInfo info;
-    info.pmuType = kCsEtmPmuType;
-    std::vector<std::pair<int, CsEtmCpuInfo>> byCpu;
-    for (size_t i = 0; i < s.sources.size(); ++i)
-        byCpu.push_back({s.cpus[i], csEtmCpu(*s.sources[i].config, s.cpus[i], s.authStatus[i])});
-    std::sort(byCpu.begin(), byCpu.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [c, i] : byCpu)
-        info.cpus.push_back(i);
-    auto priv = encodeCsEtmInfo(info);
-    if (!priv) fail("AUXTRACE_INFO: " + priv.error().message);
-    check(w.writeAuxtraceInfo(auxtrace::kTypeCsEtm, *priv));
-
-    uint64_t t = kStartTime;
-    {
-        RecordBuilder b(PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
-        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).str("cc1").sampleId(trackId, kPid, kPid, t);
-        check(w.writeRecord(b.finish()));
-    }
-    {
-        RecordBuilder b(PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).u64(elf.start).u64(elf.end - elf.start).u64(elf.pgoff);
-        b.u32(elf.major).u32(elf.minor).u64(elf.inode).u64(0).u32(elf.prot).u32(elf.flags);
-        b.str(elf.path).sampleId(trackId, kPid, kPid, t);
-        check(w.writeRecord(b.finish()));
-    }
-    {
-        // The kernel's ITRACE_START: from now on the ring's trace is this thread's.
-        RecordBuilder b(PERF_RECORD_ITRACE_START);
-        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).sampleId(etmId, kPid, kPid, t);
-        check(w.writeRecord(b.finish()));
-    }
-    check(w.writeFinishedRound());
-    for (unsigned k = 0; k < copies; ++k) {
-        t += kBufferNs;
-        RecordBuilder aux(PERF_RECORD_AUX);
-        aux.u64(uint64_t(k) * s.buffer.size()).u64(s.buffer.size()).u64(0).sampleId(etmId, kPid, kPid, t);
-        check(w.writeRecord(aux.finish()));
-        perfdata::AuxtraceRecord head{};
-        head.offset = uint64_t(k) * s.buffer.size();
-        head.reference = t;
-        head.idx = 0;
-        head.tid = uint32_t(kPid);
-        head.cpu = uint32_t(cpu);
-        check(w.writeAuxtrace(head, s.buffer));
-        check(w.writeFinishedRound());
-    }
-    {
-        RecordBuilder b(PERF_RECORD_EXIT);
-        b.u32(uint32_t(kPid)).u32(uint32_t(kPid)).u32(uint32_t(kPid)).u32(uint32_t(kPid)).u64(t + 1);
-        b.sampleId(trackId, kPid, kPid, t + 1);
-        check(w.writeRecord(b.finish()));
-    }
-    w.setFeature(perfdata::kFeatArch, FeatureBlob().str("aarch64").take());
-    w.setFeature(perfdata::kFeatNrCpus,
-                 FeatureBlob().u32(uint32_t(byCpu.size())).u32(uint32_t(byCpu.size())).take());
-    {
-        const std::pair<uint32_t, const char*> pmus[] = {{PERF_TYPE_SOFTWARE, "software"},
-                                                         {PERF_TYPE_TRACEPOINT, "tracepoint"},
-                                                         {kCsEtmPmuType, "cs_etm"}};
-        FeatureBlob b;
-        b.u32(uint32_t(std::size(pmus)));
-        for (auto& [type, name] : pmus)
-            b.u32(type).str(name);
-        w.setFeature(perfdata::kFeatPmuMappings, b.take());
-    }
-    w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs));
-    if (auto id = FeatureWriter::elfBuildId(elf.path))
-        w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds({{elf.path, *id, false}}));
-    check(w.finish());
+void writePerfData(const Snapshot& s, const std::vector<ptsynth::PtSynthMapping>& elfs, int cpu,
+                   unsigned copies, const std::string& path) {
+    etmsnap::SnapPerfDataOptions o;
+    o.cpu = cpu;
+    o.copies = copies;
+    o.comm = "cc1";
+    if (auto w = etmsnap::writeSnapshotPerfData(s, elfs, o, path); !w) fail(w.error().message);
 }
 
 // ---------------------------------------------------------------- (a) bare OpenCSD
@@ -895,14 +713,15 @@ int main(int argc, char** argv) {
         "  (issue 12 says \"22.7 M instructions in 5.2 M ranges\": the snapshot holds %.2f M in %.2f M)\n",
         double(snapInsns) / 1e6, double(snapRanges) / 1e6);
 
-    const std::string elfPath = o.tmp + "/cc1-dump.elf";
-    const ptsynth::PtSynthMapping elf = writeDumpElf(s, elfPath);
-    const std::string one = o.tmp + "/bugfix-exact-match-x1.data";
-    const std::string many = o.tmp + "/bugfix-exact-match-x" + std::to_string(o.copies) + ".data";
-    writePerfData(s, elf, cpu, 1, one);
-    writePerfData(s, elf, cpu, o.copies, many);
-    std::printf("  wrote %s (ELF %s at %s..%s) and %s, %s\n", one.c_str(), elfPath.c_str(),
-                hex(elf.start).c_str(), hex(elf.end).c_str(), many.c_str(), load().c_str());
+    const std::string name = std::filesystem::path(o.snapshot).filename().string();
+    const std::vector<ptsynth::PtSynthMapping> elfs = dumpElfs(s, o.tmp + "/" + name + "-dump");
+    const std::string one = o.tmp + "/" + name + "-x1.data";
+    const std::string many = o.tmp + "/" + name + "-x" + std::to_string(o.copies) + ".data";
+    writePerfData(s, elfs, cpu, 1, one);
+    writePerfData(s, elfs, cpu, o.copies, many);
+    std::printf("  wrote %s (%zu ELF files of the memory dumps, the first at %s..%s) and %s, %s\n",
+                one.c_str(), elfs.size(), hex(elfs[0].start).c_str(), hex(elfs[0].end).c_str(), many.c_str(),
+                load().c_str());
 
     // The check before any timing: the perf.data decodes as the snapshot does.
     {

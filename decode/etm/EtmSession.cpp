@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <set>
 #include <unordered_map>
 
 #include "etm/EtmMemory.h"
@@ -77,53 +78,93 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
         const EtmCpuTrace& cpu = cpus[ring];
         if (cpu.sources.empty()) continue;
         const AuxStream& stream = cpu.stream;
-        uint64_t traceEnd = 0;
-        for (size_t r = 0; r < stream.runs.size(); ++r) {
-            const AuxRun& run = stream.runs[r];
-            if (run.begin >= run.end) continue;
-            // The sync points of the run: its start, every buffer start (the decoder
-            // resets there) and every A-sync a buffer may be cut at inside it.
-            struct Start {
-                uint64_t offset;
-                bool reset;
-            };
-            std::vector<Start> starts{{run.begin, true}};
+        // A frame-formatted ring several trace IDs share (a shared ETF/ETR sink)
+        // is decoded per trace ID: each ID's segments start at its own clean sync
+        // points, and a decoder that knows only that ID takes the bytes (the
+        // deformatter drops the other IDs'). So a shared buffer is cut, its IDs
+        // decode in parallel, and each ID's flow is its CPU's.
+        // IDs without a sync point anywhere never decode: they get no segments.
+        std::set<uint8_t> seen, ids;
+        if (cpu.input == EtmInput::Formatted)
             for (const EtmBufferSyncs& b : s->syncs_[ring].buffers) {
-                if (b.begin > run.begin && b.begin < run.end) starts.push_back({b.begin, true});
-                for (uint64_t cut : b.cuts)
-                    if (cut > run.begin && cut < run.end) starts.push_back({cut, false});
+                seen.insert(b.ids.begin(), b.ids.end());
+                for (const auto& [id, points] : b.byId)
+                    if (!points.empty() && cpu.sourceOfTraceId(id)) ids.insert(id);
             }
-            std::stable_sort(starts.begin(), starts.end(),
-                             [](const Start& a, const Start& b) { return a.offset < b.offset; });
-            const size_t first = s->segments_.size();
-            for (size_t i = 0; i < starts.size();) {
-                size_t j = i + 1;
-                while (j < starts.size() && starts[j].offset - starts[i].offset < options.segmentBytes)
-                    ++j;
-                Segment seg;
-                seg.cpu = stream.cpu;
-                seg.ring = ring;
-                seg.run = r;
-                seg.begin = starts[i].offset;
-                seg.end = j < starts.size() ? starts[j].offset : run.end;
-                for (size_t k = i + 1; k < j; ++k)
-                    if (starts[k].reset) seg.resets.push_back(starts[k].offset);
-                if (j < starts.size() && !starts[j].reset) {
-                    // Cut inside a buffer: it goes on to the next reset (or the run's end).
-                    size_t k = j + 1;
-                    while (k < starts.size() && !starts[k].reset)
-                        ++k;
-                    seg.feedEnd = k < starts.size() ? starts[k].offset : run.end;
+        std::vector<int> traceIds;
+        if (seen.size() > 1 && !ids.empty())
+            traceIds.assign(ids.begin(), ids.end());
+        else
+            traceIds.push_back(-1);
+        for (const int traceId : traceIds) {
+            uint64_t traceEnd = 0;
+            for (size_t r = 0; r < stream.runs.size(); ++r) {
+                const AuxRun& run = stream.runs[r];
+                if (run.begin >= run.end) continue;
+                // The sync points of the run: its start, every buffer start (the decoder
+                // resets there) and every A-sync a buffer may be cut at inside it.
+                struct Start {
+                    uint64_t offset;
+                    bool reset;
+                };
+                std::vector<Start> starts{{run.begin, true}};
+                for (const EtmBufferSyncs& b : s->syncs_[ring].buffers) {
+                    if (b.begin > run.begin && b.begin < run.end) starts.push_back({b.begin, true});
+                    // ETMv3's and PTM's decoders hand out a range only when a later packet
+                    // ends it, possibly the A-sync a cut starts at: the segment before the cut
+                    // would drop it and the one after never sees it (TC2's PTM lost 3 ranges a
+                    // copy). Only ETMv4 and ETE buffers are cut inside.
+                    const uint8_t cutId = traceId >= 0     ? uint8_t(traceId)
+                                          : b.byId.empty() ? 0
+                                                           : b.byId.begin()->first;
+                    const EtmSourceConfig* cutSource = cpu.sourceOfTraceId(cutId);
+                    if (!cutSource || (cutSource->protocol != EtmProtocol::EtmV4 &&
+                                       cutSource->protocol != EtmProtocol::Ete))
+                        continue;
+                    if (traceId < 0) {
+                        for (uint64_t cut : b.cuts)
+                            if (cut > run.begin && cut < run.end) starts.push_back({cut, false});
+                    } else if (auto it = b.byId.find(uint8_t(traceId)); it != b.byId.end()) {
+                        for (const EtmSyncPoint& p : it->second)
+                            if (p.clean && p.offset > b.begin && p.offset > run.begin && p.offset < run.end)
+                                starts.push_back({p.offset, false});
+                    }
                 }
-                seg.startTime = cpu.timeAt(seg.begin);
-                seg.endTime = std::max(seg.startTime, cpu.timeAt(seg.end - 1));
-                seg.firstOfRun = i == 0;
-                s->segments_.push_back(std::move(seg));
-                i = j;
+                std::stable_sort(starts.begin(), starts.end(),
+                                 [](const Start& a, const Start& b) { return a.offset < b.offset; });
+                const size_t first = s->segments_.size();
+                for (size_t i = 0; i < starts.size();) {
+                    size_t j = i + 1;
+                    while (j < starts.size() && starts[j].offset - starts[i].offset < options.segmentBytes)
+                        ++j;
+                    Segment seg;
+                    seg.cpu =
+                        traceId >= 0 && stream.cpu >= 0 ? cpu.cpuOfTraceId(uint8_t(traceId)) : stream.cpu;
+                    seg.traceId = traceId;
+                    seg.countBytes = traceId == traceIds.front();
+                    seg.ring = ring;
+                    seg.run = r;
+                    seg.begin = starts[i].offset;
+                    seg.end = j < starts.size() ? starts[j].offset : run.end;
+                    for (size_t k = i + 1; k < j; ++k)
+                        if (starts[k].reset) seg.resets.push_back(starts[k].offset);
+                    if (j < starts.size() && !starts[j].reset) {
+                        // Cut inside a buffer: it goes on to the next reset (or the run's end).
+                        size_t k = j + 1;
+                        while (k < starts.size() && !starts[k].reset)
+                            ++k;
+                        seg.feedEnd = k < starts.size() ? starts[k].offset : run.end;
+                    }
+                    seg.startTime = cpu.timeAt(seg.begin);
+                    seg.endTime = std::max(seg.startTime, cpu.timeAt(seg.end - 1));
+                    seg.firstOfRun = i == 0;
+                    s->segments_.push_back(std::move(seg));
+                    i = j;
+                }
+                Segment& head = s->segments_[first];
+                if (!run.lostCause.empty() && traceEnd && traceEnd < head.startTime) head.lossFrom = traceEnd;
+                traceEnd = std::max(traceEnd, s->segments_.back().endTime);
             }
-            Segment& head = s->segments_[first];
-            if (!run.lostCause.empty() && traceEnd && traceEnd < head.startTime) head.lossFrom = traceEnd;
-            traceEnd = std::max(traceEnd, s->segments_.back().endTime);
         }
     }
     for (const EtmLostRing& lost : s->trace_->lostRings()) {
@@ -144,7 +185,8 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
     SegmentSpans result;
     DecodeStats& stats = result.stats;
     stats.segments = 1;
-    stats.traceBytes = seg.end - seg.begin;
+    // A shared ring's bytes are fed once per trace ID: counted with the first ID's segments.
+    stats.traceBytes = seg.countBytes ? seg.end - seg.begin : 0;
     if (!seg.lostOnly.empty()) {
         // Nothing to decode: the thread(s) that ran share one lost-AUX gap.
         FlowToSpans flow;
@@ -365,7 +407,10 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
     EtmDecoderOptions options;
     options.input = trace.input;
     options.resetOn4xFsync = trace.input == EtmInput::Formatted;
-    auto decoder = EtmDecoder::create(trace.sources, options, &memory, &sink);
+    std::vector<EtmSourceConfig> one;
+    if (seg.traceId >= 0)
+        if (const EtmSourceConfig* c = trace.sourceOfTraceId(uint8_t(seg.traceId))) one.push_back(*c);
+    auto decoder = EtmDecoder::create(seg.traceId >= 0 ? one : trace.sources, options, &memory, &sink);
     if (!decoder) {
         addGap(lastTime, GapReason::DecodeError,
                "OpenCSD refused the trace configuration: " + decoder.error().message, seg.begin);
@@ -401,7 +446,8 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
     stats.instructions += instructions;
     const uint64_t end = std::max(lastTime, seg.endTime);
     advance(end);
-    if (&seg == &segments_.back() || seg.ring != (&seg + 1)->ring || !(&seg + 1)->lostOnly.empty()) {
+    if (&seg == &segments_.back() || seg.ring != (&seg + 1)->ring || seg.traceId != (&seg + 1)->traceId ||
+        !(&seg + 1)->lostOnly.empty()) {
         if (!run.lostAfterCause.empty()) addGap(end, GapReason::LostAux, run.lostAfterCause, run.end);
     }
     flow.finish(end);

@@ -82,7 +82,11 @@ public:
     const EtmSyncIndex& syncIndex(size_t ring) const { return syncs_.at(ring); }
 
     struct Segment {
-        int cpu = -1;  // the ring's CPU (-1: a per-thread ring)
+        int cpu = -1;  // the ring's CPU (-1: a per-thread ring); of a trace ID's segment: its CPU
+        // A ring several trace IDs share is decoded per ID: the one this segment
+        // decodes (-1: every ID of the ring).
+        int traceId = -1;
+        bool countBytes = true;  // its bytes count in DecodeStats::traceBytes (the first ID's segments)
         size_t ring = 0;
         size_t run = 0;
         uint64_t begin = 0, end = 0;   // in the ring's stream

@@ -148,6 +148,7 @@ EtmBufferSyncs EtmSyncIndex::buildBuffer(const EtmCpuTrace& trace, uint64_t begi
             points.push_back({frame, trace.timeAt(frame), clean});
         }
     }
+    out.ids = scan.ids;
     if (scan.ids.size() == 1)
         for (const EtmSyncPoint& p : out.byId.begin()->second)
             if (p.clean && p.offset > begin) out.cuts.push_back(p.offset);

@@ -18,10 +18,12 @@
 //     (bytes of the frame before its first ID byte are dropped by a fresh start).
 // A buffer may be cut at a sync point when it holds one trace ID (a per-CPU
 // sink, or raw data): a decoder started there misses nothing of the trace after
-// it. A buffer several IDs share is not cut (one ID's sync point lies inside
-// the others' packets); its sync points are still listed per ID.
+// it (`cuts`). A buffer several IDs share is cut per ID: one ID's sync point
+// lies inside the others' packets, so a decoder that starts there takes only
+// that ID (etm/EtmSession decodes a shared ring ID by ID).
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "etm/EtmTraceSource.h"
@@ -37,6 +39,7 @@ struct EtmSyncPoint {
 struct EtmBufferSyncs {
     uint64_t begin = 0, end = 0;  // the AUX buffer in the ring's stream
     std::map<uint8_t, std::vector<EtmSyncPoint>> byId;
+    std::set<uint8_t> ids;  // formatted: every trace ID with bytes in the buffer
     // Where the buffer may be cut (ascending, in (begin, end)): the clean sync points of
     // a buffer with one trace ID.
     std::vector<uint64_t> cuts;

@@ -12,6 +12,18 @@ uint64_t EtmCpuTrace::timeAt(uint64_t offset) const {
     return TimeCursor(*this).at(offset);
 }
 
+int EtmCpuTrace::cpuOfTraceId(uint8_t id) const {
+    for (size_t i = 0; i < sources.size(); ++i)
+        if (sources[i].traceId() == id) return i < sourceCpus.size() ? sourceCpus[i] : -1;
+    return -1;
+}
+
+const EtmSourceConfig* EtmCpuTrace::sourceOfTraceId(uint8_t id) const {
+    for (const EtmSourceConfig& s : sources)
+        if (s.traceId() == id) return &s;
+    return nullptr;
+}
+
 void EtmCpuTrace::TimeCursor::seek(uint64_t offset) {
     const EtmCpuTrace& t = *trace_;
     constant_ = true;
@@ -124,10 +136,15 @@ Expected<EtmTraceSource> EtmTraceSource::fromPerfData(const PerfDataReader& file
         if (raw) {
             auto it = byCpu.find(uint64_t(s.cpu));
             if (it == byCpu.end() && !byCpu.empty()) it = byCpu.begin();
-            if (it != byCpu.end()) trace.sources.push_back(it->second);
+            if (it != byCpu.end()) {
+                trace.sources.push_back(it->second);
+                trace.sourceCpus.push_back(int(it->first));
+            }
         } else {
-            for (const auto& [cpu, config] : byCpu)
+            for (const auto& [cpu, config] : byCpu) {
                 trace.sources.push_back(config);
+                trace.sourceCpus.push_back(int(cpu));
+            }
         }
         if (trace.sources.empty())
             source.notes_.push_back("cpu " + std::to_string(s.cpu) +

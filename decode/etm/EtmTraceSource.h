@@ -28,6 +28,11 @@ struct EtmCpuTrace {
     // The sources its decoder knows: for raw data the ring's own CPU; for
     // formatted data every CPU's (a shared sink may carry several trace IDs).
     std::vector<EtmSourceConfig> sources;
+    std::vector<int> sourceCpus;  // the CPU of each source (AUXTRACE_INFO)
+    // The CPU whose trace unit writes trace ID `id` (-1: none of the sources).
+    int cpuOfTraceId(uint8_t id) const;
+    // The source with trace ID `id` (nullptr: none).
+    const EtmSourceConfig* sourceOfTraceId(uint8_t id) const;
     // The PERF_RECORD_AUX records of the ring (AUX offset order): bytes at AUX
     // offsets [auxOffset, auxOffset + size) were written by `time`.
     struct AuxWrite {

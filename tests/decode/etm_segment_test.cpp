@@ -6,6 +6,10 @@
 // finds every copy's A-sync; decoded whole (one segment) and cut at every sync
 // point (tiny segmentBytes) it gives the same ranges, in the same order, on
 // several threads.
+// A buffer several trace IDs share (the OpenCSD snapshots' ETB buffers, written
+// as a perf.data by tools/etmsnap) is decoded ID by ID and cut at each ID's
+// own sync points: the ranges per trace ID are the snapshot decode's (the one
+// the golden tests hold against trc_pkt_lister) times the copies, whole or cut.
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
 #include <unistd.h>
@@ -14,13 +18,17 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "EtmRawPerfData.h"
+#include "EtmSnapPerfData.h"
 #include "TestData.h"
 #include "etm/EtmSession.h"
+#include "etm/EtmSnapshotDecode.h"
 #include "perfdata/PerfDataFormat.h"
 #include "perfdata/PerfDataReader.h"
 #include "perfdata/PerfDataWriter.h"
@@ -216,6 +224,105 @@ TEST_F(EtmSegments, FormattedWholeAndCutGiveTheSameRanges) {
 TEST_F(EtmSegments, RawWholeAndCutGiveTheSameRanges) {
     wholeEqualsSegmented(raw_, "raw");
 }
+
+// The ranges of a snapshot's decode (EtmSnapshotDecode's "ranges" lines), per trace ID, counted.
+std::map<std::tuple<uint8_t, uint64_t, uint64_t, uint32_t>, uint64_t> snapshotRanges(const std::string& dir) {
+    std::ostringstream out;
+    auto summary = etm::decodeSnapshot(dir, etm::EtmOutputFormat::Ranges, out);
+    EXPECT_TRUE(summary) << summary.error().message;
+    std::map<std::tuple<uint8_t, uint64_t, uint64_t, uint32_t>, uint64_t> ranges;
+    std::istringstream in(out.str());
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        unsigned id = 0;
+        unsigned long long start = 0, last = 0;
+        unsigned n = 0;
+        if (std::sscanf(line.c_str(), "0x%x 0x%llx 0x%llx %u", &id, &start, &last, &n) == 4)
+            ++ranges[{uint8_t(id), start, last, n}];
+    }
+    return ranges;
+}
+
+class EtmSharedSink : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EtmSharedSink, DecodedPerTraceIdAndCutAtEachIdsSyncPoints) {
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string snap = testDataPath(std::string("coresight/opencsd-snapshots/") + GetParam());
+    const fs::path dir = fs::temp_directory_path() / ("auxscope-etm-shared-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    struct Cleanup {
+        fs::path d;
+        ~Cleanup() { fs::remove_all(d); }
+    } cleanup{dir};
+    auto trace = etmsnap::readSnapshotTrace(snap);
+    ASSERT_TRUE(trace) << trace.error().message;
+    auto elfs = etmsnap::writeDumpElfs(*trace, (dir / "dump").string());
+    ASSERT_TRUE(elfs) << elfs.error().message;
+    constexpr unsigned kShared = 3;
+    etmsnap::SnapPerfDataOptions o;
+    o.copies = kShared;
+    const std::string path = (dir / "shared.data").string();
+    ASSERT_TRUE(etmsnap::writeSnapshotPerfData(*trace, *elfs, o, path));
+
+    const auto expected = snapshotRanges(snap);
+    std::map<uint8_t, uint64_t> expectedPerId;
+    for (const auto& [key, n] : expected)
+        expectedPerId[std::get<0>(key)] += n * kShared;
+    ASSERT_GT(expectedPerId.size(), 1u) << GetParam() << ": not a shared buffer";
+
+    auto file = PerfDataReader::open(path);
+    ASSERT_TRUE(file) << file.error().message;
+    for (const uint64_t segmentBytes : {uint64_t(1) << 40, uint64_t(1)}) {
+        EtmSessionOptions options;
+        options.segmentBytes = segmentBytes;
+        auto session = EtmSession::open(*file, options);
+        ASSERT_TRUE(session) << session.error().message;
+        const etm::EtmCpuTrace& ring = (*session)->trace().cpus().at(0);
+        std::map<int, size_t> segmentsPerId;
+        for (const EtmSession::Segment& seg : (*session)->segments()) {
+            ++segmentsPerId[seg.traceId];
+            ASSERT_GE(seg.traceId, 0) << "a shared ring's segment decodes one trace ID";
+            EXPECT_EQ(seg.cpu, ring.cpuOfTraceId(uint8_t(seg.traceId)));  // the ID's own CPU
+        }
+        std::map<std::tuple<uint8_t, uint64_t, uint64_t, uint32_t>, uint64_t> got;
+        std::map<uint8_t, uint64_t> gotPerId;
+        const DecodeStats rs = (*session)->forEachRange(std::nullopt, [&](const EtmRange& r) {
+            ++got[{r.traceId, r.start, r.last, r.instructions}];
+            ++gotPerId[r.traceId];
+        });
+        const DecodedSpans spans = (*session)->decodeSpans(DecodeWindow{}, 4);
+        std::printf("%s x%u, segmentBytes %" PRIu64 ": %zu segments over %zu trace IDs, ranges per ID:",
+                    GetParam(), kShared, segmentBytes, (*session)->segments().size(), segmentsPerId.size());
+        for (const auto& [id, n] : gotPerId)
+            std::printf(" 0x%x %" PRIu64, unsigned(id), n);
+        std::printf(" (snapshot decode x%u:", kShared);
+        for (const auto& [id, n] : expectedPerId)
+            std::printf(" 0x%x %" PRIu64, unsigned(id), n);
+        std::printf(")\n");
+        // Every ID with trace decodes (IDs with no sync point at all have no ranges in either).
+        for (const auto& [id, n] : expectedPerId)
+            EXPECT_EQ(gotPerId[id], n) << "trace ID " << unsigned(id);
+        ASSERT_EQ(got.size(), expected.size());
+        for (const auto& [key, n] : expected)
+            EXPECT_EQ(got[key], n * kShared);
+        EXPECT_EQ(spans.stats.instructions, rs.instructions);
+        EXPECT_EQ(spans.stats.traceBytes,
+                  uint64_t(kShared) * trace->buffer.size());  // counted once, not per ID
+        size_t most = 0;
+        for (const auto& [id, n] : segmentsPerId)
+            most = std::max(most, n);
+        EXPECT_GT(segmentsPerId.size(), 1u);  // the IDs decode apart
+        EXPECT_GE(spans.stats.segments, segmentsPerId.size());
+        if (segmentBytes == 1 && std::string(GetParam()) == "juno_r1_1")
+            EXPECT_GT(most, size_t(kShared));  // ETMv4: cut inside the shared buffers
+        else if (segmentBytes == 1)
+            EXPECT_EQ(most, size_t(kShared));  // ETMv3/PTM (TC2): cut at buffers only (see EtmSession)
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Snapshots, EtmSharedSink, ::testing::Values("juno_r1_1", "TC2"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace auxscope

@@ -58,5 +58,5 @@ add_executable(etm_segment_tests
   ${CMAKE_CURRENT_LIST_DIR}/etm_segment_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmRawPerfData.cpp
 )
-target_link_libraries(etm_segment_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
+target_link_libraries(etm_segment_tests PRIVATE auxscope_decode auxscope_etmsnap auxscope_test_data GTest::gtest_main)
 gtest_discover_tests(etm_segment_tests TEST_PREFIX "etm_segment_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)

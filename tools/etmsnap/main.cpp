@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// auxscope-etmsnap: an OpenCSD/DS-5 snapshot directory as a cs_etm perf.data
+// (see EtmSnapPerfData.h), so the snapshot opens in auxscope (timeline, spans,
+// exports) and in the perf.data tools.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "EtmSnapPerfData.h"
+
+using namespace auxscope;
+
+int main(int argc, char** argv) {
+    std::string dir, out, buffer;
+    etmsnap::SnapPerfDataOptions options;
+    auto usage = [](FILE* f) {
+        std::fprintf(
+            f,
+            "usage: auxscope-etmsnap SNAPSHOT_DIR -o OUT.data [--buffer NAME] [--copies N] [--cpu N]\n"
+            "\n"
+            "Writes the snapshot's trace buffer as a cs_etm perf.data: AUXTRACE_INFO from the\n"
+            "sources' registers, the memory dumps as ELF files beside OUT (OUT without .data\n"
+            "+ -dumpN.elf) mapped into one process, the buffer N times (default 1) as AUX\n"
+            "buffers of CPU N (default 0). A buffer several trace IDs share stays shared.\n");
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "auxscope-etmsnap: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "-o" || a == "--output")
+            out = next();
+        else if (a == "--buffer")
+            buffer = next();
+        else if (a == "--copies")
+            options.copies = unsigned(std::strtoul(next().c_str(), nullptr, 10));
+        else if (a == "--cpu")
+            options.cpu = std::atoi(next().c_str());
+        else if (a == "-h" || a == "--help") {
+            usage(stdout);
+            return 0;
+        } else if (!a.empty() && a[0] == '-') {
+            std::fprintf(stderr, "auxscope-etmsnap: unknown option %s\n", a.c_str());
+            usage(stderr);
+            return 2;
+        } else
+            dir = a;
+    }
+    if (dir.empty() || out.empty() || options.copies == 0) {
+        usage(stderr);
+        return 2;
+    }
+    auto s = etmsnap::readSnapshotTrace(dir, buffer);
+    if (!s) {
+        std::fprintf(stderr, "auxscope-etmsnap: %s\n", s.error().message.c_str());
+        return 1;
+    }
+    std::string prefix = out;
+    if (prefix.size() > 5 && prefix.ends_with(".data")) prefix.resize(prefix.size() - 5);
+    auto elfs = etmsnap::writeDumpElfs(*s, prefix + "-dump");
+    if (!elfs) {
+        std::fprintf(stderr, "auxscope-etmsnap: %s\n", elfs.error().message.c_str());
+        return 1;
+    }
+    if (auto w = etmsnap::writeSnapshotPerfData(*s, *elfs, options, out); !w) {
+        std::fprintf(stderr, "auxscope-etmsnap: %s: %s\n", out.c_str(), w.error().message.c_str());
+        return 1;
+    }
+    std::printf("%s: %zu bytes of %s x %u on cpu %d, %zu sources, %zu memory dumps in %zu ELF files\n",
+                out.c_str(), s->buffer.size(), s->bufferName.c_str(), options.copies, options.cpu,
+                s->sources.size(), s->dumps.size(), elfs->size());
+    return 0;
+}
