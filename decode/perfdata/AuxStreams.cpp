@@ -12,7 +12,9 @@
 namespace auxscope {
 
 uint64_t PerfClockConv::toPerfTime(uint64_t tsc) const {
-    if (!valid) return tsc;
+    // shift >= 64 is refused where a file's numbers are read (PerfDataReader's
+    // TIME_CONV, PtTraceSource's AUXTRACE_INFO); never shift by it here either.
+    if (!valid || shift >= 64) return tsc;
     if (shortCounter) tsc = cycles + ((tsc - cycles) & mask);
     // Split so the multiplication cannot overflow 64 bits (perf's tsc_to_perf_time).
     uint64_t quot = tsc >> shift;
@@ -21,7 +23,7 @@ uint64_t PerfClockConv::toPerfTime(uint64_t tsc) const {
 }
 
 uint64_t PerfClockConv::toTsc(uint64_t perfTime) const {
-    if (!valid || mult == 0) return perfTime;
+    if (!valid || mult == 0 || shift >= 64) return perfTime;
     uint64_t t = perfTime - zero;
     uint64_t quot = t / mult;
     uint64_t rem = t % mult;

@@ -1141,6 +1141,13 @@ void Scanner::collect(const PerfRecord& r) {
                     t.capUserTimeShort = caps[1];
                 }
             }
+            // A shift of 64 or more (no kernel writes one: perf_event_mmap_page's
+            // time_shift is below 32) cannot convert a time: the record is not used.
+            if (t.timeShift >= 64) {
+                recordIssue(r, "time_shift " + std::to_string(t.timeShift) +
+                                   " is not below 64: not a usable TSC conversion (ignored)");
+                break;
+            }
             if (!s.timeConv) s.timeConv = t;
             break;
         }

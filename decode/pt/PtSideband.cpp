@@ -885,7 +885,7 @@ Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::vector
          : flag == "--pevent:tsc-offset" ? pending.tscOffset
                                          : pending.kernelStart) = *v;
     } else if (flag == "--pevent:time-shift") {
-        auto v = number(UINT16_MAX);
+        auto v = number(63);  // a shift by 64 or more is no conversion (and undefined in C++)
         if (!v) return v.error();
         pending.timeShift = static_cast<uint16_t>(*v);
     } else if (flag == "--pevent:time-mult") {

@@ -42,7 +42,12 @@ Expected<PtTraceSource> PtTraceSource::fromPerfData(const PerfDataReader& file) 
 
     // The AUX event's own user page is the better source; TIME_CONV is the same
     // data from the tracking event's page.
-    if (info->capUserTimeZero && info->timeMult) {
+    if (info->capUserTimeZero && info->timeMult && info->timeShift >= 64) {
+        // Only a damaged or hostile file has one (the kernel's is below 32).
+        source.notes_.push_back("offset " + std::to_string(block->fileOffset) +
+                                ": Intel PT AUXTRACE_INFO: time_shift " + std::to_string(info->timeShift) +
+                                " is not below 64: no TSC conversion, times are raw TSC");
+    } else if (info->capUserTimeZero && info->timeMult) {
         source.time_ = {true, info->timeShift, info->timeMult, info->timeZero};
     } else if (const auto& tc = file.summary().timeConv; tc && tc->timeMult) {
         source.time_ = {true, tc->timeShift, tc->timeMult, tc->timeZero};

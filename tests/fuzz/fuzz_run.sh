@@ -14,10 +14,12 @@
 # and the sanitizers lies in that library is counted and reported, any other
 # crash (ours) fails the test.
 #
-# Long runs (bench/fuzz-long): FUZZ_LONG=1 runs forked past every crash for
-# FUZZ_RUNS executions (the run scripts pass it as RUNS) and FUZZ_SECONDS at
-# most, copies every crashing input to FUZZ_ARTIFACTS (when set), and ends with
-# one line "FUZZ-SUMMARY execs=N crashes=C library=L ours=O".
+# Long runs (bench/fuzz-long): FUZZ_LONG=1 runs RUNS executions in all (the run
+# scripts pass FUZZ_RUNS) within FUZZ_SECONDS, going on past every crash: the
+# fuzzer is started again, with the next seed, on the corpus it has grown
+# (libFuzzer's -fork mode does the same but restarts every few seconds, a third
+# of the speed here). Every crashing input is copied to FUZZ_ARTIFACTS (when
+# set); the last line is "FUZZ-SUMMARY execs=N crashes=C library=L ours=O".
 # usage: fuzz_run.sh FUZZER SECONDS TMP MAX_LEN [RUNS]
 fuzzer=$1
 seconds=${FUZZ_SECONDS:-$2}
@@ -25,9 +27,25 @@ tmp=$3
 maxlen=$4
 runs=${5:--1}
 if [ "${FUZZ_LONG:-0}" = 1 ]; then
-    "$fuzzer" -seed="${FUZZ_SEED:-1}" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-        -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len="$maxlen" -timeout=10 \
-        -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
+    execs=0
+    seed=${FUZZ_SEED:-1}
+    started=$(date +%s)
+    : >"$tmp/fuzz.log"
+    for restart in $(seq 1 100); do
+        left=$((seconds - ($(date +%s) - started)))
+        [ $left -gt 0 ] && [ $execs -lt "$runs" ] || break
+        "$fuzzer" -seed="$seed" -runs=$((runs - execs)) -max_total_time="$left" -rss_limit_mb=2048 \
+            -max_len="$maxlen" -timeout=10 -print_final_stats=1 -artifact_prefix="$tmp/" "$tmp/corpus" \
+            >"$tmp/fuzz-run.log" 2>&1
+        rc=$?
+        cat "$tmp/fuzz-run.log" >>"$tmp/fuzz.log"
+        # libFuzzer prints its final stats after a crash, a leak or a timeout too.
+        n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz-run.log" | tail -n 1)
+        execs=$((execs + ${n:-0}))
+        [ $rc -ne 0 ] && [ "${n:-0}" -gt 0 ] || break  # done, or a crash before any run: no restart
+        echo "restart $restart after exit $rc at $execs executions" >>"$tmp/fuzz.log"
+        seed=$((seed + 1))
+    done
 elif [ -n "${FUZZ_LIBRARY_CRASHES:-}" ]; then
     "$fuzzer" -seed="${FUZZ_SEED:-1}" -fork=1 -ignore_crashes=1 -max_total_time="$seconds" -rss_limit_mb=2048 \
         -max_len="$maxlen" -timeout=10 -artifact_prefix="$tmp/" "$tmp/corpus" >"$tmp/fuzz.log" 2>&1
@@ -45,6 +63,8 @@ for artifact in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
     frame=$("$fuzzer" "$artifact" 2>&1 | grep -E '^ +#[0-9]+ ' |
         grep -vE 'libc\.so|libstdc\+\+|libasan|libubsan|compiler-rt|sanitizer|libFuzzer|fuzzer::|__pthread|raise|abort' |
         head -n 1)
+    # UBSan reports without a stack: its "file:line: runtime error" line then.
+    [ -n "$frame" ] || frame=" $("$fuzzer" "$artifact" 2>&1 | grep -m 1 'runtime error')"
     if [ -n "${FUZZ_LIBRARY_CRASHES:-}" ] && printf '%s\n' "$frame" | grep -q "$FUZZ_LIBRARY_CRASHES"; then
         library=$((library + 1))
         echo "in $FUZZ_LIBRARY_CRASHES (not auxscope's code): $(basename "$artifact"):$frame"
@@ -54,9 +74,6 @@ for artifact in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
     fi
 done
 if [ "${FUZZ_LONG:-0}" = 1 ]; then
-    # Executions: the fork driver's last status line ("#N: cov: ..."), else the final stats.
-    execs=$(grep -E '^#[0-9]+' "$tmp/fuzz.log" | tail -n 1 | sed -E 's/^#([0-9]+).*/\1/')
-    [ -n "$execs" ] || execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz.log" | tail -n 1)
     if [ -n "${FUZZ_ARTIFACTS:-}" ] && [ $((ours + library)) -ne 0 ]; then
         mkdir -p "$FUZZ_ARTIFACTS"
         cp "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-* "$FUZZ_ARTIFACTS"/ 2>/dev/null
