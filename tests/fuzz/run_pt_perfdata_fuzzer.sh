@@ -16,7 +16,7 @@ if [ "$fuzzer" = "--skip" ]; then
     exit 77
 fi
 ptsynth=$4
-runs=${FUZZ_RUNS:-3000}
+runs=${FUZZ_RUNS:-2000}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/auxscope-pt-perfdata-fuzz.XXXXXX") || exit 1
 mkdir "$tmp/corpus"
 for f in "$data"/intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-*; do
