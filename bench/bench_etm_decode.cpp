@@ -100,13 +100,9 @@ struct Options {
     bool keep = false;
 };
 
-constexpr int32_t kPid = 4242;
-constexpr uint32_t kCsEtmPmuType = 11;  // a PMU type number, as sysfs would give it
-constexpr uint64_t kEtmId = 1, kTrackingId = 2;
-constexpr uint64_t kSampleType =
-    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-constexpr uint64_t kStartTime = 1'000'000'000;  // perf time of the first record, ns
-constexpr uint64_t kBufferNs = 10'000'000;      // perf time between the copies' AUX records
+// The copies' AUX records' times (etmsnap::SnapPerfDataOptions' defaults).
+constexpr uint64_t kStartTime = etmsnap::SnapPerfDataOptions{}.startTime;
+constexpr uint64_t kBufferNs = etmsnap::SnapPerfDataOptions{}.bufferNs;
 
 double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();

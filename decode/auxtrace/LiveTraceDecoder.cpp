@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "etm/EtmSyncIndex.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
@@ -21,8 +22,7 @@ namespace auxscope {
 
 namespace {
 
-constexpr size_t kChunkBytes = 256 << 10;    // bytes per kept chunk (small AUX transfers are coalesced)
-constexpr uint64_t kCoreSightStride = 4096;  // CoreSight ways in: frame-aligned, one per 4 KiB
+constexpr size_t kChunkBytes = 256 << 10;  // bytes per kept chunk (small AUX transfers are coalesced)
 
 bool isAddressSpaceRecord(uint32_t type) {
     switch (type) {
@@ -83,6 +83,12 @@ Expected<std::unique_ptr<LiveTraceDecoder>> LiveTraceDecoder::attach(CaptureSess
             "is type " +
             std::to_string(d->auxtraceInfo_.type) + ")");
     d->intelPt_ = d->auxtraceInfo_.type == auxtrace::kTypeIntelPt;
+    if (!d->intelPt_) {
+        auto info = decodeCsEtmInfo(d->auxtraceInfo_.priv);
+        if (!info) return makeError(what + ": CoreSight AUXTRACE_INFO: " + info.error().message);
+        for (const CsEtmCpuInfo& c : info->cpus)
+            d->etmSources_[int(c.cpu)] = etm::fromCsEtmCpuInfo(c);
+    }
     auto layout = captureFileLayout(session, what);
     if (!layout) return layout.error();
     d->attrs_ = std::move(layout->attrs);
@@ -155,6 +161,8 @@ void LiveTraceDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const P
         ++stats_.sidebandRecords;
         return;
     }
+    if (record.type == PERF_RECORD_AUX && !intelPt_)
+        etmRaw_[cpu] = (record.auxFlags & perfdata::kAuxFlagCoresightFormatRaw) != 0;
     auto& q = switches_[cpu];
     q.push_back({record.time, std::vector<uint8_t>(bytes.begin(), bytes.end())});
     ++stats_.sidebandRecords;
@@ -186,6 +194,7 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     if (snapshotMode_ || auxOffset != t.end || t.chunks.empty()) {
         t.chunks.clear();
         t.syncPoints.clear();
+        if (t.scanner) t.scanner->reset();
         t.begin = t.end = auxOffset;
         t.decodedTo = std::min(t.decodedTo, auxOffset);
         if (snapshotMode_) t.decodedTo = auxOffset;
@@ -194,11 +203,31 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     const uint64_t before = t.syncPoints.size();
     std::vector<uint64_t> found;
     if (!intelPt_) {
-        // CoreSight: any 16-byte frame boundary is a way in (the deformatter
-        // aligns on it and the decoder waits for the next A-sync); one per 4 KiB.
-        for (uint64_t o = (t.end + kCoreSightStride - 1) / kCoreSightStride * kCoreSightStride;
-             o < t.end + bytes.size(); o += kCoreSightStride)
-            t.syncPoints.push_back(o);
+        // CoreSight: the A-syncs, found across transfers (etm/EtmSyncScanner).
+        // Raw data once the ring's AUX records say so (they may come after its
+        // first bytes: the scanner then starts again).
+        const bool raw = etmRaw_.count(cpu) && etmRaw_[cpu];
+        const etm::EtmInput input = raw ? etm::EtmInput::Raw : etm::EtmInput::Formatted;
+        if (!t.scanner || t.scanner->input() != input) {
+            std::vector<etm::EtmSourceConfig> sources;
+            if (raw) {
+                auto it = etmSources_.find(cpu);
+                if (it == etmSources_.end() && !etmSources_.empty()) it = etmSources_.begin();
+                if (it != etmSources_.end()) sources.push_back(it->second);
+            } else {
+                for (const auto& [c, config] : etmSources_)
+                    sources.push_back(config);
+            }
+            t.scanner = std::make_shared<etm::EtmSyncScanner>(std::move(sources), input);
+        }
+        std::vector<etm::EtmSyncScanner::Point> points;
+        t.scanner->feed(t.end, bytes, points);
+        // The ways in are where a decoder gets each A-sync whole.
+        for (const etm::EtmSyncScanner::Point& p : points)
+            if (auto at = std::lower_bound(t.syncPoints.begin(), t.syncPoints.end(), p.entry);
+                at == t.syncPoints.end() || *at != p.entry)
+                t.syncPoints.insert(at, p.entry);
+        stats_.syncPoints += points.size();
     } else if (t.end > t.begin) {
         // Intel PT's PSBs: a PSB cut by the previous transfer's end starts in the
         // last 15 bytes kept, and is found in their junction with the new bytes.
@@ -222,7 +251,7 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
         for (uint64_t o : found)
             t.syncPoints.push_back(t.end + o);
     }
-    stats_.syncPoints += t.syncPoints.size() - before;
+    if (intelPt_) stats_.syncPoints += t.syncPoints.size() - before;
 
     // Keep the newest bytes only: twice a tick's budget, so a tick finds a sync point
     // before the budget's worth of newest bytes.
@@ -283,7 +312,7 @@ void LiveTraceDecoder::tick() {
     bool redo = false;
     {
         std::lock_guard lock(mutex_);
-        // CoreSight's ways in are sparse (one per 4 KiB): a tick that entered a
+        // CoreSight's ways in are sparse (an A-sync per few KiB): a tick that entered a
         // CPU's trace at a way in and decoded to its end leaves the bytes that
         // arrive next with no way in of their own. Such a tick is redone, from
         // the same ways in through the newest bytes, while that fits the rate

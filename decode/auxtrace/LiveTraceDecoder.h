@@ -3,8 +3,8 @@
 // Decode while capturing, for every AUX trace kind auxscope decodes (Intel PT,
 // CoreSight ETM/ETE): a RecordSink on a capture with an AUX event that keeps the
 // newest trace bytes of every CPU and the sideband, finds the trace's ways in
-// (sync points: Intel PT's PSBs; for CoreSight, frame-aligned offsets, where the
-// decoder waits for the next A-sync by itself) as the bytes arrive, and on a
+// (sync points: Intel PT's PSBs; CoreSight's A-syncs, etm/EtmSyncScanner, per
+// trace ID across frames) as the bytes arrive, and on a
 // thread of its own decodes, at a bounded rate, the newest segments of each CPU
 // into call-stack spans a timeline shows while the capture runs.
 //
@@ -42,12 +42,16 @@
 #include "CaptureSession.h"
 #include "RecordSink.h"
 #include "Result.h"
+#include "etm/EtmSourceConfig.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataWriter.h"
 #include "record/PerfDataWriterCapture.h"
 #include "spans/TimelineData.h"
 
 namespace auxscope {
+namespace etm {
+class EtmSyncScanner;
+}
 
 struct LiveDecoderOptions {
     double intervalSeconds = 0.5;
@@ -112,12 +116,13 @@ private:
     struct CpuTrace {
         int cpu = -1;
         uint32_t ringIndex = 0;
-        std::deque<std::vector<uint8_t>> chunks;  // the newest bytes, oldest first
-        uint64_t begin = 0, end = 0;              // stream offsets they cover
-        uint64_t auxOffsetAtBegin = 0;            // AUX area offset of `begin`
-        std::vector<uint64_t> syncPoints;         // stream offsets, >= begin
-        uint64_t decodedTo = 0;                   // the previous tick's end
-        uint64_t tickBegin = UINT64_MAX;          // where the previous tick entered (CoreSight)
+        std::deque<std::vector<uint8_t>> chunks;       // the newest bytes, oldest first
+        uint64_t begin = 0, end = 0;                   // stream offsets they cover
+        uint64_t auxOffsetAtBegin = 0;                 // AUX area offset of `begin`
+        std::vector<uint64_t> syncPoints;              // stream offsets, >= begin
+        std::shared_ptr<etm::EtmSyncScanner> scanner;  // CoreSight: finds the A-syncs as bytes arrive
+        uint64_t decodedTo = 0;                        // the previous tick's end
+        uint64_t tickBegin = UINT64_MAX;               // where the previous tick entered (CoreSight)
     };
     // One CPU's trace for a tick, copied out under the lock.
     struct TickTrace {
@@ -151,7 +156,11 @@ private:
     PerfDataWriterCaptureOptions::AuxtraceInfoBlock auxtraceInfo_;
     std::vector<uint8_t> synthesized_;  // from /proc at attach
     bool snapshotMode_ = false;
-    bool intelPt_ = true;  // PSBs are the sync points; else CoreSight's frame-aligned offsets
+    bool intelPt_ = true;  // PSBs are the sync points; else CoreSight's A-syncs
+    // CoreSight: every CPU's trace unit (AUXTRACE_INFO), and the CPUs whose AUX
+    // records say raw data (ETE through TRBE) rather than frame formatted.
+    std::map<int, etm::EtmSourceConfig> etmSources_;
+    std::map<int, bool> etmRaw_;
 
     // Shared with the drain thread.
     mutable std::mutex mutex_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <numeric>
 #include <set>
 
@@ -29,11 +30,12 @@ namespace {
 // Finds A-syncs in one trace ID's bytes as they come: a run of at least `zeros`
 // zero bytes, then 0x80. Remembers where (`place`) each of the last zeros was,
 // so the A-sync's first byte is known when its 0x80 arrives.
-class AsyncScanner {
+template <typename Place>
+class BasicAsyncScanner {
 public:
-    explicit AsyncScanner(unsigned zeros) : zeros_(zeros) {}
+    explicit BasicAsyncScanner(unsigned zeros) : zeros_(zeros) {}
     // Returns true (and the place of the A-sync's first byte) when `b` ends an A-sync.
-    bool push(uint8_t b, uint64_t place, uint64_t& asyncAt) {
+    bool push(uint8_t b, const Place& place, Place& asyncAt) {
         if (!zeros_) return false;
         if (b == 0) {
             places_[run_ % places_.size()] = place;
@@ -50,8 +52,9 @@ public:
 private:
     unsigned zeros_;
     uint64_t run_ = 0;
-    std::array<uint64_t, 16> places_{};
+    std::array<Place, 16> places_{};
 };
+using AsyncScanner = BasicAsyncScanner<uint64_t>;
 
 unsigned zerosOfId(const EtmCpuTrace& trace, uint8_t id) {
     for (const EtmSourceConfig& s : trace.sources)
@@ -173,6 +176,143 @@ std::map<uint8_t, uint64_t> EtmSyncIndex::syncsById() const {
 uint64_t EtmSyncIndex::cutCount() const {
     return std::accumulate(buffers.begin(), buffers.end(), uint64_t(0),
                            [](uint64_t n, const EtmBufferSyncs& b) { return n + b.cuts.size(); });
+}
+
+struct EtmSyncScanner::Impl final : public FrameDeformatterSink {
+    using Scanner = BasicAsyncScanner<Point>;
+    static constexpr uint64_t kNone = UINT64_MAX;
+
+    explicit Impl(std::vector<EtmSourceConfig> s) : sources(std::move(s)), frames(*this, frameOptions()) {}
+    static FrameDeformatterOptions frameOptions() {
+        FrameDeformatterOptions o;
+        o.resetOn4xFsync = true;
+        return o;
+    }
+    void data(uint8_t id, uint64_t index, std::span<const uint8_t> bytes) override {
+        auto it = scanners.find(id);
+        if (it == scanners.end()) {
+            unsigned zeros = asyncZeros(EtmProtocol::EtmV4);
+            for (const EtmSourceConfig& c : sources)
+                if (c.traceId() == id) zeros = asyncZeros(c.protocol);
+            it = scanners.emplace(id, Scanner(zeros)).first;
+        }
+        // Where a fresh deformatter must start to know these bytes' ID: this
+        // frame when an ID byte stands before them in it, else the last frame
+        // with an ID byte (the ID is carried from there).
+        const uint64_t runAt = index - frame;
+        bool idBefore = false;
+        for (uint64_t e = 0; e < 14 && e < runAt; e += 2)
+            idBefore |= (current[e] & 1) != 0;
+        const Point place{frame, idBefore || lastIdFrame == kNone ? frame : lastIdFrame};
+        Point at;
+        for (uint8_t b : bytes)
+            if (it->second.push(b, place, at)) out->push_back(at);
+    }
+    void reset(uint64_t) override {
+        for (auto& [id, sc] : scanners)
+            sc.reset();
+        lastIdFrame = kNone;
+    }
+    void restart() {
+        frames.reset();
+        reset(0);
+        raw.reset();
+        pendingSize = 0;
+        started = false;
+    }
+    void feedFrame(uint64_t at, const uint8_t* bytes) {
+        frame = at;
+        current = bytes;
+        if (!frames.feed(at, std::span<const uint8_t>(bytes, FrameDeformatter::kFrameSize))) {
+            frames.reset();
+            reset(0);
+            return;
+        }
+        for (size_t e = 0; e < 15; e += 2)
+            if (bytes[e] & 1) {
+                lastIdFrame = at;
+                break;
+            }
+    }
+
+    std::vector<EtmSourceConfig> sources;
+    FrameDeformatter frames;
+    std::map<uint8_t, Scanner> scanners;
+    Scanner raw{asyncZeros(EtmProtocol::EtmV4)};
+    uint64_t frame = 0;                // the frame being fed
+    const uint8_t* current = nullptr;  // its bytes
+    uint64_t lastIdFrame = kNone;      // the last frame fed with an ID byte
+    std::vector<Point>* out = nullptr;
+    bool started = false;
+    uint64_t next = 0;  // the stream offset the next bytes continue at
+    uint8_t pending[FrameDeformatter::kFrameSize];
+    size_t pendingSize = 0;
+};
+
+EtmSyncScanner::EtmSyncScanner(std::vector<EtmSourceConfig> sources, EtmInput input)
+    : impl_(std::make_unique<Impl>(std::move(sources))), input_(input) {
+    if (input_ == EtmInput::Raw && !impl_->sources.empty())
+        impl_->raw = Impl::Scanner(asyncZeros(impl_->sources.front().protocol));
+}
+
+EtmSyncScanner::~EtmSyncScanner() = default;
+
+void EtmSyncScanner::reset() {
+    impl_->restart();
+}
+
+void EtmSyncScanner::feed(uint64_t offset, std::span<const uint8_t> bytes, std::vector<Point>& found) {
+    const size_t before = found.size();
+    scan(offset, bytes, found);
+    // One ID's A-sync may end after another's that began later (frames interleave
+    // the IDs), and several IDs may sync in one frame: ascending, once each.
+    auto from = found.begin() + long(before);
+    std::sort(from, found.end(), [](const Point& a, const Point& b) {
+        return a.offset < b.offset || (a.offset == b.offset && a.entry < b.entry);
+    });
+    found.erase(
+        std::unique(from, found.end(), [](const Point& a, const Point& b) { return a.offset == b.offset; }),
+        found.end());
+}
+
+void EtmSyncScanner::scan(uint64_t offset, std::span<const uint8_t> bytes, std::vector<Point>& found) {
+    Impl& m = *impl_;
+    if (m.started && offset != m.next) m.restart();
+    m.out = &found;
+    constexpr size_t kFrame = FrameDeformatter::kFrameSize;
+    if (!m.started) {
+        m.started = true;
+        if (input_ == EtmInput::Formatted && offset % kFrame) {
+            // Into the middle of a frame: on from the next one.
+            const size_t skip = std::min<size_t>(kFrame - offset % kFrame, bytes.size());
+            offset += skip;
+            bytes = bytes.subspan(skip);
+        }
+    }
+    m.next = offset + bytes.size();
+    if (input_ == EtmInput::Raw) {
+        Point at;
+        for (size_t i = 0; i < bytes.size(); ++i)
+            if (m.raw.push(bytes[i], Point{offset + i, offset + i}, at)) found.push_back(at);
+        return;
+    }
+    if (input_ != EtmInput::Formatted) return;
+    // Complete a frame split by the last transfer.
+    if (m.pendingSize) {
+        const size_t n = std::min(kFrame - m.pendingSize, bytes.size());
+        std::memcpy(m.pending + m.pendingSize, bytes.data(), n);
+        m.pendingSize += n;
+        offset += n;
+        bytes = bytes.subspan(n);
+        if (m.pendingSize < kFrame) return;
+        m.feedFrame(offset - kFrame, m.pending);
+        m.pendingSize = 0;
+    }
+    size_t i = 0;
+    for (; i + kFrame <= bytes.size(); i += kFrame)
+        m.feedFrame(offset + i, bytes.data() + i);
+    m.pendingSize = bytes.size() - i;
+    if (m.pendingSize) std::memcpy(m.pending, bytes.data() + i, m.pendingSize);
 }
 
 }  // namespace auxscope::etm

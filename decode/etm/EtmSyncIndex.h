@@ -23,7 +23,9 @@
 // that ID (etm/EtmSession decodes a shared ring ID by ID).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "etm/EtmTraceSource.h"
@@ -59,5 +61,42 @@ struct EtmSyncIndex {
 
 // The zero bytes before 0x80 an A-sync of `protocol` has (ETMv4/ETE 11, ETMv3/PTM 5; 0: none).
 unsigned asyncZeros(EtmProtocol protocol);
+
+// The same sync points found while the bytes arrive (the live decoder's index,
+// built as the drain thread hands it AUX data): bytes are fed in stream order,
+// across transfers (a frame or an A-sync split between two is found whole).
+// Frame-formatted data: frames lie at stream offsets that are multiples of 16
+// (the AUX area's, as the sink writes them); a sync point is the frame holding
+// an A-sync's first byte, of any trace ID (a decoder started there waits for
+// its other IDs' own A-syncs). Raw data: the A-sync's first byte.
+class EtmSyncScanner {
+public:
+    // `sources`: the ring's trace units (raw: the one). Unknown trace IDs are scanned as ETMv4.
+    EtmSyncScanner(std::vector<EtmSourceConfig> sources, EtmInput input);
+    ~EtmSyncScanner();
+    EtmSyncScanner(const EtmSyncScanner&) = delete;
+    EtmSyncScanner& operator=(const EtmSyncScanner&) = delete;
+
+    struct Point {
+        uint64_t offset = 0;  // as EtmSyncPoint::offset (formatted: the frame of the A-sync's first byte)
+        // Where a decoder must start to get the A-sync whole: `offset` where
+        // EtmSyncPoint::clean, else the last frame before it with an ID byte
+        // (a fresh deformatter drops bytes before the first ID byte it sees).
+        uint64_t entry = 0;
+    };
+    // `bytes` at stream offset `offset`; appends the sync points they complete
+    // (ascending, each once) to `found`. An offset that does not continue the
+    // last bytes starts afresh there (a loss). A point may precede one an
+    // earlier call gave (an A-sync that began earlier and ended later).
+    void feed(uint64_t offset, std::span<const uint8_t> bytes, std::vector<Point>& found);
+    void reset();
+    EtmInput input() const { return input_; }
+
+private:
+    void scan(uint64_t offset, std::span<const uint8_t> bytes, std::vector<Point>& found);
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    EtmInput input_;
+};
 
 }  // namespace auxscope::etm

@@ -12,10 +12,13 @@
 #include <set>
 #include <string>
 
+#include "EtmSnapPerfData.h"
 #include "TestData.h"
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/EtmAuxTrace.h"
 #include "auxtrace/LiveTraceDecoder.h"
 #include "auxtrace/PtAuxTrace.h"
+#include "etm/EtmSyncIndex.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
 #include "pt/PtSpanDecoder.h"
@@ -258,6 +261,13 @@ TEST(LiveDecode, CoreSightReplayDecodesWhileReplaying) {
     EXPECT_EQ(run.stats.instructions, offline->result.stats.instructions)
         << "instructions decoded live and offline";
     EXPECT_GE(run.seenWhileRunning.size(), 1u) << "a timeline published while the replay ran";
+    uint64_t fileSyncs = 0;
+    etm::EtmSession& etmSession = static_cast<EtmAuxTraceSession&>(*offline->session).etm();
+    for (size_t ring = 0; ring < etmSession.trace().cpus().size(); ++ring)
+        for (const auto& [id, n] : etmSession.syncIndex(ring).syncsById())
+            fileSyncs += n;
+    EXPECT_GT(fileSyncs, 0u);
+    EXPECT_EQ(run.stats.syncPoints, fileSyncs) << "A-syncs found while draining";
     std::printf(
         "CoreSight live decode: %llu instructions live, %llu offline, %zu timelines while running, "
         "%llu ticks, %llu bytes decoded\n",
@@ -280,6 +290,65 @@ TEST(LiveDecode, CoreSightReplayDecodesWhileReplaying) {
     EXPECT_TRUE(loopThread) << "no spans on the recorded thread";
     EXPECT_FALSE(loopNames.empty()) << "no function of etm_test_loop";
     EXPECT_TRUE(loopNames.count("[unknown] etm_test_loop") || loopNames.count("[plt] etm_test_loop"));
+}
+
+// An OpenCSD snapshot's shared ETB buffer (juno_r1_1: six ETMv4 trace IDs in
+// one buffer), written as a cs_etm perf.data by tools/etmsnap, three copies,
+// replayed with the live decoder attached: the A-syncs found while draining
+// are those the index finds on open, and every instruction the offline decode
+// finds (per trace ID, on its own CPU's segments) is decoded live.
+TEST(LiveDecode, CoreSightSharedSinkDecodesWhileReplaying) {
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string snap = auxscope::test_support::testDataPath("coresight/opencsd-snapshots/juno_r1_1");
+    const std::filesystem::path dir =
+        std::filesystem::temp_directory_path() / ("auxscope-live-etm-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    struct Cleanup {
+        std::filesystem::path d;
+        ~Cleanup() { std::filesystem::remove_all(d); }
+    } cleanup{dir};
+    auto trace = etmsnap::readSnapshotTrace(snap);
+    ASSERT_TRUE(trace) << trace.error().message;
+    auto elfs = etmsnap::writeDumpElfs(*trace, (dir / "dump").string());
+    ASSERT_TRUE(elfs) << elfs.error().message;
+    etmsnap::SnapPerfDataOptions so;
+    so.copies = 3;
+    const std::string path = (dir / "juno.data").string();
+    ASSERT_TRUE(etmsnap::writeSnapshotPerfData(*trace, *elfs, so, path));
+
+    auto file = PerfDataReader::open(path);
+    ASSERT_TRUE(file) << file.error().message;
+    auto offline = decodeAuxTraceSpans(*file, {}, {}, 1);
+    ASSERT_TRUE(offline) << offline.error().message;
+    ASSERT_GT(offline->result.stats.instructions, 0u);
+    etm::EtmSession& etmSession = static_cast<EtmAuxTraceSession&>(*offline->session).etm();
+    uint64_t fileSyncs = 0;
+    std::set<uint64_t> frames;
+    for (const etm::EtmBufferSyncs& b : etmSession.syncIndex(0).buffers)
+        for (const auto& [id, points] : b.byId)
+            for (const etm::EtmSyncPoint& p : points)
+                frames.insert(p.offset);
+    fileSyncs = frames.size();
+
+    LiveDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    lo.keepTicks = 1000;
+    ReplayOptions ro;
+    ro.speed.max = true;
+    LiveRun run = replayWithLiveDecode(path, lo, ro);
+    ASSERT_TRUE(run.timeline);
+    EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+    EXPECT_EQ(run.stats.syncPoints, fileSyncs) << "A-syncs (their frames) found while draining";
+    EXPECT_EQ(run.stats.decodedBytes + run.stats.skippedBytes, run.stats.auxBytes);
+    std::printf("aux %llu decoded %llu skipped %llu\n", (unsigned long long)run.stats.auxBytes,
+                (unsigned long long)run.stats.decodedBytes, (unsigned long long)run.stats.skippedBytes);
+    EXPECT_EQ(run.stats.instructions, offline->result.stats.instructions) << "instructions live and offline";
+    std::printf(
+        "CoreSight shared sink live: %zu sync frames found while draining (%llu on open), %llu "
+        "instructions live, %llu offline, %llu ticks\n",
+        size_t(run.stats.syncPoints), (unsigned long long)fileSyncs,
+        (unsigned long long)run.stats.instructions, (unsigned long long)offline->result.stats.instructions,
+        (unsigned long long)run.stats.ticks);
 }
 
 // Not Intel PT: a clear refusal, nothing attached.

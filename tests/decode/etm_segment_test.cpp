@@ -19,6 +19,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -29,6 +31,7 @@
 #include "TestData.h"
 #include "etm/EtmSession.h"
 #include "etm/EtmSnapshotDecode.h"
+#include "etm/EtmSyncIndex.h"
 #include "perfdata/PerfDataFormat.h"
 #include "perfdata/PerfDataReader.h"
 #include "perfdata/PerfDataWriter.h"
@@ -307,8 +310,8 @@ TEST_P(EtmSharedSink, DecodedPerTraceIdAndCutAtEachIdsSyncPoints) {
         for (const auto& [key, n] : expected)
             EXPECT_EQ(got[key], n * kShared);
         EXPECT_EQ(spans.stats.instructions, rs.instructions);
-        EXPECT_EQ(spans.stats.traceBytes,
-                  uint64_t(kShared) * trace->buffer.size());  // counted once, not per ID
+        // The shared bytes (the copies and their barriers) counted once, not per ID.
+        EXPECT_EQ(spans.stats.traceBytes, (*session)->trace().cpus().at(0).stream.bytes.size());
         size_t most = 0;
         for (const auto& [id, n] : segmentsPerId)
             most = std::max(most, n);
@@ -323,6 +326,76 @@ TEST_P(EtmSharedSink, DecodedPerTraceIdAndCutAtEachIdsSyncPoints) {
 
 INSTANTIATE_TEST_SUITE_P(Snapshots, EtmSharedSink, ::testing::Values("juno_r1_1", "TC2"),
                          [](const auto& info) { return std::string(info.param); });
+
+// The live decoder's index (EtmSyncScanner, fed as the drain thread hands over
+// AUX data, in transfers of any size) finds the sync points the index built on
+// open finds: every A-sync of every trace ID, at its frame.
+TEST(EtmSyncScannerTest, FindsWhatTheIndexFindsInTransfersOfAnySize) {
+    AUXSCOPE_NEED_TEST_DATA();
+    for (const char* name : {"juno_r1_1", "TC2", "bugfix-exact-match"}) {
+        const std::string snap = testDataPath(std::string("coresight/opencsd-snapshots/") + name);
+        const fs::path dir = fs::temp_directory_path() / ("auxscope-etm-scan-" + std::to_string(getpid()));
+        fs::create_directories(dir);
+        struct Cleanup {
+            fs::path d;
+            ~Cleanup() { fs::remove_all(d); }
+        } cleanup{dir};
+        auto trace = etmsnap::readSnapshotTrace(snap);
+        ASSERT_TRUE(trace) << trace.error().message;
+        auto elfs = etmsnap::writeDumpElfs(*trace, (dir / "dump").string());
+        ASSERT_TRUE(elfs) << elfs.error().message;
+        etmsnap::SnapPerfDataOptions o;
+        o.copies = 2;
+        const std::string path = (dir / "two.data").string();
+        ASSERT_TRUE(etmsnap::writeSnapshotPerfData(*trace, *elfs, o, path));
+        auto file = PerfDataReader::open(path);
+        ASSERT_TRUE(file) << file.error().message;
+        auto session = EtmSession::open(*file);
+        ASSERT_TRUE(session) << session.error().message;
+        std::set<uint64_t> expected;
+        for (const etm::EtmBufferSyncs& b : (*session)->syncIndex(0).buffers)
+            for (const auto& [id, points] : b.byId)
+                for (const etm::EtmSyncPoint& p : points) {
+                    expected.insert(p.offset);
+                }
+        ASSERT_FALSE(expected.empty());
+        const etm::EtmCpuTrace& ring = (*session)->trace().cpus().at(0);
+        // The ring's bytes as the drain thread would hand them over (the copies
+        // back to back, the second after its barrier).
+        std::vector<uint8_t> scratch;
+        const std::span<const uint8_t> stream = ring.stream.bytes.view(0, ring.stream.bytes.size(), scratch);
+        for (const unsigned seed : {1u, 2u, 3u}) {
+            etm::EtmSyncScanner scanner(ring.sources, etm::EtmInput::Formatted);
+            std::mt19937 rng(seed);
+            std::vector<etm::EtmSyncScanner::Point> found;
+            for (size_t at = 0; at < stream.size();) {
+                const size_t n = std::min<size_t>(stream.size() - at, 1 + rng() % (seed == 1 ? 7 : 3000));
+                scanner.feed(at, stream.subspan(at, n), found);
+                at += n;
+            }
+            std::set<uint64_t> got;
+            size_t unclean = 0;
+            uint64_t farthest = 0;
+            for (const etm::EtmSyncScanner::Point& p : found) {
+                got.insert(p.offset);
+                // The way in: the A-sync's frame, or an earlier one where a fresh
+                // deformatter learns the ID its first byte belongs to (LiveDecode's
+                // CoreSightSharedSinkDecodesWhileReplaying shows nothing is lost).
+                EXPECT_LE(p.entry, p.offset) << name;
+                unclean += p.entry < p.offset;
+                farthest = std::max<uint64_t>(farthest, p.offset - p.entry);
+            }
+            EXPECT_LE(farthest, 4096u) << name << ": ways in far before their A-syncs";
+            EXPECT_EQ(got.size(), found.size()) << name << ": a sync point given twice";
+            EXPECT_EQ(got, expected) << name << " seed " << seed;
+            if (seed == 1)
+                std::printf(
+                    "%s x2: %zu sync points found on open, %zu while feeding (%zu entered at an earlier "
+                    "frame, at most %" PRIu64 " bytes before)\n",
+                    name, expected.size(), got.size(), unclean, farthest);
+        }
+    }
+}
 
 }  // namespace
 }  // namespace auxscope

@@ -5,6 +5,6 @@
 # trace from AUXSCOPE_TEST_DATA_DIR, and a ptsynth one).
 add_executable(live_decode_tests ${CMAKE_CURRENT_LIST_DIR}/LiveDecodeTest.cpp)
 add_dependencies(live_decode_tests auxscope-ptsynth)
-target_link_libraries(live_decode_tests PRIVATE auxscope_decode auxscope_test_data GTest::gtest_main)
+target_link_libraries(live_decode_tests PRIVATE auxscope_decode auxscope_etmsnap auxscope_test_data GTest::gtest_main)
 target_compile_definitions(live_decode_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
 gtest_discover_tests(live_decode_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180)

@@ -217,26 +217,54 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
         b.str(elf.path).sampleId(trackId, pid, pid, t);
         AUXSCOPE_TRY(w.writeRecord(b.finish()));
     }
-    {
-        // The kernel's ITRACE_START: from now on the ring's trace is this thread's.
+    // The kernel's ITRACE_START: from now on the trace is this thread's, on the
+    // ring's CPU and on every CPU whose trace unit writes into the buffer (the
+    // snapshot is one address space: each core ran the process).
+    std::vector<int> traceCpus{o.cpu};
+    for (int c : s.cpus)
+        if (std::find(traceCpus.begin(), traceCpus.end(), c) == traceCpus.end()) traceCpus.push_back(c);
+    for (int c : traceCpus) {
         RecordBuilder b(PERF_RECORD_ITRACE_START);
-        b.u32(uint32_t(pid)).u32(uint32_t(pid)).sampleId(etmId, pid, pid, t);
+        b.u32(uint32_t(pid))
+            .u32(uint32_t(pid))
+            .sampleId(SampleIdSpec{kSampleType, kEtmId, uint32_t(c)}, pid, pid, t);
         AUXSCOPE_TRY(w.writeRecord(b.finish()));
     }
     AUXSCOPE_TRY(w.writeFinishedRound());
+    // Each copy after the first follows trace that is not there: as the kernel's
+    // CoreSight sink drivers do after a gap, it starts with a barrier (four frame
+    // syncs, 0x7fffffff each), where a decoder resets its deformatter, so a
+    // reader that takes the AUX data as one stream (a live decoder) decodes each
+    // copy as the snapshot decode does.
+    static const uint8_t kBarrier[16] = {0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f,
+                                         0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f};
+    std::vector<uint8_t> withBarrier;
+    if (s.input == EtmInput::Formatted && o.copies > 1) {
+        withBarrier.assign(std::begin(kBarrier), std::end(kBarrier));
+        withBarrier.insert(withBarrier.end(), s.buffer.begin(), s.buffer.end());
+    }
+    uint64_t auxOffset = 0;
+    std::vector<uint8_t> all;
     for (unsigned k = 0; k < o.copies; ++k) {
         t += o.bufferNs;
+        const std::vector<uint8_t>& bytes = k > 0 && !withBarrier.empty() ? withBarrier : s.buffer;
         RecordBuilder aux(PERF_RECORD_AUX);
-        aux.u64(uint64_t(k) * s.buffer.size()).u64(s.buffer.size()).u64(0).sampleId(etmId, pid, pid, t);
+        aux.u64(auxOffset).u64(bytes.size()).u64(0).sampleId(etmId, pid, pid, t);
         AUXSCOPE_TRY(w.writeRecord(aux.finish()));
+        if (o.oneAuxtrace) {
+            all.insert(all.end(), bytes.begin(), bytes.end());
+            auxOffset += bytes.size();
+            if (k + 1 < o.copies) continue;
+        }
         perfdata::AuxtraceRecord head{};
-        head.offset = uint64_t(k) * s.buffer.size();
+        head.offset = o.oneAuxtrace ? 0 : auxOffset;
         head.reference = t;
         head.idx = 0;
         head.tid = uint32_t(pid);
         head.cpu = uint32_t(o.cpu);
-        AUXSCOPE_TRY(w.writeAuxtrace(head, s.buffer));
+        AUXSCOPE_TRY(w.writeAuxtrace(head, o.oneAuxtrace ? std::span<const uint8_t>(all) : bytes));
         AUXSCOPE_TRY(w.writeFinishedRound());
+        if (!o.oneAuxtrace) auxOffset += bytes.size();
     }
     {
         RecordBuilder b(PERF_RECORD_EXIT);

@@ -4,7 +4,9 @@
 // would have recorded it: AUXTRACE_INFO with every source's ETM registers, a
 // process whose code is the snapshot's memory dumps (written as ELF files, one
 // per cluster of dumps, each mapped by an MMAP2), and the buffer as N AUX
-// buffers on one CPU (PERF_RECORD_AUX + AUXTRACE each). A buffer several trace
+// buffers on one CPU (PERF_RECORD_AUX + AUXTRACE each; a frame-formatted copy
+// after the first starts with the barrier a sink driver writes after a gap,
+// four FSYNCs, so the copies also decode apart as one stream). A buffer several trace
 // IDs share stays shared: its copies hold every ID, as a perf.data from a
 // shared ETF/ETR sink does.
 //
@@ -55,6 +57,9 @@ struct SnapPerfDataOptions {
     std::string comm = "snapshot";
     uint64_t startTime = 1'000'000'000;  // perf time of the first record, ns
     uint64_t bufferNs = 10'000'000;      // perf time between the copies' AUX records
+    // The copies in one AUXTRACE buffer (one AUX record each): one stream a
+    // decoder takes whole, as a live decoder or a big sink buffer gives it.
+    bool oneAuxtrace = false;
 };
 
 // Writes the perf.data. `elfs` from writeDumpElfs.

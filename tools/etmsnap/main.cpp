@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             f,
             "usage: auxscope-etmsnap SNAPSHOT_DIR -o OUT.data [--buffer NAME] [--copies N] [--cpu N]\n"
+            "                        [--one-auxtrace]\n"
             "\n"
             "Writes the snapshot's trace buffer as a cs_etm perf.data: AUXTRACE_INFO from the\n"
             "sources' registers, the memory dumps as ELF files beside OUT (OUT without .data\n"
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
             buffer = next();
         else if (a == "--copies")
             options.copies = unsigned(std::strtoul(next().c_str(), nullptr, 10));
+        else if (a == "--one-auxtrace")
+            options.oneAuxtrace = true;
         else if (a == "--cpu")
             options.cpu = std::atoi(next().c_str());
         else if (a == "-h" || a == "--help") {
