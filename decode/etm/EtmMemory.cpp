@@ -102,6 +102,16 @@ size_t EtmImageMemory::read(uint64_t address, uint8_t, uint8_t space, std::span<
     return done;
 }
 
+std::span<const uint8_t> EtmImageMemory::view(uint64_t address, uint8_t, uint8_t space) {
+    auto it = std::upper_bound(regions_.begin(), regions_.end(), address,
+                               [](uint64_t addr, const Region& r) { return addr < r.address; });
+    if (it == regions_.begin()) return {};
+    --it;
+    if (address - it->address >= it->size || !(it->space & space)) return {};
+    const uint64_t off = address - it->address;
+    return {it->bytes->data() + it->offset + off, size_t(it->size - off)};
+}
+
 EtmMemoryCache::EtmMemoryCache(EtmMemory& inner, size_t pages)
     : inner_(inner), pages_(std::max<size_t>(pages, 1)) {}
 
@@ -157,6 +167,7 @@ size_t EtmMemoryCache::read(uint64_t address, uint8_t traceId, uint8_t space, st
 }
 
 void EtmMemoryCache::invalidate() {
+    changed();
     for (auto& p : pages_)
         p.base = ~0ull;
     for (auto& m : misses_)
@@ -164,6 +175,7 @@ void EtmMemoryCache::invalidate() {
 }
 
 void EtmMemoryCache::invalidate(uint8_t traceId) {
+    changed();
     for (auto& p : pages_)
         if (p.traceId == traceId) p.base = ~0ull;
     for (auto& m : misses_)

@@ -38,6 +38,20 @@ class EtmMemory {
 public:
     virtual ~EtmMemory() = default;
     virtual size_t read(uint64_t address, uint8_t traceId, uint8_t space, std::span<uint8_t> out) = 0;
+    // The image's bytes from `address` on, where they lie in memory that stays
+    // put until version() changes (a mapped file, a loaded dump): the decoder
+    // then copies from them directly. Empty: use read().
+    virtual std::span<const uint8_t> view(uint64_t /*address*/, uint8_t /*traceId*/, uint8_t /*space*/) {
+        return {};
+    }
+    // Changes whenever what read() or view() give may have (another process's images).
+    uint64_t version() const { return version_; }
+
+protected:
+    void changed() { ++version_; }
+
+private:
+    uint64_t version_ = 0;
 };
 
 // Fixed images: byte ranges at addresses, from files or buffers. The first
@@ -53,6 +67,7 @@ public:
                            uint8_t space = kMemAny);
 
     size_t read(uint64_t address, uint8_t traceId, uint8_t space, std::span<uint8_t> out) override;
+    std::span<const uint8_t> view(uint64_t address, uint8_t traceId, uint8_t space) override;
 
     struct Region {
         uint64_t address = 0, size = 0;
@@ -75,6 +90,9 @@ class EtmMemoryCache final : public EtmMemory {
 public:
     explicit EtmMemoryCache(EtmMemory& inner, size_t pages = 256);
     size_t read(uint64_t address, uint8_t traceId, uint8_t space, std::span<uint8_t> out) override;
+    std::span<const uint8_t> view(uint64_t address, uint8_t traceId, uint8_t space) override {
+        return inner_.view(address, traceId, space);
+    }
     void invalidate();
     void invalidate(uint8_t traceId);
 

@@ -44,6 +44,9 @@ public:
     size_t read(uint64_t address, uint8_t, uint8_t, std::span<uint8_t> out) override {
         return images_.readSome(pid, address, out.data(), out.size());
     }
+    std::span<const uint8_t> view(uint64_t address, uint8_t, uint8_t) override {
+        return images_.bytesAt(pid, address);
+    }
     int32_t pid = -1;
 
 private:

@@ -603,6 +603,13 @@ bool ImageResolver::read(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size)
 }
 
 size_t ImageResolver::readSome(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const {
+    const std::span<const uint8_t> from = bytesAt(pid, ip);
+    const size_t n = std::min(from.size(), size);
+    if (n) std::memcpy(buffer, from.data(), n);
+    return n;
+}
+
+std::span<const uint8_t> ImageResolver::bytesAt(int32_t pid, uint64_t ip) const {
     const uint8_t* from = nullptr;
     uint64_t available = 0;
     if (kernelCodeAt(ip)) {
@@ -614,13 +621,12 @@ size_t ImageResolver::readSome(int32_t pid, uint64_t ip, uint8_t* buffer, size_t
     } else if (const Region* r = regionAt(pid, ip); r && !r->kernel && mappedOf_[r->file] >= 0) {
         const MappedFile& f = mapped_[mappedOf_[r->file]];
         const uint64_t offset = r->pgoff + (ip - r->start);
-        if (offset >= f.size) return 0;
+        if (offset >= f.size) return {};
         from = f.data + offset;
         available = std::min(r->end - ip, f.size - offset);
     }
-    const size_t n = size_t(std::min<uint64_t>(available, size));
-    if (n) std::memcpy(buffer, from, n);
-    return n;
+    if (!from) return {};
+    return {from, size_t(available)};
 }
 
 std::string ImageResolver::mappingAt(int32_t pid, uint64_t ip) const {

@@ -47,6 +47,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,9 @@ public:
     bool read(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const;
     // As read(), but reads as much as lies in one section from `ip` on: the bytes read (0 outside).
     size_t readSome(int32_t pid, uint64_t ip, uint8_t* buffer, size_t size) const;
+    // The bytes readSome() would copy from, in place (the mapped file): valid as
+    // long as the resolver lives. Empty outside any section.
+    std::span<const uint8_t> bytesAt(int32_t pid, uint64_t ip) const;
 
 private:
     struct Region {
