@@ -307,14 +307,11 @@ TEST(LiveDecode, CoreSightSharedSinkDecodesWhileReplaying) {
         std::filesystem::path d;
         ~Cleanup() { std::filesystem::remove_all(d); }
     } cleanup{dir};
-    auto trace = etmsnap::readSnapshotTrace(snap);
-    ASSERT_TRUE(trace) << trace.error().message;
-    auto elfs = etmsnap::writeDumpElfs(*trace, (dir / "dump").string());
-    ASSERT_TRUE(elfs) << elfs.error().message;
     etmsnap::SnapPerfDataOptions so;
     so.copies = 3;
     const std::string path = (dir / "juno.data").string();
-    ASSERT_TRUE(etmsnap::writeSnapshotPerfData(*trace, *elfs, so, path));
+    auto trace = etmsnap::snapshotToPerfData(snap, path, so);
+    ASSERT_TRUE(trace) << trace.error().message;
 
     auto file = PerfDataReader::open(path);
     ASSERT_TRUE(file) << file.error().message;

@@ -258,15 +258,12 @@ TEST_P(EtmSharedSink, DecodedPerTraceIdAndCutAtEachIdsSyncPoints) {
         fs::path d;
         ~Cleanup() { fs::remove_all(d); }
     } cleanup{dir};
-    auto trace = etmsnap::readSnapshotTrace(snap);
-    ASSERT_TRUE(trace) << trace.error().message;
-    auto elfs = etmsnap::writeDumpElfs(*trace, (dir / "dump").string());
-    ASSERT_TRUE(elfs) << elfs.error().message;
     constexpr unsigned kShared = 3;
     etmsnap::SnapPerfDataOptions o;
     o.copies = kShared;
     const std::string path = (dir / "shared.data").string();
-    ASSERT_TRUE(etmsnap::writeSnapshotPerfData(*trace, *elfs, o, path));
+    auto trace = etmsnap::snapshotToPerfData(snap, path, o);
+    ASSERT_TRUE(trace) << trace.error().message;
 
     const auto expected = snapshotRanges(snap);
     std::map<uint8_t, uint64_t> expectedPerId;
@@ -340,14 +337,11 @@ TEST(EtmSyncScannerTest, FindsWhatTheIndexFindsInTransfersOfAnySize) {
             fs::path d;
             ~Cleanup() { fs::remove_all(d); }
         } cleanup{dir};
-        auto trace = etmsnap::readSnapshotTrace(snap);
-        ASSERT_TRUE(trace) << trace.error().message;
-        auto elfs = etmsnap::writeDumpElfs(*trace, (dir / "dump").string());
-        ASSERT_TRUE(elfs) << elfs.error().message;
         etmsnap::SnapPerfDataOptions o;
         o.copies = 2;
         const std::string path = (dir / "two.data").string();
-        ASSERT_TRUE(etmsnap::writeSnapshotPerfData(*trace, *elfs, o, path));
+        auto trace = etmsnap::snapshotToPerfData(snap, path, o);
+        ASSERT_TRUE(trace) << trace.error().message;
         auto file = PerfDataReader::open(path);
         ASSERT_TRUE(file) << file.error().message;
         auto session = EtmSession::open(*file);

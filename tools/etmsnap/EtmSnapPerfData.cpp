@@ -294,4 +294,18 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
     return w.finish();
 }
 
+Expected<SnapshotTrace> snapshotToPerfData(const std::string& dir, const std::string& out,
+                                           const SnapPerfDataOptions& options,
+                                           const std::string& bufferName) {
+    auto s = readSnapshotTrace(dir, bufferName);
+    if (!s) return s.error();
+    std::string prefix = out;
+    if (prefix.size() > 5 && prefix.ends_with(".data")) prefix.resize(prefix.size() - 5);
+    auto elfs = writeDumpElfs(*s, prefix + "-dump");
+    if (!elfs) return elfs.error();
+    if (auto w = writeSnapshotPerfData(*s, *elfs, options, out); !w)
+        return makeError(out + ": " + w.error().message);
+    return s;
+}
+
 }  // namespace auxscope::etmsnap

@@ -66,4 +66,10 @@ struct SnapPerfDataOptions {
 Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<ptsynth::PtSynthMapping>& elfs,
                                      const SnapPerfDataOptions& options, const std::string& path);
 
+// All of it: reads `dir`'s buffer, writes the dumps' ELF files beside `out`
+// (`out` without ".data", then "-dumpN.elf") and the perf.data. Returns what it read.
+Expected<SnapshotTrace> snapshotToPerfData(const std::string& dir, const std::string& out,
+                                           const SnapPerfDataOptions& options,
+                                           const std::string& bufferName = {});
+
 }  // namespace auxscope::etmsnap

@@ -57,24 +57,13 @@ int main(int argc, char** argv) {
         usage(stderr);
         return 2;
     }
-    auto s = etmsnap::readSnapshotTrace(dir, buffer);
+    auto s = etmsnap::snapshotToPerfData(dir, out, options, buffer);
     if (!s) {
         std::fprintf(stderr, "auxscope-etmsnap: %s\n", s.error().message.c_str());
         return 1;
     }
-    std::string prefix = out;
-    if (prefix.size() > 5 && prefix.ends_with(".data")) prefix.resize(prefix.size() - 5);
-    auto elfs = etmsnap::writeDumpElfs(*s, prefix + "-dump");
-    if (!elfs) {
-        std::fprintf(stderr, "auxscope-etmsnap: %s\n", elfs.error().message.c_str());
-        return 1;
-    }
-    if (auto w = etmsnap::writeSnapshotPerfData(*s, *elfs, options, out); !w) {
-        std::fprintf(stderr, "auxscope-etmsnap: %s: %s\n", out.c_str(), w.error().message.c_str());
-        return 1;
-    }
-    std::printf("%s: %zu bytes of %s x %u on cpu %d, %zu sources, %zu memory dumps in %zu ELF files\n",
-                out.c_str(), s->buffer.size(), s->bufferName.c_str(), options.copies, options.cpu,
-                s->sources.size(), s->dumps.size(), elfs->size());
+    std::printf("%s: %zu bytes of %s x %u on cpu %d, %zu sources, %zu memory dumps\n", out.c_str(),
+                s->buffer.size(), s->bufferName.c_str(), options.copies, options.cpu, s->sources.size(),
+                s->dumps.size());
     return 0;
 }
