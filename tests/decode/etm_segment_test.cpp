@@ -391,5 +391,72 @@ TEST(EtmSyncScannerTest, FindsWhatTheIndexFindsInTransfersOfAnySize) {
     }
 }
 
+// Trace-unit timestamps become perf time through TIME_CONV: TC2's ETMv3/PTM
+// trace carries TIMESTAMP packets; written with a TIME_CONV that makes them
+// perf time as they are, every range after a trace ID's first timestamp takes
+// the latest timestamp of its ID (the packet listing's TS values), in order,
+// instead of a time interpolated between AUX records.
+TEST(EtmTimestamps, TimeConvTurnsTraceTimestampsIntoPerfTime) {
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string snap = testDataPath("coresight/opencsd-snapshots/TC2");
+    const fs::path dir = fs::temp_directory_path() / ("auxscope-etm-ts-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    struct Cleanup {
+        fs::path d;
+        ~Cleanup() { fs::remove_all(d); }
+    } cleanup{dir};
+    // The timestamps, per trace ID, from the snapshot's packet listing ("TS=0x...").
+    std::ostringstream listing;
+    ASSERT_TRUE(etm::decodeSnapshot(snap, etm::EtmOutputFormat::Packets, listing));
+    std::map<uint8_t, std::set<uint64_t>> stamps;
+    uint64_t first = UINT64_MAX, last = 0;
+    {
+        std::istringstream in(listing.str());
+        std::string line;
+        while (std::getline(in, line)) {
+            const size_t ts = line.find("TS=0x"), id = line.find("ID:");
+            if (ts == std::string::npos || id == std::string::npos) continue;
+            const uint64_t v = std::strtoull(line.c_str() + ts + 3, nullptr, 16);
+            stamps[uint8_t(std::strtoul(line.c_str() + id + 3, nullptr, 16))].insert(v);
+            first = std::min(first, v);
+            last = std::max(last, v);
+        }
+    }
+    ASSERT_GE(stamps.size(), 2u) << "TC2's trace IDs with timestamps";
+    etmsnap::SnapPerfDataOptions o;
+    o.timestampsArePerfTime = true;
+    o.startTime = first - 1000;        // the recording starts before the first timestamp
+    o.bufferNs = last - first + 2000;  // and its AUX record comes after the last
+    const std::string path = (dir / "tc2.data").string();
+    auto trace = etmsnap::snapshotToPerfData(snap, path, o);
+    ASSERT_TRUE(trace) << trace.error().message;
+    auto file = PerfDataReader::open(path);
+    ASSERT_TRUE(file) << file.error().message;
+    auto session = EtmSession::open(*file);
+    ASSERT_TRUE(session) << session.error().message;
+    ASSERT_TRUE((*session)->trace().timestamps()) << "TRC timestamps + TIME_CONV";
+
+    std::map<uint8_t, uint64_t> ranges, stamped, lastTime;
+    std::map<uint8_t, bool> sawStamp;
+    (*session)->forEachRange(std::nullopt, [&](const EtmRange& r) {
+        ++ranges[r.traceId];
+        const auto& ids = stamps[r.traceId];
+        const bool isStamp = ids.count(r.time) > 0;
+        if (isStamp) sawStamp[r.traceId] = true;
+        if (!sawStamp[r.traceId]) return;
+        // After the first: always a timestamp of this ID, never going back.
+        EXPECT_TRUE(isStamp) << "trace ID " << unsigned(r.traceId) << " range at " << r.time;
+        EXPECT_GE(r.time, lastTime[r.traceId]);
+        lastTime[r.traceId] = r.time;
+        ++stamped[r.traceId];
+    });
+    for (const auto& [id, ts] : stamps) {
+        std::printf("TC2 trace ID 0x%x: %zu timestamps, %" PRIu64 " ranges, %" PRIu64
+                    " timed by them (perf time %" PRIu64 "..%" PRIu64 ")\n",
+                    unsigned(id), ts.size(), ranges[id], stamped[id], *ts.begin(), *ts.rbegin());
+        if (ranges[id]) EXPECT_GT(stamped[id], ranges[id] / 2) << "trace ID " << unsigned(id);
+    }
+}
+
 }  // namespace
 }  // namespace auxscope

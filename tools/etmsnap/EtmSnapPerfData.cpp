@@ -203,6 +203,16 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
     auto priv = encodeCsEtmInfo(info);
     if (!priv) return makeError("AUXTRACE_INFO: " + priv.error().message);
     AUXSCOPE_TRY(w.writeAuxtraceInfo(auxtrace::kTypeCsEtm, *priv));
+    if (o.timestampsArePerfTime) {
+        perf_event_mmap_page page{};
+        page.cap_user_time_zero = 1;
+        page.cap_user_time = 1;
+        page.time_mult = 1;
+        page.time_shift = 0;
+        page.time_zero = 0;
+        auto written = w.writeTimeConv(page);
+        if (!written) return written.error();
+    }
 
     uint64_t t = o.startTime;
     {

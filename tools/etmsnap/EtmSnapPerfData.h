@@ -60,6 +60,9 @@ struct SnapPerfDataOptions {
     // The copies in one AUXTRACE buffer (one AUX record each): one stream a
     // decoder takes whole, as a live decoder or a big sink buffer gives it.
     bool oneAuxtrace = false;
+    // A TIME_CONV record saying perf time = the trace units' timestamp (mult 1,
+    // shift 0, zero 0): a snapshot with timestamps decodes to their times.
+    bool timestampsArePerfTime = false;
 };
 
 // Writes the perf.data. `elfs` from writeDumpElfs.

@@ -17,12 +17,19 @@ int main(int argc, char** argv) {
         std::fprintf(
             f,
             "usage: auxscope-etmsnap SNAPSHOT_DIR -o OUT.data [--buffer NAME] [--copies N] [--cpu N]\n"
-            "                        [--one-auxtrace]\n"
+            "                        [--one-auxtrace] [--timestamps-are-perf-time]\n"
+            "                        [--start-time NS] [--buffer-ns NS]\n"
             "\n"
             "Writes the snapshot's trace buffer as a cs_etm perf.data: AUXTRACE_INFO from the\n"
             "sources' registers, the memory dumps as ELF files beside OUT (OUT without .data\n"
             "+ -dumpN.elf) mapped into one process, the buffer N times (default 1) as AUX\n"
-            "buffers of CPU N (default 0). A buffer several trace IDs share stays shared.\n");
+            "buffers of CPU N (default 0). A buffer several trace IDs share stays shared.\n"
+            "  --one-auxtrace      the copies in one AUXTRACE buffer (one AUX record each)\n"
+            "  --timestamps-are-perf-time\n"
+            "                      a TIME_CONV record making the trace's timestamps perf time\n"
+            "  --start-time NS, --buffer-ns NS\n"
+            "                      the first record's perf time and the time between the\n"
+            "                      copies' AUX records (default 1 s and 10 ms)\n");
     };
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -41,6 +48,12 @@ int main(int argc, char** argv) {
             options.copies = unsigned(std::strtoul(next().c_str(), nullptr, 10));
         else if (a == "--one-auxtrace")
             options.oneAuxtrace = true;
+        else if (a == "--timestamps-are-perf-time")
+            options.timestampsArePerfTime = true;
+        else if (a == "--start-time")
+            options.startTime = std::strtoull(next().c_str(), nullptr, 0);
+        else if (a == "--buffer-ns")
+            options.bufferNs = std::strtoull(next().c_str(), nullptr, 0);
         else if (a == "--cpu")
             options.cpu = std::atoi(next().c_str());
         else if (a == "-h" || a == "--help") {
