@@ -186,59 +186,6 @@ private:
     unsigned shift_ = 0;
 };
 
-struct SortKey {
-    uint64_t start;  // the high bits all keys share cost no pass (see radixSort)
-    uint32_t depth;  // biased: unsigned order is signed order
-    uint32_t index;
-};
-
-// Stable LSD radix sort by (start, depth), 11 bits a pass. A digit that is the
-// same in every key (the bits where all keys agree) needs no pass; the others
-// are counted in one read of the keys.
-void radixSort(std::vector<SortKey>& keys, std::vector<SortKey>& scratch) {
-    if (keys.size() < 2) return;
-    scratch.resize(keys.size());
-    constexpr unsigned kBits = 11;
-    constexpr size_t kBuckets = size_t(1) << kBits;
-    constexpr unsigned kDepthDigits = 3, kStartDigits = 6;  // 32 and 64 bits
-    // Digit d: depth bits for d < kDepthDigits (the minor key, sorted on first), then start bits.
-    auto digit = [](const SortKey& k, unsigned d) -> size_t {
-        return d < kDepthDigits ? (k.depth >> (kBits * d)) & (kBuckets - 1)
-                                : (k.start >> (kBits * (d - kDepthDigits))) & (kBuckets - 1);
-    };
-    uint64_t startOr = 0, startAnd = ~uint64_t(0);
-    uint32_t depthOr = 0, depthAnd = ~uint32_t(0);
-    for (const SortKey& k : keys) {
-        startOr |= k.start, startAnd &= k.start;
-        depthOr |= k.depth, depthAnd &= k.depth;
-    }
-    unsigned digits[kDepthDigits + kStartDigits];
-    unsigned nDigits = 0;
-    for (unsigned d = 0; d < kDepthDigits; ++d)
-        if (((depthOr ^ depthAnd) >> (kBits * d)) & (kBuckets - 1)) digits[nDigits++] = d;
-    for (unsigned d = 0; d < kStartDigits; ++d)
-        if (((startOr ^ startAnd) >> (kBits * d)) & (kBuckets - 1)) digits[nDigits++] = kDepthDigits + d;
-    if (!nDigits) return;
-    thread_local std::vector<uint32_t> counts;
-    counts.assign(nDigits * kBuckets, 0);
-    for (const SortKey& k : keys)
-        for (unsigned j = 0; j < nDigits; ++j)
-            ++counts[j * kBuckets + digit(k, digits[j])];
-    for (unsigned j = 0; j < nDigits; ++j) {
-        uint32_t* count = &counts[j * kBuckets];
-        uint32_t sum = 0;
-        for (size_t b = 0; b < kBuckets; ++b) {
-            uint32_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        const unsigned d = digits[j];
-        for (const SortKey& k : keys)
-            scratch[count[digit(k, d)]++] = k;
-        keys.swap(scratch);
-    }
-}
-
 }  // namespace
 
 PtSession::~PtSession() = default;
@@ -342,13 +289,36 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     // The file's bytes when the segment lies in one AUXTRACE buffer, else a copy
     // (a memcpy is a fraction of a percent of the decode).
     thread_local std::vector<uint8_t> stitched;
-    std::span<const uint8_t> bytes = trace.bytes.view(seg.begin, seg.end, stitched);
+    // The segment and the PSB+ of the next one (when the run goes on): libipt
+    // binds that PSB+'s status updates to its FUP, so the decoder reports them
+    // where the next segment resumes and stops there (below). Without them it
+    // would go on through the code that needs no packets (direct calls and
+    // jumps, straight code up to the next conditional branch), which the next
+    // segment decodes as well.
+    uint64_t feedEnd = seg.end;
+    if (seg.end < run.end) {
+        thread_local std::vector<uint8_t> headScratch;
+        std::span<const uint8_t> head =
+            trace.bytes.view(seg.end, std::min<uint64_t>(run.end, seg.end + 512), headScratch);
+        PtConfig headConfig = makePtConfig(trace_->configOptions(), head.data(), head.data() + head.size());
+        if (pt_packet_decoder* pkt = pt_pkt_alloc_decoder(&headConfig.config)) {
+            pt_packet p;
+            uint64_t offset = 0;
+            if (pt_pkt_sync_set(pkt, 0) >= 0)
+                while (pt_pkt_next(pkt, &p, sizeof p) >= 0)
+                    if (p.type == ppt_psbend) {
+                        if (pt_pkt_get_offset(pkt, &offset) >= 0) feedEnd = seg.end + offset;
+                        break;
+                    }
+            pt_pkt_free_decoder(pkt);
+        }
+    }
+    std::span<const uint8_t> bytes = trace.bytes.view(seg.begin, feedEnd, stitched);
     PtConfig config = makePtConfig(trace_->configOptions(), bytes.data(), bytes.data() + bytes.size());
     // Calls and direct jumps must end blocks: the stack is built from them.
     config.config.flags.variant.block.end_on_call = 1;
     config.config.flags.variant.block.end_on_jump = 1;
     pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
-
     // The thread on this CPU: from the switch timeline, else the AUX buffer's own
     // (per-thread recording), else unknown (-1).
     auto running = [&](uint64_t t) {
@@ -390,18 +360,24 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     // Asked before every block, but the decoder's time moves only now and then
     // (at timing packets): the conversion runs only for a TSC not seen last
     // (the same TSC converts to a time lastTime already covers).
+    // Everything before the next segment's PSB ran before that PSB's exact TSC,
+    // where the next segment starts; the decoder's estimates (timing packets
+    // read ahead of the instructions they follow) can reach it. Kept below it,
+    // a range that ends at the PSB holds this segment's instructions and no
+    // other segment's.
+    const uint64_t timeCap = seg.end < run.end && seg.endTime > seg.startTime ? seg.endTime - 1 : UINT64_MAX;
     uint64_t lastTsc = 0;
     auto now = [&]() {
         uint64_t tsc = 0;
         uint32_t lostMtc = 0, lostCyc = 0;
         if (pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc) >= 0 && tsc && tsc != lastTsc) {
             lastTsc = tsc;
-            lastTime = std::max(lastTime, conv.toPerfTime(tsc));
+            lastTime = std::max(lastTime, std::min(conv.toPerfTime(tsc), timeCap));
         }
         return lastTime;
     };
     auto eventTime = [&](const pt_event& ev) {
-        if (ev.has_tsc) lastTime = std::max(lastTime, conv.toPerfTime(ev.tsc));
+        if (ev.has_tsc) lastTime = std::max(lastTime, std::min(conv.toPerfTime(ev.tsc), timeCap));
         return lastTime;
     };
     auto offsetNow = [&]() {
@@ -486,10 +462,16 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
                 status = pt_blk_sync_forward(decoder);
                 continue;
             }
+            bool nextSegment = false;
             while (status & pts_event_pending) {
                 pt_event ev;
                 status = pt_blk_event(decoder, &ev, sizeof ev);
                 if (status < 0) break;
+                // The next segment's PSB+: this one ends where that one resumes.
+                if (ev.status_update && feedEnd > seg.end && offsetNow() >= seg.end) {
+                    nextSegment = true;
+                    break;
+                }
                 switch (ev.type) {
                     case ptev_enabled:
                         advance(eventTime(ev));
@@ -512,6 +494,7 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
                         break;
                 }
             }
+            if (nextSegment) break;
             if (status < 0) continue;
             // A block's time is the decoder's time before it: fetching the block
             // consumes (and looks ahead past) the timing packets that follow its
@@ -542,25 +525,13 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     for (const std::string& cause : seg.lostAfter)
         addGap(std::max(lastTime, seg.endTime), GapReason::LostAux, cause, run.end);
     flow.finish(std::max(lastTime, seg.endTime));
-    // Sorted and packed here, on the decoder thread: the cache holds 16 bytes a
-    // span, and the merge of segments in time order only copies packed spans.
-    // Spans close out of start order (post-order, which drives std::sort into its
-    // heap-sort fallback); a stable LSD radix sort of (start, depth) keys with
-    // the span's index is linear, keeps equal spans in close order as
-    // stable_sort did, and moves 16-byte keys rather than spans. The scratch
-    // vectors live per decoder thread, so their pages are reused.
-    thread_local std::vector<SortKey> keys, scratch;
-    thread_local std::vector<uint32_t> order;
+    // Packed here, on the decoder thread: the cache holds 16 bytes a span, and
+    // the merge of segments in time order only copies packed spans. FlowToSpans
+    // gives the spans in pre-order, which is start order (sortSpans only checks
+    // that); the vectors go back to the next segment's builder on this thread.
     for (auto& [tid, spans] : flow.take()) {
-        const std::vector<Span>& all = spans.spans;
-        keys.resize(all.size());
-        for (size_t i = 0; i < all.size(); ++i)
-            keys[i] = {all[i].start, uint32_t(all[i].depth) ^ 0x80000000u, uint32_t(i)};
-        radixSort(keys, scratch);
-        order.resize(keys.size());
-        for (size_t i = 0; i < keys.size(); ++i)
-            order[i] = keys[i].index;
-        result.threads[tid].append(all, order, spans.gaps);
+        sortSpans(spans.spans);
+        result.threads[tid].append(spans.spans, spans.gaps);
         spareSpans.push_back(std::move(spans.spans));
     }
     if (decoder) pt_blk_free_decoder(decoder);

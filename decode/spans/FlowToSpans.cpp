@@ -6,7 +6,9 @@
 namespace auxscope {
 
 void FlowToSpans::close(Thread& t, const Frame& f, uint64_t end) {
-    t.out.spans.push_back({f.start, std::max(end, f.start), f.function, f.depth, f.instructions, -1});
+    Span& s = t.out.spans[f.slot];
+    s.end = std::max(end, s.start);
+    s.instructions = f.instructions;
 }
 
 void FlowToSpans::closeAll(Thread& t, uint64_t end) {
@@ -35,28 +37,27 @@ void FlowToSpans::closeStretch(Thread& t) {
 
 void FlowToSpans::openGap(Thread& t, uint64_t time) {
     if (t.gapOpen) endGap(t, time);
+    int32_t depth = 0;
     if (gap_.reason == GapReason::Untraced) {
         // The code that ran untraced was most likely called (syscall, interrupt):
         // draw it below the frame it interrupted, which continues afterwards.
-        t.gapDepth = t.stack.empty() ? 0 : t.stack.back().depth + 1;
-        t.pending = Pending::None;
+        depth = t.stack.empty() ? 0 : t.stack.back().depth + 1;
     } else {
         closeAll(t, time);
         closeStretch(t);
-        t.gapDepth = 0;
-        t.pending = Pending::None;
     }
+    t.pending = Pending::None;
     t.gapOpen = true;
-    t.gapStart = time;
-    t.gap = gap_;
+    t.gapSlot = t.out.spans.size();
+    t.out.gaps.push_back(gap_);
+    t.out.spans.push_back({time, time, 0, depth, 0, static_cast<int32_t>(t.out.gaps.size() - 1)});
 }
 
 void FlowToSpans::endGap(Thread& t, uint64_t time) {
     if (!t.gapOpen) return;
     t.gapOpen = false;
-    t.out.gaps.push_back(t.gap);
-    t.out.spans.push_back({t.gapStart, std::max(time, t.gapStart), 0, t.gapDepth, 0,
-                           static_cast<int32_t>(t.out.gaps.size() - 1)});
+    Span& s = t.out.spans[t.gapSlot];
+    s.end = std::max(time, s.start);
 }
 
 void FlowToSpans::gap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset, int cpu) {
@@ -100,30 +101,35 @@ void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t co
         return true;
     };
     if (stack.empty()) {
-        stack.push_back({function, 0, time, 0});
+        stack.push_back(open(t, function, 0, time, Entered::Outermost));
     } else if (pending == Pending::Call) {
-        stack.push_back({function, stack.back().depth + 1, time, 0});
+        stack.push_back(open(t, function, stack.back().depth + 1, time));
     } else if (pending == Pending::Return) {
         // The frame returned to: the nearest one below the top running `function`;
         // when there is none, the caller is new (outside what the trace saw).
         if (!unwindTo(function)) {
             if (stack.size() == 1) {
-                int32_t depth = stack.back().depth - 1;
+                const int32_t depth = stack.back().depth - 1;
                 close(t, stack.back(), time);
-                stack.back() = {function, depth, time, 0};
+                stack.back() = open(t, function, depth, time, Entered::Outermost);
             } else {
+                // Returned into neither the caller nor a frame below it: the
+                // caller's frame is replaced by one found running.
                 close(t, stack.back(), time);
                 stack.pop_back();
                 close(t, stack.back(), time);
-                stack.back() = {function, stack.back().depth, time, 0};
+                stack.back() = open(t, function, stack.back().depth, time,
+                                    stack.size() == 1 ? Entered::Outermost : Entered::Running);
             }
         }
     } else if (stack.back().function != function) {
         // A jump into a function further down the stack unwinds to it; any other
-        // change of function without a call or return is a tail call.
+        // jump to another function is a tail call. Reached without a branch (after
+        // untraced code, or falling through), the function was found running.
         if (pending != Pending::Jump || !unwindTo(function)) {
             close(t, stack.back(), time);
-            stack.back() = {function, stack.back().depth, time, 0};
+            stack.back() = open(t, function, stack.back().depth, time,
+                                pending == Pending::Jump ? Entered::Called : Entered::Running);
         }
     }
     stack.back().instructions += count;
@@ -144,24 +150,43 @@ std::map<int32_t, FlowToSpans::ThreadSpans> FlowToSpans::take() {
     std::map<int32_t, ThreadSpans> result;
     for (auto& [tid, t] : threads_) {
         if (t.out.spans.empty()) continue;
-        result[tid] = std::move(t.out);
-        t.out = {};
-        t.stretchBegin = 0;
+        // Spans from the first one still open (and the stretch being built, whose
+        // depths may still shift) stay.
+        size_t keep = std::min(t.out.spans.size(), t.stretchBegin);
+        for (const Frame& f : t.stack)
+            keep = std::min(keep, f.slot);
+        if (t.gapOpen) keep = std::min(keep, t.gapSlot);
+        if (keep == 0) continue;
+        ThreadSpans& out = result[tid];
+        if (keep == t.out.spans.size()) {
+            out = std::move(t.out);
+            t.out = {};
+        } else {
+            // Gaps stay with the thread (the kept spans' indices stay valid); the
+            // taken spans get a copy of them.
+            out.spans.assign(t.out.spans.begin(), t.out.spans.begin() + ptrdiff_t(keep));
+            out.gaps = t.out.gaps;
+            t.out.spans.erase(t.out.spans.begin(), t.out.spans.begin() + ptrdiff_t(keep));
+            for (Frame& f : t.stack)
+                f.slot -= keep;
+            if (t.gapOpen) t.gapSlot -= keep;
+        }
+        t.stretchBegin -= keep;
     }
     return result;
 }
 
 namespace {
-bool spanOrder(const Span& a, const Span& b) {
-    return a.start < b.start || (a.start == b.start && a.depth < b.depth);
+bool startOrder(const Span& a, const Span& b) {
+    return a.start < b.start;
 }
 }  // namespace
 
 void sortSpans(std::vector<Span>& spans) {
     // Stable, so that sorted pieces concatenated in order are the same as the
     // whole sorted at once; the check makes an already sorted input cost one pass.
-    if (!std::is_sorted(spans.begin(), spans.end(), spanOrder))
-        std::stable_sort(spans.begin(), spans.end(), spanOrder);
+    if (!std::is_sorted(spans.begin(), spans.end(), startOrder))
+        std::stable_sort(spans.begin(), spans.end(), startOrder);
 }
 
 void storeSpans(std::map<int32_t, FlowToSpans::ThreadSpans>& spans, std::map<int32_t, SpanStore>& stores) {

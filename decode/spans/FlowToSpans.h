@@ -25,6 +25,21 @@
 //   is unknown: every open frame of the thread closes and the gap spans depth 0.
 // Depths are made non-negative per stretch of flow between lossy gaps, so the
 // outermost frame seen in that stretch is depth 0.
+//
+// Spans come out in pre-order: a frame's span takes its place when the frame
+// opens (its end and instructions are filled in when it closes), so a span
+// follows its caller and every span its caller opened before it. Starts are
+// therefore non-decreasing (the order SpanStore keeps, with no sort), and the
+// caller of a span is the latest span one level up before it, also when
+// several frames open and close at the same time (a start-then-depth order
+// would put a second callee at time t before the first callee's own callees at
+// t). A frame the decoder found already running -- the first frame of a
+// thread, of a segment or after lost trace, and a caller found by returning
+// past the outermost known frame -- opens on an empty stack: its span is marked
+// Span::outermost (every span before it has closed, none is its caller) and
+// Span::foundRunning (not a call). So is a frame entered without a call or jump
+// the trace shows (resumed in another function after untraced code, such as a
+// signal handler after the system call it interrupted): foundRunning only.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -62,7 +77,9 @@ public:
             Frame& top = t->stack.back();
             if (t->pending == Pending::Call) {
                 if (t->stack.size() < t->stack.capacity()) [[likely]] {
-                    t->stack.push_back({function, top.depth + 1, time, count});
+                    const int32_t depth = top.depth + 1;
+                    t->stack.push_back({function, depth, count, t->out.spans.size()});
+                    t->out.spans.push_back({time, time, function, depth, 0, -1});
                     t->pending = pendingAfter(last);
                     return;
                 }
@@ -95,18 +112,20 @@ public:
     }
 
     struct ThreadSpans {
-        std::vector<Span> spans;  // in the order they closed; sort by start before storing
+        std::vector<Span> spans;  // in pre-order, hence by start (see the top)
         std::vector<Gap> gaps;    // what spans' gap index refers to
     };
-    // The spans so far (after finish(): all of them), by thread id; leaves the builder empty.
+    // The spans so far, by thread id; leaves the builder empty. After finish()
+    // that is all of them; before, a thread's spans up to its first frame or
+    // gap still open (those and the spans after them stay for a later take()).
     std::map<int32_t, ThreadSpans> take();
 
 private:
     struct Frame {
         uint32_t function;
         int32_t depth;
-        uint64_t start;
         uint64_t instructions;
+        size_t slot;  // its span in Thread::out.spans (start, function and depth set there)
     };
     enum class Pending : uint8_t { None, Call, Return, Jump };
     // What the next run of instructions follows, after one that ends in `last`.
@@ -129,10 +148,7 @@ private:
         Pending pending = Pending::None;
         size_t stretchBegin = 0;  // first span of the current stretch (see the top)
         bool gapOpen = false;
-        uint64_t gapStart = 0;
-        int32_t gapDepth = 0;
-        bool gapChild = false;  // an untraced gap below a kept stack
-        Gap gap;
+        size_t gapSlot = 0;  // the open gap's span (its gap already in out.gaps)
         ThreadSpans out;
     };
 
@@ -150,6 +166,18 @@ private:
         return *currentThread_;
     }
     void instructionsSlow(uint64_t time, uint32_t function, uint64_t count, BranchClass last);
+    // A frame's span placed at the end of the thread's spans (its end and
+    // instructions set by close()).
+    enum class Entered : uint8_t { Called, Running, Outermost };
+    static Frame open(Thread& t, uint32_t function, int32_t depth, uint64_t time,
+                      Entered entered = Entered::Called) {
+        const size_t slot = t.out.spans.size();
+        Span s{time, time, function, depth, 0, -1};
+        s.foundRunning = entered != Entered::Called;
+        s.outermost = entered == Entered::Outermost;
+        t.out.spans.push_back(s);
+        return {function, depth, 0, slot};
+    }
     void close(Thread& t, const Frame& f, uint64_t end);
     void closeAll(Thread& t, uint64_t end);
     void closeStretch(Thread& t);
@@ -165,9 +193,10 @@ private:
     Gap gap_;
 };
 
-// Sorts spans by start, then depth (stable).
+// Sorts spans by start (stable: spans of equal start keep their order, so
+// FlowToSpans' pre-order is kept, as are pieces of it concatenated in time).
 void sortSpans(std::vector<Span>& spans);
-// Sorts each thread's spans by start (then depth) and appends them to `stores`.
+// Sorts each thread's spans by start (see sortSpans) and appends them to `stores`.
 void storeSpans(std::map<int32_t, FlowToSpans::ThreadSpans>& spans, std::map<int32_t, SpanStore>& stores);
 
 }  // namespace auxscope

@@ -276,15 +276,16 @@ struct PieceResult {
     bool done = false;
 };
 
-// The first span at or before `index` that sits at depth 0: no span before it
-// is still open after it starts (a depth-0 frame opens only when no frame of
-// its stretch is open, and every frame of an earlier stretch has ended), so
-// replaying from there rebuilds the frames open at `index`.
+// The first span at or before `index` that sits at depth 0 or is outermost:
+// no span before it is still open after it starts (such a frame opens
+// only when no frame of its stretch is open, and every frame of an earlier
+// stretch has ended), so replaying from there rebuilds the frames open at `index`.
 size_t replayStart(const SpanStore& store, size_t index) {
     size_t j = index;
     while (j > 0) {
         --j;
-        if (store.at(j).depth == 0) return j;
+        const Span s = store.at(j);
+        if (s.depth == 0 || s.outermost) return j;
     }
     return 0;
 }
@@ -297,63 +298,82 @@ public:
     // False when cancelled.
     bool run(const Piece& piece, PieceResult& out) {
         const SpanStore& store = *piece.store;
-        const uint64_t a = q_.begin, b = q_.end;
         open_.clear();
-        uint64_t pending = 0;  // counted spans not reported yet
-        for (size_t i = piece.replayFrom; i < piece.hi; ++i) {
-            if (i >= piece.lo && ++pending == kBatchSpans) {
-                report(pending);
-                pending = 0;
-                if (q_.cancel && q_.cancel->load(std::memory_order_relaxed)) return false;
-            }
-            const Span s = store.at(i);
-            while (!open_.empty()) {
-                const Open& top = open_.back();
-                if (top.depth < s.depth && top.start <= s.start && s.end <= top.end) break;
+        acc_.assign(std::max<size_t>(out.tree.size(), 1024), Acc{});
+        // Spans in batches: progress and cancellation between them.
+        for (size_t from = piece.replayFrom; from < piece.hi; from += kBatchSpans) {
+            const size_t to = std::min(piece.hi, from + kBatchSpans);
+            const size_t lo = std::clamp(piece.lo, from, to);
+            store.forEach(from, lo, [&](size_t, const Span& s) { add(s, false, store, out); });
+            store.forEach(lo, to, [&](size_t, const Span& s) { add(s, true, store, out); });
+            report(to - lo);
+            if (q_.cancel && q_.cancel->load(std::memory_order_relaxed)) return false;
+        }
+        for (size_t n = 0; n < out.tree.size(); ++n) {
+            RangeCost& c = out.tree.nodes[n].cost;
+            c.calls += acc_[n].calls;
+            c.totalTime += acc_[n].totalTime;
+            c.selfTime += acc_[n].selfTime;
+            c.selfInsns += acc_[n].selfInsns;
+        }
+        return true;
+    }
+
+    // One span, in pre-order; one not `counted` only rebuilds the open frames.
+    [[gnu::always_inline]] void add(const Span& s, bool counted, const SpanStore& store, PieceResult& out) {
+        const uint64_t a = q_.begin, b = q_.end;
+        // Spans come in pre-order (FlowToSpans): the caller of a span is the
+        // latest open span one level up; a span at some level closes every open
+        // one at its level or deeper, an outermost frame all of them.
+        if (s.outermost)
+            open_.clear();
+        else
+            while (!open_.empty() && open_.back().depth >= s.depth)
                 open_.pop_back();
-            }
-            const int32_t parent =
-                !open_.empty() && open_.back().depth == s.depth - 1 ? int32_t(open_.size() - 1) : -1;
-            const bool counted = i >= piece.lo;
-            // In the range: starts inside it, or starts before it and ends after its start.
-            const bool inside = s.start < b && (s.start >= a || s.end > a);
-            if (s.isGap()) {
-                if (!counted || !inside) continue;
-                const uint64_t t = clippedTime(s, a, b);
-                GapTotal& g = out.thread.gaps[store.gaps()[size_t(s.gap)].reason];
-                ++g.count;
-                g.time += t;
-                ++out.spans;
-                ++out.thread.spans;
-                if (parent >= 0) out.tree.nodes[nodeOf(size_t(parent), out.tree)].cost.selfTime -= t;
-                continue;
-            }
-            open_.push_back({s.start, s.end, s.depth, s.function, parent, CallTree::kNone});
-            if (!counted || !inside) continue;
+        const int32_t parent =
+            !open_.empty() && open_.back().depth == s.depth - 1 ? int32_t(open_.size() - 1) : -1;
+        // In the range: starts inside it, or starts before it and ends after its start.
+        const bool inside = s.start < b && (s.start >= a || s.end > a);
+        if (s.isGap()) {
+            if (!counted || !inside) return;
             const uint64_t t = clippedTime(s, a, b);
-            const uint64_t n = clippedInsns(s, a, b);
-            const uint32_t node = nodeOf(open_.size() - 1, out.tree);
-            RangeCost& c = out.tree.nodes[node].cost;
-            c.totalTime += t;
-            c.selfTime += t;
-            c.selfInsns += n;
+            GapTotal& g = out.thread.gaps[store.gaps()[size_t(s.gap)].reason];
+            ++g.count;
+            g.time += t;
             ++out.spans;
             ++out.thread.spans;
-            out.thread.instructions += n;
-            if (parent >= 0) {
-                // Wraps below zero in a piece that does not hold the parent's own
-                // span; the merged sums are exact (modulo 2^64 arithmetic).
-                out.tree.nodes[open_[size_t(parent)].node].cost.selfTime -= t;
-                if (s.start >= a) {
-                    ++c.calls;
-                    ++out.thread.calls;
-                }
-            } else {
-                out.thread.frameTime += t;
-            }
+            if (parent >= 0) acc_[nodeOf(size_t(parent), out.tree)].selfTime -= t;
+            return;
         }
-        report(pending);
-        return true;
+        open_.push_back({s.depth, s.function, parent, CallTree::kNone});
+        if (!counted || !inside) return;
+        const uint64_t t = clippedTime(s, a, b);
+        const uint64_t n = clippedInsns(s, a, b);
+        // Its node: below its caller's (made when the caller was counted), else
+        // made with the missing ones above it.
+        uint32_t node;
+        if (parent >= 0 && open_[size_t(parent)].node != CallTree::kNone) [[likely]]
+            node = open_.back().node = child(out.tree, open_[size_t(parent)].node, s.function);
+        else
+            node = nodeOf(open_.size() - 1, out.tree);
+        Acc& c = acc_[node];
+        c.totalTime += t;
+        c.selfTime += t;
+        c.selfInsns += n;
+        ++out.spans;
+        ++out.thread.spans;
+        out.thread.instructions += n;
+        if (parent >= 0) {
+            // Wraps below zero in a piece that does not hold the parent's own
+            // span; the merged sums are exact (modulo 2^64 arithmetic).
+            acc_[open_[size_t(parent)].node].selfTime -= t;
+            if (s.start >= a && !s.foundRunning) {
+                ++c.calls;
+                ++out.thread.calls;
+            }
+        } else {
+            out.thread.frameTime += t;
+        }
     }
 
     static uint64_t clippedTime(const Span& s, uint64_t a, uint64_t b) {
@@ -375,7 +395,6 @@ public:
 
 private:
     struct Open {
-        uint64_t start, end;
         int32_t depth;
         uint32_t function;
         int32_t parent;  // index in open_ of its caller, -1: none (a root)
@@ -411,6 +430,7 @@ private:
         if (e.key == key) return e.node;
         e.key = key;
         e.node = tree.child(parent, function);
+        if (tree.size() > acc_.size()) acc_.resize(tree.size() * 2, Acc{});
         return e.node;
     }
 
@@ -426,6 +446,12 @@ private:
     const uint64_t total_;
     std::mutex& progressLock_;
     std::vector<Open> open_;
+    // The costs counted per tree node, apart from the tree's nodes: the one
+    // line of memory a span's node costs (added to the tree at the end).
+    struct Acc {
+        uint64_t totalTime = 0, selfTime = 0, selfInsns = 0, calls = 0;
+    };
+    std::vector<Acc> acc_;
     std::vector<size_t> chain_;
     static constexpr size_t kCacheSize = 4096;
     struct CacheEntry {
@@ -453,7 +479,10 @@ Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threa
     result.begin = query.begin;
     result.end = query.end;
     if (query.end <= query.begin) return result;
-    // Cut every chosen thread's spans in the range into pieces.
+    // Cut every chosen thread's spans in the range into pieces. On one thread a
+    // thread's spans are one piece: each piece builds a tree of its own, merged
+    // afterwards, which only pays where pieces run side by side.
+    const size_t pieceSpans = query.threads == 1 && !query.parallel ? SIZE_MAX : kPieceSpans;
     std::vector<Piece> pieces;
     uint64_t total = 0;
     for (const auto& [tid, store] : threads) {
@@ -465,10 +494,11 @@ Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threa
         const size_t first = query.begin == 0 ? 0 : replayStart(store, store.lowerBound(query.begin));
         if (first >= hi) continue;
         total += hi - first;
-        for (size_t lo = first; lo < hi; lo += kPieceSpans) {
+        for (size_t lo = first; lo < hi; lo += std::min(pieceSpans, hi - lo)) {
             // A piece's start that is not a depth-0 span replays from the last one before it.
             const size_t replay = lo == first ? lo : replayStart(store, lo + 1);
-            pieces.push_back({tid, &store, std::min(replay, lo), lo, std::min(hi, lo + kPieceSpans)});
+            pieces.push_back(
+                {tid, &store, std::min(replay, lo), lo, hi - lo > pieceSpans ? lo + pieceSpans : hi});
         }
     }
     std::vector<PieceResult> results(pieces.size());

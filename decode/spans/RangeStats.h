@@ -25,26 +25,32 @@
 //     span's instructions exactly (they add up to the span's count), and ranges
 //     that end where decode segments end (spans are cut at sync points) are exact.
 //     A zero-length span counts when its start lies in the range.
-//   - Calls: a span is a call when it starts in the range and the spans show its
-//     caller: a frame one level up (depth - 1) that contains it. The frames a
-//     decode found already running (the outermost frames at the start of a decode
-//     segment, after lost trace, or reached by returning past the outermost known
-//     frame) have no such frame and are not counted: the trace does not show them
-//     being entered. With coarse timing a frame found running that returns at the
-//     very instant its caller became known cannot be told apart from a call.
+//   - Callers: spans come in pre-order (FlowToSpans), so the caller of a span is
+//     the latest span before it one level up (depth - 1) that no span at that
+//     level or further out has followed since; a span marked outermost (the
+//     outermost frame at the start of a decode segment, after lost trace, or
+//     reached by returning past the outermost known frame) has none, and no
+//     span before it is open any more. Times play no part, so frames that open
+//     and close within one tick of the clock still get their own callers.
+//   - Calls: a span is a call when it starts in the range, has a caller and
+//     was not found running (Span::foundRunning: the outermost frames above, a
+//     frame resumed in another function after untraced code such as a signal
+//     handler): the trace does not show those being entered.
 //   - Recursion: a function's total time and total instructions count each stack
 //     once: frames of a function nested inside a frame of the same function add
 //     nothing to its totals (as hotspot and perf report do); self values and calls
 //     count every frame.
 //   - Depth: spans carry the depth the decoder gave them; a frame with no
-//     containing frame one level up is a root of the tree (under node 0).
+//     caller is a root of the tree (under node 0).
 //
-// Speed: the aggregation reads each span once (SpanStore::at) and keeps a stack
-// of open frames; work is cut into pieces of about a million spans (a piece
-// starts by replaying the spans back to the last outermost frame before it to
-// know its stack), aggregated on `threads` threads into one tree per piece, and
-// the trees are merged. Progress and cancellation are checked between batches
-// of spans, so a GUI runs it on a worker thread:
+// Speed: the aggregation reads each span once (SpanStore::forEach) and keeps a
+// stack of open frames; the costs of a piece are summed per tree node apart
+// from the tree (a line of memory per span). On several threads the work is cut
+// into pieces of about a million spans (a piece starts by replaying the spans
+// back to the last depth-0 or outermost frame before it to know its stack),
+// aggregated into one tree per piece, and the trees are merged; on one thread
+// each thread's spans are one piece. Progress and cancellation are checked
+// between batches of spans, so a GUI runs it on a worker thread:
 //
 //     std::atomic<bool> cancel{false};             // set from the GUI thread
 //     RangeQuery q;

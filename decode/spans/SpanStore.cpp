@@ -22,8 +22,14 @@ const char* gapReasonName(GapReason reason) {
 }
 
 namespace {
-constexpr uint32_t kMaxDepth = 0xffe;    // 12 bits, 0xfff marks a wide depth
-constexpr uint32_t kMaxInsns = 0xfffff;  // 20 bits
+constexpr uint32_t kMaxDepth = 0xffe;  // as SpanStore's, for the functions here
+constexpr uint32_t kMaxInsns = 0xfffff;
+
+inline uint32_t packedFunction(const Span& s, uint32_t gapBase) {
+    if (s.isGap()) return SpanStore::kGapFlag | (gapBase + static_cast<uint32_t>(s.gap));
+    return (s.function & SpanStore::kFunctionMask) | (s.foundRunning ? SpanStore::kFoundRunning : 0) |
+           (s.outermost ? SpanStore::kOutermost : 0);
+}
 }  // namespace
 
 // Room for `n` more spans, growing geometrically: appending many segments one by
@@ -45,7 +51,7 @@ void SpanStore::push(const Span& s, uint32_t gapBase) {
     PackedSpan p{};
     p.startOffset = static_cast<uint32_t>(start - chunks_.back().base);
     uint64_t duration = s.end > start ? s.end - start : 0;
-    p.function = s.isGap() ? kGapFlag | (gapBase + static_cast<uint32_t>(s.gap)) : (s.function & ~kGapFlag);
+    p.function = packedFunction(s, gapBase);
     bool narrow =
         duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns;
     if (narrow) {
@@ -81,8 +87,7 @@ void SpanStore::pushAll(size_t n, uint32_t gapBase, At&& at) {
         PackedSpan p;
         p.startOffset = static_cast<uint32_t>(start - base);
         const uint64_t duration = s.end > start ? s.end - start : 0;
-        p.function =
-            s.isGap() ? kGapFlag | (gapBase + static_cast<uint32_t>(s.gap)) : (s.function & ~kGapFlag);
+        p.function = packedFunction(s, gapBase);
         if (duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns)
             [[likely]] {
             p.duration = static_cast<uint32_t>(duration);
@@ -253,9 +258,18 @@ Span SpanStore::at(size_t index) const {
         s.gap = static_cast<int32_t>(p.function & ~kGapFlag);
         s.function = 0;
     } else {
-        s.function = p.function;
+        s.function = p.function & kFunctionMask;
+        s.foundRunning = (p.function & kFoundRunning) != 0;
+        s.outermost = (p.function & kOutermost) != 0;
     }
     return s;
+}
+
+void SpanStore::wideValues(size_t index, Span& s) const {
+    const WideValues& w = wide_.at(static_cast<uint32_t>(index));
+    s.end = s.start + w.duration;
+    s.instructions = w.instructions;
+    s.depth = w.depth;
 }
 
 size_t SpanStore::lowerBound(uint64_t time) const {

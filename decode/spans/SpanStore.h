@@ -45,6 +45,15 @@ struct Span {
     int32_t depth = 0;
     uint64_t instructions = 0;
     int32_t gap = -1;  // index into the owner's gaps when this span is a gap
+    // The decoder found the frame already running: no call or jump the trace
+    // shows entered it (resumed in another function after untraced code, such
+    // as a signal handler; returned into a function not on the stack), so it is
+    // not a call.
+    bool foundRunning = false;
+    // It opened on an empty stack (a thread's, a segment's or a stretch's first
+    // frame, a caller found by returning past the outermost known frame): no
+    // span before it is still open and none is its caller. Implies foundRunning.
+    bool outermost = false;
     bool isGap() const { return gap >= 0; }
     bool operator==(const Span&) const = default;
 };
@@ -56,7 +65,7 @@ struct Span {
 struct PackedSpan {
     uint32_t startOffset;  // ns after the chunk's base
     uint32_t duration;     // ns; kWide: see the side table
-    uint32_t function;     // FunctionTable id, or kGapFlag | gap index
+    uint32_t function;     // kGapFlag | gap index; else FunctionTable id | kFoundRunning | kOutermost
     uint32_t depthInsns;   // depth in the top 12 bits, instructions in the low 20; kWide: side table
 };
 static_assert(sizeof(PackedSpan) == 16);
@@ -69,6 +78,11 @@ class SpanStore {
 public:
     static constexpr uint32_t kWide = 0xffffffffu;
     static constexpr uint32_t kGapFlag = 0x80000000u;
+    // Bits of a frame's PackedSpan::function below kGapFlag: Span::foundRunning
+    // and Span::outermost; function ids are below them (half a billion).
+    static constexpr uint32_t kFoundRunning = 0x40000000u;
+    static constexpr uint32_t kOutermost = 0x20000000u;
+    static constexpr uint32_t kFunctionMask = kOutermost - 1;
 
     // Appends spans in start order (each start >= the previous one's); gap indices
     // in `spans` refer to `gaps`, which are appended too.
@@ -95,6 +109,11 @@ public:
     size_t size() const { return spans_.size(); }
     bool empty() const { return spans_.empty(); }
     Span at(size_t index) const;
+    // Calls visit(index, span) with at(from) .. at(to - 1) in turn: one chunk
+    // lookup for the lot rather than one per span, unpacked inline, for passes
+    // over millions of spans.
+    template <typename Visit>
+    void forEach(size_t from, size_t to, Visit&& visit) const;
     const std::vector<Gap>& gaps() const { return gaps_; }
     // First span whose start is >= time.
     size_t lowerBound(uint64_t time) const;
@@ -131,7 +150,10 @@ private:
         uint64_t instructions;
         int32_t depth;
     };
+    static constexpr uint32_t kMaxDepth = 0xffe;    // 12 bits, 0xfff marks a wide depth
+    static constexpr uint32_t kMaxInsns = 0xfffff;  // 20 bits
     const Chunk& chunkOf(size_t index) const;
+    void wideValues(size_t index, Span& s) const;  // duration, depth and instructions from the side table
     void push(const Span& s, uint32_t gapBase);
     template <typename At>
     void pushAll(size_t n, uint32_t gapBase, At&& at);
@@ -143,5 +165,36 @@ private:
     std::vector<Gap> gaps_;
     uint64_t lastStart_ = 0;
 };
+
+template <typename Visit>
+void SpanStore::forEach(size_t from, size_t to, Visit&& visit) const {
+    if (from >= to) return;
+    size_t chunk = size_t(&chunkOf(from) - chunks_.data());
+    size_t nextFirst = chunk + 1 < chunks_.size() ? chunks_[chunk + 1].first : SIZE_MAX;
+    uint64_t base = chunks_[chunk].base;
+    Span s;
+    for (size_t i = from; i < to; ++i) {
+        if (i >= nextFirst) [[unlikely]] {
+            ++chunk;
+            base = chunks_[chunk].base;
+            nextFirst = chunk + 1 < chunks_.size() ? chunks_[chunk + 1].first : SIZE_MAX;
+        }
+        const PackedSpan p = spans_[i];
+        s.start = base + p.startOffset;
+        if (p.duration == kWide && p.depthInsns == kWide) [[unlikely]] {
+            wideValues(i, s);
+        } else {
+            s.end = s.start + p.duration;
+            s.depth = static_cast<int32_t>(p.depthInsns >> 20);
+            s.instructions = p.depthInsns & kMaxInsns;
+        }
+        const bool gap = (p.function & kGapFlag) != 0;
+        s.gap = gap ? static_cast<int32_t>(p.function & ~kGapFlag) : -1;
+        s.function = gap ? 0 : p.function & kFunctionMask;
+        s.foundRunning = !gap && (p.function & kFoundRunning);
+        s.outermost = !gap && (p.function & kOutermost);
+        visit(i, static_cast<const Span&>(s));
+    }
+}
 
 }  // namespace auxscope

@@ -52,8 +52,13 @@ Built build(FlowToSpans& flow, uint64_t end) {
     storeSpans(taken, stores);
     Built b;
     for (auto& [tid, store] : stores) {
-        for (size_t i = 0; i < store.size(); ++i)
-            b.spans[tid].push_back(store.at(i));
+        for (size_t i = 0; i < store.size(); ++i) {
+            // How frames were entered (Span::foundRunning, outermost) is checked
+            // by FlowToSpansOrderTest; these compare times, depths and counts.
+            Span s = store.at(i);
+            s.foundRunning = s.outermost = false;
+            b.spans[tid].push_back(s);
+        }
         b.gaps[tid] = store.gaps();
     }
     return b;

@@ -28,3 +28,23 @@ add_test(NAME cli_report_bad_file COMMAND sh -c
   "printf 'not a perf file' > /tmp/auxscope-report-bad.data; $<TARGET_FILE:auxscope> report /tmp/auxscope-report-bad.data; echo exit=$?")
 set_tests_properties(cli_report_bad_file PROPERTIES PASS_REGULAR_EXPRESSION
   "auxscope report: .*auxscope-report-bad.data.*exit=1")
+
+# Golden: the range statistics of decoded auxscope-ptsynth traces equal the
+# generator's truth (calls, self and total instructions per function, whole
+# trace and ranges between PSBs), and single-stepped programs' call trees equal
+# the truth's.
+add_executable(range_stats_golden_tests ${CMAKE_CURRENT_LIST_DIR}/RangeStatsGoldenTest.cpp)
+target_link_libraries(range_stats_golden_tests PRIVATE auxscope_ptsynth auxscope_decode GTest::gtest_main)
+add_dependencies(range_stats_golden_tests auxscope-ptsynth ptsynth_prog_fib ptsynth_prog_signals
+                 ptsynth_prog_exceptions)
+target_compile_definitions(range_stats_golden_tests PRIVATE
+  AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
+  AUXSCOPE_PTSYNTH_FIB="$<TARGET_FILE:ptsynth_prog_fib>"
+  AUXSCOPE_PTSYNTH_SIGNALS="$<TARGET_FILE:ptsynth_prog_signals>"
+  AUXSCOPE_PTSYNTH_EXCEPTIONS="$<TARGET_FILE:ptsynth_prog_exceptions>")
+gtest_discover_tests(range_stats_golden_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 300)
+
+# Spans in pre-order and the frames found running (FlowToSpans, SpanStore, RangeStats).
+add_executable(flow_to_spans_order_tests ${CMAKE_CURRENT_LIST_DIR}/FlowToSpansOrderTest.cpp)
+target_link_libraries(flow_to_spans_order_tests PRIVATE auxscope_decode GTest::gtest_main)
+gtest_discover_tests(flow_to_spans_order_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)

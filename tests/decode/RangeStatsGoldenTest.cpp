@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// spans/RangeStats golden tests: the statistics of decoded auxscope-ptsynth
+// traces equal the truth the generator (or the single-stepped program) wrote.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "PtSynthTruth.h"
+#include "auxtrace/AuxTraceDecode.h"
+#include "perfdata/PerfDataReader.h"
+#include "spans/RangeStats.h"
+
+using namespace auxscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---------------------------------------------------------------- ptsynth golden
+
+int run(const std::string& command, std::string* output = nullptr) {
+    FILE* p = popen((command + " 2>&1").c_str(), "r");
+    if (!p) return -1;
+    std::string text;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, p)) > 0)
+        text.append(buffer, n);
+    const int status = pclose(p);
+    if (output) *output = text;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        char tmpl[] = "/tmp/auxscope-rangestats-XXXXXX";
+        path = mkdtemp(tmpl);
+    }
+    ~TempDir() {
+        std::error_code ec;
+        if (!::testing::Test::HasFailure()) fs::remove_all(path, ec);
+    }
+};
+
+ptsynth::Truth synthesize(const std::string& args, const fs::path& out) {
+    std::string log;
+    EXPECT_EQ(run(std::string(AUXSCOPE_PTSYNTH) + " -q -o " + out.string() + " " + args, &log), 0) << log;
+    auto truth = ptsynth::Truth::read(out.string() + ".truth");
+    EXPECT_TRUE(truth.ok()) << (truth.ok() ? "" : truth.error().message);
+    return truth.ok() ? std::move(truth.value()) : ptsynth::Truth{};
+}
+
+// What the truth says a decode that starts at instruction `from` knows about
+// instructions [from, to): the stack is rebuilt from there as a decoder does
+// (the function running at `from` is the first frame; a return past the
+// outermost known frame finds its caller one level further out), so totals
+// count what the trace shows from its sync point on. Per function name:
+// calls (frames opened by a call), self and total instructions.
+struct TruthCost {
+    uint64_t calls = 0, selfInsns = 0, totalInsns = 0;
+    bool operator==(const TruthCost&) const = default;
+};
+using TruthCosts = std::map<std::string, TruthCost>;
+
+struct GeneratedProgram {
+    std::vector<std::pair<uint64_t, std::string>> entries;  // sorted by address
+    std::string nameAt(uint64_t ip) const {
+        auto it = std::upper_bound(entries.begin(), entries.end(), std::make_pair(ip, std::string("\xff")));
+        return it == entries.begin() ? "" : std::prev(it)->second;
+    }
+};
+
+void addTruth(const ptsynth::Truth& truth, const GeneratedProgram& program, size_t from, size_t to,
+              TruthCosts& out) {
+    using Kind = ptsynth::TruthEvent::Kind;
+    // The call and return events, in order, matched to instruction pairs by (from, to).
+    std::vector<std::string> stack{program.nameAt(truth.ips[from])};
+    size_t next = 0;
+    // Events before `from`: skip those whose transfer precedes it (each event is one ip pair).
+    std::vector<const ptsynth::TruthEvent*> events;
+    for (const auto& e : truth.events)
+        if (e.kind == Kind::Call || e.kind == Kind::Ret) events.push_back(&e);
+    for (size_t i = 0; i + 1 <= from && next < events.size(); ++i)
+        if (events[next]->from == truth.ips[i] && i + 1 < truth.ips.size() &&
+            events[next]->to == truth.ips[i + 1])
+            ++next;
+    for (size_t i = from; i < to; ++i) {
+        TruthCost& self = out[stack.back()];
+        ++self.selfInsns;
+        std::set<std::string> seen;
+        for (const auto& f : stack)
+            if (seen.insert(f).second) ++out[f].totalInsns;
+        if (i + 1 >= to || next >= events.size()) continue;
+        const auto& e = *events[next];
+        if (e.from != truth.ips[i] || e.to != truth.ips[i + 1]) continue;
+        ++next;
+        if (e.kind == Kind::Call) {
+            stack.push_back(program.nameAt(e.to));
+            ++out[stack.back()].calls;
+        } else if (stack.size() > 1) {
+            stack.pop_back();
+        } else {
+            stack.back() = program.nameAt(e.to);  // the caller, found by returning to it
+        }
+    }
+}
+
+TruthCosts costsByName(const RangeStats& stats, const AuxTraceSession& session) {
+    TruthCosts out;
+    for (const auto& f : stats.functions) {
+        TruthCost& c = out[session.functions()[f.function].name];
+        c.calls += f.cost.calls;
+        c.selfInsns += f.cost.selfInsns;
+        c.totalInsns += f.cost.totalInsns;
+    }
+    return out;
+}
+
+std::string describe(const TruthCosts& got, const TruthCosts& want) {
+    std::string text;
+    std::set<std::string> names;
+    for (const auto& [n, c] : got)
+        names.insert(n);
+    for (const auto& [n, c] : want)
+        names.insert(n);
+    for (const auto& n : names) {
+        const TruthCost g = got.count(n) ? got.at(n) : TruthCost{},
+                        w = want.count(n) ? want.at(n) : TruthCost{};
+        if (g == w) continue;
+        text += n + ": calls " + std::to_string(g.calls) + "/" + std::to_string(w.calls) + " self " +
+                std::to_string(g.selfInsns) + "/" + std::to_string(w.selfInsns) + " total " +
+                std::to_string(g.totalInsns) + "/" + std::to_string(w.totalInsns) + "; ";
+    }
+    return text;
+}
+
+// Drops functions with nothing in the range (the truth map lists every name it saw).
+TruthCosts nonZero(const TruthCosts& c) {
+    TruthCosts out;
+    for (const auto& [n, v] : c)
+        if (v.calls || v.selfInsns || v.totalInsns) out[n] = v;
+    return out;
+}
+
+TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
+    TempDir dir;
+    const fs::path file = dir.path / "gen.data";
+    const ptsynth::Truth truth =
+        synthesize("--generate 1 --seed 3 --max-insns 400000 --truth-list --fine-time", file);
+    ASSERT_EQ(truth.ips.size(), truth.instructions);
+    ASSERT_GT(truth.psbs.size(), 10u) << "the generator should write many PSBs";
+    GeneratedProgram program;
+    for (const auto& f : truth.functions)
+        program.entries.push_back({f.entry, f.name});
+    std::sort(program.entries.begin(), program.entries.end());
+
+    auto reader = PerfDataReader::open(file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    // Segments of one PSB each: every sync point is a place a range may start.
+    AuxTraceOptions options;
+    options.segmentBytes = 1;
+    auto session = AuxTraceSession::open(*reader, options);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    DecodedSpans decoded = (*session)->decodeSpans({}, 0);
+    ASSERT_EQ(decoded.stats.decodeErrors, 0u);
+    ASSERT_EQ(decoded.threads.size(), 1u);
+    std::map<uint64_t, size_t> psbAt;  // perf time (== TSC here) -> instructions before it
+    for (const auto& p : truth.psbs)
+        psbAt[p.tsc] = p.instructions;
+    std::vector<std::pair<uint64_t, size_t>> cuts;  // segment start: time, instruction index
+    for (const auto& s : (*session)->segments()) {
+        auto it = psbAt.find(s.startTime);
+        ASSERT_NE(it, psbAt.end()) << "segment at " << s.startTime << " is not at a PSB of the truth";
+        cuts.push_back({s.startTime, it->second});
+    }
+    ASSERT_GT(cuts.size(), 10u);
+    cuts.push_back({UINT64_MAX, truth.ips.size()});
+    // Whole trace: the sum over the segments' truths; calls also equal the
+    // generator's own counts, less _start's one entry from the kernel (which the
+    // trace begins inside of) and the calls whose target is where a segment
+    // starts (the PSB came between the call and its first instruction: the
+    // segment after it finds the callee running, the one before it ends at the
+    // call).
+    std::map<std::string, uint64_t> acrossCuts;
+    {
+        std::set<size_t> starts;
+        for (size_t k = 1; k + 1 < cuts.size(); ++k)
+            starts.insert(cuts[k].second);
+        size_t next = 0;
+        for (size_t i = 0; i + 1 < truth.ips.size(); ++i) {
+            while (next < truth.events.size() && truth.events[next].kind != ptsynth::TruthEvent::Kind::Call &&
+                   truth.events[next].kind != ptsynth::TruthEvent::Kind::Ret)
+                ++next;
+            if (next >= truth.events.size()) break;
+            const auto& e = truth.events[next];
+            if (e.from != truth.ips[i] || e.to != truth.ips[i + 1]) continue;
+            ++next;
+            if (e.kind == ptsynth::TruthEvent::Kind::Call && starts.count(i + 1))
+                ++acrossCuts[program.nameAt(e.to)];
+        }
+    }
+    TruthCosts whole;
+    for (size_t k = 0; k + 1 < cuts.size(); ++k)
+        addTruth(truth, program, cuts[k].second, cuts[k + 1].second, whole);
+    auto all = computeRangeStats(decoded.threads, {});
+    ASSERT_TRUE(all.ok());
+    EXPECT_EQ(all->instructions(), truth.instructions);
+    const TruthCosts got = costsByName(*all, **session);
+    EXPECT_TRUE(nonZero(got) == nonZero(whole)) << describe(nonZero(got), nonZero(whole));
+    size_t called = 0;
+    for (const auto& f : truth.functions) {
+        const uint64_t want = f.calls - (f.name == "_start" ? 1 : 0) - acrossCuts[f.name];
+        EXPECT_EQ(got.count(f.name) ? got.at(f.name).calls : 0, want) << f.name;
+        called += want > 0;
+    }
+    EXPECT_GT(called, 10u);
+
+    // Sub-ranges from one sync point to another: one segment, a few, many.
+    const size_t n = cuts.size() - 1;
+    const std::vector<std::pair<size_t, size_t>> ranges{{0, 1},     {1, 2},     {2, 5},    {n / 3, n / 2},
+                                                        {n / 2, n}, {5, n - 3}, {n - 1, n}};
+    for (auto [a, b] : ranges) {
+        TruthCosts want;
+        for (size_t k = a; k < b; ++k)
+            addTruth(truth, program, cuts[k].second, cuts[k + 1].second, want);
+        RangeQuery q;
+        q.begin = cuts[a].first;
+        q.end = cuts[b].first;
+        q.threads = 2;
+        auto stats = computeRangeStats(decoded.threads, q);
+        ASSERT_TRUE(stats.ok());
+        EXPECT_EQ(stats->instructions(), cuts[b].second - cuts[a].second) << "segments " << a << "-" << b;
+        const TruthCosts part = costsByName(*stats, **session);
+        EXPECT_TRUE(nonZero(part) == nonZero(want))
+            << "segments " << a << "-" << b << ": " << describe(nonZero(part), nonZero(want));
+    }
+
+    // Decoded as one segment the whole stack is known: _start holds every instruction.
+    AuxTraceOptions one;
+    one.segmentBytes = uint64_t(1) << 40;
+    auto whole1 = AuxTraceSession::open(*reader, one);
+    ASSERT_TRUE(whole1.ok());
+    DecodedSpans decoded1 = (*whole1)->decodeSpans({}, 1);
+    auto stats1 = computeRangeStats(decoded1.threads, {});
+    ASSERT_TRUE(stats1.ok());
+    TruthCosts want1;
+    addTruth(truth, program, 0, truth.ips.size(), want1);
+    EXPECT_EQ(want1["_start"].totalInsns, truth.instructions);
+    const TruthCosts got1 = costsByName(*stats1, **whole1);
+    EXPECT_TRUE(nonZero(got1) == nonZero(want1)) << describe(nonZero(got1), nonZero(want1));
+}
+
+// ---------------------------------------------------------------- step mode: call trees
+
+// The text symbols of `exe` (nm), at the addresses the truth's mapping puts them.
+std::map<uint64_t, std::pair<uint64_t, std::string>> exeSymbols(const std::string& exe,
+                                                                const ptsynth::Truth& truth) {
+    std::map<uint64_t, std::pair<uint64_t, std::string>> symbols;
+    // A position-independent executable (ET_DYN) is moved by its mapping (its
+    // text's addresses equal their file offsets); a static one (ET_EXEC) runs
+    // at the addresses nm prints.
+    uint64_t bias = 0;
+    uint16_t type = 0;
+    if (FILE* f = std::fopen(exe.c_str(), "rb")) {
+        if (std::fseek(f, 16, SEEK_SET) != 0 || std::fread(&type, sizeof type, 1, f) != 1) type = 0;
+        std::fclose(f);
+    }
+    if (type == 3 /* ET_DYN */)
+        for (const auto& m : truth.maps)
+            if (m.path == exe) bias = m.start - m.pgoff;
+    std::string text;
+    EXPECT_EQ(run("nm -C --defined-only -S " + exe, &text), 0) << text;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t eol = std::min(text.find('\n', pos), text.size());
+        const std::string line = text.substr(pos, eol - pos);
+        pos = eol + 1;
+        unsigned long long value = 0, size = 0;
+        char type = 0;
+        int name = 0;
+        if (std::sscanf(line.c_str(), "%llx %llx %c %n", &value, &size, &type, &name) == 3 &&
+            (type == 't' || type == 'T') && size > 0) {
+            std::string n = line.substr(size_t(name));
+            if (n.find('(') != std::string::npos) n.resize(n.find('('));
+            symbols[bias + value] = {bias + value + size, n};
+        }
+    }
+    return symbols;
+}
+
+std::string baseName(std::string name) {
+    if (name.find('(') != std::string::npos) name.resize(name.find('('));
+    return name;
+}
+
+// Call tree as {stack of the program's functions (others left out) -> calls}.
+using TreeCalls = std::map<std::vector<std::string>, uint64_t>;
+
+// The truth's call tree, with the rules of PtSynthTest's truthCallTree: a call
+// opens a frame; a return closes the frame whose call precedes the return
+// address (and every frame above it); control entering a function further
+// down the stack without a call or return (a landing pad) closes the frames
+// above it; a return past the first frame finds its caller one level out.
+TreeCalls truthTree(const std::string& exe, const ptsynth::Truth& truth,
+                    const std::set<std::string>& program) {
+    const auto symbols = exeSymbols(exe, truth);
+    auto nameOf = [&](uint64_t ip) -> std::string {
+        auto it = symbols.upper_bound(ip);
+        if (it == symbols.begin()) return "";
+        --it;
+        return ip < it->second.first ? it->second.second : "";
+    };
+    struct Open {
+        std::string name;
+        uint64_t callSite;
+    };
+    std::vector<Open> stack{{nameOf(truth.ips.front()), 0}};
+    TreeCalls out;
+    auto key = [&] {
+        std::vector<std::string> k;
+        for (const auto& o : stack)
+            if (program.count(o.name)) k.push_back(o.name);
+        return k;
+    };
+    using Kind = ptsynth::TruthEvent::Kind;
+    auto isCallOrRet = [](const ptsynth::TruthEvent& e) {
+        return e.kind == Kind::Call || e.kind == Kind::Ret;
+    };
+    size_t next = 0;
+    while (next < truth.events.size() && !isCallOrRet(truth.events[next]))
+        ++next;
+    for (size_t i = 0; i + 1 < truth.ips.size(); ++i) {
+        const uint64_t from = truth.ips[i], to = truth.ips[i + 1];
+        if (next < truth.events.size() && truth.events[next].from == from && truth.events[next].to == to) {
+            const auto& e = truth.events[next];
+            do
+                ++next;
+            while (next < truth.events.size() && !isCallOrRet(truth.events[next]));
+            if (e.kind == Kind::Call) {
+                stack.push_back({nameOf(to), from});
+                if (program.count(stack.back().name)) ++out[key()];
+                continue;
+            }
+            size_t k = stack.size();
+            while (k > 0 && !(stack[k - 1].callSite < to && to - stack[k - 1].callSite <= 15))
+                --k;
+            if (k > 0)
+                stack.resize(k - 1);
+            else
+                stack.assign(1, {nameOf(to), 0});
+            if (stack.empty()) stack.push_back({nameOf(to), 0});
+            continue;
+        }
+        const std::string target = nameOf(to);
+        if (target.empty() || nameOf(from) == target) continue;
+        size_t k = stack.size();
+        while (k > 0 && stack[k - 1].name != target)
+            --k;
+        if (k > 0) stack.resize(k);
+    }
+    return out;
+}
+
+TreeCalls statsTree(const RangeStats& stats, const AuxTraceSession& session,
+                    const std::set<std::string>& program) {
+    TreeCalls out;
+    for (uint32_t n = 1; n < stats.tree.size(); ++n) {
+        const auto& node = stats.tree.nodes[n];
+        if (!node.cost.calls || !program.count(baseName(session.functions()[node.function].name))) continue;
+        std::vector<std::string> k;
+        for (uint32_t f : stats.tree.stack(n)) {
+            const std::string name = baseName(session.functions()[f].name);
+            if (program.count(name)) k.push_back(name);
+        }
+        out[k] += node.cost.calls;
+    }
+    return out;
+}
+
+std::string describe(const TreeCalls& t) {
+    std::string text;
+    for (const auto& [k, n] : t) {
+        for (const auto& f : k)
+            text += f + ">";
+        text += " x" + std::to_string(n) + "  ";
+    }
+    return text;
+}
+
+void expectCallTreeEqualsTruth(const std::string& exe, const std::string& args, const std::string& exeArgs,
+                               const std::set<std::string>& program) {
+    TempDir dir;
+    const fs::path file = dir.path / "step.data";
+    const ptsynth::Truth truth = synthesize(args + " -- " + exe + exeArgs, file);
+    ASSERT_FALSE(truth.ips.empty());
+    auto reader = PerfDataReader::open(file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto session = AuxTraceSession::open(*reader);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    DecodedSpans decoded = (*session)->decodeSpans({}, 1);
+    EXPECT_EQ(decoded.stats.decodeErrors, 0u);
+    auto stats = computeRangeStats(decoded.threads, {});
+    ASSERT_TRUE(stats.ok());
+    const TreeCalls want = truthTree(exe, truth, program);
+    const TreeCalls got = statsTree(*stats, **session, program);
+    ASSERT_FALSE(want.empty());
+    EXPECT_TRUE(got == want) << "stats: " << describe(got) << "\ntruth: " << describe(want);
+}
+
+TEST(RangeStatsGolden, StepRecursionCallTreeEqualsTruth) {
+    expectCallTreeEqualsTruth(AUXSCOPE_PTSYNTH_FIB, "--start main --max-insns 30000", " 9", {"main", "fib"});
+}
+
+TEST(RangeStatsGolden, StepExceptionsCallTreeEqualsTruth) {
+    expectCallTreeEqualsTruth(AUXSCOPE_PTSYNTH_EXCEPTIONS, "--start run_test --max-insns 400000", "",
+                              {"run_test", "main", "level1", "level2", "level3", "thrower", "rethrower"});
+}
+
+TEST(RangeStatsGolden, StepSignalsCallTreeEqualsTruth) {
+    // The handler is entered by the kernel, not by a call: it is no call in
+    // either tree (the decoder finds it running after the untraced system call).
+    expectCallTreeEqualsTruth(AUXSCOPE_PTSYNTH_SIGNALS, "--start main --max-insns 30000", "",
+                              {"main", "on_usr1", "raise", "sigemptyset"});
+}
+
+}  // namespace
