@@ -479,11 +479,16 @@ Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threa
     result.begin = query.begin;
     result.end = query.end;
     if (query.end <= query.begin) return result;
-    // Cut every chosen thread's spans in the range into pieces. On one thread a
-    // thread's spans are one piece: each piece builds a tree of its own, merged
-    // afterwards, which only pays where pieces run side by side.
-    const size_t pieceSpans = query.threads == 1 && !query.parallel ? SIZE_MAX : kPieceSpans;
-    std::vector<Piece> pieces;
+    // Cut every chosen thread's spans in the range into pieces. Each piece
+    // builds a tree of its own, merged afterwards, which only pays where pieces
+    // run side by side: on one thread a thread's spans are one piece, on N a
+    // piece is about a million spans or 1/4N of them all, whichever is more.
+    struct Range {
+        int32_t tid;
+        const SpanStore* store;
+        size_t first, hi;
+    };
+    std::vector<Range> ranges;
     uint64_t total = 0;
     for (const auto& [tid, store] : threads) {
         if (!query.tids.empty() && std::find(query.tids.begin(), query.tids.end(), tid) == query.tids.end())
@@ -494,13 +499,22 @@ Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threa
         const size_t first = query.begin == 0 ? 0 : replayStart(store, store.lowerBound(query.begin));
         if (first >= hi) continue;
         total += hi - first;
-        for (size_t lo = first; lo < hi; lo += std::min(pieceSpans, hi - lo)) {
-            // A piece's start that is not a depth-0 span replays from the last one before it.
-            const size_t replay = lo == first ? lo : replayStart(store, lo + 1);
-            pieces.push_back(
-                {tid, &store, std::min(replay, lo), lo, hi - lo > pieceSpans ? lo + pieceSpans : hi});
-        }
+        ranges.push_back({tid, &store, first, hi});
     }
+    const unsigned workers = query.parallel  ? std::max(1u, query.threads)
+                             : query.threads ? query.threads
+                                             : std::max(1u, std::thread::hardware_concurrency());
+    const size_t pieceSpans = workers == 1 && !query.parallel
+                                  ? SIZE_MAX
+                                  : std::max<size_t>(kPieceSpans, size_t(total / (uint64_t(workers) * 4)));
+    std::vector<Piece> pieces;
+    for (const Range& r : ranges)
+        for (size_t lo = r.first; lo < r.hi; lo += std::min(pieceSpans, r.hi - lo)) {
+            // A piece's start that is not a depth-0 span replays from the last one before it.
+            const size_t replay = lo == r.first ? lo : replayStart(*r.store, lo + 1);
+            pieces.push_back(
+                {r.tid, r.store, std::min(replay, lo), lo, r.hi - lo > pieceSpans ? lo + pieceSpans : r.hi});
+        }
     std::vector<PieceResult> results(pieces.size());
     std::atomic<uint64_t> done{0};
     std::mutex progressLock;
