@@ -14,6 +14,7 @@
 
 #include "EtmSnapPerfData.h"
 #include "TestData.h"
+#include "TestSupport.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "auxtrace/EtmAuxTrace.h"
 #include "auxtrace/LiveTraceDecoder.h"
@@ -300,13 +301,8 @@ TEST(LiveDecode, CoreSightReplayDecodesWhileReplaying) {
 TEST(LiveDecode, CoreSightSharedSinkDecodesWhileReplaying) {
     AUXSCOPE_NEED_TEST_DATA();
     const std::string snap = auxscope::test_support::testDataPath("coresight/opencsd-snapshots/juno_r1_1");
-    const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("auxscope-live-etm-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    struct Cleanup {
-        std::filesystem::path d;
-        ~Cleanup() { std::filesystem::remove_all(d); }
-    } cleanup{dir};
+    const test_support::TempDir tmp("live-etm");
+    const std::filesystem::path& dir = tmp.path;
     etmsnap::SnapPerfDataOptions so;
     so.copies = 3;
     const std::string path = (dir / "juno.data").string();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "PtSynthTruth.h"
+#include "TestSupport.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "perfdata/PerfDataReader.h"
 #include "spans/RangeStats.h"
@@ -26,29 +27,10 @@ namespace {
 // ---------------------------------------------------------------- ptsynth golden
 
 int run(const std::string& command, std::string* output = nullptr) {
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    std::string text;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, p)) > 0)
-        text.append(buffer, n);
-    const int status = pclose(p);
-    if (output) *output = text;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_support::runCommand(command, output, true);
 }
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/auxscope-rangestats-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!::testing::Test::HasFailure()) fs::remove_all(path, ec);
-    }
-};
+using test_support::TempDir;
 
 ptsynth::Truth synthesize(const std::string& args, const fs::path& out) {
     std::string log;
@@ -151,7 +133,7 @@ TruthCosts nonZero(const TruthCosts& c) {
 }
 
 TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
-    TempDir dir;
+    TempDir dir{"rangestats"};
     const fs::path file = dir.path / "gen.data";
     const ptsynth::Truth truth =
         synthesize("--generate 1 --seed 3 --max-insns 400000 --truth-list --fine-time", file);
@@ -397,7 +379,7 @@ std::string describe(const TreeCalls& t) {
 
 void expectCallTreeEqualsTruth(const std::string& exe, const std::string& args, const std::string& exeArgs,
                                const std::set<std::string>& program) {
-    TempDir dir;
+    TempDir dir{"rangestats"};
     const fs::path file = dir.path / "step.data";
     const ptsynth::Truth truth = synthesize(args + " -- " + exe + exeArgs, file);
     ASSERT_FALSE(truth.ips.empty());

@@ -17,21 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "TestSupport.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
 int run(const std::string& command, std::string* out, bool withStderr = false) {
-    FILE* p = popen((command + (withStderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
-    if (!p) return -1;
-    std::string text;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, p)) > 0)
-        text.append(buffer, n);
-    const int status = pclose(p);
-    if (out) *out = text;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return auxscope::test_support::runCommand(command, out, withStderr);
 }
 
 struct Row {

@@ -29,6 +29,7 @@
 #include "EtmRawPerfData.h"
 #include "EtmSnapPerfData.h"
 #include "TestData.h"
+#include "TestSupport.h"
 #include "etm/EtmSession.h"
 #include "etm/EtmSnapshotDecode.h"
 #include "etm/EtmSyncIndex.h"
@@ -252,12 +253,8 @@ class EtmSharedSink : public ::testing::TestWithParam<const char*> {};
 TEST_P(EtmSharedSink, DecodedPerTraceIdAndCutAtEachIdsSyncPoints) {
     AUXSCOPE_NEED_TEST_DATA();
     const std::string snap = testDataPath(std::string("coresight/opencsd-snapshots/") + GetParam());
-    const fs::path dir = fs::temp_directory_path() / ("auxscope-etm-shared-" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    struct Cleanup {
-        fs::path d;
-        ~Cleanup() { fs::remove_all(d); }
-    } cleanup{dir};
+    const test_support::TempDir tmp("etm-shared");
+    const std::filesystem::path& dir = tmp.path;
     constexpr unsigned kShared = 3;
     etmsnap::SnapPerfDataOptions o;
     o.copies = kShared;
@@ -314,10 +311,11 @@ TEST_P(EtmSharedSink, DecodedPerTraceIdAndCutAtEachIdsSyncPoints) {
             most = std::max(most, n);
         EXPECT_GT(segmentsPerId.size(), 1u);  // the IDs decode apart
         EXPECT_GE(spans.stats.segments, segmentsPerId.size());
-        if (segmentBytes == 1 && std::string(GetParam()) == "juno_r1_1")
+        if (segmentBytes == 1 && std::string(GetParam()) == "juno_r1_1") {
             EXPECT_GT(most, size_t(kShared));  // ETMv4: cut inside the shared buffers
-        else if (segmentBytes == 1)
+        } else if (segmentBytes == 1) {
             EXPECT_EQ(most, size_t(kShared));  // ETMv3/PTM (TC2): cut at buffers only (see EtmSession)
+        }
     }
 }
 
@@ -331,12 +329,8 @@ TEST(EtmSyncScannerTest, FindsWhatTheIndexFindsInTransfersOfAnySize) {
     AUXSCOPE_NEED_TEST_DATA();
     for (const char* name : {"juno_r1_1", "TC2", "bugfix-exact-match"}) {
         const std::string snap = testDataPath(std::string("coresight/opencsd-snapshots/") + name);
-        const fs::path dir = fs::temp_directory_path() / ("auxscope-etm-scan-" + std::to_string(getpid()));
-        fs::create_directories(dir);
-        struct Cleanup {
-            fs::path d;
-            ~Cleanup() { fs::remove_all(d); }
-        } cleanup{dir};
+        const test_support::TempDir tmp("etm-scan");
+        const std::filesystem::path& dir = tmp.path;
         etmsnap::SnapPerfDataOptions o;
         o.copies = 2;
         const std::string path = (dir / "two.data").string();
@@ -399,12 +393,8 @@ TEST(EtmSyncScannerTest, FindsWhatTheIndexFindsInTransfersOfAnySize) {
 TEST(EtmTimestamps, TimeConvTurnsTraceTimestampsIntoPerfTime) {
     AUXSCOPE_NEED_TEST_DATA();
     const std::string snap = testDataPath("coresight/opencsd-snapshots/TC2");
-    const fs::path dir = fs::temp_directory_path() / ("auxscope-etm-ts-" + std::to_string(getpid()));
-    fs::create_directories(dir);
-    struct Cleanup {
-        fs::path d;
-        ~Cleanup() { fs::remove_all(d); }
-    } cleanup{dir};
+    const test_support::TempDir tmp("etm-ts");
+    const std::filesystem::path& dir = tmp.path;
     // The timestamps, per trace ID, from the snapshot's packet listing ("TS=0x...").
     std::ostringstream listing;
     ASSERT_TRUE(etm::decodeSnapshot(snap, etm::EtmOutputFormat::Packets, listing));
@@ -454,7 +444,9 @@ TEST(EtmTimestamps, TimeConvTurnsTraceTimestampsIntoPerfTime) {
         std::printf("TC2 trace ID 0x%x: %zu timestamps, %" PRIu64 " ranges, %" PRIu64
                     " timed by them (perf time %" PRIu64 "..%" PRIu64 ")\n",
                     unsigned(id), ts.size(), ranges[id], stamped[id], *ts.begin(), *ts.rbegin());
-        if (ranges[id]) EXPECT_GT(stamped[id], ranges[id] / 2) << "trace ID " << unsigned(id);
+        if (ranges[id]) {
+            EXPECT_GT(stamped[id], ranges[id] / 2) << "trace ID " << unsigned(id);
+        }
     }
 }
 

@@ -7,7 +7,7 @@ gtest_discover_tests(range_stats_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 1
 
 # `auxscope report` on a generated trace: text, csv and json parse and agree.
 add_executable(report_cli_tests ${CMAKE_CURRENT_LIST_DIR}/ReportCliTest.cpp)
-target_link_libraries(report_cli_tests PRIVATE Qt6::Core GTest::gtest_main)
+target_link_libraries(report_cli_tests PRIVATE Qt6::Core auxscope_test_data GTest::gtest_main)
 add_dependencies(report_cli_tests auxscope auxscope-ptsynth)
 target_compile_definitions(report_cli_tests PRIVATE
   AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>" AUXSCOPE_BIN="$<TARGET_FILE:auxscope>")
@@ -34,7 +34,7 @@ set_tests_properties(cli_report_bad_file PROPERTIES PASS_REGULAR_EXPRESSION
 # trace and ranges between PSBs), and single-stepped programs' call trees equal
 # the truth's.
 add_executable(range_stats_golden_tests ${CMAKE_CURRENT_LIST_DIR}/RangeStatsGoldenTest.cpp)
-target_link_libraries(range_stats_golden_tests PRIVATE auxscope_ptsynth auxscope_decode GTest::gtest_main)
+target_link_libraries(range_stats_golden_tests PRIVATE auxscope_ptsynth auxscope_decode auxscope_test_data GTest::gtest_main)
 add_dependencies(range_stats_golden_tests auxscope-ptsynth ptsynth_prog_fib ptsynth_prog_signals
                  ptsynth_prog_exceptions)
 target_compile_definitions(range_stats_golden_tests PRIVATE

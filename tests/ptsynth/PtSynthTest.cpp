@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "PtSynthTruth.h"
+#include "TestSupport.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtConfig.h"
@@ -30,30 +31,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/auxscope-ptsynth-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        if (!::testing::Test::HasFailure()) fs::remove_all(path, ec);
-    }
-};
+using test_support::TempDir;
 
 // Runs a shell command; returns its exit status and stdout+stderr.
 int run(const std::string& command, std::string* output = nullptr) {
-    FILE* p = popen((command + " 2>&1").c_str(), "r");
-    if (!p) return -1;
-    std::string text;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, p)) > 0)
-        text.append(buffer, n);
-    const int status = pclose(p);
-    if (output) *output = text;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_support::runCommand(command, output, true);
 }
 
 std::string ptsynth() {
@@ -419,7 +401,7 @@ std::string describe(const std::multiset<TreeFrame>& frames) {
 // ---------------------------------------------------------------- step mode
 
 TEST(PtSynthStep, StaticProgramFromItsFirstInstruction) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     // Small PSB period and chunks: many PSB+ (FUP, return stack reset) and
     // several AUXTRACE records, each starting at a PSB.
     const Truth truth =
@@ -433,7 +415,7 @@ TEST(PtSynthStep, StaticProgramFromItsFirstInstruction) {
 }
 
 TEST(PtSynthStep, RecursionFromMainToExit) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const Truth truth =
         synthesize("--start main --max-insns 30000 -- " AUXSCOPE_PTSYNTH_FIB " 12", dir.path / "fib.data");
     ASSERT_LT(truth.instructions, 30000u) << "fib(12) should end well within the limit";
@@ -452,7 +434,7 @@ TEST(PtSynthStep, RecursionFromMainToExit) {
 }
 
 TEST(PtSynthStep, RecursionWithoutReturnCompression) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const Truth truth = synthesize("--noretcomp --start main --max-insns 30000 -- " AUXSCOPE_PTSYNTH_FIB " 9",
                                    dir.path / "fib.data");
     auto reader = PerfDataReader::open((dir.path / "fib.data").string());
@@ -465,7 +447,7 @@ TEST(PtSynthStep, RecursionWithoutReturnCompression) {
 }
 
 TEST(PtSynthStep, JumpTableAndFunctionPointers) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const Truth truth = synthesize("--start main --max-insns 30000 -- " AUXSCOPE_PTSYNTH_SWITCH " 200",
                                    dir.path / "switch.data");
     ASSERT_LT(truth.instructions, 30000u);
@@ -474,7 +456,7 @@ TEST(PtSynthStep, JumpTableAndFunctionPointers) {
 }
 
 TEST(PtSynthStep, SignalHandlers) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const Truth truth =
         synthesize("--start main --max-insns 30000 -- " AUXSCOPE_PTSYNTH_SIGNALS, dir.path / "signals.data");
     EXPECT_EQ(truth.signals, 4u);
@@ -487,7 +469,7 @@ TEST(PtSynthStep, SignalHandlers) {
 }
 
 TEST(PtSynthStep, DynamicallyLinkedCallsIntoLibc) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const Truth truth =
         synthesize("--start main --max-insns 30000 -- " AUXSCOPE_PTSYNTH_DYNAMIC, dir.path / "dynamic.data");
     bool libc = false;
@@ -498,7 +480,7 @@ TEST(PtSynthStep, DynamicallyLinkedCallsIntoLibc) {
 }
 
 TEST(PtSynthStep, DynamicLinkerMapsLibcWhileTraced) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     // From exec: ld.so maps libc in the middle of the trace (MMAP2 then, and a
     // TSC before the TIP.PGE that follows, so perf applies the map in time).
     const Truth truth =
@@ -513,7 +495,7 @@ TEST(PtSynthStep, DynamicLinkerMapsLibcWhileTraced) {
 // restoring the stack pointer) into each landing pad, and the cleanup pads call
 // _Unwind_Resume, so a frame ends at a jump into a function further down.
 TEST(PtSynthStep, CxxExceptionsUnwindThroughDestructors) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const fs::path file = dir.path / "exceptions.data";
     // Traced from run_test (ld.so's start-up is not) to the exit: ~190k
     // instructions, most of them the unwinder's (~40k per throw).
@@ -537,7 +519,7 @@ TEST(PtSynthStep, CxxExceptionsUnwindThroughDestructors) {
 // control jumps to a landing pad further down (not replaced like a tail call,
 // which would leave the frames above it open and push later calls ever deeper).
 TEST(PtSynthStep, CxxExceptionsCallTreeClosesUnwoundFrames) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const fs::path file = dir.path / "exceptions.data";
     const Truth truth =
         synthesize("--start run_test --max-insns 400000 -- " AUXSCOPE_PTSYNTH_EXCEPTIONS, file);
@@ -556,7 +538,7 @@ TEST(PtSynthStep, CxxExceptionsCallTreeClosesUnwoundFrames) {
 }
 
 TEST(PtSynthStep, MissingCommandIsAnError) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     std::string log;
     EXPECT_NE(run(ptsynth() + " -o " + (dir.path / "x.data").string() + " -- /nonexistent/program", &log), 0);
     EXPECT_NE(log.find("cannot run '/nonexistent/program'"), std::string::npos) << log;
@@ -565,7 +547,7 @@ TEST(PtSynthStep, MissingCommandIsAnError) {
 // ---------------------------------------------------------------- generator mode
 
 TEST(PtSynthGenerate, OneMegabyteDecodesToTheTruthSummary) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const fs::path file = dir.path / "gen.data";
     const Truth truth = synthesize("--generate 1 --seed 7", file);
     ASSERT_GT(truth.instructions, 100000u);
@@ -612,7 +594,7 @@ TEST(PtSynthGenerate, OneMegabyteDecodesToTheTruthSummary) {
 }
 
 TEST(PtSynthGenerate, PerfAgreesInstructionByInstruction) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const fs::path file = dir.path / "gen.data";
     const Truth truth = synthesize("--generate 1 --seed 11 --max-insns 100000 --truth-list", file);
     EXPECT_EQ(truth.instructions, 100000u);
@@ -620,7 +602,7 @@ TEST(PtSynthGenerate, PerfAgreesInstructionByInstruction) {
 }
 
 TEST(PtSynthGenerate, UncompressedReturnsNoMtcFrequentPsb) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const fs::path file = dir.path / "gen.data";
     const Truth truth = synthesize(
         "--generate 1 --seed 13 --max-insns 50000 --truth-list --noretcomp --no-mtc --psb-period 128", file);
@@ -630,7 +612,7 @@ TEST(PtSynthGenerate, UncompressedReturnsNoMtcFrequentPsb) {
 // The generated program is real code: running it under single-step takes the
 // path the generator walked.
 TEST(PtSynthGenerate, GeneratedProgramRunsTheSamePath) {
-    TempDir dir;
+    TempDir dir{"ptsynth"};
     const Truth walked = synthesize("--generate 1 --seed 5 --max-insns 20000", dir.path / "gen.data");
     const Truth stepped =
         synthesize("--max-insns 20000 -- " + (dir.path / "gen-code.elf").string(), dir.path / "step.data");

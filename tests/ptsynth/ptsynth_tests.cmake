@@ -14,7 +14,7 @@ add_executable(ptsynth_prog_exceptions ${CMAKE_CURRENT_LIST_DIR}/programs/except
 target_compile_options(ptsynth_prog_exceptions PRIVATE -O1)
 
 add_executable(ptsynth_tests ${CMAKE_CURRENT_LIST_DIR}/PtSynthTest.cpp)
-target_link_libraries(ptsynth_tests PRIVATE auxscope_ptsynth auxscope_decode GTest::gtest_main)
+target_link_libraries(ptsynth_tests PRIVATE auxscope_ptsynth auxscope_decode auxscope_test_data GTest::gtest_main)
 add_dependencies(ptsynth_tests auxscope-ptsynth ptsynth_prog_fib ptsynth_prog_switch_calls
                  ptsynth_prog_signals ptsynth_prog_dynamic ptsynth_prog_exceptions)
 target_compile_definitions(ptsynth_tests PRIVATE
