@@ -117,21 +117,16 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
                     // ends it, possibly the A-sync a cut starts at: the segment before the cut
                     // would drop it and the one after never sees it (TC2's PTM lost 3 ranges a
                     // copy). Only ETMv4 and ETE buffers are cut inside.
-                    const uint8_t cutId = traceId >= 0     ? uint8_t(traceId)
-                                          : b.byId.empty() ? 0
-                                                           : b.byId.begin()->first;
-                    const EtmSourceConfig* cutSource = cpu.sourceOfTraceId(cutId);
-                    if (!cutSource || (cutSource->protocol != EtmProtocol::EtmV4 &&
-                                       cutSource->protocol != EtmProtocol::Ete))
+                    // Decoding every ID (-1), the ring's buffers hold one ID each: its points.
+                    auto points = traceId >= 0 ? b.byId.find(uint8_t(traceId)) : b.byId.begin();
+                    if (points == b.byId.end()) continue;
+                    const EtmSourceConfig* source = cpu.sourceOfTraceId(points->first);
+                    if (!source ||
+                        (source->protocol != EtmProtocol::EtmV4 && source->protocol != EtmProtocol::Ete))
                         continue;
-                    if (traceId < 0) {
-                        for (uint64_t cut : b.cuts)
-                            if (cut > run.begin && cut < run.end) starts.push_back({cut, false});
-                    } else if (auto it = b.byId.find(uint8_t(traceId)); it != b.byId.end()) {
-                        for (const EtmSyncPoint& p : it->second)
-                            if (p.clean && p.offset > b.begin && p.offset > run.begin && p.offset < run.end)
-                                starts.push_back({p.offset, false});
-                    }
+                    for (const EtmSyncPoint& p : points->second)
+                        if (p.clean && p.offset > b.begin && p.offset > run.begin && p.offset < run.end)
+                            starts.push_back({p.offset, false});
                 }
                 std::stable_sort(starts.begin(), starts.end(),
                                  [](const Start& a, const Start& b) { return a.offset < b.offset; });
