@@ -39,7 +39,10 @@ detail = cause.
   --decode        decode Intel PT (default when the file has Intel PT data)
   --no-decode     do not decode: scheduling, samples and losses only
   --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
-  --time A-B      decode only [A, B] in perf time (ns; either side may be empty)
+  --time A-B      only [A, B] in perf time (ns; either side may be empty): only
+                  that window is decoded, and the run slices and spans that
+                  overlap it are exported clipped to it, with the samples, losses
+                  and counter points inside it (what the GUI's "Export range" writes)
   --symfs DIR     look for mapped files under DIR first
   --vmlinux FILE  kernel code and symbols (see auxscope decode --help)
   --kcore DIR|FILE  kernel code from a kcore copy, names from its kallsyms
@@ -137,6 +140,10 @@ int runExportCommand(const std::vector<std::string>& args) {
                 options.spans = &view;
             }
         }
+    }
+    if (selection.window.begin != 0 || selection.window.end != UINT64_MAX) {
+        options.begin = selection.window.begin;
+        options.end = selection.window.end == UINT64_MAX ? UINT64_MAX : selection.window.end + 1;  // [A, B]
     }
     auto written =
         format == "csv" ? exportCsv(model, output, options) : exportPerfetto(model, output, options);

@@ -622,6 +622,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     }
     p.setClipping(false);
     paintAxis(p);
+    paintOverlays(p);
     if (hasFocus()) {
         p.setPen(QPen(palette().highlight().color(), 1));
         p.drawRect(rect().adjusted(0, 0, -1, -1));
@@ -961,6 +962,11 @@ void TimelineView::paintThreadRows(QPainter& p, size_t thread, int firstRow, int
                 p.fillRect(r, gapBrush);
             else
                 p.fillRect(r, gapHatchColor());
+        } else if (!highlight_.empty() && (function >= highlight_.size() || !highlight_[function])) {
+            // A search is on and this is not a hit: faded, as Perfetto draws slices that do not match.
+            const QColor c = colorOf(function);
+            p.fillRect(r,
+                       QColor((c.red() + 3 * 245) / 4, (c.green() + 3 * 245) / 4, (c.blue() + 3 * 245) / 4));
         } else {
             p.fillRect(r, colorOf(function));
         }
@@ -1437,10 +1443,29 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
             vbar_->setValue(vbar_->value() + vbar_->pageStep());
             break;
         case Qt::Key_Escape:
+            // Perfetto: Esc clears the selection, whatever it is (and the keys' overlay).
+            helpVisible_ = false;
             selected_ = {};
+            clearTimeSelection();
             update();
             break;
+        case Qt::Key_F:
+            focusSelection();
+            break;
+        case Qt::Key_M:
+            toggleMark();
+            break;
+        case Qt::Key_Question:
+            setKeysHelpVisible(!helpVisible_);
+            break;
+        case Qt::Key_Slash:
+            emit searchRequested();
+            break;
         default:
+            if (e->text() == "?") {
+                setKeysHelpVisible(!helpVisible_);
+                break;
+            }
             QWidget::keyPressEvent(e);
             return;
     }
@@ -1453,6 +1478,11 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
     pressed_ = true;
     dragged_ = false;
     pressPos_ = e->position().toPoint();
+    // Shift+drag in the tracks or any drag on the time axis selects a range (Perfetto).
+    rangeDrag_ = data_ && pressPos_.x() >= kLabelWidth &&
+                 ((e->modifiers() & Qt::ShiftModifier) || pressPos_.y() < kAxisHeight);
+    pressTime_ =
+        timeAt(std::clamp(double(pressPos_.x()), double(kLabelWidth), double(kLabelWidth + plotWidth())));
     pressBegin_ = viewBegin_, pressEnd_ = viewEnd_;
     pressScroll_ = vbar_->value();
 }
@@ -1464,6 +1494,17 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     const QPoint delta = pos - pressPos_;
     if (!dragged_ && delta.manhattanLength() < 4) return;
     dragged_ = true;
+    if (rangeDrag_) {
+        setCursor(Qt::IBeamCursor);
+        const uint64_t t =
+            timeAt(std::clamp(double(pos.x()), double(kLabelWidth), double(kLabelWidth + plotWidth())));
+        selBegin_ = std::min(t, pressTime_), selEnd_ = std::max(t, pressTime_);
+        if (selEnd_ == selBegin_) ++selEnd_;
+        rangeChosenLast_ = true;
+        update();
+        emit timeSelectionDragged(selBegin_, selEnd_);
+        return;
+    }
     setCursor(Qt::ClosedHandCursor);
     const double dt = double(delta.x()) * double(pressEnd_ - pressBegin_) / plotWidth();
     const double begin = std::max(0.0, double(pressBegin_) - dt);
@@ -1478,8 +1519,16 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     if (e->button() != Qt::LeftButton || !pressed_) return;
     pressed_ = false;
     unsetCursor();
+    if (dragged_ && rangeDrag_) {
+        rangeDrag_ = false;
+        emit timeSelectionChanged(selBegin_, selEnd_);
+        return;
+    }
+    rangeDrag_ = false;
     if (dragged_) return;
+    if (e->position().y() < kAxisHeight) return;  // a click on the axis selects nothing
     selected_ = hitAt(e->position().toPoint());
+    if (selected_.valid()) rangeChosenLast_ = false;
     update();
     if (selected_.valid()) emit spanSelected(selected_);
 }
@@ -1508,6 +1557,248 @@ bool TimelineView::event(QEvent* e) {
     if (e->type() == QEvent::Leave) lastMouse_ = {-1, -1};
     if (e->type() == QEvent::FocusIn || e->type() == QEvent::FocusOut) update();
     return QWidget::event(e);
+}
+
+// ---- Range selection, marks, search highlights ----
+
+std::optional<TimelineView::Range> TimelineView::timeSelection() const {
+    if (selEnd_ <= selBegin_) return std::nullopt;
+    return Range{selBegin_, selEnd_};
+}
+
+void TimelineView::setTimeSelection(uint64_t begin, uint64_t end) {
+    if (end <= begin) begin = end = 0;
+    if (begin == selBegin_ && end == selEnd_) return;
+    selBegin_ = begin, selEnd_ = end;
+    if (end > begin) rangeChosenLast_ = true;
+    update();
+    emit timeSelectionChanged(begin, end);
+}
+
+void TimelineView::zoomTo(uint64_t begin, uint64_t end, double margin) {
+    if (!data_) return;
+    const uint64_t w = std::max<uint64_t>(end > begin ? end - begin : 1, 1);
+    const uint64_t m = std::max<uint64_t>(uint64_t(double(w) * margin), 1);
+    follow_ = false;
+    setVisibleRange(begin > m ? begin - m : 0, end + m);
+}
+
+void TimelineView::focusSelection() {
+    if (rangeChosenLast_ || !selected_.valid()) {
+        if (auto r = timeSelection()) return zoomTo(r->begin, r->end);
+    }
+    if (selected_.valid()) zoomTo(selected_.start, std::max(selected_.end, selected_.start + 1));
+}
+
+bool TimelineView::toggleMark() {
+    Range r;
+    if (auto sel = timeSelection(); sel && (rangeChosenLast_ || !selected_.valid()))
+        r = *sel;
+    else if (selected_.valid())
+        r = {selected_.start, selected_.end};
+    else
+        return false;
+    auto same = std::find_if(marks_.begin(), marks_.end(),
+                             [&](const Range& m) { return m.begin == r.begin && m.end == r.end; });
+    const bool added = same == marks_.end();
+    if (added)
+        marks_.push_back(r);
+    else
+        marks_.erase(same);
+    update();
+    emit marksChanged();
+    return added;
+}
+
+QString TimelineView::keysHelp() {
+    return QStringLiteral(
+        "Ctrl+wheel, W / S\tzoom around the mouse\n"
+        "A / D, drag\tpan\n"
+        "wheel, Up / Down\tscroll the tracks\n"
+        "0, Home\tshow everything\n"
+        "click\tselect a span (details, code)\n"
+        "double-click\tzoom to a span\n"
+        "Shift+drag, drag on the axis\tselect a time range (statistics)\n"
+        "F\tzoom to the selection\n"
+        "M\tmark / unmark the selection\n"
+        "Esc\tclear the selection\n"
+        "/\tsearch functions and threads\n"
+        "Enter / Shift+Enter\tnext / previous hit\n"
+        "?\tthis help");
+}
+
+void TimelineView::setKeysHelpVisible(bool on) {
+    if (helpVisible_ == on) return;
+    helpVisible_ = on;
+    update();
+}
+
+bool TimelineView::selectSpan(int32_t tid, size_t index) {
+    if (!data_) return false;
+    for (size_t i = 0; i < data_->threads.size(); ++i) {
+        const auto& th = data_->threads[i];
+        if (th.tid != tid || index >= th.spans.size()) continue;
+        TimelineHit hit;
+        hit.kind = TimelineHit::ThreadSpan;
+        hit.index = index;
+        hit.span = th.spans.at(index);
+        hit.pid = th.pid, hit.tid = th.tid;
+        hit.threadName = QString::fromStdString(th.name);
+        hit.start = hit.span.start, hit.end = hit.span.end;
+        if (hit.span.isGap()) {
+            const Gap& g = th.spans.gaps()[size_t(hit.span.gap)];
+            hit.gapReason = QString::fromUtf8(gapReasonName(g.reason));
+            hit.gapDetail = QString::fromStdString(g.detail);
+        } else {
+            hit.function = functionName(hit.span.function);
+            if (data_->functions && hit.span.function < data_->functions->size())
+                hit.file = QString::fromStdString((*data_->functions)[hit.span.function].file);
+        }
+        selected_ = hit;
+        rangeChosenLast_ = false;
+        update();
+        emit spanSelected(selected_);
+        return true;
+    }
+    return false;
+}
+
+const TimelineView::Track* TimelineView::trackOfThread(int32_t tid, int depth) const {
+    if (!data_) return nullptr;
+    const Track* header = nullptr;
+    for (const Track& t : tracks_) {
+        const bool mine = (t.thread != kNoThread && t.kind != Track::Cpu && t.kind != Track::ProcessHeader &&
+                           data_->threads.size() > t.thread && data_->threads[t.thread].tid == tid) ||
+                          (t.kind == Track::ThreadHeader && t.lane >= 0 && data_->lanes &&
+                           data_->lanes->threads[size_t(t.lane)].tid == tid);
+        if (!mine) continue;
+        if (t.kind == Track::ThreadHeader) header = &t;
+        if (t.kind == Track::ThreadRow && t.depth == depth) return &t;
+    }
+    return header;
+}
+
+void TimelineView::scrollToThread(int32_t tid, int depth) {
+    const Track* t = trackOfThread(tid, depth);
+    if (!t) return;
+    const int visible = std::max(0, height() - kAxisHeight);
+    const int y = t->y, v = vbar_->value();
+    if (y < v || y + t->height > v + visible) vbar_->setValue(std::max(0, y - visible / 3));
+}
+
+void TimelineView::setHighlight(std::vector<bool> functions, std::set<int32_t> threads) {
+    highlight_ = std::move(functions);
+    highlightThreads_ = std::move(threads);
+    update();
+}
+
+void TimelineView::paintOverlays(QPainter& p) {
+    const int plotRight = kLabelWidth + plotWidth();
+    const QRect plot(kLabelWidth, 0, plotWidth(), height());
+    p.save();
+    p.setClipRect(plot);
+    // Threads whose names a search matched: their labels outlined.
+    if (!highlightThreads_.empty() && data_) {
+        const int top = contentTop();
+        p.setClipping(false);
+        for (const Track& t : tracks_) {
+            if (t.kind != Track::ThreadHeader) continue;
+            int32_t tid = -1;
+            if (t.lane >= 0 && data_->lanes)
+                tid = data_->lanes->threads[size_t(t.lane)].tid;
+            else if (t.thread != kNoThread)
+                tid = data_->threads[t.thread].tid;
+            if (!highlightThreads_.count(tid)) continue;
+            const int y = top + t.y;
+            if (y + t.height < kAxisHeight || y > height()) continue;
+            p.setPen(QPen(QColor(255, 140, 0), 2));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(QRect(1, std::max(y, kAxisHeight) + 1, kLabelWidth - 3, t.height - 2));
+        }
+        p.setClipRect(plot);
+    }
+    // Marks: amber areas over the tracks, flags on the axis.
+    const QColor amber(230, 150, 0);
+    for (const Range& m : marks_) {
+        const double x0 = xOf(m.begin), x1 = xOf(m.end);
+        if (x1 < kLabelWidth || x0 > plotRight) continue;
+        if (x1 - x0 >= 1) {
+            QColor area = amber;
+            area.setAlpha(40);
+            p.fillRect(QRectF(x0, kAxisHeight, x1 - x0, height() - kAxisHeight), area);
+        }
+        p.setPen(QPen(amber, 1, Qt::DashLine));
+        p.drawLine(QPointF(x0, kAxisHeight), QPointF(x0, height()));
+        if (x1 - x0 >= 1) p.drawLine(QPointF(x1, kAxisHeight), QPointF(x1, height()));
+        QPolygonF flag;
+        flag << QPointF(x0, 2) << QPointF(x0 + 9, 6) << QPointF(x0, 10);
+        p.setPen(QPen(amber.darker(120), 1));
+        p.setBrush(amber);
+        p.drawLine(QPointF(x0, 2), QPointF(x0, kAxisHeight - 1));
+        p.drawPolygon(flag);
+        p.setBrush(Qt::NoBrush);
+    }
+    // The selected range: a blue band, its ends, and its length on the axis.
+    if (auto sel = timeSelection()) {
+        const double x0 = xOf(sel->begin), x1 = std::max(xOf(sel->end), x0 + 1);
+        const QColor blue(40, 110, 220);
+        QColor band = blue;
+        band.setAlpha(45);
+        p.fillRect(QRectF(x0, kAxisHeight, x1 - x0, height() - kAxisHeight), band);
+        QColor shade(0, 0, 0, 22);
+        p.fillRect(QRectF(kLabelWidth, kAxisHeight, std::max(0.0, x0 - kLabelWidth), height()), shade);
+        p.fillRect(QRectF(x1, kAxisHeight, std::max(0.0, plotRight - x1), height()), shade);
+        p.setPen(QPen(blue, 1));
+        p.drawLine(QPointF(x0, 0), QPointF(x0, height()));
+        p.drawLine(QPointF(x1, 0), QPointF(x1, height()));
+        const QRectF bar(x0, kAxisHeight - 12, x1 - x0, 11);
+        p.fillRect(bar, QColor(40, 110, 220, 200));
+        const QString text = formatDuration(double(sel->end - sel->begin));
+        QFont f = font();
+        f.setPointSizeF(std::max(6.0, f.pointSizeF() * 0.8));
+        f.setBold(true);
+        p.setFont(f);
+        const int tw = p.fontMetrics().horizontalAdvance(text) + 8;
+        QRectF label = bar;
+        if (label.width() < tw) label = QRectF((x0 + x1 - tw) / 2, bar.y(), tw, bar.height());
+        p.fillRect(label, QColor(40, 110, 220));
+        p.setPen(Qt::white);
+        p.drawText(label, Qt::AlignCenter, text);
+    }
+    p.restore();
+    if (helpVisible_) {
+        const QStringList lines = keysHelp().split('\n');
+        QFont f = font();
+        p.setFont(f);
+        const QFontMetrics fm(f);
+        int keyW = 0, descW = 0;
+        for (const QString& l : lines) {
+            const QStringList kv = l.split('\t');
+            keyW = std::max(keyW, fm.horizontalAdvance(kv[0]));
+            descW = std::max(descW, fm.horizontalAdvance(kv.value(1)));
+        }
+        const int lh = fm.height() + 2;
+        const QRect box(0, 0, keyW + descW + 48, lh * (int(lines.size()) + 1) + 16);
+        QRect r = box;
+        r.moveCenter(rect().center());
+        p.setPen(QColor(120, 120, 120));
+        p.setBrush(QColor(255, 255, 255, 240));
+        p.drawRoundedRect(r, 6, 6);
+        p.setPen(QColor(20, 20, 20));
+        QFont bold = f;
+        bold.setBold(true);
+        p.setFont(bold);
+        p.drawText(QRect(r.x() + 12, r.y() + 8, r.width() - 24, lh), Qt::AlignLeft, "Keys (? or Esc closes)");
+        for (int i = 0; i < lines.size(); ++i) {
+            const QStringList kv = lines[i].split('\t');
+            const int y = r.y() + 8 + lh * (i + 1);
+            p.setFont(bold);
+            p.drawText(QRect(r.x() + 12, y, keyW + 8, lh), Qt::AlignLeft, kv[0]);
+            p.setFont(f);
+            p.drawText(QRect(r.x() + 24 + keyW, y, descW + 8, lh), Qt::AlignLeft, kv.value(1));
+        }
+        p.setBrush(Qt::NoBrush);
+    }
 }
 
 }  // namespace auxscope

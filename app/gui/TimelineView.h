@@ -23,12 +23,22 @@
 // Interaction as in Perfetto: Ctrl+wheel or W/S zoom around the mouse, A/D or
 // a drag pan, the wheel scrolls the tracks, a double-click zooms to a span, a
 // click selects it (spanSelected), hovering shows what is there.
+//
+// A time range is selected with Shift+drag in the tracks or a drag on the time
+// axis (timeSelectionChanged; the one range every statistics pane obeys),
+// drawn as a blue band with its length on the axis. F zooms to the selection,
+// or to the selected span when that was chosen last; Esc clears both; M marks
+// (or unmarks) the selection or the selected span, marks drawn as amber flags
+// on the axis and areas over the tracks; ? shows the keys. A search marks the
+// functions it matches (setHighlightedFunctions): other spans are drawn faded,
+// and threads whose names match get their label outlined.
 #include <QString>
 #include <QWidget>
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "spans/TimelineData.h"
@@ -93,6 +103,30 @@ public:
     };
     Range visibleRange() const { return {viewBegin_, viewEnd_}; }
     void setVisibleRange(uint64_t begin, uint64_t end);
+    // Shows [begin, end) with `margin` of its width on either side.
+    void zoomTo(uint64_t begin, uint64_t end, double margin = 0.05);
+
+    // The selected time range (none: nullopt). setTimeSelection with begin >= end clears it.
+    std::optional<Range> timeSelection() const;
+    void setTimeSelection(uint64_t begin, uint64_t end);
+    void clearTimeSelection() { setTimeSelection(0, 0); }
+    // F: zooms to the selected range, or the selected span when that was chosen last.
+    void focusSelection();
+    // M: marks the selected range (or span) or, when that exact range is marked, unmarks it.
+    // True when a mark was added.
+    bool toggleMark();
+    const std::vector<Range>& marks() const { return marks_; }
+    // ?: the keys, as the overlay lists them.
+    static QString keysHelp();
+    bool keysHelpVisible() const { return helpVisible_; }
+    void setKeysHelpVisible(bool on);
+    // Selects span `index` of thread `tid` as a click does (spanSelected); false when there is none.
+    bool selectSpan(int32_t tid, size_t index);
+    // Scrolls the tracks so that a thread's row at `depth` (its lane: depth -1) is in view.
+    void scrollToThread(int32_t tid, int depth = 0);
+    // Search results: flags per function id (empty: no search) and threads whose label matched.
+    void setHighlight(std::vector<bool> functions, std::set<int32_t> threads);
+    bool highlighting() const { return !highlight_.empty(); }
     // Shown in the shaded parts that were not decoded ("zoom in to decode (80 MB of trace in view)").
     void setUndecodedHint(const QString& text);
     const QString& undecodedHint() const { return hint_; }
@@ -146,6 +180,12 @@ signals:
     // The visible range, ~150 ms after zooming or panning settles.
     void visibleRangeChanged(quint64 begin, quint64 end);
     void spanSelected(const auxscope::TimelineHit& hit);
+    // The selected time range changed (begin == end: cleared); while dragging, timeSelectionDragged.
+    void timeSelectionChanged(quint64 begin, quint64 end);
+    void timeSelectionDragged(quint64 begin, quint64 end);
+    void marksChanged();
+    // `/` pressed on the view: the page opens its search.
+    void searchRequested();
     // setData's data is shown (at once, or once its summaries are built).
     void dataShown();
 
@@ -193,6 +233,8 @@ private:
     void paintThreadLane(QPainter& p, const Track& track, int y);
     void paintProcessHeader(QPainter& p, const Track& track, int y);
     void paintLosses(QPainter& p, int cpu, int y, int height);
+    void paintOverlays(QPainter& p);
+    const Track* trackOfThread(int32_t tid, int depth) const;
     TimelineHit cpuHit(const Track& track, uint64_t t, uint64_t tolerance) const;
     TimelineHit laneHit(const Track& track, uint64_t t, uint64_t tolerance) const;
 
@@ -214,8 +256,16 @@ private:
     QTimer* debounce_ = nullptr;
     TimelineHit selected_;
     FrameStats frame_;
-    // Dragging.
-    bool pressed_ = false, dragged_ = false;
+    // The time range selection, marks, what was selected last (F), search highlights.
+    uint64_t selBegin_ = 0, selEnd_ = 0;
+    bool rangeChosenLast_ = false;
+    std::vector<Range> marks_;
+    bool helpVisible_ = false;
+    std::vector<bool> highlight_;
+    std::set<int32_t> highlightThreads_;
+    // Dragging (rangeDrag_: selecting a range from pressTime_).
+    bool pressed_ = false, dragged_ = false, rangeDrag_ = false;
+    uint64_t pressTime_ = 0;
     QPoint pressPos_;
     uint64_t pressBegin_ = 0, pressEnd_ = 0;
     int pressScroll_ = 0;

@@ -10,6 +10,8 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QShortcut>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -22,7 +24,13 @@
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
+#include "gui/CallTreeModel.h"
+#include "gui/CodeView.h"
+#include "gui/RangeStatsPane.h"
+#include "gui/SearchBar.h"
+#include "gui/SpanDetailsPane.h"
 #include "gui/TimelineView.h"
+#include "images/CodeAnnotation.h"
 #include "images/ImageResolver.h"
 #include "perfdata/CaptureStatsFeature.h"
 #include "perfdata/PerfDataReader.h"
@@ -614,6 +622,22 @@ QString megabytes(uint64_t bytes) {
 
 }  // namespace
 
+void TraceFilePage::updateSelectionLine() {
+    if (!selectionLine_ || !timeline_) return;
+    const uint64_t origin = timeline_->data() ? timeline_->data()->begin : 0;
+    QStringList parts;
+    if (auto r = timeline_->timeSelection())
+        parts << QString("Selection: +%1 … +%2, %3 (F zooms to it, M marks it, Esc clears)")
+                     .arg(relative(r->begin, origin))
+                     .arg(relative(r->end, origin))
+                     .arg(formatNs(double(r->end - r->begin)));
+    const TimelineHit& hit = timeline_->selection();
+    if (hit.valid()) parts << TimelineView::describe(hit, origin).replace('\n', "  ·  ");
+    if (!timeline_->marks().empty()) parts << QString("%1 marks").arg(timeline_->marks().size());
+    if (parts.isEmpty()) parts << "Shift+drag: select a range · / search · ? keys";
+    selectionLine_->setText(parts.join("   |   "));
+}
+
 void TraceFilePage::setTimelineStatus(const QString& text, bool error) {
     timelineStatus_->setText(text);
     timelineStatus_->setStyleSheet(error ? "color: #b00020;" : "");
@@ -631,6 +655,21 @@ void TraceFilePage::openTimeline() {
     auto* selection = new QLabel;
     selection->setObjectName("timelineSelection");
     selection->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    selectionLine_ = selection;
+    search_ = new SearchBar(timeline_);
+    search_->hide();
+    rangeStats_ = new RangeStatsPane;
+    rangeStats_->setObjectName("rangeStats");
+    spanDetails_ = new SpanDetailsPane;
+    spanDetails_->setObjectName("spanDetailsPane");
+    codeView_ = new CodeView;
+    codeView_->setObjectName("codeView");
+    analysisTabs_ = new QTabWidget;
+    analysisTabs_->setObjectName("analysisTabs");
+    analysisTabs_->setDocumentMode(true);
+    analysisTabs_->addTab(rangeStats_, "Selection");
+    analysisTabs_->addTab(spanDetails_, "Span");
+    analysisTabs_->addTab(codeView_, "Code");
     timelineProgress_ = new QProgressBar;
     timelineProgress_->setObjectName("timelineProgress");
     timelineProgress_->setRange(0, 100);
@@ -642,8 +681,27 @@ void TraceFilePage::openTimeline() {
     auto* layout = new QVBoxLayout(page);
     layout->setContentsMargins(0, 4, 0, 0);
     layout->addLayout(statusRow);
-    layout->addWidget(timeline_, 1);
-    layout->addWidget(selection);
+    layout->addWidget(search_);
+    auto* top = new QWidget;
+    auto* topLayout = new QVBoxLayout(top);
+    topLayout->setContentsMargins(0, 0, 0, 0);
+    topLayout->addWidget(timeline_, 1);
+    topLayout->addWidget(selection);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setObjectName("timelineSplit");
+    split->addWidget(top);
+    split->addWidget(analysisTabs_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    selection->setText("Shift+drag or drag on the time axis: select a range · / search · ? keys");
+    layout->addWidget(split, 1);
+    auto* find = new QShortcut(QKeySequence("/"), page);
+    find->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(find, &QShortcut::activated, search_, &SearchBar::activate);
+    connect(timeline_, &TimelineView::searchRequested, search_, &SearchBar::activate);
+    auto* findToo = new QShortcut(QKeySequence::Find, page);
+    findToo->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(findToo, &QShortcut::activated, search_, &SearchBar::activate);
     tabs_->insertTab(0, page, "Timeline");
     tabs_->setCurrentIndex(0);
     connect(timeline_, &TimelineView::visibleRangeChanged, this, &TraceFilePage::timelineRangeChanged);
@@ -652,10 +710,41 @@ void TraceFilePage::openTimeline() {
         if (timeline_->undecodedHint() == kDecodingHint) timeline_->setUndecodedHint({});
         emit timelineUpdated();
     });
-    connect(timeline_, &TimelineView::spanSelected, this, [this, selection](const TimelineHit& hit) {
-        const uint64_t origin = timeline_->data() ? timeline_->data()->begin : 0;
-        selection->setText(TimelineView::describe(hit, origin).replace('\n', "  ·  "));
+    connect(timeline_, &TimelineView::spanSelected, this, [this](const TimelineHit& hit) {
+        spanDetails_->setData(timeline_->data());
+        spanDetails_->showHit(hit);
+        if (hit.kind == TimelineHit::ThreadSpan && analysisTabs_->currentWidget() != codeView_)
+            analysisTabs_->setCurrentWidget(spanDetails_);
+        updateSelectionLine();
     });
+    connect(timeline_, &TimelineView::timeSelectionDragged, this, [this] { updateSelectionLine(); });
+    connect(timeline_, &TimelineView::timeSelectionChanged, this, [this](quint64 begin, quint64 end) {
+        updateSelectionLine();
+        rangeStats_->setData(timeline_->data());
+        rangeStats_->setRange(begin, end);
+        if (end > begin) analysisTabs_->setCurrentWidget(rangeStats_);
+    });
+    connect(timeline_, &TimelineView::marksChanged, this, [this] { updateSelectionLine(); });
+    connect(timeline_, &TimelineView::dataShown, this, [this] {
+        rangeStats_->setData(timeline_->data());
+        spanDetails_->setData(timeline_->data());
+    });
+    connect(rangeStats_, &RangeStatsPane::exportRequested, this,
+            [this](const QString& format, quint64 begin, quint64 end) { exportRange(format, begin, end); });
+    connect(rangeStats_, &RangeStatsPane::functionActivated, this, [this](uint32_t function) {
+        if (auto r = timeline_->timeSelection())
+            showCode(rangeStats_->shownThread(), function, r->begin, r->end);
+    });
+    connect(spanDetails_, &SpanDetailsPane::codeRequested, this,
+            [this](int32_t tid, uint32_t function, quint64 begin, quint64 end) {
+                // The selected range when there is one (counts over it), else the span's own time.
+                if (auto r = timeline_->timeSelection(); r && r->begin <= begin && r->end >= end)
+                    showCode(tid, function, r->begin, r->end);
+                else
+                    showCode(tid, function, begin, end);
+            });
+    connect(spanDetails_, &SpanDetailsPane::spanRequested, this,
+            [this](int32_t tid, qulonglong index) { timeline_->selectSpan(tid, size_t(index)); });
 
     if (!hasPt_) {
         buildSidebandTimeline();
@@ -666,7 +755,8 @@ void TraceFilePage::openTimeline() {
     timelineProgress_->setRange(0, 0);  // busy: the session opens in one step
     const uint64_t generation = ++timelineGeneration_;
     QPointer<TraceFilePage> self(this);
-    std::thread([self, reader = reader_, generation, budget = timelineBudget_] {
+    std::thread([self, reader = reader_, generation, budget = timelineBudget_, lock = sessionLock_] {
+        std::lock_guard guard(*lock);
         const auto started = std::chrono::steady_clock::now();
         auto opened = AuxTraceSession::open(*reader);
         std::shared_ptr<AuxTraceSession> session;
@@ -906,9 +996,12 @@ void TraceFilePage::runTimelineDecode() {
                           .arg(megabytes(windowTraceBytes(*session_, window))));
     std::vector<int32_t> seen(seenTids_.begin(), seenTids_.end());
     QPointer<TraceFilePage> self(this);
-    std::thread([self, session = session_, base = timelineBase_, window, seen, generation] {
+    std::thread([self, session = session_, base = timelineBase_, window, seen, generation,
+                 lock = sessionLock_] {
+        std::unique_lock guard(*lock);
         const auto started = std::chrono::steady_clock::now();
         DecodedSpans result = session->decodeSpans(window, 0);
+        guard.unlock();
         const size_t now = result.decodedNow, cached = result.fromCache;
         std::shared_ptr<const TimelineData> data =
             makeTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
@@ -942,6 +1035,124 @@ void TraceFilePage::runTimelineDecode() {
             },
             Qt::QueuedConnection);
     }).detach();
+}
+
+void TraceFilePage::showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end) {
+    if (!codeView_) return;
+    analysisTabs_->setCurrentWidget(codeView_);
+    const auto data = timeline_ ? timeline_->data() : nullptr;
+    const QString name = data && data->functions && function < data->functions->size()
+                             ? QString::fromStdString((*data->functions)[function].name)
+                             : QString("function %1").arg(function);
+    if (!session_) {
+        codeView_->showMessage("No decoder for this file's trace: no code to show.", true);
+        return;
+    }
+    DecodeWindow window;
+    window.begin = begin, window.end = end;
+    if (tid >= 0) window.tid = tid;
+    const uint64_t bytes = windowTraceBytes(*session_, window);
+    if (bytes > timelineBudget_) {
+        codeView_->showMessage(
+            QString("The code view decodes the instruction flow of the range again: %1 of trace is "
+                    "more than the %2 budget; select a shorter range.")
+                .arg(megabytes(bytes))
+                .arg(megabytes(timelineBudget_)),
+            true);
+        return;
+    }
+    const uint64_t origin = data ? data->begin : 0;
+    const QString context = QString("%1, +%2 … +%3")
+                                .arg(tid >= 0 ? QString("thread %1").arg(tid) : QString("all threads"))
+                                .arg(relative(begin, origin))
+                                .arg(relative(end, origin));
+    codeView_->showMessage(
+        QString("Decoding the flow of %1 (%2) to count its instructions…").arg(name, context));
+    const uint64_t request = ++codeGeneration_;
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, session = session_, lock = sessionLock_, window, function, request, context] {
+        // Blocks of the function, counted per distinct (ip, endIp), in the first process that ran it.
+        std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> counts;  // -> (count, insns)
+        int32_t pid = -1;
+        {
+            std::lock_guard guard(*lock);
+            session->forEachBlock(window, [&](const FlowBlock& b) {
+                if (b.function != function) return;
+                const int32_t p = session->sideband().pidOf(b.tid);
+                if (pid == -1) pid = p;
+                if (p != pid) return;
+                auto& c = counts[{b.ip, b.endIp}];
+                ++c.first;
+                c.second = b.instructions;
+            });
+        }
+        std::vector<ExecutedBlock> blocks;
+        blocks.reserve(counts.size());
+        for (const auto& [key, c] : counts)
+            blocks.push_back({key.first, key.second, c.second, c.first});
+        auto code = std::make_shared<Expected<AnnotatedCode>>(
+            annotateFunction(session->images(), session->functions(), pid, function, blocks));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, code, request, context] {
+                if (!self || request != self->codeGeneration_) return;
+                if (!*code)
+                    self->codeView_->showMessage(QString::fromStdString(code->error().message), true);
+                else
+                    self->codeView_->showCode(code->value(), context);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+bool TraceFilePage::exportRange(const QString& format, uint64_t begin, uint64_t end, QString outPath) {
+    if (!reader_ || end <= begin) return false;
+    const bool csv = format == "csv";
+    const auto data = timeline_ ? timeline_->data() : nullptr;
+    const uint64_t origin = data ? data->begin : 0;
+    if (outPath.isEmpty()) {
+        QFileInfo in(path_);
+        const QString suffix = QString("-%1-%2ms")
+                                   .arg(double(begin - origin) / 1e6, 0, 'f', 3)
+                                   .arg(double(end - origin) / 1e6, 0, 'f', 3);
+        QString suggestion = in.dir().filePath(in.completeBaseName() + suffix + (csv ? ".csv" : ".pftrace"));
+        outPath = QFileDialog::getSaveFileName(
+            this, csv ? "Export the range as CSV" : "Export the range to Perfetto", suggestion,
+            csv ? "CSV (*.csv)" : "Perfetto trace (*.pftrace *.perfetto-trace)");
+        if (outPath.isEmpty()) return false;
+    }
+    TraceModel model;
+    auto loaded = loadTraceModel(*reader_, model);
+    ExportOptions options;
+    options.begin = begin, options.end = end;
+    // The timeline's decoded spans that overlap the range (the exporter clips them).
+    std::map<int32_t, SpanStore> threads;
+    ExportSpans spans;
+    uint64_t spanCount = 0;
+    if (data && data->functions) {
+        for (const auto& t : data->threads)
+            if (!t.spans.empty()) threads[t.tid].appendStore(t.spans, begin, end);
+        for (const auto& [tid, store] : threads)
+            spanCount += store.size();
+        spans.threads = &threads;
+        spans.functions = data->functions.get();
+        auto session = session_;
+        spans.pidOf = [session](int32_t tid) { return session ? session->sideband().pidOf(tid) : -1; };
+        options.spans = &spans;
+    }
+    auto written = csv ? exportCsv(model, outPath.toStdString(), options)
+                       : exportPerfetto(model, outPath.toStdString(), options);
+    QString text = written ? QString("Exported +%1 … +%2 (%3 spans overlapping it, clipped) to %4")
+                                 .arg(relative(begin, origin))
+                                 .arg(relative(end, origin))
+                                 .arg(spanCount)
+                                 .arg(outPath)
+                           : "Export failed: " + QString::fromStdString(written.error().message);
+    if (written && !loaded)
+        text += " (stopped early: " + QString::fromStdString(loaded.error().message) + ")";
+    setTimelineStatus(text, !written || !loaded);
+    emit statusMessage(text);
+    return written.ok();
 }
 
 bool TraceFilePage::exportTo(const QString& format, QString outPath) {

@@ -16,11 +16,21 @@
 // first, then whatever window the view settles on is decoded on a worker
 // thread when its trace is within a budget (stale results dropped), and
 // otherwise the view says "zoom in to decode".
+//
+// Under the timeline, the answers (issue 14): a time range selected on it
+// (Shift+drag, or a drag on the axis) is aggregated by RangeStatsPane (top
+// functions, call tree, bottom-up, flame graph, threads and gaps; exportable
+// as CSV or Perfetto, just that range); a clicked span's details
+// (SpanDetailsPane) and its function's code (CodeView: disassembly with the
+// instructions executed and their counts, source lines); `/` searches the
+// spans and threads (SearchBar). All read the timeline's decoded data, and
+// the range is the view's one selection.
 #include <QWidget>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -30,12 +40,17 @@ class QPushButton;
 class QTabWidget;
 class QTreeWidget;
 class QTreeWidgetItem;
+class QSplitter;
 
 namespace auxscope {
 
 class PerfDataReader;
 class AuxTraceSession;
 class TimelineView;
+class RangeStatsPane;
+class SpanDetailsPane;
+class SearchBar;
+class CodeView;
 struct AuxTraceSpans;
 struct PtSpanSummary;
 struct TimelineData;
@@ -67,6 +82,18 @@ public:
     bool timelineDecoding() const { return timelineBusy_; }
     // Windows with more trace than this are not decoded (the view asks to zoom in).
     void setTimelineDecodeBudget(uint64_t bytes) { timelineBudget_ = bytes; }
+    // The panes under the timeline (null until the file is read).
+    RangeStatsPane* rangeStats() const { return rangeStats_; }
+    SpanDetailsPane* spanDetails() const { return spanDetails_; }
+    SearchBar* searchBar() const { return search_; }
+    CodeView* codeView() const { return codeView_; }
+    QTabWidget* analysisTabs() const { return analysisTabs_; }
+    QLabel* selectionLine() const { return selectionLine_; }
+    // Exports [begin, end) of the timeline's data (run slices, samples, losses and
+    // decoded spans overlapping it, clipped to it); without a path, asks for one.
+    bool exportRange(const QString& format, uint64_t begin, uint64_t end, QString outPath = {});
+    // Shows the code of `function` as executed by `tid` (-1: any thread) in [begin, end).
+    void showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end);
 
 public slots:
     // Without a path, ask for one.
@@ -130,6 +157,16 @@ private:
     uint64_t timelineGeneration_ = 0;
     uint64_t timelineBudget_ = uint64_t(64) << 20;
     bool timelineBusy_ = false;
+    // Decodes on the session from other threads (the code view's flow) wait for this.
+    std::shared_ptr<std::mutex> sessionLock_ = std::make_shared<std::mutex>();
+    RangeStatsPane* rangeStats_ = nullptr;
+    SpanDetailsPane* spanDetails_ = nullptr;
+    SearchBar* search_ = nullptr;
+    CodeView* codeView_ = nullptr;
+    QTabWidget* analysisTabs_ = nullptr;
+    QLabel* selectionLine_ = nullptr;
+    void updateSelectionLine();
+    uint64_t codeGeneration_ = 0;
 };
 
 }  // namespace auxscope

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -204,14 +205,80 @@ uint64_t perfettoCpuTrack(int cpu) {
     return kSpaceCpu | uint32_t(cpu);
 }
 
+namespace {
+
+// What an export of [begin, end) writes: the model's events and the spans in
+// it, clipped (ExportOptions::begin/end).
+struct RangeCut {
+    std::vector<RunSlice> slices;
+    std::vector<SampleEvent> samples;
+    std::vector<LossEvent> losses;
+    std::vector<CounterSeries> counters;
+    std::map<int32_t, SpanStore> threads;
+    ExportSpans spans;
+};
+
+std::unique_ptr<RangeCut> cutRange(const TraceModel& model, const ExportOptions& options) {
+    if (options.begin == 0 && options.end == UINT64_MAX) return nullptr;
+    const uint64_t a = options.begin, b = options.end;
+    auto cut = std::make_unique<RangeCut>();
+    for (RunSlice s : model.runSlices()) {
+        if (s.end <= a || s.start >= b) continue;
+        s.start = std::max(s.start, a), s.end = std::min(s.end, b);
+        cut->slices.push_back(s);
+    }
+    for (const SampleEvent& s : model.samples())
+        if (s.time >= a && s.time < b) cut->samples.push_back(s);
+    for (const LossEvent& l : model.losses())
+        if (l.time >= a && l.time < b) cut->losses.push_back(l);
+    for (const CounterSeries& c : model.counters()) {
+        CounterSeries copy = c;
+        copy.points.clear();
+        for (const auto& p : c.points)
+            if (p.time >= a && p.time < b) copy.points.push_back(p);
+        cut->counters.push_back(std::move(copy));
+    }
+    if (options.spans && options.spans->threads) {
+        cut->spans = *options.spans;
+        for (const auto& [tid, store] : *options.spans->threads) {
+            std::vector<Span> kept;
+            std::vector<Gap> gaps;
+            const size_t hi = b == UINT64_MAX ? store.size() : store.lowerBound(b);
+            store.forEach(0, hi, [&](size_t, const Span& s) {
+                const bool in = s.end > a || (s.start == s.end && s.start >= a);
+                if (!in || s.start >= b) return;
+                Span c = s;
+                c.start = std::max(c.start, a);
+                c.end = std::clamp(c.end, c.start, b);
+                if (c.isGap()) {
+                    gaps.push_back(store.gaps()[size_t(c.gap)]);
+                    c.gap = int32_t(gaps.size() - 1);
+                }
+                kept.push_back(c);
+            });
+            if (kept.empty()) continue;
+            std::stable_sort(kept.begin(), kept.end(),
+                             [](const Span& x, const Span& y) { return x.start < y.start; });
+            cut->threads[tid].append(kept, gaps);
+        }
+        cut->spans.threads = &cut->threads;
+    }
+    return cut;
+}
+
+}  // namespace
+
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
-                              const ExportOptions& options) {
+                              const ExportOptions& rangeOptions) {
     PacketStream stream(path);
     if (!stream.opened()) return makeError(path + ": cannot create: " + std::strerror(errno));
-    const auto& slices = model.runSlices();
-    const auto& samples = model.samples();
-    const auto& losses = model.losses();
-    const auto& counters = model.counters();
+    const std::unique_ptr<RangeCut> cut = cutRange(model, rangeOptions);
+    ExportOptions options = rangeOptions;
+    if (cut && options.spans) options.spans = &cut->spans;
+    const auto& slices = cut ? cut->slices : model.runSlices();
+    const auto& samples = cut ? cut->samples : model.samples();
+    const auto& losses = cut ? cut->losses : model.losses();
+    const auto& counters = cut ? cut->counters : model.counters();
     auto pidOf = [&](int32_t tid, int32_t fallback) {
         auto it = model.processOf().find(tid);
         return it != model.processOf().end() ? it->second : (fallback > 0 ? fallback : tid);
@@ -534,7 +601,11 @@ std::string csvField(const std::string& s) {
 
 }  // namespace
 
-Expected<void> exportCsv(const TraceModel& model, const std::string& path, const ExportOptions& options) {
+Expected<void> exportCsv(const TraceModel& model, const std::string& path,
+                         const ExportOptions& rangeOptions) {
+    const std::unique_ptr<RangeCut> cut = cutRange(model, rangeOptions);
+    ExportOptions options = rangeOptions;
+    if (cut && options.spans) options.spans = &cut->spans;
     std::ofstream out(path, std::ios::trunc);
     if (!out) return makeError(path + ": cannot create: " + std::strerror(errno));
     out << "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail\n";
@@ -542,21 +613,21 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path, const
         auto it = model.processOf().find(tid);
         return it != model.processOf().end() ? it->second : fallback;
     };
-    for (auto& s : model.runSlices())
+    for (auto& s : cut ? cut->slices : model.runSlices())
         out << "run," << s.cpu << ',' << s.start << ',' << s.end << ',' << pidOf(s.tid, s.pid) << ',' << s.tid
             << ',' << csvField(model.threadName(s.tid)) << ",,\n";
     if (options.includeSamples)
-        for (auto& s : model.samples()) {
+        for (auto& s : cut ? cut->samples : model.samples()) {
             char ip[32];
             std::snprintf(ip, sizeof ip, "0x%llx", (unsigned long long)s.ip);
             out << "sample," << s.cpu << ',' << s.time << ",," << s.pid << ',' << s.tid << ','
                 << csvField(s.tid > 0 ? model.threadName(s.tid) : std::string()) << ',' << s.event << ','
                 << ip << '\n';
         }
-    for (auto& l : model.losses())
+    for (auto& l : cut ? cut->losses : model.losses())
         out << "lost," << l.cpu << ',' << l.time << ",,,,," << l.count << ','
             << (l.kind == LossEvent::Records ? "records" : "samples") << '\n';
-    for (auto& c : model.counters())
+    for (auto& c : cut ? cut->counters : model.counters())
         for (auto& p : c.points)
             out << "counter," << c.cpu << ',' << p.time << ",,,," << csvField(c.name) << ',' << p.value << ','
                 << csvField(c.unit) << '\n';

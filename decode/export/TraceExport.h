@@ -39,6 +39,10 @@ struct ExportSpans {
 struct ExportOptions {
     bool includeSamples = true;
     const ExportSpans* spans = nullptr;  // none when null
+    // Only [begin, end) of the trace (a selected range): run slices and spans
+    // that overlap it, clipped to it, and samples, losses and counter points in
+    // it. A clipped span keeps its instruction count. Default: everything.
+    uint64_t begin = 0, end = UINT64_MAX;
 };
 
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,

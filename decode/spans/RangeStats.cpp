@@ -474,7 +474,30 @@ void addThread(ThreadRangeStats& into, const ThreadRangeStats& from) {
 
 }  // namespace
 
+RangeStats RangeStats::ofThread(int32_t tid) const {
+    RangeStats out;
+    out.begin = begin, out.end = end;
+    auto it = threads.find(tid);
+    if (it == threads.end()) return out;
+    ThreadRangeStats t = it->second;
+    out.spans = t.spans;
+    out.tree = std::move(t.tree);
+    t.tree = {};
+    out.gaps = t.gaps;
+    out.functions = functionStatsOf(out.tree);
+    out.threads.emplace(tid, std::move(t));
+    return out;
+}
+
 Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threads, const RangeQuery& query) {
+    ThreadStores stores;
+    stores.reserve(threads.size());
+    for (const auto& [tid, store] : threads)
+        stores.emplace_back(tid, &store);
+    return computeRangeStats(stores, query);
+}
+
+Expected<RangeStats> computeRangeStats(const ThreadStores& threads, const RangeQuery& query) {
     RangeStats result;
     result.begin = query.begin;
     result.end = query.end;
@@ -490,11 +513,12 @@ Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threa
     };
     std::vector<Range> ranges;
     uint64_t total = 0;
-    for (const auto& [tid, store] : threads) {
+    for (const auto& [tid, storePtr] : threads) {
         if (!query.tids.empty() && std::find(query.tids.begin(), query.tids.end(), tid) == query.tids.end())
             continue;
         result.threads[tid];
-        if (store.empty()) continue;
+        if (!storePtr || storePtr->empty()) continue;
+        const SpanStore& store = *storePtr;
         const size_t hi = query.end == UINT64_MAX ? store.size() : store.lowerBound(query.end);
         const size_t first = query.begin == 0 ? 0 : replayStart(store, store.lowerBound(query.begin));
         if (first >= hi) continue;

@@ -184,11 +184,19 @@ struct RangeStats {
     std::vector<FlameStack> flameStacks() const;
     // Instructions executed in the range (the sum of self instructions).
     uint64_t instructions() const { return tree.nodes[0].cost.totalInsns; }
+    // The same range for one thread only, from its ThreadRangeStats (its tree
+    // needs RangeQuery::perThreadTrees; without it the result has no tree): what
+    // computeRangeStats with tids = {tid} gives, without aggregating again.
+    RangeStats ofThread(int32_t tid) const;
 };
 
 // Aggregates the spans of `threads` (a decode's per-thread stores) over `query`.
 // Errors: "cancelled" when query.cancel was set.
 Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threads, const RangeQuery& query);
+// The same over stores kept elsewhere (a timeline's threads): (tid, store) pairs,
+// tids ascending and distinct; the stores are read in place.
+using ThreadStores = std::vector<std::pair<int32_t, const SpanStore*>>;
+Expected<RangeStats> computeRangeStats(const ThreadStores& threads, const RangeQuery& query);
 
 // Function totals and the root's cost from a tree (what computeRangeStats fills
 // in after merging): self, calls per function summed over its nodes, totals

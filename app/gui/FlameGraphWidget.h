@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The flame graph of a selection: RangeStats' call tree (its aggregated stacks)
+// drawn with the outermost frames at the bottom and callees stacked above them,
+// each box as wide as its total time (or total instructions) and siblings
+// ordered by name, as Brendan Gregg's flame graphs. A click zooms to a box (it
+// and its callees fill the width, its callers stay below it, full width); a
+// click on the bottom row ("all") or Esc zooms out; hovering tells a box's
+// costs. Boxes narrower than a pixel are not drawn (their share of the parent
+// stays empty), so a frame costs the boxes that can be seen, not the tree's
+// size: the layout is computed once per tree, zoom or width and painted from it.
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "spans/FunctionTable.h"
+#include "spans/RangeStats.h"
+
+namespace auxscope {
+
+class FlameGraphWidget : public QWidget {
+    Q_OBJECT
+public:
+    enum class Metric { Time, Instructions };
+    explicit FlameGraphWidget(QWidget* parent = nullptr);
+
+    void setTree(CallTree tree, std::shared_ptr<const FunctionTable> functions);
+    const CallTree& tree() const { return tree_; }
+    void setMetric(Metric metric);
+    Metric metric() const { return metric_; }
+    // Zooms to a node (0: everything).
+    void zoomTo(uint32_t node);
+    uint32_t zoomNode() const { return zoom_; }
+
+    // The laid-out boxes (widget coordinates), for painting, hit tests and tests.
+    struct Box {
+        uint32_t node = 0;  // 0: the "all" box
+        int depth = 0;      // 0: the bottom row
+        double x = 0, width = 0;
+    };
+    const std::vector<Box>& boxes() const;
+    uint32_t nodeAt(QPoint pos) const;
+    QRect boxRect(const Box& box) const;
+    static constexpr int kRowHeight = 17;
+    // The number of boxes the last paint drew.
+    size_t lastPainted() const { return painted_; }
+
+signals:
+    void nodeClicked(uint32_t node);
+
+protected:
+    void paintEvent(QPaintEvent*) override;
+    void mousePressEvent(QMouseEvent*) override;
+    void keyPressEvent(QKeyEvent*) override;
+    void resizeEvent(QResizeEvent*) override;
+    bool event(QEvent*) override;
+    QSize sizeHint() const override { return {800, 300}; }
+
+private:
+    uint64_t value(uint32_t node) const;
+    void layout() const;
+    int maxDepth() const;
+
+    CallTree tree_;
+    std::shared_ptr<const FunctionTable> functions_;
+    std::vector<std::vector<uint32_t>> children_;  // per node, by function name
+    std::vector<uint32_t> depth_;
+    Metric metric_ = Metric::Time;
+    uint32_t zoom_ = 0;
+    mutable std::vector<Box> boxes_;
+    mutable bool dirty_ = true;
+    mutable int layoutWidth_ = -1;
+    size_t painted_ = 0;
+};
+
+}  // namespace auxscope

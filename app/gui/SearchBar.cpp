@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/SearchBar.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QToolButton>
+
+#include <algorithm>
+
+#include "gui/CallTreeModel.h"
+#include "gui/TimelineView.h"
+
+namespace auxscope {
+
+SearchResult searchTimeline(const TimelineData& data, const QString& pattern, bool regex) {
+    SearchResult out;
+    if (pattern.isEmpty()) return out;
+    QRegularExpression re;
+    if (regex) {
+        re = QRegularExpression(pattern, QRegularExpression::CaseInsensitiveOption);
+        if (!re.isValid()) {
+            out.valid = false;
+            out.error = re.errorString();
+            return out;
+        }
+    }
+    auto matches = [&](const std::string& s) {
+        const QString q = QString::fromStdString(s);
+        return regex ? re.match(q).hasMatch() : q.contains(pattern, Qt::CaseInsensitive);
+    };
+    // Functions: matched once each.
+    bool any = false;
+    if (data.functions) {
+        out.functions.assign(data.functions->size(), false);
+        for (uint32_t id = 0; id < data.functions->size(); ++id)
+            if (matches((*data.functions)[id].name)) out.functions[id] = any = true;
+    }
+    // Threads: their names, process names and tids.
+    std::map<int32_t, std::string> names = data.threadNames;
+    for (const auto& t : data.threads)
+        names.emplace(t.tid, t.name);
+    if (data.lanes) {
+        for (const auto& t : data.lanes->threads)
+            names.emplace(t.tid, t.name);
+        for (const auto& p : data.lanes->processes)
+            if (matches(p.name))
+                for (const auto& t : data.lanes->threads)
+                    if (t.pid == p.pid) out.threads.insert(t.tid);
+    }
+    for (const auto& [tid, name] : names)
+        if (tid > 0 && (matches(name) || QString::number(tid) == pattern)) out.threads.insert(tid);
+    for (int32_t tid : out.threads)
+        out.hits.push_back({tid, SIZE_MAX, 0});
+    const size_t threadHits = out.hits.size();
+    if (any) {
+        for (const auto& t : data.threads)
+            t.spans.forEach(0, t.spans.size(), [&](size_t i, const Span& s) {
+                if (!s.isGap() && s.function < out.functions.size() && out.functions[s.function])
+                    out.hits.push_back({t.tid, i, s.start});
+            });
+        std::stable_sort(out.hits.begin() + ptrdiff_t(threadHits), out.hits.end(),
+                         [](const SearchHit& a, const SearchHit& b) {
+                             return a.start < b.start || (a.start == b.start && a.tid < b.tid);
+                         });
+    }
+    out.spanHits = out.hits.size() - threadHits;
+    return out;
+}
+
+SearchBar::SearchBar(TimelineView* view, QWidget* parent) : QWidget(parent), view_(view) {
+    setObjectName("searchBar");
+    field_ = new QLineEdit;
+    field_->setObjectName("searchField");
+    field_->setPlaceholderText(
+        "Search functions and threads (Enter: next, Shift+Enter: previous, Esc: close)");
+    field_->setClearButtonEnabled(true);
+    regex_ = new QCheckBox("regex");
+    regex_->setObjectName("searchRegex");
+    count_ = new QLabel;
+    count_->setObjectName("searchCount");
+    count_->setMinimumWidth(160);
+    auto* prev = new QToolButton;
+    prev->setText("▲");
+    prev->setToolTip("Previous hit (Shift+Enter)");
+    auto* next = new QToolButton;
+    next->setText("▼");
+    next->setToolTip("Next hit (Enter)");
+    auto* close = new QToolButton;
+    close->setText("✕");
+    close->setToolTip("Close the search (Esc)");
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(new QLabel("Find:"));
+    layout->addWidget(field_, 1);
+    layout->addWidget(regex_);
+    layout->addWidget(count_);
+    layout->addWidget(prev);
+    layout->addWidget(next);
+    layout->addWidget(close);
+    field_->installEventFilter(this);
+    connect(field_, &QLineEdit::textChanged, this, [this] { run(); });
+    connect(regex_, &QCheckBox::toggled, this, [this] { run(); });
+    connect(prev, &QToolButton::clicked, this, [this] { step(false); });
+    connect(next, &QToolButton::clicked, this, [this] { step(true); });
+    connect(close, &QToolButton::clicked, this, [this] {
+        field_->clear();
+        hide();
+        view_->setFocus();
+        emit closed();
+    });
+    connect(view_, &TimelineView::dataShown, this, [this] { refresh(); });
+}
+
+void SearchBar::activate() {
+    show();
+    field_->setFocus();
+    field_->selectAll();
+}
+
+void SearchBar::setPattern(const QString& text, bool regex) {
+    regex_->blockSignals(true);
+    regex_->setChecked(regex);
+    regex_->blockSignals(false);
+    if (field_->text() == text)
+        run();
+    else
+        field_->setText(text);
+}
+
+void SearchBar::refresh() {
+    if (!field_->text().isEmpty()) run();
+}
+
+void SearchBar::run() {
+    current_ = -1;
+    const auto& data = view_->data();
+    if (!data || field_->text().isEmpty()) {
+        result_ = {};
+        view_->setHighlight({}, {});
+        updateCount();
+        return;
+    }
+    result_ = searchTimeline(*data, field_->text(), regex_->isChecked());
+    if (result_.valid)
+        view_->setHighlight(result_.functions, result_.threads);
+    else
+        view_->setHighlight({}, {});
+    updateCount();
+}
+
+void SearchBar::updateCount() {
+    if (!result_.valid) {
+        count_->setText("bad regex: " + result_.error);
+        count_->setStyleSheet("color: #b00020;");
+        return;
+    }
+    count_->setStyleSheet(result_.hits.empty() && !field_->text().isEmpty() ? "color: #b00020;" : "");
+    if (field_->text().isEmpty()) {
+        count_->clear();
+        return;
+    }
+    QString text = current_ >= 0 ? QString("%1 / %2").arg(current_ + 1).arg(formatCount(result_.hits.size()))
+                                 : QString("%1 hits").arg(formatCount(result_.hits.size()));
+    if (!result_.threads.empty())
+        text +=
+            QString(" (%1 spans, %2 threads)").arg(formatCount(result_.spanHits)).arg(result_.threads.size());
+    count_->setText(text);
+}
+
+bool SearchBar::step(bool forward) {
+    if (result_.hits.empty()) return false;
+    const long n = long(result_.hits.size());
+    current_ = current_ < 0 ? (forward ? 0 : n - 1) : ((current_ + (forward ? 1 : -1)) % n + n) % n;
+    const SearchHit& hit = result_.hits[size_t(current_)];
+    if (hit.index == SIZE_MAX) {
+        view_->scrollToThread(hit.tid, -1);
+    } else {
+        view_->selectSpan(hit.tid, hit.index);
+        const TimelineHit& sel = view_->selection();
+        view_->zoomTo(sel.start, std::max(sel.end, sel.start + 1), 1.0);
+        view_->scrollToThread(hit.tid, sel.span.depth);
+    }
+    updateCount();
+    return true;
+}
+
+bool SearchBar::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == field_ && event->type() == QEvent::KeyPress) {
+        auto* key = static_cast<QKeyEvent*>(event);
+        if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+            step(!(key->modifiers() & Qt::ShiftModifier));
+            return true;
+        }
+        if (key->key() == Qt::Key_Escape) {
+            field_->clear();
+            hide();
+            view_->setFocus();
+            emit closed();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace auxscope

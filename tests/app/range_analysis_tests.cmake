@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The answers under the timeline (issue 14): range selection -> RangeStats panes
+# (top functions, call tree, bottom-up, flame graph), search, span details, code
+# view and range export, offscreen on a ptsynth trace and the shared Intel PT
+# and CoreSight files (include()d by tests/CMakeLists.txt).
+set(CMAKE_AUTOMOC ON)
+add_executable(range_analysis_tests ${CMAKE_CURRENT_LIST_DIR}/RangeAnalysisTest.cpp)
+target_link_libraries(range_analysis_tests PRIVATE auxscope_app auxscope_test_data Qt6::Test)
+add_dependencies(range_analysis_tests auxscope auxscope-ptsynth auxscope-etmsnap)
+target_compile_definitions(range_analysis_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
+                                                        AUXSCOPE_ETMSNAP="$<TARGET_FILE:auxscope-etmsnap>"
+                                                        AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>")
+add_test(NAME range_analysis_tests COMMAND range_analysis_tests)
+set_tests_properties(range_analysis_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 300)
