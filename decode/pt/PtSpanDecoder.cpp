@@ -8,6 +8,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "pt/PtInsnProbe.h"
 
 namespace auxscope {
 
@@ -186,7 +190,47 @@ private:
     unsigned shift_ = 0;
 };
 
+// How one block of libipt's default flags splits into runs of one function.
+// Without end_on_call and end_on_jump a block runs from its first instruction
+// through direct calls and direct jumps to the first instruction that needs
+// trace (a conditional or indirect branch, a return), which ends it; an event
+// or a full block may end it earlier. Its path is therefore fixed by its first
+// IP: the first time a process runs a block from an IP, the path is walked
+// once (InsnProbe: libipt's own instruction decoder over the same image) and
+// the places where it changes frame are kept -- every direct call, and every
+// direct jump into another function. The decode then hands FlowToSpans the same
+// runs it got when libipt ended blocks there itself, at the speed of libipt's
+// default block loop (end_on_call and end_on_jump cost it 20-30 %: a block and
+// its decoder round trip per call and per jump).
+struct BlockBreak {
+    uint32_t end;      // instructions from the block's start through the call or jump
+    BranchClass last;  // Call or Jump
+    uint32_t next;     // the function the run after it is in
+};
+struct BlockShape {
+    uint32_t function = 0;  // of the first instruction
+    uint32_t covered = 0;   // instructions of the path walked (a longer block is not known)
+    std::vector<BlockBreak> breaks;
+};
+// What the hot loop keeps per block start (16 bytes with the key, four to a
+// cache line): its function, and 0 when the whole path is in it without a call,
+// else 1 + the index of its shape in the segment's list.
+struct ShapeRef {
+    uint32_t function = 0;
+    uint32_t split = 0;
+};
+
 }  // namespace
+
+// Shared by the decoder threads: a path is walked once per process and IP in
+// the session, not once per segment (a segment revisits a few thousand block
+// starts, and walking them costs about as much as decoding a small segment).
+// Shapes are never changed once published, so the pointers segments keep stay
+// valid and need no lock.
+struct PtSession::BlockShapes {
+    std::mutex mutex;
+    std::unordered_map<int32_t, std::unordered_map<uint64_t, std::unique_ptr<const BlockShape>>> byPid;
+};
 
 PtSession::~PtSession() = default;
 
@@ -208,6 +252,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     std::unique_ptr<PtSession> s(new PtSession);
     s->file_ = &file;
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
+    s->shapes_ = std::make_unique<BlockShapes>();
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     s->functions_ = std::make_unique<FunctionTable>();
@@ -315,9 +360,11 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     }
     std::span<const uint8_t> bytes = trace.bytes.view(seg.begin, feedEnd, stitched);
     PtConfig config = makePtConfig(trace_->configOptions(), bytes.data(), bytes.data() + bytes.size());
-    // Calls and direct jumps must end blocks: the stack is built from them.
-    config.config.flags.variant.block.end_on_call = 1;
-    config.config.flags.variant.block.end_on_jump = 1;
+    // libipt's default flags: blocks run through direct calls and jumps, and
+    // BlockShapes says where they change frame. A listing (`visit`) wants
+    // straight runs of code, so there calls and direct jumps end blocks.
+    config.config.flags.variant.block.end_on_call = visit != nullptr;
+    config.config.flags.variant.block.end_on_jump = visit != nullptr;
     pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
     // The thread on this CPU: from the switch timeline, else the AUX buffer's own
     // (per-thread recording), else unknown (-1).
@@ -327,10 +374,12 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
         return r;
     };
     std::map<int32_t, pt_image*> imageOfPid;
-    // Per process (cleared on a switch to another one): the function of each block
-    // start, and how each block end libipt did not classify leaves (read from
-    // the code: pt_iscache_read locks the section cache all decoder threads share).
-    IpCache<uint32_t> functionCache;
+    pt_image* currentImage = nullptr;
+    // Per process (cleared on a switch to another one): the shape of each block
+    // start (its function, and where it changes function), and how each block
+    // end libipt did not classify leaves (read from the code: pt_iscache_read
+    // locks the section cache all decoder threads share).
+    IpCache<ShapeRef> shapeCache;
     IpCache<BranchClass> endClassCache;
     RunningThread current{};
     auto setThread = [&](uint64_t t, RunningThread r) {
@@ -342,9 +391,48 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
         current = r;
         pt_image*& image = imageOfPid[r.pid];
         if (!image) image = ptImages_->newImage(r.pid);
+        currentImage = image;
         if (decoder) pt_blk_set_image(decoder, image);
-        functionCache.clear();
+        shapeCache.clear();
         endClassCache.clear();
+    };
+    // The shape of the block that starts at `b.ip` in the current process: from
+    // the session's table, else walked and published there.
+    std::unique_ptr<InsnProbe> probe;
+    std::vector<const BlockShape*> splitShapes;
+    auto shapeOf = [&](const pt_block& b) {
+        const BlockShape* shape = nullptr;
+        {
+            std::lock_guard lock(shapes_->mutex);
+            auto& table = shapes_->byPid[current.pid];
+            if (auto it = table.find(b.ip); it != table.end()) shape = it->second.get();
+        }
+        if (!shape) {
+            auto made = std::make_unique<BlockShape>();
+            made->function = images_->functionAt(current.pid, b.ip);
+            if (!probe) probe = std::make_unique<InsnProbe>(config.config);
+            const InsnProbe::Walk walk = probe->walk(currentImage, b.ip, b.mode, 0xffff);
+            made->covered = uint32_t(walk.insns.size());
+            uint32_t function = made->function;
+            for (size_t i = 0; i + 1 < walk.insns.size(); ++i) {
+                const pt_insn& insn = walk.insns[i];
+                if (insn.iclass != ptic_call && insn.iclass != ptic_jump) continue;
+                const uint32_t next = images_->functionAt(current.pid, walk.insns[i + 1].ip);
+                if (insn.iclass == ptic_jump && next == function) continue;
+                made->breaks.push_back({uint32_t(i + 1),
+                                        insn.iclass == ptic_call ? BranchClass::Call : BranchClass::Jump,
+                                        next});
+                function = next;
+            }
+            std::lock_guard lock(shapes_->mutex);
+            shape = shapes_->byPid[current.pid].try_emplace(b.ip, std::move(made)).first->second.get();
+        }
+        // The walk ends where libipt's block would (a branch that needs trace,
+        // code it cannot read, 64 Ki instructions), so no block from this IP is
+        // longer: one without breaks is one run.
+        if (shape->breaks.empty()) return ShapeRef{shape->function, 0};
+        splitShapes.push_back(shape);
+        return ShapeRef{shape->function, uint32_t(splitShapes.size())};
     };
     // After a loss, the lost-AUX gap starts where the trace before it ended.
     const bool lossGap = seg.lossFrom && seg.lossFrom < seg.startTime;
@@ -504,14 +592,28 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
             status = pt_blk_next(decoder, &block, sizeof block);
             if (block.ninsn) {
                 if (t >= nextSwitch) advance(t);
-                const uint32_t function = functionCache.get(
-                    block.ip, [&](uint64_t ip) { return images_->functionAt(current.pid, ip); });
+                const ShapeRef shape = shapeCache.get(block.ip, [&](uint64_t) { return shapeOf(block); });
+                const uint32_t function = shape.function;
                 BranchClass last = block.iclass != ptic_error || block.truncated
                                        ? branchClassOf(block, ptImages_->cache())
                                        : endClassCache.get(block.end_ip, [&](uint64_t) {
                                              return branchClassFromBytes(block, ptImages_->cache());
                                          });
-                flow.instructions(t, function, block.ninsn, last);
+                if (!shape.split) [[likely]] {
+                    flow.instructions(t, function, block.ninsn, last);
+                } else {
+                    // The runs of the block in each function, as blocks ending at
+                    // calls and direct jumps would give them (same time: libipt
+                    // reads no trace between them).
+                    uint32_t runFunction = function, done = 0;
+                    for (const BlockBreak& at : splitShapes[shape.split - 1]->breaks) {
+                        if (at.end >= block.ninsn) break;
+                        flow.instructions(t, runFunction, at.end - done, at.last);
+                        done = at.end;
+                        runFunction = at.next;
+                    }
+                    flow.instructions(t, runFunction, block.ninsn - done, last);
+                }
                 ++blocks;
                 instructions += block.ninsn;
                 if (visit)
@@ -527,10 +629,9 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     flow.finish(std::max(lastTime, seg.endTime));
     // Packed here, on the decoder thread: the cache holds 16 bytes a span, and
     // the merge of segments in time order only copies packed spans. FlowToSpans
-    // gives the spans in pre-order, which is start order (sortSpans only checks
-    // that); the vectors go back to the next segment's builder on this thread.
+    // gives the spans in pre-order, which is start order (no sort); the vectors
+    // go back to the next segment's builder on this thread.
     for (auto& [tid, spans] : flow.take()) {
-        sortSpans(spans.spans);
         result.threads[tid].append(spans.spans, spans.gaps);
         spareSpans.push_back(std::move(spans.spans));
     }

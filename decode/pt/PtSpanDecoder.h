@@ -97,6 +97,10 @@ private:
     SegmentSpans decodeSegment(const Segment& segment,
                                const std::function<void(const FlowBlock&)>* visit) const;
 
+    // Where the blocks of libipt's default flags change function (see PtSpanDecoder.cpp).
+    struct BlockShapes;
+    std::unique_ptr<BlockShapes> shapes_;
+
     const PerfDataReader* file_ = nullptr;
     std::unique_ptr<PtTraceSource> trace_;
     std::unique_ptr<Sideband> sideband_;

@@ -23,6 +23,13 @@ void FlowToSpans::closeAll(Thread& t, uint64_t end) {
 // known one have negative depths until now).
 void FlowToSpans::closeStretch(Thread& t) {
     auto& spans = t.out.spans;
+    // Depths go below 0 only where a return finds a caller further out (see
+    // instructionsSlow), which records it: most stretches need no pass.
+    if (t.lowest >= 0) {
+        t.stretchBegin = spans.size();
+        return;
+    }
+    t.lowest = 0;
     auto lossyGap = [&](const Span& s) {
         return s.isGap() && t.out.gaps[s.gap].reason != GapReason::Untraced;
     };
@@ -110,6 +117,7 @@ void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t co
         if (!unwindTo(function)) {
             if (stack.size() == 1) {
                 const int32_t depth = stack.back().depth - 1;
+                t.lowest = std::min(t.lowest, depth);
                 close(t, stack.back(), time);
                 stack.back() = open(t, function, depth, time, Entered::Outermost);
             } else {

@@ -147,6 +147,7 @@ private:
         std::vector<Frame> stack;
         Pending pending = Pending::None;
         size_t stretchBegin = 0;  // first span of the current stretch (see the top)
+        int32_t lowest = 0;       // the lowest depth opened in the stretch (below 0: shift it)
         bool gapOpen = false;
         size_t gapSlot = 0;  // the open gap's span (its gap already in out.gaps)
         ThreadSpans out;

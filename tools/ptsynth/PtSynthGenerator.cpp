@@ -375,7 +375,9 @@ struct PtGenerator::Impl {
                     return icall(std::move(t), cost);
                 }
                 case 9: {
-                    if (leaf) break;
+                    // Recursion's frames are 6-10 instructions whatever the
+                    // straight-line length: a dense program (--straight) has none.
+                    if (leaf || o.straight > 1) break;
                     Node n;
                     n.kind = Node::Kind::Recurse;
                     for (uint32_t i = 0; i < funcs.size(); ++i)
@@ -398,7 +400,7 @@ struct PtGenerator::Impl {
                 }
             }
         }
-        return straight(unsigned(rand(1, 4)), cost);
+        return straight(unsigned(rand(1, 4)) * o.straight, cost);
     }
 
     void recursiveFunction(unsigned index) {

@@ -36,6 +36,7 @@ struct GeneratorOptions {
     uint64_t maxInsns = 0;            // and/or after this many instructions (0: no limit)
     unsigned functions = 120;         // ordinary functions (plus 3 recursive ones)
     unsigned levels = 5;              // depth of the call graph
+    unsigned straight = 1;            // straight-line runs are 1-4 instructions times this
     std::string elfPath;              // where the program is written
 };
 

@@ -41,6 +41,9 @@ const char* kUsage =
     "  --aslr               step mode: keep address-space randomization (default off)\n"
     "  --seed N             generate mode: program and path seed (default 1)\n"
     "  --functions N        generate mode: functions in the program (default 120)\n"
+    "  --straight N         generate mode: straight-line runs N times as long (default 1;\n"
+    "                       above 1 also without recursive calls: denser spans, ~60\n"
+    "                       instructions a call at 4)\n"
     "  --truth-list         generate mode: list every IP and event in the truth\n"
     "                       (always on in step mode)\n"
     "  --noretcomp          no return compression (every RET is a TIP)\n"
@@ -73,7 +76,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     std::string out = "ptsynth.data", rawPath, startSymbol;
     std::optional<uint64_t> maxInsns, generateMb;
-    uint64_t seed = 1, functions = 120;
+    uint64_t seed = 1, functions = 120, straight = 1;
     bool aslr = false, quiet = false, truthList = false;
     PtEncoderOptions enc;
     std::vector<std::string> command;
@@ -111,6 +114,9 @@ int main(int argc, char** argv) {
             if (!numeric(seed)) return fail("--seed needs a number");
         } else if (a == "--functions") {
             if (!numeric(functions) || functions < 2) return fail("--functions needs a number >= 2");
+        } else if (a == "--straight") {
+            if (!numeric(straight) || straight < 1 || straight > 1000)
+                return fail("--straight needs a number from 1 to 1000");
         } else if (a == "--start") {
             auto v = value();
             if (!v) return fail("--start needs a symbol");
@@ -156,6 +162,7 @@ int main(int argc, char** argv) {
         go.stopAtBytes = *generateMb << 20;
         go.maxInsns = maxInsns.value_or(0);
         go.functions = unsigned(functions);
+        go.straight = unsigned(straight);
         go.elfPath = elfPath;
         auto g = PtGenerator::create(go);
         if (!g) return fail(g.error().message);
@@ -188,6 +195,7 @@ int main(int argc, char** argv) {
         truth.mode = "generate";
         truth.command = "--generate " + std::to_string(*generateMb) + " --seed " + std::to_string(seed) +
                         " --functions " + std::to_string(functions) +
+                        (straight > 1 ? " --straight " + std::to_string(straight) : std::string()) +
                         (maxInsns ? " --max-insns " + std::to_string(*maxInsns) : std::string());
         truth.keepLists = truthList;
         truth.pid = truth.tid = 4242;  // nothing ran: any id names the imaginary process
