@@ -1064,8 +1064,8 @@ void TraceFilePage::showCode(int32_t tid, uint32_t function, uint64_t begin, uin
     const uint64_t origin = data ? data->begin : 0;
     const QString context = QString("%1, +%2 … +%3")
                                 .arg(tid >= 0 ? QString("thread %1").arg(tid) : QString("all threads"))
-                                .arg(relative(begin, origin))
-                                .arg(relative(end, origin));
+                                .arg(formatNs(double(begin - origin)))
+                                .arg(formatNs(double(end - origin)));
     codeView_->showMessage(
         QString("Decoding the flow of %1 (%2) to count its instructions…").arg(name, context));
     const uint64_t request = ++codeGeneration_;

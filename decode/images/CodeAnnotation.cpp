@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -52,6 +53,16 @@ std::optional<Arch> archOf(unsigned machine, bool is64, bool thumb) {
             (void)is64;
             return std::nullopt;
     }
+}
+
+// The target of an unconditional direct jump ("jmp 0x401000", AArch64/Arm "b #0x..."), else 0.
+uint64_t directJumpTarget(const char* mnemonic, const char* ops) {
+    if (std::strcmp(mnemonic, "jmp") != 0 && std::strcmp(mnemonic, "b") != 0) return 0;
+    if (*ops == '#') ++ops;
+    if (ops[0] != '0' || ops[1] != 'x') return 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(ops, &end, 16);
+    return end && *end == '\0' ? uint64_t(v) : 0;
 }
 
 std::string hexBytes(const uint8_t* b, size_t n) {
@@ -136,7 +147,7 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
         end = hi + 1;
         while (end - hi <= kMaxBytes && images.functionAt(pid, end) == function)
             ++end;
-        end = std::max(end, hi + 16);
+        end = std::max(end, hi + 1);  // the symbol covers the last instruction's bytes
     }
     // The file holding the code, for its machine and its source lines.
     std::string path;
@@ -154,7 +165,7 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
         }());
     bool is64 = true;
     const unsigned machine = elfMachine(path, is64);
-    const bool thumb = function < functions.size() && (functions[function].address & 1);
+    const bool thumb = machine == 40 && function < functions.size() && (functions[function].address & 1);
     auto arch = archOf(machine, is64, thumb);
     if (!arch)
         return makeError(what + ": " + path +
@@ -197,6 +208,7 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
             a.size = insn->size;
             a.bytes = hexBytes(insn->bytes, insn->size);
             a.text = std::string(insn->mnemonic) + (insn->op_str[0] ? " " : "") + insn->op_str;
+            a.jumpTarget = directJumpTarget(insn->mnemonic, insn->op_str);
             at[a.address] = out.instructions.size();
             out.instructions.push_back(std::move(a));
         }
@@ -218,7 +230,9 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
                 done = true;
                 break;
             }
-            address += a.size;
+            // A block goes on across an unconditional direct jump (the decoder
+            // follows it without a branch packet): at its target.
+            address = a.jumpTarget ? a.jumpTarget : address + a.size;
         }
         if (!done) {
             // Decode the rest of the block on its own (code reached by a jump into an instruction

@@ -7,13 +7,15 @@
 // information (in the file, or a separate debug file libdwfl's standard search
 // finds).
 //
-// Counts come from flow blocks (spans/DecodeTypes.h FlowBlock: the straight
-// run of instructions from ip to endIp the decoder reports between branches):
+// Counts come from flow blocks (spans/DecodeTypes.h FlowBlock: the run of
+// instructions from ip to endIp the decoder reports between branches, going on
+// across unconditional direct jumps as libipt's block decoder does):
 // every distinct block is disassembled once and each of its instructions gets
 // the block's count, so a function's counts add up to the instructions its
-// blocks executed: what its spans count as self instructions. A block whose
-// bytes cannot be disassembled to its end is counted at its first instruction
-// and said in the notes.
+// blocks executed: what its spans count as self instructions. A block that
+// does not disassemble to its last instruction in as many instructions as the
+// decoder counted (the image differs from what ran) is counted as far as it
+// does, and the notes say how many such blocks there were.
 //
 // The function's extent is the run of addresses the resolver maps to it
 // (ImageResolver::functionAt) around the executed ones, capped at kMaxBytes
@@ -43,8 +45,9 @@ struct AnnotatedInstruction {
     std::string bytes;  // hex
     std::string text;   // "mov rax, qword ptr [rdi]"
     uint64_t count = 0;
-    int line = 0;      // source line (0: none)
-    std::string file;  // source file ("" : none)
+    uint64_t jumpTarget = 0;  // an unconditional direct jump's target (a block goes on there)
+    int line = 0;             // source line (0: none)
+    std::string file;         // source file ("" : none)
 };
 
 struct AnnotatedCode {

@@ -573,6 +573,62 @@ private slots:
         QVERIFY(all.size() > times.size());
     }
 
+    // A program with debug information (traced instruction by instruction by
+    // ptsynth's step mode): the code view gives each instruction its source line
+    // and shows the source file with per-line counts that add up to the function's.
+    void sourceLinesWithCounts() {
+        const QString data = dir_.filePath("cv.data");
+        QProcess step;
+        step.start(AUXSCOPE_PTSYNTH, {"--start", "main", "-o", data, "--", AUXSCOPE_CV_WORKLOAD});
+        QVERIFY(step.waitForFinished(120000));
+        if (step.exitCode() != 0) {
+            const QString why = QString::fromUtf8(step.readAllStandardError()).trimmed();
+            if (why.contains("ptrace") || why.contains("Operation not permitted"))
+                QSKIP(qPrintable("ptsynth step mode cannot ptrace here: " + why));
+            QFAIL(qPrintable(why));
+        }
+        TraceFilePage page(data);
+        QVERIFY2(openDecoded(page), qPrintable(page.timelineStatus()->text()));
+        const auto tl = page.timeline()->data();
+        uint32_t hot = UINT32_MAX;
+        for (uint32_t f = 0; f < tl->functions->size(); ++f)
+            if ((*tl->functions)[f].name == "cv_hot") hot = f;
+        QVERIFY(hot != UINT32_MAX);
+        RangeQuery q;
+        q.begin = tl->decodedBegin, q.end = tl->decodedEnd;
+        auto stats = computeRangeStats(storesOf(*tl), q);
+        QVERIFY(stats);
+        const uint64_t self = stats->function(hot).cost.selfInsns;
+        QVERIFY(self > 100);
+        page.showCode(-1, hot, q.begin, q.end);
+        CodeView* code = page.codeView();
+        QVERIFY(QTest::qWaitFor([&] { return code->code() && code->code()->function == hot; }, 60000));
+        const AnnotatedCode& a = *code->code();
+        QCOMPARE(a.executed, self);
+        QVERIFY2(QString::fromStdString(a.sourceFile).endsWith("CodeViewWorkload.c"), a.sourceFile.c_str());
+        uint64_t perLine = 0;
+        for (const auto& [line, n] : a.lineCounts)
+            perLine += n;
+        uint64_t inFile = 0;
+        for (const auto& i : a.instructions) {
+            QVERIFY2(i.line > 0, qPrintable(QString("0x%1 has no line").arg(i.address, 0, 16)));
+            if (i.file == a.sourceFile) inFile += i.count;
+        }
+        QCOMPARE(perLine, inFile);
+        QCOMPARE(inFile, self);
+        // The source pane: the file is readable, its lines with their counts.
+        QVERIFY(code->source()->isVisibleTo(code));
+        uint64_t shown = 0;
+        bool loopLine = false;
+        for (int i = 0; i < code->source()->topLevelItemCount(); ++i) {
+            const QTreeWidgetItem* item = code->source()->topLevelItem(i);
+            shown += item->data(1, Qt::UserRole).toULongLong();
+            loopLine |= item->text(2).contains("i % 3 == 0") && item->data(1, Qt::UserRole).toULongLong() > 0;
+        }
+        QCOMPARE(shown, self);
+        QVERIFY(loopLine);
+    }
+
     // `auxscope export --time A-B` writes what the GUI's range export writes for [A, B].
     void cliExportTimeMatchesRangeExport() {
         TraceFilePage page(synth_);

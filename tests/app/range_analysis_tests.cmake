@@ -6,9 +6,14 @@
 set(CMAKE_AUTOMOC ON)
 add_executable(range_analysis_tests ${CMAKE_CURRENT_LIST_DIR}/RangeAnalysisTest.cpp)
 target_link_libraries(range_analysis_tests PRIVATE auxscope_app auxscope_test_data Qt6::Test)
-add_dependencies(range_analysis_tests auxscope auxscope-ptsynth auxscope-etmsnap)
+# The code view's source pane: a small program with debug information, traced in ptsynth's step mode.
+add_executable(cv_workload ${CMAKE_CURRENT_LIST_DIR}/CodeViewWorkload.c)
+target_compile_options(cv_workload PRIVATE -O1 -g)
+add_dependencies(range_analysis_tests auxscope auxscope-ptsynth auxscope-etmsnap cv_workload)
 target_compile_definitions(range_analysis_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
                                                         AUXSCOPE_ETMSNAP="$<TARGET_FILE:auxscope-etmsnap>"
-                                                        AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>")
+                                                        AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
+                                                        AUXSCOPE_CV_WORKLOAD="$<TARGET_FILE:cv_workload>"
+                                                        AUXSCOPE_CV_SOURCE="${CMAKE_CURRENT_LIST_DIR}/CodeViewWorkload.c")
 add_test(NAME range_analysis_tests COMMAND range_analysis_tests)
 set_tests_properties(range_analysis_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 300)
