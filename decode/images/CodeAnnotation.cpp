@@ -55,9 +55,12 @@ std::optional<Arch> archOf(unsigned machine, bool is64, bool thumb) {
     }
 }
 
-// The target of an unconditional direct jump ("jmp 0x401000", AArch64/Arm "b #0x..."), else 0.
+// The target of an unconditional direct jump or call ("jmp 0x401000", AArch64/Arm "b #0x..."), else 0.
 uint64_t directJumpTarget(const char* mnemonic, const char* ops) {
-    if (std::strcmp(mnemonic, "jmp") != 0 && std::strcmp(mnemonic, "b") != 0) return 0;
+    // Direct calls too: a block the decoder runs through a call goes on in the callee.
+    if (std::strcmp(mnemonic, "jmp") != 0 && std::strcmp(mnemonic, "b") != 0 &&
+        std::strcmp(mnemonic, "call") != 0 && std::strcmp(mnemonic, "bl") != 0)
+        return 0;
     if (*ops == '#') ++ops;
     if (ops[0] != '0' || ops[1] != 'x') return 0;
     char* end = nullptr;

@@ -9,7 +9,7 @@
 //
 // Counts come from flow blocks (spans/DecodeTypes.h FlowBlock: the run of
 // instructions from ip to endIp the decoder reports between branches, going on
-// across unconditional direct jumps as libipt's block decoder does):
+// across unconditional direct jumps and calls as libipt's block decoder may):
 // every distinct block is disassembled once and each of its instructions gets
 // the block's count, so a function's counts add up to the instructions its
 // blocks executed: what its spans count as self instructions. A block that
