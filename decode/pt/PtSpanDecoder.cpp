@@ -627,11 +627,18 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     for (const std::string& cause : seg.lostAfter)
         addGap(std::max(lastTime, seg.endTime), GapReason::LostAux, cause, run.end);
     flow.finish(std::max(lastTime, seg.endTime));
+    // A segment after the first of its run resumes exactly where the one before
+    // it stopped (that one ends at this one's PSB): frames open across the cut
+    // are joined when both are merged (spans/SegmentedDecode.h).
+    result.cpu = seg.cpu;
+    result.resumesPrevious = !seg.firstOfRun && seg.lostBefore.empty() && !seg.lossFrom;
+    result.stackEnds = flow.stackEnds();
     // Packed here, on the decoder thread: the cache holds 16 bytes a span, and
     // the merge of segments in time order only copies packed spans. FlowToSpans
-    // gives the spans in pre-order, which is start order (no sort); the vectors
-    // go back to the next segment's builder on this thread.
+    // gives the spans in pre-order, which is start order (sorted only where it
+    // says not); the vectors go back to the next segment's builder on this thread.
     for (auto& [tid, spans] : flow.take()) {
+        if (!spans.inStartOrder) sortSpans(spans.spans);
         result.threads[tid].append(spans.spans, spans.gaps);
         spareSpans.push_back(std::move(spans.spans));
     }

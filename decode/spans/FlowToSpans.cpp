@@ -44,6 +44,7 @@ void FlowToSpans::closeStretch(Thread& t) {
 
 void FlowToSpans::openGap(Thread& t, uint64_t time) {
     if (t.gapOpen) endGap(t, time);
+    if (!t.out.spans.empty() && time < t.out.spans.back().start) t.unordered = true;
     int32_t depth = 0;
     if (gap_.reason == GapReason::Untraced) {
         // The code that ran untraced was most likely called (syscall, interrupt):
@@ -52,6 +53,11 @@ void FlowToSpans::openGap(Thread& t, uint64_t time) {
     } else {
         closeAll(t, time);
         closeStretch(t);
+        if (t.firstStretch) {
+            t.firstStretch = false;
+            t.ends.firstStretchEnd = uint32_t(t.out.spans.size());
+            t.ends.firstStretchEndTime = time;
+        }
     }
     t.pending = Pending::None;
     t.gapOpen = true;
@@ -108,6 +114,7 @@ void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t co
         return true;
     };
     if (stack.empty()) {
+        if (t.firstStretch && t.ends.entry.empty()) t.ends.entry.push_back(uint32_t(t.out.spans.size()));
         stack.push_back(open(t, function, 0, time, Entered::Outermost));
     } else if (pending == Pending::Call) {
         stack.push_back(open(t, function, stack.back().depth + 1, time));
@@ -119,6 +126,7 @@ void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t co
                 const int32_t depth = stack.back().depth - 1;
                 t.lowest = std::min(t.lowest, depth);
                 close(t, stack.back(), time);
+                if (t.firstStretch) t.ends.entry.push_back(uint32_t(t.out.spans.size()));
                 stack.back() = open(t, function, depth, time, Entered::Outermost);
             } else {
                 // Returned into neither the caller nor a frame below it: the
@@ -126,6 +134,7 @@ void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t co
                 close(t, stack.back(), time);
                 stack.pop_back();
                 close(t, stack.back(), time);
+                if (t.firstStretch && stack.size() == 1) t.ends.entryBroken = true;
                 stack.back() = open(t, function, stack.back().depth, time,
                                     stack.size() == 1 ? Entered::Outermost : Entered::Running);
             }
@@ -147,11 +156,42 @@ void FlowToSpans::instructionsSlow(uint64_t time, uint32_t function, uint64_t co
 void FlowToSpans::finish(uint64_t time) {
     gapOpen_ = false;
     for (auto& [tid, t] : threads_) {
+        StackEnds& ends = t.ends;
+        ends.exit.clear();
+        for (const Frame& f : t.stack)
+            ends.exit.push_back(uint32_t(f.slot));
+        switch (t.pending) {
+            case Pending::Call:
+                ends.exitBranch = BranchClass::Call;
+                break;
+            case Pending::Return:
+                ends.exitBranch = BranchClass::Return;
+                break;
+            case Pending::Jump:
+                ends.exitBranch = BranchClass::Jump;
+                break;
+            case Pending::None:
+                ends.exitBranch = BranchClass::Other;
+                break;
+        }
+        ends.finishTime = time;
+        ends.lastStretchBegin = uint32_t(t.stretchBegin);
+        if (t.firstStretch) {
+            ends.firstStretchEnd = uint32_t(t.out.spans.size());
+            ends.firstStretchEndTime = time;
+        }
         endGap(t, time);
         closeAll(t, time);
         closeStretch(t);
         t.pending = Pending::None;
     }
+}
+
+std::map<int32_t, FlowToSpans::StackEnds> FlowToSpans::stackEnds() const {
+    std::map<int32_t, StackEnds> out;
+    for (const auto& [tid, t] : threads_)
+        if (!t.out.spans.empty() && !t.unordered) out[tid] = t.ends;
+    return out;
 }
 
 std::map<int32_t, FlowToSpans::ThreadSpans> FlowToSpans::take() {
@@ -168,12 +208,15 @@ std::map<int32_t, FlowToSpans::ThreadSpans> FlowToSpans::take() {
         ThreadSpans& out = result[tid];
         if (keep == t.out.spans.size()) {
             out = std::move(t.out);
+            out.inStartOrder = !t.unordered;
             t.out = {};
+            t.unordered = false;
         } else {
             // Gaps stay with the thread (the kept spans' indices stay valid); the
             // taken spans get a copy of them.
             out.spans.assign(t.out.spans.begin(), t.out.spans.begin() + ptrdiff_t(keep));
             out.gaps = t.out.gaps;
+            out.inStartOrder = !t.unordered;
             t.out.spans.erase(t.out.spans.begin(), t.out.spans.begin() + ptrdiff_t(keep));
             for (Frame& f : t.stack)
                 f.slot -= keep;

@@ -29,7 +29,8 @@
 // Spans come out in pre-order: a frame's span takes its place when the frame
 // opens (its end and instructions are filled in when it closes), so a span
 // follows its caller and every span its caller opened before it. Starts are
-// therefore non-decreasing (the order SpanStore keeps, with no sort), and the
+// therefore non-decreasing (the order SpanStore keeps, with no sort; but see
+// ThreadSpans::inStartOrder for gaps opened at a late thread switch), and the
 // caller of a span is the latest span one level up before it, also when
 // several frames open and close at the same time (a start-then-depth order
 // would put a second callee at time t before the first callee's own callees at
@@ -114,7 +115,34 @@ public:
     struct ThreadSpans {
         std::vector<Span> spans;  // in pre-order, hence by start (see the top)
         std::vector<Gap> gaps;    // what spans' gap index refers to
+        // False when a gap opened at a thread switch earlier than the thread's
+        // latest span (a decoder that applies switches when its time passes them
+        // can reach one after a later event): sort them (sortSpans).
+        bool inStartOrder = true;
     };
+
+    // How a thread's spans of one piece of flow (a segment) meet those of the
+    // pieces before and after it, for SegmentedDecode to join the frames that
+    // cross a cut (see SegmentedDecode.h). Span indices are into the thread's
+    // spans as the first take() after finish() gives them.
+    struct StackEnds {
+        // The frames found running in the first stretch, in the order found: the
+        // first frame, then each caller found by returning past the outermost
+        // one. Empty when the thread's flow began with a lossy gap.
+        std::vector<uint32_t> entry;
+        // A return found a function that was neither the caller nor below it:
+        // the found frames do not form a chain of callers.
+        bool entryBroken = false;
+        uint32_t firstStretchEnd = 0;                 // spans [0, firstStretchEnd) are the first stretch
+        uint64_t firstStretchEndTime = 0;             // when a lossy gap ended it (else the finish time)
+        uint32_t lastStretchBegin = 0;                // spans [lastStretchBegin, end) are the last stretch
+        std::vector<uint32_t> exit;                   // the frames open at finish(), outermost first
+        BranchClass exitBranch = BranchClass::Other;  // how the last run of instructions left
+        uint64_t finishTime = 0;
+    };
+    // Each thread's StackEnds; valid after finish() and before take(). A thread
+    // whose spans are not in start order (see ThreadSpans) has none.
+    std::map<int32_t, StackEnds> stackEnds() const;
     // The spans so far, by thread id; leaves the builder empty. After finish()
     // that is all of them; before, a thread's spans up to its first frame or
     // gap still open (those and the spans after them stay for a later take()).
@@ -146,8 +174,11 @@ private:
     struct Thread {
         std::vector<Frame> stack;
         Pending pending = Pending::None;
-        size_t stretchBegin = 0;  // first span of the current stretch (see the top)
-        int32_t lowest = 0;       // the lowest depth opened in the stretch (below 0: shift it)
+        size_t stretchBegin = 0;   // first span of the current stretch (see the top)
+        bool firstStretch = true;  // no lossy gap yet
+        bool unordered = false;    // see ThreadSpans::inStartOrder
+        StackEnds ends;
+        int32_t lowest = 0;  // the lowest depth opened in the stretch (below 0: shift it)
         bool gapOpen = false;
         size_t gapSlot = 0;  // the open gap's span (its gap already in out.gaps)
         ThreadSpans out;

@@ -75,6 +75,209 @@ void WorkerPool::loop() {
     }
 }
 
+namespace {
+
+// ---------------------------------------------------------------- frames across cuts
+
+struct Patch {
+    uint64_t end = 0;
+    uint64_t addInstructions = 0;
+};
+
+// What joining changes in one part (one segment's spans of a thread).
+struct PartFix {
+    // Added to the depths of spans [0, shiftEnd) and [lastBegin, end), lossy
+    // gaps excepted (the part's first and last stretch; one range when no lossy
+    // gap parts them).
+    int32_t shift = 0;
+    uint32_t shiftEnd = 0;
+    int32_t lastShift = 0;
+    uint32_t lastBegin = UINT32_MAX;
+    std::vector<uint32_t> drop;         // spans folded into an earlier part's
+    int64_t called = -1;                // a span found running that the cut's call entered
+    std::map<uint32_t, Patch> patches;  // frames that go on in later parts
+    bool any() const { return shift || lastShift || !drop.empty() || called >= 0 || !patches.empty(); }
+};
+
+// A frame open at the end of a thread's previous part, in the merged spans' terms.
+struct Carried {
+    size_t part;
+    uint32_t index;
+    int32_t depth;  // after that part's shift
+    uint32_t function;
+};
+
+Patch& patchOf(std::vector<PartFix>& fixes, const Carried& c) {
+    return fixes[c.part].patches[c.index];
+}
+
+// The fixes that join a thread's parts (in time order); ends[k] null: part k is
+// never joined, joins[k]: part k may be joined to the one before it.
+std::vector<PartFix> joinParts(const std::vector<const SpanStore*>& parts,
+                               const std::vector<const FlowToSpans::StackEnds*>& ends,
+                               const std::vector<bool>& joins) {
+    std::vector<PartFix> fixes(parts.size());
+    std::vector<Carried> carry;  // the thread's stack after the previous part
+    BranchClass pending = BranchClass::Other;
+    // The parts of the stretch `carry` is in: a return past its outermost frame
+    // in a later part moves all of it one level down (as within a segment).
+    // Second: its last stretch only (the part has a lossy gap).
+    std::vector<std::pair<size_t, bool>> stretch;
+    auto lower = [&](int32_t by) {
+        for (auto [part, last] : stretch)
+            (last ? fixes[part].lastShift : fixes[part].shift) += by;
+        for (Carried& c : carry)
+            c.depth += by;
+    };
+    for (size_t k = 0; k < parts.size(); ++k) {
+        const SpanStore& store = *parts[k];
+        const FlowToSpans::StackEnds* e = ends[k];
+        auto ownExit = [&](int32_t shift) {
+            std::vector<Carried> out;
+            if (e)
+                for (uint32_t idx : e->exit) {
+                    const Span s = store.at(idx);
+                    out.push_back({k, idx, s.depth + shift, s.function});
+                }
+            return out;
+        };
+        // Tries to fold part k's found frames into `carry`; false: nothing changed.
+        auto join = [&]() {
+            if (!e || !joins[k] || carry.empty() || e->entry.empty() || e->entryBroken) return false;
+            std::vector<Span> found;
+            for (uint32_t idx : e->entry) {
+                if (idx >= store.size()) return false;
+                found.push_back(store.at(idx));
+            }
+            const ptrdiff_t n = ptrdiff_t(carry.size()) - 1;
+            // The first frame found is: after a call, its callee (a new frame);
+            // after a return, the caller of the frame on top; else the frame on top.
+            const bool callFirst = pending == BranchClass::Call;
+            const size_t first = callFirst ? 1 : 0;
+            const ptrdiff_t top = pending == BranchClass::Return ? n - 1 : n;
+            if (top < 0) return false;
+            // Found frames past the earlier part's outermost one are callers
+            // found by returning past it, one level further out each.
+            const size_t matched = std::min(found.size() - first, size_t(top + 1));
+            const size_t beyond = found.size() - first - matched;
+            const int32_t shift0 = callFirst ? carry[size_t(n)].depth + 1 - found[0].depth
+                                             : carry[size_t(top)].depth - found[0].depth;
+            for (size_t j = first; j < first + matched; ++j) {
+                const Carried& c = carry[size_t(top - ptrdiff_t(j - first))];
+                if (c.function != found[j].function || c.depth != found[j].depth + shift0) return false;
+            }
+            if (beyond) {
+                const int32_t outermost = found.back().depth + shift0;
+                if (outermost < 0) lower(-outermost);
+            }
+            const int32_t shift = callFirst ? carry[size_t(n)].depth + 1 - found[0].depth
+                                            : carry[size_t(top)].depth - found[0].depth;
+            for (size_t j = first; j < first + matched; ++j) {
+                const Carried& c = carry[size_t(top - ptrdiff_t(j - first))];
+                if (c.function != found[j].function || c.depth != found[j].depth + shift) return false;
+            }
+            PartFix& fix = fixes[k];
+            fix.shift = shift;
+            fix.shiftEnd = e->firstStretchEnd;
+            std::map<uint32_t, Carried> folded;  // found frame -> the earlier frame it continues
+            for (size_t j = first; j < first + matched; ++j) {
+                const Carried& c = carry[size_t(top - ptrdiff_t(j - first))];
+                fix.drop.push_back(e->entry[j]);
+                Patch& p = patchOf(fixes, c);
+                p.end = std::max(p.end, found[j].end);
+                p.addInstructions += found[j].instructions;
+                folded[e->entry[j]] = c;
+            }
+            if (callFirst) fix.called = e->entry[0];
+            std::sort(fix.drop.begin(), fix.drop.end());
+            // The frames below the deepest one matched stay open through the
+            // part's first stretch (and after it, when no lossy gap ends it).
+            const size_t below = size_t(top + 1) - matched;
+            const bool wholePart = e->firstStretchEnd >= store.size();
+            if (wholePart) {
+                stretch.push_back({k, false});
+            } else {
+                fixes[k].lastBegin = e->lastStretchBegin;
+                stretch = {{k, true}};
+            }
+            const uint64_t lowerEnd = wholePart ? e->finishTime : e->firstStretchEndTime;
+            for (size_t q = 0; q < below; ++q) {
+                Patch& p = patchOf(fixes, carry[q]);
+                p.end = std::max(p.end, lowerEnd);
+            }
+            if (!wholePart) {
+                carry = ownExit(0);  // the exit lies after a lossy gap: a stack of its own
+                return true;
+            }
+            std::vector<Carried> next(carry.begin(), carry.begin() + ptrdiff_t(below));
+            for (uint32_t idx : e->exit) {
+                if (auto it = folded.find(idx); it != folded.end()) {
+                    next.push_back(it->second);
+                } else {
+                    const Span s = store.at(idx);
+                    next.push_back({k, idx, s.depth + shift, s.function});
+                }
+            }
+            carry = std::move(next);
+            return true;
+        };
+        if (!join()) {
+            carry = ownExit(0);
+            if (e) fixes[k].lastBegin = e->lastStretchBegin;
+            stretch = {{k, true}};
+        }
+        pending = e ? e->exitBranch : BranchClass::Other;
+    }
+    return fixes;
+}
+
+// `in` with `fix` applied.
+void applyFix(const SpanStore& in, const PartFix& fix, SpanStore& out) {
+    // Reused: a part is a segment's spans of a thread (tens of MB unpacked),
+    // and fresh memory for each costs as much in page faults as the copy.
+    thread_local std::vector<Span> spans;
+    spans.resize(in.size());
+    Span* const to = spans.data();
+    size_t n = 0, drop = 0;
+    auto patch = fix.patches.begin();
+    // The next index where more than the depth changes.
+    size_t at = 0;  // the index being copied
+    auto nextMark = [&] {
+        size_t mark = fix.called >= 0 && size_t(fix.called) > at ? size_t(fix.called) : SIZE_MAX;
+        if (drop < fix.drop.size()) mark = std::min<size_t>(mark, fix.drop[drop]);
+        if (patch != fix.patches.end()) mark = std::min<size_t>(mark, patch->first);
+        return mark;
+    };
+    size_t mark = std::min<size_t>(nextMark(), fix.called == 0 ? 0 : SIZE_MAX);
+    const std::vector<Gap>& gaps = in.gaps();
+    in.forEach(0, in.size(), [&](size_t i, const Span& original) {
+        Span& s = to[n];
+        s = original;
+        if (!s.isGap() || gaps[size_t(s.gap)].reason == GapReason::Untraced) [[likely]]
+            s.depth += (i < fix.shiftEnd ? fix.shift : 0) + (i >= fix.lastBegin ? fix.lastShift : 0);
+        if (i == mark) [[unlikely]] {
+            at = i;
+            if (drop < fix.drop.size() && fix.drop[drop] == i) {
+                ++drop;
+                mark = nextMark();
+                return;  // folded into an earlier span
+            }
+            if (int64_t(i) == fix.called) s.foundRunning = s.outermost = false;
+            if (patch != fix.patches.end() && patch->first == i) {
+                s.end = std::max(s.end, patch->second.end);
+                s.instructions += patch->second.addInstructions;
+                ++patch;
+            }
+            mark = nextMark();
+        }
+        ++n;
+    });
+    spans.resize(n);
+    out.append(spans, in.gaps());
+}
+
+}  // namespace
+
 std::function<void(const FlowBlock&)> SegmentedDecode::windowFilter(
     const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit) {
     return [&window, &visit](const FlowBlock& b) {
@@ -126,15 +329,26 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
     // several CPUs has segments interleaving in time: its spans are unpacked and
     // sorted once more (stable, so the result is the same either way).
     std::map<int32_t, std::vector<const SpanStore*>> parts;
+    std::map<int32_t, std::vector<size_t>> partResult;  // the result each part comes from
     std::vector<bool> decodedNow(results.size());
     for (size_t i : todo)
         decodedNow[i] = true;
+    // Chains of segments each of which resumes where the one before it stopped.
+    std::vector<size_t> chain(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+        const bool resumes = i > 0 && results[i]->resumesPrevious && chosen[i] == chosen[i - 1] + 1 &&
+                             results[i]->cpu == results[i - 1]->cpu;
+        chain[i] = resumes ? chain[i - 1] : i;
+    }
     for (size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
         out.stats += r->stats;
         if (decodedNow[i]) out.decodedStats += r->stats;
         for (const auto& [tid, store] : r->threads)
-            if (!window.tid || tid == *window.tid) parts[tid].push_back(&store);
+            if (!window.tid || tid == *window.tid) {
+                parts[tid].push_back(&store);
+                partResult[tid].push_back(i);
+            }
     }
     // Threads in parallel when there are several; a thread's in-order parts are
     // copied in parallel themselves (one thread's spans can be most of a window).
@@ -146,7 +360,29 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
         parallelFor(n, work.size() == 1 ? threads : 1, task);
     };
     parallelFor(work.size(), threads, [&](size_t k) {
-        const auto& [tid, stores] = work[k];
+        const int32_t tid = work[k].first;
+        std::vector<const SpanStore*> stores = work[k].second;
+        // Frames across cuts (see the header): a thread that ran on one CPU only.
+        const std::vector<size_t>& from = partResult[tid];
+        std::vector<const FlowToSpans::StackEnds*> ends(stores.size());
+        std::vector<bool> joins(stores.size());
+        bool oneCpu = true, anyEnds = false;
+        for (size_t p = 0; p < stores.size(); ++p) {
+            const SegmentSpans& r = *results[from[p]];
+            oneCpu = oneCpu && r.cpu == results[from[0]]->cpu;
+            if (auto it = r.stackEnds.find(tid); it != r.stackEnds.end())
+                ends[p] = &it->second, anyEnds = true;
+            joins[p] = p > 0 && chain[from[p]] == chain[from[p - 1]];
+        }
+        std::vector<SpanStore> fixed(stores.size());
+        if (oneCpu && anyEnds) {
+            const std::vector<PartFix> fixes = joinParts(stores, ends, joins);
+            inner(stores.size(), [&](size_t p) {
+                if (fixes[p].any()) applyFix(*stores[p], fixes[p], fixed[p]);
+            });
+            for (size_t p = 0; p < stores.size(); ++p)
+                if (fixes[p].any()) stores[p] = &fixed[p];
+        }
         if (merged[k]->appendStores(stores, window.begin, window.end, inner)) return;
         // Interleaving in time (a thread on several CPUs): unpack and sort once more.
         FlowToSpans::ThreadSpans all;

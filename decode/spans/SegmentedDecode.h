@@ -12,6 +12,26 @@
 //   - keeps decoded segments in a cache with a byte budget (oldest out first:
 //     a timeline revisits what it just showed),
 //   - and merges the segments' spans per thread in time order, also on the pool.
+//
+// Frames across cuts. Each segment is decoded on its own, so its flow starts
+// on an empty stack: a frame running at a cut shows as a span that ends there
+// and one found running after it. A decoder that gives each segment's
+// FlowToSpans::StackEnds (and says which segments resume exactly where the one
+// before them stopped) has them joined when the merge sees both sides: per
+// thread, the frames open at the end of its previous part (its stack when it
+// last ran) are matched to the frames its next part found running (the first
+// one, then the callers found by returning past it), after how the last run
+// before the cut left (a call: the first frame found is its callee, entered by
+// that call; a return: it is the caller). Where the functions agree the later
+// span is folded into the earlier one (its end and instructions), the later
+// part's depths move under the earlier stack, and the frames below the match
+// stay open through it: the span tree of a decode is the one a decode without
+// cuts would give, whether the segments were decoded in one call, in several
+// or from the cache. Nothing is joined where the match fails (a tail call or
+// longjmp across the cut, a return past the earlier part's outermost frame),
+// across a segment that does not resume its predecessor (lost trace), for a
+// thread that ran on several CPUs, or at the first segment of a window (its
+// predecessor is not decoded): those cuts stay as they were.
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +45,7 @@
 #include <vector>
 
 #include "spans/DecodeTypes.h"
+#include "spans/FlowToSpans.h"
 #include "spans/SpanStore.h"
 
 namespace auxscope {
@@ -60,6 +81,10 @@ private:
 struct SegmentSpans {
     std::map<int32_t, SpanStore> threads;
     DecodeStats stats;
+    // For joining frames across cuts (see the top); empty: never joined.
+    std::map<int32_t, FlowToSpans::StackEnds> stackEnds;
+    int cpu = -1;
+    bool resumesPrevious = false;  // starts where the segment before it in the decoder's list stopped
 };
 
 class SegmentedDecode {

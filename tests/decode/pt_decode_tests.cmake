@@ -26,3 +26,11 @@ set_tests_properties(cli_decode_perf_spans PROPERTIES PASS_REGULAR_EXPRESSION
 auxscope_add_data_test(NAME cli_decode_perf_packets COMMAND auxscope decode "${_pt_skylake}" --format packets --cpu 0)
 set_tests_properties(cli_decode_perf_packets PROPERTIES PASS_REGULAR_EXPRESSION
   "cpu 0: 12240 bytes in 1 AUXTRACE buffers, 1 runs, 1 PSBs\n.*cpu 0 packets:.* fup 10 tip 505 .*tnt.8 8242 .*pip 15 .*mtc 325")
+
+# Call stacks across segment cuts: a ptsynth trace cut at every PSB decodes to
+# the uncut decode's span tree and the truth's costs, whole, windowed and cached.
+add_executable(pt_segment_stack_tests ${CMAKE_CURRENT_LIST_DIR}/PtSegmentStackTest.cpp)
+add_dependencies(pt_segment_stack_tests auxscope-ptsynth)
+target_link_libraries(pt_segment_stack_tests PRIVATE auxscope_ptsynth auxscope_decode auxscope_test_data GTest::gtest_main)
+target_compile_definitions(pt_segment_stack_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
+gtest_discover_tests(pt_segment_stack_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180)

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Intel PT call stacks across segment cuts (spans/SegmentedDecode.h, "Frames
+// across cuts"): a trace cut at every PSB decodes to the span tree of the same
+// trace decoded as one segment, and its range statistics equal the generator's
+// truth of the whole flow -- whole, windowed, from the cache, on one thread or
+// several.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "PtSynthTruth.h"
+#include "TestSupport.h"
+#include "auxtrace/AuxTraceDecode.h"
+#include "perfdata/PerfDataReader.h"
+#include "spans/RangeStats.h"
+
+using namespace auxscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Cost {
+    uint64_t calls = 0, selfInsns = 0, totalInsns = 0;
+    bool operator==(const Cost&) const = default;
+};
+using Costs = std::map<std::string, Cost>;
+
+struct Program {
+    std::vector<std::pair<uint64_t, std::string>> entries;  // sorted by address
+    std::string nameAt(uint64_t ip) const {
+        auto it = std::upper_bound(entries.begin(), entries.end(), std::make_pair(ip, std::string("\xff")));
+        return it == entries.begin() ? "" : std::prev(it)->second;
+    }
+};
+
+// The truth's costs of instructions [from, to) when the stack is rebuilt from
+// `from` on (the function running there is the first frame; a return past the
+// outermost frame finds its caller), with no restart in between.
+Costs truthCosts(const ptsynth::Truth& truth, const Program& program, size_t from, size_t to) {
+    using Kind = ptsynth::TruthEvent::Kind;
+    Costs out;
+    std::vector<const ptsynth::TruthEvent*> events;
+    for (const auto& e : truth.events)
+        if (e.kind == Kind::Call || e.kind == Kind::Ret) events.push_back(&e);
+    size_t next = 0;
+    for (size_t i = 0; i + 1 <= from && next < events.size(); ++i)
+        if (events[next]->from == truth.ips[i] && i + 1 < truth.ips.size() &&
+            events[next]->to == truth.ips[i + 1])
+            ++next;
+    std::vector<std::string> stack{program.nameAt(truth.ips[from])};
+    for (size_t i = from; i < to; ++i) {
+        ++out[stack.back()].selfInsns;
+        std::set<std::string> seen;
+        for (const auto& f : stack)
+            if (seen.insert(f).second) ++out[f].totalInsns;
+        if (i + 1 >= to || next >= events.size()) continue;
+        const auto& e = *events[next];
+        if (e.from != truth.ips[i] || e.to != truth.ips[i + 1]) continue;
+        ++next;
+        if (e.kind == Kind::Call) {
+            stack.push_back(program.nameAt(e.to));
+            ++out[stack.back()].calls;
+        } else if (stack.size() > 1) {
+            stack.pop_back();
+        } else {
+            stack.back() = program.nameAt(e.to);
+        }
+    }
+    Costs nonZero;
+    for (const auto& [n, c] : out)
+        if (c.calls || c.selfInsns || c.totalInsns) nonZero[n] = c;
+    return nonZero;
+}
+
+Costs decodedCosts(const DecodedSpans& decoded, const AuxTraceSession& session) {
+    auto stats = computeRangeStats(decoded.threads, {});
+    EXPECT_TRUE(stats.ok());
+    Costs out;
+    if (!stats.ok()) return out;
+    for (const auto& f : stats->functions) {
+        Cost& c = out[session.functions()[f.function].name];
+        c.calls += f.cost.calls;
+        c.selfInsns += f.cost.selfInsns;
+        c.totalInsns += f.cost.totalInsns;
+    }
+    Costs nonZero;
+    for (const auto& [n, c] : out)
+        if (c.calls || c.selfInsns || c.totalInsns) nonZero[n] = c;
+    return nonZero;
+}
+
+std::string describe(const Costs& got, const Costs& want) {
+    std::string text;
+    std::set<std::string> names;
+    for (const auto& [n, c] : got)
+        names.insert(n);
+    for (const auto& [n, c] : want)
+        names.insert(n);
+    for (const auto& n : names) {
+        const Cost g = got.count(n) ? got.at(n) : Cost{}, w = want.count(n) ? want.at(n) : Cost{};
+        if (g == w) continue;
+        text += n + ": calls " + std::to_string(g.calls) + "/" + std::to_string(w.calls) + " self " +
+                std::to_string(g.selfInsns) + "/" + std::to_string(w.selfInsns) + " total " +
+                std::to_string(g.totalInsns) + "/" + std::to_string(w.totalInsns) + "; ";
+    }
+    return text;
+}
+
+// The frames of one thread's spans as (function, depth, instructions, found
+// running, outermost) in order: the span tree without its times (near a cut
+// they are estimates: a segment keeps its time below the next one's PSB, and
+// a frame that closes at a cut ends where its segment ends).
+struct Frame {
+    uint32_t function;
+    int32_t depth;
+    uint64_t instructions;
+    bool foundRunning, outermost;
+    bool operator==(const Frame&) const = default;
+};
+std::vector<Frame> frames(const DecodedSpans& decoded) {
+    std::vector<Frame> out;
+    for (const auto& [tid, store] : decoded.threads)
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span s = store.at(i);
+            if (!s.isGap()) out.push_back({s.function, s.depth, s.instructions, s.foundRunning, s.outermost});
+        }
+    return out;
+}
+
+std::string firstDifference(const std::vector<Frame>& got, const std::vector<Frame>& want) {
+    for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+        if (!(got[i] == want[i]))
+            return "span " + std::to_string(i) + ": function " + std::to_string(got[i].function) + "/" +
+                   std::to_string(want[i].function) + " depth " + std::to_string(got[i].depth) + "/" +
+                   std::to_string(want[i].depth) + " insns " + std::to_string(got[i].instructions) + "/" +
+                   std::to_string(want[i].instructions);
+    return "sizes " + std::to_string(got.size()) + "/" + std::to_string(want.size());
+}
+
+class PtSegmentStacks : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new test_support::TempDir{"ptsegstack"};
+        file_ = (dir_->path / "gen.data").string();
+        std::string log;
+        ASSERT_EQ(test_support::runCommand(std::string(AUXSCOPE_PTSYNTH) + " -q -o " + file_ +
+                                               " --generate 1 --seed 5 --max-insns 300000 --truth-list"
+                                               " --fine-time --psb-period 512",
+                                           &log, true),
+                  0)
+            << log;
+        auto truth = ptsynth::Truth::read(file_ + ".truth");
+        ASSERT_TRUE(truth.ok());
+        truth_ = new ptsynth::Truth(std::move(truth.value()));
+        program_ = new Program;
+        for (const auto& f : truth_->functions)
+            program_->entries.push_back({f.entry, f.name});
+        std::sort(program_->entries.begin(), program_->entries.end());
+    }
+    static void TearDownTestSuite() {
+        delete program_;
+        delete truth_;
+        delete dir_;
+    }
+
+    // A session cut at every PSB (segmentBytes 1), or one segment for the whole trace.
+    static std::unique_ptr<AuxTraceSession> session(const PerfDataReader& reader, bool cut) {
+        AuxTraceOptions options;
+        options.segmentBytes = cut ? 1 : uint64_t(1) << 40;
+        auto s = AuxTraceSession::open(reader, options);
+        EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+        return s.ok() ? std::move(s.value()) : nullptr;
+    }
+
+    static test_support::TempDir* dir_;
+    static std::string file_;
+    static ptsynth::Truth* truth_;
+    static Program* program_;
+};
+test_support::TempDir* PtSegmentStacks::dir_ = nullptr;
+std::string PtSegmentStacks::file_;
+ptsynth::Truth* PtSegmentStacks::truth_ = nullptr;
+Program* PtSegmentStacks::program_ = nullptr;
+
+TEST_F(PtSegmentStacks, WholeDecodeCutAtEveryPsbIsTheUncutSpanTreeAndTheTruth) {
+    ASSERT_TRUE(truth_);
+    auto reader = PerfDataReader::open(file_);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto cut = session(*reader, true);
+    auto whole = session(*reader, false);
+    ASSERT_TRUE(cut && whole);
+    ASSERT_GT(cut->segments().size(), 100u) << "a small --psb-period should give many cuts";
+    ASSERT_EQ(whole->segments().size(), 1u);
+    const DecodedSpans one = whole->decodeSpans({}, 1);
+    const DecodedSpans two = cut->decodeSpans({}, 2);
+    ASSERT_EQ(two.stats.decodeErrors, 0u);
+    EXPECT_EQ(two.stats.instructions, truth_->instructions);
+    // One span per frame: the cut decode has exactly the uncut decode's frames.
+    const std::vector<Frame> want = frames(one), got = frames(two);
+    EXPECT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want) << firstDifference(got, want);
+    // And the truth: every call counted once (the trace starts inside _start),
+    // every instruction under _start.
+    const Costs truth = truthCosts(*truth_, *program_, 0, truth_->ips.size());
+    const Costs costs = decodedCosts(two, *cut);
+    EXPECT_TRUE(costs == truth) << describe(costs, truth);
+    EXPECT_EQ(costs.count("_start") ? costs.at("_start").totalInsns : 0, truth_->instructions);
+    size_t called = 0;
+    for (const auto& f : truth_->functions) {
+        const uint64_t want = f.calls - (f.name == "_start" ? 1 : 0);
+        EXPECT_EQ(costs.count(f.name) ? costs.at(f.name).calls : 0, want) << f.name;
+        called += want > 0;
+    }
+    EXPECT_GT(called, 10u);
+    // The same on one thread, and again from the cache.
+    EXPECT_TRUE(frames(cut->decodeSpans({}, 1)) == got);
+    const DecodedSpans cached = cut->decodeSpans({}, 2);
+    EXPECT_EQ(cached.decodedNow, 0u);
+    EXPECT_TRUE(frames(cached) == got);
+}
+
+TEST_F(PtSegmentStacks, WindowsJoinTheirCutsAndStartFromTheirFirstSyncPoint) {
+    ASSERT_TRUE(truth_);
+    auto reader = PerfDataReader::open(file_);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto probe = session(*reader, true);
+    ASSERT_TRUE(probe);
+    std::map<uint64_t, size_t> psbAt;  // perf time (== TSC here) -> instructions before it
+    for (const auto& p : truth_->psbs)
+        psbAt[p.tsc] = p.instructions;
+    std::vector<std::pair<uint64_t, size_t>> cuts;
+    for (const auto& s : probe->segments()) {
+        auto it = psbAt.find(s.startTime);
+        ASSERT_NE(it, psbAt.end()) << "segment at " << s.startTime << " is not at a PSB of the truth";
+        cuts.push_back({s.startTime, it->second});
+    }
+    const size_t n = cuts.size();
+    ASSERT_GT(n, 100u);
+    cuts.push_back({UINT64_MAX, truth_->ips.size()});
+    for (auto [a, b] :
+         std::vector<std::pair<size_t, size_t>>{{0, 3}, {5, 40}, {n / 2, n}, {n / 3, 2 * n / 3}}) {
+        // A fresh session: the window's segments only, its first one found running.
+        auto s = session(*reader, true);
+        ASSERT_TRUE(s);
+        // From just after the window's first PSB (the segment before it ends
+        // there) to just before its last one.
+        DecodeWindow window;
+        window.begin = cuts[a].first + 1;
+        window.end = cuts[b].first - 1;
+        const DecodedSpans decoded = s->decodeSpans(window, 2);
+        ASSERT_EQ(decoded.decodedNow, b - a) << "window " << a << "-" << b;
+        const Costs want = truthCosts(*truth_, *program_, cuts[a].second, cuts[b].second);
+        const Costs got = decodedCosts(decoded, *s);
+        EXPECT_TRUE(got == want) << "window " << a << "-" << b << ": " << describe(got, want);
+    }
+    // Windows decoded first, the whole trace after them (their segments from the
+    // cache, joined to the ones decoded now): the same as a whole decode.
+    auto fresh = session(*reader, true);
+    auto later = session(*reader, true);
+    ASSERT_TRUE(fresh && later);
+    for (auto [a, b] : std::vector<std::pair<size_t, size_t>>{{10, 20}, {n / 2, n / 2 + 7}}) {
+        DecodeWindow window;
+        window.begin = cuts[a].first + 1;
+        window.end = cuts[b].first - 1;
+        later->decodeSpans(window, 2);
+    }
+    const DecodedSpans all = later->decodeSpans({}, 2);
+    EXPECT_EQ(all.fromCache, 17u);
+    const std::vector<Frame> got = frames(all), want = frames(fresh->decodeSpans({}, 2));
+    EXPECT_TRUE(got == want) << firstDifference(got, want);
+}
+
+}  // namespace
