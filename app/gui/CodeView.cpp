@@ -41,10 +41,10 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
     insns_->setUniformRowHeights(true);
     insns_->setHeaderLabels({"Address", "Count", "Bytes", "Instruction", "Source"});
     insns_->setFont(mono);
-    insns_->setColumnWidth(0, 150);
-    insns_->setColumnWidth(1, 90);
-    insns_->setColumnWidth(2, 170);
-    insns_->setColumnWidth(3, 330);
+    insns_->setColumnWidth(0, 140);
+    insns_->setColumnWidth(1, 70);
+    insns_->setColumnWidth(2, 150);
+    insns_->setColumnWidth(3, 290);
     source_ = new QTreeWidget;
     source_->setObjectName("codeSource");
     source_->setRootIsDecorated(false);
@@ -57,6 +57,8 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
     split_ = new QSplitter(Qt::Horizontal);
     split_->addWidget(insns_);
     split_->addWidget(source_);
+    split_->setStretchFactor(0, 3);
+    split_->setStretchFactor(1, 2);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(header_);

@@ -367,7 +367,7 @@ void RangeStatsPane::refreshViews() {
                        .arg(formatCount(calls))
                        .arg(s.functions.size());
     if (gapTime) text += QString(", %1 in gaps").arg(formatNs(double(gapTime)));
-    text += QString(" · %1 ms").arg(seconds_ * 1e3, 0, 'f', 0);
+    text += QString(" · aggregated in %1 ms").arg(seconds_ * 1e3, 0, 'f', 0);
     if (askedBegin_ < begin_ || askedEnd_ > end_) text += " · clipped to the decoded window";
     summary_->setText(text);
 

@@ -1048,6 +1048,7 @@ void TraceFilePage::showCode(int32_t tid, uint32_t function, uint64_t begin, uin
         codeView_->showMessage("No decoder for this file's trace: no code to show.", true);
         return;
     }
+    if (end <= begin) end = begin + 1;  // a span that took no time on the clock: its instant
     DecodeWindow window;
     window.begin = begin, window.end = end;
     if (tid >= 0) window.tid = tid;
