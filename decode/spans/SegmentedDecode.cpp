@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <set>
 
 #include "spans/FlowToSpans.h"
 
@@ -231,49 +232,30 @@ std::vector<PartFix> joinParts(const std::vector<const SpanStore*>& parts,
     return fixes;
 }
 
-// `in` with `fix` applied.
+// `in` with `fix` applied, on its packed spans.
 void applyFix(const SpanStore& in, const PartFix& fix, SpanStore& out) {
-    // Reused: a part is a segment's spans of a thread (tens of MB unpacked),
-    // and fresh memory for each costs as much in page faults as the copy.
-    thread_local std::vector<Span> spans;
-    spans.resize(in.size());
-    Span* const to = spans.data();
-    size_t n = 0, drop = 0;
-    auto patch = fix.patches.begin();
-    // The next index where more than the depth changes.
-    size_t at = 0;  // the index being copied
-    auto nextMark = [&] {
-        size_t mark = fix.called >= 0 && size_t(fix.called) > at ? size_t(fix.called) : SIZE_MAX;
-        if (drop < fix.drop.size()) mark = std::min<size_t>(mark, fix.drop[drop]);
-        if (patch != fix.patches.end()) mark = std::min<size_t>(mark, patch->first);
-        return mark;
-    };
-    size_t mark = std::min<size_t>(nextMark(), fix.called == 0 ? 0 : SIZE_MAX);
-    const std::vector<Gap>& gaps = in.gaps();
-    in.forEach(0, in.size(), [&](size_t i, const Span& original) {
-        Span& s = to[n];
-        s = original;
-        if (!s.isGap() || gaps[size_t(s.gap)].reason == GapReason::Untraced) [[likely]]
-            s.depth += (i < fix.shiftEnd ? fix.shift : 0) + (i >= fix.lastBegin ? fix.lastShift : 0);
-        if (i == mark) [[unlikely]] {
-            at = i;
-            if (drop < fix.drop.size() && fix.drop[drop] == i) {
-                ++drop;
-                mark = nextMark();
-                return;  // folded into an earlier span
-            }
-            if (int64_t(i) == fix.called) s.foundRunning = s.outermost = false;
-            if (patch != fix.patches.end() && patch->first == i) {
-                s.end = std::max(s.end, patch->second.end);
-                s.instructions += patch->second.addInstructions;
-                ++patch;
-            }
-            mark = nextMark();
+    std::vector<std::pair<uint32_t, Span>> replace;
+    std::set<uint32_t> changed;
+    for (const auto& [index, patch] : fix.patches)
+        changed.insert(index);
+    if (fix.called >= 0) changed.insert(uint32_t(fix.called));
+    for (uint32_t index : changed) {
+        Span s = in.at(index);
+        if (auto it = fix.patches.find(index); it != fix.patches.end()) {
+            s.end = std::max(s.end, it->second.end);
+            s.instructions += it->second.addInstructions;
         }
-        ++n;
-    });
-    spans.resize(n);
-    out.append(spans, in.gaps());
+        if (int64_t(index) == fix.called) s.foundRunning = s.outermost = false;
+        replace.push_back({index, s});
+    }
+    SpanStore::Edit edit;
+    edit.drop = fix.drop;
+    edit.shift = fix.shift;
+    edit.shiftEnd = fix.shiftEnd;
+    edit.lastShift = fix.lastShift;
+    edit.lastBegin = fix.lastBegin;
+    edit.replace = replace;
+    out = in.edited(edit);
 }
 
 }  // namespace

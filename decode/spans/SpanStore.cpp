@@ -234,6 +234,72 @@ bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t b
     return true;
 }
 
+SpanStore SpanStore::edited(const Edit& edit) const {
+    SpanStore out;
+    out.gaps_ = gaps_;
+    out.lastStart_ = lastStart_;
+    out.spans_.resize(spans_.size() - std::min(spans_.size(), edit.drop.size()));
+    PackedSpan* to = out.spans_.data();
+    size_t n = 0, drop = 0, replace = 0, chunk = 0;
+    bool chunkOpen = false;  // the current chunk has a span in `out`
+    for (size_t i = 0; i < spans_.size(); ++i) {
+        while (chunk + 1 < chunks_.size() && chunks_[chunk + 1].first == i)
+            ++chunk, chunkOpen = false;
+        if (drop < edit.drop.size() && edit.drop[drop] == i) {
+            ++drop;
+            continue;
+        }
+        if (!chunkOpen) {
+            out.chunks_.push_back({chunks_[chunk].base, static_cast<uint32_t>(n)});
+            chunkOpen = true;
+        }
+        PackedSpan p = spans_[i];
+        const bool wide = p.duration == kWide && p.depthInsns == kWide;
+        const bool gap = (p.function & kGapFlag) != 0;
+        int32_t shift = 0;
+        if (!gap || gaps_[p.function & ~kGapFlag].reason == GapReason::Untraced)
+            shift = (i < edit.shiftEnd ? edit.shift : 0) + (i >= edit.lastBegin ? edit.lastShift : 0);
+        const bool replaced = replace < edit.replace.size() && edit.replace[replace].first == i;
+        if (!wide && !replaced) [[likely]] {
+            if (shift) {
+                const int32_t depth = int32_t(p.depthInsns >> 20) + shift;
+                if (depth >= 0 && uint32_t(depth) <= kMaxDepth) {
+                    p.depthInsns = (uint32_t(depth) << 20) | (p.depthInsns & kMaxInsns);
+                } else {
+                    out.wide_[uint32_t(n)] = {p.duration, p.depthInsns & kMaxInsns, depth};
+                    p.duration = p.depthInsns = kWide;
+                }
+            }
+            to[n++] = p;
+            continue;
+        }
+        // A wide or replaced span: through its unpacked form.
+        Span s = at(i);
+        if (replaced) {
+            const Span& r = edit.replace[replace++].second;
+            s.end = std::max(r.end, s.start);
+            s.instructions = r.instructions;
+            s.function = r.function;
+            s.foundRunning = r.foundRunning;
+            s.outermost = r.outermost;
+        }
+        s.depth += shift;
+        p.function = packedFunction(s, 0);
+        const uint64_t duration = s.end - s.start;
+        if (duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth &&
+            s.instructions <= kMaxInsns) {
+            p.duration = static_cast<uint32_t>(duration);
+            p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
+        } else {
+            p.duration = p.depthInsns = kWide;
+            out.wide_[uint32_t(n)] = {duration, s.instructions, s.depth};
+        }
+        to[n++] = p;
+    }
+    out.spans_.resize(n);
+    return out;
+}
+
 const SpanStore::Chunk& SpanStore::chunkOf(size_t index) const {
     auto it = std::upper_bound(chunks_.begin(), chunks_.end(), index,
                                [](size_t i, const Chunk& c) { return i < c.first; });

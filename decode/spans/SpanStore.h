@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace auxscope {
@@ -104,6 +105,23 @@ public:
     bool appendStores(std::span<const SpanStore* const> parts, uint64_t begin, uint64_t end,
                       const ParallelRun& parallel);
     void reserve(size_t spans);
+
+    // Changes for edited(): what joining a segment's spans to the segments
+    // around it (spans/SegmentedDecode.h) does to them.
+    struct Edit {
+        std::span<const uint32_t> drop;  // spans left out, ascending
+        // Added to the depths of spans [0, shiftEnd) and [lastBegin, size()),
+        // except gaps other than untraced ones.
+        int32_t shift = 0;
+        uint32_t shiftEnd = 0;
+        int32_t lastShift = 0;
+        uint32_t lastBegin = UINT32_MAX;
+        // Spans whose other fields change (start, gap and depth are kept), ascending.
+        std::span<const std::pair<uint32_t, Span>> replace;
+    };
+    // This store with `edit` applied, worked on the packed spans (a copy, not an
+    // unpack and pack).
+    SpanStore edited(const Edit& edit) const;
     uint64_t firstStart() const { return spans_.empty() ? 0 : chunks_.front().base + spans_[0].startOffset; }
     uint64_t lastStart() const { return lastStart_; }
     size_t size() const { return spans_.size(); }

@@ -142,6 +142,70 @@ std::string firstDifference(const std::vector<Frame>& got, const std::vector<Fra
     return "sizes " + std::to_string(got.size()) + "/" + std::to_string(want.size());
 }
 
+// SpanStore::edited (what the join does to a part, on packed spans) equals the
+// same edit on unpacked spans: drops, depth shifts of two ranges (lossy gaps
+// kept), replaced spans, wide values both ways, a chunk boundary, a dropped
+// chunk head.
+TEST(SpanStoreEdit, EditedEqualsTheEditOnUnpackedSpans) {
+    std::vector<Span> spans;
+    std::vector<Gap> gaps{{GapReason::Untraced, "untraced", 0, 0}, {GapReason::Overflow, "overflow", 0, 0}};
+    uint64_t t = 1000;
+    for (uint32_t i = 0; i < 40; ++i) {
+        Span s;
+        s.start = t;
+        s.end = t + 50 + i;
+        s.function = 7 + i % 5;
+        s.depth = int32_t(i % 6);
+        s.instructions = 10 + i;
+        s.foundRunning = i % 7 == 0;
+        s.outermost = i % 14 == 0;
+        if (i == 5) s.instructions = 5'000'000;               // wide: instructions
+        if (i == 9) s.end = s.start + (uint64_t(1) << 33);    // wide: duration
+        if (i == 12) s.gap = 0, s.depth = 2, s.function = 0;  // untraced gap: shifted
+        if (i == 20) s.gap = 1, s.depth = 0, s.function = 0;  // overflow: never shifted
+        if (i == 30) s.depth = 4094;                          // goes wide when shifted
+        spans.push_back(s);
+        t += i == 24 ? (uint64_t(5) << 30) : 10;  // a new chunk from span 25
+    }
+    SpanStore store;
+    store.append(spans, gaps);
+    const std::vector<uint32_t> drop{3, 9, 25};
+    std::vector<std::pair<uint32_t, Span>> replace;
+    Span r = spans[5];
+    r.instructions = 7, r.end = r.start + 1, r.foundRunning = r.outermost = false;
+    replace.push_back({5, r});
+    r = spans[31];
+    r.instructions = 3'000'000, r.end = r.start + (uint64_t(1) << 34);
+    replace.push_back({31, r});
+    SpanStore::Edit edit;
+    edit.drop = drop;
+    edit.shift = 3;
+    edit.shiftEnd = 22;
+    edit.lastShift = 2;
+    edit.lastBegin = 18;
+    edit.replace = replace;
+    const SpanStore got = store.edited(edit);
+    std::vector<Span> want;
+    for (uint32_t i = 0; i < spans.size(); ++i) {
+        if (std::find(drop.begin(), drop.end(), i) != drop.end()) continue;
+        Span s = spans[i];
+        for (const auto& [index, with] : replace)
+            if (index == i) {
+                s.end = with.end, s.instructions = with.instructions;
+                s.foundRunning = with.foundRunning, s.outermost = with.outermost;
+            }
+        if (s.gap != 1) s.depth += (i < 22 ? 3 : 0) + (i >= 18 ? 2 : 0);
+        want.push_back(s);
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(got.at(i), want[i]) << "span " << i;
+    std::vector<Span> visited;
+    got.forEach(0, got.size(), [&](size_t, const Span& s) { visited.push_back(s); });
+    EXPECT_EQ(visited, want);
+    EXPECT_EQ(got.gaps().size(), gaps.size());
+}
+
 class PtSegmentStacks : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
