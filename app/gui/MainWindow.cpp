@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "gui/CapturePage.h"
+#include "gui/SearchBar.h"
+#include "gui/TimelineView.h"
 #include "gui/TraceFilePage.h"
 
 namespace auxscope {
@@ -104,7 +106,31 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     auto* captureMenu = menuBar()->addMenu("&Capture");
     captureMenu->addAction("&Start", QKeySequence(Qt::CTRL | Qt::Key_R), capture_, &CapturePage::start);
     captureMenu->addAction("S&top", QKeySequence(Qt::CTRL | Qt::Key_T), capture_, &CapturePage::stop);
+    // The open trace's timeline: search and the range selection (the keys work on the view itself).
+    auto* viewMenu = menuBar()->addMenu("&View");
+    auto onTimeline = [this](auto&& f) {
+        return [this, f] {
+            if (TraceFilePage* page = currentTracePage(); page && page->timeline()) f(*page);
+        };
+    };
+    viewMenu->addAction("&Find functions and threads…", QKeySequence::Find, this,
+                        onTimeline([](TraceFilePage& p) { p.searchBar()->activate(); }));
+    viewMenu->addAction("&Zoom to the selection\tF", this,
+                        onTimeline([](TraceFilePage& p) { p.timeline()->focusSelection(); }));
+    viewMenu->addAction("&Mark / unmark the selection\tM", this,
+                        onTimeline([](TraceFilePage& p) { p.timeline()->toggleMark(); }));
+    viewMenu->addAction("&Clear the selection\tEsc", this,
+                        onTimeline([](TraceFilePage& p) { p.timeline()->clearTimeSelection(); }));
     auto* help = menuBar()->addMenu("&Help");
+    help->addAction("Timeline &keys", this, [this] {
+        QString text = "<table>";
+        for (const QString& line : TimelineView::keysHelp().split('\n')) {
+            const QStringList kv = line.split('\t');
+            text += QString("<tr><td><b>%1</b>&nbsp;&nbsp;</td><td>%2</td></tr>")
+                        .arg(kv[0].toHtmlEscaped(), kv.value(1).toHtmlEscaped());
+        }
+        QMessageBox::information(this, "Timeline keys", text + "</table>");
+    });
     help->addAction("&About auxscope", this, [this] {
         QMessageBox::about(this, "About auxscope",
                            "<b>auxscope</b> — live hardware trace capture for Linux.<br>"

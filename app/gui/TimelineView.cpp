@@ -1771,10 +1771,13 @@ void TimelineView::paintOverlays(QPainter& p) {
         QFont f = font();
         p.setFont(f);
         const QFontMetrics fm(f);
+        QFont boldKeys = f;
+        boldKeys.setBold(true);
+        const QFontMetrics bm(boldKeys);
         int keyW = 0, descW = 0;
         for (const QString& l : lines) {
             const QStringList kv = l.split('\t');
-            keyW = std::max(keyW, fm.horizontalAdvance(kv[0]));
+            keyW = std::max(keyW, bm.horizontalAdvance(kv[0]));
             descW = std::max(descW, fm.horizontalAdvance(kv.value(1)));
         }
         const int lh = fm.height() + 2;

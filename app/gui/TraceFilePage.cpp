@@ -633,7 +633,8 @@ void TraceFilePage::updateSelectionLine() {
                      .arg(formatNs(double(r->end - r->begin)));
     const TimelineHit& hit = timeline_->selection();
     if (hit.valid()) parts << TimelineView::describe(hit, origin).replace('\n', "  ·  ");
-    if (!timeline_->marks().empty()) parts << QString("%1 marks").arg(timeline_->marks().size());
+    if (const size_t n = timeline_->marks().size())
+        parts << QString("%1 mark%2").arg(n).arg(n == 1 ? "" : "s");
     if (parts.isEmpty()) parts << "Shift+drag: select a range · / search · ? keys";
     selectionLine_->setText(parts.join("   |   "));
 }
@@ -699,9 +700,6 @@ void TraceFilePage::openTimeline() {
     find->setContext(Qt::WidgetWithChildrenShortcut);
     connect(find, &QShortcut::activated, search_, &SearchBar::activate);
     connect(timeline_, &TimelineView::searchRequested, search_, &SearchBar::activate);
-    auto* findToo = new QShortcut(QKeySequence::Find, page);
-    findToo->setContext(Qt::WidgetWithChildrenShortcut);
-    connect(findToo, &QShortcut::activated, search_, &SearchBar::activate);
     tabs_->insertTab(0, page, "Timeline");
     tabs_->setCurrentIndex(0);
     connect(timeline_, &TimelineView::visibleRangeChanged, this, &TraceFilePage::timelineRangeChanged);

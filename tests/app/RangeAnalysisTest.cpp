@@ -292,7 +292,7 @@ private slots:
         QCOMPARE(view->marks().size(), size_t(1));
         QCOMPARE(view->marks()[0].begin, sel.begin);
         QCOMPARE(view->marks()[0].end, sel.end);
-        QVERIFY(page.selectionLine()->text().contains("1 marks"));
+        QVERIFY(page.selectionLine()->text().contains("1 mark"));
         QTest::keyClick(view, Qt::Key_M);
         QCOMPARE(view->marks().size(), size_t(0));
         QTest::keyClick(view, Qt::Key_M);
