@@ -47,7 +47,8 @@ void setNumber(QTreeWidgetItem* item, int column, uint64_t value, const QString&
     item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
 }
 
-// Per thread, per CPU: how long the sideband says it ran in [a, b).
+// Per thread, per CPU: how long the sideband says it ran in [a, b) (tid 0: the
+// CPU idle, -1: a thread the sideband did not name).
 using CpuTimes = std::map<int32_t, std::map<int, uint64_t>>;
 CpuTimes cpuTimes(const TimelineData& data, uint64_t a, uint64_t b) {
     CpuTimes out;
@@ -55,7 +56,6 @@ CpuTimes cpuTimes(const TimelineData& data, uint64_t a, uint64_t b) {
         auto it = std::lower_bound(slices.begin(), slices.end(), a,
                                    [](const TimelineData::CpuSlice& s, uint64_t t) { return s.end <= t; });
         for (; it != slices.end() && it->start < b; ++it) {
-            if (it->tid <= 0) continue;
             const uint64_t from = std::max(it->start, a), to = std::min(it->end, b);
             if (to > from) out[it->tid][cpu] += to - from;
         }
@@ -414,6 +414,42 @@ void RangeStatsPane::refreshViews() {
     // Threads and gaps.
     threadsTable_->clear();
     const CpuTimes& times = cpuTimes_;
+    auto threadName = [&](int32_t tid) {
+        if (!data_) return QString();
+        if (auto it = data_->threadNames.find(tid); it != data_->threadNames.end())
+            return QString::fromStdString(it->second);
+        for (const auto& th : data_->threads)
+            if (th.tid == tid) return QString::fromStdString(th.name);
+        return QString();
+    };
+    // Who ran on each CPU in the range, and how long (from the sideband's switches).
+    std::map<int, std::vector<std::pair<uint64_t, int32_t>>> perCpu;
+    for (const auto& [tid, cpus] : times)
+        for (const auto& [cpu, ns] : cpus)
+            perCpu[cpu].push_back({ns, tid});
+    if (!perCpu.empty() && shownTid_ < 0) {
+        auto* cpusItem = new QTreeWidgetItem(threadsTable_, {"CPUs: who ran in the range (sideband)"});
+        const uint64_t length = end_ - begin_;
+        for (auto& [cpu, list] : perCpu) {
+            std::sort(list.rbegin(), list.rend());
+            uint64_t busy = 0;
+            for (const auto& [ns, tid] : list)
+                if (tid > 0) busy += ns;
+            auto* item = new NumericItem(cpusItem);
+            item->setText(0,
+                          QString("CPU %1: %2% busy")
+                              .arg(cpu)
+                              .arg(100.0 * double(busy) / double(std::max<uint64_t>(length, 1)), 0, 'f', 1));
+            setNumber(item, 2, busy, formatNs(double(busy)));
+            for (const auto& [ns, tid] : list) {
+                auto* t = new NumericItem(item);
+                t->setText(0, tid == 0  ? QString("idle")
+                              : tid < 0 ? QString("unknown thread")
+                                        : QString("%1 (tid %2)").arg(threadName(tid)).arg(tid));
+                setNumber(t, 2, ns, formatNs(double(ns)));
+            }
+        }
+    }
     for (const auto& [tid, t] : s.threads) {
         if (!t.spans) continue;
         QString name;
@@ -425,12 +461,12 @@ void RangeStatsPane::refreshViews() {
         setNumber(item, 1, t.frameTime, formatNs(double(t.frameTime)));
         uint64_t onCpu = 0;
         QStringList cpus;
-        if (auto it = times.find(tid); it != times.end())
+        if (auto it = times.find(tid); tid > 0 && it != times.end())
             for (const auto& [cpu, ns] : it->second) {
                 onCpu += ns;
                 cpus << QString("cpu %1: %2").arg(cpu).arg(formatNs(double(ns)));
             }
-        setNumber(item, 2, onCpu, times.count(tid) ? formatNs(double(onCpu)) : QString("—"));
+        setNumber(item, 2, onCpu, tid > 0 && times.count(tid) ? formatNs(double(onCpu)) : QString("—"));
         item->setToolTip(2, cpus.join('\n'));
         setNumber(item, 3, t.instructions, formatCount(t.instructions));
         setNumber(item, 4, t.calls, formatCount(t.calls));

@@ -267,6 +267,23 @@ private slots:
         QVERIFY(byStack(pane->shown()->tree) == byStack(one->tree));
         QCOMPARE(pane->shown()->instructions(), one->instructions());
         QVERIFY(modelRows(*pane->callTree()) == byStack(one->tree));
+        // Who ran on each CPU in the range: the sideband's slices clipped to it.
+        pane->showThread(-1);
+        const auto data = page.timeline()->data();
+        std::map<int, uint64_t> busy;
+        for (const auto& [cpu, slices] : data->cpus)
+            for (const auto& sl : slices)
+                if (sl.tid > 0 && sl.end > pane->begin() && sl.start < pane->end())
+                    busy[cpu] += std::min(sl.end, pane->end()) - std::max(sl.start, pane->begin());
+        QVERIFY(!busy.empty());
+        const QTreeWidgetItem* cpus = pane->threadsTable()->topLevelItem(0);
+        QVERIFY(cpus->text(0).startsWith("CPUs"));
+        QCOMPARE(cpus->childCount(), int(data->cpus.size()));
+        for (int i = 0; i < cpus->childCount(); ++i) {
+            const int cpu = cpus->child(i)->text(0).section(' ', 1, 1).remove(':').toInt();
+            QCOMPARE(cpus->child(i)->data(2, Qt::UserRole).toULongLong(), busy[cpu]);
+        }
+        pane->showThread(tid);
         // Copy as text: the shown table with every function.
         pane->tabs()->setCurrentIndex(0);
         const QString text = pane->currentText();
@@ -319,19 +336,45 @@ private slots:
         QVERIFY(z.end - z.begin <= std::max<uint64_t>((s.end - s.start) * 12 / 10, 400));
     }
 
-    // Cancel: a cancelled aggregation says so and shows nothing.
+    // Cancel: 8 M spans on one thread take far longer than the first batch of
+    // 64 K; Cancel stops it there, and the pane says so and shows nothing.
     void cancelStopsTheAggregation() {
-        TraceFilePage page(synth_);
-        QVERIFY(openDecoded(page));
-        RangeStatsPane* pane = page.rangeStats();
-        const auto data = page.timeline()->data();
-        pane->setData(data);
-        pane->setRange(data->begin, data->end);
-        QVERIFY(pane->busy());
-        pane->cancel();
-        QVERIFY(QTest::qWaitFor([&] { return !pane->busy(); }, 20000));
-        // Either it finished before the flag was read, or it says it was cancelled.
-        QVERIFY(pane->stats() || pane->summary()->text().contains("cancelled"));
+        auto data = std::make_shared<TimelineData>();
+        auto functions = std::make_shared<FunctionTable>();
+        for (int f = 1; f <= 8; ++f)
+            functions->add({"fn" + std::to_string(f), "bench", 0});
+        data->functions = functions;
+        auto& th = data->threads.emplace_back();
+        th.pid = th.tid = 7;
+        std::vector<Span> spans;
+        uint64_t t = 1000;
+        for (int k = 0; k < 1'000'000; ++k)  // 8 M spans: a root and 7 nested frames, again and again
+            for (int32_t d = 0; d < 8; ++d)
+                spans.push_back({t + uint64_t(d), t + 16 - uint64_t(d), uint32_t(d + 1), d, 3, -1}),
+                    t += d == 7 ? 16 : 0;
+        th.spans.append(spans);
+        data->begin = data->decodedBegin = 1000;
+        data->end = data->decodedEnd = t;
+        RangeStatsPane pane;
+        pane.setThreads(1);
+        pane.setData(data);
+        QSignalSpy done(&pane, &RangeStatsPane::computed);
+        pane.setRange(data->begin, data->end);
+        QVERIFY(pane.busy());
+        QVERIFY(pane.cancelButton()->isVisibleTo(&pane));
+        pane.cancelButton()->click();
+        QVERIFY(QTest::qWaitFor([&] { return !pane.busy(); }, 60000));
+        QCOMPARE(done.size(), 1);
+        QCOMPARE(done[0][0].toBool(), false);
+        QVERIFY2(pane.summary()->text().contains("cancelled"), qPrintable(pane.summary()->text()));
+        QVERIFY(!pane.stats());
+        QVERIFY(!pane.cancelButton()->isVisibleTo(&pane));
+        // Asked again, it completes: 1 M calls of each nested frame.
+        pane.setRange(data->begin, data->end);
+        QVERIFY(QTest::qWaitFor([&] { return !pane.busy(); }, 120000));
+        QVERIFY(pane.stats());
+        QCOMPARE(pane.stats()->function(2).cost.calls, uint64_t(1'000'000));
+        QCOMPARE(pane.stats()->instructions(), uint64_t(24'000'000));
     }
 
     // The flame graph: one box per node wide enough, as wide as its share; a click zooms.
