@@ -140,16 +140,24 @@ class IpCache {
 public:
     IpCache() { reset(1024); }
     // The value for `ip`, computed by `make(ip)` the first time.
+    // The hit inline in the decode loop, the miss out of line.
     template <typename Make>
-    V get(uint64_t ip, Make&& make) {
-        if (!ip) [[unlikely]]
-            return make(ip);  // 0 marks a free slot: not cached (no code runs there)
+    [[gnu::always_inline]] V get(uint64_t ip, Make&& make) {
+        if (ip) [[likely]]
+            for (size_t i = slot(ip);; i = (i + 1) & mask_) {
+                const Entry& e = table_[i];
+                if (e.key == ip) [[likely]]
+                    return e.value;
+                if (!e.key) break;
+            }
+        return miss(ip, make);
+    }
+    template <typename Make>
+    [[gnu::noinline]] V miss(uint64_t ip, Make& make) {
+        if (!ip) return make(ip);  // 0 marks a free slot: not cached (no code runs there)
         size_t i = slot(ip);
-        for (;; i = (i + 1) & mask_) {
-            const Entry& e = table_[i];
-            if (e.key == ip) return e.value;
-            if (!e.key) break;
-        }
+        while (table_[i].key)
+            i = (i + 1) & mask_;
         V v = make(ip);
         if ((count_ + 1) * 4 > (mask_ + 1) * 3) {
             grow();
