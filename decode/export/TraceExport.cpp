@@ -240,7 +240,10 @@ std::unique_ptr<RangeCut> cutRange(const TraceModel& model, const ExportOptions&
     }
     if (options.spans && options.spans->threads) {
         cut->spans = *options.spans;
-        for (const auto& [tid, store] : *options.spans->threads) {
+        for (const auto& entry : *options.spans->threads) {
+            // Not a structured binding: clang (the fuzz builds) cannot capture one in the lambda below.
+            const int32_t tid = entry.first;
+            const auto& store = entry.second;
             std::vector<Span> kept;
             std::vector<Gap> gaps;
             const size_t hi = b == UINT64_MAX ? store.size() : store.lowerBound(b);
