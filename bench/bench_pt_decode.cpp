@@ -135,6 +135,7 @@ std::string ensureTrace(const Options& o, uint64_t mb, unsigned straight = 1) {
 struct Figure {
     std::string name;
     double seconds = 0;
+    double cpuSeconds = 0;  // of this process, for figures taken while other work shares the cores
     uint64_t bytes = 0, instructions = 0;
     std::string note;
     double mbs() const { return seconds > 0 ? double(bytes) / seconds / 1e6 : 0; }
@@ -212,7 +213,8 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
     }
     f.seconds = since(t0);
     char note[64];
-    std::snprintf(note, sizeof note, "cpu %.2f s; %" PRIu64 " errors", processCpuSeconds() - c0, errors);
+    f.cpuSeconds = processCpuSeconds() - c0;
+    std::snprintf(note, sizeof note, "cpu %.2f s; %" PRIu64 " errors", f.cpuSeconds, errors);
     f.note = note;
     return f;
 }
@@ -262,11 +264,12 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
         r.errors += result.decodedStats.decodeErrors;
     }
     r.decode.seconds = since(t1);
+    r.decode.cpuSeconds = processCpuSeconds() - cpu1;
     char note[240];
     std::snprintf(note, sizeof note,
                   "cpu %.2f s; %" PRIu64 " windows, %" PRIu64
                   " spans (%.1f insns/span, %.2f bytes/span), %" PRIu64 " segments, %" PRIu64 " errors",
-                  processCpuSeconds() - cpu1, windows, r.spans,
+                  r.decode.cpuSeconds, windows, r.spans,
                   r.spans ? double(r.decode.instructions) / double(r.spans) : 0.0,
                   r.spans ? double(r.spanBytes) / double(r.spans) : 0.0, r.segments, r.errors);
     r.decode.note = note;
@@ -527,6 +530,14 @@ int main(int argc, char** argv) {
     std::printf("\n== targets\n");
     verdict("(b) / (a)", a.mbs() > 0 ? b.decode.mbs() / a.mbs() : 0, 0.9);
     if (o.denseMb) verdict("(b) / (a), dense trace", aDense.mbs() > 0 ? bDense.mbs() / aDense.mbs() : 0, 0.9);
+    // The same by CPU time: what a loaded machine leaves of the ratio.
+    auto byCpu = [](const Figure& x, const Figure& y) {
+        return x.cpuSeconds > 0 && y.cpuSeconds > 0 && y.bytes
+                   ? (double(x.bytes) / x.cpuSeconds) / (double(y.bytes) / y.cpuSeconds)
+                   : 0.0;
+    };
+    verdict("(b) / (a) by CPU time", byCpu(b.decode, a), 0.9);
+    if (o.denseMb) verdict("(b) / (a) by CPU time, dense trace", byCpu(bDense, aDense), 0.9);
     // 16 bytes a PackedSpan, plus a chunk base per 4 s and the rare wide value.
     const double perSpan = b.spans ? double(b.spanBytes) / double(b.spans) : 0.0;
     std::printf("  %-6s %-52s %.3f (target <= 16: 16 a span + chunk bases, wide values)\n",
