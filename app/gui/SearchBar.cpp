@@ -168,6 +168,17 @@ void SearchBar::updateCount() {
     if (!result_.threads.empty())
         text +=
             QString(" (%1 spans, %2 threads)").arg(formatCount(result_.spanHits)).arg(result_.threads.size());
+    // Spans are searched where they are decoded: say so when that is not the whole recording.
+    if (const auto& d = view_->data(); d && (d->decodedBegin > d->begin || d->decodedEnd < d->end)) {
+        text += QString(" in the decoded +%1 … +%2")
+                    .arg(formatNs(double(d->decodedBegin - std::min(d->decodedBegin, d->begin))))
+                    .arg(formatNs(double(d->decodedEnd - std::min(d->decodedEnd, d->begin))));
+        count_->setToolTip(
+            "Spans are searched in the window decoded for the view; zoom out (within the decode "
+            "budget) to search more of the recording. Thread names are searched everywhere.");
+    } else {
+        count_->setToolTip({});
+    }
     count_->setText(text);
 }
 

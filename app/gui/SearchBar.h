@@ -8,6 +8,9 @@
 // next / previous hit: the timeline selects that span, zooms to it and scrolls
 // its thread into view; the count is shown ("3 / 1,204"), and the view fades
 // every span that is not a hit. Esc closes the bar and clears the highlight.
+// Spans are searched where the view has them decoded (the whole recording when
+// its trace fits the decode budget; otherwise the window in view, which the
+// count then names).
 #include <QWidget>
 
 #include <cstdint>
