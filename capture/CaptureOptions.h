@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct CaptureOptions {
     std::vector<int> cpus;             // CpuList
     pid_t pid = -1;                    // Process
     std::vector<std::string> command;  // Command: argv
+    // Command: run it as this user (uid, with its groups, environment and home as
+    // working directory unless commandCwd names one), not as the capturing process.
+    // The privileged capture helper sets it to the user it serves.
+    std::optional<uid_t> commandUser;
+    std::string commandCwd;
     // -e specifications; empty means the default set (cpu-clock sampling). Context
     // switches, MMAP2, COMM and task records always come from a tracking event.
     std::vector<std::string> events;

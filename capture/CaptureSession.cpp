@@ -182,7 +182,14 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
         if (!t) return t.error();
         tids = t.value();
     } else if (opts.target == TargetKind::Command) {
-        auto cmd = LaunchedCommand::start(opts.command);
+        std::optional<RunAs> runAs;
+        if (opts.commandUser) {
+            auto r = RunAs::forUser(*opts.commandUser);
+            if (!r) return r.error();
+            r->cwd = opts.commandCwd;
+            runAs = std::move(r.value());
+        }
+        auto cmd = LaunchedCommand::start(opts.command, runAs ? &*runAs : nullptr);
         if (!cmd) return cmd.error();
         s->command_ = std::move(cmd.value());
         tids = {s->command_->pid()};

@@ -12,6 +12,22 @@
 
 namespace auxscope {
 
+// Who a launched command runs as, when that is not the launcher (the privileged
+// capture helper runs the GUI user's command as that user, never as root): its
+// ids and supplementary groups, an environment of its own (HOME, USER, LOGNAME,
+// SHELL, PATH from the user's passwd entry) and a working directory it enters
+// with its own permissions (empty: its home).
+struct RunAs {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string cwd;
+    // The user's passwd entry (ids, groups, environment); an error names the uid.
+    static Expected<RunAs> forUser(uid_t uid);
+    std::vector<gid_t> groups;
+    std::vector<std::string> env;
+    std::string home;
+};
+
 class LaunchedCommand {
 public:
     LaunchedCommand() = default;
@@ -19,7 +35,8 @@ public:
     LaunchedCommand& operator=(LaunchedCommand&& o) noexcept;
     ~LaunchedCommand();
 
-    static Expected<LaunchedCommand> start(const std::vector<std::string>& argv);
+    static Expected<LaunchedCommand> start(const std::vector<std::string>& argv,
+                                           const RunAs* runAs = nullptr);
     // Lets the child exec; returns once exec succeeded or with exec's error.
     Expected<void> release();
     // Kills a child that was never released (capture set-up failed).

@@ -32,12 +32,16 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 
 #include "PerfEvent.h"
 #include "Tracefs.h"
 #include "auxtrace/LiveTraceDecoder.h"
 #include "gui/AuxOptionsPanel.h"
+#include "gui/HelperCapture.h"
 #include "gui/TimelineView.h"
 
 namespace auxscope {
@@ -283,11 +287,18 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     // Show the CPUs before the first capture so the page is not empty.
     history_.reset(onlineCpus().size());
     rebuildCpuRows();
-    if (auto denied = perfCaptureUnavailableReason())
-        setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
+    if (auto denied = perfCaptureUnavailableReason()) {
+        if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
+            setStatus("This user may not capture system-wide (" + QString::fromStdString(*denied) +
+                      "): Start runs the capture in auxscope's capture helper, asking for permission through "
+                      "pkexec.");
+        else
+            setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
+    }
 }
 
 CapturePage::~CapturePage() {
+    helper_.reset();  // the helper stops its capture and completes the file
     if (replay_) replay_->stop();
     if (session_) {
         session_->requestStop();
@@ -410,7 +421,7 @@ void CapturePage::setFormEnabled(bool enabled) {
 }
 
 void CapturePage::start() {
-    if (session_) return;
+    if (session_ || helperCapture_) return;
     auto opts = optionsFromForm();
     if (!opts) {
         setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
@@ -425,7 +436,12 @@ void CapturePage::start() {
     fileOptions.path = path.toStdString();
     fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
     fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
+    if (!replaySelected() && needsHelper(*opts, {})) return startWithHelper(*opts, path);
     auto session = openSession(*opts, fileOptions);
+    if (!session && !replaySelected() && needsHelper(*opts, session.error().message)) {
+        QFile::remove(path);
+        return startWithHelper(*opts, path);
+    }
     if (!session) {
         replay_.reset();
         setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
@@ -523,12 +539,28 @@ Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
 }
 
 void CapturePage::takeSnapshot() {
+    if (helperCapture_) {
+        if (stopping_ || !helper_->takesSnapshots() || helper_->state() != HelperCapture::State::Running)
+            return;
+        helper_->requestSnapshot();
+        setStatus("Snapshot requested…");
+        return;
+    }
     if (!session_ || stopping_ || !session_->options().takesSnapshots()) return;
     session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
     setStatus("Snapshot requested…");
 }
 
 void CapturePage::stop() {
+    if (helperCapture_) {
+        if (stopping_ || helper_->state() != HelperCapture::State::Running) return;
+        stopping_ = true;
+        stopButton_->setEnabled(false);
+        snapshotButton_->setEnabled(false);
+        helper_->requestStop();
+        setStatus("Stopping…");
+        return;
+    }
     if (!session_ || stopping_) return;
     stopping_ = true;
     stopButton_->setEnabled(false);
@@ -539,7 +571,7 @@ void CapturePage::stop() {
 }
 
 void CapturePage::rebuildCpuRows() {
-    const auto cpus = session_ ? session_->cpus() : onlineCpus();
+    const auto cpus = session_ ? session_->cpus() : helperCapture_ ? helper_->cpus() : onlineCpus();
     cpuTable_->setRowCount(int(cpus.size()));
     for (int row = 0; row < int(cpus.size()); ++row) {
         cpuTable_->setItem(row, ColCpu, new QTableWidgetItem(QString::number(cpus[size_t(row)])));
@@ -568,7 +600,7 @@ void CapturePage::rebuildSeries() {
     lostSeries_.clear();
     auxThroughputSeries_.clear();
     auxLostSeries_.clear();
-    const auto& cpus = session_->cpus();
+    const auto cpus = session_ ? session_->cpus() : helper_->cpus();
     for (int cpu : cpus) {
         if (sessionHasAux_) {
             auto dashed = [](QLineSeries* series) {
@@ -607,10 +639,39 @@ void CapturePage::rebuildSeries() {
 }
 
 void CapturePage::refresh() {
+    if (helperCapture_) {
+        refreshHelper();
+        return;
+    }
     if (!session_) return;
     const auto snaps = session_->stats().snapshotAll();
     const double t =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - session_->startTime()).count();
+    showStats(snaps, t);
+    if (session_->options().takesSnapshots()) {
+        uint64_t bytes = 0;
+        for (auto& c : snaps)
+            bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;
+        snapshotLabel_->setText(QString("Snapshots: %1 (%2)")
+                                    .arg(session_->snapshotCount())
+                                    .arg(humanRate(double(bytes)).chopped(2)));
+    }
+    if (replay_ && !stopping_) {
+        const auto p = replay_->progress();
+        status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
+                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
+                             .arg(QString::fromStdString(replay_->path()))
+                             .arg(p.auxBytesFed)
+                             .arg(p.auxBytesTotal)
+                             .arg(p.recordedSecondsFed, 0, 'f', 3)
+                             .arg(p.recordedSeconds, 0, 'f', 3)
+                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+    }
+    if (live_) showLiveDecode(false);
+    if (session_->finished() && !finishing_) beginFinishing();
+}
+
+void CapturePage::showStats(const std::vector<CpuStatsSnapshot>& snaps, double t) {
     history_.add(t, snaps);
 
     for (int row = 0; row < int(snaps.size()) && row < cpuTable_->rowCount(); ++row) {
@@ -657,34 +718,102 @@ void CapturePage::refresh() {
         auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
         auxLostSeries_[i]->replace(history_.auxLost(i));
     }
-    if (session_->options().takesSnapshots()) {
-        uint64_t n = 0, bytes = 0;
-        for (auto& c : snaps)
-            bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;
-        n = session_->snapshotCount();
-        snapshotLabel_->setText(
-            QString("Snapshots: %1 (%2)").arg(n).arg(humanRate(double(bytes)).chopped(2)));
-    }
     const double lo = std::max(0.0, t - history_.window());
     const double hi = std::max(history_.window(), t);
     throughputX_->setRange(lo, hi);
     lostX_->setRange(lo, hi);
     throughputY_->setRange(0, niceCeil(history_.maxThroughput()));
     lostY_->setRange(0, niceCeil(history_.maxLost()));
+}
 
-    if (replay_ && !stopping_) {
-        const auto p = replay_->progress();
-        status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
-                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
-                             .arg(QString::fromStdString(replay_->path()))
-                             .arg(p.auxBytesFed)
-                             .arg(p.auxBytesTotal)
-                             .arg(p.recordedSecondsFed, 0, 'f', 3)
-                             .arg(p.recordedSeconds, 0, 'f', 3)
-                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+bool CapturePage::needsHelper(const CaptureOptions& options, const std::string& openError) const {
+    (void)options;
+    if (helper_ && helper_->inherited()) return true;
+    if (std::getenv("AUXSCOPE_CAPTURE_HELPER_FD")) return true;
+    if (geteuid() == 0) return false;
+    // The kernel or tracefs refused what an unprivileged user may not do.
+    const std::string& e = openError;
+    return e.find("perf_event_paranoid") != std::string::npos ||
+           e.find("ermission denied") != std::string::npos || e.find("not permitted") != std::string::npos ||
+           e.find("CAP_PERFMON") != std::string::npos;
+}
+
+void CapturePage::startWithHelper(const CaptureOptions& options, const QString& path) {
+    if (!helper_) helper_ = std::make_unique<HelperCapture>();
+    helperCapture_ = true;
+    helperRowsBuilt_ = false;
+    stopping_ = false;
+    captureFile_ = path;
+    live_.reset();
+    liveStatus_->setText(
+        "Not decoded while capturing: this capture runs in the privileged capture helper; the file opens "
+        "when it is done.");
+    setFormEnabled(false);
+    stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    helper_->begin(options, path.toStdString());
+    setStatus(helper_->state() == HelperCapture::State::Connecting
+                  ? "Capture needs privileges: starting the capture helper through pkexec (authenticate in "
+                    "the dialog that opens)…"
+                  : "Starting the capture in the capture helper…");
+    timer_->start();
+}
+
+void CapturePage::refreshHelper() {
+    for (auto& note : helper_->takeNotes())
+        setStatus(status_->text() + "\n" + QString::fromStdString(note));
+    const auto state = helper_->state();
+    if (state == HelperCapture::State::Running || state == HelperCapture::State::Finished) {
+        if (!helperRowsBuilt_) {
+            helperRowsBuilt_ = true;
+            history_.reset(helper_->cpus().size());
+            sessionHasAux_ = helper_->hasAux();
+            rebuildCpuRows();
+            rebuildSeries();
+            stopButton_->setEnabled(true);
+            snapshotButton_->setEnabled(helper_->takesSnapshots());
+            snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
+            setStatus(QString("Capturing %1 in the capture helper (running as %2, writing a file of uid %3)…")
+                          .arg(QString::fromStdString(helper_->target()))
+                          .arg(helper_->helperEuid() == 0 ? QString("root")
+                                                          : QString("uid %1").arg(helper_->helperEuid()))
+                          .arg(helper_->helperUid()));
+            emit captureStarted();
+        }
+        if (auto* stats = helper_->stats()) {
+            const double t =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - helper_->startTime())
+                    .count();
+            showStats(stats->snapshotAll(), t);
+        }
     }
-    if (live_) showLiveDecode(false);
-    if (session_->finished() && !finishing_) beginFinishing();
+    if (state == HelperCapture::State::Failed) {
+        timer_->stop();
+        helperCapture_ = false;
+        const bool started = helperRowsBuilt_;
+        setFormEnabled(true);
+        stopButton_->setEnabled(false);
+        snapshotButton_->setEnabled(false);
+        // A capture that never started leaves its empty file behind: not a capture.
+        if (!started) QFile::remove(captureFile_);
+        setStatus((started ? "The capture ended with an error: " : "Cannot start: ") +
+                      QString::fromStdString(helper_->failure()),
+                  true);
+        if (started) emit captureFinished();
+        return;
+    }
+    if (state == HelperCapture::State::Finished) {
+        timer_->stop();
+        helperCapture_ = false;
+        const auto rep = helper_->report();
+        lastSummary_ = rep->summary;
+        FileFigures f;
+        f.fileBytes = rep->fileBytes;
+        f.auxBytes = rep->auxBytes;
+        f.heldBack = rep->recordsHeldBack + rep->auxHeldBack;
+        finishing_ = true;
+        fileFinished(QString::fromStdString(rep->fileError), f);
+    }
 }
 
 void CapturePage::showLiveDecode(bool final) {
@@ -735,16 +864,21 @@ void CapturePage::beginFinishing() {
         }
         auto done = file->finish();
         QString error = done ? QString() : QString::fromStdString(done.error().message);
+        const auto report = file->report();
+        FileFigures f;
+        f.fileBytes = report.fileBytes;
+        f.auxBytes = report.auxBytes;
+        f.heldBack = report.recordsHeldBack + report.auxHeldBack;
         QMetaObject::invokeMethod(
             qApp,
-            [self, error] {
-                if (self) self->fileFinished(error);
+            [self, error, f] {
+                if (self) self->fileFinished(error, f);
             },
             Qt::QueuedConnection);
     });
 }
 
-void CapturePage::fileFinished(const QString& error) {
+void CapturePage::fileFinished(const QString& error, const FileFigures& report) {
     const CpuCounters total = lastSummary_.total();
     QString text = QString("Stopped after %1 s: %2 records, %3 lost records, %4 lost samples.")
                        .arg(lastSummary_.seconds, 0, 'f', 1)
@@ -758,18 +892,17 @@ void CapturePage::fileFinished(const QString& error) {
                     .arg(l.records)
                     .arg(l.cpu)
                     .arg(QString::fromStdString(l.reason));
-    const auto report = file_->report();
     if (report.auxBytes || total.auxTruncated)
         text += QString(
                     "\nAUX trace in the file: %1 MB; the AUX area filled and the kernel stopped the trace %2 "
                     "times (TRUNCATED, marked in the file)")
                     .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
                     .arg(total.auxTruncated);
-    if (report.recordsHeldBack + report.auxHeldBack)
+    if (report.heldBack)
         text += QString(
                     "\nThe file writer was behind %1 times: the data waited in the kernel's rings, nothing "
                     "was dropped by auxscope")
-                    .arg(report.recordsHeldBack + report.auxHeldBack);
+                    .arg(report.heldBack);
     if (error.isEmpty()) {
         lastCaptureFile_ = captureFile_;
         text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")

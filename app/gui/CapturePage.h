@@ -30,6 +30,7 @@ class QValueAxis;
 namespace auxscope {
 
 class AuxOptionsPanel;
+class HelperCapture;
 class LiveTraceDecoder;
 class TimelineView;
 struct TimelineData;
@@ -41,7 +42,10 @@ public:
     ~CapturePage() override;
 
     // True from Start until the capture's perf.data is complete.
-    bool capturing() const { return session_ != nullptr; }
+    bool capturing() const { return session_ != nullptr || helperCapture_; }
+    // The privileged capture helper this page uses when a capture needs
+    // privileges the GUI has not (null until the first such capture).
+    const HelperCapture* helper() const { return helper_.get(); }
     // The perf.data of the last finished capture (in a temporary folder until saved).
     const QString& lastCaptureFile() const { return lastCaptureFile_; }
     bool saveCaptureAs(const QString& path);
@@ -81,7 +85,19 @@ private:
     Expected<std::unique_ptr<CaptureSession>> openSession(const CaptureOptions& options,
                                                           PerfDataWriterCaptureOptions& fileOptions);
     void beginFinishing();
-    void fileFinished(const QString& error);
+    // The file writer's figures shown when a capture ends.
+    struct FileFigures {
+        uint64_t fileBytes = 0, auxBytes = 0, heldBack = 0;
+    };
+    void fileFinished(const QString& error, const FileFigures& figures);
+    void showStats(const std::vector<CpuStatsSnapshot>& snaps, double t);
+    // Whether this capture goes through the capture helper: the process is not
+    // privileged and the kernel refused (`openError`), or a helper was handed over.
+    bool needsHelper(const CaptureOptions& options, const std::string& openError) const;
+    void startWithHelper(const CaptureOptions& options, const QString& path);
+    void refreshHelper();
+    std::unique_ptr<HelperCapture> helper_;
+    bool helperCapture_ = false, helperRowsBuilt_ = false;
 
     QComboBox* targetKind_ = nullptr;
     QLineEdit* targetValue_ = nullptr;

@@ -85,11 +85,20 @@ PerfDataWriter::~PerfDataWriter() {
 Expected<std::unique_ptr<PerfDataWriter>> PerfDataWriter::create(const std::string& path,
                                                                  std::vector<PerfDataEventAttr> attrs,
                                                                  PerfDataWriterOptions options) {
-    if (attrs.empty()) return makeError(path + ": a perf.data file needs at least one event");
+    if (attrs.empty()) {
+        if (options.adoptFd >= 0) close(options.adoptFd);
+        return makeError(path + ": a perf.data file needs at least one event");
+    }
     std::unique_ptr<PerfDataWriter> w(new PerfDataWriter);
     w->path_ = path;
     w->options_ = options;
-    w->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (options.adoptFd >= 0) {
+        w->fd_ = options.adoptFd;
+        if (ftruncate(w->fd_, 0) != 0 || lseek(w->fd_, 0, SEEK_SET) != 0)
+            return makeError("cannot write " + path + ": " + std::strerror(errno));
+    } else {
+        w->fd_ = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    }
     if (w->fd_ < 0) return makeError("cannot create " + path + ": " + std::strerror(errno));
     w->buf_.reserve(options.bufferBytes);
     if (options.compress) {

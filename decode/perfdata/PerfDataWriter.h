@@ -43,6 +43,10 @@ struct PerfDataWriterOptions {
     int compressionLevel = 1;               // perf record -z's default
     size_t bufferBytes = size_t(1) << 20;   // user-space write buffer
     size_t compressChunkBytes = 256 << 10;  // raw bytes per zstd flush
+    // Write into this descriptor (taken over: the writer closes it) instead of
+    // creating the path, which then only names the file in messages. The
+    // privileged capture helper writes into the file the GUI created this way.
+    int adoptFd = -1;
 };
 
 struct PerfDataWriterStats {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "record/PerfDataWriterCapture.h"
 
+#include <unistd.h>
+
 #include <chrono>
 
 #include "perfdata/CaptureStatsFeature.h"
@@ -75,11 +77,15 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
     rep.compressed = options.compress;
 
     auto layout = captureFileLayout(session, options.path);
-    if (!layout) return layout.error();
+    if (!layout) {
+        if (options.fd >= 0) close(options.fd);
+        return layout.error();
+    }
     c->attrs_ = layout->attrs;
 
     PerfDataWriterOptions wo;
     wo.compress = options.compress;
+    wo.adoptFd = options.fd;
     auto writer = PerfDataWriter::create(options.path, c->attrs_, wo);
     if (!writer) return writer.error();
     c->writer_ = std::move(writer.value());

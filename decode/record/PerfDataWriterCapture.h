@@ -39,6 +39,9 @@ namespace auxscope {
 
 struct PerfDataWriterCaptureOptions {
     std::string path = "perf.data";
+    // Write into this descriptor (taken over) instead of creating `path`, which
+    // then only names the file (PerfDataWriterOptions::adoptFd).
+    int fd = -1;
     bool compress = false;             // -z: zstd-compressed PERF_RECORD_COMPRESSED records
     std::vector<std::string> cmdline;  // HEADER_CMDLINE (the program and its arguments)
     std::string version = "auxscope";  // HEADER_VERSION

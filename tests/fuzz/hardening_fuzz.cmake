@@ -54,3 +54,13 @@ auxscope_add_fuzzer(NAME control_fifo_fuzz TARGET control_fifo_fuzzer
   OBJECTS ${_hf_capture_objects}
   LIBS -lelf -lpthread
   CRASHES ${CMAKE_CURRENT_LIST_DIR}/control_fifo_fuzzer-crashes)
+
+# helper_protocol_fuzz: what an unprivileged GUI sends the root capture helper
+# (capture/HelperProtocol, app/helper/CaptureHelper served on a socket pair).
+auxscope_add_fuzzer(NAME helper_protocol_fuzz TARGET helper_protocol_fuzzer
+  SCRIPT ${CMAKE_CURRENT_LIST_DIR}/run_helper_protocol_fuzzer.sh
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/HelperProtocolFuzzer.cpp ${PROJECT_SOURCE_DIR}/app/helper/CaptureHelper.cpp
+  INCLUDES ${PROJECT_SOURCE_DIR}/capture ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/app/helper
+  OBJECTS ${_hf_decode_objects} ${_hf_capture_objects}
+  LIBS ${_hf_decode_libs}
+  CRASHES ${CMAKE_CURRENT_LIST_DIR}/helper_protocol_fuzzer-crashes)
