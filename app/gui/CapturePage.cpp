@@ -289,9 +289,11 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     rebuildCpuRows();
     if (auto denied = perfCaptureUnavailableReason()) {
         if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
-            setStatus("This user may not capture system-wide (" + QString::fromStdString(*denied) +
-                      "): Start runs the capture in auxscope's capture helper, asking for permission through "
-                      "pkexec.");
+            setStatus(
+                QString("Capturing system-wide needs privileges this user lacks (perf_event_paranoid is %1, "
+                        "no CAP_PERFMON): Start runs the capture in auxscope's capture helper, asking for "
+                        "permission through pkexec.")
+                    .arg(perfEventParanoid()));
         else
             setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
     }
@@ -773,7 +775,8 @@ void CapturePage::refreshHelper() {
             stopButton_->setEnabled(true);
             snapshotButton_->setEnabled(helper_->takesSnapshots());
             snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
-            setStatus(QString("Capturing %1 in the capture helper (running as %2, writing a file of uid %3)…")
+            setStatus(QString("Capturing %1 in the capture helper (running as %2, writing into a file owned "
+                              "by uid %3)…")
                           .arg(QString::fromStdString(helper_->target()))
                           .arg(helper_->helperEuid() == 0 ? QString("root")
                                                           : QString("uid %1").arg(helper_->helperEuid()))
