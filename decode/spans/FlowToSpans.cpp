@@ -29,16 +29,16 @@ void FlowToSpans::closeStretch(Thread& t) {
         t.stretchBegin = spans.size();
         return;
     }
+    // It is also the lowest depth of the stretch (every other frame opens one
+    // level under an open frame or in its place): one pass.
+    const int32_t lowest = t.lowest;
     t.lowest = 0;
-    auto lossyGap = [&](const Span& s) {
-        return s.isGap() && t.out.gaps[s.gap].reason != GapReason::Untraced;
-    };
-    int32_t lowest = 0;
-    for (size_t i = t.stretchBegin; i < spans.size(); ++i)
-        if (!lossyGap(spans[i])) lowest = std::min(lowest, spans[i].depth);
-    if (lowest < 0)
-        for (size_t i = t.stretchBegin; i < spans.size(); ++i)
-            if (!lossyGap(spans[i])) spans[i].depth -= lowest;
+    const std::vector<Gap>& gaps = t.out.gaps;
+    for (size_t i = t.stretchBegin; i < spans.size(); ++i) {
+        Span& s = spans[i];
+        if (!s.isGap() || gaps[size_t(s.gap)].reason == GapReason::Untraced) [[likely]]
+            s.depth -= lowest;
+    }
     t.stretchBegin = spans.size();
 }
 
