@@ -249,15 +249,7 @@ void RangeStatsPane::setRange(uint64_t begin, uint64_t end) {
                      stores.end());
         RangeQuery q;
         q.begin = a, q.end = b;
-        // One thread of spans aggregates on one core: computeRangeStats cuts a
-        // thread into pieces that each replay its spans from the last depth-0
-        // frame before them, and under one long outermost frame (_start, main)
-        // that is all of them (13.7 M spans of one thread: ~0.4 s on one core,
-        // ~1.8 s on two). Several threads: every core.
-        size_t withSpans = 0;
-        for (const auto& t : data->threads)
-            withSpans += !t.spans.empty();
-        q.threads = threads ? threads : withSpans <= 1 ? 1 : 0;
+        q.threads = threads;
         q.perThreadTrees = true;
         q.cancel = cancel.get();
         auto last = std::make_shared<std::atomic<int64_t>>(0);
