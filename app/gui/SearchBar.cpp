@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QTimer>
 #include <QToolButton>
 
 #include <algorithm>
@@ -57,15 +58,22 @@ SearchResult searchTimeline(const TimelineData& data, const QString& pattern, bo
         out.hits.push_back({tid, SIZE_MAX, 0});
     const size_t threadHits = out.hits.size();
     if (any) {
-        for (const auto& t : data.threads)
+        // Each thread's hits come in start order (its store is); threads are merged.
+        std::vector<size_t> bounds{out.hits.size()};
+        for (const auto& t : data.threads) {
             t.spans.forEach(0, t.spans.size(), [&](size_t i, const Span& s) {
                 if (!s.isGap() && s.function < out.functions.size() && out.functions[s.function])
                     out.hits.push_back({t.tid, i, s.start});
             });
-        std::stable_sort(out.hits.begin() + ptrdiff_t(threadHits), out.hits.end(),
-                         [](const SearchHit& a, const SearchHit& b) {
-                             return a.start < b.start || (a.start == b.start && a.tid < b.tid);
-                         });
+            if (out.hits.size() > bounds.back()) bounds.push_back(out.hits.size());
+        }
+        auto before = [](const SearchHit& a, const SearchHit& b) {
+            return a.start < b.start || (a.start == b.start && a.tid < b.tid);
+        };
+        for (size_t k = 2; k < bounds.size(); ++k)
+            std::inplace_merge(out.hits.begin() + ptrdiff_t(threadHits),
+                               out.hits.begin() + ptrdiff_t(bounds[k - 1]),
+                               out.hits.begin() + ptrdiff_t(bounds[k]), before);
     }
     out.spanHits = out.hits.size() - threadHits;
     return out;
@@ -102,7 +110,12 @@ SearchBar::SearchBar(TimelineView* view, QWidget* parent) : QWidget(parent), vie
     layout->addWidget(next);
     layout->addWidget(close);
     field_->installEventFilter(this);
-    connect(field_, &QLineEdit::textChanged, this, [this] { run(); });
+    // Typing searches once it pauses (a search reads every decoded span); Enter searches at once.
+    typing_ = new QTimer(this);
+    typing_->setSingleShot(true);
+    typing_->setInterval(200);
+    connect(typing_, &QTimer::timeout, this, [this] { run(); });
+    connect(field_, &QLineEdit::textChanged, this, [this] { typing_->start(); });
     connect(regex_, &QCheckBox::toggled, this, [this] { run(); });
     connect(prev, &QToolButton::clicked, this, [this] { step(false); });
     connect(next, &QToolButton::clicked, this, [this] { step(true); });
@@ -125,10 +138,9 @@ void SearchBar::setPattern(const QString& text, bool regex) {
     regex_->blockSignals(true);
     regex_->setChecked(regex);
     regex_->blockSignals(false);
-    if (field_->text() == text)
-        run();
-    else
-        field_->setText(text);
+    field_->setText(text);
+    typing_->stop();
+    run();
 }
 
 void SearchBar::refresh() {
@@ -203,6 +215,10 @@ bool SearchBar::eventFilter(QObject* watched, QEvent* event) {
     if (watched == field_ && event->type() == QEvent::KeyPress) {
         auto* key = static_cast<QKeyEvent*>(event);
         if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+            if (typing_->isActive()) {
+                typing_->stop();
+                run();
+            }
             step(!(key->modifiers() & Qt::ShiftModifier));
             return true;
         }

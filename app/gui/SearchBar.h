@@ -23,6 +23,7 @@
 class QCheckBox;
 class QLabel;
 class QLineEdit;
+class QTimer;
 class QToolButton;
 
 namespace auxscope {
@@ -79,6 +80,7 @@ private:
     QLineEdit* field_ = nullptr;
     QCheckBox* regex_ = nullptr;
     QLabel* count_ = nullptr;
+    QTimer* typing_ = nullptr;  // a search once typing pauses
     SearchResult result_;
     long current_ = -1;
 };
