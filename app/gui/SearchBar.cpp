@@ -11,13 +11,15 @@
 #include <QToolButton>
 
 #include <algorithm>
+#include <tuple>
 
 #include "gui/CallTreeModel.h"
 #include "gui/TimelineView.h"
 
 namespace auxscope {
 
-SearchResult searchTimeline(const TimelineData& data, const QString& pattern, bool regex) {
+SearchResult searchTimeline(const TimelineData& data, const QString& pattern, bool regex,
+                            const std::vector<std::shared_ptr<const TimelineData>>& earlier) {
     SearchResult out;
     if (pattern.isEmpty()) return out;
     QRegularExpression re;
@@ -57,13 +59,18 @@ SearchResult searchTimeline(const TimelineData& data, const QString& pattern, bo
     for (int32_t tid : out.threads)
         out.hits.push_back({tid, SIZE_MAX, 0});
     const size_t threadHits = out.hits.size();
+    // A span in several windows is counted once: thread, start, function, depth.
+    std::set<std::tuple<int32_t, uint64_t, uint32_t, int32_t>> seen;
     if (any) {
         // Each thread's hits come in start order (its store is); threads are merged.
         std::vector<size_t> bounds{out.hits.size()};
         for (const auto& t : data.threads) {
             t.spans.forEach(0, t.spans.size(), [&](size_t i, const Span& s) {
-                if (!s.isGap() && s.function < out.functions.size() && out.functions[s.function])
+                if (!s.isGap() && s.function < out.functions.size() && out.functions[s.function]) {
                     out.hits.push_back({t.tid, i, s.start});
+                    if (s.start < data.decodedBegin || s.start >= data.decodedEnd)
+                        seen.insert({t.tid, s.start, s.function, s.depth});
+                }
             });
             if (out.hits.size() > bounds.back()) bounds.push_back(out.hits.size());
         }
@@ -74,6 +81,42 @@ SearchResult searchTimeline(const TimelineData& data, const QString& pattern, bo
             std::inplace_merge(out.hits.begin() + ptrdiff_t(threadHits),
                                out.hits.begin() + ptrdiff_t(bounds[k - 1]),
                                out.hits.begin() + ptrdiff_t(bounds[k]), before);
+    }
+    // The windows decoded before (newest first): a span counts in the window whose decoded
+    // range holds its start unless the view's or a newer window's does; a span that starts
+    // outside every window's range (it ran into them) counts once (thread, start, function, depth).
+    if (any) {
+        std::vector<std::pair<uint64_t, uint64_t>> ranges{{data.decodedBegin, data.decodedEnd}};
+        for (const auto& w : earlier)
+            if (w && w->functions == data.functions) ranges.push_back({w->decodedBegin, w->decodedEnd});
+        auto owner = [&](uint64_t t) {
+            for (size_t r = 0; r < ranges.size(); ++r)
+                if (t >= ranges[r].first && t < ranges[r].second) return long(r);
+            return -1L;
+        };
+        std::vector<SearchHit> elsewhere;
+        long index = 0;
+        for (const auto& w : earlier) {
+            if (!w || w->functions != data.functions) continue;
+            ++index;
+            for (const auto& t : w->threads)
+                t.spans.forEach(0, t.spans.size(), [&](size_t, const Span& s) {
+                    if (s.isGap() || s.function >= out.functions.size() || !out.functions[s.function]) return;
+                    const long r = owner(s.start);
+                    const std::tuple key{t.tid, s.start, s.function, s.depth};
+                    if (r >= 0 ? r != index || seen.count(key) : !seen.insert(key).second) return;
+                    elsewhere.push_back({t.tid, SIZE_MAX, s.start, s.end, false});
+                });
+        }
+        auto before = [](const SearchHit& a, const SearchHit& b) {
+            return a.start < b.start || (a.start == b.start && a.tid < b.tid);
+        };
+        std::sort(elsewhere.begin(), elsewhere.end(), before);
+        out.elsewhereHits = elsewhere.size();
+        const size_t mid = out.hits.size();
+        out.hits.insert(out.hits.end(), elsewhere.begin(), elsewhere.end());
+        std::inplace_merge(out.hits.begin() + ptrdiff_t(threadHits), out.hits.begin() + ptrdiff_t(mid),
+                           out.hits.end(), before);
     }
     out.spanHits = out.hits.size() - threadHits;
     return out;
@@ -125,7 +168,10 @@ SearchBar::SearchBar(TimelineView* view, QWidget* parent) : QWidget(parent), vie
         view_->setFocus();
         emit closed();
     });
-    connect(view_, &TimelineView::dataShown, this, [this] { refresh(); });
+    connect(view_, &TimelineView::dataShown, this, [this] {
+        remember(view_->data());
+        if (!field_->text().isEmpty()) run(true);
+    });
 }
 
 void SearchBar::activate() {
@@ -143,24 +189,75 @@ void SearchBar::setPattern(const QString& text, bool regex) {
     run();
 }
 
+void SearchBar::remember(const std::shared_ptr<const TimelineData>& shown) {
+    // The window shown before this one becomes an earlier window (a whole-recording
+    // window makes every earlier one redundant; another function table, unusable).
+    if (shown_ && shown && shown_ != shown && shown_->functions == shown->functions &&
+        shown_->decodedEnd > shown_->decodedBegin)
+        earlier_.insert(earlier_.begin(), shown_);
+    shown_ = shown;
+    if (!shown || (shown->decodedBegin <= shown->begin && shown->decodedEnd >= shown->end)) earlier_.clear();
+    std::erase_if(earlier_, [&](const auto& w) { return !shown || w->functions != shown->functions; });
+    uint64_t spans = 0;
+    for (size_t k = 0; k < earlier_.size(); ++k) {
+        for (const auto& t : earlier_[k]->threads)
+            spans += t.spans.size();
+        if (spans > keptSpanBudget_) {
+            earlier_.resize(k);
+            break;
+        }
+    }
+}
+
 void SearchBar::refresh() {
     if (!field_->text().isEmpty()) run();
 }
 
-void SearchBar::run() {
+namespace {
+// A thread whose name matched (not a span).
+bool isThreadHit(const SearchHit& h) {
+    return h.index == SIZE_MAX && h.inView;
+}
+}  // namespace
+
+void SearchBar::run(bool keepPlace) {
+    // New data for the same search keeps the place: the hit stepped to (or still pending).
+    std::optional<SearchHit> keep = pending_;
+    if (!keep && keepPlace && current_ >= 0 && size_t(current_) < result_.hits.size())
+        keep = result_.hits[size_t(current_)];
+    if (!keepPlace) pending_.reset();
     current_ = -1;
     const auto& data = view_->data();
     if (!data || field_->text().isEmpty()) {
         result_ = {};
+        pending_.reset();
         view_->setHighlight({}, {});
         updateCount();
         return;
     }
-    result_ = searchTimeline(*data, field_->text(), regex_->isChecked());
+    result_ = searchTimeline(*data, field_->text(), regex_->isChecked(), earlier_);
     if (result_.valid)
         view_->setHighlight(result_.functions, result_.threads);
     else
         view_->setHighlight({}, {});
+    if (keepPlace && keep) {
+        for (size_t k = 0; k < result_.hits.size(); ++k) {
+            const SearchHit& h = result_.hits[k];
+            if (h.tid != keep->tid || h.start != keep->start || isThreadHit(h) != isThreadHit(*keep))
+                continue;
+            current_ = long(k);
+            if (h.inView && h.index != SIZE_MAX) {
+                if (pending_) {
+                    // Stepped to from outside the view: its window is decoded now.
+                    pending_.reset();
+                    selectHit(h);
+                } else {
+                    view_->selectSpan(h.tid, h.index);  // new data cleared the selection
+                }
+            }
+            break;
+        }
+    }
     updateCount();
 }
 
@@ -180,6 +277,11 @@ void SearchBar::updateCount() {
     if (!result_.threads.empty())
         text +=
             QString(" (%1 spans, %2 threads)").arg(formatCount(result_.spanHits)).arg(result_.threads.size());
+    if (result_.elsewhereHits)
+        text += QString(": %1 in view, %2 elsewhere in the decoded windows")
+                    .arg(formatCount(result_.spanHits - result_.elsewhereHits))
+                    .arg(formatCount(result_.elsewhereHits));
+    if (pending_) text += " (decoding its window…)";
     // Spans are searched where they are decoded: say so when that is not the whole recording.
     if (const auto& d = view_->data(); d && (d->decodedBegin > d->begin || d->decodedEnd < d->end)) {
         text += QString(" in the decoded +%1 … +%2")
@@ -198,17 +300,29 @@ bool SearchBar::step(bool forward) {
     if (result_.hits.empty()) return false;
     const long n = long(result_.hits.size());
     current_ = current_ < 0 ? (forward ? 0 : n - 1) : ((current_ + (forward ? 1 : -1)) % n + n) % n;
-    const SearchHit& hit = result_.hits[size_t(current_)];
-    if (hit.index == SIZE_MAX) {
+    const SearchHit hit = result_.hits[size_t(current_)];
+    pending_.reset();
+    if (!hit.inView) {
+        // In a window decoded earlier: zooming to it decodes it, and run() selects it then.
+        pending_ = hit;
+        view_->zoomTo(hit.start, std::max(hit.end, hit.start + 1), 1.0);
         view_->scrollToThread(hit.tid, -1);
     } else {
-        view_->selectSpan(hit.tid, hit.index);
-        const TimelineHit& sel = view_->selection();
-        view_->zoomTo(sel.start, std::max(sel.end, sel.start + 1), 1.0);
-        view_->scrollToThread(hit.tid, sel.span.depth);
+        selectHit(hit);
     }
     updateCount();
     return true;
+}
+
+void SearchBar::selectHit(const SearchHit& hit) {
+    if (hit.index == SIZE_MAX) {
+        view_->scrollToThread(hit.tid, -1);
+        return;
+    }
+    view_->selectSpan(hit.tid, hit.index);
+    const TimelineHit& sel = view_->selection();
+    view_->zoomTo(sel.start, std::max(sel.end, sel.start + 1), 1.0);
+    view_->scrollToThread(hit.tid, sel.span.depth);
 }
 
 bool SearchBar::eventFilter(QObject* watched, QEvent* event) {

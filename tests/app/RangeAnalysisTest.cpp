@@ -492,6 +492,117 @@ private slots:
         QVERIFY(!view->highlighting());
     }
 
+    // Search covers the windows decoded before the view's: two windows decoded one after the
+    // other, the search counts the matching spans of both (each once), says how many are
+    // elsewhere, and stepping to one elsewhere zooms there, decodes it and selects it.
+    void searchCoversEarlierDecodedWindows() {
+        // 4 MB of trace: four segments of 1 MB (one window needs one), more than the budget in all.
+        const QString path = dir_.filePath("synth4.data");
+        QProcess gen;
+        gen.start(AUXSCOPE_PTSYNTH, {"--generate", "4", "--seed", "5", "-q", "-o", path});
+        QVERIFY(gen.waitForFinished(120000));
+        QCOMPARE(gen.exitCode(), 0);
+        TraceFilePage page(path);
+        page.setTimelineDecodeBudget(uint64_t(3) << 19);
+        QVERIFY(openDecoded(page));
+        TimelineView* view = page.timeline();
+        SearchBar* bar = page.searchBar();
+        std::vector<std::shared_ptr<const TimelineData>> shown{view->data()};
+        const uint64_t b = shown[0]->begin, len = shown[0]->end - shown[0]->begin;
+        for (const auto& [from, to] : std::vector<std::pair<double, double>>{{0.30, 0.32}, {0.60, 0.62}}) {
+            const uint64_t w0 = b + uint64_t(from * double(len)), w1 = b + uint64_t(to * double(len));
+            view->setVisibleRange(w0, w1);
+            QVERIFY2(QTest::qWaitFor(
+                         [&] {
+                             const auto& d = view->data();
+                             return d && d != shown.back() && d->decodedBegin <= w0 + 1 &&
+                                    d->decodedEnd + 1 >= w1 && !page.timelineDecoding();
+                         },
+                         60000),
+                     qPrintable(page.timelineStatus()->text()));
+            shown.push_back(view->data());
+            QVERIFY(shown.back()->decodedBegin > shown.front()->begin);
+        }
+        const QString pattern = "^f[0-9]+_[0-9]*1$";
+        QRegularExpression re(pattern, QRegularExpression::CaseInsensitiveOption);
+        // Every matching span of the decoded windows, once: the view's (window B) all, an
+        // earlier window's those that start in its decoded range (A and the first frame do
+        // not overlap B or each other), a span that starts in none of them once.
+        auto matching = [&](const TimelineData& d, const std::function<void(int32_t, const Span&)>& f) {
+            for (const auto& t : d.threads)
+                for (size_t i = 0; i < t.spans.size(); ++i) {
+                    const Span s = t.spans.at(i);
+                    if (!s.isGap() &&
+                        re.match(QString::fromStdString((*d.functions)[s.function].name)).hasMatch())
+                        f(t.tid, s);
+                }
+        };
+        auto within = [](const TimelineData& d, uint64_t t) {
+            return t >= d.decodedBegin && t < d.decodedEnd;
+        };
+        const auto& windowB = *shown.back();
+        std::set<std::tuple<int32_t, uint64_t, uint32_t, int32_t>> outside;
+        uint64_t inView = 0, expected = 0, inA = 0;
+        matching(windowB, [&](int32_t tid, const Span& s) {
+            ++inView;
+            if (!within(windowB, s.start)) outside.insert({tid, s.start, s.function, s.depth});
+        });
+        expected = inView;
+        uint64_t firstStart = UINT64_MAX;
+        for (size_t w = 0; w + 1 < shown.size(); ++w)
+            matching(*shown[w], [&](int32_t tid, const Span& s) {
+                const std::tuple key{tid, s.start, s.function, s.depth};
+                const bool anywhere = std::any_of(shown.begin(), shown.end(),
+                                                  [&](const auto& d) { return within(*d, s.start); });
+                if (within(*shown[w], s.start) ? !outside.count(key)
+                                               : !anywhere && outside.insert(key).second) {
+                    ++expected;
+                    firstStart = std::min(firstStart, s.start);
+                    if (w == 1) ++inA;
+                }
+            });
+        QVERIFY2(inA > 2 && inView > 2, qPrintable(QString("%1 %2").arg(inA).arg(inView)));
+        QVERIFY(bar->earlierWindows().size() >= 2);
+        bar->setPattern(pattern, true);
+        QCOMPARE(bar->result().spanHits, expected);
+        QCOMPARE(bar->result().spanHits - bar->result().elsewhereHits, inView);
+        QVERIFY2(bar->countLabel()->text().contains(formatCount(expected - inView) + " elsewhere"),
+                 qPrintable(bar->countLabel()->text()));
+        // Hits in start order: the first one lies before window B, outside the view.
+        std::vector<SearchHit> hits = bar->result().hits;
+        QVERIFY(!hits.front().inView);
+        QVERIFY(hits.front().start < windowB.decodedBegin);
+        QCOMPARE(hits.front().start, firstStart);
+        // A hit in window A (the first one there): stepping to it decodes its window and selects it.
+        long target = -1;
+        for (size_t k = 0; k < hits.size() && target < 0; ++k)
+            if (hits[k].start >= shown[1]->decodedBegin && hits[k].start < shown[1]->decodedEnd)
+                target = long(k);
+        QVERIFY(target >= 0);
+        QVERIFY(!hits[size_t(target)].inView);
+        while (bar->current() + 1 < target)
+            QVERIFY(bar->step());
+        QTest::qWait(0);
+        QVERIFY(QTest::qWaitFor([&] { return !page.timelineDecoding(); }, 60000));
+        QVERIFY(bar->step());
+        const SearchHit want = hits[size_t(target)];
+        QVERIFY2(QTest::qWaitFor(
+                     [&] {
+                         return view->selection().kind == TimelineHit::ThreadSpan &&
+                                view->selection().start == want.start && !page.timelineDecoding();
+                     },
+                     60000),
+                 qPrintable(bar->countLabel()->text() + " / " + page.timelineStatus()->text()));
+        QCOMPARE(view->selection().tid, want.tid);
+        QVERIFY(re.match(view->selection().function).hasMatch());
+        const auto& now = view->data();
+        QVERIFY(now->decodedBegin <= want.start && now->decodedEnd > want.start);
+        QVERIFY(bar->result().hits[size_t(bar->current())].inView);
+        QCOMPARE(bar->result().hits[size_t(bar->current())].start, want.start);
+        // The count still spans every window decoded so far.
+        QVERIFY(bar->result().spanHits >= expected);
+    }
+
     // Span details and the code view of its function.
     void spanDetailsAndCode() {
         TraceFilePage page(synth_);
