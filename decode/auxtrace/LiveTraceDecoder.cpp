@@ -309,6 +309,12 @@ void LiveTraceDecoder::tick() {
     // Under the lock: the bytes to decode and the sideband, copied out.
     std::map<int, TickTrace> trace;
     std::vector<uint8_t> sideband;
+    struct FlatRecord {
+        uint64_t time;
+        size_t offset, size;
+    };
+    std::vector<FlatRecord> switchRecs;
+    std::vector<uint8_t> switchFlat;
     bool redo = false;
     {
         std::lock_guard lock(mutex_);
@@ -391,19 +397,34 @@ void LiveTraceDecoder::tick() {
         lastTickCpus_.clear();
         for (const auto& [cpu, slice] : trace)
             lastTickCpus_.push_back(cpu);
-        sideband.reserve(synthesized_.size() + addressSpace_.size());
+        size_t switchBytes = 0, switchCount = 0;
+        for (const auto& [cpu, q] : switches_) {
+            switchCount += q.size();
+            for (const TimedRecord& r : q)
+                switchBytes += r.bytes.size();
+        }
+        sideband.reserve(synthesized_.size() + addressSpace_.size() + switchBytes);
         sideband.insert(sideband.end(), synthesized_.begin(), synthesized_.end());
         sideband.insert(sideband.end(), addressSpace_.begin(), addressSpace_.end());
-        // Switch, ITRACE_START and AUX records of every CPU, in time order.
-        std::vector<const TimedRecord*> timed;
+        // Switch, ITRACE_START and AUX records of every CPU (CPU by CPU), copied
+        // flat: ordering them by time happens after the lock is released, so the
+        // drain thread and the GUI (stats(), latest()) never wait for a sort.
+        switchRecs.reserve(switchCount);
+        switchFlat.reserve(switchBytes);
         for (const auto& [cpu, q] : switches_)
-            for (const TimedRecord& r : q)
-                timed.push_back(&r);
-        std::stable_sort(timed.begin(), timed.end(),
-                         [](const TimedRecord* a, const TimedRecord* b) { return a->time < b->time; });
-        for (const TimedRecord* r : timed)
-            sideband.insert(sideband.end(), r->bytes.begin(), r->bytes.end());
+            for (const TimedRecord& r : q) {
+                switchRecs.push_back({r.time, switchFlat.size(), r.bytes.size()});
+                switchFlat.insert(switchFlat.end(), r.bytes.begin(), r.bytes.end());
+            }
     }
+    // In time order (stable: equal times keep CPU, then arrival order).
+    std::stable_sort(switchRecs.begin(), switchRecs.end(),
+                     [](const FlatRecord& a, const FlatRecord& b) { return a.time < b.time; });
+    for (const FlatRecord& r : switchRecs)
+        sideband.insert(sideband.end(), switchFlat.begin() + ptrdiff_t(r.offset),
+                        switchFlat.begin() + ptrdiff_t(r.offset + r.size));
+    switchRecs = {};
+    switchFlat = {};
     const auto t0 = std::chrono::steady_clock::now();
     auto r = decodeTick(trace, sideband, redo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
