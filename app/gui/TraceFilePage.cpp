@@ -215,6 +215,17 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
     buttons->addWidget(decode_);
     buttons->addWidget(exportPerfetto_);
     buttons->addWidget(exportCsv_);
+    exportProgress_ = new QProgressBar;
+    exportProgress_->setObjectName("exportProgress");
+    exportProgress_->setMaximumWidth(160);
+    exportProgress_->setFormat("Export %p%");
+    exportProgress_->setVisible(false);
+    exportCancelButton_ = new QPushButton("Cancel export");
+    exportCancelButton_->setObjectName("exportCancel");
+    exportCancelButton_->setVisible(false);
+    connect(exportCancelButton_, &QPushButton::clicked, this, [this] { cancelExport(); });
+    buttons->addWidget(exportProgress_);
+    buttons->addWidget(exportCancelButton_);
     tabs_ = new QTabWidget;
     tabs_->setObjectName("traceTabs");
     tabs_->setDocumentMode(true);
@@ -1105,7 +1116,7 @@ void TraceFilePage::showCode(int32_t tid, uint32_t function, uint64_t begin, uin
 }
 
 bool TraceFilePage::exportRange(const QString& format, uint64_t begin, uint64_t end, QString outPath) {
-    if (!reader_ || end <= begin) return false;
+    if (!reader_ || end <= begin || exporting_) return false;
     const bool csv = format == "csv";
     const auto data = timeline_ ? timeline_->data() : nullptr;
     const uint64_t origin = data ? data->begin : 0;
@@ -1120,42 +1131,93 @@ bool TraceFilePage::exportRange(const QString& format, uint64_t begin, uint64_t 
             csv ? "CSV (*.csv)" : "Perfetto trace (*.pftrace *.perfetto-trace)");
         if (outPath.isEmpty()) return false;
     }
-    TraceModel model;
-    auto loaded = loadTraceModel(*reader_, model);
-    ExportOptions options;
-    options.begin = begin, options.end = end;
-    // The timeline's decoded spans that overlap the range (the exporter clips them).
-    std::map<int32_t, SpanStore> threads;
-    ExportSpans spans;
-    uint64_t spanCount = 0;
-    if (data && data->functions) {
-        for (const auto& t : data->threads)
-            if (!t.spans.empty()) threads[t.tid].appendStore(t.spans, begin, end);
-        for (const auto& [tid, store] : threads)
-            spanCount += store.size();
-        spans.threads = &threads;
-        spans.functions = data->functions.get();
-        auto session = session_;
-        spans.pidOf = [session](int32_t tid) { return session ? session->sideband().pidOf(tid) : -1; };
-        options.spans = &spans;
-    }
-    auto written = csv ? exportCsv(model, outPath.toStdString(), options)
-                       : exportPerfetto(model, outPath.toStdString(), options);
-    QString text = written ? QString("Exported +%1 … +%2 (%3 spans overlapping it, clipped) to %4")
-                                 .arg(relative(begin, origin))
-                                 .arg(relative(end, origin))
-                                 .arg(spanCount)
-                                 .arg(outPath)
-                           : "Export failed: " + QString::fromStdString(written.error().message);
-    if (written && !loaded)
-        text += " (stopped early: " + QString::fromStdString(loaded.error().message) + ")";
-    setTimelineStatus(text, !written || !loaded);
-    emit statusMessage(text);
-    return written.ok();
+    // The worker keeps what it reads alive: the reader, the timeline's data, the session.
+    auto loadedError = std::make_shared<QString>();
+    auto spanCount = std::make_shared<uint64_t>(0);
+    ExportJob job = [reader = reader_, data, session = session_, begin, end, csv, loadedError, spanCount,
+                     out = outPath.toStdString()](const std::function<bool(uint64_t, uint64_t)>& progress) {
+        TraceModel model;
+        auto loaded = loadTraceModel(*reader, model);
+        if (!loaded) *loadedError = QString::fromStdString(loaded.error().message);
+        ExportOptions options;
+        options.begin = begin, options.end = end;
+        options.progress = progress;
+        // The timeline's decoded spans that overlap the range (the exporter clips them).
+        std::map<int32_t, SpanStore> threads;
+        ExportSpans spans;
+        if (data && data->functions) {
+            for (const auto& t : data->threads)
+                if (!t.spans.empty()) threads[t.tid].appendStore(t.spans, begin, end);
+            for (const auto& [tid, store] : threads)
+                *spanCount += store.size();
+            spans.threads = &threads;
+            spans.functions = data->functions.get();
+            spans.pidOf = [session](int32_t tid) { return session ? session->sideband().pidOf(tid) : -1; };
+            options.spans = &spans;
+        }
+        return csv ? exportCsv(model, out, options) : exportPerfetto(model, out, options);
+    };
+    return startExport(std::move(job), [this, begin, end, origin, outPath, loadedError,
+                                        spanCount](const Expected<void>& written) {
+        QString text = written ? QString("Exported +%1 … +%2 (%3 spans overlapping it, clipped) to %4")
+                                     .arg(relative(begin, origin))
+                                     .arg(relative(end, origin))
+                                     .arg(*spanCount)
+                                     .arg(outPath)
+                               : "Export failed: " + QString::fromStdString(written.error().message);
+        if (written && !loadedError->isEmpty()) text += " (stopped early: " + *loadedError + ")";
+        setTimelineStatus(text, !written || !loadedError->isEmpty());
+        emit statusMessage(text);
+        emit exportFinished(written.ok(), text);
+    });
+}
+
+void TraceFilePage::cancelExport() {
+    if (exportCancel_) exportCancel_->store(true);
+}
+
+bool TraceFilePage::startExport(ExportJob job, std::function<void(const Expected<void>&)> done) {
+    if (exporting_) return false;
+    exporting_ = true;
+    exportCancel_ = std::make_shared<std::atomic<bool>>(false);
+    exportProgress_->setRange(0, 0);  // busy until the first report
+    exportProgress_->setVisible(true);
+    exportCancelButton_->setVisible(true);
+    for (auto* b : {exportPerfetto_, exportCsv_})
+        b->setEnabled(false);
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, job = std::move(job), done = std::move(done), cancel = exportCancel_] {
+        auto progress = [self, cancel](uint64_t written, uint64_t total) {
+            const int permille = total ? int(std::min<uint64_t>(1000, written * 1000 / total)) : 0;
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, permille] {
+                    if (!self || !self->exporting_) return;
+                    self->exportProgress_->setRange(0, 1000);
+                    self->exportProgress_->setValue(permille);
+                },
+                Qt::QueuedConnection);
+            return !cancel->load();
+        };
+        auto written = job(progress);  // cancelled after its last report: it is complete, and kept
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, done, written = std::move(written)] {
+                if (!self) return;
+                self->exporting_ = false;
+                self->exportProgress_->setVisible(false);
+                self->exportCancelButton_->setVisible(false);
+                for (auto* b : {self->exportPerfetto_, self->exportCsv_})
+                    b->setEnabled(self->loaded());
+                done(written);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+    return true;
 }
 
 bool TraceFilePage::exportTo(const QString& format, QString outPath) {
-    if (!reader_) return false;
+    if (!reader_ || exporting_) return false;
     const bool csv = format == "csv";
     if (outPath.isEmpty()) {
         QFileInfo in(path_);
@@ -1165,32 +1227,46 @@ bool TraceFilePage::exportTo(const QString& format, QString outPath) {
                                          csv ? "CSV (*.csv)" : "Perfetto trace (*.pftrace *.perfetto-trace)");
         if (outPath.isEmpty()) return false;
     }
-    TraceModel model;
-    auto loaded = loadTraceModel(*reader_, model);
-    ExportOptions options;
-    ExportSpans spans;
-    if (decoded_) {
-        spans = decoded_->exportView();
-        options.spans = &spans;
-    }
-    auto written = csv ? exportCsv(model, outPath.toStdString(), options)
-                       : exportPerfetto(model, outPath.toStdString(), options);
-    QString text;
-    if (!written) {
-        text = "Export failed: " + QString::fromStdString(written.error().message);
-    } else {
-        text = QString("Exported %1 run slices, %2 samples%3 to %4")
-                   .arg(model.runSlices().size())
-                   .arg(model.samples().size())
-                   .arg(decoded_ ? QString(" and %1 %2 spans").arg(decoded_->spanCount()).arg(traceKind_)
-                                 : QString())
-                   .arg(outPath);
-        if (!loaded) text += " (stopped early: " + QString::fromStdString(loaded.error().message) + ")";
-    }
-    status_->setText(text);
-    status_->setStyleSheet(written && loaded ? "" : "color: #b00020;");
-    emit statusMessage(text);
-    return written.ok();
+    struct Counts {
+        size_t runSlices = 0, samples = 0;
+        QString loadedError;
+    };
+    auto counts = std::make_shared<Counts>();
+    ExportJob job = [reader = reader_, decoded = decoded_, csv, counts,
+                     out = outPath.toStdString()](const std::function<bool(uint64_t, uint64_t)>& progress) {
+        TraceModel model;
+        auto loaded = loadTraceModel(*reader, model);
+        if (!loaded) counts->loadedError = QString::fromStdString(loaded.error().message);
+        counts->runSlices = model.runSlices().size();
+        counts->samples = model.samples().size();
+        ExportOptions options;
+        options.progress = progress;
+        ExportSpans spans;
+        if (decoded) {
+            spans = decoded->exportView();
+            options.spans = &spans;
+        }
+        return csv ? exportCsv(model, out, options) : exportPerfetto(model, out, options);
+    };
+    return startExport(std::move(job), [this, counts, outPath,
+                                        decoded = decoded_](const Expected<void>& written) {
+        QString text;
+        if (!written) {
+            text = "Export failed: " + QString::fromStdString(written.error().message);
+        } else {
+            text = QString("Exported %1 run slices, %2 samples%3 to %4")
+                       .arg(counts->runSlices)
+                       .arg(counts->samples)
+                       .arg(decoded ? QString(" and %1 %2 spans").arg(decoded->spanCount()).arg(traceKind_)
+                                    : QString())
+                       .arg(outPath);
+            if (!counts->loadedError.isEmpty()) text += " (stopped early: " + counts->loadedError + ")";
+        }
+        status_->setText(text);
+        status_->setStyleSheet(written && counts->loadedError.isEmpty() ? "" : "color: #b00020;");
+        emit statusMessage(text);
+        emit exportFinished(written.ok(), text);
+    });
 }
 
 }  // namespace auxscope

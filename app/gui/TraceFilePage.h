@@ -29,10 +29,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+
+#include "Result.h"
 
 class QLabel;
 class QProgressBar;
@@ -91,12 +94,20 @@ public:
     QLabel* selectionLine() const { return selectionLine_; }
     // Exports [begin, end) of the timeline's data (run slices, samples, losses and
     // decoded spans overlapping it, clipped to it); without a path, asks for one.
+    // Like exportTo, it runs on a worker thread (false: not started).
     bool exportRange(const QString& format, uint64_t begin, uint64_t end, QString outPath = {});
+    // An export (exportTo, exportRange) runs on a worker thread with a progress
+    // bar and a Cancel button beside the export buttons; one at a time. Cancel
+    // leaves no file (the exporter removes what it wrote). exportFinished tells the end.
+    bool exporting() const { return exporting_; }
+    QProgressBar* exportProgress() const { return exportProgress_; }
+    QPushButton* exportCancelButton() const { return exportCancelButton_; }
+    void cancelExport();
     // Shows the code of `function` as executed by `tid` (-1: any thread) in [begin, end).
     void showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end);
 
 public slots:
-    // Without a path, ask for one.
+    // Without a path, ask for one. Runs on a worker thread (false: not started).
     bool exportTo(const QString& format, QString outPath = {});
     // Decodes the Intel PT trace on a worker thread; false when there is none
     // or a decode is running.
@@ -108,6 +119,8 @@ signals:
     void statusMessage(const QString& text);
     // The timeline got new data (the first frame, or a window decoded).
     void timelineUpdated();
+    // An export ended: written (ok), failed or cancelled; `message` says which and where.
+    void exportFinished(bool ok, const QString& message);
 
 private:
     void populate();
@@ -166,6 +179,14 @@ private:
     QTabWidget* analysisTabs_ = nullptr;
     QLabel* selectionLine_ = nullptr;
     void updateSelectionLine();
+    // Runs `job` (which exports with the progress callback it gets) on a worker thread;
+    // `done` gets its result on the GUI thread.
+    using ExportJob = std::function<Expected<void>(const std::function<bool(uint64_t, uint64_t)>&)>;
+    bool startExport(ExportJob job, std::function<void(const Expected<void>&)> done);
+    QProgressBar* exportProgress_ = nullptr;
+    QPushButton* exportCancelButton_ = nullptr;
+    std::shared_ptr<std::atomic<bool>> exportCancel_;
+    bool exporting_ = false;
     uint64_t codeGeneration_ = 0;
 };
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -574,7 +575,15 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     for (size_t i = 0; i < cursors.size(); ++i)
         if (!cursors[i].done()) heads.push(i);
     size_t nextModel = 0;
+    // Progress: model events and span events (a begin and an end per span).
+    const uint64_t totalEvents = events.size() + 2 * (spans ? spans->spanCount() : 0);
+    uint64_t written = 0;
     while (nextModel < events.size() || !heads.empty()) {
+        if (options.progress && (++written & 0xffff) == 0 && !options.progress(written, totalEvents)) {
+            (void)stream.close();
+            std::remove(path.c_str());
+            return makeError(path + ": export cancelled");
+        }
         const bool modelFirst =
             heads.empty() || (nextModel < events.size() &&
                               std::pair<uint64_t, int>(events[nextModel].ts, events[nextModel].rank) <=
@@ -640,11 +649,18 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
     const ExportSpans* spans = options.spans;
     if (spans && spans->threads && spans->functions) {
         std::vector<std::string> quoted(spans->functions->size());  // function names, quoted once
+        const uint64_t total = spans->spanCount();
+        uint64_t written = 0;
         for (const auto& [tid, store] : *spans->threads) {
             int32_t pid = pidOf(tid, -1);
             if (pid < 0 && spans->pidOf) pid = spans->pidOf(tid);
             const std::string pidTid = std::to_string(pid) + ',' + std::to_string(tid) + ',';
             for (size_t i = 0; i < store.size(); ++i) {
+                if (options.progress && (++written & 0xffff) == 0 && !options.progress(written, total)) {
+                    out.close();
+                    std::remove(path.c_str());
+                    return makeError(path + ": export cancelled");
+                }
                 const Span s = store.at(i);
                 if (s.isGap()) {
                     const Gap& g = store.gaps()[size_t(s.gap)];

@@ -43,6 +43,10 @@ struct ExportOptions {
     // that overlap it, clipped to it, and samples, losses and counter points in
     // it. A clipped span keeps its instruction count. Default: everything.
     uint64_t begin = 0, end = UINT64_MAX;
+    // Called every 64 Ki events written with (events written, events in all):
+    // returning false stops the export, which removes the file and fails with
+    // "PATH: export cancelled".
+    std::function<bool(uint64_t done, uint64_t total)> progress;
 };
 
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,

@@ -110,7 +110,9 @@ private slots:
 
         const QString pf = dir_.filePath("out.pftrace"), csv = dir_.filePath("out.csv");
         QVERIFY(trace->exportTo("perfetto", pf));
+        QVERIFY(QTest::qWaitFor([&] { return !trace->exporting(); }, 120000));  // on a worker thread
         QVERIFY(trace->exportTo("csv", csv));
+        QVERIFY(QTest::qWaitFor([&] { return !trace->exporting(); }, 120000));  // on a worker thread
         QVERIFY(QFileInfo(pf).size() > 0);
         QFile f(csv);
         QVERIFY(f.open(QIODevice::ReadOnly));
@@ -192,10 +194,12 @@ private slots:
 
         const QString csv = dir_.filePath("fib.csv"), pf = dir_.filePath("fib.pftrace");
         QVERIFY(trace->exportTo("perfetto", pf));
+        QVERIFY(QTest::qWaitFor([&] { return !trace->exporting(); }, 120000));  // on a worker thread
         QVERIFY(QFileInfo(pf).size() > 0);
         const QString status = trace->findChild<QLabel*>("traceStatus")->text();
         QVERIFY2(status.contains("Intel PT spans"), qPrintable(status));
         QVERIFY(trace->exportTo("csv", csv));
+        QVERIFY(QTest::qWaitFor([&] { return !trace->exporting(); }, 120000));  // on a worker thread
         QFile f(csv);
         QVERIFY(f.open(QIODevice::ReadOnly));
         quint64 fibRows = 0;

@@ -13,15 +13,18 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
 #include <QTreeView>
 #include <QTreeWidget>
 
@@ -32,6 +35,8 @@
 #include <sstream>
 
 #include "TestData.h"
+#include "auxtrace/AuxTraceDecode.h"
+#include "export/TraceExport.h"
 #include "gui/CallTreeModel.h"
 #include "gui/CodeView.h"
 #include "gui/FlameGraphWidget.h"
@@ -40,6 +45,8 @@
 #include "gui/SpanDetailsPane.h"
 #include "gui/TimelineView.h"
 #include "gui/TraceFilePage.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/TraceModelLoader.h"
 #include "spans/RangeStats.h"
 
 using namespace auxscope;
@@ -603,6 +610,79 @@ private slots:
         QVERIFY(bar->result().spanHits >= expected);
     }
 
+    // Exports run on a worker thread: the event loop keeps running (a timer fires while the
+    // export runs), Cancel leaves no file, and the file equals the synchronous exporter's.
+    void exportRunsOffTheGuiThread() {
+        TraceFilePage page(synth_);
+        QVERIFY(openDecoded(page));
+        const auto data = page.timeline()->data();
+        uint64_t spans = 0;
+        for (const auto& t : data->threads)
+            spans += t.spans.size();
+        // Enough span events (2 per span) that the exporter checks for Cancel (every 64 Ki).
+        QVERIFY2(spans > 100000, qPrintable(QString::number(spans)));
+        int ticksWhileExporting = 0;
+        QTimer tick;
+        tick.setInterval(1);
+        connect(&tick, &QTimer::timeout, [&] { ticksWhileExporting += page.exporting(); });
+        tick.start();
+        QSignalSpy finished(&page, &TraceFilePage::exportFinished);
+        const QString csv = dir_.filePath("async-range.csv");
+        QVERIFY(page.exportRange("csv", data->decodedBegin, data->decodedEnd, csv));
+        QVERIFY(page.exporting());  // returned before the export finished
+        QVERIFY(page.exportProgress()->isVisible());
+        QVERIFY(page.exportCancelButton()->isVisible());
+        QVERIFY(!page.exportRange("csv", data->decodedBegin, data->decodedEnd, csv + "2"));  // one at a time
+        QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));
+        QCOMPARE(finished.size(), 1);
+        QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
+        QVERIFY2(ticksWhileExporting > 0, "the event loop did not run during the export");
+        QVERIFY(!page.exportProgress()->isVisible());
+        QVERIFY(QFileInfo(csv).size() > qint64(spans) * 10);
+        // Cancel: no file left, the end says so.
+        const QString cancelled = dir_.filePath("cancelled.pftrace");
+        QVERIFY(page.exportRange("perfetto", data->decodedBegin, data->decodedEnd, cancelled));
+        QTest::mouseClick(page.exportCancelButton(), Qt::LeftButton);
+        QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));
+        QCOMPARE(finished.size(), 2);
+        QVERIFY(!finished[1][0].toBool());
+        QVERIFY2(finished[1][1].toString().contains("cancelled"), qPrintable(finished[1][1].toString()));
+        QVERIFY(!QFileInfo::exists(cancelled));
+        // The whole file with its decoded spans, as the Export buttons write it, equals the
+        // synchronous export's bytes.
+        QVERIFY(page.startDecode());
+        QVERIFY(QTest::qWaitFor([&] { return page.decoded() && !page.decoding(); }, 120000));
+        auto reader = PerfDataReader::open(synth_.toStdString());
+        QVERIFY(reader.ok());
+        TraceModel model;
+        QVERIFY(loadTraceModel(*reader, model).ok());
+        auto decoded = decodeAuxTraceSpans(*reader);
+        QVERIFY(decoded.ok());
+        const ExportSpans decodedSpans = decoded->exportView();
+        QVERIFY2(decoded->spanCount() > 0,
+                 qPrintable(QString("%1 %2").arg(decoded->spanCount()).arg(decodedSpans.spanCount())));
+        ExportOptions options;
+        options.spans = &decodedSpans;
+        for (const QString format : {"csv", "perfetto"}) {
+            const QString async = dir_.filePath("async-whole." + format),
+                          sync = dir_.filePath("sync-whole." + format);
+            QVERIFY(page.exportTo(format, async));
+            QVERIFY(page.exporting());
+            QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));
+            QVERIFY(finished.back()[0].toBool());
+            auto written = format == "csv" ? exportCsv(model, sync.toStdString(), options)
+                                           : exportPerfetto(model, sync.toStdString(), options);
+            QVERIFY(written.ok());
+            QFile a(async), b(sync);
+            QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+            const QByteArray bytes = a.readAll();
+            QVERIFY(bytes.size() > qint64(spans) * 10);
+            const QByteArray ref = b.readAll();
+            QVERIFY2(bytes == ref,
+                     qPrintable(format + QString(" %1 vs %2 bytes").arg(bytes.size()).arg(ref.size())));
+        }
+    }
+
     // Span details and the code view of its function.
     void spanDetailsAndCode() {
         TraceFilePage page(synth_);
@@ -697,6 +777,7 @@ private slots:
         QVERIFY(overlapping > 10);
         const QString csv = dir_.filePath("range.csv"), pf = dir_.filePath("range.pftrace");
         QVERIFY(page.exportRange("csv", a, b, csv));
+        QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));  // on a worker thread
         QFile f(csv);
         QVERIFY(f.open(QIODevice::ReadOnly));
         uint64_t spans = 0, rows = 0;
@@ -713,6 +794,7 @@ private slots:
         }
         QCOMPARE(spans, overlapping);
         QVERIFY(page.exportRange("perfetto", a, b, pf));
+        QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));  // on a worker thread
         std::vector<uint64_t> times;
         size_t packets = 0;
         QVERIFY(packetTimes(pf.toStdString(), times, packets));
@@ -722,6 +804,7 @@ private slots:
         // The whole decoded window exported has more.
         const QString whole = dir_.filePath("whole.pftrace");
         QVERIFY(page.exportRange("perfetto", data->decodedBegin, data->decodedEnd, whole));
+        QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));  // on a worker thread
         std::vector<uint64_t> all;
         QVERIFY(packetTimes(whole.toStdString(), all, packets));
         QVERIFY(all.size() > times.size());
@@ -793,6 +876,7 @@ private slots:
         const uint64_t a = data->begin + w / 5, b = data->begin + w / 4;
         const QString gui = dir_.filePath("gui.csv"), cli = dir_.filePath("cli.csv");
         QVERIFY(page.exportRange("csv", a, b + 1, gui));
+        QVERIFY(QTest::qWaitFor([&] { return !page.exporting(); }, 120000));  // on a worker thread
         QProcess p;
         p.start(AUXSCOPE_BINARY,
                 {"export", synth_, "--format", "csv", "--time", QString("%1-%2").arg(a).arg(b), "-o", cli});
