@@ -288,8 +288,9 @@ void SearchBar::updateCount() {
                     .arg(formatNs(double(d->decodedBegin - std::min(d->decodedBegin, d->begin))))
                     .arg(formatNs(double(d->decodedEnd - std::min(d->decodedEnd, d->begin))));
         count_->setToolTip(
-            "Spans are searched in the window decoded for the view; zoom out (within the decode "
-            "budget) to search more of the recording. Thread names are searched everywhere.");
+            "Spans are searched in the window decoded for the view and in the windows decoded "
+            "before it (kept up to a span budget); zoom out (within the decode budget) or visit "
+            "other windows to search more of the recording. Thread names are searched everywhere.");
     } else {
         count_->setToolTip({});
     }
