@@ -261,6 +261,9 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     liveTimeline_ = new TimelineView;
     liveTimeline_->setObjectName("liveTimeline");
     liveTimeline_->setMinimumHeight(160);
+    // A new live timeline comes every tick: summarizing a few hundred thousand
+    // spans on the GUI thread would stall the charts (bench_soak --replay).
+    liveTimeline_->setAsyncSummaries(true, 100'000);
     flowLayout->addWidget(liveStatus_);
     flowLayout->addWidget(liveTimeline_, 1);
 

@@ -164,15 +164,49 @@ void LiveTraceDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const P
     if (record.type == PERF_RECORD_AUX && !intelPt_)
         etmRaw_[cpu] = (record.auxFlags & perfdata::kAuxFlagCoresightFormatRaw) != 0;
     auto& q = switches_[cpu];
-    q.push_back({record.time, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    q.push(record.time, bytes);
     ++stats_.sidebandRecords;
     // Keep the newest keepSeconds, and always the record before them: who was
     // running when the kept time began.
     const uint64_t keepNs = uint64_t(options_.keepSeconds * 1e9);
     const uint64_t cutoff = newestTime_ > keepNs ? newestTime_ - keepNs : 0;
-    while (q.size() > 1 && q[1].time < cutoff) {
-        q.pop_front();
+    while (q.size > 1 && q.timeAt(1) < cutoff) {
+        q.dropFront();
         --stats_.sidebandRecords;
+    }
+}
+
+namespace {
+constexpr size_t kSwitchBlockRecords = 4096;
+}
+
+uint64_t LiveTraceDecoder::SwitchQueue::timeAt(size_t i) const {
+    i += first;
+    for (const auto& b : blocks) {
+        if (i < b->size()) return b->times[i];
+        i -= b->size();
+    }
+    return UINT64_MAX;
+}
+
+void LiveTraceDecoder::SwitchQueue::push(uint64_t time, std::span<const uint8_t> bytes) {
+    if (blocks.empty() || backSealed || blocks.back()->size() >= kSwitchBlockRecords) {
+        blocks.push_back(std::make_shared<SwitchBlock>());
+        backSealed = false;
+    }
+    SwitchBlock& b = *blocks.back();
+    b.times.push_back(time);
+    b.bytes.insert(b.bytes.end(), bytes.begin(), bytes.end());
+    b.ends.push_back(uint32_t(b.bytes.size()));
+    ++size;
+}
+
+void LiveTraceDecoder::SwitchQueue::dropFront() {
+    if (!size) return;
+    --size;
+    if (++first >= blocks.front()->size()) {
+        blocks.pop_front();
+        first = 0;
     }
 }
 
@@ -311,10 +345,10 @@ void LiveTraceDecoder::tick() {
     std::vector<uint8_t> sideband;
     struct FlatRecord {
         uint64_t time;
-        size_t offset, size;
+        const uint8_t* bytes;
+        size_t size;
     };
-    std::vector<FlatRecord> switchRecs;
-    std::vector<uint8_t> switchFlat;
+    std::vector<std::pair<std::shared_ptr<const SwitchBlock>, size_t>> switchBlocks;  // from record index
     bool redo = false;
     {
         std::lock_guard lock(mutex_);
@@ -397,34 +431,38 @@ void LiveTraceDecoder::tick() {
         lastTickCpus_.clear();
         for (const auto& [cpu, slice] : trace)
             lastTickCpus_.push_back(cpu);
-        size_t switchBytes = 0, switchCount = 0;
-        for (const auto& [cpu, q] : switches_) {
-            switchCount += q.size();
-            for (const TimedRecord& r : q)
-                switchBytes += r.bytes.size();
+        // Switch, ITRACE_START and AUX records of every CPU: the newest blocks
+        // are sealed and shared, not copied; ordering them by time happens after
+        // the lock is released, so the drain thread and the GUI (stats(),
+        // latest()) never wait for it, however many records are kept.
+        for (auto& [cpu, q] : switches_) {
+            q.backSealed = true;
+            size_t from = q.first;
+            for (const auto& b : q.blocks) {
+                switchBlocks.push_back({b, from});
+                from = 0;
+            }
         }
-        sideband.reserve(synthesized_.size() + addressSpace_.size() + switchBytes);
+        sideband.reserve(synthesized_.size() + addressSpace_.size());
         sideband.insert(sideband.end(), synthesized_.begin(), synthesized_.end());
         sideband.insert(sideband.end(), addressSpace_.begin(), addressSpace_.end());
-        // Switch, ITRACE_START and AUX records of every CPU (CPU by CPU), copied
-        // flat: ordering them by time happens after the lock is released, so the
-        // drain thread and the GUI (stats(), latest()) never wait for a sort.
-        switchRecs.reserve(switchCount);
-        switchFlat.reserve(switchBytes);
-        for (const auto& [cpu, q] : switches_)
-            for (const TimedRecord& r : q) {
-                switchRecs.push_back({r.time, switchFlat.size(), r.bytes.size()});
-                switchFlat.insert(switchFlat.end(), r.bytes.begin(), r.bytes.end());
-            }
     }
     // In time order (stable: equal times keep CPU, then arrival order).
+    std::vector<FlatRecord> switchRecs;
+    size_t switchBytes = 0;
+    for (const auto& [block, from] : switchBlocks)
+        for (size_t i = from; i < block->size(); ++i) {
+            const uint32_t begin = i ? block->ends[i - 1] : 0;
+            switchRecs.push_back({block->times[i], block->bytes.data() + begin, block->ends[i] - begin});
+            switchBytes += block->ends[i] - begin;
+        }
     std::stable_sort(switchRecs.begin(), switchRecs.end(),
                      [](const FlatRecord& a, const FlatRecord& b) { return a.time < b.time; });
+    sideband.reserve(sideband.size() + switchBytes);
     for (const FlatRecord& r : switchRecs)
-        sideband.insert(sideband.end(), switchFlat.begin() + ptrdiff_t(r.offset),
-                        switchFlat.begin() + ptrdiff_t(r.offset + r.size));
+        sideband.insert(sideband.end(), r.bytes, r.bytes + r.size);
     switchRecs = {};
-    switchFlat = {};
+    switchBlocks = {};
     const auto t0 = std::chrono::steady_clock::now();
     auto r = decodeTick(trace, sideband, redo);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -34,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -166,11 +167,27 @@ private:
     mutable std::mutex mutex_;
     std::map<int, CpuTrace> cpus_;
     std::vector<uint8_t> addressSpace_;  // MMAP, MMAP2, COMM, FORK, EXIT, KSYMBOL, ... as recorded
-    struct TimedRecord {
-        uint64_t time;
+    // SWITCH, SWITCH_CPU_WIDE, ITRACE_START and AUX records of a CPU, in blocks
+    // of records stored flat. A tick seals the newest block and takes shared
+    // references to the blocks under the lock (no copy, however many records
+    // keepSeconds holds); later records go to a new block, and dropping old
+    // records only moves `first` or releases whole blocks.
+    struct SwitchBlock {
+        std::vector<uint64_t> times;
+        std::vector<uint32_t> ends;  // each record's end in `bytes`
         std::vector<uint8_t> bytes;
+        size_t size() const { return times.size(); }
     };
-    std::map<int, std::deque<TimedRecord>> switches_;  // SWITCH, SWITCH_CPU_WIDE, ITRACE_START, AUX per CPU
+    struct SwitchQueue {
+        std::deque<std::shared_ptr<SwitchBlock>> blocks;
+        size_t first = 0;  // records of blocks.front() before it are dropped
+        size_t size = 0;   // records kept
+        bool backSealed = false;
+        uint64_t timeAt(size_t i) const;  // of the i-th kept record
+        void push(uint64_t time, std::span<const uint8_t> bytes);
+        void dropFront();
+    };
+    std::map<int, SwitchQueue> switches_;
     uint64_t newestTime_ = 0, firstTime_ = 0;
     LiveDecodeStats stats_;
 
