@@ -750,9 +750,19 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
         }
         // Skip the rest of this pixel column: its slices merge anyway. The last
         // one skipped may reach further: it is looked at next.
+        // Galloping from here: the next column's slice is a few slices on, and a
+        // binary search over the whole rest of the lane (a million switches)
+        // misses the cache at every step, in every column of every lane.
         const uint64_t next = viewBegin_ + uint64_t((std::floor(x0) + 1) * pxDur) + 1;
-        auto jump = std::lower_bound(it + 1, slices.end(), next,
-                                     [](const TimelineData::CpuSlice& c, uint64_t t) { return c.start < t; });
+        auto before = [](const TimelineData::CpuSlice& c, uint64_t t) { return c.start < t; };
+        auto lo = it + 1;
+        size_t step = 1;
+        while (slices.end() - lo > ptrdiff_t(step) && (lo + ptrdiff_t(step))->start < next) {
+            lo += ptrdiff_t(step);
+            step *= 2;
+        }
+        auto jump = std::lower_bound(
+            lo, slices.end() - lo > ptrdiff_t(step) ? lo + ptrdiff_t(step) + 1 : slices.end(), next, before);
         if (jump - it > 2) {
             auto prev = jump - 1;
             if (prev->tid > 0 && key(*prev) != key(ps)) mixed = true;
@@ -1269,22 +1279,11 @@ TimelineHit TimelineView::laneHit(const Track& track, uint64_t t, uint64_t toler
     return {};
 }
 
-TimelineHit TimelineView::hitAt(QPoint pos) const {
+TimelineHit TimelineView::spanHit(const TimelineData::Thread& th, size_t index) const {
     TimelineHit hit;
-    if (!data_ || pos.x() < kLabelWidth || pos.x() >= kLabelWidth + plotWidth()) return hit;
-    const Track* track = trackAt(pos.y());
-    if (!track || track->kind == Track::ProcessHeader) return hit;
-    const uint64_t t = timeAt(pos.x() + 0.5);
-    const uint64_t tolerance = uint64_t(2.0 * double(viewEnd_ - viewBegin_) / plotWidth());
-    if (track->kind == Track::Cpu) return cpuHit(*track, t, tolerance);
-    if (track->kind == Track::ThreadHeader) return laneHit(*track, t, tolerance);
-    const auto& th = data_->threads[track->thread];
-    if (t < data_->decodedBegin || t >= data_->decodedEnd) return hit;
-    auto index = findSpan(track->thread, track->depth, t, tolerance);
-    if (!index) return hit;
     hit.kind = TimelineHit::ThreadSpan;
-    hit.index = *index;
-    hit.span = th.spans.at(*index);
+    hit.index = index;
+    hit.span = th.spans.at(index);
     hit.pid = th.pid, hit.tid = th.tid;
     hit.threadName = QString::fromStdString(th.name);
     hit.start = hit.span.start, hit.end = hit.span.end;
@@ -1298,6 +1297,22 @@ TimelineHit TimelineView::hitAt(QPoint pos) const {
             hit.file = QString::fromStdString((*data_->functions)[hit.span.function].file);
     }
     return hit;
+}
+
+TimelineHit TimelineView::hitAt(QPoint pos) const {
+    TimelineHit hit;
+    if (!data_ || pos.x() < kLabelWidth || pos.x() >= kLabelWidth + plotWidth()) return hit;
+    const Track* track = trackAt(pos.y());
+    if (!track || track->kind == Track::ProcessHeader) return hit;
+    const uint64_t t = timeAt(pos.x() + 0.5);
+    const uint64_t tolerance = uint64_t(2.0 * double(viewEnd_ - viewBegin_) / plotWidth());
+    if (track->kind == Track::Cpu) return cpuHit(*track, t, tolerance);
+    if (track->kind == Track::ThreadHeader) return laneHit(*track, t, tolerance);
+    const auto& th = data_->threads[track->thread];
+    if (t < data_->decodedBegin || t >= data_->decodedEnd) return hit;
+    auto index = findSpan(track->thread, track->depth, t, tolerance);
+    if (!index) return hit;
+    return spanHit(th, *index);
 }
 
 QString TimelineView::describe(const TimelineHit& hit, uint64_t recordingBegin) {
@@ -1638,23 +1653,7 @@ bool TimelineView::selectSpan(int32_t tid, size_t index) {
     for (size_t i = 0; i < data_->threads.size(); ++i) {
         const auto& th = data_->threads[i];
         if (th.tid != tid || index >= th.spans.size()) continue;
-        TimelineHit hit;
-        hit.kind = TimelineHit::ThreadSpan;
-        hit.index = index;
-        hit.span = th.spans.at(index);
-        hit.pid = th.pid, hit.tid = th.tid;
-        hit.threadName = QString::fromStdString(th.name);
-        hit.start = hit.span.start, hit.end = hit.span.end;
-        if (hit.span.isGap()) {
-            const Gap& g = th.spans.gaps()[size_t(hit.span.gap)];
-            hit.gapReason = QString::fromUtf8(gapReasonName(g.reason));
-            hit.gapDetail = QString::fromStdString(g.detail);
-        } else {
-            hit.function = functionName(hit.span.function);
-            if (data_->functions && hit.span.function < data_->functions->size())
-                hit.file = QString::fromStdString((*data_->functions)[hit.span.function].file);
-        }
-        selected_ = hit;
+        selected_ = spanHit(th, index);
         rangeChosenLast_ = false;
         update();
         emit spanSelected(selected_);

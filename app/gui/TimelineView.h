@@ -237,6 +237,8 @@ private:
     const Track* trackOfThread(int32_t tid, int depth) const;
     TimelineHit cpuHit(const Track& track, uint64_t t, uint64_t tolerance) const;
     TimelineHit laneHit(const Track& track, uint64_t t, uint64_t tolerance) const;
+    // The hit for span `index` of thread `th` (its function, image, or gap reason).
+    TimelineHit spanHit(const TimelineData::Thread& th, size_t index) const;
 
     std::shared_ptr<const TimelineData> data_;
     std::vector<Track> tracks_;
