@@ -441,9 +441,9 @@ void CapturePage::start() {
     fileOptions.path = path.toStdString();
     fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
     fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
-    if (!replaySelected() && needsHelper(*opts, {})) return startWithHelper(*opts, path);
+    if (!replaySelected() && needsHelper({})) return startWithHelper(*opts, path);
     auto session = openSession(*opts, fileOptions);
-    if (!session && !replaySelected() && needsHelper(*opts, session.error().message)) {
+    if (!session && !replaySelected() && needsHelper(session.error().message)) {
         QFile::remove(path);
         return startWithHelper(*opts, path);
     }
@@ -731,8 +731,7 @@ void CapturePage::showStats(const std::vector<CpuStatsSnapshot>& snaps, double t
     lostY_->setRange(0, niceCeil(history_.maxLost()));
 }
 
-bool CapturePage::needsHelper(const CaptureOptions& options, const std::string& openError) const {
-    (void)options;
+bool CapturePage::needsHelper(const std::string& openError) const {
     if (helper_ && helper_->inherited()) return true;
     if (std::getenv("AUXSCOPE_CAPTURE_HELPER_FD")) return true;
     if (geteuid() == 0) return false;

@@ -93,7 +93,7 @@ private:
     void showStats(const std::vector<CpuStatsSnapshot>& snaps, double t);
     // Whether this capture goes through the capture helper: the process is not
     // privileged and the kernel refused (`openError`), or a helper was handed over.
-    bool needsHelper(const CaptureOptions& options, const std::string& openError) const;
+    bool needsHelper(const std::string& openError) const;
     void startWithHelper(const CaptureOptions& options, const QString& path);
     void refreshHelper();
     std::unique_ptr<HelperCapture> helper_;

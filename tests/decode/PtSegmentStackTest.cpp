@@ -15,6 +15,7 @@
 
 #include "PtSynthTruth.h"
 #include "TestSupport.h"
+#include "TruthCosts.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "perfdata/PerfDataReader.h"
 #include "spans/RangeStats.h"
@@ -24,91 +25,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Cost {
-    uint64_t calls = 0, selfInsns = 0, totalInsns = 0;
-    bool operator==(const Cost&) const = default;
-};
-using Costs = std::map<std::string, Cost>;
-
-struct Program {
-    std::vector<std::pair<uint64_t, std::string>> entries;  // sorted by address
-    std::string nameAt(uint64_t ip) const {
-        auto it = std::upper_bound(entries.begin(), entries.end(), std::make_pair(ip, std::string("\xff")));
-        return it == entries.begin() ? "" : std::prev(it)->second;
-    }
-};
+using test_support::TruthCosts;
+using test_support::TruthProgram;
+using Costs = TruthCosts;
 
 // The truth's costs of instructions [from, to) when the stack is rebuilt from
-// `from` on (the function running there is the first frame; a return past the
-// outermost frame finds its caller), with no restart in between.
-Costs truthCosts(const ptsynth::Truth& truth, const Program& program, size_t from, size_t to) {
-    using Kind = ptsynth::TruthEvent::Kind;
+// `from` on, with no restart in between (test_support::addTruthCosts).
+Costs truthCosts(const ptsynth::Truth& truth, const TruthProgram& program, size_t from, size_t to) {
     Costs out;
-    std::vector<const ptsynth::TruthEvent*> events;
-    for (const auto& e : truth.events)
-        if (e.kind == Kind::Call || e.kind == Kind::Ret) events.push_back(&e);
-    size_t next = 0;
-    for (size_t i = 0; i + 1 <= from && next < events.size(); ++i)
-        if (events[next]->from == truth.ips[i] && i + 1 < truth.ips.size() &&
-            events[next]->to == truth.ips[i + 1])
-            ++next;
-    std::vector<std::string> stack{program.nameAt(truth.ips[from])};
-    for (size_t i = from; i < to; ++i) {
-        ++out[stack.back()].selfInsns;
-        std::set<std::string> seen;
-        for (const auto& f : stack)
-            if (seen.insert(f).second) ++out[f].totalInsns;
-        if (i + 1 >= to || next >= events.size()) continue;
-        const auto& e = *events[next];
-        if (e.from != truth.ips[i] || e.to != truth.ips[i + 1]) continue;
-        ++next;
-        if (e.kind == Kind::Call) {
-            stack.push_back(program.nameAt(e.to));
-            ++out[stack.back()].calls;
-        } else if (stack.size() > 1) {
-            stack.pop_back();
-        } else {
-            stack.back() = program.nameAt(e.to);
-        }
-    }
-    Costs nonZero;
-    for (const auto& [n, c] : out)
-        if (c.calls || c.selfInsns || c.totalInsns) nonZero[n] = c;
-    return nonZero;
+    test_support::addTruthCosts(truth, program, from, to, out);
+    return test_support::nonZero(out);
 }
 
 Costs decodedCosts(const DecodedSpans& decoded, const AuxTraceSession& session) {
     auto stats = computeRangeStats(decoded.threads, {});
     EXPECT_TRUE(stats.ok());
-    Costs out;
-    if (!stats.ok()) return out;
-    for (const auto& f : stats->functions) {
-        Cost& c = out[session.functions()[f.function].name];
-        c.calls += f.cost.calls;
-        c.selfInsns += f.cost.selfInsns;
-        c.totalInsns += f.cost.totalInsns;
-    }
-    Costs nonZero;
-    for (const auto& [n, c] : out)
-        if (c.calls || c.selfInsns || c.totalInsns) nonZero[n] = c;
-    return nonZero;
-}
-
-std::string describe(const Costs& got, const Costs& want) {
-    std::string text;
-    std::set<std::string> names;
-    for (const auto& [n, c] : got)
-        names.insert(n);
-    for (const auto& [n, c] : want)
-        names.insert(n);
-    for (const auto& n : names) {
-        const Cost g = got.count(n) ? got.at(n) : Cost{}, w = want.count(n) ? want.at(n) : Cost{};
-        if (g == w) continue;
-        text += n + ": calls " + std::to_string(g.calls) + "/" + std::to_string(w.calls) + " self " +
-                std::to_string(g.selfInsns) + "/" + std::to_string(w.selfInsns) + " total " +
-                std::to_string(g.totalInsns) + "/" + std::to_string(w.totalInsns) + "; ";
-    }
-    return text;
+    if (!stats.ok()) return {};
+    return test_support::nonZero(test_support::costsByName(*stats, session.functions()));
 }
 
 // The frames of one thread's spans as (function, depth, instructions, found
@@ -221,10 +154,7 @@ protected:
         auto truth = ptsynth::Truth::read(file_ + ".truth");
         ASSERT_TRUE(truth.ok());
         truth_ = new ptsynth::Truth(std::move(truth.value()));
-        program_ = new Program;
-        for (const auto& f : truth_->functions)
-            program_->entries.push_back({f.entry, f.name});
-        std::sort(program_->entries.begin(), program_->entries.end());
+        program_ = new TruthProgram(*truth_);
     }
     static void TearDownTestSuite() {
         delete program_;
@@ -244,12 +174,12 @@ protected:
     static test_support::TempDir* dir_;
     static std::string file_;
     static ptsynth::Truth* truth_;
-    static Program* program_;
+    static TruthProgram* program_;
 };
 test_support::TempDir* PtSegmentStacks::dir_ = nullptr;
 std::string PtSegmentStacks::file_;
 ptsynth::Truth* PtSegmentStacks::truth_ = nullptr;
-Program* PtSegmentStacks::program_ = nullptr;
+TruthProgram* PtSegmentStacks::program_ = nullptr;
 
 TEST_F(PtSegmentStacks, WholeDecodeCutAtEveryPsbIsTheUncutSpanTreeAndTheTruth) {
     ASSERT_TRUE(truth_);
@@ -272,7 +202,7 @@ TEST_F(PtSegmentStacks, WholeDecodeCutAtEveryPsbIsTheUncutSpanTreeAndTheTruth) {
     // every instruction under _start.
     const Costs truth = truthCosts(*truth_, *program_, 0, truth_->ips.size());
     const Costs costs = decodedCosts(two, *cut);
-    EXPECT_TRUE(costs == truth) << describe(costs, truth);
+    EXPECT_TRUE(costs == truth) << test_support::describeCosts(costs, truth);
     EXPECT_EQ(costs.count("_start") ? costs.at("_start").totalInsns : 0, truth_->instructions);
     size_t called = 0;
     for (const auto& f : truth_->functions) {
@@ -320,7 +250,8 @@ TEST_F(PtSegmentStacks, WindowsJoinTheirCutsAndStartFromTheirFirstSyncPoint) {
         ASSERT_EQ(decoded.decodedNow, b - a) << "window " << a << "-" << b;
         const Costs want = truthCosts(*truth_, *program_, cuts[a].second, cuts[b].second);
         const Costs got = decodedCosts(decoded, *s);
-        EXPECT_TRUE(got == want) << "window " << a << "-" << b << ": " << describe(got, want);
+        EXPECT_TRUE(got == want) << "window " << a << "-" << b << ": "
+                                 << test_support::describeCosts(got, want);
     }
     // Windows decoded first, the whole trace after them (their segments from the
     // cache, joined to the ones decoded now): the same as a whole decode.

@@ -15,6 +15,7 @@
 
 #include "PtSynthTruth.h"
 #include "TestSupport.h"
+#include "TruthCosts.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "perfdata/PerfDataReader.h"
 #include "spans/RangeStats.h"
@@ -40,97 +41,12 @@ ptsynth::Truth synthesize(const std::string& args, const fs::path& out) {
     return truth.ok() ? std::move(truth.value()) : ptsynth::Truth{};
 }
 
-// What the truth says a decode that starts at instruction `from` knows about
-// instructions [from, to): the stack is rebuilt from there as a decoder does
-// (the function running at `from` is the first frame; a return past the
-// outermost known frame finds its caller one level further out), so totals
-// count what the trace shows from its sync point on. Per function name:
-// calls (frames opened by a call), self and total instructions.
-struct TruthCost {
-    uint64_t calls = 0, selfInsns = 0, totalInsns = 0;
-    bool operator==(const TruthCost&) const = default;
-};
-using TruthCosts = std::map<std::string, TruthCost>;
-
-struct GeneratedProgram {
-    std::vector<std::pair<uint64_t, std::string>> entries;  // sorted by address
-    std::string nameAt(uint64_t ip) const {
-        auto it = std::upper_bound(entries.begin(), entries.end(), std::make_pair(ip, std::string("\xff")));
-        return it == entries.begin() ? "" : std::prev(it)->second;
-    }
-};
-
-void addTruth(const ptsynth::Truth& truth, const GeneratedProgram& program, size_t from, size_t to,
-              TruthCosts& out) {
-    using Kind = ptsynth::TruthEvent::Kind;
-    // The call and return events, in order, matched to instruction pairs by (from, to).
-    std::vector<std::string> stack{program.nameAt(truth.ips[from])};
-    size_t next = 0;
-    // Events before `from`: skip those whose transfer precedes it (each event is one ip pair).
-    std::vector<const ptsynth::TruthEvent*> events;
-    for (const auto& e : truth.events)
-        if (e.kind == Kind::Call || e.kind == Kind::Ret) events.push_back(&e);
-    for (size_t i = 0; i + 1 <= from && next < events.size(); ++i)
-        if (events[next]->from == truth.ips[i] && i + 1 < truth.ips.size() &&
-            events[next]->to == truth.ips[i + 1])
-            ++next;
-    for (size_t i = from; i < to; ++i) {
-        TruthCost& self = out[stack.back()];
-        ++self.selfInsns;
-        std::set<std::string> seen;
-        for (const auto& f : stack)
-            if (seen.insert(f).second) ++out[f].totalInsns;
-        if (i + 1 >= to || next >= events.size()) continue;
-        const auto& e = *events[next];
-        if (e.from != truth.ips[i] || e.to != truth.ips[i + 1]) continue;
-        ++next;
-        if (e.kind == Kind::Call) {
-            stack.push_back(program.nameAt(e.to));
-            ++out[stack.back()].calls;
-        } else if (stack.size() > 1) {
-            stack.pop_back();
-        } else {
-            stack.back() = program.nameAt(e.to);  // the caller, found by returning to it
-        }
-    }
-}
-
-TruthCosts costsByName(const RangeStats& stats, const AuxTraceSession& session) {
-    TruthCosts out;
-    for (const auto& f : stats.functions) {
-        TruthCost& c = out[session.functions()[f.function].name];
-        c.calls += f.cost.calls;
-        c.selfInsns += f.cost.selfInsns;
-        c.totalInsns += f.cost.totalInsns;
-    }
-    return out;
-}
-
-std::string describe(const TruthCosts& got, const TruthCosts& want) {
-    std::string text;
-    std::set<std::string> names;
-    for (const auto& [n, c] : got)
-        names.insert(n);
-    for (const auto& [n, c] : want)
-        names.insert(n);
-    for (const auto& n : names) {
-        const TruthCost g = got.count(n) ? got.at(n) : TruthCost{},
-                        w = want.count(n) ? want.at(n) : TruthCost{};
-        if (g == w) continue;
-        text += n + ": calls " + std::to_string(g.calls) + "/" + std::to_string(w.calls) + " self " +
-                std::to_string(g.selfInsns) + "/" + std::to_string(w.selfInsns) + " total " +
-                std::to_string(g.totalInsns) + "/" + std::to_string(w.totalInsns) + "; ";
-    }
-    return text;
-}
-
-// Drops functions with nothing in the range (the truth map lists every name it saw).
-TruthCosts nonZero(const TruthCosts& c) {
-    TruthCosts out;
-    for (const auto& [n, v] : c)
-        if (v.calls || v.selfInsns || v.totalInsns) out[n] = v;
-    return out;
-}
+using test_support::addTruthCosts;
+using test_support::costsByName;
+using test_support::describeCosts;
+using test_support::nonZero;
+using test_support::TruthCosts;
+using test_support::TruthProgram;
 
 TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
     TempDir dir{"rangestats"};
@@ -139,10 +55,7 @@ TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
         synthesize("--generate 1 --seed 3 --max-insns 400000 --truth-list --fine-time", file);
     ASSERT_EQ(truth.ips.size(), truth.instructions);
     ASSERT_GT(truth.psbs.size(), 10u) << "the generator should write many PSBs";
-    GeneratedProgram program;
-    for (const auto& f : truth.functions)
-        program.entries.push_back({f.entry, f.name});
-    std::sort(program.entries.begin(), program.entries.end());
+    const TruthProgram program(truth);
 
     auto reader = PerfDataReader::open(file.string());
     ASSERT_TRUE(reader.ok()) << reader.error().message;
@@ -172,14 +85,14 @@ TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
     // inside of) -- also the calls whose target is where a segment starts.
     const TruthCosts whole = [&] {
         TruthCosts w;
-        addTruth(truth, program, 0, truth.ips.size(), w);
+        addTruthCosts(truth, program, 0, truth.ips.size(), w);
         return w;
     }();
     auto all = computeRangeStats(decoded.threads, {});
     ASSERT_TRUE(all.ok());
     EXPECT_EQ(all->instructions(), truth.instructions);
-    const TruthCosts got = costsByName(*all, **session);
-    EXPECT_TRUE(nonZero(got) == nonZero(whole)) << describe(nonZero(got), nonZero(whole));
+    const TruthCosts got = costsByName(*all, (*session)->functions());
+    EXPECT_TRUE(nonZero(got) == nonZero(whole)) << describeCosts(nonZero(got), nonZero(whole));
     size_t called = 0;
     for (const auto& f : truth.functions) {
         const uint64_t want = f.calls - (f.name == "_start" ? 1 : 0);
@@ -196,7 +109,7 @@ TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
                                                         {n / 2, n}, {5, n - 3}, {n - 1, n}};
     for (auto [a, b] : ranges) {
         TruthCosts want;
-        addTruth(truth, program, cuts[a].second, cuts[b].second, want);
+        addTruthCosts(truth, program, cuts[a].second, cuts[b].second, want);
         auto windowed = AuxTraceSession::open(*reader, options);
         ASSERT_TRUE(windowed.ok());
         DecodeWindow window;
@@ -210,9 +123,9 @@ TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
         auto stats = computeRangeStats(part.threads, q);
         ASSERT_TRUE(stats.ok());
         EXPECT_EQ(stats->instructions(), cuts[b].second - cuts[a].second) << "segments " << a << "-" << b;
-        const TruthCosts costs = costsByName(*stats, **windowed);
+        const TruthCosts costs = costsByName(*stats, (*windowed)->functions());
         EXPECT_TRUE(nonZero(costs) == nonZero(want))
-            << "segments " << a << "-" << b << ": " << describe(nonZero(costs), nonZero(want));
+            << "segments " << a << "-" << b << ": " << describeCosts(nonZero(costs), nonZero(want));
     }
 
     // Decoded as one segment the whole stack is known: _start holds every instruction.
@@ -224,10 +137,10 @@ TEST(RangeStatsGolden, GeneratedTraceEqualsTruthWholeAndPerSyncPoint) {
     auto stats1 = computeRangeStats(decoded1.threads, {});
     ASSERT_TRUE(stats1.ok());
     TruthCosts want1;
-    addTruth(truth, program, 0, truth.ips.size(), want1);
+    addTruthCosts(truth, program, 0, truth.ips.size(), want1);
     EXPECT_EQ(want1["_start"].totalInsns, truth.instructions);
-    const TruthCosts got1 = costsByName(*stats1, **whole1);
-    EXPECT_TRUE(nonZero(got1) == nonZero(want1)) << describe(nonZero(got1), nonZero(want1));
+    const TruthCosts got1 = costsByName(*stats1, (*whole1)->functions());
+    EXPECT_TRUE(nonZero(got1) == nonZero(want1)) << describeCosts(nonZero(got1), nonZero(want1));
 }
 
 // ---------------------------------------------------------------- step mode: call trees
