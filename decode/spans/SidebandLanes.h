@@ -64,9 +64,26 @@ struct SidebandLanes {
     std::vector<Thread> threads;              // threads that ran or were sampled, by pid, then tid
     std::vector<Process> processes;           // by CPU time, the busiest first (ties: by pid)
     std::map<int, std::vector<Loss>> losses;  // per CPU (-1: records that named none), by time
-    std::vector<std::string> events;          // sample event names, by SampleEvent::event
-    std::vector<int> cpus;                    // every CPU the sideband has records from
-    std::vector<int> cpusWithSwitches;        // those with a switch timeline
+    // Capture health, from auxscope's statistics section (AUXSCOPE_CAPTURE_STATS,
+    // perfdata/CaptureStatsFeature.h): per CPU, what the drain thread published
+    // over the capture (about 20 points a second). Empty: the file has no such section.
+    struct Health {
+        uint64_t time = 0;                 // perf clock, ns
+        float ringFill = 0;                // data ring fill %, the peak since the previous point
+        float auxFill = -1;                // AUX area fill % at this point (-1: no AUX area on this CPU)
+        float mibPerSec = 0;               // data + AUX bytes drained per second since the previous point
+        uint64_t bytes = 0, auxBytes = 0;  // cumulative, drained
+        uint64_t lostRecords = 0, lostSamples = 0,
+                 auxLost = 0;  // cumulative (auxLost: TRUNCATED+PARTIAL+COLLISION)
+    };
+    std::map<int, std::vector<Health>> health;  // per CPU, by time
+    // Why a CPU's lane is empty, for CPUs the file names (HEADER_NRCPUS / CPU_TOPOLOGY,
+    // the capture's CPU list): "offline" (the machine had it but it was not online),
+    // "not traced" (online, but the capture did not open it). No entry: traced.
+    std::map<int, std::string> cpuNotes;
+    std::vector<std::string> events;    // sample event names, by SampleEvent::event
+    std::vector<int> cpus;              // every CPU the sideband has records from
+    std::vector<int> cpusWithSwitches;  // those with a switch timeline
     // Names of Sample::function ids (the same table as TimelineData::functions
     // when a decoder's session resolved them).
     std::shared_ptr<const FunctionTable> functions;
