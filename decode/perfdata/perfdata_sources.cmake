@@ -10,4 +10,5 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PerfDataReader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PerfDataReaderFeatures.cpp
   ${CMAKE_CURRENT_LIST_DIR}/PerfDataWriter.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TracingData.cpp
 )

@@ -48,6 +48,7 @@ Expected<Sideband> Sideband::load(const PerfDataReader& file, const Progress& pr
         for (const PerfBuildId& b : *ids)
             headerBuildIds[b.filename] = b.id;
     std::map<int, std::vector<Slice>> itraceStarts;  // per CPU, in record order
+    sb.model_.readHeaders(file);  // sched_switch layouts, CPUs, capture statistics
     auto walked = file.forEachRecord([&](const PerfRecord& rec) {
         if (progress && ++seen % 4096 == 0) {
             const uint64_t at = rec.fileOffset > dataBegin ? rec.fileOffset - dataBegin : 0;

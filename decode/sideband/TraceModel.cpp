@@ -2,10 +2,211 @@
 #include "sideband/TraceModel.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
 
+#include "perfdata/CaptureStatsFeature.h"
 #include "perfdata/PerfDataFormat.h"
+#include "perfdata/PerfDataReader.h"
+#include "perfdata/TracingData.h"
 
 namespace auxscope {
+
+uint32_t SchedSwitchLayout::minSize() const {
+    return std::max({prevPid + 4, prevState + prevStateSize, nextComm + nextCommSize, nextPid + 4});
+}
+
+namespace {
+
+// "0-3,6" (sysfs and perf's sibling lists); what does not parse is skipped.
+void addCpuList(const std::string& list, std::set<int>& out) {
+    size_t i = 0;
+    while (i < list.size()) {
+        size_t end = list.find(',', i);
+        if (end == std::string::npos) end = list.size();
+        const std::string part = list.substr(i, end - i);
+        i = end + 1;
+        int a = -1, b = -1;
+        if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2) {
+            for (int c = a; c <= b && c - a < 65536; ++c)
+                out.insert(c);
+        } else if (std::sscanf(part.c_str(), "%d", &a) == 1) {
+            out.insert(a);
+        }
+    }
+}
+
+bool namesSchedSwitch(const std::string& name) {
+    static constexpr std::string_view kName = "sched:sched_switch";
+    return name.compare(0, kName.size(), kName) == 0 &&
+           (name.size() == kName.size() || name[kName.size()] == ':');
+}
+
+template <typename T>
+T readAt(std::span<const uint8_t> b, size_t at) {
+    T v{};
+    if (at + sizeof(T) <= b.size()) std::memcpy(&v, b.data() + at, sizeof(T));
+    return v;
+}
+
+}  // namespace
+
+void TraceModel::readHeaders(const PerfDataReader& file) {
+    const PerfFeatures& f = file.features();
+    std::optional<TracingData> tracing;
+    std::string tracingProblem = "the file has no tracing data";
+    auto parseTracing = [&](std::span<const uint8_t> bytes, const std::string& where) {
+        auto td = parseTracingData(bytes, where);
+        if (td)
+            tracing = std::move(td.value());
+        else
+            tracingProblem = td.error().message;
+    };
+    for (const PerfRawFeature& raw : f.raw) {
+        if (raw.id == perfdata::kFeatTracingData && !tracing)
+            parseTracing(raw.bytes,
+                         file.path() + ": HEADER_TRACING_DATA at offset " + std::to_string(raw.offset));
+        if (raw.id == kFeatAuxscopeCaptureStats) {
+            auto history =
+                decodeCaptureStatsFeature(raw.bytes, file.path() + ": offset " + std::to_string(raw.offset));
+            if (history)
+                stats_ = std::move(history.value());
+            else
+                notes_.push_back(history.error().message);
+        }
+    }
+    // The records perf and auxscope write before the first kernel record: the
+    // tracing data in pipe mode, which CPUs each event was opened on (ID_INDEX),
+    // the capture's CPU list (CPU_MAP).
+    std::set<int> traced;
+    auto walked = file.forEachRecord([&](const PerfRecord& rec) {
+        if (rec.header.type < perfdata::kRecordHeaderAttr) return false;
+        const auto body = rec.bytes.size() >= 8 ? rec.bytes.subspan(8) : std::span<const uint8_t>();
+        switch (rec.header.type) {
+            case perfdata::kRecordHeaderTracingData:
+                if (!tracing)
+                    parseTracing(rec.payload, file.path() + ": TRACING_DATA record at offset " +
+                                                  std::to_string(rec.fileOffset));
+                break;
+            case perfdata::kRecordIdIndex: {
+                const uint64_t nr = readAt<uint64_t>(body, 0);
+                for (uint64_t i = 0; i < nr && 8 + (i + 1) * sizeof(perfdata::IdIndexEntry) <= body.size();
+                     ++i) {
+                    const auto e =
+                        readAt<perfdata::IdIndexEntry>(body, size_t(8 + i * sizeof(perfdata::IdIndexEntry)));
+                    if (e.cpu != UINT64_MAX && e.cpu < 65536) traced.insert(int(e.cpu));
+                }
+                break;
+            }
+            case perfdata::kRecordCpuMap: {
+                // perf_record_cpu_map_data: u16 type; 0: u16 nr, u16 cpu[nr]; 2: u8 any_cpu,
+                // u8 pad, u16 first, u16 last. (1, a bit mask, changed layout across perf
+                // versions: left to ID_INDEX.)
+                const uint16_t type = readAt<uint16_t>(body, 0);
+                if (type == 0) {
+                    const uint16_t nr = readAt<uint16_t>(body, 2);
+                    for (size_t i = 0; i < nr && 4 + (i + 1) * 2 <= body.size(); ++i) {
+                        const uint16_t cpu = readAt<uint16_t>(body, 4 + i * 2);
+                        if (cpu != UINT16_MAX) traced.insert(cpu);
+                    }
+                } else if (type == 2 && body.size() >= 8) {
+                    const uint16_t first = readAt<uint16_t>(body, 4), last = readAt<uint16_t>(body, 6);
+                    for (int c = first; c <= last; ++c)
+                        traced.insert(c);
+                }
+                break;
+            }
+            default:
+                break;
+        }
+        return true;
+    });
+    (void)walked;  // damage is the record walk's to report
+    for (const StatsSample& s : stats_)
+        if (s.cpu >= 0) traced.insert(s.cpu);
+    cpuInfo_.traced.assign(traced.begin(), traced.end());
+
+    if (f.nrCpus) {
+        cpuInfo_.available = int(f.nrCpus->available);
+        cpuInfo_.onlineCount = int(f.nrCpus->online);
+    }
+    std::set<int> online;
+    if (f.cpuTopology)
+        for (const std::string& list : f.cpuTopology->threadSiblings)
+            addCpuList(list, online);
+    if (online.empty() && f.nrCpus && f.nrCpus->online == f.nrCpus->available)
+        for (uint32_t c = 0; c < f.nrCpus->available && c < 65536; ++c)
+            online.insert(int(c));
+    cpuInfo_.online.assign(online.begin(), online.end());
+
+    // sched:sched_switch events: their field layout from the tracing data, else
+    // the kernel's (stable since 4.x on 64-bit machines).
+    const auto& attrs = file.attrs();
+    for (size_t i = 0; i < attrs.size(); ++i) {
+        const PerfAttr& a = attrs[i];
+        if (a.attr.type != PERF_TYPE_TRACEPOINT) continue;
+        const TraceEventFormat* fmt = tracing ? tracing->findId(a.attr.config) : nullptr;
+        if (fmt ? !(fmt->system == "sched" && fmt->name == "sched_switch") : !namesSchedSwitch(a.name))
+            continue;
+        SchedSwitchLayout l;
+        std::string missing;
+        if (fmt) {
+            const TraceField *prevPid = fmt->field("prev_pid"), *prevState = fmt->field("prev_state"),
+                             *nextComm = fmt->field("next_comm"), *nextPid = fmt->field("next_pid");
+            for (auto [field, name] : {std::pair{prevPid, "prev_pid"}, std::pair{prevState, "prev_state"},
+                                       std::pair{nextComm, "next_comm"}, std::pair{nextPid, "next_pid"}})
+                if (!field) missing += std::string(missing.empty() ? "" : ", ") + name;
+            if (missing.empty() && (prevPid->size != 4 || nextPid->size != 4 || prevState->size > 8))
+                missing = "fields of unexpected sizes";
+            if (missing.empty()) {
+                l.prevPid = prevPid->offset, l.nextPid = nextPid->offset;
+                l.prevState = prevState->offset, l.prevStateSize = prevState->size;
+                l.nextComm = nextComm->offset, l.nextCommSize = nextComm->size;
+            } else {
+                missing = "its format lacks " + missing;
+            }
+        }
+        if (!fmt || !missing.empty())
+            notes_.push_back(file.path() + ": sched:sched_switch (event " + std::to_string(i) +
+                             "): " + (fmt ? missing : tracingProblem) +
+                             "; its fields are read where the kernel puts them on 64-bit machines "
+                             "(prev_pid at 24, prev_state at 32, next_comm at 40, next_pid at 56)");
+        setSchedSwitchEvent(int(i), l);
+    }
+}
+
+void TraceModel::setSchedSwitchEvent(int eventIndex, const SchedSwitchLayout& layout) {
+    if (eventIndex < 0) return;
+    if (size_t(eventIndex) >= switchEvents_.size()) {
+        switchEvents_.resize(size_t(eventIndex) + 1);
+        isSwitchEvent_.resize(size_t(eventIndex) + 1);
+    }
+    switchEvents_[size_t(eventIndex)] = layout;
+    isSwitchEvent_[size_t(eventIndex)] = true;
+}
+
+void TraceModel::tracepointSwitch(int cpu, const ParsedRecord& r, const SchedSwitchLayout& l) {
+    if (r.raw.size() < l.minSize()) {
+        ++tpShort_;
+        return;
+    }
+    ++tpSwitches_;
+    noteThread(r.pid, r.tid);  // the sample's own TID: the task switching out
+    const int32_t nextPid = readAt<int32_t>(r.raw, l.nextPid);
+    if (nextPid > 0 && !names_.count(nextPid)) {
+        const char* comm = reinterpret_cast<const char*>(r.raw.data() + l.nextComm);
+        switchNames_[nextPid].assign(comm, strnlen(comm, l.nextCommSize));
+    }
+    if (cpu < 0) return;
+    CpuState& s = tpState_[cpu];
+    if (s.running) {
+        const uint64_t end = std::max(r.time, s.since);
+        tpSlices_.push_back({s.since, end, cpu, s.pid, s.tid});
+        s.running = false;
+    }
+    if (nextPid > 0) s = CpuState{true, -1, nextPid, r.time};
+}
 
 void TraceModel::see(uint64_t t) {
     if (t == 0) return;
@@ -40,6 +241,10 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
     switch (r.type) {
         case PERF_RECORD_SWITCH_CPU_WIDE:
         case PERF_RECORD_SWITCH:
+            if (cpu >= 0) {
+                if (size_t(cpu) >= recordSwitchCpus_.size()) recordSwitchCpus_.resize(size_t(cpu) + 1);
+                recordSwitchCpus_[size_t(cpu)] = 1;
+            }
             noteThread(r.pid, r.tid);
             if (r.type == PERF_RECORD_SWITCH_CPU_WIDE) noteThread(r.nextPrevPid, r.nextPrevTid);
             if (cpu < 0) break;
@@ -63,6 +268,11 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
             see(r.time);
             break;
         case PERF_RECORD_SAMPLE:
+            if (r.event && r.event->descIndex >= 0 && size_t(r.event->descIndex) < isSwitchEvent_.size() &&
+                isSwitchEvent_[size_t(r.event->descIndex)]) {
+                tracepointSwitch(cpu, r, switchEvents_[size_t(r.event->descIndex)]);
+                break;
+            }
             noteThread(r.pid, r.tid);
             samples_.push_back({r.time, cpu, r.pid, r.tid, r.ip, r.event ? r.event->descIndex : -1});
             break;
@@ -111,6 +321,24 @@ void TraceModel::addCounter(const std::string& name, int cpu, const std::string&
 void TraceModel::finish() {
     for (auto& [cpu, s] : cpuState_)
         closeSlice(cpu, last_);
+    // sched_switch slices, on the CPUs that had no switch records.
+    for (auto& [cpu, s] : tpState_)
+        if (s.running) {
+            tpSlices_.push_back({s.since, std::max(s.since, last_), cpu, s.pid, s.tid});
+            s.running = false;
+        }
+    std::set<int> tpCpus(tpCpus_.begin(), tpCpus_.end());
+    for (RunSlice& slice : tpSlices_) {
+        if (size_t(slice.cpu) < recordSwitchCpus_.size() && recordSwitchCpus_[size_t(slice.cpu)]) continue;
+        if (slice.pid <= 0) {
+            auto it = pidOfTid_.find(slice.tid);
+            if (it != pidOfTid_.end()) slice.pid = it->second;
+        }
+        slices_.push_back(slice);
+        tpCpus.insert(slice.cpu);
+    }
+    tpSlices_.clear();
+    tpCpus_.assign(tpCpus.begin(), tpCpus.end());
     std::sort(slices_.begin(), slices_.end(), [](const RunSlice& a, const RunSlice& b) {
         return a.start < b.start || (a.start == b.start && a.cpu < b.cpu);
     });
@@ -125,12 +353,16 @@ std::vector<int> TraceModel::cpus() const {
 
 std::string TraceModel::threadName(int32_t tid) const {
     auto it = names_.find(tid);
-    return it != names_.end() ? it->second : "tid " + std::to_string(tid);
+    if (it != names_.end()) return it->second;
+    it = switchNames_.find(tid);
+    return it != switchNames_.end() ? it->second : "tid " + std::to_string(tid);
 }
 
 std::string TraceModel::processName(int32_t pid) const {
     auto it = names_.find(pid);
-    return it != names_.end() ? it->second : "pid " + std::to_string(pid);
+    if (it != names_.end()) return it->second;
+    it = switchNames_.find(pid);
+    return it != switchNames_.end() ? it->second : "pid " + std::to_string(pid);
 }
 
 }  // namespace auxscope

@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // What a capture says about scheduling, built from perf records: for each CPU
-// which thread ran when (from context-switch records), each thread's run
+// which thread ran when (from context-switch records, or from sched:sched_switch
+// tracepoint samples where a CPU has no switch records), each thread's run
 // intervals, thread names, samples, every loss the kernel reported, and any
 // counter series the caller adds (e.g. ring fill). Exporters read this model;
 // it is fed the same way from a live capture or from a perf.data file.
+//
+// What the file's headers say is read first (readHeaders): the field layout of
+// sched_switch (HEADER_TRACING_DATA), the CPUs the machine had and which of them
+// the capture opened (HEADER_NRCPUS, CPU_TOPOLOGY, ID_INDEX / CPU_MAP records,
+// auxscope's statistics section) and auxscope's capture statistics over time.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "CaptureStats.h"
 #include "RecordParser.h"
 
 namespace auxscope {
+
+class PerfDataReader;
 
 struct RunSlice {
     uint64_t start = 0, end = 0;  // perf clock, ns
@@ -64,8 +73,33 @@ struct CounterSeries {
     std::vector<CounterPoint> points;
 };
 
+// Where sched:sched_switch keeps the fields the switch timeline needs, in the
+// sample's raw data (PERF_SAMPLE_RAW, without its u32 size).
+struct SchedSwitchLayout {
+    uint32_t prevPid = 24, prevState = 32, prevStateSize = 8, nextComm = 40, nextCommSize = 16, nextPid = 56;
+    uint32_t minSize() const;  // raw bytes a sample needs to hold them all
+};
+
+// The machine's CPUs and the capture's, as far as the file tells.
+struct CaptureCpus {
+    int available = -1;       // HEADER_NRCPUS nr_cpus_avail (-1: not said)
+    int onlineCount = -1;     // HEADER_NRCPUS nr_cpus_online
+    std::vector<int> online;  // which were online (HEADER_CPU_TOPOLOGY's sibling lists); empty: not said
+    // The CPUs the capture opened a ring on (ID_INDEX / CPU_MAP records, the
+    // statistics section), ascending; empty: not said (or a per-thread capture).
+    std::vector<int> traced;
+};
+
 class TraceModel {
 public:
+    // Reads what the headers of `file` say before its records are fed: the
+    // sched_switch events and their layout, the CPUs, auxscope's statistics.
+    // What it cannot read becomes a note.
+    void readHeaders(const PerfDataReader& file);
+    // Marks event `eventIndex` (EventLayout::descIndex) as sched:sched_switch:
+    // its samples become switches (on CPUs without switch records).
+    void setSchedSwitchEvent(int eventIndex, const SchedSwitchLayout& layout);
+
     // `cpu` is the ring (CPU) the record came from.
     void addRecord(int cpu, const ParsedRecord& r);
     void addCounter(const std::string& name, int cpu, const std::string& unit, uint64_t time, double value);
@@ -85,6 +119,18 @@ public:
     uint64_t firstTime() const { return first_; }
     uint64_t lastTime() const { return last_; }
 
+    // auxscope's capture statistics (AUXSCOPE_CAPTURE_STATS) as decoded, in file order.
+    const std::vector<StatsSample>& statsHistory() const { return stats_; }
+    const CaptureCpus& captureCpus() const { return cpuInfo_; }
+    // sched_switch samples turned into switches (also those not used because
+    // their CPU had switch records), and samples too short for the layout.
+    uint64_t tracepointSwitches() const { return tpSwitches_; }
+    uint64_t tracepointShort() const { return tpShort_; }
+    // CPUs whose timeline came from sched_switch tracepoints, after finish().
+    const std::vector<int>& tracepointCpus() const { return tpCpus_; }
+    // What readHeaders() and the records could not tell as asked, one line each.
+    const std::vector<std::string>& notes() const { return notes_; }
+
 private:
     struct CpuState {
         bool running = false;
@@ -96,7 +142,22 @@ private:
     void closeSlice(int cpu, uint64_t t);
     void openSlice(int cpu, int32_t pid, int32_t tid, uint64_t t);
 
+    void tracepointSwitch(int cpu, const ParsedRecord& r, const SchedSwitchLayout& l);
+
     std::map<int, CpuState> cpuState_;
+    // sched_switch tracepoints: their own per-CPU state and slices, kept apart
+    // from the switch records' so a CPU with both keeps the records' (finish()).
+    std::vector<SchedSwitchLayout> switchEvents_;  // by event index
+    std::vector<bool> isSwitchEvent_;
+    std::map<int, CpuState> tpState_;
+    std::vector<RunSlice> tpSlices_;
+    std::vector<char> recordSwitchCpus_;  // by CPU: it has SWITCH / SWITCH_CPU_WIDE records
+    std::vector<int> tpCpus_;
+    std::unordered_map<int32_t, std::string> switchNames_;  // next_comm, where no COMM named the thread
+    uint64_t tpSwitches_ = 0, tpShort_ = 0;
+    std::vector<StatsSample> stats_;
+    CaptureCpus cpuInfo_;
+    std::vector<std::string> notes_;
     std::vector<RunSlice> slices_;
     std::vector<SampleEvent> samples_;
     std::vector<LossEvent> losses_;

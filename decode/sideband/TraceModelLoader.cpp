@@ -9,6 +9,7 @@ namespace auxscope {
 
 Expected<TraceModelLoad> loadTraceModel(const PerfDataReader& file, TraceModel& model) {
     TraceModelLoad load;
+    model.readHeaders(file);
     auto walked = file.forEachRecord([&](const PerfRecord& rec) {
         if (rec.header.type >= perfdata::kRecordHeaderAttr) return true;  // perf's own records
         ++load.records;
@@ -16,35 +17,27 @@ Expected<TraceModelLoad> loadTraceModel(const PerfDataReader& file, TraceModel& 
         model.addRecord(int(rec.cpu), rec.parsed);
         return true;
     });
-    for (const PerfRawFeature& raw : file.features().raw) {
-        if (raw.id != kFeatAuxscopeCaptureStats) continue;
-        auto history =
-            decodeCaptureStatsFeature(raw.bytes, file.path() + ": offset " + std::to_string(raw.offset));
-        if (!history) {
-            load.notes.push_back(history.error().message);
-            continue;
+    load.notes = model.notes();
+    struct Prev {
+        uint64_t time = 0, bytes = 0;
+    };
+    std::map<int32_t, Prev> prev;
+    for (const StatsSample& s : model.statsHistory()) {
+        model.addCounter("data ring fill %", s.cpu, "%", s.perfTime, s.fillPeakPercent);
+        model.addCounter("kernel lost (PERF_FORMAT_LOST)", s.cpu, "records", s.perfTime,
+                         double(s.kernelLost));
+        if (s.hasAux) {
+            model.addCounter("AUX fill %", s.cpu, "%", s.perfTime, s.auxFillPercent);
+            model.addCounter("AUX loss (TRUNCATED+PARTIAL+COLLISION)", s.cpu, "records", s.perfTime,
+                             double(s.auxTruncated + s.auxPartial + s.auxCollision));
         }
-        struct Prev {
-            uint64_t time = 0, bytes = 0;
-        };
-        std::map<int32_t, Prev> prev;
-        for (const StatsSample& s : history.value()) {
-            model.addCounter("data ring fill %", s.cpu, "%", s.perfTime, s.fillPeakPercent);
-            model.addCounter("kernel lost (PERF_FORMAT_LOST)", s.cpu, "records", s.perfTime,
-                             double(s.kernelLost));
-            if (s.hasAux) {
-                model.addCounter("AUX fill %", s.cpu, "%", s.perfTime, s.auxFillPercent);
-                model.addCounter("AUX loss (TRUNCATED+PARTIAL+COLLISION)", s.cpu, "records", s.perfTime,
-                                 double(s.auxTruncated + s.auxPartial + s.auxCollision));
-            }
-            Prev& p = prev[s.cpu];
-            if (p.time && s.perfTime > p.time)
-                model.addCounter(
-                    "throughput MiB/s", s.cpu, "MiB/s", s.perfTime,
-                    double(s.bytes - p.bytes) / (double(s.perfTime - p.time) / 1e9) / (1024.0 * 1024.0));
-            p = {s.perfTime, s.bytes};
-            ++load.statsSamples;
-        }
+        Prev& p = prev[s.cpu];
+        if (p.time && s.perfTime > p.time)
+            model.addCounter(
+                "throughput MiB/s", s.cpu, "MiB/s", s.perfTime,
+                double(s.bytes - p.bytes) / (double(s.perfTime - p.time) / 1e9) / (1024.0 * 1024.0));
+        p = {s.perfTime, s.bytes};
+        ++load.statsSamples;
     }
     model.finish();
     if (!walked) return walked.error();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "perfdata/PerfDataFormat.h"
 #include "sideband/Sideband.h"
@@ -139,7 +140,53 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
         std::stable_sort(v.begin(), v.end(), [](const SidebandLanes::Loss& a, const SidebandLanes::Loss& b) {
             return a.time < b.time;
         });
+    lanes->health = captureHealth(model.statsHistory());
+    lanes->cpuNotes = cpuNotes(model.captureCpus());
     return lanes;
+}
+
+std::map<int, std::vector<SidebandLanes::Health>> captureHealth(const std::vector<StatsSample>& history) {
+    std::map<int, std::vector<SidebandLanes::Health>> health;
+    for (const StatsSample& s : history) {
+        SidebandLanes::Health h;
+        h.time = s.perfTime;
+        h.ringFill = s.fillPeakPercent;
+        h.auxFill = s.hasAux ? s.auxFillPercent : -1.0f;
+        h.bytes = s.bytes;
+        h.auxBytes = s.hasAux ? s.auxBytes : 0;
+        h.lostRecords = s.lostRecords;
+        h.lostSamples = s.lostSamples;
+        h.auxLost = s.hasAux ? s.auxTruncated + s.auxPartial + s.auxCollision : 0;
+        health[s.cpu].push_back(h);
+    }
+    for (auto& [cpu, points] : health) {
+        std::stable_sort(
+            points.begin(), points.end(),
+            [](const SidebandLanes::Health& a, const SidebandLanes::Health& b) { return a.time < b.time; });
+        for (size_t i = 1; i < points.size(); ++i) {
+            const SidebandLanes::Health& p = points[i - 1];
+            SidebandLanes::Health& h = points[i];
+            const uint64_t before = p.bytes + p.auxBytes, now = h.bytes + h.auxBytes;
+            if (h.time > p.time && now >= before)
+                h.mibPerSec =
+                    float(double(now - before) / (double(h.time - p.time) / 1e9) / (1024.0 * 1024.0));
+        }
+    }
+    return health;
+}
+
+std::map<int, std::string> cpuNotes(const CaptureCpus& cpus) {
+    std::map<int, std::string> notes;
+    const std::set<int> online(cpus.online.begin(), cpus.online.end());
+    if (!online.empty())
+        for (int cpu = 0; cpu < cpus.available; ++cpu)
+            if (!online.count(cpu)) notes[cpu] = "offline";
+    if (!cpus.traced.empty()) {
+        const std::set<int> traced(cpus.traced.begin(), cpus.traced.end());
+        for (int cpu : online)
+            if (!traced.count(cpu)) notes[cpu] = "not traced";
+    }
+    return notes;
 }
 
 void setTimelineLanes(TimelineData& data, std::shared_ptr<const SidebandLanes> lanes) {
@@ -151,6 +198,9 @@ void setTimelineLanes(TimelineData& data, std::shared_ptr<const SidebandLanes> l
         if (cpu >= 0) data.cpus.try_emplace(cpu);
     for (const auto& [cpu, losses] : data.lanes->losses)
         if (!losses.empty()) data.cpus.try_emplace(cpu);
+    // CPUs the capture did not see (offline, not traced) get a lane that says so.
+    for (const auto& [cpu, note] : data.lanes->cpuNotes)
+        if (cpu >= 0) data.cpus.try_emplace(cpu);
 }
 
 namespace {

@@ -23,6 +23,8 @@ namespace auxscope {
 
 class Sideband;
 struct TimelineData;
+struct StatsSample;
+struct CaptureCpus;
 
 struct SidebandLanes {
     // A stretch of time a thread ran on `cpu`.
@@ -110,8 +112,15 @@ struct SidebandLanesOptions {
 std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband,
                                                         const SidebandLanesOptions& options);
 
+// SidebandLanes::health from auxscope's statistics history (TraceModel::statsHistory):
+// per CPU by time, throughput from the bytes drained between points.
+std::map<int, std::vector<SidebandLanes::Health>> captureHealth(const std::vector<StatsSample>& history);
+// SidebandLanes::cpuNotes from what the file says of the machine's and the capture's CPUs.
+std::map<int, std::string> cpuNotes(const CaptureCpus& cpus);
+
 // Puts `lanes` into `data`: the names of its threads, and a CPU lane (empty
-// where there was no switch timeline) for every CPU the sideband or a loss names.
+// where there was no switch timeline) for every CPU the sideband, a loss or a
+// CPU note names.
 void setTimelineLanes(TimelineData& data, std::shared_ptr<const SidebandLanes> lanes);
 
 // What a loss marker says when hovered: how much and why, one line each.

@@ -1,0 +1,11 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The sideband lanes of real captures (include()d by tests/CMakeLists.txt):
+# sched_switch tracepoints recorded with perf and with auxscope (checked against
+# perf script), capture health from auxscope's statistics, CPU notes of a -C 0
+# capture. Serial: it captures system-wide.
+add_executable(sideband_lanes_tests ${CMAKE_CURRENT_LIST_DIR}/SidebandLanesTest.cpp)
+target_link_libraries(sideband_lanes_tests PRIVATE auxscope_decode GTest::gtest_main)
+add_dependencies(sideband_lanes_tests auxscope tl_workload)
+target_compile_definitions(sideband_lanes_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
+                                                        AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>")
+gtest_discover_tests(sideband_lanes_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
