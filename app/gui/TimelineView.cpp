@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gui/TimelineView.h"
 
+#include <QContextMenuEvent>
 #include <QCoreApplication>
 #include <QHelpEvent>
 #include <QKeyEvent>
+#include <QLocale>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPointer>
@@ -72,6 +75,38 @@ QString formatTick(double ns, double step) {
     const double v = ns / unit, s = step / unit;
     const int decimals = s >= 1 ? 0 : std::min(6, int(std::ceil(-std::log10(s) - 1e-9)));
     return QString("%1 %2").arg(v, 0, 'f', decimals).arg(name);
+}
+
+// A group's triangle: pointing down when open, right when collapsed.
+void drawDisclosure(QPainter& p, int x, int y, int height, bool open) {
+    const double cy = y + height / 2.0;
+    QPolygonF tri;
+    if (open)
+        tri << QPointF(x, cy - 2.5) << QPointF(x + 9, cy - 2.5) << QPointF(x + 4.5, cy + 3);
+    else
+        tri << QPointF(x + 2, cy - 4.5) << QPointF(x + 2, cy + 4.5) << QPointF(x + 7.5, cy);
+    p.save();
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(70, 75, 85));
+    p.setRenderHint(QPainter::Antialiasing);
+    p.drawPolygon(tri);
+    p.restore();
+}
+
+// A pinned lane's mark in its label column.
+void drawPin(QPainter& p, int x, int y) {
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(QColor(90, 90, 100), 1.2));
+    p.drawLine(QPointF(x, y + 5), QPointF(x, y + 11));
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(200, 60, 60));
+    p.drawEllipse(QPointF(x, y + 4), 3, 3);
+    p.restore();
+}
+
+QColor cpuNoteColor() {
+    return QColor(232, 232, 232);
 }
 
 }  // namespace
@@ -238,6 +273,18 @@ QColor TimelineView::gapColor() {
 
 QColor TimelineView::gapHatchColor() {
     return QColor(200, 0, 0);
+}
+
+QColor TimelineView::healthRingColor() {
+    return QColor(120, 160, 215);
+}
+
+QColor TimelineView::healthFullColor() {
+    return QColor(235, 120, 40);
+}
+
+QColor TimelineView::healthAuxColor() {
+    return QColor(20, 130, 70);
 }
 
 QColor TimelineView::colorOf(uint32_t function) const {
@@ -412,79 +459,214 @@ int TimelineView::contentTop() const {
 void TimelineView::layoutTracks() {
     tracks_.clear();
     threadFirstTrack_.assign(data_ ? data_->threads.size() : 0, kNoThread);
+    healthPeak_.clear();
+    pinnedHeight_ = 0;
+    threadsShown_ = threadsTotal_ = 0;
     int y = 0;
     if (!data_) {
         contentHeight_ = y;
         updateScrollBar();
         return;
     }
-    for (const auto& [cpu, slices] : data_->cpus) {
-        tracks_.push_back({Track::Cpu, cpu, 0, 0, y, kLaneHeight});
-        y += kLaneHeight;
-    }
-    y += 4;
+    const SidebandLanes* lanes = data_->lanes.get();
+    const TimelineLaneState& state = laneState_;
+    bool pinning = false;  // laying out the pinned section
     // A thread: its header (with lanes: its runs and samples), then its flame chart.
     auto addThread = [&](long lane, size_t span) {
         Track header{Track::ThreadHeader, -1, span, 0, y, kHeaderHeight};
         header.lane = lane;
+        header.pinned = pinning;
         if (span != kNoThread) threadFirstTrack_[span] = tracks_.size();
         tracks_.push_back(header);
+        ++threadsShown_;
         y += kHeaderHeight;
         if (span == kNoThread) return;
         const int rows = lods_[span] ? std::max(1, lods_[span]->rows) : 1;
         for (int d = 0; d < rows; ++d) {
-            tracks_.push_back({Track::ThreadRow, -1, span, d, y, kRowHeight});
+            Track row{Track::ThreadRow, -1, span, d, y, kRowHeight};
+            row.pinned = pinning;
+            tracks_.push_back(row);
             y += kRowHeight;
         }
         y += 2;
     };
-    const SidebandLanes* lanes = data_->lanes.get();
-    if (!lanes) {
-        for (size_t i = 0; i < data_->threads.size(); ++i)
-            addThread(-1, i);
-        contentHeight_ = y;
-        updateScrollBar();
-        return;
-    }
-    // Grouped by process, in the lanes' order; threads with spans join their
-    // process's lane, or a group of their own when the sideband has none for them.
-    std::unordered_map<int32_t, size_t> spanOf;
-    std::map<int32_t, std::vector<size_t>> spanOnly;  // by pid
-    for (size_t i = 0; i < data_->threads.size(); ++i) {
-        spanOf[data_->threads[i].tid] = i;
-        if (lanes->threadIndex(data_->threads[i].tid) < 0) spanOnly[data_->threads[i].pid].push_back(i);
-    }
-    auto addProcess = [&](int32_t pid, long index) {
-        Track t{Track::ProcessHeader, -1, kNoThread, 0, y, kProcessHeight};
-        t.pid = pid;
-        t.process = index;
+    // The CPUs: those with lanes, and those the file names as offline or not traced.
+    std::set<int> cpus;
+    for (const auto& [cpu, slices] : data_->cpus)
+        cpus.insert(cpu);
+    if (lanes)
+        for (const auto& [cpu, note] : lanes->cpuNotes)
+            cpus.insert(cpu);
+    auto addCpu = [&](int cpu) {
+        Track t{Track::Cpu, cpu, 0, 0, y, kLaneHeight};
+        t.pinned = pinning;
         tracks_.push_back(t);
-        y += kProcessHeight;
+        y += kLaneHeight;
     };
-    for (size_t p = 0; p < lanes->processes.size(); ++p) {
-        const SidebandLanes::Process& proc = lanes->processes[p];
-        addProcess(proc.pid, long(p));
-        std::vector<std::tuple<int32_t, long, size_t>> members;  // tid, lane, span
-        for (size_t li : proc.threads) {
-            const int32_t tid = lanes->threads[li].tid;
-            auto found = spanOf.find(tid);
-            members.emplace_back(tid, long(li), found == spanOf.end() ? kNoThread : found->second);
+
+    // Threads in groups: a process (its lanes' threads, and threads with spans
+    // the sideband has no lane for) or, without lanes, one flat group.
+    struct Member {
+        int32_t tid = -1, pid = -1;
+        long lane = -1;
+        size_t span = kNoThread;
+        bool operator<(const Member& o) const { return tid < o.tid; }
+    };
+    struct Group {
+        int32_t pid = -1;
+        long process = -1;  // index into lanes->processes
+        std::string name;
+        bool header = true;
+        std::vector<Member> members;
+    };
+    std::vector<Group> groups;
+    if (!lanes) {
+        Group flat;
+        flat.header = false;
+        for (size_t i = 0; i < data_->threads.size(); ++i)
+            flat.members.push_back({data_->threads[i].tid, data_->threads[i].pid, -1, i});
+        groups.push_back(std::move(flat));
+    } else {
+        // Grouped by process, in the lanes' order; threads with spans join their
+        // process's lane, or a group of their own when the sideband has none for them.
+        std::unordered_map<int32_t, size_t> spanOf;
+        std::map<int32_t, std::vector<size_t>> spanOnly;  // by pid
+        for (size_t i = 0; i < data_->threads.size(); ++i) {
+            spanOf[data_->threads[i].tid] = i;
+            if (lanes->threadIndex(data_->threads[i].tid) < 0) spanOnly[data_->threads[i].pid].push_back(i);
         }
-        if (auto extra = spanOnly.find(proc.pid); extra != spanOnly.end()) {
-            for (size_t i : extra->second)
-                members.emplace_back(data_->threads[i].tid, -1, i);
-            spanOnly.erase(extra);
+        for (size_t p = 0; p < lanes->processes.size(); ++p) {
+            const SidebandLanes::Process& proc = lanes->processes[p];
+            Group g;
+            g.pid = proc.pid, g.process = long(p), g.name = proc.name;
+            for (size_t li : proc.threads) {
+                const int32_t tid = lanes->threads[li].tid;
+                auto found = spanOf.find(tid);
+                g.members.push_back(
+                    {tid, proc.pid, long(li), found == spanOf.end() ? kNoThread : found->second});
+            }
+            if (auto extra = spanOnly.find(proc.pid); extra != spanOnly.end()) {
+                for (size_t i : extra->second)
+                    g.members.push_back({data_->threads[i].tid, proc.pid, -1, i});
+                spanOnly.erase(extra);
+            }
+            std::sort(g.members.begin(), g.members.end());
+            groups.push_back(std::move(g));
         }
-        std::sort(members.begin(), members.end());
-        for (const auto& [tid, lane, span] : members)
-            addThread(lane, span);
-        y += 2;
+        for (const auto& [pid, spans] : spanOnly) {
+            Group g;
+            g.pid = pid;
+            for (size_t i : spans)
+                g.members.push_back({data_->threads[i].tid, pid, -1, i});
+            groups.push_back(std::move(g));
+        }
     }
-    for (const auto& [pid, spans] : spanOnly) {
-        addProcess(pid, -1);
-        for (size_t i : spans)
-            addThread(-1, i);
-        y += 2;
+    auto threadName = [&](const Member& m) -> const std::string& {
+        return m.lane >= 0 ? lanes->threads[size_t(m.lane)].name : data_->threads[m.span].name;
+    };
+    for (const Group& g : groups)
+        threadsTotal_ += int(g.members.size());
+    if (state.sort == TimelineLaneState::Sort::Pid) {
+        std::stable_sort(groups.begin(), groups.end(),
+                         [](const Group& a, const Group& b) { return a.pid < b.pid; });
+    } else if (state.sort == TimelineLaneState::Sort::Name) {
+        std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+            const int c =
+                QString::fromStdString(a.name).compare(QString::fromStdString(b.name), Qt::CaseInsensitive);
+            return c != 0 ? c < 0 : a.pid < b.pid;
+        });
+    }
+
+    // The filter: a name substring in any case, or a number naming a pid or tid.
+    const QString filter = state.filter.trimmed();
+    bool isNumber = false;
+    const int32_t number = filter.toInt(&isNumber);
+    auto nameMatches = [&](const std::string& name) {
+        return QString::fromStdString(name).contains(filter, Qt::CaseInsensitive);
+    };
+    auto memberMatches = [&](const Member& m) {
+        return filter.isEmpty() || nameMatches(threadName(m)) ||
+               (isNumber && (m.tid == number || m.pid == number));
+    };
+    auto groupMatches = [&](const Group& g) {
+        if (filter.isEmpty() || !g.header) return true;
+        if (nameMatches(g.name) || (isNumber && g.pid == number)) return true;
+        return std::any_of(g.members.begin(), g.members.end(), memberMatches);
+    };
+
+    std::set<int32_t> placedTids, placedPids;
+    std::set<int> placedCpus;
+    auto addGroup = [&](const Group& g) {
+        if (g.header) {
+            Track t{Track::ProcessHeader, -1, kNoThread, 0, y, kProcessHeight};
+            t.pid = g.pid;
+            t.process = g.process;
+            t.pinned = pinning;
+            tracks_.push_back(t);
+            y += kProcessHeight;
+            placedPids.insert(g.pid);
+            if (state.collapsed.count(g.pid)) {
+                y += 2;
+                return;
+            }
+        }
+        bool any = false;
+        for (const Member& m : g.members) {
+            if (placedTids.count(m.tid)) continue;
+            // A flat list (no process headers) is filtered thread by thread.
+            if (!g.header && !pinning && !memberMatches(m)) continue;
+            placedTids.insert(m.tid);
+            addThread(m.lane, m.span);
+            any = true;
+        }
+        if (g.header || any) y += 2;
+    };
+
+    // Pinned lanes first, in the order pinned; they are not repeated below.
+    pinning = true;
+    for (const TimelineLaneState::Pin& pin : state.pinned) {
+        if (pin.kind == TimelineLaneState::Pin::Cpu) {
+            if (cpus.count(pin.id) && placedCpus.insert(pin.id).second) addCpu(pin.id);
+        } else if (pin.kind == TimelineLaneState::Pin::Process) {
+            for (const Group& g : groups)
+                if (g.header && g.pid == pin.id && !placedPids.count(g.pid)) {
+                    addGroup(g);
+                    break;
+                }
+        } else if (!placedTids.count(pin.id)) {
+            for (const Group& g : groups)
+                for (const Member& m : g.members)
+                    if (m.tid == pin.id && placedTids.insert(m.tid).second) addThread(m.lane, m.span);
+        }
+    }
+    pinning = false;
+    if (y > 0) {
+        y += 6;
+        pinnedHeight_ = y;
+    }
+
+    for (int cpu : cpus)
+        if (!placedCpus.count(cpu)) addCpu(cpu);
+    y += 4;
+    // Capture health: a group with a lane per CPU.
+    if (lanes && !lanes->health.empty()) {
+        tracks_.push_back({Track::HealthHeader, -1, kNoThread, 0, y, kProcessHeight});
+        y += kProcessHeight;
+        for (const auto& [cpu, points] : lanes->health) {
+            float peak = 0;
+            for (const SidebandLanes::Health& h : points)
+                peak = std::max(peak, h.ringFill);
+            healthPeak_[cpu] = peak;
+            if (state.healthCollapsed) continue;
+            tracks_.push_back({Track::Health, cpu, kNoThread, 0, y, kHealthHeight});
+            y += kHealthHeight;
+        }
+        y += 6;
+    }
+    for (const Group& g : groups) {
+        if (g.header && placedPids.count(g.pid)) continue;
+        if (!groupMatches(g)) continue;
+        addGroup(g);
     }
     contentHeight_ = y;
     updateScrollBar();
@@ -503,15 +685,25 @@ void TimelineView::resizeEvent(QResizeEvent*) {
     updateScrollBar();
 }
 
+int TimelineView::stickyHeight() const {
+    // Pinned lanes stay under the axis while the rest scrolls, unless they would take most of the view.
+    const int visible = height() - kAxisHeight;
+    return pinnedHeight_ > 0 && pinnedHeight_ * 5 <= visible * 3 ? pinnedHeight_ : 0;
+}
+
+int TimelineView::trackY(const Track& t) const {
+    return t.pinned && stickyHeight() > 0 ? kAxisHeight + t.y : contentTop() + t.y;
+}
+
 int TimelineView::rowY(int32_t tid, int depth) const {
     if (!data_) return -1;
     for (size_t i = 0; i < data_->threads.size(); ++i) {
         if (data_->threads[i].tid != tid) continue;
+        if (threadFirstTrack_[i] == kNoThread || depth < 0) return -1;  // collapsed or filtered out
         const size_t first = threadFirstTrack_[i] + 1 + size_t(depth);
-        if (depth < 0 || first >= tracks_.size() || tracks_[first].kind != Track::ThreadRow ||
-            tracks_[first].thread != i)
+        if (first >= tracks_.size() || tracks_[first].kind != Track::ThreadRow || tracks_[first].thread != i)
             return -1;
-        return contentTop() + tracks_[first].y;
+        return trackY(tracks_[first]);
     }
     return -1;
 }
@@ -520,28 +712,40 @@ int TimelineView::threadLaneY(int32_t tid) const {
     if (!data_) return -1;
     for (const Track& t : tracks_) {
         if (t.kind != Track::ThreadHeader) continue;
-        if (t.lane >= 0 && data_->lanes && data_->lanes->threads[size_t(t.lane)].tid == tid)
-            return contentTop() + t.y;
-        if (t.thread != kNoThread && data_->threads[t.thread].tid == tid) return contentTop() + t.y;
+        if (t.lane >= 0 && data_->lanes && data_->lanes->threads[size_t(t.lane)].tid == tid) return trackY(t);
+        if (t.thread != kNoThread && data_->threads[t.thread].tid == tid) return trackY(t);
     }
     return -1;
 }
 
 int TimelineView::processHeaderY(int32_t pid) const {
     for (const Track& t : tracks_)
-        if (t.kind == Track::ProcessHeader && t.pid == pid) return contentTop() + t.y;
+        if (t.kind == Track::ProcessHeader && t.pid == pid) return trackY(t);
     return -1;
 }
 
 int TimelineView::cpuLaneY(int cpu) const {
     for (const Track& t : tracks_)
-        if (t.kind == Track::Cpu && t.cpu == cpu) return contentTop() + t.y;
+        if (t.kind == Track::Cpu && t.cpu == cpu) return trackY(t);
+    return -1;
+}
+
+int TimelineView::healthHeaderY() const {
+    for (const Track& t : tracks_)
+        if (t.kind == Track::HealthHeader) return trackY(t);
+    return -1;
+}
+
+int TimelineView::healthLaneY(int cpu) const {
+    for (const Track& t : tracks_)
+        if (t.kind == Track::Health && t.cpu == cpu) return trackY(t);
     return -1;
 }
 
 const TimelineView::Track* TimelineView::trackAt(int y) const {
     if (y < kAxisHeight) return nullptr;
-    const int cy = y - contentTop();
+    const int sticky = stickyHeight();
+    const int cy = y < kAxisHeight + sticky ? y - kAxisHeight : y - contentTop();
     auto it =
         std::upper_bound(tracks_.begin(), tracks_.end(), cy, [](int v, const Track& t) { return v < t.y; });
     if (it == tracks_.begin()) return nullptr;
@@ -562,30 +766,89 @@ void TimelineView::paintEvent(QPaintEvent*) {
     }
     const int plotRight = kLabelWidth + plotWidth();
     const int top = contentTop();
-    // Tracks in view.
-    auto first = std::upper_bound(tracks_.begin(), tracks_.end(), kAxisHeight - top,
-                                  [](int v, const Track& t) { return v < t.y + t.height; });
-    p.setClipRect(QRect(0, kAxisHeight, plotRight, height() - kAxisHeight));
+    const int sticky = stickyHeight();
     QFont small = font();
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.85));
     p.setFont(small);
-    for (auto it = first; it != tracks_.end() && top + it->y < height();) {
+    // The tracks in view that scroll, below the pinned ones that stay.
+    const int scrolledTop = kAxisHeight + sticky;
+    auto first = std::upper_bound(tracks_.begin(), tracks_.end(), scrolledTop - top,
+                                  [](int v, const Track& t) { return v < t.y + t.height; });
+    paintTracks(p, first, tracks_.end(), top, QRect(0, scrolledTop, plotRight, height() - scrolledTop));
+    if (sticky > 0) {
+        // Lanes painted under the pinned ones are covered: they clip to their own rectangles.
+        p.setClipping(false);
+        p.fillRect(QRect(0, kAxisHeight, plotRight, sticky), Qt::white);
+        auto end = std::find_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return !t.pinned; });
+        paintTracks(p, tracks_.begin(), end, kAxisHeight, QRect(0, kAxisHeight, plotRight, sticky));
+        p.setClipping(false);
+        p.fillRect(QRect(0, kAxisHeight + sticky - 4, plotRight, 4), QColor(236, 238, 242));
+        p.setPen(QColor(170, 175, 185));
+        p.drawLine(0, kAxisHeight + sticky - 1, plotRight, kAxisHeight + sticky - 1);
+    }
+    p.setClipping(false);
+    paintAxis(p);
+    paintOverlays(p);
+    if (hasFocus()) {
+        p.setPen(QPen(palette().highlight().color(), 1));
+        p.drawRect(rect().adjusted(0, 0, -1, -1));
+    }
+}
+
+void TimelineView::paintTracks(QPainter& p, std::vector<Track>::const_iterator begin,
+                               std::vector<Track>::const_iterator end, int top, const QRect& clip) {
+    const int plotRight = kLabelWidth + plotWidth();
+    const int bottom = clip.y() + clip.height();
+    const QFont small = p.font();
+    p.setClipRect(clip);
+    // A pinned lane's pin, beside its label.
+    auto pinMark = [&](const Track& t, int y) {
+        if (!t.pinned) return;
+        using Pin = TimelineLaneState::Pin;
+        bool pinned = false;
+        if (t.kind == Track::Cpu)
+            pinned = laneState_.isPinned(Pin::Cpu, t.cpu);
+        else if (t.kind == Track::ProcessHeader)
+            pinned = laneState_.isPinned(Pin::Process, t.pid);
+        else if (t.kind == Track::ThreadHeader)
+            pinned = laneState_.isPinned(Pin::Thread, t.lane >= 0 && data_->lanes
+                                                          ? data_->lanes->threads[size_t(t.lane)].tid
+                                                          : data_->threads[t.thread].tid);
+        if (pinned) drawPin(p, kLabelWidth - 9, y + (t.height - 12) / 2);
+    };
+    for (auto it = begin; it != end && top + it->y < bottom;) {
         const Track& t = *it;
         const int y = top + t.y;
         if (t.kind == Track::Cpu) {
-            paintCpuLane(p, t, y);
+            if (const std::string* note = cpuNote(t.cpu))
+                paintCpuNote(p, t, y, *note);
+            else
+                paintCpuLane(p, t, y);
             p.setPen(QColor(200, 200, 200));
             p.drawLine(kLabelWidth - 1, y, kLabelWidth - 1, y + t.height - 1);
+            pinMark(t, y);
+            ++it;
+            continue;
+        }
+        if (t.kind == Track::HealthHeader) {
+            paintHealthHeader(p, t, y);
+            ++it;
+            continue;
+        }
+        if (t.kind == Track::Health) {
+            paintHealthLane(p, t, y);
             ++it;
             continue;
         }
         if (t.kind == Track::ProcessHeader) {
             paintProcessHeader(p, t, y);
+            pinMark(t, y);
             ++it;
             continue;
         }
         if (t.kind == Track::ThreadHeader && data_->lanes) {
             paintThreadLane(p, t, y);
+            pinMark(t, y);
             ++it;
             continue;
         }
@@ -600,13 +863,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
                 QString("%1  tid %2  pid %3").arg(QString::fromStdString(th.name)).arg(th.tid).arg(th.pid);
             p.drawText(QRect(6, y, plotRight - 12, t.height), Qt::AlignVCenter | Qt::AlignLeft, title);
             p.setFont(small);
+            pinMark(t, y);
             ++it;
             continue;
         }
         // A run of a thread's rows: painted together, one walk of its spans.
         auto last = it;
-        while (last + 1 != tracks_.end() && (last + 1)->kind == Track::ThreadRow &&
-               (last + 1)->thread == t.thread && top + (last + 1)->y < height())
+        while (last + 1 != end && (last + 1)->kind == Track::ThreadRow && (last + 1)->thread == t.thread &&
+               top + (last + 1)->y < bottom)
             ++last;
         const int firstRow = it->depth, lastRow = last->depth;
         const int y0 = top + it->y - firstRow * kRowHeight;
@@ -616,16 +880,10 @@ void TimelineView::paintEvent(QPaintEvent*) {
                 p.drawText(QRect(kLabelWidth - 40, top + r->y, 34, kRowHeight),
                            Qt::AlignRight | Qt::AlignVCenter, QString::number(r->depth));
         paintThreadRows(p, t.thread, firstRow, lastRow, y0);
+        p.setClipRect(clip);
         p.setPen(QColor(200, 200, 200));
         p.drawLine(kLabelWidth - 1, top + it->y, kLabelWidth - 1, top + last->y + last->height - 1);
         it = last + 1;
-    }
-    p.setClipping(false);
-    paintAxis(p);
-    paintOverlays(p);
-    if (hasFocus()) {
-        p.setPen(QPen(palette().highlight().color(), 1));
-        p.drawRect(rect().adjusted(0, 0, -1, -1));
     }
 }
 
@@ -829,6 +1087,7 @@ void TimelineView::paintProcessHeader(QPainter& p, const Track& track, int y) {
     const int plotRight = kLabelWidth + plotWidth();
     p.fillRect(QRect(0, y, plotRight, track.height), QColor(228, 233, 240));
     p.fillRect(QRect(0, y, 4, track.height), processColor(track.pid));
+    drawDisclosure(p, 7, y, track.height, !processCollapsed(track.pid));
     QFont bold = p.font();
     bold.setBold(true);
     const QFont normal = p.font();
@@ -848,9 +1107,182 @@ void TimelineView::paintProcessHeader(QPainter& p, const Track& track, int y) {
     } else {
         title = track.pid > 0 ? QString("pid %1").arg(track.pid) : QString("unknown process");
     }
-    p.drawText(QRect(8, y, plotRight - 14, track.height), Qt::AlignVCenter | Qt::AlignLeft,
-               p.fontMetrics().elidedText(title, Qt::ElideRight, plotRight - 14));
+    if (processCollapsed(track.pid)) title += "  ·  collapsed";
+    p.drawText(QRect(20, y, plotRight - 26, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+               p.fontMetrics().elidedText(title, Qt::ElideRight, plotRight - 26));
     p.setFont(normal);
+}
+
+void TimelineView::paintCpuNote(QPainter& p, const Track& track, int y, const std::string& note) {
+    // A CPU the file names but nothing was recorded on: grey, hatched, saying why.
+    const QString text = QString::fromStdString(note);
+    p.fillRect(QRect(0, y, kLabelWidth, track.height), QColor(244, 244, 244));
+    p.setPen(QColor(120, 120, 120));
+    p.drawText(QRect(6, y, kLabelWidth - 12, track.height), Qt::AlignVCenter,
+               QString("CPU %1  %2").arg(track.cpu).arg(text));
+    const QRect body(kLabelWidth, y + 1, plotWidth(), track.height - 2);
+    p.fillRect(body, cpuNoteColor());
+    p.fillRect(body, QBrush(QColor(185, 185, 185), Qt::BDiagPattern));
+    QFont italic = p.font();
+    const QFont normal = p.font();
+    italic.setItalic(true);
+    p.setFont(italic);
+    const QString said = cpuNoteText(text).section('\n', 0, 0);
+    const int w = p.fontMetrics().horizontalAdvance(said) + 12;
+    const QRect label(kLabelWidth + 8, y + 2, std::min(w, plotWidth() - 16), track.height - 4);
+    p.fillRect(label, cpuNoteColor());
+    p.setPen(QColor(90, 90, 90));
+    p.drawText(label, Qt::AlignCenter, p.fontMetrics().elidedText(said, Qt::ElideRight, label.width() - 4));
+    p.setFont(normal);
+}
+
+void TimelineView::paintHealthHeader(QPainter& p, const Track& track, int y) {
+    const int plotRight = kLabelWidth + plotWidth();
+    p.fillRect(QRect(0, y, plotRight, track.height), QColor(232, 236, 230));
+    p.fillRect(QRect(0, y, 4, track.height), healthRingColor());
+    drawDisclosure(p, 7, y, track.height, !laneState_.healthCollapsed);
+    const QFont normal = p.font();
+    QFont bold = normal;
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(QColor(25, 25, 35));
+    const QString title = "Capture health";
+    p.drawText(QRect(20, y, kLabelWidth, track.height), Qt::AlignVCenter | Qt::AlignLeft, title);
+    p.setFont(normal);
+    // A legend: what each mark means.
+    int x = 20 + QFontMetrics(bold).horizontalAdvance(title) + 18;
+    const int mid = y + track.height / 2;
+    auto item = [&](const QColor& c, int kind, const QString& text) {
+        if (kind == 0)
+            p.fillRect(QRect(x, mid - 4, 12, 8), c);
+        else if (kind == 1)
+            p.fillRect(QRect(x, mid - 1, 12, 2), c);
+        else
+            p.fillRect(QRect(x + 5, mid - 6, 2, 12), c);
+        x += 16;
+        p.setPen(QColor(60, 60, 70));
+        const int w = p.fontMetrics().horizontalAdvance(text);
+        p.drawText(QRect(x, y, w + 4, track.height), Qt::AlignVCenter | Qt::AlignLeft, text);
+        x += w + 16;
+    };
+    item(healthRingColor(), 0, "data ring fill (peak per interval, 0-100 %)");
+    item(healthFullColor(), 0, "ring full");
+    item(healthAuxColor(), 1, "AUX area fill");
+    item(lossColor(SidebandLanes::Loss::LostRecords), 2, "records lost");
+    if (laneState_.healthCollapsed && data_->lanes) {
+        p.setPen(QColor(90, 90, 100));
+        p.drawText(QRect(x, y, plotRight - x, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+                   QString("·  %1 CPUs collapsed").arg(data_->lanes->health.size()));
+    }
+}
+
+void TimelineView::paintHealthLane(QPainter& p, const Track& track, int y) {
+    const SidebandLanes& lanes = *data_->lanes;
+    const auto& points = lanes.health.at(track.cpu);
+    const int W = plotWidth(), h = track.height - 4, base = y + track.height - 2;
+    p.fillRect(QRect(0, y, kLabelWidth, track.height), QColor(250, 250, 248));
+    p.setPen(QColor(40, 40, 40));
+    p.drawText(QRect(6, y, kLabelWidth - 12, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+               QString("CPU %1").arg(track.cpu));
+    const float peak = healthPeak_.count(track.cpu) ? healthPeak_.at(track.cpu) : 0.0f;
+    p.setPen(peak >= 99.5f ? lossColor(SidebandLanes::Loss::LostRecords) : QColor(110, 110, 120));
+    p.drawText(QRect(6, y, kLabelWidth - 12, track.height), Qt::AlignVCenter | Qt::AlignRight,
+               QString("peak %1 %").arg(double(peak), 0, 'f', 0));
+    p.setPen(QColor(200, 200, 200));
+    p.drawLine(kLabelWidth - 1, y, kLabelWidth - 1, y + track.height - 1);
+    p.save();
+    p.setClipRect(QRect(kLabelWidth, y, W, track.height));
+    p.fillRect(QRect(kLabelWidth, y, W, track.height), QColor(249, 250, 251));
+    p.setPen(QPen(QColor(225, 228, 232), 1, Qt::DotLine));
+    p.drawLine(kLabelWidth, base - h, kLabelWidth + W, base - h);
+    p.drawLine(kLabelWidth, base - h / 2, kLabelWidth + W, base - h / 2);
+    p.setPen(QColor(230, 232, 236));
+    p.drawLine(kLabelWidth, y + track.height - 1, kLabelWidth + W, y + track.height - 1);
+    if (points.empty()) {
+        p.restore();
+        return;
+    }
+    // Per pixel column: the highest ring and AUX fill of the points whose
+    // intervals (previous point, this point] reach into it, and whether a
+    // count of losses grew there.
+    const double pxDur = double(viewEnd_ - viewBegin_) / W;
+    auto col = [&](uint64_t t) { return (double(t) - double(viewBegin_)) / pxDur; };
+    std::vector<float> ring(size_t(W), -1.0f), aux(size_t(W), -1.0f);
+    std::vector<char> lost(size_t(W), 0);
+    auto it = std::lower_bound(points.begin(), points.end(), viewBegin_,
+                               [](const SidebandLanes::Health& a, uint64_t t) { return a.time < t; });
+    for (; it != points.end(); ++it) {
+        const uint64_t from = it == points.begin() ? it->time : (it - 1)->time;
+        if (from > viewEnd_) break;
+        const double c0 = col(from), c1 = col(it->time);
+        const int a = std::max(0, int(std::floor(std::max(-1.0, c0)))),
+                  b = std::min(W - 1, int(std::floor(std::min(double(W), c1))));
+        for (int x = a; x <= b; ++x) {
+            ring[size_t(x)] = std::max(ring[size_t(x)], it->ringFill);
+            if (it->auxFill >= 0) aux[size_t(x)] = std::max(aux[size_t(x)], it->auxFill);
+        }
+        const bool grew = it == points.begin()
+                              ? it->lostRecords + it->lostSamples + it->auxLost > 0
+                              : it->lostRecords + it->lostSamples + it->auxLost >
+                                    (it - 1)->lostRecords + (it - 1)->lostSamples + (it - 1)->auxLost;
+        const int xt = int(std::floor(c1));
+        if (grew && xt >= 0 && xt < W) lost[size_t(xt)] = 1;
+        ++frame_.rects;
+    }
+    auto yOf = [&](float v) { return double(base) - double(std::clamp(v, 0.0f, 100.0f)) * h / 100.0; };
+    // The ring's fill: an area per run of columns with data, full columns over it in their colour.
+    for (int x = 0; x < W;) {
+        if (ring[size_t(x)] < 0) {
+            ++x;
+            continue;
+        }
+        QPolygonF area;
+        area << QPointF(kLabelWidth + x, base);
+        int e = x;
+        for (; e < W && ring[size_t(e)] >= 0; ++e) {
+            const double v = yOf(ring[size_t(e)]);
+            area << QPointF(kLabelWidth + e, v) << QPointF(kLabelWidth + e + 1, v);
+        }
+        area << QPointF(kLabelWidth + e, base);
+        p.setPen(Qt::NoPen);
+        p.setBrush(healthRingColor());
+        p.drawPolygon(area);
+        for (int k = x; k < e; ++k)
+            if (ring[size_t(k)] >= 99.5f)
+                p.fillRect(QRectF(kLabelWidth + k, yOf(ring[size_t(k)]), 1, base - yOf(ring[size_t(k)])),
+                           healthFullColor());
+        x = e;
+    }
+    p.setBrush(Qt::NoBrush);
+    // The AUX area's fill: a line.
+    p.setPen(QPen(healthAuxColor(), 1.5));
+    QPolygonF line;
+    auto flushLine = [&] {
+        if (line.size() > 1) p.drawPolyline(line);
+        if (line.size() == 1) p.drawPoint(line.front());
+        line.clear();
+    };
+    for (int x = 0; x < W; ++x) {
+        if (aux[size_t(x)] < 0) {
+            flushLine();
+            continue;
+        }
+        line << QPointF(kLabelWidth + x + 0.5, yOf(aux[size_t(x)]));
+    }
+    flushLine();
+    // Losses: a red tick where a count grew.
+    const QColor red = lossColor(SidebandLanes::Loss::LostRecords);
+    for (int x = 0; x < W; ++x) {
+        if (!lost[size_t(x)]) continue;
+        p.fillRect(QRect(kLabelWidth + x - 1, y + 1, 2, track.height - 2), red);
+        const QPointF tri[3] = {QPointF(kLabelWidth + x - 4, y + 1), QPointF(kLabelWidth + x + 4, y + 1),
+                                QPointF(kLabelWidth + x, y + 7)};
+        p.setPen(Qt::NoPen);
+        p.setBrush(red);
+        p.drawPolygon(tri, 3);
+        p.setBrush(Qt::NoBrush);
+    }
+    p.restore();
 }
 
 void TimelineView::paintThreadLane(QPainter& p, const Track& track, int y) {
@@ -1279,6 +1711,52 @@ TimelineHit TimelineView::laneHit(const Track& track, uint64_t t, uint64_t toler
     return {};
 }
 
+TimelineHit TimelineView::healthHit(const Track& track, uint64_t t, uint64_t tolerance) const {
+    TimelineHit hit;
+    if (!data_->lanes) return hit;
+    const auto found = data_->lanes->health.find(track.cpu);
+    if (found == data_->lanes->health.end() || found->second.empty()) return hit;
+    const auto& points = found->second;
+    auto lostAt = [&](size_t i) {
+        const auto& h = points[i];
+        return h.lostRecords + h.lostSamples + h.auxLost;
+    };
+    auto grew = [&](size_t i) { return i == 0 ? lostAt(0) > 0 : lostAt(i) > lostAt(i - 1); };
+    // The point whose interval (previous point, point] holds `t`; a red tick
+    // within reach wins (the nearest), as it is drawn over the fill.
+    size_t i =
+        size_t(std::lower_bound(points.begin(), points.end(), t,
+                                [](const SidebandLanes::Health& h, uint64_t v) { return h.time < v; }) -
+               points.begin());
+    const uint64_t reach = tolerance * 2;
+    auto near = std::lower_bound(points.begin(), points.end(), t > reach ? t - reach : 0,
+                                 [](const SidebandLanes::Health& h, uint64_t v) { return h.time < v; });
+    uint64_t bestDistance = UINT64_MAX;
+    for (; near != points.end() && near->time <= t + reach; ++near) {
+        const size_t k = size_t(near - points.begin());
+        const uint64_t d = near->time > t ? near->time - t : t - near->time;
+        if (grew(k) && d < bestDistance) bestDistance = d, i = k;
+    }
+    if (i == points.size()) {
+        if (t - points.back().time > tolerance) return hit;  // after the last point
+        i = points.size() - 1;
+    }
+    if (i == 0 && points[0].time - t > tolerance && bestDistance == UINT64_MAX)
+        return hit;  // before the first
+    const SidebandLanes::Health& h = points[i];
+    hit.kind = TimelineHit::Health;
+    hit.cpu = track.cpu;
+    hit.health = h;
+    hit.start = i > 0 ? points[i - 1].time : h.time;
+    hit.end = h.time;
+    const SidebandLanes::Health none;
+    const SidebandLanes::Health& prev = i > 0 ? points[i - 1] : none;
+    hit.lostRecordsHere = h.lostRecords - std::min(h.lostRecords, prev.lostRecords);
+    hit.lostSamplesHere = h.lostSamples - std::min(h.lostSamples, prev.lostSamples);
+    hit.auxLostHere = h.auxLost - std::min(h.auxLost, prev.auxLost);
+    return hit;
+}
+
 TimelineHit TimelineView::spanHit(const TimelineData::Thread& th, size_t index) const {
     TimelineHit hit;
     hit.kind = TimelineHit::ThreadSpan;
@@ -1303,10 +1781,21 @@ TimelineHit TimelineView::hitAt(QPoint pos) const {
     TimelineHit hit;
     if (!data_ || pos.x() < kLabelWidth || pos.x() >= kLabelWidth + plotWidth()) return hit;
     const Track* track = trackAt(pos.y());
-    if (!track || track->kind == Track::ProcessHeader) return hit;
+    if (!track || track->kind == Track::ProcessHeader || track->kind == Track::HealthHeader) return hit;
     const uint64_t t = timeAt(pos.x() + 0.5);
     const uint64_t tolerance = uint64_t(2.0 * double(viewEnd_ - viewBegin_) / plotWidth());
-    if (track->kind == Track::Cpu) return cpuHit(*track, t, tolerance);
+    if (track->kind == Track::Cpu) {
+        if (const std::string* note = cpuNote(track->cpu)) {
+            hit.kind = TimelineHit::CpuNote;
+            hit.cpu = track->cpu;
+            hit.loss = QString::fromStdString(*note);
+            hit.start = data_->begin, hit.end = data_->end;
+            return hit;
+        }
+        if (!data_->cpus.count(track->cpu)) return hit;
+        return cpuHit(*track, t, tolerance);
+    }
+    if (track->kind == Track::Health) return healthHit(*track, t, tolerance);
     if (track->kind == Track::ThreadHeader) return laneHit(*track, t, tolerance);
     const auto& th = data_->threads[track->thread];
     if (t < data_->decodedBegin || t >= data_->decodedEnd) return hit;
@@ -1323,6 +1812,36 @@ QString TimelineView::describe(const TimelineHit& hit, uint64_t recordingBegin) 
         if (!hit.processName.isEmpty()) text += QString(" in %1").arg(hit.processName);
         return text;
     };
+    if (hit.kind == TimelineHit::CpuNote) {
+        return QString("CPU %1: %2").arg(hit.cpu).arg(cpuNoteText(hit.loss));
+    }
+    if (hit.kind == TimelineHit::Health) {
+        const SidebandLanes::Health& h = hit.health;
+        auto at = [&](uint64_t t) { return "+" + formatDuration(double(t) - double(recordingBegin)); };
+        auto count = [](uint64_t n) { return QLocale(QLocale::English).toString(qulonglong(n)); };
+        lines << QString("CPU %1 capture health at %2").arg(hit.cpu).arg(at(h.time));
+        if (hit.end > hit.start)
+            lines << QString("Ring fill: %1 % (the peak since %2)")
+                         .arg(double(h.ringFill), 0, 'f', 1)
+                         .arg(at(hit.start));
+        else
+            lines << QString("Ring fill: %1 %").arg(double(h.ringFill), 0, 'f', 1);
+        lines << (h.auxFill >= 0 ? QString("AUX fill: %1 %").arg(double(h.auxFill), 0, 'f', 1)
+                                 : QString("AUX fill: no AUX area on this CPU"));
+        lines << QString("Throughput: %1 MiB/s").arg(double(h.mibPerSec), 0, 'f', 2);
+        lines << QString("Lost so far: %1 records, %2 samples, %3 AUX records")
+                     .arg(count(h.lostRecords), count(h.lostSamples), count(h.auxLost));
+        if (hit.lostRecordsHere + hit.lostSamplesHere + hit.auxLostHere > 0) {
+            const QString when = hit.end > hit.start
+                                     ? QString("between %1 and %2").arg(at(hit.start), at(hit.end))
+                                     : QString("by %1").arg(at(hit.end));
+            lines << QString("Lost %1: %2 records, %3 samples, %4 AUX records (ring fill then %5 %)")
+                         .arg(when, count(hit.lostRecordsHere), count(hit.lostSamplesHere),
+                              count(hit.auxLostHere))
+                         .arg(double(h.ringFill), 0, 'f', 1);
+        }
+        return lines.join('\n');
+    }
     if (hit.kind == TimelineHit::Loss) {
         lines << QString("CPU %1: %2").arg(hit.cpu).arg(hit.loss);
         lines << QString("At: +%1").arg(formatDuration(double(hit.start) - double(recordingBegin)));
@@ -1371,8 +1890,15 @@ QString TimelineView::describe(const TimelineHit& hit, uint64_t recordingBegin) 
 QString TimelineView::toolTipAt(QPoint pos) const {
     const TimelineHit hit = hitAt(pos);
     if (!hit.valid()) {
-        if (!data_ || hint_.isEmpty()) return {};
+        if (!data_) return {};
         const Track* track = trackAt(pos.y());
+        if (track && track->kind == Track::Cpu && pos.x() < kLabelWidth)
+            if (const std::string* note = cpuNote(track->cpu))
+                return QString("CPU %1: %2").arg(track->cpu).arg(cpuNoteText(QString::fromStdString(*note)));
+        if (track && (track->kind == Track::ProcessHeader || track->kind == Track::HealthHeader) &&
+            pos.x() < kLabelWidth)
+            return QString("Click (or C) to collapse or expand; right-click to pin");
+        if (!data_ || hint_.isEmpty()) return {};
         const uint64_t t = timeAt(pos.x());
         if (track && track->kind == Track::ThreadRow && pos.x() >= kLabelWidth &&
             (t < data_->decodedBegin || t >= data_->decodedEnd))
@@ -1476,6 +2002,12 @@ void TimelineView::keyPressEvent(QKeyEvent* e) {
         case Qt::Key_Slash:
             emit searchRequested();
             break;
+        case Qt::Key_C:
+            // The process under the mouse (its header or a thread's lane), else the selected thread's.
+            if (!toggleProcessAt(lastMouse_.y()) && selected_.valid() && selected_.pid >= 0 && data_ &&
+                data_->lanes && processHeaderY(selected_.pid) >= 0)
+                setProcessCollapsed(selected_.pid, !processCollapsed(selected_.pid));
+            break;
         default:
             if (e->text() == "?") {
                 setKeysHelpVisible(!helpVisible_);
@@ -1542,6 +2074,15 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
     rangeDrag_ = false;
     if (dragged_) return;
     if (e->position().y() < kAxisHeight) return;  // a click on the axis selects nothing
+    if (const Track* t = trackAt(int(e->position().y()));
+        t && (t->kind == Track::ProcessHeader || t->kind == Track::HealthHeader)) {
+        // A group's header: collapses or expands it.
+        if (t->kind == Track::HealthHeader)
+            setHealthCollapsed(!laneState_.healthCollapsed);
+        else
+            setProcessCollapsed(t->pid, !processCollapsed(t->pid));
+        return;
+    }
     selected_ = hitAt(e->position().toPoint());
     if (selected_.valid()) rangeChosenLast_ = false;
     update();
@@ -1637,6 +2178,8 @@ QString TimelineView::keysHelp() {
         "F\tzoom to the selection\n"
         "M\tmark / unmark the selection\n"
         "Esc\tclear the selection\n"
+        "click a header, C\tcollapse / expand a process\n"
+        "right-click a lane\tpin it to the top\n"
         "/\tsearch functions and threads\n"
         "Enter / Shift+Enter\tnext / previous hit\n"
         "?\tthis help");
@@ -1679,10 +2222,262 @@ const TimelineView::Track* TimelineView::trackOfThread(int32_t tid, int depth) c
 
 void TimelineView::scrollToThread(int32_t tid, int depth) {
     const Track* t = trackOfThread(tid, depth);
-    if (!t) return;
-    const int visible = std::max(0, height() - kAxisHeight);
+    if (!t && data_ && data_->lanes) {
+        // In a collapsed process: expanded to show it.
+        const long lane = data_->lanes->threadIndex(tid);
+        int32_t pid = lane >= 0 ? data_->lanes->threads[size_t(lane)].pid : -1;
+        for (const auto& th : data_->threads)
+            if (th.tid == tid) pid = th.pid;
+        if (pid != -1 && processCollapsed(pid)) {
+            setProcessCollapsed(pid, false);
+            t = trackOfThread(tid, depth);
+        }
+    }
+    if (!t || (t->pinned && stickyHeight() > 0)) return;
+    const int visible = std::max(0, height() - kAxisHeight), sticky = stickyHeight();
     const int y = t->y, v = vbar_->value();
-    if (y < v || y + t->height > v + visible) vbar_->setValue(std::max(0, y - visible / 3));
+    if (y < v + sticky || y + t->height > v + visible)
+        vbar_->setValue(std::max(0, y - sticky - (visible - sticky) / 3));
+}
+
+// ---- Lanes people manage ----
+
+bool TimelineLaneState::isPinned(Pin::Kind kind, int32_t id) const {
+    return std::find(pinned.begin(), pinned.end(), Pin{kind, id}) != pinned.end();
+}
+
+QString TimelineLaneState::sortName(Sort sort) {
+    switch (sort) {
+        case Sort::Pid:
+            return "pid";
+        case Sort::Name:
+            return "name";
+        case Sort::CpuTime:
+            break;
+    }
+    return "CPU time";
+}
+
+QVariantMap TimelineLaneState::toVariant() const {
+    QVariantMap map;
+    QVariantList pids;
+    for (int32_t pid : collapsed)
+        pids << pid;
+    map["collapsed"] = pids;
+    QStringList pins;
+    for (const Pin& pin : pinned)
+        pins << QString("%1:%2")
+                    .arg(pin.kind == Pin::Cpu       ? "cpu"
+                         : pin.kind == Pin::Process ? "pid"
+                                                    : "tid")
+                    .arg(pin.id);
+    map["pinned"] = pins;
+    map["filter"] = filter;
+    map["sort"] = sort == Sort::Pid ? "pid" : sort == Sort::Name ? "name" : "cpu-time";
+    map["healthCollapsed"] = healthCollapsed;
+    return map;
+}
+
+TimelineLaneState TimelineLaneState::fromVariant(const QVariantMap& map) {
+    TimelineLaneState state;
+    for (const QVariant& v : map.value("collapsed").toList()) {
+        bool ok = false;
+        const int pid = v.toInt(&ok);
+        if (ok) state.collapsed.insert(pid);
+    }
+    for (const QString& text : map.value("pinned").toStringList()) {
+        const QString kind = text.section(':', 0, 0);
+        bool ok = false;
+        const int id = text.section(':', 1).toInt(&ok);
+        if (!ok) continue;
+        Pin pin;
+        if (kind == "cpu")
+            pin.kind = Pin::Cpu;
+        else if (kind == "pid")
+            pin.kind = Pin::Process;
+        else if (kind == "tid")
+            pin.kind = Pin::Thread;
+        else
+            continue;
+        pin.id = id;
+        if (!state.isPinned(pin.kind, pin.id)) state.pinned.push_back(pin);
+    }
+    state.filter = map.value("filter").toString();
+    const QString sort = map.value("sort").toString();
+    state.sort = sort == "pid" ? Sort::Pid : sort == "name" ? Sort::Name : Sort::CpuTime;
+    state.healthCollapsed = map.value("healthCollapsed").toBool();
+    return state;
+}
+
+void TimelineView::laneStateEdited() {
+    layoutTracks();
+    update();
+    emit laneStateChanged();
+}
+
+void TimelineView::setLaneState(const TimelineLaneState& state) {
+    if (state == laneState_) return;
+    laneState_ = state;
+    laneStateEdited();
+}
+
+void TimelineView::setProcessCollapsed(int32_t pid, bool collapsed) {
+    if (collapsed == processCollapsed(pid)) return;
+    if (collapsed)
+        laneState_.collapsed.insert(pid);
+    else
+        laneState_.collapsed.erase(pid);
+    laneStateEdited();
+}
+
+void TimelineView::setAllProcessesCollapsed(bool collapsed) {
+    std::set<int32_t> pids;
+    if (collapsed && data_ && data_->lanes) {
+        for (const SidebandLanes::Process& proc : data_->lanes->processes)
+            pids.insert(proc.pid);
+        for (const auto& th : data_->threads)
+            if (data_->lanes->threadIndex(th.tid) < 0) pids.insert(th.pid);
+    }
+    if (pids == laneState_.collapsed) return;
+    laneState_.collapsed = std::move(pids);
+    laneStateEdited();
+}
+
+void TimelineView::setPinned(TimelineLaneState::Pin::Kind kind, int32_t id, bool pinned) {
+    if (pinned == laneState_.isPinned(kind, id)) return;
+    auto& pins = laneState_.pinned;
+    if (pinned)
+        pins.push_back({kind, id});
+    else
+        pins.erase(std::remove(pins.begin(), pins.end(), TimelineLaneState::Pin{kind, id}), pins.end());
+    laneStateEdited();
+}
+
+void TimelineView::setLaneFilter(const QString& text) {
+    if (text == laneState_.filter) return;
+    laneState_.filter = text;
+    laneStateEdited();
+}
+
+void TimelineView::setLaneSort(TimelineLaneState::Sort sort) {
+    if (sort == laneState_.sort) return;
+    laneState_.sort = sort;
+    laneStateEdited();
+}
+
+void TimelineView::setHealthCollapsed(bool collapsed) {
+    if (collapsed == laneState_.healthCollapsed) return;
+    laneState_.healthCollapsed = collapsed;
+    laneStateEdited();
+}
+
+const std::string* TimelineView::cpuNote(int cpu) const {
+    if (!data_ || !data_->lanes) return nullptr;
+    const auto found = data_->lanes->cpuNotes.find(cpu);
+    return found == data_->lanes->cpuNotes.end() ? nullptr : &found->second;
+}
+
+QString TimelineView::cpuNoteText(const QString& note) {
+    if (note == "offline")
+        return "offline: the machine has this CPU, but it was not online during the capture\n"
+               "Nothing can have run on it, so its lane is empty.";
+    if (note == "not traced")
+        return "not traced: this CPU was online, but the capture did not record it\n"
+               "Its CPU list left it out: what ran there is unknown, not idle.";
+    return note + "\nThe file says so about this CPU; nothing was recorded on it.";
+}
+
+bool TimelineView::toggleProcessAt(int y) {
+    const Track* t = y >= 0 ? trackAt(y) : nullptr;
+    if (!t || !data_) return false;
+    if (t->kind == Track::HealthHeader || t->kind == Track::Health) {
+        setHealthCollapsed(!laneState_.healthCollapsed);
+        return true;
+    }
+    int32_t pid = -1;
+    if (t->kind == Track::ProcessHeader) {
+        pid = t->pid;
+    } else if (t->kind == Track::ThreadHeader || t->kind == Track::ThreadRow) {
+        if (!data_->lanes) return false;
+        pid = t->lane >= 0 ? data_->lanes->threads[size_t(t->lane)].pid : data_->threads[t->thread].pid;
+    } else {
+        return false;
+    }
+    if (processHeaderY(pid) < 0) return false;
+    setProcessCollapsed(pid, !processCollapsed(pid));
+    return true;
+}
+
+QMenu* TimelineView::laneMenu(QPoint pos) {
+    auto* menu = new QMenu(this);
+    const Track* t = data_ ? trackAt(pos.y()) : nullptr;
+    if (!t) return menu;
+    using Pin = TimelineLaneState::Pin;
+    // What the lane is: a CPU, a process (its header) or a thread (its lane or flame chart).
+    int32_t tid = -1, pid = -1;
+    const bool lanes = data_->lanes != nullptr;
+    if (t->kind == Track::ThreadHeader || t->kind == Track::ThreadRow) {
+        const bool ofLane = t->lane >= 0 && lanes;
+        tid = ofLane ? data_->lanes->threads[size_t(t->lane)].tid : data_->threads[t->thread].tid;
+        pid = ofLane ? data_->lanes->threads[size_t(t->lane)].pid : data_->threads[t->thread].pid;
+    } else if (t->kind == Track::ProcessHeader) {
+        pid = t->pid;
+    }
+    auto pinAction = [&](Pin::Kind kind, int32_t id, const QString& what) {
+        const bool pinned = laneState_.isPinned(kind, id);
+        QAction* a = menu->addAction(pinned ? "Unpin" : "Pin to top");
+        a->setToolTip(what);
+        a->setData(what);
+        connect(a, &QAction::triggered, this, [this, kind, id, pinned] { setPinned(kind, id, !pinned); });
+    };
+    if (t->kind == Track::Cpu) {
+        menu->setTitle(QString("CPU %1").arg(t->cpu));
+        pinAction(Pin::Cpu, t->cpu, QString("CPU %1").arg(t->cpu));
+    } else if (t->kind == Track::ProcessHeader) {
+        menu->setTitle(QString("pid %1").arg(pid));
+        pinAction(Pin::Process, pid, QString("pid %1").arg(pid));
+    } else if (tid != -1) {
+        menu->setTitle(QString("tid %1").arg(tid));
+        pinAction(Pin::Thread, tid, QString("tid %1").arg(tid));
+        if (lanes && processHeaderY(pid) >= 0) {
+            const bool pinned = laneState_.isPinned(Pin::Process, pid);
+            QAction* a = menu->addAction(pinned ? "Unpin its process" : "Pin its process to top");
+            connect(a, &QAction::triggered, this,
+                    [this, pid, pinned] { setPinned(Pin::Process, pid, !pinned); });
+        }
+    }
+    if (lanes && pid != -1 && processHeaderY(pid) >= 0) {
+        const bool collapsed = processCollapsed(pid);
+        QAction* a = menu->addAction(collapsed ? "Expand process" : "Collapse process");
+        connect(a, &QAction::triggered, this,
+                [this, pid, collapsed] { setProcessCollapsed(pid, !collapsed); });
+    }
+    if (t->kind == Track::HealthHeader || t->kind == Track::Health) {
+        QAction* a =
+            menu->addAction(laneState_.healthCollapsed ? "Expand capture health" : "Collapse capture health");
+        connect(a, &QAction::triggered, this, [this] { setHealthCollapsed(!laneState_.healthCollapsed); });
+    }
+    if (lanes) {
+        menu->addSeparator();
+        connect(menu->addAction("Expand all"), &QAction::triggered, this,
+                [this] { setAllProcessesCollapsed(false); });
+        connect(menu->addAction("Collapse all"), &QAction::triggered, this,
+                [this] { setAllProcessesCollapsed(true); });
+    }
+    if (!laneState_.pinned.empty())
+        connect(menu->addAction("Unpin all"), &QAction::triggered, this, [this] {
+            TimelineLaneState state = laneState_;
+            state.pinned.clear();
+            setLaneState(state);
+        });
+    return menu;
+}
+
+void TimelineView::contextMenuEvent(QContextMenuEvent* e) {
+    QMenu* menu = laneMenu(e->pos());
+    if (!menu->isEmpty()) menu->exec(e->globalPos());
+    delete menu;
+    e->accept();
 }
 
 void TimelineView::setHighlight(std::vector<bool> functions, std::set<int32_t> threads) {
@@ -1698,7 +2493,6 @@ void TimelineView::paintOverlays(QPainter& p) {
     p.setClipRect(plot);
     // Threads whose names a search matched: their labels outlined.
     if (!highlightThreads_.empty() && data_) {
-        const int top = contentTop();
         p.setClipping(false);
         for (const Track& t : tracks_) {
             if (t.kind != Track::ThreadHeader) continue;
@@ -1708,7 +2502,7 @@ void TimelineView::paintOverlays(QPainter& p) {
             else if (t.thread != kNoThread)
                 tid = data_->threads[t.thread].tid;
             if (!highlightThreads_.count(tid)) continue;
-            const int y = top + t.y;
+            const int y = trackY(t);
             if (y + t.height < kAxisHeight || y > height()) continue;
             p.setPen(QPen(QColor(255, 140, 0), 2));
             p.setBrush(Qt::NoBrush);

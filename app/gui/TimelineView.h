@@ -32,10 +32,27 @@
 // on the axis and areas over the tracks; ? shows the keys. A search marks the
 // functions it matches (setHighlightedFunctions): other spans are drawn faded,
 // and threads whose names match get their label outlined.
+//
+// Capture health (SidebandLanes::health, auxscope's statistics section): a
+// collapsible group with a lane per CPU, its data ring's fill as a filled area
+// (0-100 %), the AUX area's fill as a line, and a red tick where the lost
+// counts grew; hovering says the time, both fills, MiB/s and what was lost so
+// far (on a tick: how much between which times). CPUs the file names as
+// offline or not traced (SidebandLanes::cpuNotes) get a hatched lane saying so.
+//
+// Lanes people manage (TimelineLaneState): a click on a process's header (or
+// C over it) collapses or expands it, the context menu pins a CPU, process or
+// thread to the top (pinned lanes stay in place while the rest scrolls, as in
+// Perfetto), a filter keeps the processes whose name, pid or any thread's
+// name or tid matches, and processes sort by CPU time, pid or name. The state
+// is the view's, kept across setData (zoom, reload); app/gui/LaneBar edits it
+// and keeps it per file.
 #include <QString>
+#include <QVariantMap>
 #include <QWidget>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -43,16 +60,45 @@
 
 #include "spans/TimelineData.h"
 
+class QMenu;
 class QScrollBar;
 class QTimer;
 
 namespace auxscope {
 
+// Which lanes a TimelineView shows and in what order; a value (saved per file by LaneBar).
+struct TimelineLaneState {
+    enum class Sort { CpuTime, Pid, Name };
+    struct Pin {
+        enum Kind { Cpu, Process, Thread } kind = Thread;
+        int32_t id = -1;  // CPU, pid or tid
+        bool operator==(const Pin& o) const { return kind == o.kind && id == o.id; }
+    };
+    std::set<int32_t> collapsed;  // pids of collapsed processes
+    std::vector<Pin> pinned;      // in the order pinned, shown in that order on top
+    QString filter;               // name substring (any case) or a pid / tid
+    Sort sort = Sort::CpuTime;
+    bool healthCollapsed = false;  // the "Capture health" group
+
+    bool isPinned(Pin::Kind kind, int32_t id) const;
+    bool operator==(const TimelineLaneState& o) const {
+        return collapsed == o.collapsed && pinned == o.pinned && filter == o.filter && sort == o.sort &&
+               healthCollapsed == o.healthCollapsed;
+    }
+    bool operator!=(const TimelineLaneState& o) const { return !(*this == o); }
+    // {"collapsed": [pids], "pinned": ["cpu:3", "pid:100", "tid:101"], "filter", "sort":
+    // "cpu-time" | "pid" | "name", "healthCollapsed"}; fromVariant skips what it cannot read.
+    QVariantMap toVariant() const;
+    static TimelineLaneState fromVariant(const QVariantMap& map);
+    static QString sortName(Sort sort);  // "CPU time", "pid", "name"
+};
+
 // What is at a point of the view.
 struct TimelineHit {
     // CpuIdle: a CPU between the threads it ran. ThreadRun, Sample: a thread
     // lane's run slice or sample tick; Loss: a loss marker on a CPU lane.
-    enum Kind { None, CpuSlice, ThreadSpan, CpuIdle, ThreadRun, Sample, Loss } kind = None;
+    // Health: a capture-health point of a CPU; CpuNote: a CPU the file names as offline or not traced.
+    enum Kind { None, CpuSlice, ThreadSpan, CpuIdle, ThreadRun, Sample, Loss, Health, CpuNote } kind = None;
     int cpu = -1;
     int32_t pid = -1, tid = -1;
     uint64_t start = 0, end = 0;  // perf clock, ns
@@ -70,8 +116,12 @@ struct TimelineHit {
     QString event;
     uint64_t ip = 0;
     size_t samplesHere = 0;
-    // Loss: what describeLoss() says (kind, how much, why).
+    // Loss: what describeLoss() says (kind, how much, why). CpuNote: the note ("offline").
     QString loss;
+    // Health: the statistics point whose interval [start, end] holds the time
+    // (start: the previous point), and what was lost in that interval (> 0: a red tick).
+    SidebandLanes::Health health;
+    uint64_t lostRecordsHere = 0, lostSamplesHere = 0, auxLostHere = 0;
     bool valid() const { return kind != None; }
 };
 
@@ -149,10 +199,33 @@ public:
     // a process's header, -1 when not shown.
     int threadLaneY(int32_t tid) const;
     int processHeaderY(int32_t pid) const;
+    // The "Capture health" group's header and a CPU's health lane, -1 when not shown.
+    int healthHeaderY() const;
+    int healthLaneY(int cpu) const;
+
+    // Lane management (see the header comment). Every change emits laneStateChanged.
+    const TimelineLaneState& laneState() const { return laneState_; }
+    void setLaneState(const TimelineLaneState& state);
+    void setProcessCollapsed(int32_t pid, bool collapsed);
+    bool processCollapsed(int32_t pid) const { return laneState_.collapsed.count(pid) > 0; }
+    // Every process of the data collapsed (or none).
+    void setAllProcessesCollapsed(bool collapsed);
+    void setPinned(TimelineLaneState::Pin::Kind kind, int32_t id, bool pinned);
+    void setLaneFilter(const QString& text);
+    void setLaneSort(TimelineLaneState::Sort sort);
+    void setHealthCollapsed(bool collapsed);
+    // Threads with a lane (or a flame chart) shown, and in all.
+    int shownThreadCount() const { return threadsShown_; }
+    int threadCount() const { return threadsTotal_; }
+    // The context menu of the lane at `pos` ("Pin to top" / "Unpin", collapse,
+    // expand all...); empty where there is no lane. The caller owns it.
+    QMenu* laneMenu(QPoint pos);
+    // What a CPU note means, for its lane's hover.
+    static QString cpuNoteText(const QString& note);
     int plotLeft() const { return kLabelWidth; }
     int plotWidth() const;
     static constexpr int kAxisHeight = 26, kLaneHeight = 20, kHeaderHeight = 22, kRowHeight = 18,
-                         kLabelWidth = 170, kProcessHeight = 20;
+                         kLabelWidth = 170, kProcessHeight = 20, kHealthHeight = 32;
 
     // Colours: per function (stable: a hash of its name), per thread, and gaps.
     static QColor functionColor(const std::string& name);
@@ -164,6 +237,10 @@ public:
     static QColor lossColor(int kind);
     static QColor gapColor();
     static QColor gapHatchColor();
+    // Health lanes: the ring's fill area (where it reached 100 %: healthFullColor), the AUX fill line.
+    static QColor healthRingColor();
+    static QColor healthFullColor();
+    static QColor healthAuxColor();
 
     // Last frame's work, for benchmarks and tests.
     struct FrameStats {
@@ -188,6 +265,8 @@ signals:
     void searchRequested();
     // setData's data is shown (at once, or once its summaries are built).
     void dataShown();
+    // The lanes shown changed (collapsed, pinned, filtered, sorted): laneState() says how.
+    void laneStateChanged();
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -198,13 +277,14 @@ protected:
     void mouseMoveEvent(QMouseEvent*) override;
     void mouseReleaseEvent(QMouseEvent*) override;
     void mouseDoubleClickEvent(QMouseEvent*) override;
+    void contextMenuEvent(QContextMenuEvent*) override;
     bool event(QEvent*) override;
     QSize sizeHint() const override { return {900, 500}; }
 
 private:
     static constexpr size_t kNoThread = SIZE_MAX;
     struct Track {
-        enum Kind { Cpu, ThreadHeader, ThreadRow, ProcessHeader } kind;
+        enum Kind { Cpu, ThreadHeader, ThreadRow, ProcessHeader, HealthHeader, Health } kind;
         int cpu = -1;
         size_t thread = 0;  // index into data_->threads (kNoThread: a thread with no spans)
         int depth = 0;
@@ -212,6 +292,7 @@ private:
         long lane = -1;         // index into data_->lanes->threads (-1: none)
         int32_t pid = -1;       // ProcessHeader
         long process = -1;      // ProcessHeader: index into data_->lanes->processes (-1: none)
+        bool pinned = false;    // in the pinned section on top
     };
     static std::vector<std::unique_ptr<Lod>> buildLods(const TimelineData& data);
     void install(std::shared_ptr<const TimelineData> data, std::vector<std::unique_ptr<Lod>> lods);
@@ -234,6 +315,21 @@ private:
     void paintProcessHeader(QPainter& p, const Track& track, int y);
     void paintLosses(QPainter& p, int cpu, int y, int height);
     void paintOverlays(QPainter& p);
+    // Tracks [begin, end) with their top at `top` + Track::y, clipped to `clip`.
+    void paintTracks(QPainter& p, std::vector<Track>::const_iterator begin,
+                     std::vector<Track>::const_iterator end, int top, const QRect& clip);
+    void paintCpuNote(QPainter& p, const Track& track, int y, const std::string& note);
+    void paintHealthHeader(QPainter& p, const Track& track, int y);
+    void paintHealthLane(QPainter& p, const Track& track, int y);
+    TimelineHit healthHit(const Track& track, uint64_t t, uint64_t tolerance) const;
+    // Where a track is drawn (pinned ones stay under the axis), and the height they keep there.
+    int trackY(const Track& t) const;
+    int stickyHeight() const;
+    // The CPU note of `cpu` (nullptr: none).
+    const std::string* cpuNote(int cpu) const;
+    // Collapses or expands the process whose header (or thread) is at `y`; false where none.
+    bool toggleProcessAt(int y);
+    void laneStateEdited();
     const Track* trackOfThread(int32_t tid, int depth) const;
     TimelineHit cpuHit(const Track& track, uint64_t t, uint64_t tolerance) const;
     TimelineHit laneHit(const Track& track, uint64_t t, uint64_t tolerance) const;
@@ -272,6 +368,11 @@ private:
     uint64_t pressBegin_ = 0, pressEnd_ = 0;
     int pressScroll_ = 0;
     QPoint lastMouse_{-1, -1};
+    // Lanes: what is shown, the pinned section's height, threads shown and in all.
+    TimelineLaneState laneState_;
+    int pinnedHeight_ = 0;
+    int threadsShown_ = 0, threadsTotal_ = 0;
+    std::map<int, float> healthPeak_;  // per CPU: the highest ring fill of the recording
 };
 
 }  // namespace auxscope
