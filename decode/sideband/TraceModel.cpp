@@ -10,6 +10,7 @@
 #include "perfdata/PerfDataFormat.h"
 #include "perfdata/PerfDataReader.h"
 #include "perfdata/TracingData.h"
+#include "sideband/SortPieces.h"
 
 namespace auxscope {
 
@@ -123,6 +124,11 @@ void TraceModel::readHeaders(const PerfDataReader& file) {
         return true;
     });
     (void)walked;  // damage is the record walk's to report
+    {
+        const auto& byType = file.summary().recordsByType;
+        auto it = byType.find(PERF_RECORD_SAMPLE);
+        if (it != byType.end()) samples_.reserve(samples_.size() + size_t(it->second));
+    }
     for (const StatsSample& s : stats_)
         if (s.cpu >= 0) traced.insert(s.cpu);
     cpuInfo_.traced.assign(traced.begin(), traced.end());
@@ -215,7 +221,9 @@ void TraceModel::see(uint64_t t) {
 }
 
 void TraceModel::noteThread(int32_t pid, int32_t tid) {
-    if (pid > 0 && tid > 0) pidOfTid_[tid] = pid;
+    if (pid <= 0 || tid <= 0 || (tid == lastTid_ && pid == lastPid_)) return;
+    pidOfTid_[tid] = pid;
+    lastTid_ = tid, lastPid_ = pid;
 }
 
 void TraceModel::closeSlice(int cpu, uint64_t t) {
@@ -237,7 +245,10 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
     if (r.hasSampleId) see(r.time);
     // Records that name no CPU (files recorded without PERF_SAMPLE_CPU) still
     // give names and samples, but cannot place a thread on a CPU.
-    if (cpu >= 0) cpuState_.try_emplace(cpu);
+    if (cpu >= 0 && cpu != lastCpu_) {
+        cpuState_.try_emplace(cpu);
+        lastCpu_ = cpu;
+    }
     switch (r.type) {
         case PERF_RECORD_SWITCH_CPU_WIDE:
         case PERF_RECORD_SWITCH:
@@ -274,7 +285,7 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
                 break;
             }
             noteThread(r.pid, r.tid);
-            samples_.push_back({r.time, cpu, r.pid, r.tid, r.ip, r.event ? r.event->descIndex : -1});
+            samples_.push_back({r.time, r.ip, cpu, r.pid, r.tid, r.event ? r.event->descIndex : -1});
             break;
         case PERF_RECORD_LOST:
             losses_.push_back({r.time, cpu, r.lost, LossEvent::Records});
@@ -327,21 +338,34 @@ void TraceModel::finish() {
             tpSlices_.push_back({s.since, std::max(s.since, last_), cpu, s.pid, s.tid});
             s.running = false;
         }
-    std::set<int> tpCpus(tpCpus_.begin(), tpCpus_.end());
+    std::vector<char> tpCpu;
+    for (int cpu : tpCpus_)
+        if (cpu >= 0) tpCpu.resize(std::max(tpCpu.size(), size_t(cpu) + 1)), tpCpu[size_t(cpu)] = 1;
+    int32_t lastTid = 0, lastPid = -1;
     for (RunSlice& slice : tpSlices_) {
+        if (slice.cpu < 0) continue;
         if (size_t(slice.cpu) < recordSwitchCpus_.size() && recordSwitchCpus_[size_t(slice.cpu)]) continue;
         if (slice.pid <= 0) {
-            auto it = pidOfTid_.find(slice.tid);
-            if (it != pidOfTid_.end()) slice.pid = it->second;
+            if (slice.tid != lastTid) {
+                auto it = pidOfTid_.find(slice.tid);
+                lastTid = slice.tid, lastPid = it != pidOfTid_.end() ? it->second : -1;
+            }
+            slice.pid = lastPid;
         }
         slices_.push_back(slice);
-        tpCpus.insert(slice.cpu);
+        if (size_t(slice.cpu) >= tpCpu.size()) tpCpu.resize(size_t(slice.cpu) + 1);
+        tpCpu[size_t(slice.cpu)] = 1;
     }
     tpSlices_.clear();
-    tpCpus_.assign(tpCpus.begin(), tpCpus.end());
-    std::sort(slices_.begin(), slices_.end(), [](const RunSlice& a, const RunSlice& b) {
-        return a.start < b.start || (a.start == b.start && a.cpu < b.cpu);
-    });
+    tpCpus_.clear();
+    for (size_t cpu = 0; cpu < tpCpu.size(); ++cpu)
+        if (tpCpu[cpu]) tpCpus_.push_back(int(cpu));
+    // Each CPU's slices are in order already: merge the CPUs.
+    sortCpuStreams(
+        slices_, [](const RunSlice& s) { return s.cpu; },
+        [](const RunSlice& a, const RunSlice& b) {
+            return a.start < b.start || (a.start == b.start && a.cpu < b.cpu);
+        });
 }
 
 std::vector<int> TraceModel::cpus() const {

@@ -32,9 +32,9 @@ struct RunSlice {
 
 struct SampleEvent {
     uint64_t time = 0;
+    uint64_t ip = 0;
     int cpu = -1;
     int32_t pid = -1, tid = -1;
-    uint64_t ip = 0;
     int event = -1;  // index of the event (attr) that sampled
 };
 
@@ -96,6 +96,8 @@ public:
     // sched_switch events and their layout, the CPUs, auxscope's statistics.
     // What it cannot read becomes a note.
     void readHeaders(const PerfDataReader& file);
+    // Room for `n` samples (e.g. the file's SAMPLE records), so a big file's are not copied as they grow.
+    void reserveSamples(size_t n) { samples_.reserve(n); }
     // Marks event `eventIndex` (EventLayout::descIndex) as sched:sched_switch:
     // its samples become switches (on CPUs without switch records).
     void setSchedSwitchEvent(int eventIndex, const SchedSwitchLayout& layout);
@@ -145,6 +147,8 @@ private:
     void tracepointSwitch(int cpu, const ParsedRecord& r, const SchedSwitchLayout& l);
 
     std::map<int, CpuState> cpuState_;
+    int lastCpu_ = -1;                           // the CPU of the previous record (in cpuState_)
+    int32_t lastTid_ = INT32_MIN, lastPid_ = 0;  // the previous noteThread()
     // sched_switch tracepoints: their own per-CPU state and slices, kept apart
     // from the switch records' so a CPU with both keeps the records' (finish()).
     std::vector<SchedSwitchLayout> switchEvents_;  // by event index

@@ -7,6 +7,7 @@
 
 #include "perfdata/PerfDataFormat.h"
 #include "sideband/Sideband.h"
+#include "sideband/SortPieces.h"
 #include "spans/TimelineData.h"
 
 namespace auxscope {
@@ -35,29 +36,53 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
         const int32_t known = sideband.pidOf(tid);
         return known > 0 ? known : (pid > 0 ? pid : -1);
     };
-    std::map<int32_t, SidebandLanes::Thread> threads;  // by tid
-    auto thread = [&](int32_t pid, int32_t tid) -> SidebandLanes::Thread& {
+    struct Building {
+        SidebandLanes::Thread thread;
+        size_t runs = 0, samples = 0;  // counted first, so each vector is allocated once
+    };
+    std::map<int32_t, Building> threads;  // by tid
+    Building* last = nullptr;             // consecutive records mostly name the same thread
+    auto thread = [&](int32_t pid, int32_t tid) -> Building& {
+        if (last && last->thread.tid == tid) return *last;
         auto [it, added] = threads.try_emplace(tid);
         if (added) {
-            it->second.tid = tid;
-            it->second.pid = pidOf(pid, tid);
-            it->second.name = model.threadName(tid);
+            it->second.thread.tid = tid;
+            it->second.thread.pid = pidOf(pid, tid);
+            it->second.thread.name = model.threadName(tid);
         }
+        last = &it->second;
         return it->second;
     };
+    const auto& samples = model.samples();
+    const uint64_t total = samples.size();
+    for (const auto& [cpu, slices] : sideband.switchSlices())
+        for (const Sideband::Slice& s : slices)
+            if (s.tid > 0 && s.end >= s.start) ++thread(s.pid, s.tid).runs;
+    for (const SampleEvent& s : samples)
+        if (s.tid > 0) ++thread(s.pid, s.tid).samples;
+    for (auto& [tid, b] : threads) {
+        b.thread.runs.reserve(b.runs);
+        b.thread.samples.reserve(b.samples);
+    }
     // Runs: the switch timeline (or ITRACE_START's) as the decoders see it.
     for (const auto& [cpu, slices] : sideband.switchSlices()) {
         for (const Sideband::Slice& s : slices) {
             if (s.tid <= 0 || s.end < s.start) continue;
-            SidebandLanes::Thread& t = thread(s.pid, s.tid);
+            SidebandLanes::Thread& t = thread(s.pid, s.tid).thread;
             const uint64_t end = s.end == UINT64_MAX ? std::max(model.lastTime(), s.start) : s.end;
             t.runs.push_back({s.start, end, cpu});
             t.runTime += end - s.start;
         }
     }
-    // Samples, their IP resolved with the decoders' symbol code.
-    const auto& samples = model.samples();
-    const uint64_t total = samples.size();
+    // Samples, their IP resolved with the decoders' symbol code. Most samples
+    // repeat an IP seen shortly before (a loop, a tracepoint's call site): a
+    // small direct-mapped cache saves the lookups.
+    struct CachedFunction {
+        int32_t pid = 0;
+        uint64_t ip = UINT64_MAX;
+        uint32_t function = FunctionTable::kUnknown;
+    };
+    std::vector<CachedFunction> cache(options.functionAt ? 4096 : 0);
     for (uint64_t i = 0; i < total; ++i) {
         if (options.progress && i % 8192 == 0 && !options.progress(i, total)) return nullptr;
         const SampleEvent& s = samples[size_t(i)];
@@ -66,24 +91,32 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
             ++lanes->idleSamples;
             continue;
         }
-        SidebandLanes::Thread& t = thread(s.pid, s.tid);
+        SidebandLanes::Thread& t = thread(s.pid, s.tid).thread;
         SidebandLanes::Sample out;
         out.time = s.time;
         out.ip = s.ip;
         out.cpu = int16_t(s.cpu);
         out.event = int16_t(s.event);
-        if (options.functionAt) out.function = options.functionAt(t.pid, s.ip);
+        if (options.functionAt) {
+            CachedFunction& c = cache[(s.ip ^ (s.ip >> 12) ^ uint64_t(uint32_t(t.pid)) * 0x9e3779b1u) & 4095];
+            if (c.ip != s.ip || c.pid != t.pid) c = {t.pid, s.ip, options.functionAt(t.pid, s.ip)};
+            out.function = c.function;
+        }
         t.samples.push_back(out);
     }
     if (options.progress && !options.progress(total, total)) return nullptr;
 
-    // Threads by pid, then tid; processes by CPU time.
-    for (auto& [tid, t] : threads) {
-        std::sort(t.runs.begin(), t.runs.end(),
-                  [](const SidebandLanes::Run& a, const SidebandLanes::Run& b) { return a.start < b.start; });
-        std::stable_sort(
-            t.samples.begin(), t.samples.end(),
-            [](const SidebandLanes::Sample& a, const SidebandLanes::Sample& b) { return a.time < b.time; });
+    // Threads by pid, then tid; processes by CPU time. Runs and samples come in
+    // order per CPU: the CPUs' are merged.
+    lanes->threads.reserve(threads.size());
+    for (auto& [tid, b] : threads) {
+        SidebandLanes::Thread& t = b.thread;
+        sortCpuStreams(
+            t.runs, [](const SidebandLanes::Run& r) { return r.cpu; },
+            [](const SidebandLanes::Run& x, const SidebandLanes::Run& y) { return x.start < y.start; });
+        sortCpuStreams(
+            t.samples, [](const SidebandLanes::Sample& x) { return x.cpu; },
+            [](const SidebandLanes::Sample& x, const SidebandLanes::Sample& y) { return x.time < y.time; });
         lanes->threads.push_back(std::move(t));
     }
     std::sort(lanes->threads.begin(), lanes->threads.end(),

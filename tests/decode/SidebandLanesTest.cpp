@@ -18,6 +18,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "PerfEvent.h"
@@ -25,6 +26,7 @@
 #include "perfdata/PerfDataReader.h"
 #include "perfdata/TracingData.h"
 #include "sideband/Sideband.h"
+#include "sideband/SortPieces.h"
 #include "spans/SidebandLanes.h"
 #include "spans/TimelineData.h"
 
@@ -317,6 +319,44 @@ TEST(SidebandLanesModel, NextCommNamesThreadsNoCommNamed) {
     other.addRecord(0, shortOne);
     EXPECT_EQ(other.tracepointShort(), 1u);
     EXPECT_EQ(other.tracepointSwitches(), 0u);
+}
+
+// Per-CPU streams interleaved, each nearly in order (a few records stamped a
+// little early), or in no order at all: the same result as one stable sort.
+TEST(SidebandLanesModel, SortCpuStreamsEqualsStableSort) {
+    struct Item {
+        uint64_t time = 0;
+        int cpu = -1;
+        int seq = 0;
+    };
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 40; ++round) {
+        const int cpus = 1 + round % 9;
+        std::vector<uint64_t> clock(size_t(cpus) + 1, 0);
+        std::vector<Item> v;
+        for (int i = 0; i < 20000; ++i) {
+            const int cpu = int(rng() % uint64_t(cpus + 1)) - 1;  // -1: records that name no CPU
+            uint64_t& t = clock[size_t(cpu + 1)];
+            t += rng() % 50;
+            uint64_t stamp = t;
+            if (round % 2 && rng() % 20 == 0)
+                stamp -= std::min<uint64_t>(stamp, rng() % 200);  // nested, early
+            if (round % 10 == 9) stamp = rng() % 1000;            // no order
+            v.push_back({stamp, cpu, i});
+        }
+        auto less = [](const Item& a, const Item& b) {
+            return a.time < b.time || (a.time == b.time && a.cpu < b.cpu);
+        };
+        std::vector<Item> want = v;
+        std::stable_sort(want.begin(), want.end(), less);
+        sortCpuStreams(
+            v, [](const Item& x) { return x.cpu; }, less);
+        ASSERT_EQ(v.size(), want.size());
+        for (size_t i = 0; i < v.size(); ++i) {
+            ASSERT_FALSE(less(v[i], want[i]) || less(want[i], v[i])) << "round " << round << " at " << i;
+            if (v[i].cpu == want[i].cpu) ASSERT_EQ(v[i].seq, want[i].seq) << "stable within a CPU";
+        }
+    }
 }
 
 TEST(SidebandLanesModel, CpuNotesSayOfflineAndNotTraced) {
