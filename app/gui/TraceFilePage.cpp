@@ -13,6 +13,7 @@
 #include <QShortcut>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -26,6 +27,7 @@
 #include "export/TraceExport.h"
 #include "gui/CallTreeModel.h"
 #include "gui/CodeView.h"
+#include "gui/OverviewStrip.h"
 #include "gui/RangeStatsPane.h"
 #include "gui/SearchBar.h"
 #include "gui/SpanDetailsPane.h"
@@ -37,6 +39,7 @@
 #include "sideband/Sideband.h"
 #include "sideband/TraceModelLoader.h"
 #include "spans/SidebandLanes.h"
+#include "spans/TimelineOverview.h"
 
 namespace auxscope {
 namespace {
@@ -687,9 +690,17 @@ void TraceFilePage::openTimeline() {
     timelineProgress_->setRange(0, 100);
     timelineProgress_->setMaximumWidth(220);
     timelineProgress_->setTextVisible(true);
+    timelineCancelButton_ = new QPushButton("Cancel");
+    timelineCancelButton_->setObjectName("timelineCancel");
+    timelineCancelButton_->setToolTip("Stop opening the timeline, or decoding the window in view");
+    timelineCancelButton_->setVisible(false);
+    connect(timelineCancelButton_, &QPushButton::clicked, this, [this] { cancelTimeline(); });
+    overview_ = new OverviewStrip;
+    overview_->setObjectName("overviewStrip");
     auto* statusRow = new QHBoxLayout;
     statusRow->addWidget(timelineStatus_, 1);
     statusRow->addWidget(timelineProgress_);
+    statusRow->addWidget(timelineCancelButton_);
     auto* layout = new QVBoxLayout(page);
     layout->setContentsMargins(0, 4, 0, 0);
     layout->addLayout(statusRow);
@@ -697,6 +708,8 @@ void TraceFilePage::openTimeline() {
     auto* top = new QWidget;
     auto* topLayout = new QVBoxLayout(top);
     topLayout->setContentsMargins(0, 0, 0, 0);
+    topLayout->setSpacing(2);
+    topLayout->addWidget(overview_);
     topLayout->addWidget(timeline_, 1);
     topLayout->addWidget(selection);
     auto* split = new QSplitter(Qt::Vertical);
@@ -714,9 +727,26 @@ void TraceFilePage::openTimeline() {
     tabs_->insertTab(0, page, "Timeline");
     tabs_->setCurrentIndex(0);
     connect(timeline_, &TimelineView::visibleRangeChanged, this, &TraceFilePage::timelineRangeChanged);
+    // The strip follows the view: at once when it asks, ~150 ms after the view
+    // settles (visibleRangeChanged), and every 30 ms while the view is being
+    // moved with the mouse, wheel or keys (the view's signal waits until it settles).
+    connect(timeline_, &TimelineView::visibleRangeChanged, this, [this] { syncOverview(); });
+    connect(overview_, &OverviewStrip::rangeRequested, this, [this](quint64 begin, quint64 end) {
+        timeline_->setVisibleRange(begin, end);
+        syncOverview();
+    });
+    overviewSync_ = new QTimer(this);
+    overviewSync_->setInterval(30);
+    connect(overviewSync_, &QTimer::timeout, this, [this] {
+        syncOverview();
+        if (!(QApplication::mouseButtons() & Qt::LeftButton) && ++overviewIdleTicks_ > 20)
+            overviewSync_->stop();
+    });
+    timeline_->installEventFilter(this);
     connect(timeline_, &TimelineView::dataShown, this, [this] {
         // Shown (large data: once the view has summarized it).
         if (timeline_->undecodedHint() == kDecodingHint) timeline_->setUndecodedHint({});
+        syncOverview();
         emit timelineUpdated();
     });
     connect(timeline_, &TimelineView::spanSelected, this, [this](const TimelineHit& hit) {
@@ -759,22 +789,40 @@ void TraceFilePage::openTimeline() {
         buildSidebandTimeline();
         return;
     }
-    // Open the session, build the lanes and decode the first window on a worker thread.
+    // Open the session and build the lanes and the overview on a worker thread;
+    // the first frame shows them, and the decode of a first window follows.
     timelineBusy_ = true;
+    ptOpening_ = true;
+    showTimelineBusy(true);
     timelineProgress_->setRange(0, 0);  // busy: the session opens in one step
-    const uint64_t generation = ++timelineGeneration_;
+    timelineProgress_->setFormat("Opening %p%");
+    staleTimeline();
     QPointer<TraceFilePage> self(this);
-    std::thread([self, reader = reader_, generation, budget = timelineBudget_, lock = sessionLock_] {
-        std::lock_guard guard(*lock);
+    std::thread([self, reader = reader_, lock = sessionLock_, cancel = timelineCancel_] {
+        std::unique_lock guard(*lock);
         const auto started = std::chrono::steady_clock::now();
+        auto lastReport = started - std::chrono::seconds(1);
+        auto report = [&](int percent, const QString& phase) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - lastReport >= std::chrono::milliseconds(50)) {
+                lastReport = now;
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [self, percent, phase] {
+                        if (self && self->ptOpening_) self->setTimelineProgress(percent, phase);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return !*cancel;
+        };
         auto opened = AuxTraceSession::open(*reader);
         std::shared_ptr<AuxTraceSession> session;
-        std::shared_ptr<const TimelineData> base, data;
-        DecodeWindow window;
+        std::shared_ptr<const TimelineData> base;
+        std::shared_ptr<const TimelineOverview> overview;
         std::string error;
-        size_t segments = 0;
-        uint64_t bytes = 0;
-        if (opened) {
+        if (*cancel) {
+            error = "cancelled";
+        } else if (opened) {
             // The session reads the reader's mapping: keep the reader as long as the session.
             session = std::shared_ptr<AuxTraceSession>(opened->release(),
                                                        [reader](AuxTraceSession* s) { delete s; });
@@ -786,75 +834,90 @@ void TraceFilePage::openTimeline() {
             options.functionAt = [&session](int32_t pid, uint64_t ip) {
                 return session->images().functionAt(pid, ip);
             };
-            setTimelineLanes(withLanes, buildSidebandLanes(session->sideband(), options));
-            base = std::make_shared<const TimelineData>(std::move(withLanes));
-            // A recording whose whole trace fits the decode budget is decoded
-            // whole; a larger one starts with its first 1/1000.
-            DecodeWindow whole;
-            const TimeExtent extent = recordingExtent(*session);
-            whole.begin = extent.begin, whole.end = extent.end;
-            window = windowTraceBytes(*session, whole) <= budget ? whole : firstFrameWindow(*session);
-            DecodedSpans result = session->decodeSpans(window, 0);
-            segments = result.decodedNow + result.fromCache;
-            bytes = result.stats.traceBytes;
-            data = makeTimeline(*base, *session, std::move(result), window.begin, window.end);
+            options.progress = [&](uint64_t done, uint64_t total) {
+                return report(int(100 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
+            };
+            auto lanes = buildSidebandLanes(session->sideband(), options);
+            if (lanes) {
+                setTimelineLanes(withLanes, std::move(lanes));
+                // The overview: the lanes' activity and the trace's segments (its sync-point index).
+                std::vector<OverviewTraceChunk> chunks;
+                for (const AuxTraceSession::Segment& seg : session->segments())
+                    chunks.push_back({seg.cpu, seg.startTime, seg.endTime, seg.bytes});
+                overview = buildTimelineOverview(withLanes, chunks);
+                base = std::make_shared<const TimelineData>(std::move(withLanes));
+            } else {
+                error = "cancelled";
+                session.reset();
+            }
         } else {
             error = opened.error().message;
         }
+        guard.unlock();
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, session, base, data, window, error, seconds, segments, bytes, generation] {
+            [self, session, base, overview, error, seconds] {
                 if (!self) return;
                 self->timelineBusy_ = false;
-                self->timelineProgress_->setVisible(false);
+                self->ptOpening_ = false;
+                self->showTimelineBusy(false);
                 if (!session) {
+                    if (error == "cancelled") {
+                        self->setTimelineStatus("Cancelled: the timeline was not built.", true);
+                        return;
+                    }
                     // The lanes need no decoder: show them, and say why there are no flame charts.
                     self->timelineNote_ =
                         "Cannot open the " + self->traceKind_ + " trace: " + QString::fromStdString(error);
-                    self->timelineProgress_->setVisible(true);
                     self->buildSidebandTimeline();
                     return;
                 }
                 self->session_ = session;
                 self->timelineBase_ = base;
-                for (const auto& t : data->threads)
-                    self->seenTids_.insert(t.tid);
-                self->decodedWindow_ = {window.begin, window.end};
-                // The whole recording first (every lane); the flame charts of the
-                // first window, and of whatever window the view zooms to.
-                self->timeline_->setData(data);
+                // The first frame: the whole recording, every lane, the overview; nothing decoded yet.
+                self->overview_->setOverview(overview);
+                if (auto* l = self->overview_->parentWidget()->layout())
+                    l->activate();  // its height, before painting
+                self->timeline_->setData(base);
+                self->syncOverview();
+                const SidebandLanes* lanes = base->lanes.get();
                 DecodeWindow whole;
-                whole.begin = data->begin, whole.end = data->end;
+                whole.begin = base->begin, whole.end = base->end;
                 const uint64_t wholeBytes = windowTraceBytes(*session, whole);
-                const bool all = window.begin <= data->begin && window.end >= data->end;
-                self->timeline_->setUndecodedHint(
-                    all ? QString()
-                        : QString(
-                              "only the first window is decoded: zoom in to decode more (%1 of trace in the "
-                              "recording)")
-                              .arg(megabytes(wholeBytes)));
-                size_t spans = 0;
-                for (const auto& t : data->threads)
-                    spans += t.spans.size();
-                QString text =
-                    QString(
-                        "First frame: %1 spans in %2 threads decoded for +%3 … +%4 (%5 segments, %6 of "
-                        "trace) in %7 s%8. Ctrl+wheel or W/S zoom, A/D or drag pan, 0 shows everything.")
-                        .arg(spans)
-                        .arg(data->threads.size())
-                        .arg(relative(window.begin, data->begin))
-                        .arg(relative(window.end, data->begin))
-                        .arg(segments)
-                        .arg(megabytes(bytes))
-                        .arg(seconds, 0, 'f', 2)
-                        .arg(all ? ", the whole recording" : "; zoom in to decode more");
-                for (const std::string& note : data->notes)
+                QString text = QString(
+                                   "Opened in %1 s: %2 CPUs, %3 processes, %4 threads, %5 samples, %6 of %7 "
+                                   "over %8.")
+                                   .arg(seconds, 0, 'f', 2)
+                                   .arg(base->cpus.size())
+                                   .arg(lanes ? lanes->processes.size() : 0)
+                                   .arg(lanes ? lanes->threads.size() : 0)
+                                   .arg(lanes ? lanes->sampleCount : 0)
+                                   .arg(megabytes(wholeBytes))
+                                   .arg(self->traceKind_)
+                                   .arg(relative(base->end, base->begin));
+                for (const std::string& note : base->notes)
                     text += "\n" + QString::fromStdString(note);
                 self->setTimelineStatus(text);
-                if (generation != self->timelineGeneration_ || self->pendingWindow_)
+                emit self->timelineOpened();
+                if (self->pendingWindow_) {
+                    // The view was moved while opening: decode what it shows.
+                    self->timelineRangeChanged(self->pendingWindow_->begin, self->pendingWindow_->end);
+                    return;
+                }
+                // Then the whole recording when its trace fits the budget, else its first 1/1000
+                // (the rest as the view zooms in).
+                if (wholeBytes <= self->timelineBudget_) {
+                    self->timelineRangeChanged(whole.begin, whole.end);
+                } else {
+                    const DecodeWindow first = firstFrameWindow(*session);
+                    self->pendingWindow_ = Window{first.begin, first.end};
+                    self->timeline_->setUndecodedHint(QString("only the first 1/1000 is decoded: zoom in to "
+                                                              "decode more (%1 of trace in the recording)")
+                                                          .arg(megabytes(wholeBytes)));
                     self->runTimelineDecode();
+                }
             },
             Qt::QueuedConnection);
     }).detach();
@@ -870,6 +933,7 @@ void TraceFilePage::setTimelineProgress(int percent, const QString& phase) {
 // A file without a decodable AUX trace: the lanes are all there is, built once.
 void TraceFilePage::buildSidebandTimeline() {
     timelineBusy_ = true;
+    showTimelineBusy(true);
     setTimelineProgress(0, "Reading the sideband");
     QPointer<TraceFilePage> self(this);
     std::thread([self, reader = reader_, cancel = timelineCancel_] {
@@ -891,6 +955,7 @@ void TraceFilePage::buildSidebandTimeline() {
             return !*cancel;
         };
         std::shared_ptr<TimelineData> data;
+        std::shared_ptr<const TimelineOverview> overview;
         std::string error;
         std::vector<std::string> notes;
         auto sideband = Sideband::load(*reader, [&](uint64_t done, uint64_t total) {
@@ -916,6 +981,7 @@ void TraceFilePage::buildSidebandTimeline() {
                 setTimelineCpus(*data, *sideband);
                 data->functions = functions;
                 setTimelineLanes(*data, lanes);
+                overview = buildTimelineOverview(*data, {});
             } else {
                 error = "cancelled";
             }
@@ -926,17 +992,24 @@ void TraceFilePage::buildSidebandTimeline() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, data, error, seconds] {
+            [self, data, overview, error, seconds] {
                 if (!self) return;
                 self->timelineBusy_ = false;
-                self->timelineProgress_->setVisible(false);
+                self->showTimelineBusy(false);
                 const QString note = self->timelineNote_.isEmpty() ? QString() : self->timelineNote_ + "\n";
                 if (!data) {
                     self->setTimelineStatus(
-                        note + "Cannot build the timeline: " + QString::fromStdString(error), true);
+                        note + (error == "cancelled"
+                                    ? QString("Cancelled: the timeline was not built.")
+                                    : "Cannot build the timeline: " + QString::fromStdString(error)),
+                        true);
                     return;
                 }
+                self->overview_->setOverview(overview);
+                if (auto* l = self->overview_->parentWidget()->layout())
+                    l->activate();  // its height, before painting
                 self->timeline_->setData(data);
+                self->syncOverview();
                 const SidebandLanes& lanes = *data->lanes;
                 uint64_t losses = 0;
                 for (const auto& [cpu, v] : lanes.losses)
@@ -954,6 +1027,7 @@ void TraceFilePage::buildSidebandTimeline() {
                                    .arg(seconds, 0, 'f', 2);
                 if (data->cpus.empty()) text = "No CPU in the sideband: " + text;
                 self->setTimelineStatus(note + text, losses > 0 || !note.isEmpty());
+                emit self->timelineOpened();
                 emit self->timelineUpdated();
             },
             Qt::QueuedConnection);
@@ -961,15 +1035,15 @@ void TraceFilePage::buildSidebandTimeline() {
 }
 
 void TraceFilePage::timelineRangeChanged(quint64 begin, quint64 end) {
-    if (!session_ && !timelineBusy_) return;
+    if (!session_ && !ptOpening_) return;
     if (begin >= decodedWindow_.begin && end <= decodedWindow_.end) {
         // Already shown: whatever was asked for since is not needed any more.
-        if (session_ && (timelineBusy_ || pendingWindow_)) ++timelineGeneration_;
+        if (session_ && (timelineBusy_ || pendingWindow_)) staleTimeline();
         pendingWindow_.reset();
         timeline_->setUndecodedHint({});
         return;
     }
-    ++timelineGeneration_;  // whatever runs now is stale
+    staleTimeline();  // whatever runs now is stale
     if (session_) {
         DecodeWindow window;
         window.begin = begin, window.end = end;
@@ -999,21 +1073,60 @@ void TraceFilePage::runTimelineDecode() {
     DecodeWindow window;
     window.begin = w.begin, window.end = w.end;
     const uint64_t origin = timelineBase_->begin;
+    const uint64_t bytes = windowTraceBytes(*session_, window);
     setTimelineStatus(QString("Decoding +%1 … +%2 (%3 of trace)…")
                           .arg(relative(w.begin, origin))
                           .arg(relative(w.end, origin))
-                          .arg(megabytes(windowTraceBytes(*session_, window))));
+                          .arg(megabytes(bytes)));
+    showTimelineBusy(true);
+    timelineProgress_->setRange(0, 0);  // busy until the first batch
+    timelineProgress_->setFormat("Decoding %p%");
     std::vector<int32_t> seen(seenTids_.begin(), seenTids_.end());
     QPointer<TraceFilePage> self(this);
     std::thread([self, session = session_, base = timelineBase_, window, seen, generation,
-                 lock = sessionLock_] {
+                 lock = sessionLock_, live = liveGeneration_] {
         std::unique_lock guard(*lock);
         const auto started = std::chrono::steady_clock::now();
-        DecodedSpans result = session->decodeSpans(window, 0);
-        guard.unlock();
-        const size_t now = result.decodedNow, cached = result.fromCache;
-        std::shared_ptr<const TimelineData> data =
-            makeTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
+        // The window's segments in time order, decoded in batches (each cached by
+        // the session) for progress, and to stop between batches once the view has
+        // moved on; the last call below then merges what is cached.
+        std::vector<AuxTraceSession::Segment> chosen;
+        for (const AuxTraceSession::Segment& seg : session->segments())
+            if (seg.endTime >= window.begin && seg.startTime <= window.end) chosen.push_back(seg);
+        std::sort(chosen.begin(), chosen.end(),
+                  [](const auto& a, const auto& b) { return a.startTime < b.startTime; });
+        const size_t total = chosen.size();
+        const size_t workers = std::max(1u, std::thread::hardware_concurrency());
+        const size_t batch = std::max<size_t>(2 * workers, total / 20);
+        bool stale = false;
+        for (size_t first = 0; total > batch && first < total && !stale; first += batch) {
+            const size_t last = std::min(total, first + batch);
+            DecodeWindow part = window;
+            part.begin = std::max(window.begin, chosen[first].startTime);
+            uint64_t end = 0;
+            for (size_t i = first; i < last; ++i)
+                end = std::max(end, chosen[i].endTime);
+            part.end = std::min(window.end, end);
+            session->decodeSpans(part, 0);
+            stale = live->load() != generation;
+            const int permille = int(1000 * last / total);
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, permille, generation] {
+                    if (!self || generation != self->timelineGeneration_) return;
+                    self->timelineProgress_->setRange(0, 1000);
+                    self->timelineProgress_->setValue(permille);
+                },
+                Qt::QueuedConnection);
+        }
+        std::shared_ptr<const TimelineData> data;
+        size_t now = 0, cached = 0;
+        if (!stale && live->load() == generation) {
+            DecodedSpans result = session->decodeSpans(window, 0);
+            guard.unlock();
+            now = result.decodedNow, cached = result.fromCache;
+            data = makeTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
+        }
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
@@ -1021,7 +1134,8 @@ void TraceFilePage::runTimelineDecode() {
             [self, data, window, seconds, now, cached, generation] {
                 if (!self) return;
                 self->timelineBusy_ = false;
-                if (generation == self->timelineGeneration_) {
+                self->showTimelineBusy(false);
+                if (data && generation == self->timelineGeneration_) {
                     // The newest request: show it (a stale one is dropped).
                     for (const auto& t : data->threads)
                         self->seenTids_.insert(t.tid);
@@ -1044,6 +1158,65 @@ void TraceFilePage::runTimelineDecode() {
             },
             Qt::QueuedConnection);
     }).detach();
+}
+
+void TraceFilePage::showTimelineBusy(bool on) {
+    timelineProgress_->setVisible(on);
+    timelineCancelButton_->setVisible(on);
+}
+
+void TraceFilePage::staleTimeline() {
+    ++timelineGeneration_;
+    liveGeneration_->store(timelineGeneration_);
+}
+
+void TraceFilePage::cancelTimeline() {
+    if (ptOpening_ || (!session_ && timelineBusy_)) {
+        // Opening or building the lanes: the worker stops at its next progress report.
+        *timelineCancel_ = true;
+        setTimelineStatus("Cancelling…");
+        return;
+    }
+    if (!timelineBusy_ && !pendingWindow_) return;
+    // A window's decode: stop it between batches and forget the window; moving the view asks again.
+    pendingWindow_.reset();
+    staleTimeline();
+    timeline_->setUndecodedHint("decode cancelled: move or zoom the view to decode again");
+    setTimelineStatus("Decode cancelled.");
+}
+
+void TraceFilePage::syncOverview() {
+    if (!overview_ || !timeline_) return;
+    const TimelineView::Range r = timeline_->visibleRange();
+    if (r.begin != overview_->visibleBegin() || r.end != overview_->visibleEnd()) {
+        overview_->setVisibleRange(r.begin, r.end);
+        overviewIdleTicks_ = 0;
+    }
+    // Line the strip's plot up with the view's (its label column and scroll bar).
+    overview_->setPlotMargins(timeline_->plotLeft(),
+                              timeline_->width() - timeline_->plotLeft() - timeline_->plotWidth());
+}
+
+bool TraceFilePage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == timeline_) {
+        switch (event->type()) {
+            case QEvent::MouseButtonPress:
+            case QEvent::MouseMove:
+            case QEvent::Wheel:
+            case QEvent::KeyPress:
+                // The view is being moved: follow it until it rests.
+                overviewIdleTicks_ = 0;
+                if (overviewSync_ && !overviewSync_->isActive()) overviewSync_->start();
+                break;
+            case QEvent::Resize:
+                QMetaObject::invokeMethod(
+                    this, [this] { syncOverview(); }, Qt::QueuedConnection);
+                break;
+            default:
+                break;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 void TraceFilePage::showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end) {

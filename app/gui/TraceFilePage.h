@@ -11,11 +11,17 @@
 // Every file opens on a Timeline tab built from its sideband on a worker thread
 // (with a progress bar): which thread ran on which CPU, each process's threads
 // with their run slices and samples, the kernel's losses where they happened.
-// With Intel PT, the page also keeps one AuxTraceSession (opened on a worker thread)
-// for its Timeline tab: the first 1/1000 of the recording is decoded and shown
-// first, then whatever window the view settles on is decoded on a worker
-// thread when its trace is within a budget (stale results dropped), and
-// otherwise the view says "zoom in to decode".
+// Above the lanes, an OverviewStrip shows the whole recording at once (per-CPU
+// activity, AUX trace density, losses; TimelineOverview, nothing decoded) with
+// the timeline's window bracketed on it: click or drag there to move.
+//
+// With an AUX trace, the page also keeps one AuxTraceSession (opened on a worker
+// thread, with the lanes and the overview) for its Timeline tab. The first frame
+// is the whole recording with its lanes and overview, before anything is
+// decoded; then the whole recording is decoded when its trace is within the
+// decode budget (else its first 1/1000), and afterwards whatever window the
+// view settles on, on a worker thread with a progress bar and Cancel (stale
+// results dropped); a window over the budget says "zoom in to decode".
 //
 // Under the timeline, the answers (issue 14): a time range selected on it
 // (Shift+drag, or a drag on the axis) is aggregated by RangeStatsPane (top
@@ -44,12 +50,14 @@ class QTabWidget;
 class QTreeWidget;
 class QTreeWidgetItem;
 class QSplitter;
+class QTimer;
 
 namespace auxscope {
 
 class PerfDataReader;
 class AuxTraceSession;
 class TimelineView;
+class OverviewStrip;
 class RangeStatsPane;
 class SpanDetailsPane;
 class SearchBar;
@@ -80,6 +88,13 @@ public:
     // lanes grouped by process with samples and loss markers, built from the
     // sideband on a worker thread; with a decodable AUX trace also its flame charts.
     TimelineView* timeline() const { return timeline_; }
+    // The whole recording above the lanes (null until the file is read; its
+    // overview is set with the lanes).
+    OverviewStrip* overviewStrip() const { return overview_; }
+    // Opening, building the lanes, or decoding a window: the progress bar shows
+    // how far, and this button stops it (timelineCancelled tells).
+    QPushButton* timelineCancelButton() const { return timelineCancelButton_; }
+    void cancelTimeline();
     QProgressBar* timelineProgress() const { return timelineProgress_; }
     QLabel* timelineStatus() const { return timelineStatus_; }
     bool timelineDecoding() const { return timelineBusy_; }
@@ -119,11 +134,14 @@ signals:
     void statusMessage(const QString& text);
     // The timeline got new data (the first frame, or a window decoded).
     void timelineUpdated();
+    // The first frame is shown: the whole recording's lanes and overview.
+    void timelineOpened();
     // An export ended: written (ok), failed or cancelled; `message` says which and where.
     void exportFinished(bool ok, const QString& message);
 
 private:
     void populate();
+    bool eventFilter(QObject* watched, QEvent* event) override;
     void showDecoded(const PtSpanSummary& summary, double seconds);
     QTreeWidgetItem* section(const QString& title);
     void openTimeline();
@@ -132,6 +150,10 @@ private:
     void timelineRangeChanged(quint64 begin, quint64 end);
     void runTimelineDecode();
     void setTimelineStatus(const QString& text, bool error = false);
+    void showTimelineBusy(bool on);
+    // Whatever a window's decode runs now is stale (the worker stops between batches).
+    void staleTimeline();
+    void syncOverview();
 
     QString path_;
     QLabel* status_ = nullptr;
@@ -157,6 +179,11 @@ private:
     TimelineView* timeline_ = nullptr;
     QLabel* timelineStatus_ = nullptr;
     QProgressBar* timelineProgress_ = nullptr;
+    QPushButton* timelineCancelButton_ = nullptr;
+    OverviewStrip* overview_ = nullptr;
+    QTimer* overviewSync_ = nullptr;  // follows the view while it is being moved
+    int overviewIdleTicks_ = 0;
+    bool ptOpening_ = false;
     QString timelineNote_;  // shown above the timeline's status (the AUX session could not open)
     std::shared_ptr<std::atomic<bool>> timelineCancel_ = std::make_shared<std::atomic<bool>>(false);
     std::shared_ptr<AuxTraceSession> session_;          // owns the reader it reads, through its deleter
@@ -168,6 +195,8 @@ private:
     std::optional<Window> pendingWindow_;
     Window decodedWindow_;
     uint64_t timelineGeneration_ = 0;
+    // timelineGeneration_ for workers: a window's decode stops when it moves on.
+    std::shared_ptr<std::atomic<uint64_t>> liveGeneration_ = std::make_shared<std::atomic<uint64_t>>(0);
     uint64_t timelineBudget_ = uint64_t(64) << 20;
     bool timelineBusy_ = false;
     // Decodes on the session from other threads (the code view's flow) wait for this.

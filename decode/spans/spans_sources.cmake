@@ -10,5 +10,6 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/SegmentedDecode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TimelineData.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SidebandLanes.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TimelineOverview.cpp
   ${CMAKE_CURRENT_LIST_DIR}/RangeStats.cpp
 )

@@ -303,8 +303,12 @@ private slots:
         QVERIFY(!data->lanes->processes.empty());
         QVERIFY(data->end > data->begin);
         QCOMPARE(page.timeline()->visibleRange().begin, data->begin);
-        // 384 bytes of CoreSight trace fit the decode budget: the first frame is
-        // the whole recording decoded, the loop's spans on its thread.
+        // 384 bytes of CoreSight trace fit the decode budget: after the first frame
+        // (the lanes) the whole recording is decoded, the loop's spans on its thread.
+        QVERIFY(QTest::qWaitFor(
+            [&] { return page.timeline()->data()->decodedEnd > page.timeline()->data()->decodedBegin; },
+            60000));
+        data = page.timeline()->data();
         QCOMPARE(data->decodedBegin, data->begin);
         QCOMPARE(data->decodedEnd, data->end);
         size_t spans = 0;

@@ -724,10 +724,11 @@ private slots:
         QVERIFY(page.hasIntelPt());
         QVERIFY(page.timeline());
         // The first frame shows the lanes; its first decoded window follows.
-        QTRY_VERIFY_WITH_TIMEOUT(page.timeline()->data() &&
-                                     page.timeline()->data()->decodedEnd > page.timeline()->data()->decodedBegin &&
-                                     !page.timelineDecoding(),
-                                 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            page.timeline()->data() &&
+                page.timeline()->data()->decodedEnd > page.timeline()->data()->decodedBegin &&
+                !page.timelineDecoding(),
+            60000);
         auto first = page.timeline()->data();
         QVERIFY(first->decodedEnd > first->decodedBegin);
         QVERIFY(first->decodedEnd - first->decodedBegin <= (first->end - first->begin) / 500 + 2);

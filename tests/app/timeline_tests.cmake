@@ -31,3 +31,14 @@ target_compile_definitions(timeline_sideband_tests PRIVATE AUXSCOPE_BINARY="$<TA
 add_test(NAME timeline_sideband_tests COMMAND timeline_sideband_tests)
 set_tests_properties(timeline_sideband_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
                                                         TIMEOUT 180)
+
+# The whole-recording overview strip above the timeline (issue 13): perf's Skylake
+# file opened whole, navigation on the strip, a software capture made here. Serial:
+# it captures.
+add_executable(overview_tests ${CMAKE_CURRENT_LIST_DIR}/OverviewTest.cpp)
+target_link_libraries(overview_tests PRIVATE auxscope_app auxscope_test_data Qt6::Test)
+add_dependencies(overview_tests auxscope tl_workload)
+target_compile_definitions(overview_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
+                                                  AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>")
+add_test(NAME overview_tests COMMAND overview_tests)
+set_tests_properties(overview_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE TIMEOUT 180)
