@@ -34,8 +34,11 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 
 #include "PerfEvent.h"
 #include "Tracefs.h"
@@ -43,8 +46,27 @@
 #include "gui/AuxOptionsPanel.h"
 #include "gui/HelperCapture.h"
 #include "gui/TimelineView.h"
+#include "record/ProcSynth.h"
+#include "sideband/LiveSideband.h"
+#include "spans/SidebandLanes.h"
+#include "spans/TimelineData.h"
 
 namespace auxscope {
+
+// What LiveSideband's worker leaves for the GUI's timer: the newest live
+// timeline and the figures behind it. The lock is held only to swap these (by
+// the worker, and by the timer to read them): the GUI never waits on the drain
+// thread or on a build.
+struct LiveTimelineFeed {
+    std::mutex mutex;
+    std::shared_ptr<const TimelineData> data;
+    LiveSidebandStats lanes;
+    std::optional<LiveDecodeStats> decode;
+    size_t cpus = 0, processes = 0, threads = 0, samples = 0, losses = 0;
+    double buildSeconds = 0;  // the newest timeline's build (lanes, and joining the decoded spans)
+    bool ready = false;
+};
+
 namespace {
 
 enum Column {
@@ -253,9 +275,11 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     auto* charts = new QSplitter(Qt::Horizontal);
     charts->addWidget(throughputView_);
     charts->addWidget(lostView_);
-    auto* flow = new QGroupBox("Instruction flow, decoded while capturing");
+    auto* flow = new QGroupBox("Live timeline: the newest 30 s of the capture");
     auto* flowLayout = new QVBoxLayout(flow);
-    liveStatus_ = new QLabel("Intel PT and CoreSight captures are decoded here as they run.");
+    liveStatus_ = new QLabel(
+        "While capturing: which thread ran on each CPU, the threads' runs and samples, and every loss the "
+        "kernel reports; Intel PT and CoreSight captures are also decoded here as they run.");
     liveStatus_->setObjectName("liveStatus");
     liveStatus_->setWordWrap(true);
     liveTimeline_ = new TimelineView;
@@ -311,6 +335,7 @@ CapturePage::~CapturePage() {
     }
     if (finishThread_.joinable()) finishThread_.join();
     if (live_) live_->stop();
+    if (liveLanes_) liveLanes_->stop();  // before the session it reads goes
     // Unsaved captures live in a per-process temporary folder; they go with the window.
     QDir(captureFolder()).removeRecursively();
 }
@@ -461,27 +486,29 @@ void CapturePage::start() {
     // Decode while capturing: Intel PT and CoreSight (the decoder says why not otherwise).
     live_.reset();
     liveShown_.reset();
+    liveDecodeNote_.clear();
     if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
         LiveDecoderOptions lo;
         lo.auxtraceInfo = fileOptions.auxtraceInfo;
         auto live = LiveTraceDecoder::attach(**session, lo);
-        if (live) {
+        if (live)
             live_ = std::move(live.value());
-            liveStatus_->setText("Decoding the newest trace of each CPU while capturing…");
-            liveTimeline_->setData(nullptr);
-            liveTimeline_->setFollowLatest(true);
-        } else {
-            liveStatus_->setText("Not decoded while capturing: " +
-                                 QString::fromStdString(live.error().message));
-        }
-    } else {
-        liveStatus_->setText(liveDecode_->isChecked()
-                                 ? "This capture has no Intel PT or CoreSight trace to decode."
-                                 : "Decoding while capturing is off.");
+        else
+            liveDecodeNote_ = "Not decoded while capturing: " + QString::fromStdString(live.error().message);
+    } else if ((*session)->auxPlan() || (*session)->simulated()) {
+        liveDecodeNote_ = "Decoding while capturing is off.";
     }
+    // The live lanes of every capture (after the decoder: they join its spans).
+    attachLiveLanes(**session);
+    liveStatus_->setText(live_ ? "Decoding the newest trace of each CPU while capturing…"
+                               : "Building the live timeline…");
+    liveTimeline_->setData(nullptr);
+    liveTimeline_->setFollowLatest(true);
     if (auto r = (*session)->start(); !r) {
         if (live_) live_->stop();
         live_.reset();
+        if (liveLanes_) liveLanes_->stop();
+        liveLanes_.reset();
         replay_.reset();
         setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
         return;
@@ -491,6 +518,10 @@ void CapturePage::start() {
             (*session)->requestStop();
             (*session)->wait();
             (void)(*file)->finish();
+            if (live_) live_->stop();
+            live_.reset();
+            if (liveLanes_) liveLanes_->stop();
+            liveLanes_.reset();
             replay_.reset();
             setStatus("Cannot start the replay: " + QString::fromStdString(r.error().message), true);
             return;
@@ -672,7 +703,7 @@ void CapturePage::refresh() {
                              .arg(p.recordedSeconds, 0, 'f', 3)
                              .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
     }
-    if (live_) showLiveDecode(false);
+    if (liveFeed_) showLiveTimeline(false);
     if (session_->finished() && !finishing_) beginFinishing();
 }
 
@@ -749,9 +780,11 @@ void CapturePage::startWithHelper(const CaptureOptions& options, const QString& 
     stopping_ = false;
     captureFile_ = path;
     live_.reset();
+    liveLanes_.reset();
+    liveFeed_.reset();
     liveStatus_->setText(
-        "Not decoded while capturing: this capture runs in the privileged capture helper; the file opens "
-        "when it is done.");
+        "No live timeline: this capture runs in the privileged capture helper (its records stay in that "
+        "process); the file opens on a timeline when it is done.");
     setFormEnabled(false);
     stopButton_->setEnabled(false);
     snapshotButton_->setEnabled(false);
@@ -821,33 +854,190 @@ void CapturePage::refreshHelper() {
     }
 }
 
-void CapturePage::showLiveDecode(bool final) {
-    if (!live_) return;
-    if (auto t = live_->latest(); t && t != liveShown_) {
-        liveShown_ = t;
-        liveTimeline_->setData(t);
+void CapturePage::attachLiveLanes(CaptureSession& session) {
+    auto feed = std::make_shared<LiveTimelineFeed>();
+    std::vector<std::string> events;
+    for (const EventDesc& e : session.events())
+        events.push_back(e.name);
+    LiveSidebandOptions options;
+    // Names of what already ran when the capture started, from /proc as the file
+    // writer synthesizes them (nothing for a replay: its source has them).
+    if (!session.simulated())
+        if (auto layout = captureFileLayout(session, "live timeline"))
+            options.preamble = [&session, id = layout->fallbackId](const auto& emit) {
+                ProcSynth synth(id, [&](std::span<const uint8_t> rec) -> Expected<void> {
+                    emit(rec);
+                    return {};
+                });
+                std::vector<std::string> notes;
+                (void)synthesizeCaptureSideband(session, synth, notes);
+            };
+    // On LiveSideband's worker: the lanes a file's timeline gets (Sideband ->
+    // buildSidebandLanes -> TimelineData), joined to the newest decoded spans.
+    // Decoded spans are copied into each timeline: with many of them, a new
+    // timeline is made only when the decoder has new spans or once a second.
+    struct Joined {
+        std::shared_ptr<const TimelineData> decoded;
+        std::chrono::steady_clock::time_point at;
+        bool pendingLanes = false;  // the sideband changed since the timeline shown
+    };
+    auto joined = std::make_shared<Joined>();
+    auto publish = [feed, joined, decoder = live_, events, window = options.windowSeconds](
+                       std::shared_ptr<const Sideband> sideband, bool changed,
+                       const LiveSidebandStats& stats) {
+        using Clock = std::chrono::steady_clock;
+        const auto t0 = Clock::now();
+        std::shared_ptr<const TimelineData> decoded;
+        std::optional<LiveDecodeStats> decodeStats;
+        if (decoder) {
+            decoded = decoder->latest();
+            decodeStats = decoder->stats();
+        }
+        size_t spans = 0;
+        if (decoded)
+            for (const auto& t : decoded->threads)
+                spans += t.spans.size();
+        joined->pendingLanes |= changed;
+        const bool newSpans = decoded && decoded != joined->decoded;
+        const bool due = joined->pendingLanes &&
+                         (!decoded || spans < 100'000 || t0 - joined->at >= std::chrono::seconds(1));
+        if (!newSpans && !due) {
+            std::lock_guard lock(feed->mutex);
+            feed->lanes = stats;
+            feed->decode = decodeStats;
+            return;
+        }
+        joined->pendingLanes = false;
+        auto data = std::make_shared<TimelineData>();
+        std::shared_ptr<const SidebandLanes> lanes;
+        if (sideband) {
+            setTimelineCpus(*data, *sideband);
+            SidebandLanesOptions lo;
+            lo.events = events;
+            lanes = buildSidebandLanes(*sideband, lo);
+        }
+        uint64_t begin = stats.windowBegin, end = stats.windowEnd;
+        if (decoded) {
+            auto withSpans = std::make_shared<TimelineData>(*decoded);
+            if (sideband) withSpans->cpus = std::move(data->cpus);  // the newer switch timeline
+            for (auto& [tid, name] : data->threadNames)
+                withSpans->threadNames.try_emplace(tid, std::move(name));
+            if (decoded->decodedEnd > decoded->decodedBegin) {
+                begin = begin ? std::min(begin, decoded->decodedBegin) : decoded->decodedBegin;
+                end = std::max(end, decoded->decodedEnd);
+            }
+            data = std::move(withSpans);
+            joined->decoded = decoded;
+            joined->at = t0;
+        }
+        if (lanes) setTimelineLanes(*data, lanes);
+        if (begin || end) data->begin = begin, data->end = std::max(begin, end);
+        char note[240];
+        std::snprintf(note, sizeof note,
+                      "live: the newest %.0f s of sideband (%llu records), rebuilt up to 10 times a second; "
+                      "%llu older records left the view (the capture file keeps them)",
+                      window, (unsigned long long)stats.kept, (unsigned long long)stats.agedOut);
+        data->notes.push_back(note);
+        if (stats.droppedBehind)
+            data->notes.push_back("live: " + std::to_string(stats.droppedBehind) +
+                                  " records not shown: the live timeline fell behind (the capture file "
+                                  "keeps them)");
+        size_t losses = 0;
+        if (lanes)
+            for (const auto& [cpu, v] : lanes->losses)
+                losses += v.size();
+        const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+        std::lock_guard lock(feed->mutex);
+        feed->data = std::move(data);
+        feed->lanes = stats;
+        feed->decode = decodeStats;
+        feed->cpus = feed->data->cpus.size();
+        feed->processes = lanes ? lanes->processes.size() : 0;
+        feed->threads = lanes ? lanes->threads.size() : 0;
+        feed->samples = lanes ? lanes->sampleCount : 0;
+        feed->losses = losses;
+        feed->buildSeconds = took;
+        feed->ready = true;
+    };
+    liveFeed_ = feed;
+    liveLanes_ = LiveSideband::attach(session, std::move(publish), std::move(options));
+}
+
+void CapturePage::showLiveTimeline(bool final) {
+    if (!liveFeed_) return;
+    std::shared_ptr<const TimelineData> data;
+    LiveSidebandStats lanes;
+    std::optional<LiveDecodeStats> decode;
+    size_t cpus, processes, threads, samples, losses;
+    double build;
+    bool ready;
+    {
+        std::lock_guard lock(liveFeed_->mutex);
+        data = liveFeed_->data;
+        lanes = liveFeed_->lanes;
+        decode = liveFeed_->decode;
+        cpus = liveFeed_->cpus, processes = liveFeed_->processes, threads = liveFeed_->threads;
+        samples = liveFeed_->samples, losses = liveFeed_->losses;
+        build = liveFeed_->buildSeconds;
+        ready = liveFeed_->ready;
     }
-    const LiveDecodeStats st = live_->stats();
-    QString text =
-        QString(
-            "%1 %2 of %3 MB of trace decoded (%4 MB skipped by the rate bound), %5 M instructions, "
-            "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
-            .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
-            .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
-            .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
-            .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
-            .arg(double(st.instructions) / 1e6, 0, 'f', 1)
-            .arg(st.spans)
-            .arg(st.gaps)
-            .arg(st.decodeErrors)
-            .arg(st.lastTickSeconds * 1e3, 0, 'f', 0);
-    if (!st.lastError.empty()) text += "\nLast decode failed: " + QString::fromStdString(st.lastError);
-    if (st.sidebandDropped)
+    if (data && data != liveShown_) {
+        liveShown_ = data;
+        liveTimeline_->setData(data);
+    }
+    QString text;
+    if (ready) {
+        const double seconds =
+            lanes.windowEnd > lanes.windowBegin ? double(lanes.windowEnd - lanes.windowBegin) / 1e9 : 0;
+        text = QString(
+                   "%1 %2 CPUs, %3 processes, %4 threads, %5 samples, %6 loss markers over the newest %7 s "
+                   "(%8 records; built in %9 ms)")
+                   .arg(final ? "Captured:" : "Live:")
+                   .arg(cpus)
+                   .arg(processes)
+                   .arg(threads)
+                   .arg(samples)
+                   .arg(losses)
+                   .arg(seconds, 0, 'f', 1)
+                   .arg(lanes.kept)
+                   .arg((build + lanes.lastTickSeconds) * 1e3, 0, 'f', 0);
+        if (lanes.agedOut)
+            text += QString("; %1 older records left the live view (the capture file keeps them)")
+                        .arg(lanes.agedOut);
+        if (lanes.droppedBehind)
+            text += QString("; %1 records not shown, the live timeline fell behind (the file keeps them)")
+                        .arg(lanes.droppedBehind);
+        if (lanes.identityDropped)
+            text += QString("; %1 COMM/FORK/EXIT records over the live budget (names may be missing)")
+                        .arg(lanes.identityDropped);
+    } else {
+        text = final ? "The capture ended before the live timeline had any records."
+                     : "Building the live timeline…";
+    }
+    if (decode) {
+        const LiveDecodeStats& st = *decode;
         text += QString(
-                    "\n%1 sideband records over the live decoder's budget were not kept (images may be "
-                    "missing in the live view; the capture file has them)")
-                    .arg(st.sidebandDropped);
-    if (final) text += "\nOpen the capture file for the decode of every byte.";
+                    "\n%1 %2 of %3 MB of trace decoded (%4 MB skipped by the rate bound), %5 M instructions, "
+                    "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
+                    .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
+                    .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.instructions) / 1e6, 0, 'f', 1)
+                    .arg(st.spans)
+                    .arg(st.gaps)
+                    .arg(st.decodeErrors)
+                    .arg(st.lastTickSeconds * 1e3, 0, 'f', 0);
+        if (!st.lastError.empty()) text += "\nLast decode failed: " + QString::fromStdString(st.lastError);
+        if (st.sidebandDropped)
+            text += QString(
+                        "\n%1 sideband records over the live decoder's budget were not kept (images may be "
+                        "missing in the live view; the capture file has them)")
+                        .arg(st.sidebandDropped);
+        if (final) text += "\nOpen the capture file for the decode of every byte.";
+    } else if (!liveDecodeNote_.isEmpty()) {
+        text += "\n" + liveDecodeNote_;
+    }
     liveStatus_->setText(text);
 }
 
@@ -862,10 +1052,14 @@ void CapturePage::beginFinishing() {
     // not on the GUI thread.
     if (finishThread_.joinable()) finishThread_.join();
     QPointer<CapturePage> self(this);
-    finishThread_ = std::thread([self, file = file_, live = live_] {
+    finishThread_ = std::thread([self, file = file_, live = live_, lanes = liveLanes_] {
         if (live) {
             live->flush();  // what came in after the last tick
             live->stop();
+        }
+        if (lanes) {
+            lanes->flush();  // every record of the capture, with the decoder's last spans
+            lanes->stop();
         }
         auto done = file->finish();
         QString error = done ? QString() : QString::fromStdString(done.error().message);
@@ -916,11 +1110,13 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
     } else {
         text += "\nThe capture file could not be completed: " + error;
     }
-    if (live_) {
-        showLiveDecode(true);
+    if (liveFeed_) {
+        showLiveTimeline(true);
         liveTimeline_->setFollowLatest(false);
-        live_.reset();
     }
+    live_.reset();
+    liveLanes_.reset();
+    liveFeed_.reset();
     session_.reset();
     file_.reset();
     replay_.reset();

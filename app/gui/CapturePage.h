@@ -3,7 +3,11 @@
 // The capture page: target, events and buffer size; Start and Stop; live
 // per-CPU ring fill bars and lost counters; charts of throughput and lost
 // records per CPU over the last 60 s. A 10 Hz timer reads lock-free statistics
-// snapshots, so the GUI thread never waits on the drain thread.
+// snapshots, so the GUI thread never waits on the drain thread. Below them, the
+// live timeline of every capture run here: CPU lanes, threads with their runs
+// and samples, and loss markers of the newest 30 s (LiveSideband's worker builds
+// it with the pipeline a file's timeline takes), with, for Intel PT and CoreSight
+// captures, the instruction flow decoded while capturing (LiveTraceDecoder).
 #include <QWidget>
 
 #include <atomic>
@@ -31,8 +35,10 @@ namespace auxscope {
 
 class AuxOptionsPanel;
 class HelperCapture;
+class LiveSideband;
 class LiveTraceDecoder;
 class TimelineView;
+struct LiveTimelineFeed;
 struct TimelineData;
 
 class CapturePage : public QWidget {
@@ -52,10 +58,14 @@ public:
     const LiveHistory& history() const { return history_; }
     // The summary of the last finished capture (empty target before the first).
     const CaptureSummary& lastSummary() const { return lastSummary_; }
-    // The instruction-flow timeline decoded while capturing (Intel PT captures).
+    // The live timeline: sideband lanes of every capture, and the instruction
+    // flow decoded while capturing (Intel PT, CoreSight).
     TimelineView* liveTimeline() const { return liveTimeline_; }
-    // Its decoder while a capture runs (null otherwise).
+    // Its decoder while an AUX capture runs (null otherwise).
     const LiveTraceDecoder* liveDecoder() const { return live_.get(); }
+    // The live sideband behind its lanes while a capture runs here (null otherwise,
+    // and for captures in the capture helper).
+    const LiveSideband* liveLanes() const { return liveLanes_.get(); }
 
 public slots:
     void start();
@@ -119,7 +129,13 @@ private:
     TimelineView* liveTimeline_ = nullptr;
     std::shared_ptr<LiveTraceDecoder> live_;
     std::shared_ptr<const TimelineData> liveShown_;
-    void showLiveDecode(bool final);
+    // The live lanes: LiveSideband's worker builds each TimelineData (and joins
+    // the decoder's spans to it) and leaves it in the feed for the timer.
+    std::shared_ptr<LiveSideband> liveLanes_;
+    std::shared_ptr<LiveTimelineFeed> liveFeed_;
+    QString liveDecodeNote_;  // why the flow is not decoded (empty: it is, or no capture)
+    void attachLiveLanes(CaptureSession& session);
+    void showLiveTimeline(bool final);
     AuxOptionsPanel* auxPanel_ = nullptr;
     QPushButton* snapshotButton_ = nullptr;
     QLabel* snapshotLabel_ = nullptr;

@@ -38,95 +38,79 @@ Mmap2Extra readMmap2Extra(std::span<const uint8_t> rec, uint16_t misc) {
 
 }  // namespace
 
-Expected<Sideband> Sideband::load(const PerfDataReader& file, const Progress& progress) {
-    Sideband sb;
-    bool cancelled = false;
-    uint64_t seen = 0;
-    const uint64_t dataBegin = file.dataOffset(), dataBytes = file.dataSize();
-    std::map<std::string, std::vector<uint8_t>> headerBuildIds;
-    if (const auto& ids = file.features().buildIds)
-        for (const PerfBuildId& b : *ids)
-            headerBuildIds[b.filename] = b.id;
-    std::map<int, std::vector<Slice>> itraceStarts;  // per CPU, in record order
-    sb.model_.readHeaders(file);  // sched_switch layouts, CPUs, capture statistics
-    auto walked = file.forEachRecord([&](const PerfRecord& rec) {
-        if (progress && ++seen % 4096 == 0) {
-            const uint64_t at = rec.fileOffset > dataBegin ? rec.fileOffset - dataBegin : 0;
-            if (!progress(std::min(at, dataBytes), dataBytes)) {
-                cancelled = true;
-                return false;
-            }
+Sideband::Builder::Builder(std::map<std::string, std::vector<uint8_t>> headerBuildIds)
+    : headerBuildIds_(std::move(headerBuildIds)) {}
+
+void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<const uint8_t> bytes) {
+    Sideband& sb = sb_;
+    ++records_;
+    sb.model_.addRecord(cpu, r);
+    switch (r.type) {
+        case PERF_RECORD_ITRACE_START:
+            if (cpu >= 0 && r.tid > 0) itraceStarts_[cpu].push_back({r.time, UINT64_MAX, r.pid, r.tid});
+            if (r.tid > 0 && r.pid > 0) sb.pidOf_.try_emplace(r.tid, r.pid);
+            break;
+        case PERF_RECORD_COMM: {
+            sb.pidOf_[r.tid] = r.pid;
+            ProcessSideband& p = sb.processes_[r.pid];
+            p.pid = r.pid;
+            if (r.pid == r.tid) p.name = std::string(r.comm);
+            // exec replaces the address space: the maps that follow are the new program's.
+            if (r.misc & PERF_RECORD_MISC_COMM_EXEC) p.maps.clear();
+            break;
         }
-        if (rec.header.type >= perfdata::kRecordHeaderAttr) return true;
-        const ParsedRecord& r = rec.parsed;
-        sb.model_.addRecord(int(rec.cpu), r);
-        switch (r.type) {
-            case PERF_RECORD_ITRACE_START:
-                if (rec.cpu >= 0 && r.tid > 0)
-                    itraceStarts[int(rec.cpu)].push_back({r.time, UINT64_MAX, r.pid, r.tid});
-                if (r.tid > 0 && r.pid > 0) sb.pidOf_.try_emplace(r.tid, r.pid);
-                break;
-            case PERF_RECORD_COMM: {
+        case PERF_RECORD_FORK: {
+            sb.pidOf_[r.tid] = r.pid;
+            if (r.pid != r.ppid) {
+                // A new process starts with its parent's mappings.
+                ProcessSideband& child = sb.processes_[r.pid];
+                child.pid = r.pid;
+                auto parent = sb.processes_.find(r.ppid);
+                if (parent != sb.processes_.end()) {
+                    if (child.maps.empty()) child.maps = parent->second.maps;
+                    if (child.name.empty()) child.name = parent->second.name;
+                }
+            }
+            break;
+        }
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2: {
+            Mapping m;
+            m.start = r.mapStart, m.length = r.mapLen, m.pgoff = r.mapPgoff;
+            m.file = std::string(r.filename);
+            m.time = r.time;
+            uint16_t cpumode = r.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+            m.kernel = cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
+            bool exec = true;
+            if (r.type == PERF_RECORD_MMAP2) {
+                Mmap2Extra extra = readMmap2Extra(bytes, r.misc);
+                exec = extra.prot & PROT_EXEC;
+                m.buildId = std::move(extra.buildId);
+            } else {
+                exec = !(r.misc & PERF_RECORD_MISC_MMAP_DATA);
+            }
+            if (!exec) break;
+            if (m.buildId.empty()) {
+                auto it = headerBuildIds_.find(m.file);
+                if (it == headerBuildIds_.end() && m.kernel) it = headerBuildIds_.find("[kernel.kallsyms]");
+                if (it != headerBuildIds_.end()) m.buildId = it->second;
+            }
+            if (m.kernel || r.pid == -1) {
+                sb.kernelMaps_.push_back(std::move(m));
+            } else {
                 sb.pidOf_[r.tid] = r.pid;
                 ProcessSideband& p = sb.processes_[r.pid];
                 p.pid = r.pid;
-                if (r.pid == r.tid) p.name = std::string(r.comm);
-                // exec replaces the address space: the maps that follow are the new program's.
-                if (r.misc & PERF_RECORD_MISC_COMM_EXEC) p.maps.clear();
-                break;
+                p.maps.push_back(std::move(m));
             }
-            case PERF_RECORD_FORK: {
-                sb.pidOf_[r.tid] = r.pid;
-                if (r.pid != r.ppid) {
-                    // A new process starts with its parent's mappings.
-                    ProcessSideband& child = sb.processes_[r.pid];
-                    child.pid = r.pid;
-                    auto parent = sb.processes_.find(r.ppid);
-                    if (parent != sb.processes_.end()) {
-                        if (child.maps.empty()) child.maps = parent->second.maps;
-                        if (child.name.empty()) child.name = parent->second.name;
-                    }
-                }
-                break;
-            }
-            case PERF_RECORD_MMAP:
-            case PERF_RECORD_MMAP2: {
-                Mapping m;
-                m.start = r.mapStart, m.length = r.mapLen, m.pgoff = r.mapPgoff;
-                m.file = std::string(r.filename);
-                m.time = r.time;
-                uint16_t cpumode = r.misc & PERF_RECORD_MISC_CPUMODE_MASK;
-                m.kernel = cpumode == PERF_RECORD_MISC_KERNEL || cpumode == PERF_RECORD_MISC_GUEST_KERNEL;
-                bool exec = true;
-                if (r.type == PERF_RECORD_MMAP2) {
-                    Mmap2Extra extra = readMmap2Extra(rec.bytes, r.misc);
-                    exec = extra.prot & PROT_EXEC;
-                    m.buildId = std::move(extra.buildId);
-                } else {
-                    exec = !(r.misc & PERF_RECORD_MISC_MMAP_DATA);
-                }
-                if (!exec) break;
-                if (m.buildId.empty()) {
-                    auto it = headerBuildIds.find(m.file);
-                    if (it == headerBuildIds.end() && m.kernel) it = headerBuildIds.find("[kernel.kallsyms]");
-                    if (it != headerBuildIds.end()) m.buildId = it->second;
-                }
-                if (m.kernel || r.pid == -1) {
-                    sb.kernelMaps_.push_back(std::move(m));
-                } else {
-                    sb.pidOf_[r.tid] = r.pid;
-                    ProcessSideband& p = sb.processes_[r.pid];
-                    p.pid = r.pid;
-                    p.maps.push_back(std::move(m));
-                }
-                break;
-            }
-            default:
-                break;
+            break;
         }
-        return true;
-    });
-    if (cancelled) return makeError(file.path() + ": reading the sideband: cancelled");
+        default:
+            break;
+    }
+}
+
+void Sideband::Builder::complete(Sideband& sb, std::map<int, std::vector<Slice>> itraceStarts) {
     sb.model_.finish();
     for (const auto& [tid, pid] : sb.model_.processOf())
         sb.pidOf_.try_emplace(tid, pid);
@@ -145,6 +129,47 @@ Expected<Sideband> Sideband::load(const PerfDataReader& file, const Progress& pr
     }
     for (auto& [cpu, v] : sb.slices_)
         std::sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) { return a.start < b.start; });
+}
+
+Sideband Sideband::Builder::snapshot() const {
+    Sideband sb = sb_;
+    complete(sb, itraceStarts_);
+    return sb;
+}
+
+Sideband Sideband::Builder::finish() && {
+    Sideband sb = std::move(sb_);
+    complete(sb, std::move(itraceStarts_));
+    sb_ = Sideband();
+    itraceStarts_.clear();
+    records_ = 0;
+    return sb;
+}
+
+Expected<Sideband> Sideband::load(const PerfDataReader& file, const Progress& progress) {
+    bool cancelled = false;
+    uint64_t seen = 0;
+    const uint64_t dataBegin = file.dataOffset(), dataBytes = file.dataSize();
+    std::map<std::string, std::vector<uint8_t>> headerBuildIds;
+    if (const auto& ids = file.features().buildIds)
+        for (const PerfBuildId& b : *ids)
+            headerBuildIds[b.filename] = b.id;
+    Builder builder(std::move(headerBuildIds));
+    builder.model().readHeaders(file);  // sched_switch layouts, CPUs, capture statistics
+    auto walked = file.forEachRecord([&](const PerfRecord& rec) {
+        if (progress && ++seen % 4096 == 0) {
+            const uint64_t at = rec.fileOffset > dataBegin ? rec.fileOffset - dataBegin : 0;
+            if (!progress(std::min(at, dataBytes), dataBytes)) {
+                cancelled = true;
+                return false;
+            }
+        }
+        if (rec.header.type >= perfdata::kRecordHeaderAttr) return true;
+        builder.addRecord(int(rec.cpu), rec.parsed, rec.bytes);
+        return true;
+    });
+    if (cancelled) return makeError(file.path() + ": reading the sideband: cancelled");
+    Sideband sb = std::move(builder).finish();
     if (!walked && sb.processes_.empty() && sb.kernelMaps_.empty()) return walked.error();
     return sb;
 }

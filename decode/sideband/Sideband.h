@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ class Sideband {
 public:
     // `progress` (optional) hears how far the walk is, in bytes of the data
     // section, every few thousand records; returning false stops the walk and
-    // the load fails with "cancelled".
+    // the load fails with "cancelled". A Builder fed the file's records.
     using Progress = std::function<bool(uint64_t done, uint64_t total)>;
     static Expected<Sideband> load(const PerfDataReader& file, const Progress& progress = {});
 
@@ -73,12 +74,43 @@ public:
     };
     const std::map<int, std::vector<Slice>>& switchSlices() const { return slices_; }
 
+    // Builds a Sideband record by record (below).
+    class Builder;
+
 private:
     TraceModel model_;
     std::map<int32_t, ProcessSideband> processes_;
     std::vector<Mapping> kernelMaps_;
     std::map<int, std::vector<Slice>> slices_;  // per CPU, by start
     std::map<int32_t, int32_t> pidOf_;
+};
+
+// Builds a Sideband record by record, from a file (load()) or from a live
+// capture's records as they arrive (LiveSideband): one code path for both.
+// snapshot() gives what the records so far say, as load() would for a file
+// that ended there, and leaves the builder to take more.
+class Sideband::Builder {
+public:
+    // Build-ids of the file's HEADER_BUILD_ID, by file name: for mappings whose
+    // MMAP2 carries none.
+    explicit Builder(std::map<std::string, std::vector<uint8_t>> headerBuildIds = {});
+    // `cpu`: the ring the record came from (-1: unknown); `bytes`: the record
+    // as recorded (MMAP2's build-id and protection are read from it).
+    void addRecord(int cpu, const ParsedRecord& r, std::span<const uint8_t> bytes);
+    // The model being built, for settings a caller makes before feeding it.
+    TraceModel& model() { return sb_.model_; }
+    size_t records() const { return records_; }
+    // What the records so far say (a copy: O(what is kept)).
+    Sideband snapshot() const;
+    // The same without the copy; the builder is left empty.
+    Sideband finish() &&;
+
+private:
+    static void complete(Sideband& sb, std::map<int, std::vector<Slice>> itraceStarts);
+    Sideband sb_;  // before complete(): the model unfinished, no slices
+    std::map<std::string, std::vector<uint8_t>> headerBuildIds_;
+    std::map<int, std::vector<Slice>> itraceStarts_;  // per CPU, in record order
+    size_t records_ = 0;
 };
 
 }  // namespace auxscope
