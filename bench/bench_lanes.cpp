@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::printf("bench_lanes: %s, load average %s\n", path.c_str(), loadAverage().c_str());
-    std::vector<double> tOpen, tSideband, tImages, tLanes, tTimeline, tBuilt, cSideband, cLanes, cBuilt;
+    std::vector<double> tWalk, cWalk, tOpen, tSideband, tImages, tLanes, tTimeline, tBuilt, cSideband, cLanes,
+        cBuilt;
     uint64_t dataBytes = 0, fileBytes = 0;
     for (int run = 0; run < runs; ++run) {
         const double t0 = now();
@@ -94,6 +95,10 @@ int main(int argc, char** argv) {
             return 1;
         }
         dataBytes = reader->dataSize(), fileBytes = reader->fileSize();
+        // The floor under Sideband::load: the reader's walk over every record, visiting none.
+        const double w0 = now(), wc0 = cpuNow();
+        (void)reader->forEachRecord([](const PerfRecord&) { return true; });
+        tWalk.push_back(now() - w0), cWalk.push_back(cpuNow() - wc0);
         const double t1 = now(), c1 = cpuNow();
         auto sideband = Sideband::load(*reader);
         if (!sideband) {
@@ -145,6 +150,8 @@ int main(int argc, char** argv) {
     }
     const double built = median(tBuilt);
     std::printf("  open (reader, summary walk)   %8.3f s\n", median(tOpen));
+    std::printf("  (reader's record walk alone   %8.3f s (CPU %.3f s), within Sideband::load)\n",
+                median(tWalk), median(cWalk));
     std::printf("  Sideband::load                %8.3f s (CPU %.3f s)\n", median(tSideband),
                 median(cSideband));
     std::printf("  images (symbols)              %8.3f s%s\n", median(tImages),

@@ -44,6 +44,7 @@ template <typename T, typename CpuOf, typename Less>
 void sortCpuStreams(std::vector<T>& v, CpuOf cpuOf, Less less) {
     if (std::is_sorted(v.begin(), v.end(), less)) return;
     int maxSlot = 0;
+    bool oneCpu = true;
     for (const T& x : v) {
         const long slot = long(cpuOf(x)) + 1;
         if (slot < 0 || slot > 65535) {
@@ -51,6 +52,11 @@ void sortCpuStreams(std::vector<T>& v, CpuOf cpuOf, Less less) {
             return;
         }
         maxSlot = std::max(maxSlot, int(slot));
+        oneCpu = oneCpu && cpuOf(x) == cpuOf(v.front());
+    }
+    if (oneCpu) {  // one stream: in place
+        sortNearlySorted(v.begin(), v.end(), less);
+        return;
     }
     std::vector<size_t> start(size_t(maxSlot) + 2, 0);
     for (const T& x : v)

@@ -200,7 +200,8 @@ void TraceModel::tracepointSwitch(int cpu, const ParsedRecord& r, const SchedSwi
     ++tpSwitches_;
     noteThread(r.pid, r.tid);  // the sample's own TID: the task switching out
     const int32_t nextPid = readAt<int32_t>(r.raw, l.nextPid);
-    if (nextPid > 0 && !names_.count(nextPid)) {
+    if (nextPid > 0 && nextPid != lastNamed_ && !names_.count(nextPid)) {
+        lastNamed_ = nextPid;
         const char* comm = reinterpret_cast<const char*>(r.raw.data() + l.nextComm);
         switchNames_[nextPid].assign(comm, strnlen(comm, l.nextCommSize));
     }
@@ -267,6 +268,7 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
             break;
         case PERF_RECORD_COMM:
             noteThread(r.pid, r.tid);
+            lastNamed_ = 0;
             names_[r.tid] = std::string(r.comm);
             break;
         case PERF_RECORD_FORK:

@@ -158,6 +158,7 @@ private:
     std::vector<char> recordSwitchCpus_;  // by CPU: it has SWITCH / SWITCH_CPU_WIDE records
     std::vector<int> tpCpus_;
     std::unordered_map<int32_t, std::string> switchNames_;  // next_comm, where no COMM named the thread
+    int32_t lastNamed_ = 0;  // the thread switchNames_ named last (not looked up again)
     uint64_t tpSwitches_ = 0, tpShort_ = 0;
     std::vector<StatsSample> stats_;
     CaptureCpus cpuInfo_;

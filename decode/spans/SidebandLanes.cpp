@@ -40,8 +40,8 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
         SidebandLanes::Thread thread;
         size_t runs = 0, samples = 0;  // counted first, so each vector is allocated once
     };
-    std::map<int32_t, Building> threads;  // by tid
-    Building* last = nullptr;             // consecutive records mostly name the same thread
+    std::unordered_map<int32_t, Building> threads;  // by tid (nodes: stable addresses)
+    Building* last = nullptr;                       // consecutive records mostly name the same thread
     auto thread = [&](int32_t pid, int32_t tid) -> Building& {
         if (last && last->thread.tid == tid) return *last;
         auto [it, added] = threads.try_emplace(tid);
