@@ -5,10 +5,15 @@
 // then) and CPU lanes of context switches, painted offscreen at 1920x1080 zoomed
 // out (the whole recording), mid (1/100 of it), in (1/100000) and deep in
 // (1/10^7), each --frames times (median and p95 printed), plus the one-off cost
-// of setData (the per-thread summaries) and the bytes each stored span takes.
+// of setData (the per-thread and per-CPU-lane summaries: time and bytes) and the
+// bytes each stored span takes. Then a thread of --deep levels (default 1000;
+// 0: none) of nested calls, --deep-spans spans, painted scrolled to its middle
+// rows at the same zooms; with --lanes, sideband thread lanes (the CPU slices'
+// runs per thread, a sample every --sample-us µs) painted scrolled to them.
 // The targets: smooth, <= 16 ms per frame at every zoom; <= 16 bytes per span.
 // Not a test: run by hand or through `ninja run_bench_timeline`.
 // usage: bench_timeline [--spans N] [--threads T] [--cpus C] [--switches S] [--frames F]
+//                       [--deep D] [--deep-spans N] [--lanes] [--sample-us U]
 #include <QApplication>
 #include <QImage>
 
@@ -17,6 +22,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,9 +66,20 @@ struct Generator {
 
 int main(int argc, char** argv) {
     if (!std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
-    size_t total = 10'000'000, switches = 0;
-    int threads = 8, functions = 3000, frames = 5, cpus = 4;
+    size_t total = 10'000'000, switches = 0, deepSpans = 2'000'000;
+    int threads = 8, functions = 3000, frames = 5, cpus = 4, deep = 1000;
+    bool withLanes = false;
+    double sampleUs = 100;
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--lanes")) withLanes = true;
     for (int i = 1; i + 1 < argc; i += 2) {
+        if (!std::strcmp(argv[i], "--lanes")) {
+            --i;
+            continue;
+        }
+        if (!std::strcmp(argv[i], "--deep")) deep = std::max(0, std::atoi(argv[i + 1]));
+        if (!std::strcmp(argv[i], "--deep-spans")) deepSpans = std::strtoull(argv[i + 1], nullptr, 10);
+        if (!std::strcmp(argv[i], "--sample-us")) sampleUs = std::max(0.01, std::atof(argv[i + 1]));
         if (!std::strcmp(argv[i], "--spans")) total = std::strtoull(argv[i + 1], nullptr, 10);
         if (!std::strcmp(argv[i], "--threads")) threads = std::atoi(argv[i + 1]);
         if (!std::strcmp(argv[i], "--frames")) frames = std::atoi(argv[i + 1]);
@@ -137,6 +156,46 @@ int main(int argc, char** argv) {
         "  stored spans: %.1f MB, %.3f bytes per span (16 packed + index; target <= 16 per span: %s)\n",
         double(spanBytes) / 1e6, perSpan, perSpan < 16.5 ? "PASS" : "BELOW");
 
+    // Sideband thread lanes: each thread's runs from the CPU slices, a sample every --sample-us.
+    if (withLanes) {
+        auto lanes = std::make_shared<SidebandLanes>();
+        std::map<int32_t, SidebandLanes::Thread> byTid;
+        for (const auto& [cpu, slices] : data->cpus)
+            for (const auto& s : slices) {
+                auto& th = byTid[s.tid];
+                th.pid = s.pid, th.tid = s.tid;
+                th.runs.push_back({s.start, s.end, int32_t(cpu)});
+                th.runTime += s.end - s.start;
+            }
+        SidebandLanes::Process proc;
+        proc.pid = 1000, proc.name = "bench";
+        size_t runs = 0, samples = 0;
+        const uint64_t every = uint64_t(sampleUs * 1000);
+        for (auto& [tid, th] : byTid) {
+            th.name = "worker-" + std::to_string(tid - 1000);
+            std::sort(
+                th.runs.begin(), th.runs.end(),
+                [](const SidebandLanes::Run& a, const SidebandLanes::Run& b) { return a.start < b.start; });
+            for (const auto& r : th.runs)
+                for (uint64_t t = r.start + every / 2; t < r.end; t += every)
+                    th.samples.push_back({t, 0x1000 + t % 4096, FunctionTable::kUnknown, int16_t(r.cpu), 0});
+            runs += th.runs.size(), samples += th.samples.size();
+            proc.runTime += th.runTime, proc.samples += th.samples.size();
+            lanes->byTid_[tid] = lanes->threads.size();
+            proc.threads.push_back(lanes->threads.size());
+            lanes->threads.push_back(std::move(th));
+        }
+        lanes->byPid_[proc.pid] = 0;
+        lanes->processes.push_back(std::move(proc));
+        lanes->events = {"cycles"};
+        lanes->sampleCount = samples;
+        for (const auto& [cpu, slices] : data->cpus)
+            lanes->cpus.push_back(cpu), lanes->cpusWithSwitches.push_back(cpu);
+        data->lanes = lanes;
+        std::printf("  sideband lanes: %zu threads, %zu runs, %zu samples\n", lanes->threads.size(), runs,
+                    samples);
+    }
+
     TimelineView view;
     view.setAsyncSummaries(false);  // measure the summaries here, not on a worker thread
     view.resize(1920, 1080);
@@ -144,36 +203,102 @@ int main(int argc, char** argv) {
     t0 = Clock::now();
     view.setData(data);
     const double setData = since(t0);
-    std::printf("  setData (per-thread summaries, once per data): %8.1f ms\n", setData);
+    const auto& sum = view.summaryStats();
+    std::printf("  setData (summaries, once per data): %8.1f ms\n", setData);
+    std::printf("    per-thread summaries: %8.1f ms, %.1f MB, %.3f bytes per span\n", sum.threadMs,
+                double(sum.threadBytes) / 1e6, sum.spans ? double(sum.threadBytes) / double(sum.spans) : 0.0);
+    std::printf("    CPU-lane summaries:   %8.1f ms, %.1f MB, %.3f bytes per slice (%zu slices)\n", sum.cpuMs,
+                double(sum.cpuBytes) / 1e6,
+                sum.cpuSlices ? double(sum.cpuBytes) / double(sum.cpuSlices) : 0.0, sum.cpuSlices);
 
     struct Zoom {
         const char* name;
         double fraction;
     };
+    const Zoom zooms[] = {Zoom{"zoomed out (whole)", 1.0}, Zoom{"mid (1/100)", 1e-2},
+                          Zoom{"in (1/100000)", 1e-5}, Zoom{"deep in (1/10^7)", 1e-7}};
     bool allPass = true;
-    for (Zoom z : {Zoom{"zoomed out (whole)", 1.0}, Zoom{"mid (1/100)", 1e-2}, Zoom{"in (1/100000)", 1e-5},
-                   Zoom{"deep in (1/10^7)", 1e-7}}) {
-        const uint64_t w = std::max<uint64_t>(uint64_t(double(end - base) * z.fraction), 1000);
-        const uint64_t mid = base + (end - base) / 2;
-        view.setVisibleRange(z.fraction >= 1 ? base : mid - w / 2, z.fraction >= 1 ? end : mid + w / 2);
-        view.render(&image);  // warm
-        std::vector<double> ms;
-        for (int f = 0; f < frames; ++f) {
-            auto t = Clock::now();
-            view.render(&image);
-            ms.push_back(since(t));
+    // Paints `v` at each zoom (centred on the recording's middle), `frames` times.
+    auto measure = [&](TimelineView& v, uint64_t b, uint64_t e, const char* prefix,
+                       const std::function<void()>& scroll) {
+        for (Zoom z : zooms) {
+            const uint64_t w = std::max<uint64_t>(uint64_t(double(e - b) * z.fraction), 1000);
+            const uint64_t mid = b + (e - b) / 2;
+            v.setVisibleRange(z.fraction >= 1 ? b : mid - w / 2, z.fraction >= 1 ? e : mid + w / 2);
+            if (scroll) scroll();
+            v.render(&image);  // warm
+            std::vector<double> ms;
+            for (int f = 0; f < frames; ++f) {
+                auto t = Clock::now();
+                v.render(&image);
+                ms.push_back(since(t));
+            }
+            std::sort(ms.begin(), ms.end());
+            const double median = ms[ms.size() / 2];
+            const double p95 = ms[std::min(ms.size() - 1, size_t(double(ms.size()) * 0.95))];
+            const auto& st = v.lastFrame();
+            const bool pass = median <= 16.0 && p95 <= 16.0;
+            allPass = allPass && pass;
+            std::printf(
+                "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f)  %s  [%llu rects, %llu "
+                "spans "
+                "walked, %llu summary cells, <= %d rects/row]\n",
+                prefix, z.name, median, p95, ms.front(), ms.back(), pass ? "PASS" : "BELOW",
+                (unsigned long long)st.rects, (unsigned long long)st.spansWalked,
+                (unsigned long long)st.summaryCells, st.maxRectsPerRow);
         }
-        std::sort(ms.begin(), ms.end());
-        const double median = ms[ms.size() / 2];
-        const double p95 = ms[std::min(ms.size() - 1, size_t(double(ms.size()) * 0.95))];
-        const auto& st = view.lastFrame();
-        const bool pass = median <= 16.0 && p95 <= 16.0;
-        allPass = allPass && pass;
+    };
+    std::printf(" top of the view (the CPU lanes):\n");
+    measure(view, base, end, "", {});
+    if (withLanes) {
+        std::printf(" scrolled to the sideband thread lanes (runs and sample ticks):\n");
+        const int32_t tid = data->lanes->threads[data->lanes->threads.size() / 2].tid;
+        measure(view, base, end, "lanes ", [&] { view.scrollToThread(tid, -1); });
+    }
+
+    if (deep > 0) {
+        // One thread of nested calls `deep` levels deep (chains of random depth
+        // up to it, a few calls at the bottom), the rows around its middle in view.
+        Clock::time_point d0 = Clock::now();
+        auto deepData = std::make_shared<TimelineData>();
+        deepData->functions = table;
+        std::mt19937_64 r(11);
+        std::vector<Span> spans;
+        spans.reserve(deepSpans + size_t(deep) + 8);
+        uint64_t time = base;
+        while (spans.size() < deepSpans) {
+            const int depth = deep / 2 + int(r() % uint64_t(deep / 2 + 1));
+            const uint64_t len = uint64_t(depth) * 40 + 2'000 + r() % 20'000;
+            for (int d = 0; d < depth; ++d) {
+                Span s;
+                s.start = time + uint64_t(d) * 10, s.end = time + len - uint64_t(d) * 10, s.depth = d;
+                s.function = uint32_t(1 + (uint64_t(d) * 7 + r() % 3) % uint64_t(functions - 1));
+                s.instructions = (s.end - s.start) / 2 + 1;
+                spans.push_back(s);
+            }
+            time += len + 100 + r() % 2000;
+        }
+        TimelineData::Thread th;
+        th.pid = 2000, th.tid = 2000, th.name = "deep";
+        th.spans.append(spans);
+        deepData->threads.push_back(std::move(th));
+        deepData->begin = deepData->decodedBegin = base;
+        deepData->end = deepData->decodedEnd = time;
+        TimelineView deepView;
+        deepView.setAsyncSummaries(false);
+        deepView.resize(1920, 1080);
+        const double built = since(d0);
+        d0 = Clock::now();
+        deepView.setData(deepData);
+        const auto& ds = deepView.summaryStats();
         std::printf(
-            "  %-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f)  %s  [%llu rects, %llu spans "
-            "walked, %llu summary cells, <= %d rects/row]\n",
-            z.name, median, p95, ms.front(), ms.back(), pass ? "PASS" : "BELOW", (unsigned long long)st.rects,
-            (unsigned long long)st.spansWalked, (unsigned long long)st.summaryCells, st.maxRectsPerRow);
+            "deep thread: %zu spans, %d levels deep (generated in %.0f ms); setData %.1f ms, summary %.1f "
+            "MB, "
+            "%.3f bytes per span; row %d at y %d\n",
+            spans.size(), deep, built, since(d0), double(ds.threadBytes) / 1e6,
+            double(ds.threadBytes) / double(std::max<size_t>(1, ds.spans)), deep / 2,
+            deepView.rowY(2000, deep / 2));
+        measure(deepView, base, time, "deep ", [&] { deepView.scrollToThread(2000, deep / 2); });
     }
     std::printf("target: smooth = <= 16 ms per frame (median and p95) at every zoom: %s\n",
                 allPass ? "PASS" : "BELOW");

@@ -4,6 +4,7 @@
 #include <QContextMenuEvent>
 #include <QCoreApplication>
 #include <QHelpEvent>
+#include <QImage>
 #include <QKeyEvent>
 #include <QLocale>
 #include <QMenu>
@@ -17,7 +18,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <future>
 #include <map>
 #include <thread>
@@ -32,10 +35,12 @@ constexpr uint32_t kNone = UINT32_MAX;
 // the bucket it covers (7 bits, of 127) and whether a gap is in it (top bit).
 constexpr uint32_t kGapBit = 0x80000000u, kFnMask = 0x00ffffffu, kEmptyFn = 0x00ffffffu;
 constexpr uint32_t kEmptyCell = kEmptyFn;
-constexpr int kMaxRows = 128;          // flame-chart rows shown per thread
+// Flame-chart rows per thread: any real stack; a corrupt depth must not make millions of rows.
+constexpr int kMaxRows = 1 << 16;
 constexpr size_t kSummaryMin = 4096;   // smaller stores are walked whole
 constexpr size_t kWalkAlways = 20000;  // fewer spans in view: walk them (exact)
 constexpr uint32_t kMaxBuckets = 1u << 17;
+constexpr size_t kCpuSummaryMin = 2048;  // CPU lanes of fewer slices are walked
 constexpr double kLabelMinWidth = 48;
 constexpr int kRunBand = 9;    // thread lanes: run slices on top, sample ticks below
 constexpr int kLossStrip = 5;  // CPU lanes: loss markers along the top
@@ -112,17 +117,71 @@ QColor cpuNoteColor() {
 }  // namespace
 
 // Per-thread summary (see the header): level 0 has n[0] buckets of bucketDur[0]
-// ns from t0 up to extentEnd; each further level halves the count.
+// ns from t0 up to extentEnd; each further level halves the count. A depth
+// with at least a span per level-0 bucket is summarized (cells, openAt, tail);
+// a sparser one (the rare frames of a deep stack) keeps the indices of its
+// spans instead (`sparse`), walked in view. So the summary takes at most 12
+// bytes per summarized span and 4 per sparse one, however deep the stacks.
 struct TimelineView::Lod {
     int rows = 1;
     size_t spans = 0;
     uint64_t t0 = 0, extentEnd = 0;
     std::vector<uint64_t> bucketDur;
     std::vector<uint32_t> n;
-    std::vector<std::vector<std::vector<uint32_t>>> cells;  // [level][depth][bucket]
+    std::vector<std::vector<std::vector<uint32_t>>> cells;  // [level][depth][bucket] (empty: not summarized)
     std::vector<std::vector<uint32_t>> openAt;              // [depth][bucket]: span covering its start
     std::vector<uint32_t> tail;                             // [depth]: a span reaching past extentEnd
+    std::vector<std::vector<uint32_t>> sparse;              // [depth]: its spans by start (not summarized)
     bool summarized() const { return !cells.empty(); }
+    size_t bytes() const {
+        size_t b = sizeof(*this) + bucketDur.capacity() * 8 + n.capacity() * 4 + tail.capacity() * 4;
+        for (const auto& level : cells)
+            for (const auto& row : level)
+                b += row.capacity() * 4 + sizeof(row);
+        for (const auto* v : {&openAt, &sparse})
+            for (const auto& row : *v)
+                b += row.capacity() * 4 + sizeof(row);
+        return b;
+    }
+};
+
+// A CPU lane's summary: per bucket the process (a thread of no known process:
+// the thread) that ran most of it, how much of the bucket it ran and how much
+// any thread ran (the rest is idle), at a few resolutions as Lod; and the
+// colour of every process on the lane, found once. A zoomed-out frame reads
+// a few cells per pixel column instead of the lane's slices.
+struct TimelineView::CpuLod {
+    struct Cell {
+        int32_t key = -1;   // into keys (-1: no thread ran)
+        uint8_t cover = 0;  // of 255: the part of the bucket `key` ran
+        uint8_t busy = 0;   // of 255: the part any thread ran
+    };
+    size_t slices = 0;
+    std::vector<int64_t> keys;  // sorted: pid > 0, or -tid - 1
+    std::vector<QRgb> rgb;      // per key
+    uint64_t t0 = 0, extentEnd = 0;
+    std::vector<uint64_t> bucketDur;
+    std::vector<uint32_t> n;
+    std::vector<std::vector<Cell>> cells;  // [level][bucket]
+    bool summarized() const { return !cells.empty(); }
+    int32_t keyIndex(int64_t key) const {
+        auto it = std::lower_bound(keys.begin(), keys.end(), key);
+        return it != keys.end() && *it == key ? int32_t(it - keys.begin()) : -1;
+    }
+    size_t bytes() const {
+        size_t b = sizeof(*this) + keys.capacity() * 8 + rgb.capacity() * 4 + bucketDur.capacity() * 8 +
+                   n.capacity() * 4;
+        for (const auto& level : cells)
+            b += level.capacity() * sizeof(Cell) + sizeof(level);
+        return b;
+    }
+};
+
+// Everything summarized once per data (on the worker thread when asynchronous).
+struct TimelineView::Summaries {
+    std::vector<std::unique_ptr<Lod>> threads;
+    std::map<int, std::unique_ptr<CpuLod>> cpus;
+    SummaryStats stats;
 };
 
 namespace {
@@ -132,13 +191,15 @@ std::unique_ptr<TimelineView::Lod> buildLod(const SpanStore& store, uint64_t dec
     lod->spans = store.size();
     if (store.empty()) return lod;
     const size_t size = store.size();
-    int maxDepth = 0;
-    if (size < kSummaryMin) {
-        for (size_t i = 0; i < size; ++i)
-            maxDepth = std::max(maxDepth, store.at(i).depth);
-        lod->rows = std::min(maxDepth + 1, kMaxRows);
-        return lod;
-    }
+    // Spans per depth (deeper than kMaxRows: not drawn).
+    std::vector<size_t> count;
+    store.forEach(0, size, [&](size_t, const Span& s) {
+        if (s.depth < 0 || s.depth >= kMaxRows) return;
+        if (count.size() <= size_t(s.depth)) count.resize(size_t(s.depth) + 1, 0);
+        ++count[size_t(s.depth)];
+    });
+    lod->rows = std::max(1, int(count.size()));
+    if (size < kSummaryMin) return lod;
     const uint64_t t0 = store.firstStart();
     uint64_t extentEnd = store.lastStart() + 1;
     if (decodedEnd > extentEnd && decodedEnd - t0 <= 2 * (extentEnd - t0)) extentEnd = decodedEnd;
@@ -151,25 +212,30 @@ std::unique_ptr<TimelineView::Lod> buildLod(const SpanStore& store, uint64_t dec
     lod->t0 = t0;
     lod->extentEnd = t0 + uint64_t(n0) * bd;
     extentEnd = lod->extentEnd;
-    auto& cells0 = lod->cells.emplace_back();
+    const size_t depths = count.size();
+    auto& cells0 = lod->cells.emplace_back(depths);
     auto& open = lod->openAt;
-    for (size_t i = 0; i < size; ++i) {
-        const Span s = store.at(i);
-        maxDepth = std::max(maxDepth, s.depth);
-        if (s.depth < 0 || s.depth >= kMaxRows) continue;
-        const size_t d = size_t(s.depth);
-        if (cells0.size() <= d) {
-            cells0.resize(d + 1);
-            open.resize(d + 1);
-            lod->tail.resize(d + 1, kNone);
-        }
-        if (cells0[d].empty()) {
+    open.resize(depths);
+    lod->tail.assign(depths, kNone);
+    lod->sparse.resize(depths);
+    for (size_t d = 0; d < depths; ++d) {
+        if (count[d] >= n0) {
             cells0[d].assign(n0, kEmptyCell);
             open[d].assign(n0, kNone);
+        } else {
+            lod->sparse[d].reserve(count[d]);
+        }
+    }
+    store.forEach(0, size, [&](size_t i, const Span& s) {
+        if (s.depth < 0 || s.depth >= kMaxRows) return;
+        const size_t d = size_t(s.depth);
+        if (cells0[d].empty()) {
+            lod->sparse[d].push_back(uint32_t(i));
+            return;
         }
         const uint64_t a = std::max(s.start, t0), e = std::max(s.end, s.start + 1);
         if (e > extentEnd) lod->tail[d] = uint32_t(i);
-        if (a >= extentEnd) continue;
+        if (a >= extentEnd) return;
         const uint64_t b0 = (a - t0) / bd, b1 = (std::min(e, extentEnd) - 1 - t0) / bd;
         uint32_t* row = cells0[d].data();
         const uint32_t fn = std::min<uint32_t>(s.function, kEmptyFn - 1);
@@ -185,8 +251,7 @@ std::unique_ptr<TimelineView::Lod> buildLod(const SpanStore& store, uint64_t dec
             const uint32_t cover = std::max<uint32_t>(1, uint32_t((overlap * 127 + bd - 1) / bd));
             if (fnOf(cell) == kEmptyFn || cover > coverOf(cell)) cell = (cell & kGapBit) | (cover << 24) | fn;
         }
-    }
-    lod->rows = std::min(maxDepth + 1, kMaxRows);
+    });
     lod->bucketDur.push_back(bd);
     lod->n.push_back(n0);
     // Coarser levels: each cell merges two; the better-covering function wins, gaps stay.
@@ -209,6 +274,165 @@ std::unique_ptr<TimelineView::Lod> buildLod(const SpanStore& store, uint64_t dec
         lod->bucketDur.push_back(lod->bucketDur.back() * 2);
     }
     return lod;
+}
+
+// A slice's colour key: its process, or for a thread of no known process the thread.
+inline int64_t laneKey(const TimelineData::CpuSlice& s) {
+    return s.pid > 0 ? int64_t(s.pid) : -int64_t(s.tid) - 1;
+}
+
+inline uint8_t share255(uint64_t part, uint64_t whole) {
+    return part ? uint8_t(std::clamp<uint64_t>((part * 255 + whole / 2) / whole, 1, 255)) : 0;
+}
+
+// Per pixel column (or bucket): the time each process ran in it, the most there
+// is and the total; a column rarely sees more than a few processes.
+struct ColumnTally {
+    std::vector<std::pair<int32_t, uint64_t>> ran;
+    uint64_t busy = 0;
+    void add(int32_t key, uint64_t ns) {
+        busy += ns;
+        for (auto& [k, t] : ran)
+            if (k == key) {
+                t += ns;
+                return;
+            }
+        ran.push_back({key, ns});
+    }
+    std::pair<int32_t, uint64_t> most() const {
+        std::pair<int32_t, uint64_t> best{-1, 0};
+        for (const auto& r : ran)
+            if (r.second > best.second) best = r;
+        return best;
+    }
+    void clear() {
+        ran.clear();
+        busy = 0;
+    }
+};
+
+std::unique_ptr<TimelineView::CpuLod> buildCpuLod(const std::vector<TimelineData::CpuSlice>& slices) {
+    using Cell = TimelineView::CpuLod::Cell;
+    auto lod = std::make_unique<TimelineView::CpuLod>();
+    lod->slices = slices.size();
+    for (const auto& s : slices)
+        if (s.tid > 0 && (lod->keys.empty() || lod->keys.back() != laneKey(s)))
+            lod->keys.push_back(laneKey(s));
+    std::sort(lod->keys.begin(), lod->keys.end());
+    lod->keys.erase(std::unique(lod->keys.begin(), lod->keys.end()), lod->keys.end());
+    lod->keys.shrink_to_fit();
+    lod->rgb.reserve(lod->keys.size());
+    for (int64_t k : lod->keys)
+        lod->rgb.push_back(
+            (k > 0 ? TimelineView::processColor(int32_t(k)) : TimelineView::threadColor(int32_t(-k - 1)))
+                .rgb());
+    if (slices.size() < kCpuSummaryMin) return lod;
+    const uint64_t t0 = slices.front().start;
+    uint64_t end = t0 + 1;
+    for (const auto& s : slices)
+        end = std::max(end, s.end);
+    uint32_t n0 = 64;
+    while (n0 < kMaxBuckets && uint64_t(n0) * 2 * 2 <= slices.size())
+        n0 *= 2;
+    const uint64_t bd = std::max<uint64_t>(1, (end - t0 + n0 - 1) / n0);
+    n0 = std::max<uint32_t>(1, uint32_t(std::min<uint64_t>(n0, (end - t0 + bd - 1) / bd)));
+    lod->t0 = t0;
+    lod->extentEnd = t0 + uint64_t(n0) * bd;
+    std::vector<Cell> level0(n0);
+    ColumnTally tally;
+    uint64_t current = UINT64_MAX;
+    auto finish = [&] {
+        if (current == UINT64_MAX) return;
+        const auto [key, ran] = tally.most();
+        level0[current] = {key, share255(ran, bd), share255(tally.busy, bd)};
+        tally.clear();
+    };
+    int32_t lastKey = -1;
+    int64_t lastLaneKey = INT64_MIN;
+    for (const auto& s : slices) {
+        if (s.tid <= 0 || s.end <= s.start) continue;
+        if (laneKey(s) != lastLaneKey) lastLaneKey = laneKey(s), lastKey = lod->keyIndex(lastLaneKey);
+        const uint64_t a = std::max(s.start, t0), e = std::min(s.end, lod->extentEnd);
+        if (a >= e) continue;
+        const uint64_t b0 = (a - t0) / bd, b1 = (e - 1 - t0) / bd;
+        for (uint64_t b = b0; b <= b1; ++b) {
+            if (b != current) {
+                finish();
+                current = b;
+            }
+            const uint64_t bs = t0 + b * bd;
+            tally.add(lastKey, std::min(e, bs + bd) - std::max(a, bs));
+        }
+    }
+    finish();
+    lod->bucketDur.push_back(bd);
+    lod->n.push_back(n0);
+    lod->cells.push_back(std::move(level0));
+    // Coarser levels: each cell merges two; the better-covering process wins.
+    while (lod->n.back() > 1) {
+        const auto& prev = lod->cells.back();
+        const uint32_t pn = lod->n.back(), nn = (pn + 1) / 2;
+        std::vector<Cell> next(nn);
+        for (uint32_t b = 0; b < nn; ++b) {
+            const Cell x = prev[2 * b], y = 2 * b + 1 < pn ? prev[2 * b + 1] : Cell{};
+            Cell c;
+            c.busy = uint8_t((x.busy + y.busy + 1) / 2);
+            if (x.key == y.key) {
+                c.key = x.key, c.cover = uint8_t((x.cover + y.cover + 1) / 2);
+            } else {
+                const Cell& w = x.cover >= y.cover ? x : y;
+                c.key = w.key, c.cover = uint8_t((w.cover + 1) / 2);
+            }
+            next[b] = c;
+        }
+        lod->cells.push_back(std::move(next));
+        lod->n.push_back(nn);
+        lod->bucketDur.push_back(lod->bucketDur.back() * 2);
+    }
+    return lod;
+}
+
+// The first element of [from, end) that is not `before` (a prefix of them is):
+// galloping from `from`, for a skip that is usually short in a long array.
+template <typename It, typename Before>
+It gallop(It from, It end, const Before& before) {
+    It lo = from;
+    ptrdiff_t step = 1;
+    while (end - lo > step && before(*(lo + step))) {
+        lo += step;
+        step *= 2;
+    }
+    return std::partition_point(lo, end - lo > step ? lo + step + 1 : end, before);
+}
+
+// Paints per pixel column `colour` (0: nothing) from x = left on: over the
+// height `h` where `busy` (of 255) is at least half, over the lower third
+// elsewhere; one image for the lane, not a rectangle per column. Returns the
+// number of runs of one colour.
+int paintColumns(QPainter& p, int left, int y, int h, const std::vector<QRgb>& colour,
+                 const std::vector<uint8_t>& busy) {
+    const int W = int(colour.size());
+    int first = 0, last = W;
+    while (first < W && !colour[size_t(first)])
+        ++first;
+    if (first == W || h <= 0) return 0;
+    while (!colour[size_t(last - 1)])
+        --last;
+    const int w = last - first;
+    std::vector<QRgb> full(static_cast<size_t>(w)), low(static_cast<size_t>(w));
+    int runs = 0;
+    for (int x = first; x < last; ++x) {
+        const QRgb c = colour[size_t(x)];
+        low[size_t(x - first)] = c;
+        full[size_t(x - first)] = busy[size_t(x)] >= 128 ? c : 0;
+        runs += c && (x == first || colour[size_t(x - 1)] != c);
+    }
+    QImage image(w, h, QImage::Format_ARGB32_Premultiplied);
+    const int lowTop = h - std::max(2, h / 3);
+    for (int r = 0; r < h; ++r)
+        std::memcpy(image.scanLine(r), (r < lowTop ? full : low).data(), size_t(w) * sizeof(QRgb));
+    p.drawImage(QPoint(left + first, y), image);
+    return runs;
 }
 
 }  // namespace
@@ -303,10 +527,14 @@ QString TimelineView::functionName(uint32_t id) const {
     return id == FunctionTable::kUnknown ? QString("[unknown]") : QString("function %1").arg(id);
 }
 
-std::vector<std::unique_ptr<TimelineView::Lod>> TimelineView::buildLods(const TimelineData& data) {
+TimelineView::Summaries TimelineView::buildLods(const TimelineData& data) {
     // The summaries, once per store, on a few threads when there is much to read.
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    Summaries out;
     const size_t n = data.threads.size();
-    std::vector<std::unique_ptr<Lod>> lods(n);
+    auto& lods = out.threads;
+    lods.resize(n);
     size_t total = 0;
     for (const auto& t : data.threads)
         total += t.spans.size();
@@ -327,7 +555,19 @@ std::vector<std::unique_ptr<TimelineView::Lod>> TimelineView::buildLods(const Ti
         for (size_t i = 0; i < n; ++i)
             lods[i] = buildLod(data.threads[i].spans, data.decodedEnd);
     }
-    return lods;
+    const auto threadsDone = Clock::now();
+    for (const auto& [cpu, slices] : data.cpus) {
+        auto& lod = out.cpus[cpu];
+        lod = buildCpuLod(slices);
+        out.stats.cpuSlices += slices.size();
+        out.stats.cpuBytes += lod->bytes();
+    }
+    out.stats.spans = total;
+    for (const auto& lod : lods)
+        out.stats.threadBytes += lod->bytes();
+    out.stats.threadMs = std::chrono::duration<double, std::milli>(threadsDone - started).count();
+    out.stats.cpuMs = std::chrono::duration<double, std::milli>(Clock::now() - threadsDone).count();
+    return out;
 }
 
 void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
@@ -337,16 +577,16 @@ void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
         for (const auto& t : data->threads)
             total += t.spans.size();
     if (!data || !asyncSummaries_ || total < asyncMinSpans_) {
-        std::vector<std::unique_ptr<Lod>> lods;
-        if (data) lods = buildLods(*data);
-        install(std::move(data), std::move(lods));
+        Summaries summaries;
+        if (data) summaries = buildLods(*data);
+        install(std::move(data), std::move(summaries));
         return;
     }
     // Large: summarize on a worker thread, showing the current data until then.
     preparing_ = true;
     QPointer<TimelineView> self(this);
     std::thread([self, data = std::move(data), generation] {
-        auto lods = std::make_shared<std::vector<std::unique_ptr<Lod>>>(buildLods(*data));
+        auto lods = std::make_shared<Summaries>(buildLods(*data));
         QMetaObject::invokeMethod(
             QCoreApplication::instance(),
             [self, data, lods, generation] {
@@ -358,13 +598,15 @@ void TimelineView::setData(std::shared_ptr<const TimelineData> data) {
     }).detach();
 }
 
-void TimelineView::install(std::shared_ptr<const TimelineData> data, std::vector<std::unique_ptr<Lod>> lods) {
+void TimelineView::install(std::shared_ptr<const TimelineData> data, Summaries summaries) {
     preparing_ = false;
     const bool first = !data_ || viewEnd_ <= viewBegin_;
     if (!data_ || !data || data_->functions != data->functions) colors_.clear();
     data_ = std::move(data);
     selected_ = {};
-    lods_ = std::move(lods);
+    lods_ = std::move(summaries.threads);
+    cpuLods_ = std::move(summaries.cpus);
+    summaryStats_ = summaries.stats;
     layoutTracks();
     emit dataShown();
     if (!data_) {
@@ -957,81 +1199,118 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
             if (t.tid == tid) return QString::fromStdString(t.name);
         return QString("tid %1").arg(tid);
     };
-    // Coloured by process: slices of one process merged in a pixel keep its colour.
-    auto key = [](const TimelineData::CpuSlice& s) {
-        return s.pid > 0 ? int64_t(s.pid) : -int64_t(s.tid) - 1;
-    };
-    auto draw = [&](double x0, double x1, const TimelineData::CpuSlice& s, bool mixed) {
-        const int a = int(std::floor(x0)), b = std::max(a + 1, int(std::ceil(x1)));
-        const QRect r(kLabelWidth + a, y + 1, b - a, h);
-        p.fillRect(r, mixed ? QColor(150, 150, 160) : s.pid > 0 ? processColor(s.pid) : threadColor(s.tid));
-        ++frame_.rects;
-        if (!mixed && r.width() >= kLabelMinWidth) {
-            p.setPen(QColor(20, 20, 20));
-            const QRect visible = r.intersected(QRect(kLabelWidth, y, plotWidth(), track.height));
-            p.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       p.fontMetrics().elidedText(QString("%1 %2").arg(nameOf(s.tid)).arg(s.tid),
-                                                  Qt::ElideRight, visible.width() - 5));
+    const auto lodFound = cpuLods_.find(track.cpu);
+    if (slices.empty() || lodFound == cpuLods_.end()) {
+        paintLosses(p, track.cpu, y, track.height);
+        p.restore();
+        return;
+    }
+    const CpuLod& lod = *lodFound->second;
+    const int W = plotWidth();
+    // Coloured by process. A pixel column of several slices shows the process
+    // that ran most of it: over the lane's height where threads ran at least
+    // half of the column, over its lower third where the CPU was mostly idle.
+    std::vector<QRgb> colour(size_t(W), 0);
+    std::vector<uint8_t> busy(size_t(W), 0);
+    ColumnTally tally;
+    if (lod.summarized() && pxDur >= double(lod.bucketDur[0])) {
+        // Zoomed out: a few summary cells per column.
+        size_t level = 0;
+        while (level + 1 < lod.bucketDur.size() && double(lod.bucketDur[level + 1]) <= pxDur)
+            ++level;
+        const double bd = double(lod.bucketDur[level]), t0 = double(lod.t0);
+        const uint32_t n = lod.n[level];
+        const CpuLod::Cell* row = lod.cells[level].data();
+        for (int x = 0; x < W; ++x) {
+            const double a = double(viewBegin_) + x * pxDur, b = a + pxDur;
+            if (b <= t0 || a >= double(lod.extentEnd)) continue;
+            const uint64_t ba = a <= t0 ? 0 : uint64_t((a - t0) / bd);
+            const uint64_t bb = std::min<uint64_t>(n - 1, uint64_t(std::max(0.0, (b - t0) / bd)));
+            tally.clear();
+            uint32_t busySum = 0, cells = 0;
+            for (uint64_t k = ba; k <= bb; ++k, ++cells) {
+                const CpuLod::Cell c = row[k];
+                busySum += c.busy;
+                if (c.key >= 0) tally.add(c.key, c.cover);
+            }
+            frame_.summaryCells += cells;
+            const int32_t key = tally.most().first;
+            if (key < 0 || !busySum) continue;
+            colour[size_t(x)] = lod.rgb[size_t(key)];
+            busy[size_t(x)] = uint8_t((busySum + cells - 1) / cells);
         }
-    };
-    auto it = std::upper_bound(slices.begin(), slices.end(), viewBegin_,
-                               [](uint64_t t, const TimelineData::CpuSlice& s) { return t < s.start; });
-    if (it != slices.begin()) --it;
-    bool pending = false, mixed = false;
-    double px0 = 0, px1 = 0;
-    TimelineData::CpuSlice ps;
-    auto flush = [&] {
-        if (pending) draw(px0, px1, ps, mixed);
-        pending = false;
-    };
-    while (it != slices.end() && it->start < viewEnd_) {
-        const auto& s = *it;
-        if (s.end <= viewBegin_ || s.tid <= 0) {
-            ++it;
-            continue;
+        frame_.rects += uint64_t(paintColumns(p, kLabelWidth, y + 1, h, colour, busy));
+    } else {
+        // Zoomed in: the slices in view; one a pixel wide or more is drawn (and
+        // named) as it is, narrower ones are tallied per column.
+        struct Wide {
+            QRect rect;
+            QRgb rgb;
+            int32_t tid;
+        };
+        std::vector<Wide> wide;
+        auto it = std::upper_bound(slices.begin(), slices.end(), viewBegin_,
+                                   [](uint64_t t, const TimelineData::CpuSlice& s) { return t < s.start; });
+        if (it != slices.begin()) --it;
+        int column = -1;
+        ColumnTally spill;  // what reaches into the column after `column`
+        auto finish = [&](ColumnTally& t, int x) {
+            if (x >= 0 && x < W && t.busy) {
+                const int32_t key = t.most().first;
+                if (key >= 0) {
+                    colour[size_t(x)] = lod.rgb[size_t(key)];
+                    busy[size_t(x)] = share255(t.busy, std::max<uint64_t>(1, uint64_t(pxDur)));
+                }
+            }
+            t.clear();
+        };
+        int32_t lastKey = -1;
+        int64_t lastLaneKey = INT64_MIN;
+        for (; it != slices.end() && it->start < viewEnd_; ++it) {
+            const auto& s = *it;
+            ++frame_.spansWalked;
+            if (s.end <= viewBegin_ || s.tid <= 0) continue;
+            if (laneKey(s) != lastLaneKey) lastLaneKey = laneKey(s), lastKey = lod.keyIndex(lastLaneKey);
+            const double x0 = std::max(-2.0, (double(s.start) - double(viewBegin_)) / pxDur);
+            const double x1 = std::min(W + 2.0, (double(s.end) - double(viewBegin_)) / pxDur);
+            if (x1 - x0 >= 1) {
+                const int a = int(std::floor(x0)), b = std::max(a + 1, int(std::ceil(x1)));
+                const QRgb rgb = lastKey >= 0 ? lod.rgb[size_t(lastKey)]
+                                              : (s.pid > 0 ? processColor(s.pid) : threadColor(s.tid)).rgb();
+                wide.push_back({QRect(kLabelWidth + a, y + 1, b - a, h), rgb, s.tid});
+                continue;
+            }
+            const int c0 = int(std::floor(x0));
+            if (c0 != column) {
+                finish(tally, column);
+                if (c0 == column + 1) {
+                    std::swap(tally, spill);
+                } else {
+                    finish(spill, column + 1);
+                }
+                column = c0;
+            }
+            // A slice narrower than a pixel reaches at most into the next column.
+            const double split = std::min(x1, double(c0 + 1));
+            if (lastKey < 0) continue;
+            tally.add(lastKey, uint64_t((split - x0) * pxDur + 0.5));
+            if (x1 > split) spill.add(lastKey, uint64_t((x1 - split) * pxDur + 0.5));
         }
-        const double x0 = std::max(-2.0, (double(s.start) - double(viewBegin_)) / pxDur);
-        const double x1 = std::min(plotWidth() + 2.0, (double(s.end) - double(viewBegin_)) / pxDur);
-        if (x1 - x0 >= 1) {
-            flush();
-            draw(x0, x1, s, false);
-            ++it;
-            continue;
-        }
-        if (pending && x0 < px1 + 1) {
-            px1 = std::max(px1, x1);
-            mixed = mixed || key(s) != key(ps);
-        } else {
-            flush();
-            pending = true, mixed = false;
-            px0 = x0, px1 = x1, ps = s;
-        }
-        // Skip the rest of this pixel column: its slices merge anyway. The last
-        // one skipped may reach further: it is looked at next.
-        // Galloping from here: the next column's slice is a few slices on, and a
-        // binary search over the whole rest of the lane (a million switches)
-        // misses the cache at every step, in every column of every lane.
-        const uint64_t next = viewBegin_ + uint64_t((std::floor(x0) + 1) * pxDur) + 1;
-        auto before = [](const TimelineData::CpuSlice& c, uint64_t t) { return c.start < t; };
-        auto lo = it + 1;
-        size_t step = 1;
-        while (slices.end() - lo > ptrdiff_t(step) && (lo + ptrdiff_t(step))->start < next) {
-            lo += ptrdiff_t(step);
-            step *= 2;
-        }
-        auto jump = std::lower_bound(
-            lo, slices.end() - lo > ptrdiff_t(step) ? lo + ptrdiff_t(step) + 1 : slices.end(), next, before);
-        if (jump - it > 2) {
-            auto prev = jump - 1;
-            if (prev->tid > 0 && key(*prev) != key(ps)) mixed = true;
-            px1 =
-                std::max(px1, std::min(plotWidth() + 2.0, (double(prev->end) - double(viewBegin_)) / pxDur));
-            it = jump;
-        } else {
-            ++it;
+        finish(tally, column);
+        finish(spill, column + 1);
+        frame_.rects += uint64_t(paintColumns(p, kLabelWidth, y + 1, h, colour, busy));
+        for (const Wide& w : wide) {
+            p.fillRect(w.rect, QColor(w.rgb));
+            ++frame_.rects;
+            if (w.rect.width() >= kLabelMinWidth) {
+                p.setPen(QColor(20, 20, 20));
+                const QRect visible = w.rect.intersected(QRect(kLabelWidth, y, W, track.height));
+                p.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           p.fontMetrics().elidedText(QString("%1 %2").arg(nameOf(w.tid)).arg(w.tid),
+                                                      Qt::ElideRight, visible.width() - 5));
+            }
         }
     }
-    flush();
     paintLosses(p, track.cpu, y, track.height);
     p.restore();
 }
@@ -1336,8 +1615,8 @@ void TimelineView::paintThreadLane(QPainter& p, const Track& track, int y) {
             pending = true, px0 = x0, px1 = x1;
         }
         const uint64_t next = viewBegin_ + uint64_t((std::floor(x1) + 1) * pxDur) + 1;
-        auto jump = std::lower_bound(it + 1, runs.end(), next,
-                                     [](const SidebandLanes::Run& r, uint64_t t) { return r.start < t; });
+        auto jump =
+            gallop(it + 1, runs.end(), [next](const SidebandLanes::Run& r) { return r.start < next; });
         if (jump - it > 2) {
             px1 = std::max(px1, std::min(W + 2.0, (double((jump - 1)->end) - double(viewBegin_)) / pxDur));
             it = jump;
@@ -1346,20 +1625,33 @@ void TimelineView::paintThreadLane(QPainter& p, const Track& track, int y) {
         }
     }
     flush();
-    // Samples: a tick per pixel column that has any.
+    // Samples: a tick per pixel column that has any (ticks side by side: one rectangle).
     const auto& samples = lane->samples;
     auto si = std::lower_bound(samples.begin(), samples.end(), viewBegin_,
                                [](const SidebandLanes::Sample& s, uint64_t t) { return s.time < t; });
     const QColor tick = sampleColor();
+    int tick0 = 0, tick1 = -2;  // the pending run of ticked columns
+    auto flushTicks = [&] {
+        if (tick1 < tick0) return;
+        p.fillRect(
+            QRect(kLabelWidth + tick0, y + 4 + kRunBand, tick1 - tick0 + 1, track.height - 6 - kRunBand),
+            tick);
+        ++frame_.rects;
+    };
     while (si != samples.end() && si->time < viewEnd_) {
         const double x = std::floor((double(si->time) - double(viewBegin_)) / pxDur);
-        p.fillRect(QRect(kLabelWidth + int(x), y + 4 + kRunBand, 1, track.height - 6 - kRunBand), tick);
-        ++frame_.rects;
+        if (int(x) == tick1 + 1) {
+            tick1 = int(x);
+        } else if (int(x) > tick1) {
+            flushTicks();
+            tick0 = tick1 = int(x);
+        }
         const uint64_t next = viewBegin_ + uint64_t((x + 1) * pxDur) + 1;
-        auto jump = std::lower_bound(si + 1, samples.end(), next,
-                                     [](const SidebandLanes::Sample& s, uint64_t t) { return s.time < t; });
+        auto jump =
+            gallop(si + 1, samples.end(), [next](const SidebandLanes::Sample& s) { return s.time < next; });
         si = jump > si ? jump : si + 1;
     }
+    flushTicks();
     p.restore();
 }
 
@@ -1489,6 +1781,79 @@ void TimelineView::paintThreadRows(QPainter& p, size_t thread, int firstRow, int
             fill(d, int(std::floor(std::max(-2.0, x0))), int(std::ceil(std::min(W + 2.0, x1))), s.function,
                  s.isGap(), lod.tail[size_t(d)], false, true);
         }
+        // Depths too sparse to summarize (a deep stack's rare frames): their spans
+        // in view, merged where narrower than a pixel, skipping to the next pixel
+        // column past those that merge anyway.
+        for (int d = firstRow; d <= lastRow && size_t(d) < lod.sparse.size(); ++d) {
+            const std::vector<uint32_t>& list = lod.sparse[size_t(d)];
+            if (list.empty()) continue;
+            auto startOf = [&](uint32_t i) { return store.at(i).start; };
+            // Spans of one depth do not overlap: the last one starting before the view may reach into it.
+            size_t k = size_t(std::partition_point(list.begin(), list.end(),
+                                                   [&](uint32_t i) { return startOf(i) < viewBegin_; }) -
+                              list.begin());
+            if (k > 0) --k;
+            double px0 = 0, px1 = -1e300;
+            uint32_t pfn = 0;
+            bool pending = false, pgap = false, pmerged = false;
+            size_t pindex = 0;
+            auto flushRow = [&] {
+                if (pending)
+                    fill(d, int(std::floor(px0)), std::max(int(std::floor(px0)) + 1, int(std::ceil(px1))),
+                         pfn, pgap, pindex, pmerged, !pmerged);
+                pending = false;
+            };
+            while (k < list.size()) {
+                const Span s = store.at(list[k]);
+                ++frame_.spansWalked;
+                if (s.start >= viewEnd_) break;
+                if (s.end <= viewBegin_) {
+                    ++k;
+                    continue;
+                }
+                const double x0 = std::max(-2.0, (double(s.start) - double(viewBegin_)) / pxDur);
+                const double x1 = std::min(W + 2.0, (double(s.end) - double(viewBegin_)) / pxDur);
+                if (x1 - x0 >= 1) {
+                    flushRow();
+                    fill(d, int(std::floor(x0)), int(std::ceil(x1)), s.function, s.isGap(), list[k], false,
+                         true);
+                    ++k;
+                    continue;
+                }
+                if (pending && x0 < px1 + 1 && std::floor(x0) <= std::floor(px1)) {
+                    px1 = std::max(px1, x1);
+                    pmerged = true;
+                    pgap = pgap || s.isGap();
+                } else {
+                    flushRow();
+                    pending = true, pmerged = false;
+                    px0 = x0, px1 = x1, pfn = s.function, pgap = s.isGap(), pindex = list[k];
+                }
+                const uint64_t next = viewBegin_ + uint64_t((std::floor(x0) + 1) * pxDur) + 1;
+                size_t lo = k + 1, step = 1;
+                while (lo + step < list.size() && startOf(list[lo + step]) < next) {
+                    lo += step;
+                    step *= 2;
+                }
+                const size_t hi = std::min(list.size(), lo + step + 1);
+                const size_t jump =
+                    lo >= hi ? lo
+                             : size_t(std::partition_point(list.begin() + ptrdiff_t(lo),
+                                                           list.begin() + ptrdiff_t(hi),
+                                                           [&](uint32_t i) { return startOf(i) < next; }) -
+                                      list.begin());
+                if (jump > k + 2) {
+                    const Span last = store.at(list[jump - 1]);
+                    px1 = std::max(px1, std::min(W + 2.0, (double(last.end) - double(viewBegin_)) / pxDur));
+                    pmerged = true;
+                    pgap = pgap || last.isGap();
+                    k = jump;
+                } else {
+                    ++k;
+                }
+            }
+            flushRow();
+        }
     } else {
         // Walk the spans in view, per row merging what is narrower than a pixel.
         struct Pending {
@@ -1539,6 +1904,12 @@ void TimelineView::paintThreadRows(QPainter& p, size_t thread, int firstRow, int
                 if (!lod.openAt[size_t(d)].empty() && lod.openAt[size_t(d)][b] != kNone &&
                     lod.openAt[size_t(d)][b] < i0)
                     open.push_back({lod.openAt[size_t(d)][b], d});
+            // Sparse depths: the last span before i0 may still be open.
+            for (int d = firstRow; d <= lastRow && size_t(d) < lod.sparse.size(); ++d) {
+                const std::vector<uint32_t>& list = lod.sparse[size_t(d)];
+                auto k = std::lower_bound(list.begin(), list.end(), uint32_t(i0));
+                if (k != list.begin()) open.push_back({*(k - 1), d});
+            }
             std::sort(open.begin(), open.end());
             for (const auto& [index, d] : open)
                 visit(store.at(index), index);
@@ -1575,6 +1946,20 @@ std::optional<size_t> TimelineView::findSpan(size_t thread, int depth, uint64_t 
             best = i;
         }
     };
+    if (lod.summarized() && size_t(depth) < lod.sparse.size() && !lod.sparse[size_t(depth)].empty()) {
+        // A sparse depth: its own spans, from the last one starting before `from`.
+        const std::vector<uint32_t>& list = lod.sparse[size_t(depth)];
+        auto k = std::partition_point(list.begin(), list.end(),
+                                      [&](uint32_t i) { return store.at(i).start < from; });
+        if (k != list.begin()) --k;
+        for (; k != list.end(); ++k) {
+            const Span s = store.at(*k);
+            if (s.start > t + tolerance) break;
+            consider(*k, s);
+        }
+        if (!best || bestDistance > tolerance) return std::nullopt;
+        return best;
+    }
     if (lod.summarized()) {
         uint64_t b = from <= lod.t0 ? 0 : (from - lod.t0) / lod.bucketDur[0];
         if (b >= lod.n[0]) b = lod.n[0] - 1;

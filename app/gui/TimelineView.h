@@ -12,7 +12,15 @@
 // it, and which span covers each bucket's start): zoomed out, a frame reads
 // the summary; zoomed in to less than a bucket per pixel, it walks the spans
 // in view from the bucket where the view begins (lowerBound), merging
-// sub-pixel spans per row. No frame walks every span of a large store.
+// sub-pixel spans per row. No frame walks every span of a large store. Depths
+// with too few spans to summarize (a deep stack's rare frames) keep a list of
+// their spans instead, walked in view, so a stack of any depth is drawn (the
+// tracks scroll) without a summary per depth at full resolution. CPU lanes
+// get the same: per bucket the process that ran most of it and how busy the
+// CPU was; a pixel column of many slices shows the process that ran most of
+// it, over the lane's height when threads ran half of it or more, over its
+// lower third when the CPU was mostly idle (zoomed out from the summary,
+// zoomed in from the slices in view: the same picture).
 //
 // With sideband lanes (TimelineData::lanes, any perf.data): CPU lanes coloured
 // by process with idle drawn as a thin line and the kernel's losses marked on
@@ -237,7 +245,7 @@ public:
     static QColor lossColor(int kind);
     static QColor gapColor();
     static QColor gapHatchColor();
-    // Health lanes: the ring's fill area (where it reached 100 %: healthFullColor), the AUX fill line.
+    // Health lanes: the ring's fill area (where it reached 95 %: healthFullColor), the AUX fill line.
     static QColor healthRingColor();
     static QColor healthFullColor();
     static QColor healthAuxColor();
@@ -251,7 +259,15 @@ public:
     };
     const FrameStats& lastFrame() const { return frame_; }
 
-    struct Lod;  // a thread's summary (TimelineView.cpp)
+    struct Lod;     // a thread's summary (TimelineView.cpp)
+    struct CpuLod;  // a CPU lane's summary (TimelineView.cpp)
+    // The summaries built with the data (for benchmarks): time taken and heap bytes.
+    struct SummaryStats {
+        double threadMs = 0, cpuMs = 0;
+        size_t threadBytes = 0, cpuBytes = 0;
+        size_t spans = 0, cpuSlices = 0;
+    };
+    const SummaryStats& summaryStats() const { return summaryStats_; }
 
 signals:
     // The visible range, ~150 ms after zooming or panning settles.
@@ -294,8 +310,9 @@ private:
         long process = -1;      // ProcessHeader: index into data_->lanes->processes (-1: none)
         bool pinned = false;    // in the pinned section on top
     };
-    static std::vector<std::unique_ptr<Lod>> buildLods(const TimelineData& data);
-    void install(std::shared_ptr<const TimelineData> data, std::vector<std::unique_ptr<Lod>> lods);
+    struct Summaries;  // per thread and per CPU lane (TimelineView.cpp)
+    static Summaries buildLods(const TimelineData& data);
+    void install(std::shared_ptr<const TimelineData> data, Summaries summaries);
     void layoutTracks();
     const Lod& lodOf(size_t thread) const;
     void zoomAround(double x, double factor);
@@ -338,8 +355,10 @@ private:
 
     std::shared_ptr<const TimelineData> data_;
     std::vector<Track> tracks_;
-    std::vector<size_t> threadFirstTrack_;    // per thread: its header's index in tracks_
-    std::vector<std::unique_ptr<Lod>> lods_;  // per thread, built with the data
+    std::vector<size_t> threadFirstTrack_;            // per thread: its header's index in tracks_
+    std::vector<std::unique_ptr<Lod>> lods_;          // per thread, built with the data
+    std::map<int, std::unique_ptr<CpuLod>> cpuLods_;  // per CPU lane, built with the data
+    SummaryStats summaryStats_;
     uint64_t dataGeneration_ = 0;
     size_t asyncMinSpans_ = 4'000'000;
     bool asyncSummaries_ = true, preparing_ = false;

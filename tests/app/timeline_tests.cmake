@@ -11,6 +11,12 @@ target_compile_definitions(timeline_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FIL
 add_test(NAME timeline_tests COMMAND timeline_tests)
 set_tests_properties(timeline_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 180)
 
+# Flame-chart rows deeper than 128 and the CPU lanes' level of detail (issue 13).
+add_executable(timeline_depth_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineDepthTest.cpp)
+target_link_libraries(timeline_depth_tests PRIVATE auxscope_app Qt6::Test)
+add_test(NAME timeline_depth_tests COMMAND timeline_depth_tests)
+set_tests_properties(timeline_depth_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 120)
+
 # The trace page's word on AUX bytes missing from the file (issue 16).
 add_executable(trace_page_aux_tests ${CMAKE_CURRENT_LIST_DIR}/TraceFilePageAuxTest.cpp)
 target_link_libraries(trace_page_aux_tests PRIVATE auxscope_app Qt6::Test)
