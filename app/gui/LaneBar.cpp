@@ -34,7 +34,8 @@ LaneBar::LaneBar(TimelineView* view, QWidget* parent) : QWidget(parent), view_(v
     filter_->setClearButtonEnabled(true);
     filter_->setToolTip(
         "Keeps the processes whose name or pid, or any of whose threads' name or tid, matches");
-    filter_->setMaximumWidth(260);
+    filter_->setMinimumWidth(filter_->fontMetrics().horizontalAdvance(filter_->placeholderText()) + 48);
+    filter_->setMaximumWidth(320);
     sort_ = new QComboBox(this);
     sort_->setObjectName("laneSort");
     using Sort = TimelineLaneState::Sort;

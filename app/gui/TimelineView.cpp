@@ -44,6 +44,7 @@ constexpr size_t kCpuSummaryMin = 2048;  // CPU lanes of fewer slices are walked
 constexpr double kLabelMinWidth = 48;
 constexpr int kRunBand = 9;    // thread lanes: run slices on top, sample ticks below
 constexpr int kLossStrip = 5;  // CPU lanes: loss markers along the top
+constexpr float kRingNearlyFull = 95;  // health lanes: a ring this full has no room for a large record
 
 inline uint32_t coverOf(uint32_t cell) {
     return (cell >> 24) & 0x7f;
@@ -1050,8 +1051,6 @@ void TimelineView::paintTracks(QPainter& p, std::vector<Track>::const_iterator b
         bool pinned = false;
         if (t.kind == Track::Cpu)
             pinned = laneState_.isPinned(Pin::Cpu, t.cpu);
-        else if (t.kind == Track::ProcessHeader)
-            pinned = laneState_.isPinned(Pin::Process, t.pid);
         else if (t.kind == Track::ThreadHeader)
             pinned = laneState_.isPinned(Pin::Thread, t.lane >= 0 && data_->lanes
                                                           ? data_->lanes->threads[size_t(t.lane)].tid
@@ -1387,8 +1386,13 @@ void TimelineView::paintProcessHeader(QPainter& p, const Track& track, int y) {
         title = track.pid > 0 ? QString("pid %1").arg(track.pid) : QString("unknown process");
     }
     if (processCollapsed(track.pid)) title += "  ·  collapsed";
-    p.drawText(QRect(20, y, plotRight - 26, track.height), Qt::AlignVCenter | Qt::AlignLeft,
-               p.fontMetrics().elidedText(title, Qt::ElideRight, plotRight - 26));
+    int left = 20;
+    if (track.pinned && laneState_.isPinned(TimelineLaneState::Pin::Process, track.pid)) {
+        drawPin(p, 23, y + (track.height - 12) / 2);
+        left += 10;
+    }
+    p.drawText(QRect(left, y, plotRight - left - 6, track.height), Qt::AlignVCenter | Qt::AlignLeft,
+               p.fontMetrics().elidedText(title, Qt::ElideRight, plotRight - left - 6));
     p.setFont(normal);
 }
 
@@ -1445,7 +1449,7 @@ void TimelineView::paintHealthHeader(QPainter& p, const Track& track, int y) {
         x += w + 16;
     };
     item(healthRingColor(), 0, "data ring fill (peak per interval, 0-100 %)");
-    item(healthFullColor(), 0, "ring full");
+    item(healthFullColor(), 0, "ring ≥ 95 % full");
     item(healthAuxColor(), 1, "AUX area fill");
     item(lossColor(SidebandLanes::Loss::LostRecords), 2, "records lost");
     if (laneState_.healthCollapsed && data_->lanes) {
@@ -1464,7 +1468,7 @@ void TimelineView::paintHealthLane(QPainter& p, const Track& track, int y) {
     p.drawText(QRect(6, y, kLabelWidth - 12, track.height), Qt::AlignVCenter | Qt::AlignLeft,
                QString("CPU %1").arg(track.cpu));
     const float peak = healthPeak_.count(track.cpu) ? healthPeak_.at(track.cpu) : 0.0f;
-    p.setPen(peak >= 99.5f ? lossColor(SidebandLanes::Loss::LostRecords) : QColor(110, 110, 120));
+    p.setPen(peak >= kRingNearlyFull ? lossColor(SidebandLanes::Loss::LostRecords) : QColor(110, 110, 120));
     p.drawText(QRect(6, y, kLabelWidth - 12, track.height), Qt::AlignVCenter | Qt::AlignRight,
                QString("peak %1 %").arg(double(peak), 0, 'f', 0));
     p.setPen(QColor(200, 200, 200));
@@ -1491,7 +1495,8 @@ void TimelineView::paintHealthLane(QPainter& p, const Track& track, int y) {
     auto it = std::lower_bound(points.begin(), points.end(), viewBegin_,
                                [](const SidebandLanes::Health& a, uint64_t t) { return a.time < t; });
     for (; it != points.end(); ++it) {
-        const uint64_t from = it == points.begin() ? it->time : (it - 1)->time;
+        // The first point's peak is since the capture began: from the recording's start.
+        const uint64_t from = it == points.begin() ? std::min(it->time, data_->begin) : (it - 1)->time;
         if (from > viewEnd_) break;
         const double c0 = col(from), c1 = col(it->time);
         const int a = std::max(0, int(std::floor(std::max(-1.0, c0)))),
@@ -1508,7 +1513,10 @@ void TimelineView::paintHealthLane(QPainter& p, const Track& track, int y) {
         if (grew && xt >= 0 && xt < W) lost[size_t(xt)] = 1;
         ++frame_.rects;
     }
-    auto yOf = [&](float v) { return double(base) - double(std::clamp(v, 0.0f, 100.0f)) * h / 100.0; };
+    // At least a pixel: a point of 0 % still shows that there is data.
+    auto yOf = [&](float v) {
+        return std::min(double(base) - 1, double(base) - double(std::clamp(v, 0.0f, 100.0f)) * h / 100.0);
+    };
     // The ring's fill: an area per run of columns with data, full columns over it in their colour.
     for (int x = 0; x < W;) {
         if (ring[size_t(x)] < 0) {
@@ -1527,7 +1535,7 @@ void TimelineView::paintHealthLane(QPainter& p, const Track& track, int y) {
         p.setBrush(healthRingColor());
         p.drawPolygon(area);
         for (int k = x; k < e; ++k)
-            if (ring[size_t(k)] >= 99.5f)
+            if (ring[size_t(k)] >= kRingNearlyFull)
                 p.fillRect(QRectF(kLabelWidth + k, yOf(ring[size_t(k)]), 1, base - yOf(ring[size_t(k)])),
                            healthFullColor());
         x = e;
@@ -2107,7 +2115,8 @@ TimelineHit TimelineView::healthHit(const Track& track, uint64_t t, uint64_t tol
         return h.lostRecords + h.lostSamples + h.auxLost;
     };
     auto grew = [&](size_t i) { return i == 0 ? lostAt(0) > 0 : lostAt(i) > lostAt(i - 1); };
-    // The point whose interval (previous point, point] holds `t`; a red tick
+    // The point whose interval (previous point, point] holds `t` (the first's
+    // from the recording's start); a red tick
     // within reach wins (the nearest), as it is drawn over the fill.
     size_t i =
         size_t(std::lower_bound(points.begin(), points.end(), t,
@@ -2126,13 +2135,13 @@ TimelineHit TimelineView::healthHit(const Track& track, uint64_t t, uint64_t tol
         if (t - points.back().time > tolerance) return hit;  // after the last point
         i = points.size() - 1;
     }
-    if (i == 0 && points[0].time - t > tolerance && bestDistance == UINT64_MAX)
-        return hit;  // before the first
+    const uint64_t first = std::min(points[0].time, data_->begin);  // the first point's interval begins here
+    if (i == 0 && t + tolerance < first && bestDistance == UINT64_MAX) return hit;
     const SidebandLanes::Health& h = points[i];
     hit.kind = TimelineHit::Health;
     hit.cpu = track.cpu;
     hit.health = h;
-    hit.start = i > 0 ? points[i - 1].time : h.time;
+    hit.start = i > 0 ? points[i - 1].time : first;
     hit.end = h.time;
     const SidebandLanes::Health none;
     const SidebandLanes::Health& prev = i > 0 ? points[i - 1] : none;

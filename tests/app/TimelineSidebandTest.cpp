@@ -5,8 +5,10 @@
 // thread lanes grouped under its process with sample ticks whose IPs resolve to
 // the workload's functions; 8 KiB rings under a syscall storm pinned to one CPU
 // gives LOST markers on that CPU's lane (drawn, and told on hover); a perf-written
-// file and a simpleperf-written one from ../shared/data open on a timeline too. Structural checks on the
-// model, and on a rendered image (colours where they belong, not pixel-exact).
+// file and a simpleperf-written one from ../shared/data open on a timeline too. Capture-health lanes of a
+// tiny-ring capture (ring fill, red ticks where records were lost, hover values), and a CPU the capture
+// left out labelled "not traced". Structural checks on the model, and on a rendered image (colours where
+// they belong, not pixel-exact).
 #include <QLabel>
 #include <QProcess>
 #include <QProgressBar>
@@ -20,8 +22,11 @@
 
 #include "PerfEvent.h"
 #include "TestData.h"
+#include "gui/LaneBar.h"
 #include "gui/TimelineView.h"
 #include "gui/TraceFilePage.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/Sideband.h"
 
 using namespace auxscope;
 
@@ -67,6 +72,20 @@ int countColor(const QImage& img, int y0, int y1, int x0, int x1, const QColor& 
 void maybeSave(const QImage& img, const char* name) {
     if (qEnvironmentVariableIsSet("AUXSCOPE_TIMELINE_SHOTS"))
         img.save(qEnvironmentVariable("AUXSCOPE_TIMELINE_SHOTS") + "/" + name);
+}
+
+// The timeline data of `path` as TraceFilePage builds it (sideband, lanes), without the page.
+std::shared_ptr<const TimelineData> timelineOf(const QString& path, QString* why) {
+    auto file = PerfDataReader::open(path.toStdString());
+    if (!file) return *why = QString::fromStdString(file.error().message), nullptr;
+    auto sideband = Sideband::load(file.value());
+    if (!sideband) return *why = QString::fromStdString(sideband.error().message), nullptr;
+    auto lanes = buildSidebandLanes(sideband.value(), {});
+    if (!lanes) return *why = "no lanes", nullptr;
+    auto data = std::make_shared<TimelineData>();
+    setTimelineCpus(*data, sideband.value());
+    setTimelineLanes(*data, lanes);
+    return data;
 }
 
 }  // namespace
@@ -264,6 +283,118 @@ private slots:
         QVERIFY2(tip.contains(QString("CPU %1: LOST: ").arg(cpu)) &&
                      tip.contains(QRegularExpression("records? lost")) && tip.contains("data ring was full"),
                  qPrintable(tip));
+    }
+
+    // Capture health of a real capture (auxscope's statistics section): 8 KiB
+    // rings under a syscall storm pinned to one CPU. A health lane per CPU; on
+    // the storm's CPU the ring fills and red ticks mark where records were lost,
+    // hovering one says how many between which points; any point's hover has
+    // its values.
+    void healthLanesOfATinyRingCapture() {
+        const int cpu = QThread::idealThreadCount() > 1 ? 1 : 0;
+        const QString file = dir_.filePath("health.data");
+        const QString failed = record({"-m", "2", "-e", "raw_syscalls:sys_enter", "-o", file, "--",
+                                       AUXSCOPE_TL_WORKLOAD, "storm", "300", QString::number(cpu)});
+        if (!failed.isEmpty()) QFAIL(qPrintable(failed));
+        QString why;
+        auto data = timelineOf(file, &why);
+        QVERIFY2(data, qPrintable(why));
+        const SidebandLanes& lanes = *data->lanes;
+        QVERIFY(lanes.health.count(cpu));
+        const auto& points = lanes.health.at(cpu);
+        QVERIFY(points.size() >= 4);
+
+        TimelineView view;
+        view.resize(1400, 900);
+        view.setData(data);
+        LaneBar bar(&view);  // as a person sees it: the counts
+        QVERIFY(bar.countLabel()->text().contains(QRegularExpression("^\\d+ of \\d+ threads? shown")));
+        int previous = view.healthHeaderY();
+        QVERIFY(previous > 0);
+        for (const auto& [c, v] : lanes.health) {
+            const int y = view.healthLaneY(c);
+            QVERIFY2(y > previous, qPrintable(QString("cpu %1").arg(c)));
+            previous = y;
+        }
+        // The whole recording: the storm's ring reached high fill, drawn as area.
+        const QImage whole = view.grab().toImage();
+        maybeSave(whole, "sideband-health.png");
+        size_t peak = 0;
+        for (size_t i = 0; i < points.size(); ++i)
+            if (points[i].ringFill > points[peak].ringFill) peak = i;
+        QVERIFY2(points[peak].ringFill > 50, qPrintable(QString::number(double(points[peak].ringFill))));
+        const int laneY = view.healthLaneY(cpu), h = TimelineView::kHealthHeight;
+        const int xPeak = int(view.xOf(points[peak].time));
+        QVERIFY2(countColor(whole, laneY + h / 2, laneY + h - 3, xPeak - 3, xPeak + 1,
+                            TimelineView::healthRingColor()) +
+                         countColor(whole, laneY + h / 2, laneY + h - 3, xPeak - 3, xPeak + 1,
+                                    TimelineView::healthFullColor()) >
+                     4,
+                 "the ring's fill at its peak");
+
+        // The first point where the lost count grew: zoomed to it, a red tick; its hover says how much.
+        size_t grew = points.size();
+        for (size_t i = 1; i < points.size() && grew == points.size(); ++i)
+            if (points[i].lostRecords > points[i - 1].lostRecords) grew = i;
+        QVERIFY2(grew < points.size(), "the storm lost records");
+        const uint64_t from = points[grew - 1].time, to = points[grew].time, step = to - from;
+        view.setVisibleRange(from - step, to + step);
+        const int x = int(view.xOf(to));
+        const QImage zoomed = view.grab().toImage();
+        maybeSave(zoomed, "sideband-health-tick.png");
+        const QColor red = TimelineView::lossColor(SidebandLanes::Loss::LostRecords);
+        QVERIFY2(countColor(zoomed, laneY + 1, laneY + h - 1, x - 2, x + 3, red) > 10, "a red tick");
+        const TimelineHit tick = view.hitAt(QPoint(x, laneY + h / 2));
+        QCOMPARE(tick.kind, TimelineHit::Health);
+        QCOMPARE(tick.cpu, cpu);
+        QCOMPARE(tick.end, to);
+        QCOMPARE(tick.start, from);
+        QCOMPARE(tick.lostRecordsHere, points[grew].lostRecords - points[grew - 1].lostRecords);
+        const QString tip = view.toolTipAt(QPoint(x, laneY + h / 2));
+        QVERIFY2(tip.contains(QString("CPU %1 capture health").arg(cpu)) && tip.contains("Lost between +") &&
+                     tip.contains(QString("Ring fill: %1 %").arg(double(points[grew].ringFill), 0, 'f', 1)),
+                 qPrintable(tip));
+        // Inside the interval after it: that point's values.
+        if (grew + 1 < points.size()) {
+            const auto& next = points[grew + 1];
+            view.setVisibleRange(to - (next.time - to), next.time + (next.time - to));
+            const TimelineHit in =
+                view.hitAt(QPoint(int(view.xOf(to + (next.time - to) / 2)), laneY + h / 2));
+            QCOMPARE(in.kind, TimelineHit::Health);
+            QCOMPARE(in.health.time, next.time);
+            QCOMPARE(in.health.ringFill, next.ringFill);
+            QCOMPARE(in.health.mibPerSec, next.mibPerSec);
+            QCOMPARE(in.health.lostRecords, next.lostRecords);
+        }
+    }
+
+    // A capture of CPU 0 only: CPU 1's lane says "not traced" (label, hatching, hover).
+    void untracedCpuIsLabelled() {
+        if (QThread::idealThreadCount() < 2) QSKIP("one CPU online");
+        const QString file = dir_.filePath("cpu0.data");
+        const QString failed = record({"-C", "0", "-e", "cpu-clock", "--duration", "0.3", "-o", file});
+        if (!failed.isEmpty()) QFAIL(qPrintable(failed));
+        QString why;
+        auto data = timelineOf(file, &why);
+        QVERIFY2(data, qPrintable(why));
+        QCOMPARE(data->lanes->cpuNotes.count(1), size_t(1));
+        QCOMPARE(data->lanes->cpuNotes.at(1), std::string("not traced"));
+        QVERIFY(!data->lanes->cpuNotes.count(0));
+        TimelineView view;
+        view.resize(1200, 600);
+        view.setData(data);
+        const int y = view.cpuLaneY(1);
+        QVERIFY(y > view.cpuLaneY(0));
+        const QString tip = view.toolTipAt(QPoint(view.plotLeft() + 100, y + 8));
+        QVERIFY2(tip.startsWith("CPU 1: not traced") && tip.contains("did not record"), qPrintable(tip));
+        const QString cpu0 = view.toolTipAt(QPoint(view.plotLeft() + 100, view.cpuLaneY(0) + 8));
+        QVERIFY2(!cpu0.contains("not traced"), qPrintable(cpu0));
+        const QImage img = view.grab().toImage();
+        maybeSave(img, "sideband-not-traced.png");
+        const int x0 = view.plotLeft() + view.plotWidth() - 300, x1 = x0 + 290;
+        QCOMPARE(countColor(img, y + 2, y + TimelineView::kLaneHeight - 2, x0, x1, Qt::white), 0);
+        QVERIFY(countColor(img, y + 2, y + TimelineView::kLaneHeight - 2, x0, x1, QColor(185, 185, 185)) >
+                20);
     }
 
     // perf's own file (Intel PT with cycles samples): a timeline with lanes for every CPU it recorded.
