@@ -53,6 +53,27 @@ T readAt(std::span<const uint8_t> b, size_t at) {
 
 }  // namespace
 
+Expected<SchedSwitchLayout> schedSwitchLayout(const TraceEventFormat& fmt) {
+    const TraceField *prevPid = fmt.field("prev_pid"), *prevState = fmt.field("prev_state"),
+                     *nextComm = fmt.field("next_comm"), *nextPid = fmt.field("next_pid");
+    std::string missing;
+    for (auto [field, name] : {std::pair{prevPid, "prev_pid"}, std::pair{prevState, "prev_state"},
+                               std::pair{nextComm, "next_comm"}, std::pair{nextPid, "next_pid"}})
+        if (!field) missing += std::string(missing.empty() ? "" : ", ") + name;
+    if (!missing.empty()) return makeError("its format lacks " + missing);
+    if (prevPid->size != 4 || nextPid->size != 4 || prevState->size == 0 || prevState->size > 8 ||
+        nextComm->size == 0)
+        return makeError("its fields have sizes this reader does not know (prev_pid " +
+                         std::to_string(prevPid->size) + ", next_pid " + std::to_string(nextPid->size) +
+                         ", prev_state " + std::to_string(prevState->size) + ", next_comm " +
+                         std::to_string(nextComm->size) + " bytes)");
+    SchedSwitchLayout l;
+    l.prevPid = prevPid->offset, l.nextPid = nextPid->offset;
+    l.prevState = prevState->offset, l.prevStateSize = prevState->size;
+    l.nextComm = nextComm->offset, l.nextCommSize = nextComm->size;
+    return l;
+}
+
 void TraceModel::readHeaders(const PerfDataReader& file) {
     const PerfFeatures& f = file.features();
     std::optional<TracingData> tracing;
@@ -156,26 +177,17 @@ void TraceModel::readHeaders(const PerfDataReader& file) {
         if (fmt ? !(fmt->system == "sched" && fmt->name == "sched_switch") : !namesSchedSwitch(a.name))
             continue;
         SchedSwitchLayout l;
-        std::string missing;
+        std::string problem = tracingProblem;
         if (fmt) {
-            const TraceField *prevPid = fmt->field("prev_pid"), *prevState = fmt->field("prev_state"),
-                             *nextComm = fmt->field("next_comm"), *nextPid = fmt->field("next_pid");
-            for (auto [field, name] : {std::pair{prevPid, "prev_pid"}, std::pair{prevState, "prev_state"},
-                                       std::pair{nextComm, "next_comm"}, std::pair{nextPid, "next_pid"}})
-                if (!field) missing += std::string(missing.empty() ? "" : ", ") + name;
-            if (missing.empty() && (prevPid->size != 4 || nextPid->size != 4 || prevState->size > 8))
-                missing = "fields of unexpected sizes";
-            if (missing.empty()) {
-                l.prevPid = prevPid->offset, l.nextPid = nextPid->offset;
-                l.prevState = prevState->offset, l.prevStateSize = prevState->size;
-                l.nextComm = nextComm->offset, l.nextCommSize = nextComm->size;
-            } else {
-                missing = "its format lacks " + missing;
-            }
+            auto fromFormat = schedSwitchLayout(*fmt);
+            if (fromFormat)
+                l = fromFormat.value(), problem.clear();
+            else
+                problem = fromFormat.error().message;
         }
-        if (!fmt || !missing.empty())
+        if (!problem.empty())
             notes_.push_back(file.path() + ": sched:sched_switch (event " + std::to_string(i) +
-                             "): " + (fmt ? missing : tracingProblem) +
+                             "): " + problem +
                              "; its fields are read where the kernel puts them on 64-bit machines "
                              "(prev_pid at 24, prev_state at 32, next_comm at 40, next_pid at 56)");
         setSchedSwitchEvent(int(i), l);

@@ -19,10 +19,12 @@
 
 #include "CaptureStats.h"
 #include "RecordParser.h"
+#include "Result.h"
 
 namespace auxscope {
 
 class PerfDataReader;
+struct TraceEventFormat;
 
 struct RunSlice {
     uint64_t start = 0, end = 0;  // perf clock, ns
@@ -79,6 +81,11 @@ struct SchedSwitchLayout {
     uint32_t prevPid = 24, prevState = 32, prevStateSize = 8, nextComm = 40, nextCommSize = 16, nextPid = 56;
     uint32_t minSize() const;  // raw bytes a sample needs to hold them all
 };
+
+// The layout a sched_switch format (tracefs events/sched/sched_switch/format,
+// or a file's tracing data) gives, or why it gives none. A live capture reads
+// the format from tracefs and hands the layout to TraceModel::setSchedSwitchEvent.
+Expected<SchedSwitchLayout> schedSwitchLayout(const TraceEventFormat& fmt);
 
 // The machine's CPUs and the capture's, as far as the file tells.
 struct CaptureCpus {

@@ -191,6 +191,47 @@ TEST_F(SidebandLanesTest, PerfSchedSwitchTracepointsGiveCpuLanes) {
     EXPECT_TRUE(model.samples().empty()) << "sched_switch samples become switches, not sample ticks";
     expectWorkloadOnCpuLanes(l);
     expectAgreesWithPerfScript(l, file);
+
+    // Without usable tracing data (its magic damaged in a copy) the fields are
+    // read where the kernel puts them, with a note: the same timeline.
+    const PerfRawFeature* td = nullptr;
+    for (const PerfRawFeature& raw : l.file->features().raw)
+        if (raw.id == perfdata::kFeatTracingData) td = &raw;
+    ASSERT_TRUE(td);
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_LT(td->offset, bytes.size());
+    bytes[td->offset] = char(bytes[td->offset] ^ 0xff);
+    const std::string damagedPath = path("perf-sched-no-tracing-data.data");
+    std::ofstream(damagedPath, std::ios::binary) << bytes;
+    Loaded damaged = load(damagedPath);
+    ASSERT_TRUE(damaged.lanes);
+    bool noted = false;
+    for (const std::string& n : damaged.sideband->model().notes())
+        noted = noted || (n.find("no tracing data magic") != std::string::npos &&
+                          n.find("where the kernel puts them") != std::string::npos);
+    EXPECT_TRUE(noted) << "a note says the layout was assumed";
+    expectAgreesWithPerfScript(damaged, file);
+}
+
+// Pipe mode (perf record -o -): the tracing data comes as a TRACING_DATA record.
+TEST_F(SidebandLanesTest, PerfPipeModeSchedSwitch) {
+    if (!havePerf()) GTEST_SKIP() << "perf is not installed";
+    const std::string file = path("perf-pipe.data");
+    std::string out;
+    ASSERT_EQ(
+        runCommand("perf record -q -e sched:sched_switch -a -o - -- " AUXSCOPE_TL_WORKLOAD " spin 200 > '" +
+                       file + "'",
+                   &out),
+        0)
+        << out;
+    Loaded l = load(file);
+    ASSERT_TRUE(l.lanes);
+    ASSERT_EQ(l.file->mode(), PerfDataMode::Pipe);
+    for (const std::string& n : l.sideband->model().notes())
+        EXPECT_EQ(n.find("sched_switch"), std::string::npos) << n;
+    expectWorkloadOnCpuLanes(l);
+    expectAgreesWithPerfScript(l, file);
 }
 
 TEST_F(SidebandLanesTest, TracingDataFormatMatchesTracefs) {
@@ -219,6 +260,19 @@ TEST_F(SidebandLanesTest, TracingDataFormatMatchesTracefs) {
         EXPECT_EQ(fmt->fields[i].offset, live.fields[i].offset);
         EXPECT_EQ(fmt->fields[i].size, live.fields[i].size);
     }
+    // The layout a live capture would take from tracefs.
+    auto layout = schedSwitchLayout(live);
+    ASSERT_TRUE(layout) << layout.error().message;
+    EXPECT_EQ(layout->nextPid, live.field("next_pid")->offset);
+    EXPECT_EQ(layout->prevPid, live.field("prev_pid")->offset);
+    EXPECT_EQ(layout->nextComm, live.field("next_comm")->offset);
+    TraceEventFormat lacking = live;
+    lacking.fields.erase(std::remove_if(lacking.fields.begin(), lacking.fields.end(),
+                                        [](const TraceField& f) { return f.name == "next_pid"; }),
+                         lacking.fields.end());
+    auto refused = schedSwitchLayout(lacking);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("lacks next_pid"), std::string::npos) << refused.error().message;
     const TraceField* comm = fmt->field("next_comm");
     ASSERT_TRUE(comm);
     EXPECT_EQ(comm->arrayLength, 16u);
