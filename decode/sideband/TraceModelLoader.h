@@ -17,7 +17,9 @@ struct TraceModelLoad {
     std::vector<std::string> notes;
 };
 
-// Feeds every kernel record of `file` to `model` and closes it with finish().
+// Reads the file's headers into `model` (TraceModel::readHeaders: sched_switch
+// layouts, CPUs, capture statistics; what it could not read is in `notes`), then
+// feeds every kernel record of `file` to it and closes it with finish().
 // A file auxscope captured also carries each CPU's ring fill and loss over time:
 // they become the counters "data ring fill %", "throughput MiB/s" and
 // "kernel lost (PERF_FORMAT_LOST)".
