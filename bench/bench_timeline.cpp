@@ -9,7 +9,7 @@
 // bytes each stored span takes. Then a thread of --deep levels (default 1000;
 // 0: none) of nested calls, --deep-spans spans, painted scrolled to its middle
 // rows at the same zooms; with --lanes, sideband thread lanes (the CPU slices'
-// runs per thread, a sample every --sample-us µs) painted scrolled to them.
+// runs per thread, a sample every --sample-us µs of its run time) painted scrolled to them.
 // The targets: smooth, <= 16 ms per frame at every zoom; <= 16 bytes per span.
 // Not a test: run by hand or through `ninja run_bench_timeline`.
 // usage: bench_timeline [--spans N] [--threads T] [--cpus C] [--switches S] [--frames F]
@@ -176,9 +176,17 @@ int main(int argc, char** argv) {
             std::sort(
                 th.runs.begin(), th.runs.end(),
                 [](const SidebandLanes::Run& a, const SidebandLanes::Run& b) { return a.start < b.start; });
+            uint64_t ran = 0;  // since the last sample
             for (const auto& r : th.runs)
-                for (uint64_t t = r.start + every / 2; t < r.end; t += every)
-                    th.samples.push_back({t, 0x1000 + t % 4096, FunctionTable::kUnknown, int16_t(r.cpu), 0});
+                for (ran += r.end - r.start; ran >= every; ran -= every) {
+                    const uint64_t t = r.end - (ran - every) * (r.end - r.start) / std::max<uint64_t>(1, ran);
+                    th.samples.push_back({std::clamp(t, r.start, r.end - 1), 0x1000 + t % 4096,
+                                          FunctionTable::kUnknown, int16_t(r.cpu), 0});
+                }
+            std::sort(th.samples.begin(), th.samples.end(),
+                      [](const SidebandLanes::Sample& a, const SidebandLanes::Sample& b) {
+                          return a.time < b.time;
+                      });
             runs += th.runs.size(), samples += th.samples.size();
             proc.runTime += th.runTime, proc.samples += th.samples.size();
             lanes->byTid_[tid] = lanes->threads.size();

@@ -41,9 +41,10 @@ constexpr size_t kSummaryMin = 4096;   // smaller stores are walked whole
 constexpr size_t kWalkAlways = 20000;  // fewer spans in view: walk them (exact)
 constexpr uint32_t kMaxBuckets = 1u << 17;
 constexpr size_t kCpuSummaryMin = 2048;  // CPU lanes of fewer slices are walked
+constexpr int kNarrowRun = 4;            // summary runs narrower than this: pixels in an image
 constexpr double kLabelMinWidth = 48;
-constexpr int kRunBand = 9;    // thread lanes: run slices on top, sample ticks below
-constexpr int kLossStrip = 5;  // CPU lanes: loss markers along the top
+constexpr int kRunBand = 9;            // thread lanes: run slices on top, sample ticks below
+constexpr int kLossStrip = 5;          // CPU lanes: loss markers along the top
 constexpr float kRingNearlyFull = 95;  // health lanes: a ring this full has no room for a large record
 
 inline uint32_t coverOf(uint32_t cell) {
@@ -121,8 +122,9 @@ QColor cpuNoteColor() {
 // ns from t0 up to extentEnd; each further level halves the count. A depth
 // with at least a span per level-0 bucket is summarized (cells, openAt, tail);
 // a sparser one (the rare frames of a deep stack) keeps the indices of its
-// spans instead (`sparse`), walked in view. So the summary takes at most 12
-// bytes per summarized span and 4 per sparse one, however deep the stacks.
+// spans (`sparse`), walked in view when zoomed in, and cells only from the
+// first level with no more buckets than it has spans. So the summary takes at
+// most about 12 bytes per span of either kind, however deep the stacks.
 struct TimelineView::Lod {
     int rows = 1;
     size_t spans = 0;
@@ -255,13 +257,42 @@ std::unique_ptr<TimelineView::Lod> buildLod(const SpanStore& store, uint64_t dec
     });
     lod->bucketDur.push_back(bd);
     lod->n.push_back(n0);
+    // A listed depth's cells, from the first level with no more buckets than it has spans.
+    auto summarizeListed = [&](size_t d, uint64_t bdl, uint32_t nl, std::vector<uint32_t>& row) {
+        row.assign(nl, kEmptyCell);
+        for (const uint32_t i : lod->sparse[d]) {
+            const Span s = store.at(i);
+            const uint64_t a = std::max(s.start, t0), e = std::max(s.end, s.start + 1);
+            if (e > extentEnd) lod->tail[d] = i;
+            if (a >= extentEnd) continue;
+            const uint64_t b0 = (a - t0) / bdl,
+                           b1 = std::min<uint64_t>(nl - 1, (std::min(e, extentEnd) - 1 - t0) / bdl);
+            const uint32_t fn = std::min<uint32_t>(s.function, kEmptyFn - 1);
+            for (uint64_t b = b0; b <= b1; ++b) {
+                const uint64_t bs = t0 + b * bdl;
+                uint32_t& cell = row[b];
+                if (s.isGap()) {
+                    cell |= kGapBit;
+                    continue;
+                }
+                const uint64_t overlap = std::min(e, bs + bdl) - std::max(a, bs);
+                const uint32_t cover = std::max<uint32_t>(1, uint32_t((overlap * 127 + bdl - 1) / bdl));
+                if (fnOf(cell) == kEmptyFn || cover > coverOf(cell))
+                    cell = (cell & kGapBit) | (cover << 24) | fn;
+            }
+        }
+    };
     // Coarser levels: each cell merges two; the better-covering function wins, gaps stay.
     while (lod->n.back() > 1) {
         const auto& prev = lod->cells.back();
         const uint32_t pn = lod->n.back(), nn = (pn + 1) / 2;
         std::vector<std::vector<uint32_t>> next(prev.size());
         for (size_t d = 0; d < prev.size(); ++d) {
-            if (prev[d].empty()) continue;
+            if (prev[d].empty()) {
+                if (!lod->sparse[d].empty() && nn <= lod->sparse[d].size())
+                    summarizeListed(d, lod->bucketDur.back() * 2, nn, next[d]);
+                continue;
+            }
             next[d].resize(nn);
             for (uint32_t b = 0; b < nn; ++b) {
                 const uint32_t x = prev[d][2 * b], y = 2 * b + 1 < pn ? prev[d][2 * b + 1] : kEmptyCell;
@@ -407,11 +438,11 @@ It gallop(It from, It end, const Before& before) {
 }
 
 // Paints per pixel column `colour` (0: nothing) from x = left on: over the
-// height `h` where `busy` (of 255) is at least half, over the lower third
-// elsewhere; one image for the lane, not a rectangle per column. Returns the
+// height `h` where `busy` (of 255; null: everywhere) is at least half, over
+// the lower third elsewhere; one image for the lane, not a rectangle per column. Returns the
 // number of runs of one colour.
 int paintColumns(QPainter& p, int left, int y, int h, const std::vector<QRgb>& colour,
-                 const std::vector<uint8_t>& busy) {
+                 const std::vector<uint8_t>* busy) {
     const int W = int(colour.size());
     int first = 0, last = W;
     while (first < W && !colour[size_t(first)])
@@ -425,7 +456,7 @@ int paintColumns(QPainter& p, int left, int y, int h, const std::vector<QRgb>& c
     for (int x = first; x < last; ++x) {
         const QRgb c = colour[size_t(x)];
         low[size_t(x - first)] = c;
-        full[size_t(x - first)] = busy[size_t(x)] >= 128 ? c : 0;
+        full[size_t(x - first)] = !busy || (*busy)[size_t(x)] >= 128 ? c : 0;
         runs += c && (x == first || colour[size_t(x - 1)] != c);
     }
     QImage image(w, h, QImage::Format_ARGB32_Premultiplied);
@@ -1238,7 +1269,7 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
             colour[size_t(x)] = lod.rgb[size_t(key)];
             busy[size_t(x)] = uint8_t((busySum + cells - 1) / cells);
         }
-        frame_.rects += uint64_t(paintColumns(p, kLabelWidth, y + 1, h, colour, busy));
+        frame_.rects += uint64_t(paintColumns(p, kLabelWidth, y + 1, h, colour, &busy));
     } else {
         // Zoomed in: the slices in view; one a pixel wide or more is drawn (and
         // named) as it is, narrower ones are tallied per column.
@@ -1297,7 +1328,7 @@ void TimelineView::paintCpuLane(QPainter& p, const Track& track, int y) {
         }
         finish(tally, column);
         finish(spill, column + 1);
-        frame_.rects += uint64_t(paintColumns(p, kLabelWidth, y + 1, h, colour, busy));
+        frame_.rects += uint64_t(paintColumns(p, kLabelWidth, y + 1, h, colour, &busy));
         for (const Wide& w : wide) {
             p.fillRect(w.rect, QColor(w.rgb));
             ++frame_.rects;
@@ -1741,15 +1772,31 @@ void TimelineView::paintThreadRows(QPainter& p, size_t thread, int firstRow, int
         const uint64_t bd = lod.bucketDur[level];
         const uint32_t n = lod.n[level];
         const auto& cells = lod.cells[level];
+        // Runs of a few pixels go into an image per row, the others are filled (and named).
+        std::vector<QRgb> narrow(size_t(W), 0);
+        auto shownRgb = [&](uint32_t function) {
+            const QColor c = colorOf(function);
+            if (highlight_.empty() || (function < highlight_.size() && highlight_[function])) return c.rgb();
+            return qRgb((c.red() + 3 * 245) / 4, (c.green() + 3 * 245) / 4, (c.blue() + 3 * 245) / 4);
+        };
         for (int d = firstRow; d <= lastRow && size_t(d) < cells.size(); ++d) {
             if (cells[size_t(d)].empty()) continue;
             const uint32_t* row = cells[size_t(d)].data();
             int runStart = -1;
             uint32_t runKey = 0;
             auto flush = [&](int x) {
-                if (runStart >= 0)
+                if (runStart < 0) return;
+                if (x - runStart < kNarrowRun && !(runKey & kGapBit)) {
+                    // A few pixels: into the row's image (a rectangle each would cost more).
+                    const QRgb c = shownRgb(runKey & kFnMask);
+                    for (int i = runStart; i < x; ++i)
+                        narrow[size_t(i)] = c;
+                    ++frame_.rects;
+                    ++rectsInRow[size_t(d)];
+                } else {
                     fill(d, runStart, x, runKey & kFnMask, runKey & kGapBit, SIZE_MAX, true,
                          !(runKey & kGapBit));
+                }
                 runStart = -1;
             };
             for (int x = std::max(0, decodedLeft); x < std::min(W, decodedRight); ++x) {
@@ -1778,6 +1825,8 @@ void TimelineView::paintThreadRows(QPainter& p, size_t thread, int firstRow, int
                 runStart = x, runKey = key;
             }
             flush(std::min(W, decodedRight));
+            paintColumns(p, kLabelWidth, y0 + d * kRowHeight, kRowHeight - 1, narrow, nullptr);
+            std::fill(narrow.begin(), narrow.end(), 0);
         }
         // Spans reaching past the summary's end.
         for (int d = firstRow; d <= lastRow && size_t(d) < lod.tail.size(); ++d) {
@@ -1794,7 +1843,7 @@ void TimelineView::paintThreadRows(QPainter& p, size_t thread, int firstRow, int
         // column past those that merge anyway.
         for (int d = firstRow; d <= lastRow && size_t(d) < lod.sparse.size(); ++d) {
             const std::vector<uint32_t>& list = lod.sparse[size_t(d)];
-            if (list.empty()) continue;
+            if (list.empty() || !cells[size_t(d)].empty()) continue;  // painted from its cells
             auto startOf = [&](uint32_t i) { return store.at(i).start; };
             // Spans of one depth do not overlap: the last one starting before the view may reach into it.
             size_t k = size_t(std::partition_point(list.begin(), list.end(),
