@@ -1417,6 +1417,13 @@ void TimelineView::paintProcessHeader(QPainter& p, const Track& track, int y) {
         title = track.pid > 0 ? QString("pid %1").arg(track.pid) : QString("unknown process");
     }
     if (processCollapsed(track.pid)) title += "  ·  collapsed";
+    if (lanes && track.process >= 0 && !laneState_.pinned.empty() && !track.pinned) {
+        // Its threads pinned on top are not repeated here.
+        int pinned = 0;
+        for (size_t li : lanes->processes[size_t(track.process)].threads)
+            pinned += laneState_.isPinned(TimelineLaneState::Pin::Thread, lanes->threads[li].tid);
+        if (pinned) title += QString("  ·  %1 pinned on top").arg(pinned);
+    }
     int left = 20;
     if (track.pinned && laneState_.isPinned(TimelineLaneState::Pin::Process, track.pid)) {
         drawPin(p, 23, y + (track.height - 12) / 2);
