@@ -459,11 +459,16 @@ int paintColumns(QPainter& p, int left, int y, int h, const std::vector<QRgb>& c
         full[size_t(x - first)] = !busy || (*busy)[size_t(x)] >= 128 ? c : 0;
         runs += c && (x == first || colour[size_t(x - 1)] != c);
     }
-    QImage image(w, h, QImage::Format_ARGB32_Premultiplied);
+    // One buffer for every lane and row painted (on the GUI thread): no allocation
+    // and no fresh pages per lane.
+    static QImage image;
+    if (image.width() < w || image.height() < h)
+        image = QImage(std::max(w, image.width()), std::max(h, image.height()),
+                       QImage::Format_ARGB32_Premultiplied);
     const int lowTop = h - std::max(2, h / 3);
     for (int r = 0; r < h; ++r)
         std::memcpy(image.scanLine(r), (r < lowTop ? full : low).data(), size_t(w) * sizeof(QRgb));
-    p.drawImage(QPoint(left + first, y), image);
+    p.drawImage(QPoint(left + first, y), image, QRect(0, 0, w, h));
     return runs;
 }
 
