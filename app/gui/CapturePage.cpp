@@ -46,6 +46,7 @@
 #include "gui/AuxOptionsPanel.h"
 #include "gui/HelperCapture.h"
 #include "gui/TimelineView.h"
+#include "perfdata/TracingData.h"
 #include "record/ProcSynth.h"
 #include "sideband/LiveSideband.h"
 #include "spans/SidebandLanes.h"
@@ -295,8 +296,11 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     split->addWidget(cpuTable_);
     split->addWidget(charts);
     split->addWidget(flow);
+    // The live timeline gets most of the room: the table needs no more than its
+    // rows (rebuildCpuRows caps it), the charts are read at a glance.
+    split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 2);
-    split->setStretchFactor(2, 2);
+    split->setStretchFactor(2, 3);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(controls);
@@ -627,6 +631,11 @@ void CapturePage::rebuildCpuRows() {
         for (int col = ColRate; col < ColCount; ++col)
             cpuTable_->setItem(row, col, new QTableWidgetItem("0"));
     }
+    // No taller than its rows: the rest of the page goes to the charts and the timeline.
+    int height = cpuTable_->horizontalHeader()->height() + 2 * cpuTable_->frameWidth() + 2;
+    for (int row = 0; row < cpuTable_->rowCount(); ++row)
+        height += cpuTable_->rowHeight(row);
+    cpuTable_->setMaximumHeight(height);
 }
 
 void CapturePage::rebuildSeries() {
@@ -860,17 +869,48 @@ void CapturePage::attachLiveLanes(CaptureSession& session) {
     for (const EventDesc& e : session.events())
         events.push_back(e.name);
     LiveSidebandOptions options;
+    // sched:sched_switch samples are switches, as in a file (TraceModel::readHeaders):
+    // their fields where tracefs says (else the kernel's 64-bit layout).
+    std::vector<std::pair<int, SchedSwitchLayout>> switchEvents;
+    for (size_t i = 0; i < session.events().size(); ++i) {
+        const EventDesc& e = session.events()[i];
+        if (!e.isTracepoint || e.name != "sched:sched_switch") continue;
+        SchedSwitchLayout l;
+        if (auto root = Tracefs::locate()) {
+            QFile f(QString::fromStdString((*root / "events/sched/sched_switch/format").string()));
+            if (f.open(QIODevice::ReadOnly)) {
+                const QByteArray text = f.readAll();
+                const TraceEventFormat fmt =
+                    parseTraceEventFormat(std::string_view(text.data(), text.size()), "sched");
+                const TraceField *prevPid = fmt.field("prev_pid"), *prevState = fmt.field("prev_state"),
+                                 *nextComm = fmt.field("next_comm"), *nextPid = fmt.field("next_pid");
+                if (prevPid && prevState && nextComm && nextPid && prevPid->size == 4 && nextPid->size == 4 &&
+                    prevState->size <= 8) {
+                    l.prevPid = prevPid->offset, l.nextPid = nextPid->offset;
+                    l.prevState = prevState->offset, l.prevStateSize = prevState->size;
+                    l.nextComm = nextComm->offset, l.nextCommSize = nextComm->size;
+                }
+            }
+        }
+        switchEvents.emplace_back(int(i), l);
+    }
+    if (!switchEvents.empty())
+        options.configure = [switchEvents](TraceModel& model) {
+            for (const auto& [index, layout] : switchEvents)
+                model.setSchedSwitchEvent(index, layout);
+        };
     // Names of what already ran when the capture started, from /proc as the file
     // writer synthesizes them (nothing for a replay: its source has them).
     if (!session.simulated())
         if (auto layout = captureFileLayout(session, "live timeline"))
-            options.preamble = [&session, id = layout->fallbackId](const auto& emit) {
+            // (The parameter is not called `emit`: Qt defines that name away.)
+            options.preamble = [&session, id = layout->fallbackId](const auto& hand) {
                 ProcSynth synth(id, [&](std::span<const uint8_t> rec) -> Expected<void> {
-                    emit(rec);
+                    hand(rec);
                     return {};
                 });
                 std::vector<std::string> notes;
-                (void)synthesizeCaptureSideband(session, synth, notes);
+                (void)synthesizeCaptureSideband(session, synth, notes);  // what it missed: tids shown
             };
     // On LiveSideband's worker: the lanes a file's timeline gets (Sideband ->
     // buildSidebandLanes -> TimelineData), joined to the newest decoded spans.

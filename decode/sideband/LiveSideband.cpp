@@ -52,6 +52,7 @@ std::unique_ptr<LiveSideband> LiveSideband::attach(CaptureSession& session, Publ
     s->options_ = std::move(options);
     s->publish_ = std::move(publish);
     s->builder_ = std::make_unique<Sideband::Builder>();
+    if (s->options_.configure) s->options_.configure(s->builder_->model());
     session.addSink(s.get());
     s->thread_ = std::thread([p = s.get()] { p->loop(); });
     // Names of what ran before the capture: on a thread of its own (reading /proc
@@ -166,13 +167,16 @@ void LiveSideband::runPreamble() {
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Chunk> pre;
     size_t bytes = 0;
-    preamble_([&](std::span<const uint8_t> rec) {
-        if (rec.size() < sizeof(perf_event_header)) return;
+    // `emit` may be handed several records at once: walk them by their headers.
+    preamble_([&](std::span<const uint8_t> records) {
         perf_event_header h;
-        std::memcpy(&h, rec.data(), sizeof h);
-        if (!isIdentityRecord(h.type)) return;
-        bytes += rec.size();
-        append(pre, -1, rec, 0);
+        for (size_t off = 0; off + sizeof h <= records.size(); off += h.size) {
+            std::memcpy(&h, records.data() + off, sizeof h);
+            if (h.size < sizeof h || off + h.size > records.size()) break;
+            if (!isIdentityRecord(h.type)) continue;
+            bytes += h.size;
+            append(pre, -1, records.subspan(off, h.size), 0);
+        }
     });
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Handed to the worker as the drain thread hands records: its next tick takes them.
@@ -203,6 +207,7 @@ void LiveSideband::feed(const Chunk& chunk) {
 
 void LiveSideband::rebuild() {
     builder_ = std::make_unique<Sideband::Builder>();
+    if (options_.configure) options_.configure(builder_->model());
     builderFrom_ = UINT64_MAX;
     for (const Chunk& c : identity_)
         feed(c);

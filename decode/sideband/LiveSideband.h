@@ -56,6 +56,9 @@ struct LiveSidebandOptions {
     // Records of what existed before the capture (COMM / FORK from /proc): run on
     // a thread of its own at attach; it hands each record to `emit`.
     std::function<void(const std::function<void(std::span<const uint8_t>)>& emit)> preamble;
+    // Settings for each new builder's model before it is fed (what a file's
+    // readHeaders() would say: e.g. which event is sched:sched_switch). Worker thread.
+    std::function<void(TraceModel&)> configure;
 };
 
 struct LiveSidebandStats {

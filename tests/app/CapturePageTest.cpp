@@ -276,6 +276,9 @@ private slots:
                 if (Span sp = th.spans.at(i); !sp.isGap() && sp.function != FunctionTable::kUnknown) ++named;
         QVERIFY2(named > 100, qPrintable(QString("%1 named spans").arg(named)));
         QVERIFY(timeline->decodedEnd > timeline->decodedBegin);
+        // The live lanes joined to the decoded spans: the replay's thread and its CPU.
+        QVERIFY(timeline->lanes);
+        QVERIFY(!timeline->cpus.empty());
         // The view shows them: something is painted in the thread's first row.
         const QImage image = page->liveTimeline()->grab().toImage();
         QVERIFY(!image.isNull());
@@ -416,6 +419,17 @@ private slots:
                 withSlices += !v.empty();
             QVERIFY(withSlices >= 1);
         }
+        // What ran before the capture is named (from /proc): this test's own process.
+        auto selfNamed = [&] {
+            auto d = view->data();
+            const SidebandLanes::Process* p = d && d->lanes ? d->lanes->process(getpid()) : nullptr;
+            return p && p->name == "app_gui_tests";
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(selfNamed(), qPrintable(QString::fromStdString(
+                                                   view->data()->lanes->process(getpid())
+                                                       ? view->data()->lanes->process(getpid())->name
+                                                       : std::string("no lane of this process"))),
+                                  5000);
         // It grows: a newer timeline, ending later, with more on the CPU lanes.
         QTRY_VERIFY_WITH_TIMEOUT(view->data() != first && view->data()->end > first->end &&
                                      cpuSlices(*view->data()) > cpuSlices(*first),
