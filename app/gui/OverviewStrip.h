@@ -49,6 +49,8 @@ public:
     static constexpr int kMaxCpuRows = 16;
 
     QString toolTipAt(QPoint pos) const;
+    QSize sizeHint() const override;  // as tall as its rows need
+    QSize minimumSizeHint() const override;
 
 signals:
     // The user asks the timeline to show [begin, end).
@@ -62,8 +64,6 @@ protected:
     void mouseDoubleClickEvent(QMouseEvent*) override;
     void wheelEvent(QWheelEvent*) override;
     bool event(QEvent*) override;
-    QSize sizeHint() const override;
-    QSize minimumSizeHint() const override;
 
 private:
     struct Layout {

@@ -901,14 +901,11 @@ void TraceFilePage::openTimeline() {
                     text += "\n" + QString::fromStdString(note);
                 self->setTimelineStatus(text);
                 emit self->timelineOpened();
+                // Then what the view was moved to while opening, or the whole recording when its
+                // trace fits the budget, else its first 1/1000 (the rest as the view zooms in).
                 if (self->pendingWindow_) {
-                    // The view was moved while opening: decode what it shows.
                     self->timelineRangeChanged(self->pendingWindow_->begin, self->pendingWindow_->end);
-                    return;
-                }
-                // Then the whole recording when its trace fits the budget, else its first 1/1000
-                // (the rest as the view zooms in).
-                if (wholeBytes <= self->timelineBudget_) {
+                } else if (wholeBytes <= self->timelineBudget_) {
                     self->timelineRangeChanged(whole.begin, whole.end);
                 } else {
                     const DecodeWindow first = firstFrameWindow(*session);

@@ -5,8 +5,9 @@
 // fractions per bucket equal to those computed here from the switch slices, the
 // AUX bytes of the file, samples and losses of the lanes), then decodes; a click
 // on the strip centres the view at the time under the click, a drag moves it,
-// Shift+drag selects a new window, the wheel zooms; a software-event capture
-// made here with `auxscope record` gets an overview too (no trace area).
+// Shift+drag selects a new window, the wheel zooms; the decode that follows the
+// first frame stops on Cancel; a software-event capture made here with
+// `auxscope record` gets an overview too (no trace area); many CPUs stack.
 // Structural checks plus one rendered image, not pixel-exact.
 #include <QLabel>
 #include <QProcess>
@@ -168,6 +169,37 @@ private slots:
         QVERIFY(!o->cpu(1));
     }
 
+    // More CPUs than rows: one stacked area of busy CPUs, as high as the share of CPUs busy.
+    void manyCpusStack() {
+        TimelineData data;
+        data.begin = 0, data.end = 1'000'000;
+        for (int cpu = 0; cpu < 64;
+             ++cpu)  // the first half of the time every CPU ran, the second half only 16
+            data.cpus[cpu] = {{0, cpu < 16 ? 1'000'000u : 500'000u, 1, 100 + cpu}};
+        auto o = buildTimelineOverview(data, {});
+        QCOMPARE(o->busyCpus.front(), 64.f);
+        QCOMPARE(o->busyCpus.back(), 16.f);
+        OverviewStrip strip;
+        strip.resize(1000, strip.sizeHint().height());
+        strip.setOverview(o);
+        QVERIFY(strip.stacked());
+        QCOMPARE(strip.cpuRowCount(), 0);
+        const QImage img = strip.grab().toImage();
+        // Filled to the top on the left, to a quarter of the height on the right.
+        auto filled = [&](int x) {
+            int n = 0;
+            for (int y = 0; y < img.height(); ++y) {
+                const QColor c = img.pixelColor(x, y);
+                n += c.blue() > c.red() + 60;
+            }
+            return n;
+        };
+        const int left = filled(strip.plotLeft() + strip.plotWidth() / 4),
+                  right = filled(strip.plotLeft() + 3 * strip.plotWidth() / 4);
+        QVERIFY2(left > 30 && std::abs(right * 4 - left) <= 8,
+                 qPrintable(QString("%1 %2").arg(left).arg(right)));
+    }
+
     // perf's Skylake Intel PT recording: the whole of it on the first frame, lanes and overview.
     void skylakeOpensWhole() {
         AUXSCOPE_QNEED_TEST_DATA();
@@ -312,6 +344,54 @@ private slots:
         view->setFocus();
         QTest::keyClick(view, Qt::Key_D);
         QTRY_COMPARE_WITH_TIMEOUT(strip->visibleBegin(), view->visibleRange().begin, 100);
+    }
+
+    // The decode that follows the first frame shows a progress bar and stops on Cancel:
+    // nothing of it is shown, the view says so, and moving the view decodes again.
+    void cancelStopsTheDecode() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString file = dir.filePath("gen.data");
+        const QString command = QString("'%1' --generate 8 --seed 5 -q -o '%2'").arg(AUXSCOPE_PTSYNTH, file);
+        QCOMPARE(std::system(command.toLocal8Bit().constData()), 0);
+        TraceFilePage page(file);
+        bool busyAtOpen = false, barAtOpen = false;
+        QString statusAtOpen;
+        connect(&page, &TraceFilePage::timelineOpened, this, [&] {
+            // The whole recording (8 MB, within the budget) starts decoding right after the first frame.
+            QMetaObject::invokeMethod(
+                &page,
+                [&] {
+                    busyAtOpen = page.timelineDecoding();
+                    statusAtOpen = page.timelineStatus()->text();
+                    barAtOpen =
+                        page.timelineProgress()->isVisible() && page.timelineCancelButton()->isVisible();
+                    page.timelineCancelButton()->click();
+                },
+                Qt::QueuedConnection);
+        });
+        auto data = openFirstFrame(page);
+        QVERIFY2(data, qPrintable(page.timelineStatus() ? page.timelineStatus()->text() : "no timeline"));
+        QVERIFY(QTest::qWaitFor([&] { return !statusAtOpen.isEmpty(); }, 10000));
+        QVERIFY2(busyAtOpen, qPrintable(statusAtOpen));
+        QVERIFY(barAtOpen);
+        QVERIFY(QTest::qWaitFor([&] { return !page.timelineDecoding(); }, 60000));
+        QCOMPARE(page.timeline()->data()->decodedEnd, page.timeline()->data()->decodedBegin);
+        QCOMPARE(page.timelineStatus()->text(), QString("Decode cancelled."));
+        QVERIFY2(page.timeline()->undecodedHint().contains("cancelled"),
+                 qPrintable(page.timeline()->undecodedHint()));
+        QVERIFY(!page.timelineProgress()->isVisible());
+        QVERIFY(!page.timelineCancelButton()->isVisible());
+        // Moving the view asks again.
+        page.timeline()->setVisibleRange(data->begin, data->begin + (data->end - data->begin) / 2);
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                auto d = page.timeline()->data();
+                return d->decodedEnd > d->decodedBegin && !page.timelineDecoding();
+            },
+            60000));
+        QVERIFY2(page.timelineStatus()->text().startsWith("Decoded"),
+                 qPrintable(page.timelineStatus()->text()));
     }
 
     // A capture of software events (no AUX trace) made here: an overview of busy CPUs and samples.

@@ -43,8 +43,9 @@ set_tests_properties(timeline_sideband_tests PROPERTIES ENVIRONMENT "QT_QPA_PLAT
 # it captures.
 add_executable(overview_tests ${CMAKE_CURRENT_LIST_DIR}/OverviewTest.cpp)
 target_link_libraries(overview_tests PRIVATE auxscope_app auxscope_test_data Qt6::Test)
-add_dependencies(overview_tests auxscope tl_workload)
+add_dependencies(overview_tests auxscope tl_workload auxscope-ptsynth)
 target_compile_definitions(overview_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
-                                                  AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>")
+                                                  AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>"
+                                                  AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
 add_test(NAME overview_tests COMMAND overview_tests)
 set_tests_properties(overview_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE TIMEOUT 180)
