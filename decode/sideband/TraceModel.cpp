@@ -220,8 +220,13 @@ void TraceModel::tracepointSwitch(int cpu, const ParsedRecord& r, const SchedSwi
     if (cpu < 0) return;
     CpuState& s = tpState_[cpu];
     if (s.running) {
-        const uint64_t end = std::max(r.time, s.since);
-        tpSlices_.push_back({s.since, end, cpu, s.pid, s.tid});
+        // The switch away from the thread this CPU's last switch named. When it
+        // names another (a capture of some tasks only, or switches lost), the
+        // switches between were not recorded: when that thread stopped is unknown.
+        if (readAt<int32_t>(r.raw, l.prevPid) == s.tid)
+            tpSlices_.push_back({s.since, std::max(r.time, s.since), cpu, s.pid, s.tid});
+        else
+            ++tpBroken_;
         s.running = false;
     }
     if (nextPid > 0) s = CpuState{true, -1, nextPid, r.time};
@@ -371,6 +376,14 @@ void TraceModel::finish() {
         tpCpu[size_t(slice.cpu)] = 1;
     }
     tpSlices_.clear();
+    if (tpBroken_ && !brokenNoted_) {
+        notes_.push_back(
+            std::to_string(tpBroken_) +
+            " sched_switch samples switch away from another thread than the one their CPU's "
+            "previous switch named (a capture of some tasks only, or switches lost): the runs they "
+            "would end are left out, their end is unknown");
+        brokenNoted_ = true;
+    }
     tpCpus_.clear();
     for (size_t cpu = 0; cpu < tpCpu.size(); ++cpu)
         if (tpCpu[cpu]) tpCpus_.push_back(int(cpu));

@@ -135,6 +135,9 @@ public:
     // their CPU had switch records), and samples too short for the layout.
     uint64_t tracepointSwitches() const { return tpSwitches_; }
     uint64_t tracepointShort() const { return tpShort_; }
+    // sched_switch samples whose prev_pid is not the thread their CPU's previous
+    // one switched to: the run that would end there is left out (its end is unknown).
+    uint64_t tracepointBroken() const { return tpBroken_; }
     // CPUs whose timeline came from sched_switch tracepoints, after finish().
     const std::vector<int>& tracepointCpus() const { return tpCpus_; }
     // What readHeaders() and the records could not tell as asked, one line each.
@@ -166,7 +169,8 @@ private:
     std::vector<int> tpCpus_;
     std::unordered_map<int32_t, std::string> switchNames_;  // next_comm, where no COMM named the thread
     int32_t lastNamed_ = 0;  // the thread switchNames_ named last (not looked up again)
-    uint64_t tpSwitches_ = 0, tpShort_ = 0;
+    uint64_t tpSwitches_ = 0, tpShort_ = 0, tpBroken_ = 0;
+    bool brokenNoted_ = false;
     std::vector<StatsSample> stats_;
     CaptureCpus cpuInfo_;
     std::vector<std::string> notes_;

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "PerfEvent.h"
@@ -69,15 +70,24 @@ struct OracleSlice {
 };
 
 // `perf script -F cpu,time,event,trace --ns` of the sched_switch samples: per CPU,
-// the thread each switch names as next runs until the CPU's next switch.
-std::map<int, std::vector<OracleSlice>> perfScriptSlices(const std::string& path, size_t* events) {
+// the thread each switch names as next runs until the CPU's next switch, which
+// switches away from it (prev_pid). Where the next switch names another prev_pid,
+// switches went unrecorded between: that run's end is unknown and it is counted
+// in *broken instead. *prevPids: every thread a switch switched away from.
+std::map<int, std::vector<OracleSlice>> perfScriptSlices(const std::string& path, size_t* events,
+                                                         size_t* broken,
+                                                         std::set<int32_t>* prevPids = nullptr) {
     std::string out;
     const int rc = runCommand("perf script -i '" + path + "' -F cpu,time,event,trace --ns", &out, false);
     EXPECT_EQ(rc, 0) << out.substr(0, 2000);
-    std::map<int, std::vector<std::pair<uint64_t, int32_t>>> switches;  // per CPU: time, next_pid
+    struct Switch {
+        uint64_t time;
+        int32_t prev, next;
+    };
+    std::map<int, std::vector<Switch>> switches;
     std::istringstream in(out);
     std::string line;
-    *events = 0;
+    *events = 0, *broken = 0;
     while (std::getline(in, line)) {
         if (line.find("sched:sched_switch:") == std::string::npos) continue;
         int cpu = -1;
@@ -86,30 +96,42 @@ std::map<int, std::vector<OracleSlice>> perfScriptSlices(const std::string& path
             ADD_FAILURE() << "perf script line not understood: " << line;
             continue;
         }
-        const size_t at = line.rfind("next_pid=");
-        if (at == std::string::npos) {
-            ADD_FAILURE() << "no next_pid in: " << line;
+        // Names may hold spaces: the numbers are found from the right.
+        const size_t next = line.rfind("next_pid="), arrow = line.rfind(" ==> ");
+        const size_t prev = arrow == std::string::npos ? arrow : line.rfind("prev_pid=", arrow);
+        if (next == std::string::npos || prev == std::string::npos) {
+            ADD_FAILURE() << "no prev_pid/next_pid in: " << line;
             continue;
         }
-        switches[cpu].push_back({sec * 1000000000ull + nsec, int32_t(std::atoi(line.c_str() + at + 9))});
+        switches[cpu].push_back({sec * 1000000000ull + nsec, int32_t(std::atoi(line.c_str() + prev + 9)),
+                                 int32_t(std::atoi(line.c_str() + next + 9))});
+        if (prevPids) prevPids->insert(switches[cpu].back().prev);
         ++*events;
     }
     std::map<int, std::vector<OracleSlice>> slices;
     for (auto& [cpu, v] : switches) {
-        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        for (size_t i = 0; i < v.size(); ++i)
-            if (v[i].second > 0)
-                slices[cpu].push_back({v[i].first, i + 1 < v.size() ? v[i + 1].first : 0, v[i].second});
+        std::stable_sort(v.begin(), v.end(),
+                         [](const Switch& a, const Switch& b) { return a.time < b.time; });
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (v[i].next <= 0) continue;
+            if (i + 1 == v.size())
+                slices[cpu].push_back({v[i].time, 0, v[i].next});
+            else if (v[i + 1].prev == v[i].next)
+                slices[cpu].push_back({v[i].time, v[i + 1].time, v[i].next});
+            else
+                ++*broken;
+        }
     }
     return slices;
 }
 
 // The CPU timeline of `l` against perf script's, slice by slice.
 void expectAgreesWithPerfScript(const Loaded& l, const std::string& path) {
-    size_t events = 0;
-    const auto oracle = perfScriptSlices(path, &events);
+    size_t events = 0, broken = 0;
+    const auto oracle = perfScriptSlices(path, &events, &broken);
     ASSERT_GT(events, 50u) << "perf script printed too few sched_switch samples";
     EXPECT_EQ(l.sideband->model().tracepointSwitches(), events);
+    EXPECT_EQ(l.sideband->model().tracepointBroken(), broken);
     const auto& model = l.sideband->switchSlices();
     ASSERT_FALSE(oracle.empty());
     for (const auto& [cpu, want] : oracle) {
@@ -184,7 +206,7 @@ TEST_F(SidebandLanesTest, PerfSchedSwitchTracepointsGiveCpuLanes) {
     const TraceModel& model = l.sideband->model();
     // The layout came from the file's tracing data (no note), and it is this kernel's.
     for (const std::string& n : model.notes())
-        EXPECT_EQ(n.find("sched_switch"), std::string::npos) << n;
+        EXPECT_EQ(n.find("where the kernel puts them"), std::string::npos) << n;
     EXPECT_GT(model.tracepointSwitches(), 100u);
     EXPECT_EQ(model.tracepointShort(), 0u);
     EXPECT_EQ(model.tracepointCpus().size(), size_t(sysconf(_SC_NPROCESSORS_ONLN)));
@@ -214,6 +236,39 @@ TEST_F(SidebandLanesTest, PerfSchedSwitchTracepointsGiveCpuLanes) {
     expectAgreesWithPerfScript(damaged, file);
 }
 
+// A capture of one command's tasks: only their switches away are recorded, so
+// between two samples of a CPU other switches went unseen. Only the runs both
+// ends of which were recorded are kept: the workload's own; the rest are noted.
+TEST_F(SidebandLanesTest, PerTaskSchedSwitchKeepsOnlyRunsWithBothEnds) {
+    if (!havePerf()) GTEST_SKIP() << "perf is not installed";
+    const std::string file = path("perf-task.data");
+    std::string out;
+    ASSERT_EQ(runCommand("perf record -q -e sched:sched_switch -o '" + file +
+                             "' -- " AUXSCOPE_TL_WORKLOAD " spin 200",
+                         &out),
+              0)
+        << out;
+    Loaded l = load(file);
+    ASSERT_TRUE(l.lanes);
+    const TraceModel& model = l.sideband->model();
+    EXPECT_GT(model.tracepointSwitches(), 10u);
+    EXPECT_GT(model.tracepointBroken(), 0u);
+    bool noted = false;
+    for (const std::string& n : model.notes())
+        noted = noted || n.find("switch away from another thread") != std::string::npos;
+    EXPECT_TRUE(noted);
+    // Every run kept ends in a switch away from it: a task the capture traced.
+    size_t events = 0, broken = 0;
+    std::set<int32_t> traced;
+    perfScriptSlices(file, &events, &broken, &traced);
+    EXPECT_EQ(model.tracepointBroken(), broken);
+    ASSERT_FALSE(model.runSlices().empty());
+    for (const auto& [cpu, slices] : l.sideband->switchSlices())  // a CPU's last run ends with the recording
+        for (size_t i = 0; i + 1 < slices.size(); ++i)
+            EXPECT_TRUE(traced.count(slices[i].tid))
+                << "tid " << slices[i].tid << " never switched away in the capture";
+}
+
 // Pipe mode (perf record -o -): the tracing data comes as a TRACING_DATA record.
 TEST_F(SidebandLanesTest, PerfPipeModeSchedSwitch) {
     if (!havePerf()) GTEST_SKIP() << "perf is not installed";
@@ -229,7 +284,7 @@ TEST_F(SidebandLanesTest, PerfPipeModeSchedSwitch) {
     ASSERT_TRUE(l.lanes);
     ASSERT_EQ(l.file->mode(), PerfDataMode::Pipe);
     for (const std::string& n : l.sideband->model().notes())
-        EXPECT_EQ(n.find("sched_switch"), std::string::npos) << n;
+        EXPECT_EQ(n.find("where the kernel puts them"), std::string::npos) << n;
     expectWorkloadOnCpuLanes(l);
     expectAgreesWithPerfScript(l, file);
 }
@@ -354,10 +409,20 @@ TEST(SidebandLanesModel, NextCommNamesThreadsNoCommNamed) {
     comm.comm = "named-by-comm";
     model.addRecord(0, comm);
     sw(400, 43, 0, "swapper/0");
+    // Switches not recorded between (a capture of some tasks only): 44's run has
+    // no known end and is left out, with a note.
+    sw(500, 0, 44, "a");
+    sw(600, 45, 46, "b");
+    sw(700, 46, 0, "swapper/0");
     model.finish();
+    EXPECT_EQ(model.tracepointBroken(), 1u);
+    ASSERT_EQ(model.notes().size(), 1u);
+    EXPECT_NE(model.notes()[0].find("1 sched_switch samples switch away from another thread"),
+              std::string::npos);
     EXPECT_EQ(model.threadName(42), "worker-sixteen-c");
     EXPECT_EQ(model.threadName(43), "named-by-comm");
-    ASSERT_EQ(model.runSlices().size(), 2u);
+    ASSERT_EQ(model.runSlices().size(), 3u);
+    EXPECT_EQ(model.runSlices()[2].tid, 46);
     EXPECT_EQ(model.runSlices()[0].start, 100u);
     EXPECT_EQ(model.runSlices()[0].end, 200u);
     EXPECT_EQ(model.runSlices()[0].tid, 42);
