@@ -292,7 +292,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     flowLayout->addWidget(liveStatus_);
     flowLayout->addWidget(liveTimeline_, 1);
 
-    auto* split = new QSplitter(Qt::Vertical);
+    auto* split = split_ = new QSplitter(Qt::Vertical);
     split->addWidget(cpuTable_);
     split->addWidget(charts);
     split->addWidget(flow);
@@ -636,6 +636,15 @@ void CapturePage::rebuildCpuRows() {
     for (int row = 0; row < cpuTable_->rowCount(); ++row)
         height += cpuTable_->rowHeight(row);
     cpuTable_->setMaximumHeight(height);
+    // The splitter keeps the table's old share: hand what it cannot use to the timeline.
+    if (split_) {
+        QList<int> sizes = split_->sizes();
+        if (sizes.size() == 3 && sizes[0] > height) {
+            sizes[2] += sizes[0] - height;
+            sizes[0] = height;
+            split_->setSizes(sizes);
+        }
+    }
 }
 
 void CapturePage::rebuildSeries() {

@@ -22,6 +22,7 @@
 class QCheckBox;
 class QComboBox;
 class QShortcut;
+class QSplitter;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -143,6 +144,7 @@ private:
     QPushButton* stopButton_ = nullptr;
     QLabel* status_ = nullptr;
     QTableWidget* cpuTable_ = nullptr;
+    QSplitter* split_ = nullptr;  // table, charts, live timeline
     QChartView* throughputView_ = nullptr;
     QChartView* lostView_ = nullptr;
     QValueAxis* throughputX_ = nullptr;
