@@ -554,7 +554,8 @@ QColor TimelineView::colorOf(uint32_t function) const {
         colors_.resize(std::max<size_t>(function + 1, n));
     }
     QColor& c = colors_[function];
-    if (!c.isValid()) c = functionColor(functionName(function).toStdString());
+    // Kept as RGB: converting the HSV it is made from costs more than a pixel run.
+    if (!c.isValid()) c = functionColor(functionName(function).toStdString()).toRgb();
     return c;
 }
 
