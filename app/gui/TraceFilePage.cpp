@@ -27,6 +27,7 @@
 #include "export/TraceExport.h"
 #include "gui/CallTreeModel.h"
 #include "gui/CodeView.h"
+#include "gui/LaneBar.h"
 #include "gui/OverviewStrip.h"
 #include "gui/RangeStatsPane.h"
 #include "gui/SearchBar.h"
@@ -710,6 +711,11 @@ void TraceFilePage::openTimeline() {
     topLayout->setContentsMargins(0, 0, 0, 0);
     topLayout->setSpacing(2);
     topLayout->addWidget(overview_);
+    // Filter, order, collapse and pin lanes; the choice is kept per file (QSettings).
+    auto* laneBar = new LaneBar(timeline_);
+    laneBar->setObjectName("laneBar");
+    laneBar->setFile(path_);
+    topLayout->addWidget(laneBar);
     topLayout->addWidget(timeline_, 1);
     topLayout->addWidget(selection);
     auto* split = new QSplitter(Qt::Vertical);
