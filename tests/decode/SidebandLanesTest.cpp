@@ -186,6 +186,16 @@ protected:
     TempDir dir_{"sideband-lanes"};
 };
 
+// Two workloads at once: four spinning threads on this 2-CPU machine preempt each
+// other every few ms, so the capture has switches however quiet the machine is (one
+// workload alone may run each thread on a CPU of its own from start to exit: on an
+// idle machine that is a few dozen switches, with the first switch-in of a thread
+// sometimes not seen).
+std::string twoWorkloads(int ms) {
+    const std::string one = "'" AUXSCOPE_TL_WORKLOAD "' spin " + std::to_string(ms);
+    return "sh -c \"" + one + " & " + one + "; wait\"";
+}
+
 bool havePerf() {
     return runCommand("perf --version >/dev/null") == 0;
 }
@@ -196,10 +206,9 @@ TEST_F(SidebandLanesTest, PerfSchedSwitchTracepointsGiveCpuLanes) {
     if (!havePerf()) GTEST_SKIP() << "perf is not installed";
     const std::string file = path("perf-sched.data");
     std::string out;
-    ASSERT_EQ(runCommand("perf record -q -e sched:sched_switch -a -o '" + file +
-                             "' -- " AUXSCOPE_TL_WORKLOAD " spin 300",
-                         &out),
-              0)
+    ASSERT_EQ(
+        runCommand("perf record -q -e sched:sched_switch -a -o '" + file + "' -- " + twoWorkloads(300), &out),
+        0)
         << out;
     Loaded l = load(file);
     ASSERT_TRUE(l.lanes);
@@ -243,10 +252,8 @@ TEST_F(SidebandLanesTest, PerTaskSchedSwitchKeepsOnlyRunsWithBothEnds) {
     if (!havePerf()) GTEST_SKIP() << "perf is not installed";
     const std::string file = path("perf-task.data");
     std::string out;
-    ASSERT_EQ(runCommand("perf record -q -e sched:sched_switch -o '" + file +
-                             "' -- " AUXSCOPE_TL_WORKLOAD " spin 200",
-                         &out),
-              0)
+    ASSERT_EQ(
+        runCommand("perf record -q -e sched:sched_switch -o '" + file + "' -- " + twoWorkloads(200), &out), 0)
         << out;
     Loaded l = load(file);
     ASSERT_TRUE(l.lanes);
@@ -274,11 +281,10 @@ TEST_F(SidebandLanesTest, PerfPipeModeSchedSwitch) {
     if (!havePerf()) GTEST_SKIP() << "perf is not installed";
     const std::string file = path("perf-pipe.data");
     std::string out;
-    ASSERT_EQ(
-        runCommand("perf record -q -e sched:sched_switch -a -o - -- " AUXSCOPE_TL_WORKLOAD " spin 200 > '" +
-                       file + "'",
-                   &out),
-        0)
+    ASSERT_EQ(runCommand("perf record -q -e sched:sched_switch -a -o - -- " + twoWorkloads(200) + " > '" +
+                             file + "'",
+                         &out),
+              0)
         << out;
     Loaded l = load(file);
     ASSERT_TRUE(l.lanes);
