@@ -160,6 +160,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     page->start();
+    // A replay's recording is read on a worker first: wait for the capture to start (or fail).
+    for (QElapsedTimer opening; !page->capturing() &&
+                                !page->findChild<QPushButton*>("startButton")->isEnabled() &&
+                                opening.elapsed() < 600'000;)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
     if (!page->capturing()) {
         std::fprintf(stderr, "bench_soak: the capture did not start: %s\n", qPrintable(status->text()));
         return 1;

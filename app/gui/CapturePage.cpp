@@ -242,7 +242,31 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     buttons->addWidget(stopButton_);
     buttons->addWidget(snapshotButton_);
     buttons->addWidget(snapshotLabel_);
+    replayOpenProgress_ = new QProgressBar;
+    replayOpenProgress_->setObjectName("replayOpenProgress");
+    replayOpenProgress_->setMaximumWidth(200);
+    replayOpenProgress_->setVisible(false);
+    replayOpenCancel_ = new QPushButton("Cancel");
+    replayOpenCancel_->setObjectName("replayOpenCancel");
+    replayOpenCancel_->setToolTip("Stop reading the recording to replay");
+    replayOpenCancel_->setVisible(false);
+    connect(replayOpenCancel_, &QPushButton::clicked, this, [this] {
+        if (replayOpening_) replayOpening_->cancel = true;
+        replayOpenCancel_->setEnabled(false);
+        setStatus("Cancelling…");
+    });
+    replayOpenTimer_ = new QTimer(this);
+    replayOpenTimer_->setInterval(100);
+    connect(replayOpenTimer_, &QTimer::timeout, this, [this] {
+        if (!replayOpening_) return;
+        const uint64_t total = replayOpening_->total.load(), done = replayOpening_->done.load();
+        if (!total) return;  // the reader's open, before the walk: busy
+        replayOpenProgress_->setRange(0, 1000);
+        replayOpenProgress_->setValue(int(1000.0 * double(done) / double(total)));
+    });
     buttons->addWidget(status_, 1);
+    buttons->addWidget(replayOpenProgress_);
+    buttons->addWidget(replayOpenCancel_);
 
     auto* controls = new QGroupBox("Capture");
     auto* controlsLayout = new QVBoxLayout(controls);
@@ -338,6 +362,8 @@ CapturePage::~CapturePage() {
         session_->wait();
     }
     if (finishThread_.joinable()) finishThread_.join();
+    if (replayOpening_) replayOpening_->cancel = true;
+    if (replayOpenThread_.joinable()) replayOpenThread_.join();
     if (live_) live_->stop();
     if (liveLanes_) liveLanes_->stop();  // before the session it reads goes
     // Unsaved captures live in a per-process temporary folder; they go with the window.
@@ -455,12 +481,13 @@ void CapturePage::setFormEnabled(bool enabled) {
 }
 
 void CapturePage::start() {
-    if (session_ || helperCapture_) return;
+    if (session_ || helperCapture_ || replayOpening_) return;
     auto opts = optionsFromForm();
     if (!opts) {
         setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
         return;
     }
+    if (replaySelected() && !openedReplay_) return openReplayThenStart(targetValue_->text().trimmed());
     // Every capture streams into a perf.data while it runs (File > Save capture as
     // keeps it); the drain thread only hands records to the file's queue.
     static int captureNumber = 0;
@@ -554,6 +581,58 @@ void CapturePage::start() {
     emit captureStarted();
 }
 
+void CapturePage::openReplayThenStart(const QString& path) {
+    if (path.isEmpty()) {
+        setStatus("Cannot start: choose a recording to replay (Browse…)", true);
+        return;
+    }
+    if (replayOpenThread_.joinable()) replayOpenThread_.join();  // the last one has reported
+    auto opening = std::make_shared<ReplayOpening>();
+    replayOpening_ = opening;
+    setFormEnabled(false);
+    replayOpenProgress_->setRange(0, 0);  // busy until the walk reports
+    replayOpenProgress_->setVisible(true);
+    replayOpenCancel_->setEnabled(true);
+    replayOpenCancel_->setVisible(true);
+    replayOpenTimer_->start();
+    setStatus("Reading " + path + " to replay it…");
+    QPointer<CapturePage> self(this);
+    replayOpenThread_ = std::thread([self, opening, path = path.toStdString()] {
+        auto source = ReplaySource::open(path, [&](uint64_t done, uint64_t total) {
+            opening->done = done;
+            opening->total = total;
+            return !opening->cancel.load();
+        });
+        auto result = std::make_shared<Expected<std::unique_ptr<ReplaySource>>>(std::move(source));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, result] {
+                if (self) self->replayOpened(std::move(*result));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CapturePage::replayOpened(Expected<std::unique_ptr<ReplaySource>> source) {
+    const bool cancelled = replayOpening_ && replayOpening_->cancel.load();
+    replayOpening_.reset();
+    replayOpenTimer_->stop();
+    replayOpenProgress_->setVisible(false);
+    replayOpenCancel_->setVisible(false);
+    setFormEnabled(true);
+    if (cancelled) {
+        setStatus("Replay not started: reading the recording was cancelled.");
+        return;
+    }
+    if (!source) {
+        setStatus("Cannot start: " + QString::fromStdString(source.error().message), true);
+        return;
+    }
+    openedReplay_ = std::move(source.value());
+    start();
+    openedReplay_.reset();  // a start that failed before taking it: the next Start reads the file again
+}
+
 bool CapturePage::replaySelected() const {
     return targetKind_->currentIndex() == 4;
 }
@@ -561,9 +640,11 @@ bool CapturePage::replaySelected() const {
 Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
     const CaptureOptions& options, PerfDataWriterCaptureOptions& fileOptions) {
     if (!replaySelected()) return CaptureSession::open(options, pmus_);
-    const std::string path = targetValue_->text().trimmed().toStdString();
-    auto source = ReplaySource::open(path);
-    if (!source) return source.error();
+    // Opened on a worker by openReplayThenStart().
+    if (!openedReplay_) return makeError("no recording to replay was opened");
+    Expected<std::unique_ptr<ReplaySource>> source = std::move(openedReplay_);
+    openedReplay_.reset();
+    const std::string path = (*source)->path();
     auto speed = parseReplaySpeed(replaySpeed_->currentData().toString().toStdString());
     if (!speed) return speed.error();
     replayOptions_ = ReplayOptions{};

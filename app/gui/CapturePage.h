@@ -25,6 +25,7 @@ class QShortcut;
 class QSplitter;
 class QLabel;
 class QLineEdit;
+class QProgressBar;
 class QPushButton;
 class QTableWidget;
 class QTimer;
@@ -163,6 +164,20 @@ private:
     std::shared_ptr<CaptureSession> session_;
     std::shared_ptr<PerfDataWriterCapture> file_;
     std::thread finishThread_;
+    // A replay's recording is read on a worker (ReplaySource::open walks the whole
+    // file) with a progress bar and Cancel; start() goes on once it is open.
+    void openReplayThenStart(const QString& path);
+    void replayOpened(Expected<std::unique_ptr<ReplaySource>> source);
+    struct ReplayOpening {
+        std::atomic<bool> cancel{false};
+        std::atomic<uint64_t> done{0}, total{0};
+    };
+    std::shared_ptr<ReplayOpening> replayOpening_;
+    std::thread replayOpenThread_;
+    std::unique_ptr<ReplaySource> openedReplay_;  // for the start() it was opened for
+    QProgressBar* replayOpenProgress_ = nullptr;
+    QPushButton* replayOpenCancel_ = nullptr;
+    QTimer* replayOpenTimer_ = nullptr;
     bool finishing_ = false;
     QString captureFile_, lastCaptureFile_;
     LiveHistory history_;

@@ -150,7 +150,8 @@ ReplaySource::~ReplaySource() {
     stop();
 }
 
-Expected<std::unique_ptr<ReplaySource>> ReplaySource::open(const std::string& path) {
+Expected<std::unique_ptr<ReplaySource>> ReplaySource::open(const std::string& path,
+                                                           const Progress& progress) {
     auto reader = PerfDataReader::open(path);
     if (!reader) return reader.error();
     std::unique_ptr<ReplaySource> src(new ReplaySource);
@@ -228,7 +229,16 @@ Expected<std::unique_ptr<ReplaySource>> ReplaySource::open(const std::string& pa
     uint64_t newest = 0, seq = 0;
     std::optional<std::string> walkError;
 
+    const uint64_t dataBegin = rd.dataOffset(), dataBytes = rd.dataSize();
+    bool cancelled = false;
     auto walk = rd.forEachRecord([&](const PerfRecord& r) {
+        if (progress && seq % 4096 == 0) {
+            const uint64_t at = r.fileOffset > dataBegin ? r.fileOffset - dataBegin : 0;
+            if (!progress(std::min(at, dataBytes), dataBytes)) {
+                cancelled = true;
+                return false;
+            }
+        }
         ++seq;
         const uint32_t type = r.header.type;
         if (type == perfdata::kRecordAuxtrace) {
@@ -310,6 +320,7 @@ Expected<std::unique_ptr<ReplaySource>> ReplaySource::open(const std::string& pa
         side.push_back(s);
         return true;
     });
+    if (cancelled) return makeError(path + ": cancelled");
     if (walkError) return makeError(*walkError);
     if (!walk) return makeError("cannot replay a damaged file: " + walk.error().message);
 

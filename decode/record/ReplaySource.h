@@ -48,6 +48,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -125,7 +126,12 @@ class ReplaySource {
 public:
     // Reads the file and prepares the replay. Errors name the file, the offset and
     // the cause: not a perf.data, damage (any error the reader reports), no AUX data.
-    static Expected<std::unique_ptr<ReplaySource>> open(const std::string& path);
+    // `progress` (optional) hears how far the walk of the data section is, in bytes,
+    // every few thousand records; returning false stops it and open() fails with
+    // "cancelled" (the reader's own open, before the walk, is not interrupted).
+    using Progress = std::function<bool(uint64_t done, uint64_t total)>;
+    static Expected<std::unique_ptr<ReplaySource>> open(const std::string& path,
+                                                        const Progress& progress = {});
     ~ReplaySource();
     ReplaySource(const ReplaySource&) = delete;
     ReplaySource& operator=(const ReplaySource&) = delete;

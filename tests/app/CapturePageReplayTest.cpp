@@ -13,6 +13,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "TestData.h"
@@ -39,6 +40,56 @@ private:
 private slots:
     void initTestCase() { AUXSCOPE_QNEED_TEST_DATA(); }
 
+    // Start reads the recording to replay on a worker, with a progress bar and
+    // Cancel: the GUI thread never reads the file. Cancel leaves nothing running,
+    // the form usable and says so; a damaged recording is refused with the reader's
+    // message (file, offset, cause).
+    void replayIsReadOffTheGuiThreadWithCancel() {
+        const QString data = skylakeTrace();
+        MainWindow window;
+        window.show();
+        CapturePage* page = window.capturePage();
+        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
+        page->findChild<QLineEdit*>("targetValue")->setText(data);
+        auto* start = page->findChild<QPushButton*>("startButton");
+        auto* progress = page->findChild<QProgressBar*>("replayOpenProgress");
+        auto* cancel = page->findChild<QPushButton*>("replayOpenCancel");
+        QVERIFY(progress && cancel);
+        QVERIFY(!progress->isVisible() && !cancel->isVisible());
+        QTest::mouseClick(start, Qt::LeftButton);
+        // Start returned before the file was read: the bar and Cancel show, the form waits.
+        QVERIFY(!page->capturing());
+        QVERIFY(progress->isVisible() && cancel->isVisible() && !start->isEnabled());
+        auto* status = page->findChild<QLabel*>("status");
+        QVERIFY2(status->text().startsWith("Reading "), qPrintable(status->text()));
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(start->isEnabled(), 10000);
+        QVERIFY(!page->capturing());
+        QVERIFY(!progress->isVisible() && !cancel->isVisible());
+        QVERIFY2(status->text().contains("cancelled"), qPrintable(status->text()));
+        // Again, not cancelled: it replays.
+        page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(4);  // as fast as the drain takes it
+        QTest::mouseClick(start, Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(page->capturing(), qPrintable(status->text()), 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 30000);
+        // A recording cut short: refused, naming the file and offset.
+        QTemporaryDir dir;
+        const QString cut = dir.filePath("cut.data");
+        QVERIFY(QFile::copy(data, cut));
+        {
+            QFile f(cut);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.resize(f.size() / 2));
+        }
+        page->findChild<QLineEdit*>("targetValue")->setText(cut);
+        QTest::mouseClick(start, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(start->isEnabled() && !progress->isVisible(), 10000);
+        QVERIFY(!page->capturing());
+        QVERIFY2(status->text().startsWith("Cannot start") && status->text().contains("cut.data") &&
+                     status->text().contains("offset"),
+                 qPrintable(status->text()));
+    }
+
     // The live AUX path without trace hardware: a recorded Intel PT perf.data
     // replayed through simulated CPUs, shown plainly as a replay; the AUX bars,
     // AUX loss column and AUX chart series come alive, and the capture file holds
@@ -62,7 +113,8 @@ private slots:
             page->findChild<QCheckBox*>("replayLoop")->setChecked(true);
         }
         QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
-        QVERIFY(page->capturing());
+        QTRY_VERIFY2_WITH_TIMEOUT(page->capturing(), qPrintable(page->findChild<QLabel*>("status")->text()),
+                                  10000);
         auto* status = page->findChild<QLabel*>("status");
         QVERIFY2(status->text().contains("not live hardware"), qPrintable(status->text()));
         auto* table = page->findChild<QTableWidget*>("cpuTable");
@@ -105,7 +157,8 @@ private slots:
         auto* snap = page->findChild<QPushButton*>("snapshotButton");
         QVERIFY(!snap->isEnabled());
         QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
-        QVERIFY(page->capturing());
+        QTRY_VERIFY2_WITH_TIMEOUT(page->capturing(), qPrintable(page->findChild<QLabel*>("status")->text()),
+                                  10000);
         QVERIFY(snap->isEnabled());
         QTest::qWait(200);
         QTest::mouseClick(snap, Qt::LeftButton);

@@ -260,7 +260,8 @@ private slots:
         page->findChild<QLineEdit*>("targetValue")->setText(data);
         page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(4);  // max
         QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
-        QVERIFY(page->capturing());
+        QTRY_VERIFY2_WITH_TIMEOUT(page->capturing(), qPrintable(page->findChild<QLabel*>("status")->text()),
+                                  10000);  // read on a worker first
         QVERIFY(page->liveDecoder());
         QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 30000);
         auto* live = page->findChild<QLabel*>("liveStatus");
@@ -304,7 +305,8 @@ private slots:
         page->findChild<QLineEdit*>("targetValue")->setText(data);
         page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(0);  // recorded speed
         QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
-        QVERIFY(page->capturing());
+        QTRY_VERIFY2_WITH_TIMEOUT(page->capturing(), qPrintable(page->findChild<QLabel*>("status")->text()),
+                                  10000);  // read on a worker first
         QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 60000);
         auto* status = page->findChild<QLabel*>("status");
         QTRY_VERIFY_WITH_TIMEOUT(status->text().contains("Capture written to"), 30000);
@@ -425,11 +427,12 @@ private slots:
             const SidebandLanes::Process* p = d && d->lanes ? d->lanes->process(getpid()) : nullptr;
             return p && p->name == "app_gui_tests";
         };
-        QTRY_VERIFY2_WITH_TIMEOUT(selfNamed(), qPrintable(QString::fromStdString(
-                                                   view->data()->lanes->process(getpid())
-                                                       ? view->data()->lanes->process(getpid())->name
-                                                       : std::string("no lane of this process"))),
-                                  5000);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            selfNamed(),
+            qPrintable(QString::fromStdString(view->data()->lanes->process(getpid())
+                                                  ? view->data()->lanes->process(getpid())->name
+                                                  : std::string("no lane of this process"))),
+            5000);
         // It grows: a newer timeline, ending later, with more on the CPU lanes.
         QTRY_VERIFY_WITH_TIMEOUT(view->data() != first && view->data()->end > first->end &&
                                      cpuSlices(*view->data()) > cpuSlices(*first),

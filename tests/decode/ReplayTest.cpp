@@ -181,6 +181,28 @@ TEST(Replay, ParsesSpeeds) {
     }
 }
 
+// open() reports how far its walk is and stops when told (the capture page reads a
+// recording on a worker, with a progress bar and Cancel).
+TEST(Replay, OpenReportsProgressAndCancels) {
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string path = requireFile(kSkylake);
+    size_t calls = 0;
+    uint64_t lastDone = 0, lastTotal = 0;
+    auto src = ReplaySource::open(path, [&](uint64_t done, uint64_t total) {
+        ++calls;
+        EXPECT_LE(done, total);
+        EXPECT_GE(done, lastDone);
+        lastDone = done, lastTotal = total;
+        return true;
+    });
+    ASSERT_TRUE(src) << src.error().message;
+    EXPECT_GE(calls, 1u);
+    EXPECT_GT(lastTotal, 0u);
+    auto cancelled = ReplaySource::open(path, [](uint64_t, uint64_t) { return false; });
+    ASSERT_FALSE(cancelled);
+    EXPECT_EQ(cancelled.error().message, path + ": cancelled");
+}
+
 TEST(Replay, ReadsTheSkylakeRecording) {
     AUXSCOPE_NEED_TEST_DATA();
     auto src = ReplaySource::open(requireFile(kSkylake));
