@@ -1412,8 +1412,11 @@ void TimelineView::paintProcessHeader(QPainter& p, const Track& track, int y) {
     const SidebandLanes* lanes = data_->lanes.get();
     if (lanes && track.process >= 0) {
         const SidebandLanes::Process& proc = lanes->processes[size_t(track.process)];
-        title = proc.pid > 0 ? QString("%1  pid %2").arg(QString::fromStdString(proc.name)).arg(proc.pid)
-                             : QString::fromStdString(proc.name);
+        // A process the sideband never named is called "pid N" once, not "pid N  pid N".
+        const QString name = QString::fromStdString(proc.name), byPid = QString("pid %1").arg(proc.pid);
+        title = proc.pid <= 0                     ? name
+                : name.isEmpty() || name == byPid ? byPid
+                                                  : QString("%1  pid %2").arg(name).arg(proc.pid);
         title += QString("  ·  %1 %2  ·  %3 on CPU  ·  %4 samples")
                      .arg(proc.threads.size())
                      .arg(proc.threads.size() == 1 ? "thread" : "threads")
