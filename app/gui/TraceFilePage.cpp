@@ -1090,38 +1090,23 @@ void TraceFilePage::runTimelineDecode() {
                  lock = sessionLock_, live = liveGeneration_] {
         std::unique_lock guard(*lock);
         const auto started = std::chrono::steady_clock::now();
-        // The window's segments in time order, decoded in batches (each cached by
-        // the session) for progress, and to stop between batches once the view has
-        // moved on; the last call below then merges what is cached.
-        std::vector<AuxTraceSession::Segment> chosen;
-        for (const AuxTraceSession::Segment& seg : session->segments())
-            if (seg.endTime >= window.begin && seg.startTime <= window.end) chosen.push_back(seg);
-        std::sort(chosen.begin(), chosen.end(),
-                  [](const auto& a, const auto& b) { return a.startTime < b.startTime; });
-        const size_t total = chosen.size();
-        const size_t workers = std::max(1u, std::thread::hardware_concurrency());
-        const size_t batch = std::max<size_t>(2 * workers, total / 20);
-        bool stale = false;
-        for (size_t first = 0; total > batch && first < total && !stale; first += batch) {
-            const size_t last = std::min(total, first + batch);
-            DecodeWindow part = window;
-            part.begin = std::max(window.begin, chosen[first].startTime);
-            uint64_t end = 0;
-            for (size_t i = first; i < last; ++i)
-                end = std::max(end, chosen[i].endTime);
-            part.end = std::min(window.end, end);
-            session->decodeSpans(part, 0);
-            stale = live->load() != generation;
-            const int permille = int(1000 * last / total);
-            QMetaObject::invokeMethod(
-                qApp,
-                [self, permille, generation] {
-                    if (!self || generation != self->timelineGeneration_) return;
-                    self->timelineProgress_->setRange(0, 1000);
-                    self->timelineProgress_->setValue(permille);
-                },
-                Qt::QueuedConnection);
-        }
+        // The window decoded in batches (each cached by the session) for progress, and
+        // to stop between batches once the view has moved on; the last call below
+        // then merges what is cached.
+        const bool stale = !decodeInBatches(*session, window, 0, [&](size_t done, size_t total) {
+            if (done) {
+                const int permille = int(1000 * done / std::max<size_t>(total, 1));
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [self, permille, generation] {
+                        if (!self || generation != self->timelineGeneration_) return;
+                        self->timelineProgress_->setRange(0, 1000);
+                        self->timelineProgress_->setValue(permille);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return live->load() == generation;
+        });
         std::shared_ptr<const TimelineData> data;
         size_t now = 0, cached = 0;
         if (!stale && live->load() == generation) {

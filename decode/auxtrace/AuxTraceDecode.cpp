@@ -100,37 +100,48 @@ Expected<AuxTraceSpans> decodeAuxTraceSpans(const PerfDataReader& file, const De
     AuxTraceSession& s = *out.session;
     if (progress) {
         // The session decodes what a window needs and caches it: decoding the
-        // window in time-ordered batches first gives progress to report, and
-        // the final call below then only merges cached segments.
-        std::vector<AuxTraceSession::Segment> chosen;
-        for (const AuxTraceSession::Segment& seg : s.segments()) {
-            if (window.cpu && seg.cpu != *window.cpu) continue;
-            if (seg.endTime < window.begin || seg.startTime > window.end) continue;
-            chosen.push_back(seg);
-        }
-        std::sort(chosen.begin(), chosen.end(),
-                  [](const auto& a, const auto& b) { return a.startTime < b.startTime; });
-        const size_t total = chosen.size();
-        const unsigned workers = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
-        const size_t batch = std::max<size_t>(2 * workers, total / 20);
-        if (!progress(0, total)) return makeError(file.path() + ": decode cancelled");
-        for (size_t first = 0; total > batch && first < total; first += batch) {
-            const size_t last = std::min(total, first + batch);
-            DecodeWindow part = window;
-            part.begin = std::max(window.begin, chosen[first].startTime);
-            uint64_t end = 0;
-            for (size_t i = first; i < last; ++i)
-                end = std::max(end, chosen[i].endTime);
-            part.end = std::min(window.end, end);
-            s.decodeSpans(part, threads);
-            if (!progress(last, total)) return makeError(file.path() + ": decode cancelled");
-        }
+        // window in batches first gives progress to report, and the final call
+        // below then only merges cached segments.
+        size_t total = 0;
+        if (!decodeInBatches(s, window, threads, [&](size_t done, size_t all) {
+                total = all;
+                return progress(done, all);
+            }))
+            return makeError(file.path() + ": decode cancelled");
         out.result = s.decodeSpans(window, threads);
         progress(total, total);
         return out;
     }
     out.result = s.decodeSpans(window, threads);
     return out;
+}
+
+bool decodeInBatches(AuxTraceSession& session, const DecodeWindow& window, unsigned threads,
+                     const DecodeProgress& progress) {
+    std::vector<AuxTraceSession::Segment> chosen;
+    for (const AuxTraceSession::Segment& seg : session.segments()) {
+        if (window.cpu && seg.cpu != *window.cpu) continue;
+        if (seg.endTime < window.begin || seg.startTime > window.end) continue;
+        chosen.push_back(seg);
+    }
+    std::sort(chosen.begin(), chosen.end(),
+              [](const auto& a, const auto& b) { return a.startTime < b.startTime; });
+    const size_t total = chosen.size();
+    const unsigned workers = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+    const size_t batch = std::max<size_t>(2 * workers, total / 20);
+    if (!progress(0, total)) return false;
+    for (size_t first = 0; total > batch && first < total; first += batch) {
+        const size_t last = std::min(total, first + batch);
+        DecodeWindow part = window;
+        part.begin = std::max(window.begin, chosen[first].startTime);
+        uint64_t end = 0;
+        for (size_t i = first; i < last; ++i)
+            end = std::max(end, chosen[i].endTime);
+        part.end = std::min(window.end, end);
+        session.decodeSpans(part, threads);
+        if (!progress(last, total)) return false;
+    }
+    return true;
 }
 
 TimeExtent recordingExtent(const AuxTraceSession& session) {

@@ -118,6 +118,16 @@ Expected<AuxTraceSpans> decodeAuxTraceSpans(const PerfDataReader& file, const De
                                             const AuxTraceOptions& options = {}, unsigned threads = 0,
                                             const DecodeProgress& progress = {});
 
+// Decodes the segments `window` needs into `session`'s cache in time-ordered
+// batches (about 20, each of at least 2 segments per worker) on `threads`
+// threads (0: all CPUs), calling `progress(done, total)` in segments before the
+// first batch and after each; false stops there and returns false. A
+// decodeSpans(window) afterwards only merges what is cached. Used where a
+// decode reports progress and can be cancelled (decodeAuxTraceSpans, the trace
+// page's timeline).
+bool decodeInBatches(AuxTraceSession& session, const DecodeWindow& window, unsigned threads,
+                     const DecodeProgress& progress);
+
 // --- The timeline of a session (app/gui/TimelineView draws it) ---
 
 // The recording's extent: the sideband's and every trace segment's times.
