@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "CaptureControl.h"
+#include "TextTrim.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -44,14 +45,6 @@ Expected<int> openFifo(const std::string& path, const char* role) {
         return makeError(std::string("--control: cannot open ") + role + " FIFO '" + path +
                          "': " + std::strerror(errno));
     return fd;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
 }
 
 }  // namespace
@@ -167,13 +160,13 @@ void ControlFifo::onReadable(DrainActions& actions) {
 }
 
 void ControlFifo::handle(std::string_view raw, DrainActions& actions) {
-    const std::string_view line = trim(raw);
+    const std::string_view line = trimBlanks(raw);
     if (line.empty()) return;  // a bare newline is no command (perf ignores it too)
     commands_.fetch_add(1, std::memory_order_relaxed);
     const size_t space = line.find_first_of(" \t");
     const std::string_view cmd = line.substr(0, space);
     const std::string_view arg =
-        space == std::string_view::npos ? std::string_view{} : trim(line.substr(space));
+        space == std::string_view::npos ? std::string_view{} : trimBlanks(line.substr(space));
     const std::string known = " (known: snapshot, stop, enable, disable, ping)";
     if (!arg.empty() && (cmd == "snapshot" || cmd == "stop" || cmd == "ping")) {
         reject("'" + std::string(cmd) + "' takes no argument, got '" + std::string(arg) + "'");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "perfdata/TracingData.h"
+#include "TextTrim.h"
 
 #include <charconv>
 #include <cstring>
@@ -26,30 +27,22 @@ const TraceEventFormat* TracingData::findId(uint64_t id) const {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
-
 bool number(std::string_view s, uint64_t& out) {
-    s = trim(s);
+    s = trimBlanks(s);
     auto r = std::from_chars(s.data(), s.data() + s.size(), out);
     return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
 // "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;"
 bool parseField(std::string_view line, TraceField& f) {
-    line = trim(line);
+    line = trimBlanks(line);
     if (line.substr(0, 6) != "field:") return false;
     line.remove_prefix(6);
     bool haveOffset = false, haveSize = false;
     bool first = true;
     while (!line.empty()) {
         const size_t semi = line.find(';');
-        std::string_view part = trim(line.substr(0, semi));
+        std::string_view part = trimBlanks(line.substr(0, semi));
         line = semi == std::string_view::npos ? std::string_view() : line.substr(semi + 1);
         if (first) {
             first = false;
@@ -62,18 +55,18 @@ bool parseField(std::string_view line, TraceField& f) {
                 if (number(part.substr(open + 1, end - open - 2), n)) f.arrayLength = uint32_t(n);
                 end = open;
             }
-            const std::string_view decl = trim(part.substr(0, end));
+            const std::string_view decl = trimBlanks(part.substr(0, end));
             const size_t space = decl.find_last_of(" \t*");
             if (space == std::string_view::npos) return false;
             f.name = std::string(decl.substr(space + 1));
-            f.type = std::string(trim(part.substr(0, space + 1)));
+            f.type = std::string(trimBlanks(part.substr(0, space + 1)));
             if (f.arrayLength || end != part.size())
                 f.type += std::string(part.substr(end));  // keep "[16]" / "[]" with the type
             continue;
         }
         const size_t colon = part.find(':');
         if (colon == std::string_view::npos) continue;
-        const std::string_view key = trim(part.substr(0, colon));
+        const std::string_view key = trimBlanks(part.substr(0, colon));
         uint64_t v = 0;
         if (!number(part.substr(colon + 1), v)) continue;
         if (key == "offset")
@@ -134,9 +127,9 @@ TraceEventFormat parseTraceEventFormat(std::string_view text, std::string system
         const size_t nl = text.find('\n');
         const std::string_view line = text.substr(0, nl);
         text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-        const std::string_view t = trim(line);
+        const std::string_view t = trimBlanks(line);
         if (t.substr(0, 5) == "name:") {
-            e.name = std::string(trim(t.substr(5)));
+            e.name = std::string(trimBlanks(t.substr(5)));
         } else if (t.substr(0, 3) == "ID:") {
             uint64_t id = 0;
             if (number(t.substr(3), id)) e.id = int64_t(id);

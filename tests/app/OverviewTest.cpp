@@ -18,6 +18,7 @@
 
 #include <cmath>
 
+#include "AuxscopeRecord.h"
 #include "PerfEvent.h"
 #include "TestData.h"
 #include "gui/OverviewStrip.h"
@@ -113,13 +114,7 @@ void mouse(QWidget* w, QEvent::Type type, QPoint at, Qt::MouseButton button,
 
 // Runs `auxscope record ARGS`; an empty string when it worked, else why not.
 QString record(const QStringList& args) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(AUXSCOPE_BINARY, QStringList{"record"} + args);
-    if (!p.waitForFinished(60000)) return "auxscope record did not finish";
-    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
-        return "auxscope record " + args.join(' ') + " failed: " + QString::fromLocal8Bit(p.readAll());
-    return {};
+    return test_support::auxscopeRecord(args);
 }
 
 }  // namespace

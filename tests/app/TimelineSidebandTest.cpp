@@ -20,6 +20,7 @@
 
 #include <set>
 
+#include "AuxscopeRecord.h"
 #include "PerfEvent.h"
 #include "TestData.h"
 #include "gui/LaneBar.h"
@@ -34,13 +35,7 @@ namespace {
 
 // Runs `auxscope record ARGS`; an empty string when it worked, else why not.
 QString record(const QStringList& args) {
-    QProcess p;
-    p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(AUXSCOPE_BINARY, QStringList{"record"} + args);
-    if (!p.waitForFinished(60000)) return "auxscope record did not finish";
-    if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
-        return "auxscope record " + args.join(' ') + " failed: " + QString::fromLocal8Bit(p.readAll());
-    return {};
+    return test_support::auxscopeRecord(args);
 }
 
 // Opens `path` as the GUI does and waits for its timeline's lanes.
