@@ -9,9 +9,10 @@
 // Every --every seconds it prints the process's RSS, the records, bytes and losses
 // so far (the capture page's own statistics), the GUI frame times of that interval
 // (the whole window repainted every 100 ms: median, p95, max) and the event loop's
-// lateness (a 10 ms timer's worst delay). At the end it stops, waits for the file,
-// and checks it with auxscope's reader and with `perf report --stats`.
-// Runs under a display or offscreen (QT_QPA_PLATFORM=offscreen). Not a test.
+// lateness (a 10 ms timer's worst delay), and how many times a second the live
+// timeline got new data (live_hz; issue 13's target: >= 10, as the charts). At the end it stops, waits for
+// the file, and checks it with auxscope's reader and with `perf report --stats`. Runs under a display or
+// offscreen (QT_QPA_PLATFORM=offscreen). Not a test.
 //
 // usage: bench_soak [--minutes M] [--rate N] [--every S] [--replay FILE]
 //                   [--replay-speed 1|10|100|max] [--events SPEC] [--keep FILE]
@@ -42,6 +43,7 @@
 
 #include "gui/CapturePage.h"
 #include "gui/MainWindow.h"
+#include "gui/TimelineView.h"
 #include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;
@@ -155,8 +157,8 @@ int main(int argc, char** argv) {
                     }
                     return buf;
                 }());
-    std::printf("%8s %9s %12s %10s %10s %9s %9s %9s %9s\n", "t_s", "rss_MiB", "records", "lost", "lost_smp",
-                "frame_p50", "frame_p95", "frame_max", "loop_late");
+    std::printf("%8s %9s %12s %10s %10s %9s %9s %9s %9s %8s\n", "t_s", "rss_MiB", "records", "lost",
+                "lost_smp", "frame_p50", "frame_p95", "frame_max", "loop_late", "live_hz");
     std::fflush(stdout);
 
     page->start();
@@ -193,6 +195,12 @@ int main(int argc, char** argv) {
         tick.restart();
     });
     probe.start(10);
+    // The live timeline's updates (each new TimelineData shown): its rate per interval.
+    size_t liveUpdates = 0;
+    if (auto* live = page->findChild<TimelineView*>("liveTimeline"))
+        QObject::connect(live, &TimelineView::dataShown, [&] { ++liveUpdates; });
+    QElapsedTimer interval;
+    interval.start();
     QTimer report;
     QObject::connect(&report, &QTimer::timeout, [&] {
         uint64_t records = 0, lost = 0, lostSamples = 0;
@@ -205,13 +213,15 @@ int main(int argc, char** argv) {
         }
         const double rss = rssMiB();
         peakRss = std::max(peakRss, rss);
-        std::printf("%8.0f %9.1f %12llu %10llu %10llu %9.2f %9.2f %9.2f %9.1f\n",
+        const double liveHz = double(liveUpdates) / std::max(1e-3, double(interval.restart()) / 1e3);
+        std::printf("%8.0f %9.1f %12llu %10llu %10llu %9.2f %9.2f %9.2f %9.1f %8.1f\n",
                     double(clock.elapsed()) / 1e3, rss, (unsigned long long)records, (unsigned long long)lost,
                     (unsigned long long)lostSamples, percentile(frames, 0.5), percentile(frames, 0.95),
-                    percentile(frames, 1.0), worstLate);
+                    percentile(frames, 1.0), worstLate, liveHz);
         std::fflush(stdout);
         frames.clear();
         worstLate = 0;
+        liveUpdates = 0;
     });
     report.start(int(every * 1000));
     QTimer::singleShot(int(minutes * 60 * 1000), page, [&] { page->stop(); });

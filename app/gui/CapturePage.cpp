@@ -1062,11 +1062,15 @@ void CapturePage::attachLiveLanes(CaptureSession& session) {
         }
         if (lanes) setTimelineLanes(*data, lanes);
         if (begin || end) data->begin = begin, data->end = std::max(begin, end);
-        char note[240];
-        std::snprintf(note, sizeof note,
-                      "live: the newest %.0f s of sideband (%llu records), rebuilt up to 10 times a second; "
-                      "%llu older records left the view (the capture file keeps them)",
-                      window, (unsigned long long)stats.kept, (unsigned long long)stats.agedOut);
+        char note[320];
+        const double shown =
+            stats.windowEnd > stats.windowBegin ? double(stats.windowEnd - stats.windowBegin) / 1e9 : 0;
+        std::snprintf(
+            note, sizeof note,
+            "live: the newest %.1f s of sideband (%llu records; at most %.0f s, %llu records to keep "
+            "10 updates a second), %llu older records left the view (the capture file keeps them)",
+            std::min(shown, window), (unsigned long long)stats.kept, window,
+            (unsigned long long)stats.recordBound, (unsigned long long)stats.agedOut);
         data->notes.push_back(note);
         if (stats.droppedBehind)
             data->notes.push_back("live: " + std::to_string(stats.droppedBehind) +

@@ -154,10 +154,11 @@ void LiveSideband::loop() {
             flushesDone_ = std::max(flushesDone_, serving);
         }
         flushed_.notify_all();
+        // The next tick an interval after this one began (a rate of maxRateHz, not
+        // a little less), or later when this one took more than cpuShare of it.
         const double share = std::clamp(options_.cpuShare, 0.01, 1.0);
-        const double wait = std::max(interval - took, took * (1 / share - 1));
-        next =
-            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait));
+        const double period = std::max(interval, took / share);
+        next = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(period));
     }
     flushed_.notify_all();
 }
@@ -249,12 +250,13 @@ void LiveSideband::tick() {
         builderRecords_ += c.size();
         window_.push_back(std::move(c));
     }
-    // The window: the newest windowSeconds, at most maxRecords records.
+    // The window: the newest windowSeconds, at most recordBound_ records.
+    if (!recordBound_) recordBound_ = options_.maxRecords;
     const uint64_t windowNs = uint64_t(std::max(options_.windowSeconds, 0.001) * 1e9);
     const uint64_t cutoff = newest_ > windowNs ? newest_ - windowNs : 0;
     bool dropped = false;
-    while (window_.size() > 1 && ((window_.front().maxTime && window_.front().maxTime < cutoff) ||
-                                  windowRecords_ > options_.maxRecords)) {
+    while (window_.size() > 1 &&
+           ((window_.front().maxTime && window_.front().maxTime < cutoff) || windowRecords_ > recordBound_)) {
         own_.agedOut += window_.front().size();
         windowRecords_ -= window_.front().size();
         window_.pop_front();
@@ -271,7 +273,7 @@ void LiveSideband::tick() {
     // What the builder holds beyond the window, a quarter window at most.
     if (dropped && ((builderFrom_ != UINT64_MAX && windowBegin > builderFrom_ &&
                      windowBegin - builderFrom_ > windowNs / 4) ||
-                    builderRecords_ > options_.maxRecords + options_.maxRecords / 4))
+                    builderRecords_ > recordBound_ + recordBound_ / 4))
         rebuild();
     own_.kept = windowRecords_;
     // The snapshot holds what the builder was fed since it was last built: from builderFrom_.
@@ -282,6 +284,7 @@ void LiveSideband::tick() {
         std::lock_guard lock(mutex_);
         stats_.kept = own_.kept;
         stats_.agedOut = own_.agedOut;
+        stats_.recordBound = own_.recordBound;
         stats_.parseErrors = own_.parseErrors;
         stats_.snapshots = own_.snapshots;
         stats_.rebuilds = own_.rebuilds;
@@ -299,6 +302,21 @@ void LiveSideband::tick() {
     merge();
     if (publish_) publish_(snapshot_, changed, published);
     own_.lastTickSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Keep the rate: a tick may take the cpuShare of the interval. Its cost is about
+    // proportional to the window's records, so scale the bound toward what fits
+    // (shrinking at once, growing by a quarter at most per tick).
+    if (options_.adaptWindow && changed && windowRecords_ > 0) {
+        const double budget =
+            std::clamp(options_.cpuShare, 0.01, 1.0) / std::clamp(options_.maxRateHz, 0.1, 1000.0);
+        const double fits = double(windowRecords_) * budget / std::max(own_.lastTickSeconds, 1e-6);
+        const size_t lo = std::min(options_.minRecords, options_.maxRecords);
+        if (own_.lastTickSeconds > budget)
+            recordBound_ = std::max(lo, size_t(0.9 * fits));
+        else if (windowRecords_ >= recordBound_ * 3 / 4)
+            recordBound_ = size_t(std::min(double(recordBound_) * 1.25, 0.9 * fits));
+        recordBound_ = std::clamp(recordBound_, lo, options_.maxRecords);
+    }
+    own_.recordBound = recordBound_;
 }
 
 }  // namespace auxscope

@@ -50,7 +50,14 @@ struct LiveSidebandOptions {
     // publish) of d seconds the next waits at least d * (1 / cpuShare - 1). The
     // thread runs at nice 10, below the capture and the workload.
     double cpuShare = 0.5;
-    size_t maxRecords = 2'000'000;            // in the window, at most
+    size_t maxRecords = 2'000'000;  // in the window, at most
+    // Keeps maxRateHz: a tick (snapshot, publish) costs O(window), so when a tick
+    // takes longer than the cpuShare of 1 / maxRateHz the window holds fewer
+    // records (down to minRecords), and more again when ticks are cheap. A fast
+    // capture then shows its newest seconds at the full rate instead of 30 s at
+    // a fraction of it. 0: the window is bounded by maxRecords only.
+    size_t minRecords = 20'000;
+    bool adaptWindow = true;
     size_t pendingBytes = size_t(64) << 20;   // handed over, not yet taken by the worker
     size_t identityBytes = size_t(16) << 20;  // COMM / FORK / EXIT kept for names
     // Records of what existed before the capture (COMM / FORK from /proc): run on
@@ -64,7 +71,8 @@ struct LiveSidebandOptions {
 struct LiveSidebandStats {
     uint64_t records = 0;          // taken for the live view
     uint64_t kept = 0;             // in the window now
-    uint64_t agedOut = 0;          // left the window (older than windowSeconds, or over maxRecords)
+    uint64_t agedOut = 0;          // left the window (older than windowSeconds, or over the record bound)
+    uint64_t recordBound = 0;      // records the window may hold now (adaptWindow: what keeps the rate)
     uint64_t droppedBehind = 0;    // not kept: the worker was pendingBytes behind
     uint64_t identityDropped = 0;  // COMM / FORK / EXIT over identityBytes (names may be missing)
     uint64_t parseErrors = 0;      // records the parser refused (not in the view)
@@ -142,6 +150,7 @@ private:
     std::deque<Chunk> losses_;     // LOST, THROTTLE, AUX loss...: aged by time only
     std::vector<Chunk> identity_;  // COMM / FORK / EXIT since the start
     size_t identitySize_ = 0, windowRecords_ = 0, builderRecords_ = 0;
+    size_t recordBound_ = 0;  // the window's record bound now (options_.maxRecords, or less: adaptWindow)
     uint64_t builderFrom_ = UINT64_MAX;  // the oldest record time the builder holds
     uint64_t newest_ = 0;
     bool changed_ = false;
