@@ -970,16 +970,10 @@ void CapturePage::attachLiveLanes(CaptureSession& session) {
             QFile f(QString::fromStdString((*root / "events/sched/sched_switch/format").string()));
             if (f.open(QIODevice::ReadOnly)) {
                 const QByteArray text = f.readAll();
-                const TraceEventFormat fmt =
-                    parseTraceEventFormat(std::string_view(text.data(), text.size()), "sched");
-                const TraceField *prevPid = fmt.field("prev_pid"), *prevState = fmt.field("prev_state"),
-                                 *nextComm = fmt.field("next_comm"), *nextPid = fmt.field("next_pid");
-                if (prevPid && prevState && nextComm && nextPid && prevPid->size == 4 && nextPid->size == 4 &&
-                    prevState->size <= 8) {
-                    l.prevPid = prevPid->offset, l.nextPid = nextPid->offset;
-                    l.prevState = prevState->offset, l.prevStateSize = prevState->size;
-                    l.nextComm = nextComm->offset, l.nextCommSize = nextComm->size;
-                }
+                // The same reading of the format as a file's tracing data gets.
+                if (auto fromFormat = schedSwitchLayout(
+                        parseTraceEventFormat(std::string_view(text.data(), text.size()), "sched")))
+                    l = *fromFormat;
             }
         }
         switchEvents.emplace_back(int(i), l);
