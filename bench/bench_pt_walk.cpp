@@ -7,21 +7,30 @@
 //       / pt_blk_event / pt_blk_next, default flags), one thread
 //   (w) the walker: pt_qry_sync_forward / pt_qry_cond_branch /
 //       pt_qry_indirect_branch / pt_qry_event over the same AUX runs and the same
-//       images. Code is read once per process and start IP into a flat table of
-//       basic blocks (libipt's own instruction decoder walks it, as InsnProbe
-//       does): instruction count, how the block ends (straight, direct jump or
-//       call, conditional, return, indirect jump or call, far transfer), its
-//       fall-through and direct target, and links to the blocks that follow,
-//       filled in as they are first taken. Direct jumps and calls are followed
-//       without trace, conditional branches take a TNT bit, returns first try a
-//       TNT bit (return compression: pop our own 64-deep return stack, libipt's
-//       ring semantics) and else a TIP, indirect branches and far transfers take
-//       a TIP. Events follow pt_block_decoder.c's binding rules (see
-//       processEvent): enabled resumes at its IP; disabled binds to the next
-//       branch that needs trace (or its IP); async_disabled / async_branch walk
-//       without trace to their `at` / `from`; exec_mode, async_paging,
-//       async_vmcs apply when the walk reaches their IP (with trace); tsx,
-//       exstop, mwait at their IP (without trace); overflow resumes at its IP.
+//       images. Code is read once per process and start IP into a flat table
+//       (open addressing, ip -> block): libipt's own instruction decoder (as
+//       InsnProbe drives it) walks from the IP through direct jumps and calls,
+//       which need no trace, to the first instruction that does. A block keeps
+//       its instruction count, the return addresses its direct calls push, how
+//       it ends (conditional, return, indirect jump or call, far transfer, or
+//       cut at 512 instructions), fall-through and conditional target (from the
+//       Jcc's displacement), and links to the blocks that follow, filled in as
+//       they are first taken; a return address on our return stack carries the
+//       call site, which caches the block the return lands on. Conditional
+//       branches take a TNT bit, returns first try a TNT bit (return
+//       compression: pop our own 64-deep return stack, libipt's ring semantics;
+//       libipt tries the TNT bit first whatever the configuration, and so does
+//       this) and else a TIP, indirect branches and far transfers take a TIP.
+//       Events follow pt_block_decoder.c's binding rules (see event()): enabled
+//       resumes at its IP; disabled binds to the next branch that needs trace
+//       (or its IP); async_disabled / async_branch walk without trace to their
+//       `at` / `from`; exec_mode, async_paging, async_vmcs apply when the walk
+//       reaches their IP (with trace); tsx, exstop, mwait at their IP (without
+//       trace); overflow resumes at its IP; paging, vmcs and ptwrite while
+//       tracing are consumed without binding them to their instruction (they
+//       change no flow; said so in a "consumed" line).
+//   (a+t), (w+t) the same, asking the decoder's time before every block as
+//       PtSession::decodeSegment does (pt_blk_time / pt_qry_time).
 //       Anything it does not handle is counted and printed as "unhandled" with
 //       the first offset; the run then resyncs at the next PSB, so the flow
 //       check below fails rather than silently diverging.
@@ -37,9 +46,10 @@
 // branches, returns, indirect branches and far transfers whose destination is
 // not the next instruction.
 //
-// usage: bench_pt_walk [--rounds N] [--no-time] [--verify-only-file F]... FILE...
-//   FILE: timed ((a) and (w), N rounds each, interleaved) and verified;
-//   --verify-only-file F: verified only (small traces, real code).
+// usage: bench_pt_walk [--rounds N] [--no-time] [--profile-walker N] [--verify-only-file F]... FILE...
+//   FILE: timed ((a), (w), (a+t), (w+t), N rounds each, interleaved) and verified;
+//   --verify-only-file F: verified only (small traces, real code);
+//   --profile-walker N: (w) alone N times, nothing else (for perf record).
 // Not a test: a report, run by hand.
 #include <intel-pt.h>
 #include <sys/resource.h>
@@ -221,8 +231,11 @@ struct ReferenceFlow {
     }
 };
 
+// With `withTime`, the decoder's time is asked before every block, as
+// PtSession::decodeSegment does (pt_blk_time).
 uint64_t libiptPass(const LoadedTrace& t, std::vector<RunResult>* perRun, uint64_t& blocksOut,
-                    uint64_t& errorsOut) {
+                    uint64_t& errorsOut, bool withTime = false, uint64_t* timeChanges = nullptr) {
+    uint64_t lastTsc = 0, changes = 0;
     Images images(*t.sideband);
     uint64_t instructions = 0, blocks = 0, errors = 0;
     for (size_t c = 0; c < t.trace->cpus().size(); ++c) {
@@ -301,6 +314,14 @@ uint64_t libiptPass(const LoadedTrace& t, std::vector<RunResult>* perRun, uint64
                     }
                 }
                 if (status < 0) continue;
+                if (withTime) {
+                    uint64_t tsc = 0;
+                    uint32_t lostMtc = 0, lostCyc = 0;
+                    if (pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc) >= 0 && tsc != lastTsc) {
+                        lastTsc = tsc;
+                        ++changes;
+                    }
+                }
                 pt_block block;
                 block.ninsn = 0;
                 status = pt_blk_next(decoder, &block, sizeof block);
@@ -326,34 +347,48 @@ uint64_t libiptPass(const LoadedTrace& t, std::vector<RunResult>* perRun, uint64
     }
     blocksOut = blocks;
     errorsOut = errors;
+    if (timeChanges) *timeChanges = changes;
     return instructions;
 }
 
 // ---------------------------------------------------------------- (w) the walker
 
+// A block is the path from its start IP up to and including the first
+// instruction that needs trace, through direct jumps and calls (libipt's
+// instruction decoder follows those itself), or cut at kMaxBlock instructions.
+// The direct calls on the path push their return addresses, in order.
 enum class End : uint8_t {
-    Straight,    // no branch: the block was cut (length limit); continue at fall
-    DirectJump,  // continue at target, no trace
-    DirectCall,  // push fall (unless target == fall), continue at target
-    Cond,        // one TNT bit: target or fall
-    Return,      // TNT bit (compressed: pop) or TIP
-    IndJump,     // TIP
-    IndCall,     // push fall, TIP
-    Far,         // far call / jump / return: TIP
-    Fault,       // the instruction after the block cannot be decoded: `error`
+    Straight,  // cut at the length limit: continue at `fall` without trace
+    Cond,      // one TNT bit: target or fall
+    Return,    // TNT bit (compressed: pop) or TIP
+    IndJump,   // TIP
+    IndCall,   // push fall, TIP
+    Far,       // far call / jump / return: TIP
+    Fault,     // the instruction after the path cannot be decoded: `error` at `target`
 };
 
 struct Block {
     uint64_t ip = 0;
-    uint64_t fall = 0;    // the IP after the last instruction
-    uint64_t target = 0;  // direct jumps, calls and conditionals: the branch target
+    uint64_t fall = 0;    // the IP after the last instruction (Straight: where the path goes on)
+    uint64_t target = 0;  // Cond: the branch target; Fault: the IP that cannot be decoded
     uint64_t last = 0;    // IP of the last instruction
     uint32_t ninsn = 0;
     uint32_t offsets = 0;  // index of the first instruction's offset in BlockTable::offsets
-    uint32_t next[2] = {UINT32_MAX, UINT32_MAX};  // [0] fall / not taken, [1] target / taken
+    uint32_t next[2] = {UINT32_MAX, UINT32_MAX};  // [0] fall / not taken, [1] taken
+    uint32_t pushes = 0;                          // index of the first push in BlockTable::pushes
+    uint16_t npush = 0;                           // direct calls on the path
+    uint32_t indRet = UINT32_MAX;                 // End::IndCall: its entry in BlockTable::pushes
     End end = End::Straight;
     bool farCall = false;  // End::Far: a far call (a disable there resumes after it)
     int error = 0;         // End::Fault: the decode error
+};
+
+// A call on a block's path: its return address, pushed after instruction `at`,
+// and the block a return to it lands on (UINT32_MAX until first needed).
+struct Push {
+    uint32_t at;  // index of the call in the path
+    uint32_t block;
+    uint64_t ret;
 };
 
 // ip -> block index, open addressing (key 0: free).
@@ -441,19 +476,25 @@ bool condTarget(const pt_insn& insn, uint64_t& target) {
 
 // libipt's return stack (pt_retstack.c): 64 entries in a ring of 65, the oldest
 // overwritten when full, popping an empty one is an error.
+// Beside each address, the call site that pushed it (an index into
+// BlockTable::pushes, which caches the block the return lands on).
 struct RetStack {
     uint64_t stack[65];
+    uint32_t site[65];
     uint8_t top = 0, bottom = 0;
     void clear() { top = bottom = 0; }
-    [[gnu::always_inline]] void push(uint64_t ip) {
+    void forgetSites() { std::fill(std::begin(site), std::end(site), UINT32_MAX); }
+    [[gnu::always_inline]] void push(uint64_t ip, uint32_t from) {
         stack[top] = ip;
+        site[top] = from;
         top = top == 64 ? 0 : top + 1;
         if (bottom == top) bottom = bottom == 64 ? 0 : bottom + 1;
     }
-    [[gnu::always_inline]] bool pop(uint64_t& ip) {
+    [[gnu::always_inline]] bool pop(uint64_t& ip, uint32_t& from) {
         if (top == bottom) return false;
         top = top ? top - 1 : 64;
         ip = stack[top];
+        from = site[top];
         return true;
     }
 };
@@ -464,7 +505,8 @@ public:
     BlockTable(pt_image* image, const pt_config& base) : image_(image), probe_(base) {}
 
     std::vector<Block> blocks;
-    std::vector<uint16_t> offsets;  // per block: each instruction's offset from its start
+    std::vector<int32_t> offsets;  // per block: each instruction's IP minus the block's start
+    std::vector<Push> pushes;
     uint64_t built = 0;
     double buildSeconds = 0;
     pt_exec_mode mode = ptem_64bit;
@@ -484,11 +526,12 @@ public:
         mode = m;
         blocks.clear();
         offsets.clear();
+        pushes.clear();
         index_.clear();
     }
 
 private:
-    static constexpr size_t kMaxBlock = 256;
+    static constexpr size_t kMaxBlock = 512;
 
     [[gnu::noinline]] uint32_t build(uint64_t ip) {
         auto t0 = Clock::now();
@@ -496,44 +539,42 @@ private:
         Block b;
         b.ip = ip;
         b.offsets = uint32_t(offsets.size());
+        b.pushes = uint32_t(pushes.size());
         InsnProbe::Walk w = probe_.walk(image_, ip, mode, kMaxBlock + 1);
-        size_t k = 0;
-        for (; k < w.insns.size() && k < kMaxBlock; ++k) {
-            pt_insn_class c = w.insns[k].iclass;
-            if (c != ptic_other && c != ptic_ptwrite) break;
-        }
-        auto take = [&](size_t n) {  // the first n instructions form the block
-            b.ninsn = uint32_t(n);
-            for (size_t j = 0; j < n; ++j)
-                offsets.push_back(uint16_t(w.insns[j].ip - ip));
-            if (n) {
-                b.last = w.insns[n - 1].ip;
-                b.fall = b.last + w.insns[n - 1].size;
+        // The walk went on past direct jumps and calls and stopped at the first
+        // instruction needing trace (or one it could not decode).
+        size_t n = std::min(w.insns.size(), kMaxBlock);
+        for (size_t j = 0; j < n; ++j) {
+            const pt_insn& insn = w.insns[j];
+            offsets.push_back(int32_t(insn.ip - ip));
+            const bool onPath = j + 1 < w.insns.size();  // the decoder went on: no trace needed
+            if (insn.iclass == ptic_call && onPath && w.insns[j + 1].ip != insn.ip + insn.size) {
+                pushes.push_back({uint32_t(j), UINT32_MAX, insn.ip + insn.size});
+                ++b.npush;
             }
-        };
-        if (k == w.insns.size()) {
-            // No branch before the walk stopped: the next instruction cannot be decoded.
-            take(k);
+        }
+        b.ninsn = uint32_t(n);
+        if (n) b.last = w.insns[n - 1].ip;
+        if (n) b.fall = b.last + w.insns[n - 1].size;
+        const pt_insn* end = n ? &w.insns[n - 1] : nullptr;
+        if (n == kMaxBlock && w.insns.size() > kMaxBlock) {
+            b.end = End::Straight;  // cut: the path goes on at the next instruction
+            b.fall = w.insns[kMaxBlock].ip;
+        } else if (w.status >= 0 || w.stoppedAt != 0 || !end) {
+            // The walk ended on an instruction it could not decode (after a
+            // direct branch or straight code) -- or, status 0, on the count.
             b.end = End::Fault;
             b.error = w.status < 0 ? w.status : -pte_internal;
             b.target = w.stoppedAt;
-        } else if (k == kMaxBlock) {
-            take(k);
-            b.end = End::Straight;
         } else {
-            take(k + 1);
-            const pt_insn& insn = w.insns[k];
-            // A branch the instruction decoder followed (the walk went on, or
-            // failed decoding its target) is direct; one it stopped at needs trace.
-            const bool followed = k + 1 < w.insns.size() || w.stoppedAt != 0;
-            switch (insn.iclass) {
+            switch (end->iclass) {
                 case ptic_cond_jump:
                     b.end = End::Cond;
-                    if (!condTarget(insn, b.target)) {
+                    if (!condTarget(*end, b.target)) {
                         b.end = End::Fault;
                         b.error = -pte_bad_insn;
-                        b.target = insn.ip;
-                        unknownCond = insn.ip;
+                        b.target = end->ip;
+                        unknownCond = end->ip;
                     }
                     break;
                 case ptic_return:
@@ -543,20 +584,21 @@ private:
                 case ptic_far_return:
                 case ptic_far_jump:
                     b.end = End::Far;
-                    b.farCall = insn.iclass == ptic_far_call;
+                    b.farCall = end->iclass == ptic_far_call;
                     break;
                 case ptic_call:
+                    b.end = End::IndCall;
+                    b.indRet = uint32_t(pushes.size());
+                    pushes.push_back({uint32_t(n - 1), UINT32_MAX, b.fall});
+                    break;
                 case ptic_jump:
-                    if (followed) {
-                        b.end = insn.iclass == ptic_call ? End::DirectCall : End::DirectJump;
-                        b.target = k + 1 < w.insns.size() ? w.insns[k + 1].ip : w.stoppedAt;
-                    } else {
-                        b.end = insn.iclass == ptic_call ? End::IndCall : End::IndJump;
-                    }
+                    b.end = End::IndJump;
                     break;
                 default:
+                    // Stopped at an instruction that needs no trace: not expected.
                     b.end = End::Fault;
-                    b.error = -pte_internal;
+                    b.error = w.status;
+                    b.target = end->ip;
                     break;
             }
         }
@@ -592,10 +634,12 @@ class Walker {
 public:
     Walker(BlockTable& table, Unhandled& unhandled) : t_(table), u_(unhandled) {}
 
-    uint64_t instructions = 0, blocks = 0, queries = 0, errors = 0;
+    uint64_t instructions = 0, blocks = 0, queries = 0, errors = 0, timeChanges = 0;
 
-    // Decodes one AUX run; with Verify, hashes the flow into `rr`.
-    template <bool Verify>
+    // Decodes one AUX run; with Verify, hashes the flow into `rr`; with Time,
+    // asks the decoder's time after every query (before every block, as
+    // PtSession::decodeSegment asks it).
+    template <bool Verify, bool Time = false>
     void run(const pt_config& config, RunResult* rr) {
         rr_ = rr;
         q_ = pt_qry_alloc_decoder(&config);
@@ -622,7 +666,7 @@ public:
                 status = (status & pts_eos) ? -pte_eos : -pte_no_enable;
                 continue;
             }
-            status = hot<Verify>();
+            status = hot<Verify, Time>();
         }
         if (Verify) rr->instructions += instructions - i0;
         pt_qry_free_decoder(q_);
@@ -654,10 +698,10 @@ private:
 
     // The branch at the end of `b` (which needs trace): its destination.
     // Returns the query status; `slot` the link to use (-1: none).
+    // `site`: for a compressed return, the call site it returns to.
     template <bool Verify>
-    [[gnu::always_inline]] int query(const Block& b, uint64_t& dst, int& slot) {
+    [[gnu::always_inline]] int query(const Block& b, uint64_t& dst, int& slot, uint32_t& site) {
         int s;
-        ++queries;
         switch (b.end) {
             case End::Cond: {
                 int taken;
@@ -673,7 +717,7 @@ private:
                 s = pt_qry_cond_branch(q_, &taken);
                 if (s >= 0) {
                     if (!taken) return -pte_bad_retcomp;
-                    if (!ret_.pop(dst)) return -pte_retstack_empty;
+                    if (!ret_.pop(dst, site)) return -pte_retstack_empty;
                     break;
                 }
                 if (s != -pte_bad_query) return s;
@@ -686,7 +730,7 @@ private:
                 if (s & pts_ip_suppressed) return -pte_noip;
                 break;
             case End::IndCall:
-                ret_.push(b.fall);
+                ret_.push(b.fall, b.indRet);
                 s = pt_qry_indirect_branch(q_, &dst);
                 if (s < 0) return s;
                 if (s & pts_ip_suppressed) return -pte_noip;
@@ -701,71 +745,103 @@ private:
 
     // Tracing enabled, no event pending: blocks until a query reports an event
     // pending or fails. Returns that status, ip_ at the next instruction.
-    template <bool Verify>
+    // Counters and table pointers stay in registers (reloaded after a build).
+    template <bool Verify, bool Time>
     int hot() {
         if (mode_ == ptem_unknown) [[unlikely]]
             return -pte_bad_insn;
-        if (t_.mode != mode_) t_.setMode(mode_, u_);
+        if (t_.mode != mode_) {
+            t_.setMode(mode_, u_);
+            ret_.forgetSites();
+        }
         uint32_t cur = t_.at(ip_);
+        Block* base = t_.blocks.data();
+        Push* pushes = t_.pushes.data();
+        auto reload = [&] {
+            base = t_.blocks.data();
+            pushes = t_.pushes.data();
+        };
+        uint64_t ins = 0, nb = 0, nq = 0;
+        int result;
         for (;;) {
-            Block* b = &t_.blocks[cur];
-            instructions += b->ninsn;
-            ++blocks;
+            const Block* b = base + cur;
+            ins += b->ninsn;
+            ++nb;
+            for (uint32_t k = 0; k < b->npush; ++k)
+                ret_.push(pushes[b->pushes + k].ret, b->pushes + k);
             uint32_t next;
-            switch (b->end) {
-                case End::Straight:
-                    next = b->next[0];
-                    if (next == UINT32_MAX) [[unlikely]] {
-                        const uint64_t to = b->fall;
-                        next = t_.at(to);
-                        t_.blocks[cur].next[0] = next;
-                    }
+            if (b->end == End::Straight) [[unlikely]] {
+                next = b->next[0];
+                if (next == UINT32_MAX) {
+                    next = t_.at(b->fall);
+                    reload();
+                    base[cur].next[0] = next;
+                }
+            } else if (b->end == End::Fault) [[unlikely]] {
+                ip_ = b->target;
+                result = b->error;
+                break;
+            } else {
+                ++nq;
+                uint64_t dst = 0;
+                int slot = -1;
+                uint32_t site = UINT32_MAX;
+                int s = query<Verify>(*b, dst, slot, site);
+                if (s < 0) [[unlikely]] {
+                    ip_ = b->last;
+                    result = s;
                     break;
-                case End::DirectCall:
-                    if (b->target != b->fall) ret_.push(b->fall);
-                    [[fallthrough]];
-                case End::DirectJump:
-                    next = b->next[1];
+                }
+                if (Time) {
+                    uint64_t tsc = 0;
+                    uint32_t lostMtc = 0, lostCyc = 0;
+                    if (pt_qry_time(q_, &tsc, &lostMtc, &lostCyc) >= 0 && tsc != lastTsc_) {
+                        lastTsc_ = tsc;
+                        ++timeChanges;
+                    }
+                }
+                if (slot >= 0) [[likely]] {
+                    next = b->next[slot];
                     if (next == UINT32_MAX) [[unlikely]] {
-                        const uint64_t to = b->target;
-                        next = t_.at(to);
-                        t_.blocks[cur].next[1] = next;
-                    }
-                    break;
-                case End::Fault:
-                    ip_ = b->target;
-                    return b->error;
-                default: {
-                    uint64_t dst = 0;
-                    int slot = -1;
-                    int s = query<Verify>(*b, dst, slot);
-                    if (s < 0) [[unlikely]] {
-                        ip_ = b->last;
-                        return s;
-                    }
-                    if (slot >= 0) [[likely]] {
-                        next = b->next[slot];
-                        if (next == UINT32_MAX) [[unlikely]] {
-                            next = t_.at(dst);
-                            t_.blocks[cur].next[slot] = next;
-                        }
-                    } else {
                         next = t_.at(dst);
+                        reload();
+                        base[cur].next[slot] = next;
                     }
-                    if (s & pts_event_pending) [[unlikely]] {
-                        ip_ = dst;
-                        return s;
+                } else if (site != UINT32_MAX) {
+                    // A compressed return: the block its call site returns to.
+                    next = pushes[site].block;
+                    if (next == UINT32_MAX) [[unlikely]] {
+                        next = t_.at(dst);
+                        reload();
+                        pushes[site].block = next;
                     }
+                } else {
+                    // Other returns, indirect branches: the last destination, else the index.
+                    next = b->next[0];
+                    if (next == UINT32_MAX || base[next].ip != dst) {
+                        next = t_.at(dst);
+                        reload();
+                        base[cur].next[0] = next;
+                    }
+                }
+                if (s & pts_event_pending) [[unlikely]] {
+                    ip_ = dst;
+                    result = s;
                     break;
                 }
             }
             cur = next;
         }
+        instructions += ins;
+        blocks += nb;
+        queries += nq;
+        return result;
     }
 
     enum class Trace { Allowed, Forbidden, BindDisable };
 
-    // Walks from ip_ until ip_ == `to` (kNoIp: never), executing whole blocks.
+    // Walks from ip_ until ip_ == `to` (kNoIp: never), instruction by
+    // instruction where `to` lies on a block's path, else a block at a time.
     // Trace::Allowed queries branches on the way, Forbidden fails at one
     // (-pte_bad_query, as libipt's pt_blk_proceed_to_ip), BindDisable stops after
     // executing the first branch that needs trace (a synchronous disable binds
@@ -774,31 +850,32 @@ private:
     template <bool Verify>
     int walkTo(uint64_t to, Trace trace, int& status) {
         if (ip_ != to && mode_ == ptem_unknown) return -pte_bad_insn;
-        if (t_.mode != mode_) t_.setMode(mode_, u_);
+        if (t_.mode != mode_) {
+            t_.setMode(mode_, u_);
+            ret_.forgetSites();
+        }
         for (uint64_t steps = 0; steps < (1u << 22); ++steps) {
             if (ip_ == to) return 0;
             const uint32_t cur = t_.at(ip_);
             const Block b = t_.blocks[cur];
-            if (to > b.ip && to < b.fall) {
+            uint32_t upTo = b.ninsn;  // instructions of the path executed
+            if (to != kNoIp)
                 for (uint32_t j = 1; j < b.ninsn; ++j)
-                    if (b.ip + t_.offsets[b.offsets + j] == to) {
-                        instructions += j;
-                        ip_ = to;
-                        return 0;
+                    if (b.ip + uint64_t(int64_t(t_.offsets[b.offsets + j])) == to) {
+                        upTo = j;
+                        break;
                     }
-                return unhandled("event IP inside an instruction");
-            }
-            instructions += b.ninsn;
+            instructions += upTo;
             ++blocks;
+            for (uint32_t k = 0; k < b.npush; ++k)
+                if (t_.pushes[b.pushes + k].at < upTo) ret_.push(t_.pushes[b.pushes + k].ret, b.pushes + k);
+            if (upTo < b.ninsn) {
+                ip_ = to;
+                return 0;
+            }
             switch (b.end) {
                 case End::Straight:
                     ip_ = b.fall;
-                    continue;
-                case End::DirectCall:
-                    if (b.target != b.fall) ret_.push(b.fall);
-                    [[fallthrough]];
-                case End::DirectJump:
-                    ip_ = b.target;
                     continue;
                 case End::Fault:
                     ip_ = b.target;
@@ -814,13 +891,15 @@ private:
                 // pt_blk_set_disable_resume_ip: after a (far) call, where it
                 // returns to; else unknown. libipt logged the call's return
                 // address when it decoded the call.
-                if (b.end == End::IndCall) ret_.push(b.fall);
+                if (b.end == End::IndCall) ret_.push(b.fall, b.indRet);
                 ip_ = b.end == End::IndCall || b.farCall ? b.fall : 0;
                 return 1;
             }
             uint64_t dst = 0;
             int slot = -1;
-            int s = query<Verify>(b, dst, slot);
+            uint32_t site = UINT32_MAX;
+            ++queries;
+            int s = query<Verify>(b, dst, slot, site);
             if (s < 0) {
                 ip_ = b.last;
                 return s;
@@ -961,40 +1040,42 @@ private:
     pt_query_decoder* q_ = nullptr;
     RetStack ret_;
     uint64_t ip_ = 0;
+    uint64_t lastTsc_ = 0;
     bool enabled_ = false;
     pt_exec_mode mode_ = ptem_64bit;
 };
 
 struct WalkFigure {
-    uint64_t instructions = 0, blocks = 0, queries = 0, errors = 0, built = 0;
+    uint64_t instructions = 0, blocks = 0, queries = 0, errors = 0, built = 0, timeChanges = 0;
     double buildSeconds = 0;
 };
 
-template <bool Verify>
+// Every CPU's runs; one block table per process, shared by its CPUs.
+template <bool Verify, bool Time = false>
 WalkFigure walkPass(const LoadedTrace& t, std::vector<RunResult>* perRun, Unhandled& u) {
     Images images(*t.sideband);
     WalkFigure f;
-    std::map<int32_t, std::unique_ptr<BlockTable>> tables;
+    struct Process {
+        pt_image* image = nullptr;
+        std::unique_ptr<BlockTable> table;
+    };
+    std::map<int32_t, Process> processes;
     for (size_t c = 0; c < t.trace->cpus().size(); ++c) {
         const PtCpuTrace& cpu = t.trace->cpus()[c];
         const int32_t pid = cpu.tid > 0 ? t.sideband->pidOf(cpu.tid) : t.anyPid;
-        pt_image* image = images.pt->newImage(pid);
-        std::unique_ptr<BlockTable> table;
-        Walker* walker = nullptr;
-        std::unique_ptr<Walker> owned;
+        Process& p = processes[pid];
+        if (!p.image) p.image = images.pt->newImage(pid);
+        std::unique_ptr<Walker> walker;
         for (size_t r = 0; r < cpu.runs.size(); ++r) {
             const PtRun& run = cpu.runs[r];
             if (run.end <= run.begin) continue;
             std::span<const uint8_t> bytes = t.runBytes[c][r];
             PtConfig config =
                 makePtConfig(t.trace->configOptions(), bytes.data(), bytes.data() + bytes.size());
-            if (!table) {
-                table = std::make_unique<BlockTable>(image, config.config);
-                owned = std::make_unique<Walker>(*table, u);
-                walker = owned.get();
-            }
+            if (!p.table) p.table = std::make_unique<BlockTable>(p.image, config.config);
+            if (!walker) walker = std::make_unique<Walker>(*p.table, u);
             RunResult rr;
-            walker->run<Verify>(config.config, Verify ? &rr : nullptr);
+            walker->run<Verify, Time>(config.config, Verify ? &rr : nullptr);
             if (Verify) perRun->push_back(std::move(rr));
         }
         if (walker) {
@@ -1002,15 +1083,19 @@ WalkFigure walkPass(const LoadedTrace& t, std::vector<RunResult>* perRun, Unhand
             f.blocks += walker->blocks;
             f.queries += walker->queries;
             f.errors += walker->errors;
-            f.built += table->built;
-            f.buildSeconds += table->buildSeconds;
-            if (table->unknownCond)
-                u.add(u.stopped, "conditional branch displacement not understood",
-                      "ip " + hex(table->unknownCond));
+            f.timeChanges += walker->timeChanges;
         }
-        owned.reset();
-        table.reset();
-        pt_image_free(image);
+    }
+    for (auto& [pid, p] : processes) {
+        if (p.table) {
+            f.built += p.table->built;
+            f.buildSeconds += p.table->buildSeconds;
+            if (p.table->unknownCond)
+                u.add(u.stopped, "conditional branch displacement not understood",
+                      "ip " + hex(p.table->unknownCond));
+        }
+        p.table.reset();
+        pt_image_free(p.image);
     }
     return f;
 }
@@ -1019,36 +1104,43 @@ WalkFigure walkPass(const LoadedTrace& t, std::vector<RunResult>* perRun, Unhand
 
 void timeFile(const std::string& path, const LoadedTrace& t, unsigned rounds) {
     std::printf("  timing, %u round(s) each, interleaved, one thread:\n", rounds);
-    double bestA = 1e30, bestW = 1e30;
-    uint64_t insA = 0, insW = 0;
+    double best[4] = {1e30, 1e30, 1e30, 1e30};  // (a), (w), (a+t), (w+t)
+    auto line = [&](const char* name, double sec, uint64_t insns, uint64_t blocks, uint64_t errors,
+                    const std::string& before, const std::string& extra) {
+        std::printf("  %-27s %8.3f s %8.1f Minsn/s %11" PRIu64 " blocks %11" PRIu64 " insns %" PRIu64
+                    " errors  [%s before, %s after]%s\n",
+                    name, sec, double(insns) / sec / 1e6, blocks, insns, errors, before.c_str(),
+                    load().c_str(), extra.c_str());
+        std::fflush(stdout);
+    };
     for (unsigned k = 0; k < rounds; ++k) {
-        uint64_t blocksA = 0, errorsA = 0;
-        std::string loadA = load();
-        auto t0 = Clock::now();
-        insA = libiptPass(t, nullptr, blocksA, errorsA);
-        double sa = since(t0);
-        bestA = std::min(bestA, sa);
-        std::printf("  (a) libipt block decoder  %8.3f s %8.1f Minsn/s %11" PRIu64 " blocks %11" PRIu64
-                    " insns %" PRIu64 " errors  [%s before, %s after]\n",
-                    sa, double(insA) / sa / 1e6, blocksA, insA, errorsA, loadA.c_str(), load().c_str());
-        std::fflush(stdout);
-        Unhandled u;
-        std::string loadW = load();
-        t0 = Clock::now();
-        WalkFigure w = walkPass<false>(t, nullptr, u);
-        double sw = since(t0);
-        insW = w.instructions;
-        bestW = std::min(bestW, sw);
-        std::printf("  (w) walker over pt_qry    %8.3f s %8.1f Minsn/s %11" PRIu64 " blocks %11" PRIu64
-                    " insns %" PRIu64
-                    " errors  [%s before, %s after]\n"
-                    "      %" PRIu64 " queries, %" PRIu64 " blocks built in %.3f s\n",
-                    sw, double(insW) / sw / 1e6, w.blocks, insW, w.errors, loadW.c_str(), load().c_str(),
-                    w.queries, w.built, w.buildSeconds);
-        std::fflush(stdout);
+        for (int timed = 0; timed < 2; ++timed) {
+            uint64_t blocksA = 0, errorsA = 0, changesA = 0;
+            std::string before = load();
+            auto t0 = Clock::now();
+            uint64_t insA = libiptPass(t, nullptr, blocksA, errorsA, timed, &changesA);
+            double sa = since(t0);
+            best[timed ? 2 : 0] = std::min(best[timed ? 2 : 0], sa);
+            line(timed ? "(a+t) libipt + pt_blk_time" : "(a) libipt block decoder", sa, insA, blocksA,
+                 errorsA, before, timed ? "  " + std::to_string(changesA) + " time changes" : std::string());
+            Unhandled u;
+            before = load();
+            t0 = Clock::now();
+            WalkFigure w =
+                timed ? walkPass<false, true>(t, nullptr, u) : walkPass<false, false>(t, nullptr, u);
+            double sw = since(t0);
+            best[timed ? 3 : 1] = std::min(best[timed ? 3 : 1], sw);
+            char extra[160];
+            std::snprintf(extra, sizeof extra,
+                          "\n      %" PRIu64 " queries, %" PRIu64 " blocks built in %.3f s%s", w.queries,
+                          w.built, w.buildSeconds,
+                          timed ? (", " + std::to_string(w.timeChanges) + " time changes").c_str() : "");
+            line(timed ? "(w+t) walker + pt_qry_time" : "(w) walker over pt_qry", sw, w.instructions,
+                 w.blocks, w.errors, before, extra);
+        }
     }
-    std::printf("  speed (w)/(a), best of %u: %.2fx  (%s, %s)\n", rounds, bestA / bestW, path.c_str(),
-                load().c_str());
+    std::printf("  speed, best of %u: (w)/(a) %.2fx, (w+t)/(a+t) %.2fx  (%s, %s)\n", rounds,
+                best[0] / best[1], best[2] / best[3], path.c_str(), load().c_str());
 }
 
 bool verifyFile(const std::string& path, const LoadedTrace& t) {
