@@ -44,12 +44,17 @@
 // events (enabled, disabled, async_disabled, async_branch, overflow) with their
 // IPs, in order. (w) hashes the same pairs as it walks: taken conditional
 // branches, returns, indirect branches and far transfers whose destination is
-// not the next instruction.
+// not the next instruction, each once the flow goes on from its destination
+// (as libipt's next block shows it; an overflow, disable or enable first drops
+// it on both sides).
 //
-// usage: bench_pt_walk [--rounds N] [--no-time] [--profile-walker N] [--verify-only-file F]... FILE...
+// usage: bench_pt_walk [--rounds N] [--no-time] [--profile-walker N] [--mutate-psbs K]
+//                      [--verify-only-file F]... FILE...
 //   FILE: timed ((a), (w), (a+t), (w+t), N rounds each, interleaved) and verified;
 //   --verify-only-file F: verified only (small traces, real code);
-//   --profile-walker N: (w) alone N times, nothing else (for perf record).
+//   --profile-walker N: (w) alone N times, nothing else (for perf record);
+//   --mutate-psbs K: every K-th PSB+ turned into an overflow or an async branch
+//   (see mutateRun), for the event paths the generated traces lack.
 // Not a test: a report, run by hand.
 #include <intel-pt.h>
 #include <sys/resource.h>
@@ -154,6 +159,76 @@ struct Unhandled {
 
 // ---------------------------------------------------------------- the trace
 
+// --mutate-psbs K: events the generated traces lack, made from them. Every K-th
+// PSB+ after a run's first whose FUP gives the IP (tracing on) is overwritten,
+// in a copy of the run, alternately by OVF + FUP(ip) (an overflow resolved at
+// ip) and by FUP(ip) + TIP(ip) (an asynchronous branch from ip to ip), padded
+// with PAD to the PSB+'s length. A PSB+ sits between packets, after the TNT
+// bits before it, at the IP the walk is at: the flow and the instruction count
+// stay those of the truth, while both decoders take the overflow and
+// async_branch event paths (and the PSB is gone as a sync point).
+struct Mutations {
+    uint64_t overflows = 0, asyncBranches = 0, skipped = 0;
+};
+
+void mutateRun(std::vector<uint8_t>& buf, const PtConfigOptions& options, unsigned every, Mutations& m) {
+    PtConfig config = makePtConfig(options, buf.data(), buf.data() + buf.size());
+    pt_packet_decoder* d = pt_pkt_alloc_decoder(&config.config);
+    if (!d) return;
+    std::vector<uint64_t> psbs;
+    while (pt_pkt_sync_forward(d) >= 0) {
+        uint64_t offset = 0;
+        if (pt_pkt_get_sync_offset(d, &offset) >= 0) psbs.push_back(offset);
+    }
+    for (size_t i = every; i < psbs.size(); i += every) {
+        if (pt_pkt_sync_set(d, psbs[i]) < 0) continue;
+        uint64_t ip = 0, end = 0;
+        bool fup = false, done = false;
+        pt_packet p;
+        while (!done && pt_pkt_next(d, &p, sizeof p) >= 0) {
+            // After a PSB the last IP is 0: any FUP with an IP gives it whole.
+            if (p.type == ppt_fup && p.payload.ip.ipc != pt_ipc_suppressed) {
+                fup = true;
+                ip = p.payload.ip.ip;
+            }
+            if (p.type == ppt_psbend) done = pt_pkt_get_offset(d, &end) >= 0;
+        }
+        if (!done || !fup) {
+            ++m.skipped;
+            continue;
+        }
+        const bool overflow = (m.overflows + m.asyncBranches) % 2 == 0;
+        uint8_t out[64] = {};
+        pt_config ec;
+        pt_config_init(&ec);
+        ec.begin = out;
+        ec.end = out + sizeof out;
+        pt_encoder* e = pt_alloc_encoder(&ec);
+        pt_packet packets[2];
+        std::memset(packets, 0, sizeof packets);
+        packets[0].type = overflow ? ppt_ovf : ppt_fup;
+        packets[1].type = overflow ? ppt_fup : ppt_tip;
+        for (pt_packet& q : packets) {
+            q.payload.ip.ipc = pt_ipc_sext_48;
+            q.payload.ip.ip = ip;
+        }
+        bool ok = e != nullptr;
+        for (pt_packet& q : packets)
+            ok = ok && pt_enc_next(e, &q) >= 0;
+        uint64_t size = 0;
+        ok = ok && pt_enc_get_offset(e, &size) >= 0 && size <= end - psbs[i];
+        pt_free_encoder(e);
+        if (!ok) {
+            ++m.skipped;
+            continue;
+        }
+        std::memset(buf.data() + psbs[i], 0, end - psbs[i]);  // PAD
+        std::memcpy(buf.data() + psbs[i], out, size);
+        ++(overflow ? m.overflows : m.asyncBranches);
+    }
+    pt_pkt_free_decoder(d);
+}
+
 struct LoadedTrace {
     std::unique_ptr<PerfDataReader> file;
     std::unique_ptr<PtTraceSource> trace;
@@ -165,7 +240,7 @@ struct LoadedTrace {
     uint64_t bytes = 0;
 };
 
-bool loadTrace(const std::string& path, LoadedTrace& t) {
+bool loadTrace(const std::string& path, LoadedTrace& t, unsigned mutateEvery = 0) {
     auto file = PerfDataReader::open(path);
     if (!file) {
         std::printf("  %s: %s\n", path.c_str(), file.error().message.c_str());
@@ -189,6 +264,20 @@ bool loadTrace(const std::string& path, LoadedTrace& t) {
                 cpu.bytes.view(cpu.runs[r].begin, cpu.runs[r].end, t.copies.back()[r]));
             if (cpu.runs[r].end > cpu.runs[r].begin) t.bytes += cpu.runs[r].end - cpu.runs[r].begin;
         }
+    }
+    if (mutateEvery) {
+        Mutations m;
+        for (size_t c = 0; c < t.runBytes.size(); ++c)
+            for (size_t r = 0; r < t.runBytes[c].size(); ++r) {
+                std::vector<uint8_t>& copy = t.copies[c][r];
+                if (copy.data() != t.runBytes[c][r].data())
+                    copy.assign(t.runBytes[c][r].begin(), t.runBytes[c][r].end());
+                mutateRun(copy, t.trace->configOptions(), mutateEvery, m);
+                t.runBytes[c][r] = std::span<const uint8_t>(copy);
+            }
+        std::printf("  mutated: %" PRIu64 " PSB+ -> OVF FUP, %" PRIu64 " PSB+ -> FUP TIP, %" PRIu64
+                    " skipped\n",
+                    m.overflows, m.asyncBranches, m.skipped);
     }
     return true;
 }
@@ -668,7 +757,10 @@ public:
             }
             status = hot<Verify, Time>();
         }
-        if (Verify) rr->instructions += instructions - i0;
+        if (Verify) {
+            pending_ = false;
+            rr->instructions += instructions - i0;
+        }
         pt_qry_free_decoder(q_);
         q_ = nullptr;
     }
@@ -680,7 +772,23 @@ private:
         return o;
     }
 
+    // Verify: a transfer is hashed once the flow goes on from its destination
+    // (the next block runs, or fails to decode there, or an async event leaves
+    // from there): libipt's blocks show it only then, and not at all when an
+    // overflow, disable or enable comes first.
+    void pend(uint64_t from, uint64_t to) {
+        flush();
+        pending_ = true;
+        pendFrom_ = from;
+        pendTo_ = to;
+    }
+    void flush() {
+        if (pending_) rr_->flow.edge(pendFrom_, pendTo_);
+        pending_ = false;
+    }
+
     int sync() {
+        pending_ = false;
         ret_.clear();
         enabled_ = false;
         ip_ = 0;
@@ -709,7 +817,7 @@ private:
                 if (s < 0) return s;
                 slot = taken;
                 dst = taken ? b.target : b.fall;
-                if (Verify && taken && dst != b.fall) rr_->flow.edge(b.last, dst);
+                if (Verify && taken && dst != b.fall) pend(b.last, dst);
                 return s;
             }
             case End::Return: {
@@ -739,7 +847,7 @@ private:
                 return -pte_internal;
         }
         slot = -1;
-        if (Verify && dst != b.fall) rr_->flow.edge(b.last, dst);
+        if (Verify && dst != b.fall) pend(b.last, dst);
         return s;
     }
 
@@ -765,6 +873,7 @@ private:
         int result;
         for (;;) {
             const Block* b = base + cur;
+            if (Verify) flush();
             ins += b->ninsn;
             ++nb;
             for (uint32_t k = 0; k < b->npush; ++k)
@@ -857,6 +966,7 @@ private:
         for (uint64_t steps = 0; steps < (1u << 22); ++steps) {
             if (ip_ == to) return 0;
             const uint32_t cur = t_.at(ip_);
+            if (Verify) flush();
             const Block b = t_.blocks[cur];
             uint32_t upTo = b.ninsn;  // instructions of the path executed
             if (to != kNoIp)
@@ -932,7 +1042,10 @@ private:
                 if (enabled_) return -pte_bad_context;
                 ip_ = ev.variant.enabled.ip;
                 enabled_ = true;
-                if (Verify) rr_->flow.token(1, ip_);
+                if (Verify) {
+                    pending_ = false;
+                    rr_->flow.token(1, ip_);
+                }
                 return 0;
             case ptev_disabled: {
                 if (ev.status_update || !enabled_) return -pte_bad_context;
@@ -943,7 +1056,10 @@ private:
                                        status);
                 if (s < 0) return s;
                 enabled_ = false;
-                if (Verify) rr_->flow.token(2);
+                if (Verify) {
+                    pending_ = false;
+                    rr_->flow.token(2);
+                }
                 return 0;
             }
             case ptev_async_disabled: {
@@ -953,7 +1069,10 @@ private:
                 if (pt_qry_get_config(q_)->errata.skd022 && t_.isVmEntry(ev.variant.async_disabled.at))
                     return unhandled("async disable on VMLAUNCH/VMRESUME under erratum SKD022");
                 enabled_ = false;
-                if (Verify) rr_->flow.token(3, ev.variant.async_disabled.at);
+                if (Verify) {
+                    flush();
+                    rr_->flow.token(3, ev.variant.async_disabled.at);
+                }
                 return 0;
             }
             case ptev_async_branch: {
@@ -961,14 +1080,20 @@ private:
                 int s = walkTo<Verify>(ev.variant.async_branch.from, Trace::Forbidden, status);
                 if (s < 0) return s;
                 ip_ = ev.variant.async_branch.to;
-                if (Verify) rr_->flow.token(4, ev.variant.async_branch.from, ev.variant.async_branch.to);
+                if (Verify) {
+                    flush();
+                    rr_->flow.token(4, ev.variant.async_branch.from, ev.variant.async_branch.to);
+                }
                 return 0;
             }
             case ptev_overflow:
                 if (ev.status_update) return -pte_bad_context;
                 enabled_ = !ev.ip_suppressed;
                 ip_ = ev.ip_suppressed ? 0 : ev.variant.overflow.ip;
-                if (Verify) rr_->flow.token(5, ip_);
+                if (Verify) {
+                    pending_ = false;
+                    rr_->flow.token(5, ip_);
+                }
                 return 0;
             case ptev_exec_mode: {
                 if (enabled_ && !ev.ip_suppressed) {
@@ -1039,6 +1164,8 @@ private:
     RunResult* rr_ = nullptr;
     pt_query_decoder* q_ = nullptr;
     RetStack ret_;
+    bool pending_ = false;
+    uint64_t pendFrom_ = 0, pendTo_ = 0;
     uint64_t ip_ = 0;
     uint64_t lastTsc_ = 0;
     bool enabled_ = false;
@@ -1209,6 +1336,7 @@ bool verifyFile(const std::string& path, const LoadedTrace& t) {
 int main(int argc, char** argv) {
     unsigned rounds = 2;
     unsigned profileRounds = 0;  // --profile-walker N: the walker alone, N times (for perf record)
+    unsigned mutateEvery = 0;    // --mutate-psbs K
     bool time = true;
     std::vector<std::pair<std::string, bool>> files;  // path, timed
     for (int i = 1; i < argc; ++i) {
@@ -1217,6 +1345,8 @@ int main(int argc, char** argv) {
             rounds = unsigned(std::strtoul(argv[++i], nullptr, 0));
         else if (a == "--no-time")
             time = false;
+        else if (a == "--mutate-psbs" && i + 1 < argc)
+            mutateEvery = unsigned(std::strtoul(argv[++i], nullptr, 0));
         else if (a == "--profile-walker" && i + 1 < argc)
             profileRounds = unsigned(std::strtoul(argv[++i], nullptr, 0));
         else if (a == "--verify-only-file" && i + 1 < argc)
@@ -1225,9 +1355,8 @@ int main(int argc, char** argv) {
             files.emplace_back(a, true);
         else {
             std::printf(
-                "usage: bench_pt_walk [--rounds N (2)] [--no-time] [--profile-walker N] [--verify-only-file "
-                "F]... "
-                "FILE...\n");
+                "usage: bench_pt_walk [--rounds N (2)] [--no-time] [--profile-walker N] [--mutate-psbs K]\n"
+                "                     [--verify-only-file F]... FILE...\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
@@ -1236,7 +1365,7 @@ int main(int argc, char** argv) {
     for (const auto& [path, timed] : files) {
         LoadedTrace t;
         std::printf("\n== %s\n", path.c_str());
-        if (!loadTrace(path, t)) {
+        if (!loadTrace(path, t, mutateEvery)) {
             allOk = false;
             continue;
         }
