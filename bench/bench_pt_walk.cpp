@@ -469,6 +469,7 @@ struct Block {
     uint32_t indRet = UINT32_MAX;                 // End::IndCall: its entry in BlockTable::pushes
     End end = End::Straight;
     bool farCall = false;  // End::Far: a far call (a disable there resumes after it)
+    bool movCr3 = false;   // a MOV to CR3 on the path (a synchronous disable may bind there)
     int error = 0;         // End::Fault: the decode error
 };
 
@@ -563,6 +564,20 @@ bool condTarget(const pt_insn& insn, uint64_t& target) {
     return true;
 }
 
+// MOV CR3, r (0f 22 /r with ModRM.reg 3): libipt binds a synchronous disable
+// with a suppressed IP (and a paging event) to it. Kernel code only.
+bool isMovToCr3(const pt_insn& insn) {
+    size_t i = 0;
+    while (i < insn.size &&
+           (insn.raw[i] == 0x66 || insn.raw[i] == 0x67 || insn.raw[i] == 0xf2 || insn.raw[i] == 0xf3 ||
+            insn.raw[i] == 0xf0 || insn.raw[i] == 0x2e || insn.raw[i] == 0x36 || insn.raw[i] == 0x3e ||
+            insn.raw[i] == 0x26 || insn.raw[i] == 0x64 || insn.raw[i] == 0x65))
+        ++i;
+    if (insn.mode == ptem_64bit && i < insn.size && (insn.raw[i] & 0xf0) == 0x40) ++i;
+    return i + 2 < insn.size && insn.raw[i] == 0x0f && insn.raw[i + 1] == 0x22 &&
+           ((insn.raw[i + 2] >> 3) & 7) == 3;
+}
+
 // libipt's return stack (pt_retstack.c): 64 entries in a ring of 65, the oldest
 // overwritten when full, popping an empty one is an error.
 // Beside each address, the call site that pushed it (an index into
@@ -636,6 +651,7 @@ private:
         for (size_t j = 0; j < n; ++j) {
             const pt_insn& insn = w.insns[j];
             offsets.push_back(int32_t(insn.ip - ip));
+            if (insn.iclass == ptic_other && isMovToCr3(insn)) b.movCr3 = true;
             const bool onPath = j + 1 < w.insns.size();  // the decoder went on: no trace needed
             if (insn.iclass == ptic_call && onPath && w.insns[j + 1].ip != insn.ip + insn.size) {
                 pushes.push_back({uint32_t(j), UINT32_MAX, insn.ip + insn.size});
@@ -724,6 +740,10 @@ public:
     Walker(BlockTable& table, Unhandled& unhandled) : t_(table), u_(unhandled) {}
 
     uint64_t instructions = 0, blocks = 0, queries = 0, errors = 0, timeChanges = 0;
+    // Verify: answered queries by kind: TNT for a conditional, TNT for a
+    // return (compressed), TIP for a return, TIP for an indirect jump or call,
+    // TIP for a far transfer.
+    uint64_t kinds[5] = {};
 
     // Decodes one AUX run; with Verify, hashes the flow into `rr`; with Time,
     // asks the decoder's time after every query (before every block, as
@@ -815,6 +835,7 @@ private:
                 int taken;
                 s = pt_qry_cond_branch(q_, &taken);
                 if (s < 0) return s;
+                if (Verify) ++kinds[0];
                 slot = taken;
                 dst = taken ? b.target : b.fall;
                 if (Verify && taken && dst != b.fall) pend(b.last, dst);
@@ -824,12 +845,17 @@ private:
                 int taken;
                 s = pt_qry_cond_branch(q_, &taken);
                 if (s >= 0) {
+                    if (Verify) ++kinds[1];
                     if (!taken) return -pte_bad_retcomp;
                     if (!ret_.pop(dst, site)) return -pte_retstack_empty;
                     break;
                 }
                 if (s != -pte_bad_query) return s;
-                [[fallthrough]];
+                s = pt_qry_indirect_branch(q_, &dst);
+                if (s < 0) return s;
+                if (s & pts_ip_suppressed) return -pte_noip;
+                if (Verify) ++kinds[2];
+                break;
             }
             case End::IndJump:
             case End::Far:
@@ -847,6 +873,7 @@ private:
                 return -pte_internal;
         }
         slot = -1;
+        if (Verify && b.end != End::Return) ++kinds[b.end == End::Far ? 4 : 3];
         if (Verify && dst != b.fall) pend(b.last, dst);
         return s;
     }
@@ -968,6 +995,8 @@ private:
             const uint32_t cur = t_.at(ip_);
             if (Verify) flush();
             const Block b = t_.blocks[cur];
+            if (trace == Trace::BindDisable && b.movCr3)
+                return unhandled("synchronous disable on a path with MOV CR3 (libipt binds it there)");
             uint32_t upTo = b.ninsn;  // instructions of the path executed
             if (to != kNoIp)
                 for (uint32_t j = 1; j < b.ninsn; ++j)
@@ -1174,6 +1203,7 @@ private:
 
 struct WalkFigure {
     uint64_t instructions = 0, blocks = 0, queries = 0, errors = 0, built = 0, timeChanges = 0;
+    uint64_t kinds[5] = {};
     double buildSeconds = 0;
 };
 
@@ -1211,6 +1241,8 @@ WalkFigure walkPass(const LoadedTrace& t, std::vector<RunResult>* perRun, Unhand
             f.queries += walker->queries;
             f.errors += walker->errors;
             f.timeChanges += walker->timeChanges;
+            for (int k = 0; k < 5; ++k)
+                f.kinds[k] += walker->kinds[k];
         }
     }
     for (auto& [pid, p] : processes) {
@@ -1284,6 +1316,9 @@ bool verifyFile(const std::string& path, const LoadedTrace& t) {
     std::printf("  verify (hashing, not timed: %.1f s / %.1f s): %zu runs; instructions: truth %" PRIu64
                 ", libipt %" PRIu64 ", walker %" PRIu64 "; errors: libipt %" PRIu64 ", walker %" PRIu64 "\n",
                 sa, sw, ref.size(), truth, insA, w.instructions, errorsA, w.errors);
+    std::printf("  queries answered: TNT conditional %" PRIu64 ", TNT return %" PRIu64 ", TIP return %" PRIu64
+                ", TIP indirect %" PRIu64 ", TIP far %" PRIu64 "; %" PRIu64 " blocks built\n",
+                w.kinds[0], w.kinds[1], w.kinds[2], w.kinds[3], w.kinds[4], w.built);
     bool ok = true;
     size_t bad = 0;
     uint64_t edges = 0, tokens = 0;
