@@ -27,7 +27,6 @@
 // Not a test: run by hand or through `ninja run_bench_pt_decode`.
 #include <intel-pt.h>
 #include <sys/resource.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,11 +37,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "PtSynthTrace.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
@@ -91,45 +90,12 @@ std::string load() {
 }
 
 uint64_t truthValue(const std::string& path, const std::string& key) {
-    std::ifstream in(path);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("ips ", 0) == 0) break;
-        if (line.rfind(key + " ", 0) == 0) return std::strtoull(line.c_str() + key.size() + 1, nullptr, 0);
-    }
-    return 0;
+    return bench::ptsynthTruthValue(path, key);
 }
 
-// A ptsynth trace of `mb` MB in `dir`, generated once and reused afterwards;
-// `straight` > 1 makes straight-line code that many times longer (denser spans).
+// A ptsynth trace of `mb` MB in the bench's folder (see PtSynthTrace.h).
 std::string ensureTrace(const Options& o, uint64_t mb, unsigned straight = 1) {
-    std::filesystem::create_directories(o.dir);
-    std::string path = o.dir + "/ptsynth-" + std::to_string(mb) + "mb-seed" + std::to_string(o.seed) +
-                       (straight > 1 ? "-straight" + std::to_string(straight) : std::string()) + ".data";
-    if (std::filesystem::exists(path) && std::filesystem::exists(path + ".truth") &&
-        truthValue(path + ".truth", "instructions"))
-        return path;
-    struct statvfs vfs {};
-    if (statvfs(o.dir.c_str(), &vfs) == 0) {
-        uint64_t freeBytes = uint64_t(vfs.f_bavail) * vfs.f_frsize;
-        if (freeBytes < (mb << 20) + (mb << 18) + (64 << 20)) {
-            std::fprintf(stderr, "bench_pt_decode: %s has %" PRIu64 " MB free, %" PRIu64 " MB needed\n",
-                         o.dir.c_str(), freeBytes >> 20, mb + mb / 4 + 64);
-            std::exit(1);
-        }
-    }
-    std::printf("generating %s (%" PRIu64 " MB of PT) ...\n", path.c_str(), mb);
-    std::fflush(stdout);
-    std::string cmd = std::string("'") + AUXSCOPE_PTSYNTH + "' --generate " + std::to_string(mb) +
-                      " --seed " + std::to_string(o.seed) + " --straight " + std::to_string(straight) +
-                      " -q -o '" + path + "'";
-    auto t0 = Clock::now();
-    if (std::system(cmd.c_str()) != 0) {
-        std::fprintf(stderr, "bench_pt_decode: failed: %s\n", cmd.c_str());
-        std::exit(1);
-    }
-    std::printf("  generated in %.1f s\n", since(t0));
-    return path;
+    return bench::ensurePtSynthTrace(AUXSCOPE_PTSYNTH, o.dir, mb, o.seed, straight);
 }
 
 struct Figure {

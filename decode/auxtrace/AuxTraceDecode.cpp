@@ -55,11 +55,17 @@ uint64_t auxTraceBytes(const PerfDataReader& file) {
 
 Expected<std::unique_ptr<AuxTraceSession>> AuxTraceSession::open(const PerfDataReader& file,
                                                                  const AuxTraceOptions& options) {
+    return open(file, options, nullptr);
+}
+
+Expected<std::unique_ptr<AuxTraceSession>> AuxTraceSession::open(const PerfDataReader& file,
+                                                                 const AuxTraceOptions& options,
+                                                                 std::unique_ptr<AuxTraceSession>* carry) {
     switch (auxTraceKind(file)) {
         case AuxTraceKind::IntelPt:
-            return PtAuxTraceSession::open(file, options);
+            return PtAuxTraceSession::open(file, options, carry);
         case AuxTraceKind::CoreSight:
-            return EtmAuxTraceSession::open(file, options);
+            return EtmAuxTraceSession::open(file, options, carry);
         default:
             // PtSession::open says what the file lacks ("no Intel PT AUXTRACE_INFO record").
             return PtAuxTraceSession::open(file, options);

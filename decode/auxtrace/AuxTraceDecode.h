@@ -62,6 +62,21 @@ public:
     // Errors name the file, offset and cause (or that the kind has no decoder).
     static Expected<std::unique_ptr<AuxTraceSession>> open(const PerfDataReader& file,
                                                            const AuxTraceOptions& options = {});
+    // Opens a session on `file`, a later piece of the recording `*carry` decoded
+    // (the live decoder's next tick, written with the same image options): the
+    // new session takes over what that one loaded -- code images, symbols (the
+    // kernel's too), the function table, whose ids stay valid, and decoder
+    // caches of code that did not change -- and loads only what the new
+    // sideband adds; *carry is reset then. A carry of another kind, or none, is
+    // a plain open; on failure *carry is left as it was.
+    static Expected<std::unique_ptr<AuxTraceSession>> open(const PerfDataReader& file,
+                                                           const AuxTraceOptions& options,
+                                                           std::unique_ptr<AuxTraceSession>* carry);
+    // Code files open() looked up and loaded: every mapped file of the sideband,
+    // or only the new ones when it carried a session's images.
+    virtual size_t filesLoaded() const = 0;
+    // Whether open() took over a carried session's images.
+    virtual bool carried() const = 0;
     virtual ~AuxTraceSession() = default;
 
     virtual AuxTraceKind kind() const = 0;

@@ -7,12 +7,16 @@
 namespace auxscope {
 
 Expected<std::unique_ptr<AuxTraceSession>> EtmAuxTraceSession::open(const PerfDataReader& file,
-                                                                    const AuxTraceOptions& options) {
+                                                                    const AuxTraceOptions& options,
+                                                                    std::unique_ptr<AuxTraceSession>* carry) {
     etm::EtmSessionOptions etm;
     etm.images = options.images;
     etm.segmentBytes = options.segmentBytes;
     etm.cacheBytes = options.cacheBytes;
-    auto session = etm::EtmSession::open(file, etm);
+    // A session of the same kind hands its loaded images on (its own object goes with them).
+    auto* same = carry ? dynamic_cast<EtmAuxTraceSession*>(carry->get()) : nullptr;
+    auto session = etm::EtmSession::open(file, etm, same ? &same->etm_ : nullptr);
+    if (session && (*session)->carried()) carry->reset();
     if (!session) return session.error();
     return std::unique_ptr<AuxTraceSession>(new EtmAuxTraceSession(std::move(*session)));
 }

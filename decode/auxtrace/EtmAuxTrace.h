@@ -12,7 +12,10 @@ namespace auxscope {
 class EtmAuxTraceSession final : public AuxTraceSession {
 public:
     static Expected<std::unique_ptr<AuxTraceSession>> open(const PerfDataReader& file,
-                                                           const AuxTraceOptions& options);
+                                                           const AuxTraceOptions& options,
+                                                           std::unique_ptr<AuxTraceSession>* carry = nullptr);
+    size_t filesLoaded() const override { return etm_->filesLoaded(); }
+    bool carried() const override { return etm_->carried(); }
 
     AuxTraceKind kind() const override { return AuxTraceKind::CoreSight; }
     const Sideband& sideband() const override { return etm_->sideband(); }

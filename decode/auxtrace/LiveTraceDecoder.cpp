@@ -225,7 +225,15 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     t.ringIndex = ringIndex;
     // A snapshot, or bytes that do not continue the previous ones (a loss the
     // sink was told about), start the CPU's stream afresh.
+    // Kept bytes no tick decoded that leave the buffer are skipped: counted, as
+    // the rate bound's are at a tick (a snapshot replaces the one before).
+    auto dropTo = [&](uint64_t newBegin) {
+        const uint64_t from = std::max(t.begin, t.decodedTo);
+        if (!snapshotMode_ && newBegin > from) stats_.skippedBytes += newBegin - from;
+        t.begin = newBegin;
+    };
     if (snapshotMode_ || auxOffset != t.end || t.chunks.empty()) {
+        dropTo(t.end);
         t.chunks.clear();
         t.syncPoints.clear();
         if (t.scanner) t.scanner->reset();
@@ -294,7 +302,7 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     if (kept.size() > keep) {
         const uint64_t cut = kept.size() - keep;
         t.chunks.clear();
-        t.begin = t.end + cut;
+        dropTo(t.end + cut);
         kept = kept.subspan(cut);
     }
     if (t.chunks.empty() || t.chunks.back().size() + kept.size() > kChunkBytes)
@@ -302,7 +310,7 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     t.chunks.back().insert(t.chunks.back().end(), kept.begin(), kept.end());
     t.end += bytes.size();
     while (t.chunks.size() > 1 && t.end - t.begin - t.chunks.front().size() >= keep) {
-        t.begin += t.chunks.front().size();
+        dropTo(t.begin + t.chunks.front().size());
         t.chunks.pop_front();
     }
     auto firstKept = std::lower_bound(t.syncPoints.begin(), t.syncPoints.end(), t.begin);
@@ -469,6 +477,7 @@ void LiveTraceDecoder::tick() {
     std::lock_guard lock(mutex_);
     ++stats_.ticks;
     stats_.lastTickSeconds = seconds;
+    stats_.tickSeconds += seconds;
     stats_.lastError = r ? std::string() : r.error().message;
 }
 
@@ -521,12 +530,23 @@ Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trac
         }
         if (auto r = writer.finish(); !r) return r.error();
     }
-    auto reader = PerfDataReader::open(mem.path());
-    if (!reader) return reader.error();
+    auto opened = PerfDataReader::open(mem.path());
+    if (!opened) return opened.error();
+    auto reader = std::make_unique<PerfDataReader>(std::move(*opened));
     AuxTraceOptions so;
     so.images = options_.images;
-    auto session = AuxTraceSession::open(*reader, so);
+    const auto open0 = std::chrono::steady_clock::now();
+    auto session = options_.carrySession ? AuxTraceSession::open(*reader, so, &carry_)
+                                         : AuxTraceSession::open(*reader, so);
+    const double openSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - open0).count();
     if (!session) return session.error();
+    {
+        std::lock_guard lock(mutex_);
+        stats_.openSeconds += openSeconds;
+        stats_.filesLoaded += (*session)->filesLoaded();
+        stats_.sessionsCarried += (*session)->carried() ? 1 : 0;
+    }
     DecodedSpans result = (*session)->decodeSpans({}, 1);
 
     // Function ids into the decoder's own table, so spans of every tick share it.
@@ -616,6 +636,10 @@ Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trac
                   double(options_.bytesPerCpuPerTick) / 1e6, options_.intervalSeconds,
                   double(snapshot.decodedBytes) / 1e6, double(snapshot.auxBytes) / 1e6);
     data->notes.push_back(note);
+    if (options_.carrySession) {
+        carry_ = std::move(*session);  // the previous tick's session was taken over or goes now
+        carryFile_ = std::move(reader);
+    }
     std::lock_guard lock(mutex_);
     latest_ = std::move(data);
     return {};

@@ -45,11 +45,13 @@
 #include "Result.h"
 #include "etm/EtmSourceConfig.h"
 #include "images/ImageResolver.h"
+#include "perfdata/PerfDataReader.h"
 #include "perfdata/PerfDataWriter.h"
 #include "record/PerfDataWriterCapture.h"
 #include "spans/TimelineData.h"
 
 namespace auxscope {
+class AuxTraceSession;
 namespace etm {
 class EtmSyncScanner;
 }
@@ -65,6 +67,11 @@ struct LiveDecoderOptions {
     double keepSeconds = 30;                      // switch sideband kept (perf time) before the newest record
     uint64_t sidebandBytes = uint64_t(64) << 20;  // address-space records kept, at most
     ImageOptions images;
+    // Each tick's session takes over the previous tick's code images, symbols
+    // (the kernel's: kallsyms, vmlinux, kcore), function table and block shapes,
+    // loading only files new mappings name (AuxTraceSession::open with a carry);
+    // false opens every tick afresh (what bench_live_decode compares against).
+    bool carrySession = true;
     // The AUXTRACE_INFO block to decode with: a replay passes its source's; unset:
     // built from the capture (captureAuxtraceInfo), as the perf.data writer does.
     std::optional<PerfDataWriterCaptureOptions::AuxtraceInfoBlock> auxtraceInfo;
@@ -75,7 +82,8 @@ struct LiveDecodeStats {
     uint64_t ticks = 0;         // decodes run
     uint64_t auxBytes = 0;      // trace bytes the capture handed over
     uint64_t decodedBytes = 0;  // trace bytes decoded
-    uint64_t skippedBytes = 0;  // trace bytes not decoded: over the rate bound, or before a PSB
+    uint64_t skippedBytes = 0;  // trace bytes not decoded: over the rate bound, before a PSB, or gone
+                                // from the newest-bytes buffer before a tick reached them
     uint64_t syncPoints = 0;    // ways into the trace found while draining (Intel PT: PSBs)
     uint64_t instructions = 0;  // decoded
     uint64_t spans = 0;         // in the newest published timeline
@@ -84,6 +92,10 @@ struct LiveDecodeStats {
     uint64_t sidebandRecords = 0;  // kept now
     uint64_t sidebandDropped = 0;  // address-space records over sidebandBytes (decode may miss images)
     double lastTickSeconds = 0;    // wall time of the newest decode
+    double tickSeconds = 0;        // wall time of every decode so far
+    double openSeconds = 0;        // of which opening the tick's session (images, symbols, sync index)
+    uint64_t filesLoaded = 0;      // code files looked up and loaded, over all ticks
+    uint64_t sessionsCarried = 0;  // ticks whose session took over the previous one's images
     std::string lastError;         // the newest tick's failure, if it failed
 };
 
@@ -197,6 +209,10 @@ private:
     std::shared_ptr<const FunctionTable> publishedFunctions_;
     size_t publishedFunctionCount_ = 0;
     std::deque<TickSpans> kept_;
+    // The previous tick's file and session, whose images the next tick's takes
+    // over (the session reads its file: the file goes after it).
+    std::unique_ptr<PerfDataReader> carryFile_;
+    std::unique_ptr<AuxTraceSession> carry_;
     TickCounts lastTick_;
     std::vector<int> lastTickCpus_;  // the CPUs the previous tick decoded (mutex_)
 

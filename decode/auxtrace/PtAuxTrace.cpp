@@ -24,12 +24,16 @@ std::string auxLossLine(const PtCpuTrace& cpu) {
 }  // namespace
 
 Expected<std::unique_ptr<AuxTraceSession>> PtAuxTraceSession::open(const PerfDataReader& file,
-                                                                   const AuxTraceOptions& options) {
+                                                                   const AuxTraceOptions& options,
+                                                                   std::unique_ptr<AuxTraceSession>* carry) {
     PtSessionOptions pt;
     pt.images = options.images;
     pt.segmentBytes = options.segmentBytes;
     pt.cacheBytes = options.cacheBytes;
-    auto session = PtSession::open(file, pt);
+    // A session of the same kind hands its loaded images on (its own object goes with them).
+    auto* same = carry ? dynamic_cast<PtAuxTraceSession*>(carry->get()) : nullptr;
+    auto session = PtSession::open(file, pt, same ? &same->pt_ : nullptr);
+    if (session && (*session)->carried()) carry->reset();
     if (!session) return session.error();
     return std::unique_ptr<AuxTraceSession>(new PtAuxTraceSession(std::move(*session)));
 }

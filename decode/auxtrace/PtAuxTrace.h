@@ -12,7 +12,10 @@ namespace auxscope {
 class PtAuxTraceSession final : public AuxTraceSession {
 public:
     static Expected<std::unique_ptr<AuxTraceSession>> open(const PerfDataReader& file,
-                                                           const AuxTraceOptions& options);
+                                                           const AuxTraceOptions& options,
+                                                           std::unique_ptr<AuxTraceSession>* carry = nullptr);
+    size_t filesLoaded() const override { return pt_->filesLoaded(); }
+    bool carried() const override { return pt_->carried(); }
 
     AuxTraceKind kind() const override { return AuxTraceKind::IntelPt; }
     const Sideband& sideband() const override { return pt_->sideband(); }

@@ -57,8 +57,8 @@ private:
 
 EtmSession::~EtmSession() = default;
 
-Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& file,
-                                                       EtmSessionOptions options) {
+Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& file, EtmSessionOptions options,
+                                                       std::unique_ptr<EtmSession>* carry) {
     auto trace = EtmTraceSource::fromPerfData(file);
     if (!trace) return trace.error();
     auto sideband = Sideband::load(file);
@@ -68,9 +68,18 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     s->trace_->setStartTime(s->sideband_->model().firstTime());
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
-    s->functions_ = std::make_unique<FunctionTable>();
-    s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
-    s->images_->prepare();
+    if (carry && *carry && (*carry)->images_) {
+        s->functions_ = std::move((*carry)->functions_);
+        s->images_ = std::move((*carry)->images_);
+        carry->reset();
+        s->filesLoaded_ = s->images_->update(*s->sideband_).filesLoaded;
+        s->carried_ = true;
+    } else {
+        s->functions_ = std::make_unique<FunctionTable>();
+        s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
+        s->images_->prepare();
+        s->filesLoaded_ = s->images_->files().size();
+    }
     const auto& cpus = s->trace_->cpus();
     // The sync points of every ring, a ring per worker.
     s->syncs_.resize(cpus.size());

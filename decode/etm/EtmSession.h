@@ -70,8 +70,14 @@ struct EtmRange {
 
 class EtmSession {
 public:
+    // `carry`: as PtSession::open's (a session on an earlier piece of the same
+    // recording, whose code images, symbols and function table the new one takes
+    // over, loading only what the new sideband adds; *carry is reset then).
     static Expected<std::unique_ptr<EtmSession>> open(const PerfDataReader& file,
-                                                      EtmSessionOptions options = {});
+                                                      EtmSessionOptions options = {},
+                                                      std::unique_ptr<EtmSession>* carry = nullptr);
+    size_t filesLoaded() const { return filesLoaded_; }
+    bool carried() const { return carried_; }
     ~EtmSession();
 
     const EtmTraceSource& trace() const { return *trace_; }
@@ -123,6 +129,8 @@ private:
     std::vector<EtmSyncIndex> syncs_;  // per ring
     std::vector<Segment> segments_;
     std::unique_ptr<SegmentedDecode> decode_;
+    size_t filesLoaded_ = 0;
+    bool carried_ = false;
 };
 
 }  // namespace auxscope::etm

@@ -93,7 +93,7 @@ std::vector<std::pair<uint64_t, uint64_t>> moduleRanges(const std::string& path)
 }  // namespace
 
 ImageResolver::ImageResolver(const Sideband& sideband, FunctionTable& functions, ImageOptions options)
-    : sideband_(sideband), functions_(functions), options_(std::move(options)) {
+    : sideband_(&sideband), functions_(functions), options_(std::move(options)) {
     if (options_.buildIdCache.empty()) {
         const char* home = std::getenv("HOME");
         options_.buildIdCache = std::string(home ? home : "") + "/.debug";
@@ -130,7 +130,7 @@ int ImageResolver::mapFile(const std::string& path) {
 }
 
 const Mapping* ImageResolver::kernelMap() const {
-    for (const Mapping& m : sideband_.kernelMaps())
+    for (const Mapping& m : sideband_->kernelMaps())
         if (isKernelMapName(m.file)) return &m;
     return nullptr;
 }
@@ -520,12 +520,50 @@ void ImageResolver::prepare() {
                          ? std::string(kKernelName) + " (kernel code: pass --kcore or --vmlinux)"
                          : std::string(kKernelName) + " (kernel code outside " + kernelStatus_.code +
                                (kernelStatus_.fromVmlinux ? ", e.g. modules: pass --kcore)" : ")");
-    addRegions(kernelOnly_, sideband_.kernelMaps());
-    for (const auto& [pid, process] : sideband_.processes()) {
+    kernelMapSeen_ = kernelMap() != nullptr;
+    addRegions(kernelOnly_, sideband_->kernelMaps());
+    for (const auto& [pid, process] : sideband_->processes()) {
         ProcessImage& p = processes_[pid];
-        addRegions(p, sideband_.kernelMaps());
+        addRegions(p, sideband_->kernelMaps());
         addRegions(p, process.maps);
     }
+}
+
+ImageResolver::Update ImageResolver::update(const Sideband& sideband) {
+    Update u;
+    sideband_ = &sideband;
+    const size_t filesBefore = files_.size(), kernelSectionsBefore = kernelSections_.size();
+    if (!kernelMapSeen_ && kernelMap()) {
+        // The kernel's code is found through its recorded map (build-id): the
+        // earlier sideband had none. Symbols loaded without it are kept.
+        kernelMapSeen_ = true;
+        if (kernelSections_.empty() && !kernelSymbols_) {
+            loadKernel();
+            kernelStatus_.sections = kernelSections_.size();
+        }
+    }
+    for (FileStatus& f : files_)
+        f.mappings = 0;
+    ProcessImage kernelOnly;
+    addRegions(kernelOnly, sideband.kernelMaps());
+    std::map<int32_t, ProcessImage> processes;
+    for (const auto& [pid, process] : sideband.processes()) {
+        ProcessImage& p = processes[pid];
+        addRegions(p, sideband.kernelMaps());
+        addRegions(p, process.maps);
+    }
+    u.filesLoaded = files_.size() - filesBefore;
+    u.all = kernelSections_.size() != kernelSectionsBefore || kernelOnly.regions != kernelOnly_.regions;
+    for (const auto& [pid, p] : processes) {
+        auto it = processes_.find(pid);
+        if (u.all || it == processes_.end() || it->second.regions != p.regions) u.pids.push_back(pid);
+    }
+    for (const auto& [pid, p] : processes_)
+        if (!processes.count(pid)) u.pids.push_back(pid);
+    std::sort(u.pids.begin(), u.pids.end());
+    kernelOnly_ = std::move(kernelOnly);
+    processes_ = std::move(processes);
+    return u;
 }
 
 std::vector<ImageResolver::CodeSection> ImageResolver::codeSections(int32_t pid) const {

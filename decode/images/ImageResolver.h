@@ -78,6 +78,19 @@ public:
     // Loads every executable mapping's file and symbols and builds one image per
     // process (its maps plus the kernel's) and one with the kernel's alone.
     void prepare();
+    // Moves a prepared resolver onto `sideband` (which must outlive it), the
+    // sideband of a later piece of the same recording (a live decoder's next
+    // tick): every process image is built again from its mappings, but only
+    // files no earlier mapping named are looked up and loaded; the kernel's code
+    // and symbols stay as loaded (they are loaded now if the earlier sideband
+    // had no kernel map). Function ids handed out so far stay valid. Says which
+    // process images differ from before, for decoders that cache by code.
+    struct Update {
+        bool all = false;           // the kernel's code changed: every image did
+        std::vector<int32_t> pids;  // processes whose image is new, gone or different
+        size_t filesLoaded = 0;     // files looked up for the first time
+    };
+    Update update(const Sideband& sideband);
 
     // The code `pid` sees (the kernel's alone for an unknown pid): the kernel's
     // sections first, then the process's mapped file ranges, in the order a
@@ -141,6 +154,7 @@ private:
         uint64_t pgoff;
         int file;  // index into files_/symbols_
         bool kernel;
+        bool operator==(const Region&) const = default;
     };
     struct ProcessImage {
         std::vector<Region> regions;  // sorted by start, non-overlapping
@@ -164,7 +178,8 @@ private:
     void addRegions(ProcessImage& process, const std::vector<Mapping>& maps);
     const Region* regionAt(int32_t pid, uint64_t ip) const;
 
-    const Sideband& sideband_;
+    const Sideband* sideband_;
+    bool kernelMapSeen_ = false;  // prepare() or update() saw the recorded kernel map
     FunctionTable& functions_;
     ImageOptions options_;
     std::vector<FileStatus> files_;

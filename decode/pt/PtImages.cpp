@@ -3,6 +3,7 @@
 
 #include <intel-pt.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -10,24 +11,52 @@ namespace auxscope {
 
 PtImages::PtImages(const ImageResolver& images) {
     cache_ = pt_iscache_alloc("auxscope");
-    // One section per (file, offset, size, address): libipt's cache hands the same
-    // section id back for the same range, so shared libraries are added once.
-    auto add = [&](pt_image* image, const std::vector<ImageResolver::CodeSection>& sections) {
-        for (const ImageResolver::CodeSection& s : sections) {
-            int isid = pt_iscache_add_file(cache_, s.path->c_str(), s.offset, s.size, s.vaddr);
-            if (isid < 0) {
-                char at[32];
-                std::snprintf(at, sizeof at, "0x%" PRIx64, s.vaddr);
-                notes_.push_back(*s.path + ": libipt refused the section at " + at + ": " +
-                                 pt_errstr(pt_errcode(isid)));
-                continue;
-            }
-            pt_image_add_cached(image, cache_, isid, nullptr);
-        }
-    };
     kernelOnly_ = pt_image_alloc("kernel");
     add(kernelOnly_, images.codeSections(-1));
     for (int32_t pid : images.processIds()) {
+        std::string name = "pid " + std::to_string(pid);
+        pt_image* image = pt_image_alloc(name.c_str());
+        add(image, images.codeSections(pid));
+        processes_[pid] = image;
+    }
+}
+
+// One section per (file, offset, size, address): libipt's cache hands the same
+// section id back for the same range, so shared libraries are added once.
+void PtImages::add(pt_image* image, const std::vector<ImageResolver::CodeSection>& sections) {
+    for (const ImageResolver::CodeSection& s : sections) {
+        int isid = pt_iscache_add_file(cache_, s.path->c_str(), s.offset, s.size, s.vaddr);
+        if (isid < 0) {
+            char at[32];
+            std::snprintf(at, sizeof at, "0x%" PRIx64, s.vaddr);
+            std::string note =
+                *s.path + ": libipt refused the section at " + at + ": " + pt_errstr(pt_errcode(isid));
+            if (std::find(notes_.begin(), notes_.end(), note) == notes_.end())
+                notes_.push_back(std::move(note));
+            continue;
+        }
+        pt_image_add_cached(image, cache_, isid, nullptr);
+    }
+}
+
+void PtImages::update(const ImageResolver& images, const ImageResolver::Update& changed) {
+    std::vector<int32_t> pids = changed.pids;
+    if (changed.all) {
+        pt_image_free(kernelOnly_);
+        kernelOnly_ = pt_image_alloc("kernel");
+        add(kernelOnly_, images.codeSections(-1));
+        pids = images.processIds();
+        for (auto& [pid, image] : processes_)
+            pt_image_free(image);
+        processes_.clear();
+    }
+    const std::vector<int32_t> now = images.processIds();
+    for (int32_t pid : pids) {
+        if (auto it = processes_.find(pid); it != processes_.end()) {
+            pt_image_free(it->second);
+            processes_.erase(it);
+        }
+        if (!std::binary_search(now.begin(), now.end(), pid)) continue;  // gone
         std::string name = "pid " + std::to_string(pid);
         pt_image* image = pt_image_alloc(name.c_str());
         add(image, images.codeSections(pid));

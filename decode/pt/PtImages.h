@@ -29,12 +29,16 @@ public:
     // cache's sections; each decoder thread gets its own because libipt's
     // images are not safe to share between threads.
     pt_image* newImage(int32_t pid) const;
+    // After images.update(): builds again the images `changed` names (all of
+    // them when the kernel's code changed), adding only sections the cache does
+    // not hold yet; the others are kept as they are.
+    void update(const ImageResolver& images, const ImageResolver::Update& changed);
     pt_image_section_cache* cache() const { return cache_; }
     // Sections libipt refused, one line each.
     const std::vector<std::string>& notes() const { return notes_; }
 
 private:
-    pt_image* build(int32_t pid, const char* name);
+    void add(pt_image* image, const std::vector<ImageResolver::CodeSection>& sections);
 
     pt_image_section_cache* cache_ = nullptr;
     std::map<int32_t, pt_image*> processes_;

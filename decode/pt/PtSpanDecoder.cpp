@@ -252,7 +252,8 @@ const PsbIndex& PtSession::psbIndex(int cpu) const {
     return it == psbs_.end() ? empty : it->second;
 }
 
-Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file, PtSessionOptions options) {
+Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file, PtSessionOptions options,
+                                                     std::unique_ptr<PtSession>* carry) {
     auto trace = PtTraceSource::fromPerfData(file);
     if (!trace) return trace.error();
     auto sideband = Sideband::load(file);
@@ -260,13 +261,33 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     std::unique_ptr<PtSession> s(new PtSession);
     s->file_ = &file;
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
-    s->shapes_ = std::make_unique<BlockShapes>();
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
-    s->functions_ = std::make_unique<FunctionTable>();
-    s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
-    s->images_->prepare();
-    s->ptImages_ = std::make_unique<PtImages>(*s->images_);
+    if (carry && *carry && (*carry)->images_) {
+        PtSession& from = **carry;
+        s->functions_ = std::move(from.functions_);
+        s->images_ = std::move(from.images_);
+        s->ptImages_ = std::move(from.ptImages_);
+        s->shapes_ = std::move(from.shapes_);
+        carry->reset();
+        const ImageResolver::Update changed = s->images_->update(*s->sideband_);
+        s->ptImages_->update(*s->images_, changed);
+        // A block's shape was walked through its process's code: gone with it.
+        if (changed.all)
+            s->shapes_->byPid.clear();
+        else
+            for (int32_t pid : changed.pids)
+                s->shapes_->byPid.erase(pid);
+        s->filesLoaded_ = changed.filesLoaded;
+        s->carried_ = true;
+    } else {
+        s->shapes_ = std::make_unique<BlockShapes>();
+        s->functions_ = std::make_unique<FunctionTable>();
+        s->images_ = std::make_unique<ImageResolver>(*s->sideband_, *s->functions_, options.images);
+        s->images_->prepare();
+        s->ptImages_ = std::make_unique<PtImages>(*s->images_);
+        s->filesLoaded_ = s->images_->files().size();
+    }
     const PtTimeConv& time = s->trace_->time();
     for (const PtCpuTrace& cpu : s->trace_->cpus()) {
         PsbIndex& index = s->psbs_[cpu.cpu] = PsbIndex::build(

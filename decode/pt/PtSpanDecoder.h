@@ -54,8 +54,19 @@ struct PtSessionOptions {
 
 class PtSession {
 public:
+    // With `carry` (a session on an earlier piece of the same recording, opened
+    // with the same image options: the live decoder's previous tick), the new
+    // session takes over what that one loaded -- code images, symbols (the
+    // kernel's too), the function table (ids stay valid) and the block shapes of
+    // processes whose code did not change -- and loads only what the new
+    // sideband adds; *carry is then reset. On failure *carry is left as it was.
     static Expected<std::unique_ptr<PtSession>> open(const PerfDataReader& file,
-                                                     PtSessionOptions options = {});
+                                                     PtSessionOptions options = {},
+                                                     std::unique_ptr<PtSession>* carry = nullptr);
+    // Files looked up and loaded by open() (all of them, or only the new ones
+    // when it carried a session's images).
+    size_t filesLoaded() const { return filesLoaded_; }
+    bool carried() const { return carried_; }
     ~PtSession();
 
     const PtTraceSource& trace() const { return *trace_; }
@@ -110,6 +121,8 @@ private:
     std::unique_ptr<SegmentedDecode> decode_;
     std::map<int, PsbIndex> psbs_;
     std::vector<Segment> segments_;
+    size_t filesLoaded_ = 0;
+    bool carried_ = false;
 };
 
 // How an x86 instruction leaves its block, from its bytes (for blocks whose

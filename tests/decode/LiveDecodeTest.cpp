@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -356,4 +357,125 @@ TEST(LiveDecode, RefusesOtherTraceKinds) {
     ASSERT_FALSE(live);
     EXPECT_NE(live.error().message.find("only Intel PT and CoreSight ETM"), std::string::npos)
         << live.error().message;
+}
+
+namespace {
+
+// A second generated program, beside the first (its code in a file of its own).
+std::string generatedTrace(uint64_t seed) {
+    const std::string& first = generatedTrace();
+    if (first.empty()) return {};
+    std::string data =
+        std::filesystem::path(first).parent_path().string() + "/gen-seed" + std::to_string(seed) + ".data";
+    if (std::filesystem::exists(data)) return data;
+    std::string cmd = std::string("'") + AUXSCOPE_PTSYNTH + "' --generate 2 --seed " + std::to_string(seed) +
+                      " -q -o '" + data + "'";
+    return std::system(cmd.c_str()) == 0 ? data : std::string();
+}
+
+// Every span of a decode, functions by name: equal across function tables.
+std::vector<std::string> spanLines(const AuxTraceSession& session, const DecodedSpans& result) {
+    std::vector<std::string> lines;
+    for (const auto& [tid, store] : result.threads)
+        for (size_t i = 0; i < store.size(); ++i) {
+            Span s = store.at(i);
+            lines.push_back(std::to_string(tid) + " " + std::to_string(s.start) + " " +
+                            std::to_string(s.end) + " " + std::to_string(s.depth) + " " +
+                            std::to_string(s.instructions) + " " +
+                            (s.isGap() ? "gap" : session.functions()[s.function].name));
+        }
+    return lines;
+}
+
+}  // namespace
+
+// A session opened with the previous one's images (the live decoder's next
+// tick) decodes exactly as a fresh one, also when the code at the same
+// addresses in the same process changed (another program): the images of the
+// changed process are built again and its block shapes dropped. Files known
+// already are not loaded again; function ids handed out before stay valid.
+TEST(LiveDecode, CarriedSessionDecodesAsAFreshOne) {
+    const std::string a = generatedTrace(), b = generatedTrace(6);
+    ASSERT_FALSE(a.empty());
+    ASSERT_FALSE(b.empty()) << "auxscope-ptsynth --generate --seed 6 failed";
+    auto fileA = PerfDataReader::open(a), fileB = PerfDataReader::open(b);
+    ASSERT_TRUE(fileA) << fileA.error().message;
+    ASSERT_TRUE(fileB) << fileB.error().message;
+    auto freshA = AuxTraceSession::open(*fileA), freshB = AuxTraceSession::open(*fileB);
+    ASSERT_TRUE(freshA && freshB);
+    EXPECT_FALSE((*freshA)->carried());
+    EXPECT_EQ((*freshA)->filesLoaded(), (*freshA)->images().files().size());
+    const std::vector<std::string> linesA = spanLines(**freshA, (*freshA)->decodeSpans({}, 1));
+    const std::vector<std::string> linesB = spanLines(**freshB, (*freshB)->decodeSpans({}, 1));
+    ASSERT_GT(linesA.size(), 1000u);
+    ASSERT_NE(linesA, linesB) << "two programs";
+
+    // A, then B carried from A, then A again carried from that.
+    auto first = AuxTraceSession::open(*fileA);
+    ASSERT_TRUE(first);
+    std::unique_ptr<AuxTraceSession> carry = std::move(*first);
+    DecodedSpans firstSpans = carry->decodeSpans({}, 1);
+    const uint32_t someFunction = firstSpans.threads.begin()->second.at(0).function;
+    const std::string someName = carry->functions()[someFunction].name;
+    auto second = AuxTraceSession::open(*fileB, {}, &carry);
+    ASSERT_TRUE(second) << second.error().message;
+    EXPECT_FALSE(carry) << "the carried session is taken over";
+    EXPECT_TRUE((*second)->carried());
+    EXPECT_EQ((*second)->filesLoaded(), 1u) << "B's program only";
+    EXPECT_EQ(spanLines(**second, (*second)->decodeSpans({}, 1)), linesB);
+    EXPECT_EQ((*second)->functions()[someFunction].name, someName) << "ids handed out before stay valid";
+    carry = std::move(*second);
+    auto third = AuxTraceSession::open(*fileA, {}, &carry);
+    ASSERT_TRUE(third) << third.error().message;
+    EXPECT_EQ((*third)->filesLoaded(), 0u) << "A's program was loaded by the first session";
+    EXPECT_EQ(spanLines(**third, (*third)->decodeSpans({}, 1)), linesA);
+}
+
+// Live ticks take over the previous tick's session: the program's file and
+// the kernel's symbols (--kallsyms) are loaded once, not once per tick, and
+// the timeline names the same functions as the offline decode. Trace bytes
+// the newest-bytes buffer let go before a tick reached them are counted as
+// skipped: decoded + skipped = every byte handed over.
+TEST(LiveDecode, TicksCarryTheSessionImagesAndSymbols) {
+    const std::string& path = generatedTrace();
+    ASSERT_FALSE(path.empty());
+    test_support::TempDir dir;
+    const std::string kallsyms = (dir.path / "kallsyms").string();
+    {
+        std::ofstream out(kallsyms);
+        for (int i = 0; i < 20000; ++i)
+            out << std::hex << (0xffffffff81000000ull + 0x40ull * unsigned(i)) << std::dec << " T ksym_" << i
+                << "\n";
+    }
+    auto src = ReplaySource::open(path);
+    ASSERT_TRUE(src) << src.error().message;
+    for (bool carrySession : {true, false}) {
+        SCOPED_TRACE(carrySession ? "carried" : "fresh every tick");
+        LiveDecoderOptions lo;
+        lo.intervalSeconds = 0.05;
+        lo.bytesPerCpuPerTick = 256 << 10;
+        lo.cpuShare = 1;
+        lo.carrySession = carrySession;
+        lo.images.kallsyms = kallsyms;
+        lo.images.runningKernel = false;
+        ReplayOptions ro;
+        // The trace's bytes come at once: looped, a pass every 0.2 s for 1.2 s.
+        ro.loop = true;
+        ro.durationSeconds = 1.2;
+        ro.speed.factor = std::max((*src)->recordedSeconds() / 0.2, 1e-9);
+        LiveRun run = replayWithLiveDecode(path, lo, ro);
+        ASSERT_TRUE(run.timeline);
+        EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+        ASSERT_GE(run.stats.ticks, 3u);
+        if (carrySession) {
+            EXPECT_EQ(run.stats.sessionsCarried, run.stats.ticks - 1);
+            EXPECT_EQ(run.stats.filesLoaded, 1u) << "the program, at the first tick only";
+        } else {
+            EXPECT_EQ(run.stats.sessionsCarried, 0u);
+            EXPECT_EQ(run.stats.filesLoaded, run.stats.ticks);
+        }
+        EXPECT_GT(run.stats.auxBytes, 2 * run.stats.decodedBytes) << "the loop offers more than is decoded";
+        EXPECT_EQ(run.stats.decodedBytes + run.stats.skippedBytes, run.stats.auxBytes);
+        EXPECT_GT(functionNames(*run.timeline).size(), 3u);
+    }
 }
