@@ -919,6 +919,13 @@ private:
                 break;
             } else {
                 ++nq;
+                // The next block is known only after the query: fetch both
+                // successors of a conditional while libipt works.
+                if (b->end == End::Cond) {
+                    const uint32_t n0 = b->next[0], n1 = b->next[1];
+                    __builtin_prefetch(base + (n0 != UINT32_MAX ? n0 : cur));
+                    __builtin_prefetch(base + (n1 != UINT32_MAX ? n1 : cur));
+                }
                 uint64_t dst = 0;
                 int slot = -1;
                 uint32_t site = UINT32_MAX;
