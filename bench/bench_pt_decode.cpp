@@ -9,7 +9,9 @@
 //       the anchor (the best a libipt-based decoder can do on one core);
 //       (a') and (a'') the same loop with the block flags (b) needs
 //       (end_on_call + end_on_jump) and with end_on_call alone, for reference
-//   (b) auxscope decode to spans on one thread (PtSession::decodeSpans, -j 1)
+//   (b) auxscope decode to spans on one thread (PtSession::decodeSpans, -j 1):
+//       the flow walker over libipt's query decoder (pt/PtFlowWalker.h);
+//       (b') the same through libipt's block decoder, as before the walker
 //   (c) the same on every core (a fresh session: nothing cached)
 //   (d) perf script --itrace=i0ns and --itrace=cr, on a smaller trace of the same
 //       program (perf takes minutes per 100 MB); (b) is measured on it too so
@@ -193,13 +195,16 @@ struct SpanFigure {
 // (b), (c): the whole trace, a window at a time (about 64 MB of trace each, as a
 // timeline scrolling through it would ask), results dropped after each window:
 // a busy trace makes ~10 bytes of spans per byte of PT, more than memory holds.
-SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads) {
+SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads,
+                         bool flowWalker = true) {
     SpanFigure r;
     double cpu0 = processCpuSeconds();
     r.open.name = std::string(name) + ": open (index, images)";
     r.decode.name = name;
     auto t0 = Clock::now();
-    auto session = PtSession::open(file);
+    PtSessionOptions options;
+    options.flowWalker = flowWalker;
+    auto session = PtSession::open(file, options);
     if (!session) {
         r.decode.note = session.error().message;
         return r;
@@ -448,6 +453,10 @@ int main(int argc, char** argv) {
     SpanFigure b = auxscopeSpans(*file, "(b) auxscope decode to spans, 1 thread", 1);
     print(b.open);
     print(b.decode);
+    // Informational: (b) as it was before the flow walker, through libipt's block decoder.
+    SpanFigure bBlock =
+        auxscopeSpans(*file, "(b') the same through libipt's block decoder", 1, /*flowWalker=*/false);
+    print(bBlock.decode);
     SpanFigure c = auxscopeSpans(*file, "(c) auxscope decode to spans, all cores", 0);
     print(c.decode);
     Figure e = firstFrame(path);
@@ -465,6 +474,9 @@ int main(int argc, char** argv) {
             SpanFigure s = auxscopeSpans(*denseFile, "(b) auxscope decode to spans, 1 thread, dense", 1);
             bDense = s.decode;
             print(bDense);
+            SpanFigure sBlock =
+                auxscopeSpans(*denseFile, "(b') through libipt's block decoder, dense", 1, false);
+            print(sBlock.decode);
         }
     }
     if (b.decode.instructions != a.instructions || b.decode.instructions != truthInsns)

@@ -24,7 +24,7 @@ namespace {
 const char* kHelp =
     R"(usage: auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
                        [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
-                       [--kallsyms FILE] [-j N]
+                       [--kallsyms FILE] [-j N] [--pt-decoder walk|block]
        auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
                        [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
                        [--format ptxed|packets] [options]
@@ -53,6 +53,9 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
                     /proc/kcore when the running kernel has the recorded build-id
   --kallsyms FILE   kernel symbols (with --kcore FILE, or names without code)
   -j N              decode threads (default: all CPUs)
+  --pt-decoder walk|block  Intel PT spans through auxscope's flow walker over libipt's
+                    query decoder (default, about twice as fast), or through libipt's
+                    block decoder (the same spans; for comparison)
 
 An OpenCSD / DS-5 CoreSight trace snapshot (a directory with snapshot.ini, trace.ini,
 the device .ini files, trace buffers and memory dumps; ETMv3, PTM, ETMv4, ETE) is

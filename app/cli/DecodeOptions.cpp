@@ -24,7 +24,7 @@ std::optional<uint64_t> number(const std::string& s) {
 
 bool isDecodeSelectionOption(const std::string& o) {
     return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j" || o == "--vmlinux" ||
-           o == "--kcore" || o == "--kallsyms";
+           o == "--kcore" || o == "--kallsyms" || o == "--pt-decoder";
 }
 
 Expected<void> applyDecodeSelectionOption(const std::string& a, const std::string& v, DecodeSelection& out) {
@@ -43,6 +43,9 @@ Expected<void> applyDecodeSelectionOption(const std::string& a, const std::strin
             return makeError("--time " + v + ": expected A-B in ns");
         if (b) out.window.begin = *b;
         if (e) out.window.end = *e;
+    } else if (a == "--pt-decoder") {
+        if (v != "walk" && v != "block") return makeError("--pt-decoder " + v + ": expected walk or block");
+        out.session.ptFlowWalker = v == "walk";
     } else if (a == "--symfs") {
         out.session.images.symfs = v;
     } else if (a == "--vmlinux" || a == "--kcore" || a == "--kallsyms") {

@@ -51,6 +51,9 @@ struct AuxTraceOptions {
     uint64_t segmentBytes = 1 << 20;
     // Decoded segments kept for later calls (packed spans).
     uint64_t cacheBytes = uint64_t(2) << 30;
+    // Intel PT spans through the flow walker (pt/PtFlowWalker.h); false: through
+    // libipt's block decoder (`--pt-decoder block`), for comparison.
+    bool ptFlowWalker = true;
 };
 
 // One decoder over one file: opened once, asked for windows of spans as often

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "pt/PtFlowWalker.h"
 #include "pt/PtInsnProbe.h"
 
 namespace auxscope {
@@ -260,6 +261,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     if (!sideband) return sideband.error();
     std::unique_ptr<PtSession> s(new PtSession);
     s->file_ = &file;
+    s->flowWalker_ = options.flowWalker;
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
@@ -346,6 +348,25 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
 
 SegmentSpans PtSession::decodeSegment(const Segment& seg,
                                       const std::function<void(const FlowBlock&)>* visit) const {
+    // Spans: the flow walker over libipt's query decoder (pt/PtFlowWalker.h);
+    // what it does not handle, and listings (which want libipt's blocks), go
+    // through libipt's block decoder.
+    if (!visit && flowWalker_) {
+        bool unhandled = false;
+        SegmentSpans result = decodeSegmentWith(seg, nullptr, true, &unhandled);
+        if (!unhandled) return result;
+    }
+    return decodeSegmentWith(seg, visit, false, nullptr);
+}
+
+namespace {
+// A status of the walk: the next segment's PSB+ was reached.
+constexpr int kNextSegment = -1001;
+}  // namespace
+
+SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
+                                          const std::function<void(const FlowBlock&)>* visit, bool walk,
+                                          bool* unhandled) const {
     SegmentSpans result;
     DecodeStats& stats = result.stats;
     stats.segments = 1;
@@ -394,7 +415,12 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     // straight runs of code, so there calls and direct jumps end blocks.
     config.config.flags.variant.block.end_on_call = visit != nullptr;
     config.config.flags.variant.block.end_on_jump = visit != nullptr;
-    pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
+    pt_block_decoder* decoder = walk ? nullptr : pt_blk_alloc_decoder(&config.config);
+    pt_query_decoder* query = walk ? pt_qry_alloc_decoder(&config.config) : nullptr;
+    // The walker's code tables, per process (their links and return sites hold
+    // for one process's code).
+    std::map<int32_t, std::unique_ptr<ptwalk::BlockTable>> tables;
+    ptwalk::BlockTable* table = nullptr;
     // The thread on this CPU: from the switch timeline, else the AUX buffer's own
     // (per-thread recording), else unknown (-1).
     auto running = [&](uint64_t t) {
@@ -422,6 +448,11 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
         if (!image) image = ptImages_->newImage(r.pid);
         currentImage = image;
         if (decoder) pt_blk_set_image(decoder, image);
+        if (walk) {
+            auto& t = tables[r.pid];
+            if (!t) t = std::make_unique<ptwalk::BlockTable>(image, config.config);
+            table = t.get();
+        }
         shapeCache.clear();
         endClassCache.clear();
     };
@@ -429,24 +460,24 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     // the session's table, else walked and published there.
     std::unique_ptr<InsnProbe> probe;
     std::vector<const BlockShape*> splitShapes;
-    auto shapeOf = [&](const pt_block& b) {
+    auto shapeOf = [&](uint64_t ip, pt_exec_mode mode) {
         const BlockShape* shape = nullptr;
         {
             std::lock_guard lock(shapes_->mutex);
-            auto& table = shapes_->byPid[current.pid];
-            if (auto it = table.find(b.ip); it != table.end()) shape = it->second.get();
+            auto& known = shapes_->byPid[current.pid];
+            if (auto it = known.find(ip); it != known.end()) shape = it->second.get();
         }
         if (!shape) {
             auto made = std::make_unique<BlockShape>();
-            made->function = images_->functionAt(current.pid, b.ip);
+            made->function = images_->functionAt(current.pid, ip);
             if (!probe) probe = std::make_unique<InsnProbe>(config.config);
-            const InsnProbe::Walk walk = probe->walk(currentImage, b.ip, b.mode, 0xffff);
-            made->covered = uint32_t(walk.insns.size());
+            const InsnProbe::Walk path = probe->walk(currentImage, ip, mode, 0xffff);
+            made->covered = uint32_t(path.insns.size());
             uint32_t function = made->function;
-            for (size_t i = 0; i + 1 < walk.insns.size(); ++i) {
-                const pt_insn& insn = walk.insns[i];
+            for (size_t i = 0; i + 1 < path.insns.size(); ++i) {
+                const pt_insn& insn = path.insns[i];
                 if (insn.iclass != ptic_call && insn.iclass != ptic_jump) continue;
-                const uint32_t next = images_->functionAt(current.pid, walk.insns[i + 1].ip);
+                const uint32_t next = images_->functionAt(current.pid, path.insns[i + 1].ip);
                 if (insn.iclass == ptic_jump && next == function) continue;
                 made->breaks.push_back({uint32_t(i + 1),
                                         insn.iclass == ptic_call ? BranchClass::Call : BranchClass::Jump,
@@ -454,7 +485,7 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
                 function = next;
             }
             std::lock_guard lock(shapes_->mutex);
-            shape = shapes_->byPid[current.pid].try_emplace(b.ip, std::move(made)).first->second.get();
+            shape = shapes_->byPid[current.pid].try_emplace(ip, std::move(made)).first->second.get();
         }
         // The walk ends where libipt's block would (a branch that needs trace,
         // code it cannot read, 64 Ki instructions), so no block from this IP is
@@ -487,7 +518,9 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     auto now = [&]() {
         uint64_t tsc = 0;
         uint32_t lostMtc = 0, lostCyc = 0;
-        if (pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc) >= 0 && tsc && tsc != lastTsc) {
+        const int got = walk ? pt_qry_time(query, &tsc, &lostMtc, &lostCyc)
+                             : pt_blk_time(decoder, &tsc, &lostMtc, &lostCyc);
+        if (got >= 0 && tsc && tsc != lastTsc) {
             lastTsc = tsc;
             lastTime = std::max(lastTime, std::min(conv.toPerfTime(tsc), timeCap));
         }
@@ -499,7 +532,10 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
     };
     auto offsetNow = [&]() {
         uint64_t offset = 0;
-        pt_blk_get_offset(decoder, &offset);
+        if (walk)
+            pt_qry_get_offset(query, &offset);
+        else
+            pt_blk_get_offset(decoder, &offset);
         return seg.begin + offset;
     };
     auto addGap = [&](uint64_t t, GapReason reason, std::string detail, uint64_t offset) {
@@ -530,13 +566,14 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
 
     pt_block block;
     std::memset(&block, 0, sizeof block);
-    auto reportError = [&](int status) {
+    // `fetchIp`: where code could not be read (-pte_nomap); `shownIp`: the
+    // instruction the error names.
+    auto reportError = [&](int status, uint64_t fetchIp, uint64_t shownIp) {
         ++stats.decodeErrors;
         uint64_t t = now();
         uint64_t offset = offsetNow();
         if (status == -pte_nomap) {
-            // After a block, the failing fetch is the instruction following its last one.
-            uint64_t ip = block.ninsn ? block.end_ip + 1 : block.ip;
+            const uint64_t ip = fetchIp;
             if (const std::string* file = images_->missingFileAt(current.pid, ip)) {
                 ++stats.missingImages[*file];
                 const std::string hint = images_->missingHintAt(current.pid, ip);
@@ -552,17 +589,110 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
             }
         }
         addGap(t, GapReason::DecodeError,
-               "decode error: " + ptErrorName(status) + " at offset " + hex(offset) + " (ip " +
-                   hex(block.ninsn ? block.end_ip : block.ip) + ")",
+               "decode error: " + ptErrorName(status) + " at offset " + hex(offset) + " (ip " + hex(shownIp) +
+                   ")",
                offset);
     };
+    // What an event means for the spans, once bound to its instruction; true:
+    // it is the next segment's PSB+, where this segment ends.
+    auto onEvent = [&](const pt_event& ev) {
+        if (ev.status_update && feedEnd > seg.end && offsetNow() >= seg.end) return true;
+        switch (ev.type) {
+            case ptev_enabled:
+                advance(eventTime(ev));
+                break;
+            case ptev_disabled:
+            case ptev_async_disabled:
+                addGap(eventTime(ev), GapReason::Untraced, "tracing disabled", offsetNow());
+                break;
+            case ptev_stop:
+                addGap(eventTime(ev), GapReason::Untraced, "trace stopped (TraceStop)", offsetNow());
+                break;
+            case ptev_overflow:
+                addGap(eventTime(ev), GapReason::Overflow, "trace overflow (OVF)", offsetNow());
+                break;
+            case ptev_async_branch:
+                flow.interrupt(eventTime(ev));
+                break;
+            default:
+                // paging, exec mode, tsx, vmcs, power and timing events do not move the stack.
+                break;
+        }
+        return false;
+    };
+    uint64_t blocks = 0, instructions = 0;  // in registers, not through `stats`
+    // `count` instructions of a block from `ip` (its shape: `mode`), the last
+    // leaving as `last`, at the decoder's time now.
+    auto runBlock = [&](uint64_t ip, pt_exec_mode mode, uint32_t count, BranchClass last, uint64_t t) {
+        const ShapeRef shape = shapeCache.get(ip, [&](uint64_t) { return shapeOf(ip, mode); });
+        const uint32_t function = shape.function;
+        if (!shape.split) [[likely]] {
+            flow.instructions(t, function, count, last);
+        } else {
+            // The runs of the block in each function, as blocks ending at
+            // calls and direct jumps would give them (same time: no trace is
+            // read between them).
+            uint32_t runFunction = function, done = 0;
+            for (const BlockBreak& at : splitShapes[shape.split - 1]->breaks) {
+                if (at.end >= count) break;
+                flow.instructions(t, runFunction, at.end - done, at.last);
+                done = at.end;
+                runFunction = at.next;
+            }
+            flow.instructions(t, runFunction, count - done, last);
+        }
+        ++blocks;
+        instructions += count;
+        return function;
+    };
 
-    if (!decoder) {
+    if (walk && query) {
+        // The walker calls back for every block and every bound event.
+        struct Sink {
+            decltype(runBlock)& run;
+            decltype(onEvent)& event_;
+            decltype(now)& timeNow;
+            decltype(advance)& advanceTo;
+            const uint64_t& nextSwitch;
+            const RunningThread& current;
+            ptwalk::BlockTable*& table;
+            bool block(const ptwalk::Block& b, uint32_t count, BranchClass last) {
+                const uint64_t t = timeNow();
+                const int32_t pid = current.pid;
+                if (t >= nextSwitch) advanceTo(t);
+                run(b.ip, table->mode, count, last, t);
+                return current.pid != pid;
+            }
+            int event(const pt_event& ev) { return event_(ev) ? kNextSegment : 0; }
+        } sink{runBlock, onEvent, now, advance, nextSwitch, current, table};
+        ptwalk::Walker<Sink> walker(query, &table, sink);
+        int status = walker.sync();
+        for (;;) {
+            if (status < 0) {
+                if (status == -pte_eos || status == kNextSegment) break;
+                // What the walker does not handle, and any decode error: the
+                // segment goes to libipt's block decoder, whose errors, gaps and
+                // resynchronisation the spans have always shown.
+                *unhandled = true;
+                break;
+            }
+            if (status & pts_event_pending) {
+                status = walker.events(status);
+                continue;
+            }
+            if (!walker.enabled()) {
+                status = (status & pts_eos) ? -pte_eos : -pte_no_enable;
+                continue;
+            }
+            status = walker.hot();
+        }
+        stats.blocks += blocks;
+        stats.instructions += instructions;
+    } else if (!decoder) {
         addGap(lastTime, GapReason::DecodeError, "libipt refused the trace configuration", seg.begin);
     } else {
         int status = pt_blk_sync_forward(decoder);
         uint64_t lastErrorOffset = UINT64_MAX;
-        uint64_t blocks = 0, instructions = 0;  // in registers, not through `stats`
         for (;;) {
             if (status < 0) {
                 if (status == -pte_eos) break;
@@ -574,7 +704,8 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
                     continue;
                 }
                 lastErrorOffset = offset;
-                reportError(status);
+                reportError(status, block.ninsn ? block.end_ip + 1 : block.ip,
+                            block.ninsn ? block.end_ip : block.ip);
                 std::memset(&block, 0, sizeof block);
                 status = pt_blk_sync_forward(decoder);
                 continue;
@@ -585,30 +716,9 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
                 status = pt_blk_event(decoder, &ev, sizeof ev);
                 if (status < 0) break;
                 // The next segment's PSB+: this one ends where that one resumes.
-                if (ev.status_update && feedEnd > seg.end && offsetNow() >= seg.end) {
+                if (onEvent(ev)) {
                     nextSegment = true;
                     break;
-                }
-                switch (ev.type) {
-                    case ptev_enabled:
-                        advance(eventTime(ev));
-                        break;
-                    case ptev_disabled:
-                    case ptev_async_disabled:
-                        addGap(eventTime(ev), GapReason::Untraced, "tracing disabled", offsetNow());
-                        break;
-                    case ptev_stop:
-                        addGap(eventTime(ev), GapReason::Untraced, "trace stopped (TraceStop)", offsetNow());
-                        break;
-                    case ptev_overflow:
-                        addGap(eventTime(ev), GapReason::Overflow, "trace overflow (OVF)", offsetNow());
-                        break;
-                    case ptev_async_branch:
-                        flow.interrupt(eventTime(ev));
-                        break;
-                    default:
-                        // paging, exec mode, tsx, vmcs, power and timing events do not move the stack.
-                        break;
                 }
             }
             if (nextSegment) break;
@@ -621,30 +731,12 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
             status = pt_blk_next(decoder, &block, sizeof block);
             if (block.ninsn) {
                 if (t >= nextSwitch) advance(t);
-                const ShapeRef shape = shapeCache.get(block.ip, [&](uint64_t) { return shapeOf(block); });
-                const uint32_t function = shape.function;
                 BranchClass last = block.iclass != ptic_error || block.truncated
                                        ? branchClassOf(block, ptImages_->cache())
                                        : endClassCache.get(block.end_ip, [&](uint64_t) {
                                              return branchClassFromBytes(block, ptImages_->cache());
                                          });
-                if (!shape.split) [[likely]] {
-                    flow.instructions(t, function, block.ninsn, last);
-                } else {
-                    // The runs of the block in each function, as blocks ending at
-                    // calls and direct jumps would give them (same time: libipt
-                    // reads no trace between them).
-                    uint32_t runFunction = function, done = 0;
-                    for (const BlockBreak& at : splitShapes[shape.split - 1]->breaks) {
-                        if (at.end >= block.ninsn) break;
-                        flow.instructions(t, runFunction, at.end - done, at.last);
-                        done = at.end;
-                        runFunction = at.next;
-                    }
-                    flow.instructions(t, runFunction, block.ninsn - done, last);
-                }
-                ++blocks;
-                instructions += block.ninsn;
+                const uint32_t function = runBlock(block.ip, block.mode, block.ninsn, last, t);
                 if (visit)
                     (*visit)({t, seg.cpu, current.tid, block.ip, block.end_ip, block.ninsn, last, function});
             }
@@ -672,6 +764,7 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
         spareSpans.push_back(std::move(spans.spans));
     }
     if (decoder) pt_blk_free_decoder(decoder);
+    if (query) pt_qry_free_decoder(query);
     for (auto& [pid, image] : imageOfPid)
         pt_image_free(image);
     return result;

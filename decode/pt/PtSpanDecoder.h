@@ -50,6 +50,9 @@ struct PtSessionOptions {
     // Decoded segments kept for later calls (packed spans): a busy trace decodes
     // to ~10 bytes of spans per byte of PT, so a whole large file does not fit.
     uint64_t cacheBytes = uint64_t(2) << 30;
+    // Spans through the flow walker over libipt's query decoder (pt/PtFlowWalker.h);
+    // false: through libipt's block decoder (what the walker is checked against).
+    bool flowWalker = true;
 };
 
 class PtSession {
@@ -107,6 +110,11 @@ private:
     PtSession() = default;
     SegmentSpans decodeSegment(const Segment& segment,
                                const std::function<void(const FlowBlock&)>* visit) const;
+    // `walk`: with the flow walker (pt/PtFlowWalker.h), setting *unhandled when it
+    // met what it does not handle (the result is then to be thrown away); else
+    // with libipt's block decoder.
+    SegmentSpans decodeSegmentWith(const Segment& segment, const std::function<void(const FlowBlock&)>* visit,
+                                   bool walk, bool* unhandled) const;
 
     // Where the blocks of libipt's default flags change function (see PtSpanDecoder.cpp).
     struct BlockShapes;
@@ -121,6 +129,7 @@ private:
     std::unique_ptr<SegmentedDecode> decode_;
     std::map<int, PsbIndex> psbs_;
     std::vector<Segment> segments_;
+    bool flowWalker_ = true;
     size_t filesLoaded_ = 0;
     bool carried_ = false;
 };
