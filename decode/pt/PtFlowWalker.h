@@ -71,6 +71,11 @@ struct Block {
     bool farCall = false;                        // End::Far: a far call (a disable there resumes after it)
     bool movCr3 = false;                         // a MOV to CR3 on the path
     int error = 0;                               // End::Fault: the decode error
+    // The sink's own per-block cache (PtSession: the block's function and where
+    // it changes function), valid for the table's process; `known` once set.
+    uint32_t sinkFunction = 0;
+    const void* sinkShape = nullptr;
+    bool known = false;
 };
 
 // A call on a block's path: its return address, pushed after instruction `at`,
@@ -169,6 +174,7 @@ public:
     std::vector<BranchClass> classes;  // per block: how each instruction leaves
     std::vector<Push> pushes;
     pt_exec_mode mode = ptem_64bit;
+    int32_t owner = -1;  // the process whose code it is (for the sink's own use)
 
     // The block starting at `ip`, built when new.
     [[gnu::always_inline]] uint32_t at(uint64_t ip) {
@@ -193,7 +199,7 @@ private:
 };
 
 // The walk over one segment's query decoder. Sink:
-//   bool block(const Block& b, uint32_t count, BranchClass last): the first
+//   bool block(Block& b, uint32_t count, BranchClass last): the first
 //     `count` instructions of `b` run (count < b.ninsn: up to an event's IP;
 //     `last`: how the count-th leaves); called before the block's branch is
 //     queried, so the decoder's time is the block's. True when the process
@@ -244,7 +250,7 @@ public:
             pushes = t->pushes.data();
         };
         for (;;) {
-            const Block* b = base + cur;
+            Block* b = base + cur;
             const bool switched = sink_.block(*b, b->ninsn, b->lastClass);
             for (uint32_t k = 0; k < b->npush; ++k)
                 ret_.push(pushes[b->pushes + k].ret, switched ? UINT32_MAX : b->pushes + k);
@@ -402,8 +408,8 @@ private:
                 ret_.forgetSites();
             }
             const uint32_t cur = t->at(ip_);
-            const Block b = t->blocks[cur];
-            if (trace == Trace::BindDisable && b.movCr3) return kUnhandled;
+            if (trace == Trace::BindDisable && t->blocks[cur].movCr3) return kUnhandled;
+            Block& b = t->blocks[cur];
             uint32_t upTo = b.ninsn;  // instructions of the path executed
             if (to != kNoIp)
                 for (uint32_t j = 1; j < b.ninsn; ++j)

@@ -221,12 +221,11 @@ struct BlockShape {
     uint32_t covered = 0;   // instructions of the path walked (a longer block is not known)
     std::vector<BlockBreak> breaks;
 };
-// What the hot loop keeps per block start (16 bytes with the key, four to a
-// cache line): its function, and 0 when the whole path is in it without a call,
-// else 1 + the index of its shape in the segment's list.
+// What the hot loop keeps per block start: its function, and its shape when
+// the path changes function (shapes live as long as the session).
 struct ShapeRef {
     uint32_t function = 0;
-    uint32_t split = 0;
+    const BlockShape* split = nullptr;  // the block's shape when it changes function
 };
 
 }  // namespace
@@ -239,6 +238,29 @@ struct ShapeRef {
 struct PtSession::BlockShapes {
     std::mutex mutex;
     std::unordered_map<int32_t, std::unordered_map<uint64_t, std::unique_ptr<const BlockShape>>> byPid;
+};
+
+// The flow walker's code tables of one segment decode at a time, one per
+// process with the libipt image its code is read through. The session keeps
+// them between segments: a segment revisits the same few thousand blocks, and
+// building them (libipt's instruction decoder over each path) costs about 5 ms.
+struct PtSession::WalkTables {
+    struct Entry {
+        pt_image* image = nullptr;
+        std::unique_ptr<ptwalk::BlockTable> table;
+        Entry() = default;
+        Entry(const Entry&) = delete;
+        Entry& operator=(const Entry&) = delete;
+        ~Entry() {
+            table.reset();
+            if (image) pt_image_free(image);
+        }
+    };
+    std::map<int32_t, Entry> byPid;
+};
+struct PtSession::WalkTablePool {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<WalkTables>> idle;
 };
 
 PtSession::~PtSession() = default;
@@ -262,6 +284,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     std::unique_ptr<PtSession> s(new PtSession);
     s->file_ = &file;
     s->flowWalker_ = options.flowWalker;
+    s->walkTables_ = std::make_unique<WalkTablePool>();
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
@@ -418,8 +441,16 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
     pt_block_decoder* decoder = walk ? nullptr : pt_blk_alloc_decoder(&config.config);
     pt_query_decoder* query = walk ? pt_qry_alloc_decoder(&config.config) : nullptr;
     // The walker's code tables, per process (their links and return sites hold
-    // for one process's code).
-    std::map<int32_t, std::unique_ptr<ptwalk::BlockTable>> tables;
+    // for one process's code), from the session's pool.
+    std::unique_ptr<WalkTables> walkTables;
+    if (walk) {
+        std::lock_guard lock(walkTables_->mutex);
+        if (!walkTables_->idle.empty()) {
+            walkTables = std::move(walkTables_->idle.back());
+            walkTables_->idle.pop_back();
+        }
+    }
+    if (walk && !walkTables) walkTables = std::make_unique<WalkTables>();
     ptwalk::BlockTable* table = nullptr;
     // The thread on this CPU: from the switch timeline, else the AUX buffer's own
     // (per-thread recording), else unknown (-1).
@@ -449,9 +480,13 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
         currentImage = image;
         if (decoder) pt_blk_set_image(decoder, image);
         if (walk) {
-            auto& t = tables[r.pid];
-            if (!t) t = std::make_unique<ptwalk::BlockTable>(image, config.config);
-            table = t.get();
+            WalkTables::Entry& e = walkTables->byPid[r.pid];
+            if (!e.table) {
+                e.image = ptImages_->newImage(r.pid);
+                e.table = std::make_unique<ptwalk::BlockTable>(e.image, config.config);
+                e.table->owner = r.pid;
+            }
+            table = e.table.get();
         }
         shapeCache.clear();
         endClassCache.clear();
@@ -459,7 +494,6 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
     // The shape of the block that starts at `b.ip` in the current process: from
     // the session's table, else walked and published there.
     std::unique_ptr<InsnProbe> probe;
-    std::vector<const BlockShape*> splitShapes;
     auto shapeOf = [&](uint64_t ip, pt_exec_mode mode) {
         const BlockShape* shape = nullptr;
         {
@@ -490,9 +524,7 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
         // The walk ends where libipt's block would (a branch that needs trace,
         // code it cannot read, 64 Ki instructions), so no block from this IP is
         // longer: one without breaks is one run.
-        if (shape->breaks.empty()) return ShapeRef{shape->function, 0};
-        splitShapes.push_back(shape);
-        return ShapeRef{shape->function, uint32_t(splitShapes.size())};
+        return ShapeRef{shape->function, shape->breaks.empty() ? nullptr : shape};
     };
     // After a loss, the lost-AUX gap starts where the trace before it ended.
     const bool lossGap = seg.lossFrom && seg.lossFrom < seg.startTime;
@@ -623,8 +655,10 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
     uint64_t blocks = 0, instructions = 0;  // in registers, not through `stats`
     // `count` instructions of a block from `ip` (its shape: `mode`), the last
     // leaving as `last`, at the decoder's time now.
-    auto runBlock = [&](uint64_t ip, pt_exec_mode mode, uint32_t count, BranchClass last, uint64_t t) {
-        const ShapeRef shape = shapeCache.get(ip, [&](uint64_t) { return shapeOf(ip, mode); });
+    auto shapeAt = [&](uint64_t ip, pt_exec_mode mode) {
+        return shapeCache.get(ip, [&](uint64_t) { return shapeOf(ip, mode); });
+    };
+    auto runBlock = [&](ShapeRef shape, uint32_t count, BranchClass last, uint64_t t) {
         const uint32_t function = shape.function;
         if (!shape.split) [[likely]] {
             flow.instructions(t, function, count, last);
@@ -633,7 +667,7 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
             // calls and direct jumps would give them (same time: no trace is
             // read between them).
             uint32_t runFunction = function, done = 0;
-            for (const BlockBreak& at : splitShapes[shape.split - 1]->breaks) {
+            for (const BlockBreak& at : shape.split->breaks) {
                 if (at.end >= count) break;
                 flow.instructions(t, runFunction, at.end - done, at.last);
                 done = at.end;
@@ -650,21 +684,34 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
         // The walker calls back for every block and every bound event.
         struct Sink {
             decltype(runBlock)& run;
+            decltype(shapeAt)& shapeOfBlock;
             decltype(onEvent)& event_;
             decltype(now)& timeNow;
             decltype(advance)& advanceTo;
             const uint64_t& nextSwitch;
             const RunningThread& current;
             ptwalk::BlockTable*& table;
-            bool block(const ptwalk::Block& b, uint32_t count, BranchClass last) {
+            bool block(ptwalk::Block& b, uint32_t count, BranchClass last) {
                 const uint64_t t = timeNow();
                 const int32_t pid = current.pid;
                 if (t >= nextSwitch) advanceTo(t);
-                run(b.ip, table->mode, count, last, t);
+                // The block's shape, kept in the block while its table is the
+                // running process's (a switch inside the block: looked up).
+                if (!b.known && table->owner == current.pid) {
+                    const ShapeRef shape = shapeOfBlock(b.ip, table->mode);
+                    b.sinkFunction = shape.function;
+                    b.sinkShape = shape.split;
+                    b.known = true;
+                }
+                const ShapeRef shape =
+                    table->owner == current.pid
+                        ? ShapeRef{b.sinkFunction, static_cast<const BlockShape*>(b.sinkShape)}
+                        : shapeOfBlock(b.ip, table->mode);
+                run(shape, count, last, t);
                 return current.pid != pid;
             }
             int event(const pt_event& ev) { return event_(ev) ? kNextSegment : 0; }
-        } sink{runBlock, onEvent, now, advance, nextSwitch, current, table};
+        } sink{runBlock, shapeAt, onEvent, now, advance, nextSwitch, current, table};
         ptwalk::Walker<Sink> walker(query, &table, sink);
         int status = walker.sync();
         for (;;) {
@@ -736,7 +783,7 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
                                        : endClassCache.get(block.end_ip, [&](uint64_t) {
                                              return branchClassFromBytes(block, ptImages_->cache());
                                          });
-                const uint32_t function = runBlock(block.ip, block.mode, block.ninsn, last, t);
+                const uint32_t function = runBlock(shapeAt(block.ip, block.mode), block.ninsn, last, t);
                 if (visit)
                     (*visit)({t, seg.cpu, current.tid, block.ip, block.end_ip, block.ninsn, last, function});
             }
@@ -765,6 +812,10 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
     }
     if (decoder) pt_blk_free_decoder(decoder);
     if (query) pt_qry_free_decoder(query);
+    if (walkTables) {
+        std::lock_guard lock(walkTables_->mutex);
+        walkTables_->idle.push_back(std::move(walkTables));
+    }
     for (auto& [pid, image] : imageOfPid)
         pt_image_free(image);
     return result;

@@ -126,6 +126,10 @@ private:
     std::unique_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
     std::unique_ptr<PtImages> ptImages_;
+    // The flow walker's code tables, kept between segments (see PtSpanDecoder.cpp).
+    struct WalkTables;
+    struct WalkTablePool;
+    std::unique_ptr<WalkTablePool> walkTables_;
     std::unique_ptr<SegmentedDecode> decode_;
     std::map<int, PsbIndex> psbs_;
     std::vector<Segment> segments_;
