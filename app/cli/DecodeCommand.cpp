@@ -188,6 +188,10 @@ void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
                   stats.segments, stats.traceBytes, stats.blocks, stats.instructions, seconds,
                   seconds > 0 ? double(stats.traceBytes) / seconds / 1e6 : 0.0);
     out << line;
+    if (stats.segmentsRedecoded)
+        out << "segments decoded again by libipt's block decoder (decode errors, or flow the walker does "
+               "not follow): "
+            << stats.segmentsRedecoded << "\n";
     for (const auto& [reason, n] : stats.gaps)
         out << "gaps: " << gapReasonName(reason) << ": " << n << "\n";
     for (const auto& [file, n] : stats.missingImages) {

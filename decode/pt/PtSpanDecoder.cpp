@@ -378,6 +378,9 @@ SegmentSpans PtSession::decodeSegment(const Segment& seg,
         bool unhandled = false;
         SegmentSpans result = decodeSegmentWith(seg, nullptr, true, &unhandled);
         if (!unhandled) return result;
+        result = decodeSegmentWith(seg, nullptr, false, nullptr);
+        result.stats.segmentsRedecoded = 1;
+        return result;
     }
     return decodeSegmentWith(seg, visit, false, nullptr);
 }

@@ -5,7 +5,7 @@ namespace auxscope {
 
 DecodeStats& DecodeStats::operator+=(const DecodeStats& o) {
     segments += o.segments, traceBytes += o.traceBytes, blocks += o.blocks, instructions += o.instructions;
-    decodeErrors += o.decodeErrors;
+    decodeErrors += o.decodeErrors, segmentsRedecoded += o.segmentsRedecoded;
     for (auto& [k, v] : o.gaps)
         gaps[k] += v;
     for (auto& [k, v] : o.missingImages)

@@ -27,6 +27,10 @@ struct DecodeStats {
     uint64_t blocks = 0;
     uint64_t instructions = 0;
     uint64_t decodeErrors = 0;
+    // Segments decoded a second time by a slower decoder: Intel PT's flow walker
+    // hands libipt's block decoder what it does not handle and segments with
+    // decode errors (pt/PtFlowWalker.h).
+    uint64_t segmentsRedecoded = 0;
     std::map<GapReason, uint64_t> gaps;
     std::map<std::string, uint64_t> missingImages;  // recorded file -> gaps it caused
     DecodeStats& operator+=(const DecodeStats& o);

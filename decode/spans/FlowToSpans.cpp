@@ -5,12 +5,6 @@
 
 namespace auxscope {
 
-void FlowToSpans::close(Thread& t, const Frame& f, uint64_t end) {
-    Span& s = t.out.spans[f.slot];
-    s.end = std::max(end, s.start);
-    s.instructions = f.instructions;
-}
-
 void FlowToSpans::closeAll(Thread& t, uint64_t end) {
     while (!t.stack.empty()) {
         close(t, t.stack.back(), end);

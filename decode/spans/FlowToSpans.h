@@ -41,6 +41,7 @@
 // Span::foundRunning (not a call). So is a frame entered without a call or jump
 // the trace shows (resumed in another function after untraced code, such as a
 // signal handler after the system call it interrupted): foundRunning only.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -84,8 +85,17 @@ public:
                     t->pending = pendingAfter(last);
                     return;
                 }
-            } else if (t->pending != Pending::Return && top.function == function) {
-                top.instructions += count;
+            } else if (t->pending != Pending::Return) {
+                if (top.function == function) {
+                    top.instructions += count;
+                    t->pending = pendingAfter(last);
+                    return;
+                }
+            } else if (const size_t n = t->stack.size(); n >= 2 && t->stack[n - 2].function == function) {
+                // A return to the caller: the top frame closes.
+                close(*t, top, time);
+                t->stack.pop_back();
+                t->stack.back().instructions += count;
                 t->pending = pendingAfter(last);
                 return;
             }
@@ -210,7 +220,11 @@ private:
         t.out.spans.push_back(s);
         return {function, depth, 0, slot};
     }
-    void close(Thread& t, const Frame& f, uint64_t end);
+    void close(Thread& t, const Frame& f, uint64_t end) {
+        Span& s = t.out.spans[f.slot];
+        s.end = std::max(end, s.start);
+        s.instructions = f.instructions;
+    }
     void closeAll(Thread& t, uint64_t end);
     void closeStretch(Thread& t);
     void openGap(Thread& t, uint64_t time);

@@ -356,6 +356,47 @@ TEST(PtDecodeSkylake, PacketAndPsbCountsMatchPerfReport) {
     }
 }
 
+// Without its binaries every segment of the Skylake file meets a decode error:
+// the flow walker hands each such segment to libipt's block decoder, so the
+// spans, gaps and statistics are exactly the block decoder's, and the handing
+// back is counted.
+TEST(PtDecodeSkylake, WalkerHandsSegmentsWithErrorsToTheBlockDecoder) {
+    AUXSCOPE_NEED_TEST_DATA();
+    auto file = PerfDataReader::open(kSkylake);
+    ASSERT_TRUE(file) << file.error().message;
+    auto decode = [&](bool walker, DecodedSpans& out) {
+        PtSessionOptions options;
+        options.flowWalker = walker;
+        options.segmentBytes = 4096;
+        auto session = PtSession::open(*file, options);
+        ASSERT_TRUE(session) << session.error().message;
+        out = (*session)->decodeSpans({}, 2);
+    };
+    DecodedSpans walked, blocked;
+    decode(true, walked);
+    decode(false, blocked);
+    EXPECT_GT(walked.stats.segments, 2u);
+    EXPECT_GT(walked.stats.segmentsRedecoded, 0u);
+    EXPECT_LE(walked.stats.segmentsRedecoded, walked.stats.segments);
+    EXPECT_EQ(blocked.stats.segmentsRedecoded, 0u);
+    EXPECT_EQ(walked.stats.decodeErrors, blocked.stats.decodeErrors);
+    EXPECT_EQ(walked.stats.gaps, blocked.stats.gaps);
+    EXPECT_EQ(walked.stats.missingImages, blocked.stats.missingImages);
+    ASSERT_EQ(walked.threads.size(), blocked.threads.size());
+    for (const auto& [tid, store] : blocked.threads) {
+        ASSERT_TRUE(walked.threads.count(tid)) << tid;
+        const SpanStore& other = walked.threads.at(tid);
+        ASSERT_EQ(other.size(), store.size()) << "tid " << tid;
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span a = store.at(i), b = other.at(i);
+            EXPECT_TRUE(a.start == b.start && a.end == b.end && a.depth == b.depth && a.gap == b.gap &&
+                        a.instructions == b.instructions)
+                << "tid " << tid << " span " << i;
+            if (a.isGap()) EXPECT_EQ(store.gaps()[size_t(a.gap)].detail, other.gaps()[size_t(b.gap)].detail);
+        }
+    }
+}
+
 // ---------------------------------------------------------------- synthetic perf.data
 
 constexpr uint32_t kPtPmuType = 8;

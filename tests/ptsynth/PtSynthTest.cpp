@@ -183,8 +183,66 @@ std::string describe(const std::vector<uint64_t>& got, const std::vector<uint64_
 // disassemble: the block decoder's instruction listing needs it, so real
 // programs are decoded with libipt's instruction decoder (which needs nothing
 // but libipt); generated programs use the block decoder.
+// The span decode's two ways through the flow -- the flow walker over
+// libipt's query decoder (pt/PtFlowWalker.h) and libipt's block decoder -- give
+// the same spans (times, depths, instruction counts, functions, gaps), whole
+// and in a window, cut into many small segments (each ends at the next one's
+// PSB+); and the walker decoded every segment itself, none handed back.
+void expectSpanDecodersAgree(const fs::path& file) {
+    auto reader = PerfDataReader::open(file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto lines = [&](bool walker, bool windowed, DecodeStats& stats) {
+        PtSessionOptions options;
+        options.flowWalker = walker;
+        options.segmentBytes = 512;
+        auto session = PtSession::open(*reader, options);
+        std::vector<std::string> out;
+        if (!session) {
+            ADD_FAILURE() << session.error().message;
+            return out;
+        }
+        DecodeWindow window;
+        if (windowed) {
+            uint64_t begin = UINT64_MAX, end = 0;
+            for (const auto& seg : (*session)->segments())
+                if (seg.startTime) begin = std::min(begin, seg.startTime), end = std::max(end, seg.endTime);
+            window.begin = begin + (end - begin) / 3;
+            window.end = begin + (end - begin) / 3 * 2;
+        }
+        DecodedSpans result = (*session)->decodeSpans(window, 2);
+        stats = result.stats;
+        for (const auto& [tid, store] : result.threads)
+            for (size_t i = 0; i < store.size(); ++i) {
+                const Span sp = store.at(i);
+                out.push_back(std::to_string(tid) + " " + std::to_string(sp.start) + " " +
+                              std::to_string(sp.end) + " " + std::to_string(sp.depth) + " " +
+                              std::to_string(sp.instructions) + " " +
+                              (sp.isGap() ? "gap " + store.gaps()[size_t(sp.gap)].detail
+                                          : (*session)->functions()[sp.function].name));
+            }
+        return out;
+    };
+    for (bool windowed : {false, true}) {
+        SCOPED_TRACE(windowed ? "the middle third" : "whole");
+        DecodeStats walked, blocked;
+        const std::vector<std::string> walker = lines(true, windowed, walked);
+        const std::vector<std::string> block = lines(false, windowed, blocked);
+        ASSERT_FALSE(block.empty());
+        EXPECT_GE(walked.segments, 1u);
+        EXPECT_EQ(walked.segmentsRedecoded, 0u) << "the walker handed segments back";
+        EXPECT_EQ(walked.instructions, blocked.instructions);
+        EXPECT_EQ(walker.size(), block.size());
+        for (size_t i = 0; i < std::min(walker.size(), block.size()); ++i)
+            if (walker[i] != block[i]) {
+                ADD_FAILURE() << "span " << i << ": walker " << walker[i] << ", block decoder " << block[i];
+                break;
+            }
+    }
+}
+
 void expectDecodersAgree(const fs::path& file, const Truth& truth,
                          PtInsnFlowOptions::Decoder decoder = PtInsnFlowOptions::Decoder::Instruction) {
+    expectSpanDecodersAgree(file);
     ASSERT_FALSE(truth.ips.empty());
     ASSERT_EQ(truth.ips.size(), truth.instructions);
 
