@@ -9,6 +9,8 @@
 //       the anchor (the best a libipt-based decoder can do on one core);
 //       (a') and (a'') the same loop with the block flags (b) needs
 //       (end_on_call + end_on_jump) and with end_on_call alone, for reference
+//   (w) auxscope's flow walker over libipt's query decoder (pt/PtFlowWalker.h)
+//       alone over the same runs, counting instructions: what (b) is built on
 //   (b) auxscope decode to spans on one thread (PtSession::decodeSpans, -j 1):
 //       the flow walker over libipt's query decoder (pt/PtFlowWalker.h);
 //       (b') the same through libipt's block decoder, as before the walker
@@ -39,6 +41,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +50,7 @@
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
+#include "pt/PtFlowWalker.h"
 #include "pt/PtImages.h"
 #include "pt/PtSpanDecoder.h"
 #include "pt/PtTraceSource.h"
@@ -183,6 +187,84 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
     char note[64];
     f.cpuSeconds = processCpuSeconds() - c0;
     std::snprintf(note, sizeof note, "cpu %.2f s; %" PRIu64 " errors", f.cpuSeconds, errors);
+    f.note = note;
+    return f;
+}
+
+// (w): auxscope's flow walker over libipt's query decoder (pt/PtFlowWalker.h)
+// alone over the same runs and image, counting instructions, nothing else: what
+// (b) builds its spans on, beside (a).
+Figure walkerAlone(const PerfDataReader& file, const char* name) {
+    Figure f{name};
+    auto trace = PtTraceSource::fromPerfData(file);
+    auto sideband = Sideband::load(file);
+    if (!trace || !sideband) {
+        f.note = "cannot read the trace";
+        return f;
+    }
+    FunctionTable functions;
+    ImageResolver images(*sideband, functions, {});
+    images.prepare();
+    PtImages ptImages(images);
+    int32_t anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
+    std::vector<std::vector<std::vector<uint8_t>>> copies;
+    std::vector<std::vector<std::span<const uint8_t>>> runBytes;
+    for (const PtCpuTrace& cpu : trace->cpus()) {
+        copies.emplace_back(cpu.runs.size());
+        runBytes.emplace_back();
+        for (size_t r = 0; r < cpu.runs.size(); ++r)
+            runBytes.back().push_back(cpu.bytes.view(cpu.runs[r].begin, cpu.runs[r].end, copies.back()[r]));
+    }
+    struct Count {
+        uint64_t instructions = 0;
+        bool block(ptwalk::Block&, uint32_t count, BranchClass) {
+            instructions += count;
+            return false;
+        }
+        int event(const pt_event&) { return 0; }
+    } sink;
+    uint64_t errors = 0, unhandled = 0;
+    double c0 = processCpuSeconds();
+    auto t0 = Clock::now();
+    for (size_t c = 0; c < trace->cpus().size(); ++c) {
+        const PtCpuTrace& cpu = trace->cpus()[c];
+        pt_image* image = ptImages.newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
+        std::unique_ptr<ptwalk::BlockTable> table;
+        for (size_t r = 0; r < cpu.runs.size(); ++r) {
+            const PtRun& run = cpu.runs[r];
+            if (run.end <= run.begin) continue;
+            std::span<const uint8_t> bytes = runBytes[c][r];
+            PtConfig config = makePtConfig(trace->configOptions(), bytes.data(), bytes.data() + bytes.size());
+            if (!table) table = std::make_unique<ptwalk::BlockTable>(image, config.config);
+            pt_query_decoder* decoder = pt_qry_alloc_decoder(&config.config);
+            if (!decoder) continue;
+            f.bytes += run.end - run.begin;
+            ptwalk::BlockTable* current = table.get();
+            ptwalk::Walker<Count> walker(decoder, &current, sink);
+            int status = walker.sync();
+            while (status != -pte_eos) {
+                if (status < 0) {
+                    ++(status == ptwalk::kUnhandled ? unhandled : errors);
+                    status = walker.sync();
+                } else if (status & pts_event_pending) {
+                    status = walker.events(status);
+                } else if (!walker.enabled()) {
+                    status = (status & pts_eos) ? -pte_eos : -pte_no_enable;
+                } else {
+                    status = walker.hot();
+                }
+            }
+            pt_qry_free_decoder(decoder);
+        }
+        table.reset();
+        pt_image_free(image);
+    }
+    f.seconds = since(t0);
+    f.instructions = sink.instructions;
+    f.cpuSeconds = processCpuSeconds() - c0;
+    char note[96];
+    std::snprintf(note, sizeof note, "cpu %.2f s; %" PRIu64 " errors, %" PRIu64 " unhandled", f.cpuSeconds,
+                  errors, unhandled);
     f.note = note;
     return f;
 }
@@ -450,6 +532,8 @@ int main(int argc, char** argv) {
     print(a2);
     Figure a3 = bareLibipt(*file, "(a'') the same, end-on-call only", true, false);
     print(a3);
+    Figure w = walkerAlone(*file, "(w) auxscope's flow walker alone");
+    print(w);
     SpanFigure b = auxscopeSpans(*file, "(b) auxscope decode to spans, 1 thread", 1);
     print(b.open);
     print(b.decode);
@@ -471,6 +555,7 @@ int main(int argc, char** argv) {
             std::printf("\n== %s (--straight %u: realistic density)\n", dense.c_str(), o.denseStraight);
             aDense = bareLibipt(*denseFile, "(a) bare libipt block decoder, dense", false, false);
             print(aDense);
+            print(walkerAlone(*denseFile, "(w) auxscope's flow walker alone, dense"));
             SpanFigure s = auxscopeSpans(*denseFile, "(b) auxscope decode to spans, 1 thread, dense", 1);
             bDense = s.decode;
             print(bDense);

@@ -232,9 +232,9 @@ std::vector<PartFix> joinParts(const std::vector<const SpanStore*>& parts,
     return fixes;
 }
 
-// `in` with `fix` applied, on its packed spans.
-void applyFix(const SpanStore& in, const PartFix& fix, SpanStore& out) {
-    std::vector<std::pair<uint32_t, Span>> replace;
+// The edit that applies `fix` to `in` (its replaced spans kept in `replace`).
+SpanStore::Edit makeEdit(const SpanStore& in, const PartFix& fix,
+                         std::vector<std::pair<uint32_t, Span>>& replace) {
     std::set<uint32_t> changed;
     for (const auto& [index, patch] : fix.patches)
         changed.insert(index);
@@ -255,7 +255,7 @@ void applyFix(const SpanStore& in, const PartFix& fix, SpanStore& out) {
     edit.lastShift = fix.lastShift;
     edit.lastBegin = fix.lastBegin;
     edit.replace = replace;
-    out = in.edited(edit);
+    return edit;
 }
 
 }  // namespace
@@ -356,16 +356,23 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
                 ends[p] = &it->second, anyEnds = true;
             joins[p] = p > 0 && chain[from[p]] == chain[from[p - 1]];
         }
-        std::vector<SpanStore> fixed(stores.size());
+        // The fixes are applied as the parts are copied into the merged store.
+        std::vector<PartFix> fixes;
+        std::vector<std::vector<std::pair<uint32_t, Span>>> replaced(stores.size());
+        std::vector<SpanStore::Edit> edits(stores.size());
+        std::vector<const SpanStore::Edit*> editOf;
         if (oneCpu && anyEnds) {
-            const std::vector<PartFix> fixes = joinParts(stores, ends, joins);
-            inner(stores.size(), [&](size_t p) {
-                if (fixes[p].any()) applyFix(*stores[p], fixes[p], fixed[p]);
-            });
+            fixes = joinParts(stores, ends, joins);
+            editOf.assign(stores.size(), nullptr);
             for (size_t p = 0; p < stores.size(); ++p)
-                if (fixes[p].any()) stores[p] = &fixed[p];
+                if (fixes[p].any())
+                    edits[p] = makeEdit(*stores[p], fixes[p], replaced[p]), editOf[p] = &edits[p];
         }
-        if (merged[k]->appendStores(stores, window.begin, window.end, inner)) return;
+        if (merged[k]->appendStores(stores, window.begin, window.end, inner, editOf)) return;
+        // (Not in start order: the parts as edited, for the sort below.)
+        std::vector<SpanStore> fixed(stores.size());
+        for (size_t p = 0; p < editOf.size(); ++p)
+            if (editOf[p]) fixed[p] = stores[p]->edited(*editOf[p]), stores[p] = &fixed[p];
         // Interleaving in time (a thread on several CPUs): unpack and sort once more.
         FlowToSpans::ThreadSpans all;
         for (const SpanStore* st : stores) {

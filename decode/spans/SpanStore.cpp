@@ -152,7 +152,17 @@ bool SpanStore::appendStore(const SpanStore& other, uint64_t begin, uint64_t end
 }
 
 bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t begin, uint64_t end,
-                             const ParallelRun& parallel) {
+                             const ParallelRun& parallel, std::span<const Edit* const> edits) {
+    const bool whole = begin == 0 && end == UINT64_MAX;
+    if (!edits.empty() && !whole) {
+        // A window selects by the edited spans' times: edited copies first.
+        std::vector<SpanStore> fixed(parts.size());
+        std::vector<const SpanStore*> plain(parts.begin(), parts.end());
+        for (size_t k = 0; k < parts.size(); ++k)
+            if (edits[k]) fixed[k] = parts[k]->edited(*edits[k]), plain[k] = &fixed[k];
+        return appendStores(plain, begin, end, parallel);
+    }
+    auto editOf = [&](size_t k) { return edits.empty() ? nullptr : edits[k]; };
     uint64_t last = lastStart_;
     bool any = !empty();
     for (const SpanStore* part : parts) {
@@ -160,7 +170,6 @@ bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t b
         if (any && part->firstStart() < last) return false;
         last = part->lastStart_, any = true;
     }
-    const bool whole = begin == 0 && end == UINT64_MAX;
     auto selected = [&](const SpanStore& part, size_t i, size_t& chunk, uint64_t& start) {
         while (chunk + 1 < part.chunks_.size() && part.chunks_[chunk + 1].first <= i)
             ++chunk;
@@ -178,7 +187,7 @@ bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t b
     auto count = [&](size_t k) {
         const SpanStore& part = *parts[k];
         if (whole) {
-            counts[k] = part.size();
+            counts[k] = part.size() - (editOf(k) ? std::min(part.size(), editOf(k)->drop.size()) : 0);
             return;
         }
         size_t n = 0, chunk = 0;
@@ -208,17 +217,24 @@ bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t b
     auto copy = [&](size_t k) {
         const SpanStore& part = *parts[k];
         Out& out = outs[k];
-        size_t o = at[k], chunk = 0;
+        size_t o = at[k], chunk = 0, drop = 0, replace = 0;
         uint64_t start = 0;
+        const Edit* edit = editOf(k);
         for (size_t i = 0; i < part.spans_.size(); ++i) {
             if (!selected(part, i, chunk, start)) continue;
+            if (edit && drop < edit->drop.size() && edit->drop[drop] == i) {
+                ++drop;
+                continue;
+            }
             if (out.chunks.empty() || start - out.chunks.back().base > UINT32_MAX)
                 out.chunks.push_back({start, static_cast<uint32_t>(o)});
             PackedSpan q = part.spans_[i];
+            if (edit)
+                part.editSpan(*edit, i, replace, q, out.wide, static_cast<uint32_t>(o));
+            else if (q.duration == kWide && q.depthInsns == kWide)
+                out.wide.push_back({static_cast<uint32_t>(o), part.wide_.at(static_cast<uint32_t>(i))});
             q.startOffset = static_cast<uint32_t>(start - out.chunks.back().base);
             if (q.function & kGapFlag) q.function = kGapFlag | (gapBase[k] + (q.function & ~kGapFlag));
-            if (q.duration == kWide && q.depthInsns == kWide)
-                out.wide.push_back({static_cast<uint32_t>(o), part.wide_.at(static_cast<uint32_t>(i))});
             spans_[o++] = q;
             out.lastStart = start;
         }
@@ -234,6 +250,49 @@ bool SpanStore::appendStores(std::span<const SpanStore* const> parts, uint64_t b
     return true;
 }
 
+void SpanStore::editSpan(const Edit& edit, size_t i, size_t& replace, PackedSpan& p,
+                         std::vector<std::pair<uint32_t, WideValues>>& wide, uint32_t n) const {
+    const bool isWide = p.duration == kWide && p.depthInsns == kWide;
+    const bool gap = (p.function & kGapFlag) != 0;
+    int32_t shift = 0;
+    if (!gap || gaps_[p.function & ~kGapFlag].reason == GapReason::Untraced)
+        shift = (i < edit.shiftEnd ? edit.shift : 0) + (i >= edit.lastBegin ? edit.lastShift : 0);
+    const bool replaced = replace < edit.replace.size() && edit.replace[replace].first == i;
+    if (!isWide && !replaced) [[likely]] {
+        if (shift) {
+            const int32_t depth = int32_t(p.depthInsns >> 20) + shift;
+            if (depth >= 0 && uint32_t(depth) <= kMaxDepth) {
+                p.depthInsns = (uint32_t(depth) << 20) | (p.depthInsns & kMaxInsns);
+            } else {
+                wide.push_back({n, {p.duration, p.depthInsns & kMaxInsns, depth}});
+                p.duration = p.depthInsns = kWide;
+            }
+        }
+        return;
+    }
+    // A wide or replaced span: through its unpacked form.
+    Span s = at(i);
+    if (replaced) {
+        const Span& r = edit.replace[replace++].second;
+        s.end = std::max(r.end, s.start);
+        s.instructions = r.instructions;
+        s.function = r.function;
+        s.foundRunning = r.foundRunning;
+        s.outermost = r.outermost;
+    }
+    s.depth += shift;
+    const uint32_t gapPart = p.function & kGapFlag ? p.function : 0;
+    p.function = gapPart ? gapPart : packedFunction(s, 0);
+    const uint64_t duration = s.end - s.start;
+    if (duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth && s.instructions <= kMaxInsns) {
+        p.duration = static_cast<uint32_t>(duration);
+        p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
+    } else {
+        p.duration = p.depthInsns = kWide;
+        wide.push_back({n, {duration, s.instructions, s.depth}});
+    }
+}
+
 SpanStore SpanStore::edited(const Edit& edit) const {
     SpanStore out;
     out.gaps_ = gaps_;
@@ -242,6 +301,7 @@ SpanStore SpanStore::edited(const Edit& edit) const {
     PackedSpan* to = out.spans_.data();
     size_t n = 0, drop = 0, replace = 0, chunk = 0;
     bool chunkOpen = false;  // the current chunk has a span in `out`
+    std::vector<std::pair<uint32_t, WideValues>> wide;
     for (size_t i = 0; i < spans_.size(); ++i) {
         while (chunk + 1 < chunks_.size() && chunks_[chunk + 1].first == i)
             ++chunk, chunkOpen = false;
@@ -254,49 +314,12 @@ SpanStore SpanStore::edited(const Edit& edit) const {
             chunkOpen = true;
         }
         PackedSpan p = spans_[i];
-        const bool wide = p.duration == kWide && p.depthInsns == kWide;
-        const bool gap = (p.function & kGapFlag) != 0;
-        int32_t shift = 0;
-        if (!gap || gaps_[p.function & ~kGapFlag].reason == GapReason::Untraced)
-            shift = (i < edit.shiftEnd ? edit.shift : 0) + (i >= edit.lastBegin ? edit.lastShift : 0);
-        const bool replaced = replace < edit.replace.size() && edit.replace[replace].first == i;
-        if (!wide && !replaced) [[likely]] {
-            if (shift) {
-                const int32_t depth = int32_t(p.depthInsns >> 20) + shift;
-                if (depth >= 0 && uint32_t(depth) <= kMaxDepth) {
-                    p.depthInsns = (uint32_t(depth) << 20) | (p.depthInsns & kMaxInsns);
-                } else {
-                    out.wide_[uint32_t(n)] = {p.duration, p.depthInsns & kMaxInsns, depth};
-                    p.duration = p.depthInsns = kWide;
-                }
-            }
-            to[n++] = p;
-            continue;
-        }
-        // A wide or replaced span: through its unpacked form.
-        Span s = at(i);
-        if (replaced) {
-            const Span& r = edit.replace[replace++].second;
-            s.end = std::max(r.end, s.start);
-            s.instructions = r.instructions;
-            s.function = r.function;
-            s.foundRunning = r.foundRunning;
-            s.outermost = r.outermost;
-        }
-        s.depth += shift;
-        p.function = packedFunction(s, 0);
-        const uint64_t duration = s.end - s.start;
-        if (duration < kWide && s.depth >= 0 && uint32_t(s.depth) <= kMaxDepth &&
-            s.instructions <= kMaxInsns) {
-            p.duration = static_cast<uint32_t>(duration);
-            p.depthInsns = (uint32_t(s.depth) << 20) | uint32_t(s.instructions);
-        } else {
-            p.duration = p.depthInsns = kWide;
-            out.wide_[uint32_t(n)] = {duration, s.instructions, s.depth};
-        }
+        editSpan(edit, i, replace, p, wide, uint32_t(n));
         to[n++] = p;
     }
     out.spans_.resize(n);
+    for (auto& [k, w] : wide)
+        out.wide_[k] = w;
     return out;
 }
 

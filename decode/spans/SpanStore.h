@@ -101,9 +101,12 @@ public:
     // merging a window's segments is a copy of hundreds of MB of packed spans,
     // as long as decoding them on a few cores. Each part starts a chunk of its
     // own, so parts are copied independently. False (nothing appended) when the
-    // parts are not in start order.
+    // parts are not in start order. `edits` (empty, or one per part, null for
+    // none; the whole range only: begin 0, end UINT64_MAX): each part as
+    // edited() would give it, in the same copy.
+    struct Edit;
     bool appendStores(std::span<const SpanStore* const> parts, uint64_t begin, uint64_t end,
-                      const ParallelRun& parallel);
+                      const ParallelRun& parallel, std::span<const Edit* const> edits = {});
     void reserve(size_t spans);
 
     // Changes for edited(): what joining a segment's spans to the segments
@@ -168,6 +171,11 @@ private:
         uint64_t instructions;
         int32_t depth;
     };
+    // The edited form of span `i` (not dropped): `p` (its packed form, re-based
+    // by the caller) changed in place; a span that does not fit the packed form
+    // goes to `wide` with the index `n` it will have.
+    void editSpan(const Edit& edit, size_t i, size_t& replace, PackedSpan& p,
+                  std::vector<std::pair<uint32_t, WideValues>>& wide, uint32_t n) const;
     static constexpr uint32_t kMaxDepth = 0xffe;    // 12 bits, 0xfff marks a wide depth
     static constexpr uint32_t kMaxInsns = 0xfffff;  // 20 bits
     const Chunk& chunkOf(size_t index) const;

@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -24,6 +25,7 @@
 #include "pt/PtConfig.h"
 #include "pt/PtInsnFlow.h"
 #include "pt/PtSpanDecoder.h"
+#include "pt/PtTraceSource.h"
 
 using namespace auxscope;
 using namespace auxscope::ptsynth;
@@ -665,6 +667,104 @@ TEST(PtSynthGenerate, UncompressedReturnsNoMtcFrequentPsb) {
     const Truth truth = synthesize(
         "--generate 1 --seed 13 --max-insns 50000 --truth-list --noretcomp --no-mtc --psb-period 128", file);
     expectDecodersAgree(file, truth, PtInsnFlowOptions::Decoder::Block);
+}
+
+// Every `every`-th PSB+ of a raw Intel PT stream replaced by OVF + FUP(ip) (an
+// overflow that resumes at ip) or FUP(ip) + TIP(ip) (an asynchronous branch
+// from ip to ip), padded with PAD to the PSB+'s length, ip being the PSB+'s own
+// FUP: the flow stays the truth's while the decoders take the overflow and
+// async-branch event paths (and the PSB is gone as a sync point). Returns the
+// overflows and async branches made.
+std::pair<size_t, size_t> mutatePsbs(std::vector<uint8_t>& buf, const PtConfigOptions& options,
+                                     unsigned every) {
+    PtConfig config = makePtConfig(options, buf.data(), buf.data() + buf.size());
+    pt_packet_decoder* d = pt_pkt_alloc_decoder(&config.config);
+    std::pair<size_t, size_t> made{0, 0};
+    if (!d) return made;
+    std::vector<uint64_t> psbs;
+    while (pt_pkt_sync_forward(d) >= 0) {
+        uint64_t offset = 0;
+        if (pt_pkt_get_sync_offset(d, &offset) >= 0) psbs.push_back(offset);
+    }
+    for (size_t i = every; i < psbs.size(); i += every) {
+        if (pt_pkt_sync_set(d, psbs[i]) < 0) continue;
+        uint64_t ip = 0, end = 0;
+        bool fup = false, done = false;
+        pt_packet p;
+        while (!done && pt_pkt_next(d, &p, sizeof p) >= 0) {
+            if (p.type == ppt_fup && p.payload.ip.ipc != pt_ipc_suppressed) fup = true, ip = p.payload.ip.ip;
+            if (p.type == ppt_psbend) done = pt_pkt_get_offset(d, &end) >= 0;
+        }
+        if (!done || !fup) continue;
+        const bool overflow = (made.first + made.second) % 2 == 0;
+        uint8_t out[64] = {};
+        pt_config ec;
+        pt_config_init(&ec);
+        ec.begin = out;
+        ec.end = out + sizeof out;
+        pt_encoder* e = pt_alloc_encoder(&ec);
+        pt_packet packets[2];
+        std::memset(packets, 0, sizeof packets);
+        packets[0].type = overflow ? ppt_ovf : ppt_fup;
+        packets[1].type = overflow ? ppt_fup : ppt_tip;
+        for (pt_packet& q : packets)
+            q.payload.ip.ipc = pt_ipc_sext_48, q.payload.ip.ip = ip;
+        bool ok = e != nullptr;
+        for (pt_packet& q : packets)
+            ok = ok && pt_enc_next(e, &q) >= 0;
+        uint64_t size = 0;
+        ok = ok && pt_enc_get_offset(e, &size) >= 0 && size <= end - psbs[i];
+        if (e) pt_free_encoder(e);
+        if (!ok) continue;
+        std::memset(buf.data() + psbs[i], 0, end - psbs[i]);  // PAD
+        std::memcpy(buf.data() + psbs[i], out, size);
+        ++(overflow ? made.first : made.second);
+    }
+    pt_pkt_free_decoder(d);
+    return made;
+}
+
+// Overflows and asynchronous branches (interrupts) the generated traces lack,
+// made by rewriting PSB+s in place: the flow walker binds them as libipt's
+// block decoder does (the same spans, overflow gaps and interrupts), without
+// handing a segment back.
+TEST(PtSynthGenerate, FlowWalkerFollowsOverflowsAndAsyncBranches) {
+    TempDir dir{"ptsynth"};
+    const fs::path file = dir.path / "gen.data", mutated = dir.path / "mutated.data";
+    synthesize("--generate 1 --seed 17 --psb-period 1024", file);
+    fs::copy_file(file, mutated);
+    auto reader = PerfDataReader::open(file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto trace = PtTraceSource::fromPerfData(*reader);
+    ASSERT_TRUE(trace) << trace.error().message;
+    size_t overflows = 0, asyncBranches = 0;
+    FILE* out = std::fopen(mutated.c_str(), "r+b");
+    ASSERT_TRUE(out);
+    for (const PerfAuxtraceBuffer& b : reader->summary().auxtrace) {
+        ASSERT_FALSE(b.compressed);
+        std::vector<uint8_t> bytes(b.available);
+        FILE* in = std::fopen(file.c_str(), "rb");
+        ASSERT_TRUE(in);
+        ASSERT_EQ(std::fseek(in, long(b.dataOffset), SEEK_SET), 0);
+        ASSERT_EQ(std::fread(bytes.data(), 1, bytes.size(), in), bytes.size());
+        std::fclose(in);
+        auto [o, a] = mutatePsbs(bytes, trace->configOptions(), 3);
+        overflows += o, asyncBranches += a;
+        ASSERT_EQ(std::fseek(out, long(b.dataOffset), SEEK_SET), 0);
+        ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), out), bytes.size());
+    }
+    std::fclose(out);
+    ASSERT_GT(overflows, 10u);
+    ASSERT_GT(asyncBranches, 10u);
+    expectSpanDecodersAgree(mutated);
+    auto again = PerfDataReader::open(mutated.string());
+    ASSERT_TRUE(again.ok());
+    auto session = PtSession::open(*again);
+    ASSERT_TRUE(session);
+    const DecodedSpans result = (*session)->decodeSpans({}, 2);
+    EXPECT_EQ(result.stats.segmentsRedecoded, 0u);
+    EXPECT_EQ(result.stats.gaps.count(GapReason::Overflow) ? result.stats.gaps.at(GapReason::Overflow) : 0,
+              overflows);
 }
 
 // The generated program is real code: running it under single-step takes the
