@@ -120,31 +120,56 @@ void print(const Figure& f) {
     std::fflush(stdout);
 }
 
+// Each run of each CPU in one piece, made before the clock starts: the trace
+// points into the file's AUXTRACE buffers, and libipt wants a run contiguous.
+struct ContiguousRuns {
+    std::vector<std::vector<std::vector<uint8_t>>> copies;
+    std::vector<std::vector<std::span<const uint8_t>>> bytes;  // [cpu][run]
+    explicit ContiguousRuns(const PtTraceSource& trace) {
+        for (const PtCpuTrace& cpu : trace.cpus()) {
+            copies.emplace_back(cpu.runs.size());
+            bytes.emplace_back();
+            for (size_t r = 0; r < cpu.runs.size(); ++r)
+                bytes.back().push_back(cpu.bytes.view(cpu.runs[r].begin, cpu.runs[r].end, copies.back()[r]));
+        }
+    }
+};
+
+// A file's trace, sideband and code images as auxscope would use them, and its runs in one piece.
+struct TraceAndImages {
+    Expected<PtTraceSource> trace;
+    Expected<Sideband> sideband;
+    FunctionTable functions;
+    std::unique_ptr<ImageResolver> images;
+    std::unique_ptr<PtImages> ptImages;
+    std::unique_ptr<ContiguousRuns> runs;
+    int32_t anyPid = -1;
+    explicit TraceAndImages(const PerfDataReader& file)
+        : trace(PtTraceSource::fromPerfData(file)), sideband(Sideband::load(file)) {
+        if (!ok()) return;
+        images = std::make_unique<ImageResolver>(*sideband, functions, ImageOptions{});
+        images->prepare();
+        ptImages = std::make_unique<PtImages>(*images);
+        runs = std::make_unique<ContiguousRuns>(*trace);
+        anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
+    }
+    bool ok() const { return trace && sideband; }
+};
+
 // (a): libipt alone over every CPU's runs, with the image auxscope would use.
 Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, bool endOnJump) {
     Figure f{name};
-    auto trace = PtTraceSource::fromPerfData(file);
-    auto sideband = Sideband::load(file);
-    if (!trace || !sideband) {
+    TraceAndImages loaded(file);
+    if (!loaded.ok()) {
         f.note = "cannot read the trace";
         return f;
     }
-    FunctionTable functions;
-    ImageResolver images(*sideband, functions, {});
-    images.prepare();
-    PtImages ptImages(images);
-    int32_t anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
+    auto& trace = loaded.trace;
+    auto& sideband = loaded.sideband;
+    PtImages& ptImages = *loaded.ptImages;
+    const int32_t anyPid = loaded.anyPid;
     uint64_t errors = 0;
-    // Each run contiguous before the clock starts: the trace points into the
-    // file's AUXTRACE buffers, and libipt wants a run in one piece.
-    std::vector<std::vector<std::vector<uint8_t>>> copies;
-    std::vector<std::vector<std::span<const uint8_t>>> runBytes;
-    for (const PtCpuTrace& cpu : trace->cpus()) {
-        copies.emplace_back(cpu.runs.size());
-        runBytes.emplace_back();
-        for (size_t r = 0; r < cpu.runs.size(); ++r)
-            runBytes.back().push_back(cpu.bytes.view(cpu.runs[r].begin, cpu.runs[r].end, copies.back()[r]));
-    }
+    const auto& runBytes = loaded.runs->bytes;
     double c0 = processCpuSeconds();
     auto t0 = Clock::now();
     for (size_t c = 0; c < trace->cpus().size(); ++c) {
@@ -196,25 +221,16 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
 // (b) builds its spans on, beside (a).
 Figure walkerAlone(const PerfDataReader& file, const char* name) {
     Figure f{name};
-    auto trace = PtTraceSource::fromPerfData(file);
-    auto sideband = Sideband::load(file);
-    if (!trace || !sideband) {
+    TraceAndImages loaded(file);
+    if (!loaded.ok()) {
         f.note = "cannot read the trace";
         return f;
     }
-    FunctionTable functions;
-    ImageResolver images(*sideband, functions, {});
-    images.prepare();
-    PtImages ptImages(images);
-    int32_t anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
-    std::vector<std::vector<std::vector<uint8_t>>> copies;
-    std::vector<std::vector<std::span<const uint8_t>>> runBytes;
-    for (const PtCpuTrace& cpu : trace->cpus()) {
-        copies.emplace_back(cpu.runs.size());
-        runBytes.emplace_back();
-        for (size_t r = 0; r < cpu.runs.size(); ++r)
-            runBytes.back().push_back(cpu.bytes.view(cpu.runs[r].begin, cpu.runs[r].end, copies.back()[r]));
-    }
+    auto& trace = loaded.trace;
+    auto& sideband = loaded.sideband;
+    PtImages& ptImages = *loaded.ptImages;
+    const int32_t anyPid = loaded.anyPid;
+    const auto& runBytes = loaded.runs->bytes;
     struct Count {
         uint64_t instructions = 0;
         bool block(ptwalk::Block&, uint32_t count, BranchClass) {

@@ -25,15 +25,10 @@ BranchClass branchClassOf(pt_insn_class iclass) {
 
 namespace {
 
-bool isPrefix(uint8_t b) {
-    return b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0xf0 || b == 0x2e || b == 0x36 ||
-           b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65;
-}
-
 // The opcode's index in the instruction's bytes, past prefixes and REX.
 size_t opcodeAt(const pt_insn& insn) {
     size_t i = 0;
-    while (i < insn.size && isPrefix(insn.raw[i]))
+    while (i < insn.size && isX86Prefix(insn.raw[i]))
         ++i;
     if (insn.mode == ptem_64bit && i < insn.size && (insn.raw[i] & 0xf0) == 0x40) ++i;
     return i;
@@ -81,7 +76,7 @@ void BlockTable::setMode(pt_exec_mode m) {
     offsets.clear();
     classes.clear();
     pushes.clear();
-    index_.clear();
+    index_.clear(4096);
 }
 
 bool BlockTable::isVmEntry(uint64_t ip) {

@@ -86,19 +86,24 @@ struct Push {
     uint64_t ret;
 };
 
-// ip -> block index, open addressing (key 0: free).
-class IpIndex {
+// ip -> value, open addressing with linear probing (key 0: free; no code runs
+// at 0). The hot loops look up every block's start: a flat table keeps that to
+// one multiply and, with key and value side by side, usually one cache line.
+template <typename V>
+class IpMap {
 public:
-    IpIndex() { reset(4096); }
-    [[gnu::always_inline]] uint32_t find(uint64_t ip) const {
+    explicit IpMap(size_t capacity = 1024) { reset(capacity); }
+    // The value for `ip`, null when absent.
+    [[gnu::always_inline]] const V* find(uint64_t ip) const {
         for (size_t i = slot(ip);; i = (i + 1) & mask_) {
             const Entry& e = table_[i];
             if (e.key == ip) [[likely]]
-                return e.value;
-            if (!e.key) return UINT32_MAX;
+                return &e.value;
+            if (!e.key) return nullptr;
         }
     }
-    void insert(uint64_t ip, uint32_t value) {
+    // `ip` must not be 0.
+    void insert(uint64_t ip, V value) {
         if ((count_ + 1) * 4 > (mask_ + 1) * 3) grow();
         size_t i = slot(ip);
         while (table_[i].key && table_[i].key != ip)
@@ -106,16 +111,16 @@ public:
         if (!table_[i].key) ++count_;
         table_[i] = {ip, value};
     }
-    void clear() { reset(4096); }
+    void clear(size_t capacity = 1024) { reset(capacity); }
 
 private:
     struct Entry {
         uint64_t key;
-        uint32_t value;
+        V value;
     };
     size_t slot(uint64_t ip) const { return size_t((ip * 0x9e3779b97f4a7c15ull) >> shift_); }
     void reset(size_t capacity) {
-        table_.assign(capacity, Entry{0, 0});
+        table_.assign(capacity, Entry{0, V{}});
         mask_ = capacity - 1;
         shift_ = 64 - unsigned(std::countr_zero(capacity));
         count_ = 0;
@@ -130,6 +135,12 @@ private:
     size_t mask_ = 0, count_ = 0;
     unsigned shift_ = 0;
 };
+
+// Whether `b` is an x86 legacy prefix (operand/address size, REP, LOCK, segment).
+inline bool isX86Prefix(uint8_t b) {
+    return b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0xf0 || b == 0x2e || b == 0x36 ||
+           b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65;
+}
 
 // libipt's return stack (pt_retstack.c): 64 entries in a ring of 65, the oldest
 // overwritten when full; popping an empty one is an error. Beside each address
@@ -178,9 +189,8 @@ public:
 
     // The block starting at `ip`, built when new.
     [[gnu::always_inline]] uint32_t at(uint64_t ip) {
-        uint32_t i = index_.find(ip);
-        if (i != UINT32_MAX) [[likely]]
-            return i;
+        if (const uint32_t* i = index_.find(ip)) [[likely]]
+            return *i;
         return build(ip);
     }
     // Another execution mode decodes the same bytes differently: the table starts afresh.
@@ -195,7 +205,7 @@ private:
 
     pt_image* image_;
     InsnProbe probe_;
-    IpIndex index_;
+    IpMap<uint32_t> index_{4096};
 };
 
 // The walk over one segment's query decoder. Sink:

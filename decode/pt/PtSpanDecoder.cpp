@@ -20,10 +20,8 @@ BranchClass classifyX86Branch(const uint8_t* bytes, size_t size, bool is64Bit) {
     size_t i = 0;
     auto at = [&](size_t n) { return n < size ? int(bytes[n]) : -1; };
     for (;; ++i) {
-        int b = at(i);
-        if (b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0xf0 || b == 0x2e || b == 0x36 ||
-            b == 0x3e || b == 0x26 || b == 0x64 || b == 0x65)
-            continue;
+        const int b = at(i);
+        if (b >= 0 && ptwalk::isX86Prefix(uint8_t(b))) continue;
         break;
     }
     if (is64Bit && (at(i) & 0xf0) == 0x40) ++i;  // REX
@@ -92,29 +90,10 @@ std::string hex(uint64_t v) {
 BranchClass branchClassFromBytes(const pt_block& block, pt_image_section_cache* cache);
 
 BranchClass branchClassOf(const pt_block& block, pt_image_section_cache* cache) {
-    switch (block.iclass) {
-        case ptic_call:
-            return BranchClass::Call;
-        case ptic_return:
-            return BranchClass::Return;
-        case ptic_jump:
-        case ptic_cond_jump:
-            return BranchClass::Jump;
-        case ptic_far_call:
-            return BranchClass::FarCall;
-        case ptic_far_return:
-            return BranchClass::FarReturn;
-        case ptic_far_jump:
-            return BranchClass::FarJump;
-        case ptic_other:
-        case ptic_ptwrite:
-            return BranchClass::Other;
-        case ptic_error:
-            break;
-    }
     // libipt's block cache leaves the class of indirect branches and far
     // transfers open; the instruction's bytes tell them apart.
-    return branchClassFromBytes(block, cache);
+    if (block.iclass == ptic_error) return branchClassFromBytes(block, cache);
+    return ptwalk::branchClassOf(block.iclass);
 }
 
 BranchClass branchClassFromBytes(const pt_block& block, pt_image_section_cache* cache) {
@@ -130,73 +109,33 @@ BranchClass branchClassFromBytes(const pt_block& block, pt_image_section_cache* 
     return size ? classifyX86Branch(bytes, size, block.mode == ptem_64bit) : BranchClass::Other;
 }
 
-// ip -> value for the blocks of one segment: open addressing, linear probing.
-// The hot loop looks up every block's start (its function) and the end of every
-// block libipt left unclassified, and a segment revisits the same few thousand
-// blocks millions of times: a flat table keeps that to one multiply and, with
-// key and value side by side (key 0 marks a free slot), usually one cache line,
-// where std::unordered_map chases a node per lookup.
+// ip -> value for the blocks of one segment, computed on first use. The hot
+// loop looks up every block's start (its function) and the end of every block
+// libipt left unclassified, and a segment revisits the same few thousand blocks
+// millions of times: a flat table (ptwalk::IpMap), where std::unordered_map
+// chases a node per lookup.
 template <typename V>
 class IpCache {
 public:
-    IpCache() { reset(1024); }
     // The value for `ip`, computed by `make(ip)` the first time.
     // The hit inline in the decode loop, the miss out of line.
     template <typename Make>
     [[gnu::always_inline]] V get(uint64_t ip, Make&& make) {
         if (ip) [[likely]]
-            for (size_t i = slot(ip);; i = (i + 1) & mask_) {
-                const Entry& e = table_[i];
-                if (e.key == ip) [[likely]]
-                    return e.value;
-                if (!e.key) break;
-            }
+            if (const V* v = map_.find(ip)) [[likely]]
+                return *v;
         return miss(ip, make);
     }
     template <typename Make>
     [[gnu::noinline]] V miss(uint64_t ip, Make& make) {
-        if (!ip) return make(ip);  // 0 marks a free slot: not cached (no code runs there)
-        size_t i = slot(ip);
-        while (table_[i].key)
-            i = (i + 1) & mask_;
         V v = make(ip);
-        if ((count_ + 1) * 4 > (mask_ + 1) * 3) {
-            grow();
-            i = slot(ip);
-            while (table_[i].key)
-                i = (i + 1) & mask_;
-        }
-        table_[i] = {ip, v}, ++count_;
+        if (ip) map_.insert(ip, v);  // 0 marks a free slot: not cached (no code runs there)
         return v;
     }
-    void clear() { reset(1024); }
+    void clear() { map_.clear(); }
 
 private:
-    struct Entry {
-        uint64_t key;
-        V value;
-    };
-    size_t slot(uint64_t ip) const { return size_t((ip * 0x9e3779b97f4a7c15ull) >> shift_); }
-    void reset(size_t capacity) {
-        table_.assign(capacity, Entry{0, V{}});
-        mask_ = capacity - 1;
-        shift_ = 64 - unsigned(std::countr_zero(capacity));
-        count_ = 0;
-    }
-    void grow() {
-        std::vector<Entry> old = std::move(table_);
-        reset((mask_ + 1) * 2);
-        for (const Entry& e : old) {
-            if (!e.key) continue;
-            size_t i = slot(e.key);
-            while (table_[i].key)
-                i = (i + 1) & mask_;
-            table_[i] = e, ++count_;
-        }
-    }
-    std::vector<Entry> table_;
-    size_t mask_ = 0, count_ = 0;
-    unsigned shift_ = 0;
+    ptwalk::IpMap<V> map_;
 };
 
 // How one block of libipt's default flags splits into runs of one function.
