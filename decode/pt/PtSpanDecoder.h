@@ -1,27 +1,26 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // decode/pt/ is the Intel PT decoder (libipt): configuration, the PSB index,
-// block decode to flow, packet dumps, the live decoder, and libipt's view of
-// the images (PtImages). It includes images/, spans/, sideband/, record/ and
-// perfdata/; nothing in decode/ but auxtrace/ includes it.
+// the flow walker (PtFlowWalker) and block decode to flow, packet dumps, and
+// libipt's view of the images (PtImages). It includes images/, spans/,
+// sideband/, record/ and perfdata/; nothing in decode/ but auxtrace/ includes it.
 //
 // Intel PT decode of a perf.data into per-thread call-stack spans.
 //
 // A PtSession opens the file once: the trace per CPU (PtTraceSource), the
 // sideband (threads, maps, switch timeline), the code images and symbols
 // (ImageResolver) and a PSB index per CPU. The trace is cut into segments at
-// PSBs (about `segmentBytes` each), each decodable on its own: libipt's block
-// decoder runs over a segment with the image of the thread the switch timeline
-// says is running, switching image and thread as the decoded time passes
-// switches, and feeds FlowToSpans. Trouble never stops the decode: a libipt
-// error becomes a gap naming the error and the trace offset, and decoding
-// resumes at the next PSB. decodeSpans() decodes only the segments a time
-// window and CPU set need, through spans/SegmentedDecode: on the session's
-// worker pool, cached, and merged per thread in time order.
+// PSBs (about `segmentBytes` each), each decodable on its own: the flow walker
+// over libipt's query decoder (pt/PtFlowWalker.h; libipt's block decoder where
+// the walker hands a segment back, and for listings) runs over a segment with
+// the image of the thread the switch timeline says is running, switching image
+// and thread as the decoded time passes switches, and feeds FlowToSpans. Trouble never stops the decode: a
+// libipt error becomes a gap naming the error and the trace offset, and decoding resumes at the next PSB.
+// decodeSpans() decodes only the segments a time window and CPU set need, through spans/SegmentedDecode: on
+// the session's worker pool, cached, and merged per thread in time order.
 //
-// Each segment starts with an empty call stack, so a frame that spans a segment
-// boundary shows as two spans; larger segments mean fewer such cuts and less
-// parallelism.
+// Each segment starts with an empty call stack; frames that cross a cut are
+// joined when segments are merged (spans/SegmentedDecode.h).
 #include <cstdint>
 #include <functional>
 #include <map>
