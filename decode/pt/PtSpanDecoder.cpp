@@ -233,10 +233,17 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
         s->images_ = std::move(from.images_);
         s->ptImages_ = std::move(from.ptImages_);
         s->shapes_ = std::move(from.shapes_);
+        s->walkTables_ = std::move(from.walkTables_);
         carry->reset();
         const ImageResolver::Update changed = s->images_->update(*s->sideband_);
         s->ptImages_->update(*s->images_, changed);
-        // A block's shape was walked through its process's code: gone with it.
+        // A block's shape and the walker's table were read from its process's
+        // code: gone with it (the tables point at the shapes).
+        for (auto& tables : s->walkTables_->idle) {
+            if (changed.all) tables->byPid.clear();
+            for (int32_t pid : changed.pids)
+                tables->byPid.erase(pid);
+        }
         if (changed.all)
             s->shapes_->byPid.clear();
         else
