@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "EtmSnapPerfData.h"
+#include "LoadAverage.h"
 #include "PtSynthPerfData.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "etm/EtmDecoder.h"
@@ -116,11 +117,7 @@ double cpuSeconds(int who) {
 }
 
 std::string load() {
-    double l[3] = {};
-    if (getloadavg(l, 3) < 3) return "load ?";
-    char b[64];
-    std::snprintf(b, sizeof b, "load %.2f %.2f %.2f", l[0], l[1], l[2]);
-    return b;
+    return bench::loadAverage();
 }
 
 std::string hex(uint64_t v) {

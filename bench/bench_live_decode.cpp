@@ -24,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "LoadAverage.h"
 #include "PtSynthTrace.h"
 #include "auxtrace/LiveTraceDecoder.h"
 #include "record/ReplaySource.h"
@@ -41,11 +42,7 @@ struct Options {
 };
 
 std::string load() {
-    double l[3] = {};
-    if (getloadavg(l, 3) < 3) return "load ?";
-    char b[64];
-    std::snprintf(b, sizeof b, "load %.2f %.2f %.2f", l[0], l[1], l[2]);
-    return b;
+    return bench::loadAverage();
 }
 
 [[noreturn]] void die(const std::string& message) {

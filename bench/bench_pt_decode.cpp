@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "LoadAverage.h"
 #include "PtSynthTrace.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
@@ -88,11 +89,7 @@ double processCpuSeconds() {
 }
 
 std::string load() {
-    double l[3] = {};
-    if (getloadavg(l, 3) < 3) return "load ?";
-    char b[64];
-    std::snprintf(b, sizeof b, "load %.2f %.2f %.2f", l[0], l[1], l[2]);
-    return b;
+    return bench::loadAverage();
 }
 
 uint64_t truthValue(const std::string& path, const std::string& key) {
@@ -154,6 +151,27 @@ struct TraceAndImages {
         anyPid = sideband->processes().empty() ? -1 : sideband->processes().begin()->first;
     }
     bool ok() const { return trace && sideband; }
+    // `run(image, config)` over each CPU's runs in turn, with the image of the
+    // CPU's process (`cpuDone()` after each CPU, before its image goes); returns
+    // the trace bytes handed over.
+    template <typename Run, typename CpuDone>
+    uint64_t forEachRun(Run&& run, CpuDone&& cpuDone) {
+        uint64_t bytes = 0;
+        for (size_t c = 0; c < trace->cpus().size(); ++c) {
+            const PtCpuTrace& cpu = trace->cpus()[c];
+            pt_image* image = ptImages->newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
+            for (size_t r = 0; r < cpu.runs.size(); ++r) {
+                if (cpu.runs[r].end <= cpu.runs[r].begin) continue;
+                std::span<const uint8_t> b = runs->bytes[c][r];
+                PtConfig config = makePtConfig(trace->configOptions(), b.data(), b.data() + b.size());
+                bytes += b.size();
+                run(image, config);
+            }
+            cpuDone();
+            pt_image_free(image);
+        }
+        return bytes;
+    }
 };
 
 // (a): libipt alone over every CPU's runs, with the image auxscope would use.
@@ -164,28 +182,16 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
         f.note = "cannot read the trace";
         return f;
     }
-    auto& trace = loaded.trace;
-    auto& sideband = loaded.sideband;
-    PtImages& ptImages = *loaded.ptImages;
-    const int32_t anyPid = loaded.anyPid;
     uint64_t errors = 0;
-    const auto& runBytes = loaded.runs->bytes;
     double c0 = processCpuSeconds();
     auto t0 = Clock::now();
-    for (size_t c = 0; c < trace->cpus().size(); ++c) {
-        const PtCpuTrace& cpu = trace->cpus()[c];
-        pt_image* image = ptImages.newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
-        for (size_t r = 0; r < cpu.runs.size(); ++r) {
-            const PtRun& run = cpu.runs[r];
-            if (run.end <= run.begin) continue;
-            std::span<const uint8_t> bytes = runBytes[c][r];
-            PtConfig config = makePtConfig(trace->configOptions(), bytes.data(), bytes.data() + bytes.size());
+    f.bytes = loaded.forEachRun(
+        [&](pt_image* image, PtConfig& config) {
             config.config.flags.variant.block.end_on_call = endOnCall;
             config.config.flags.variant.block.end_on_jump = endOnJump;
             pt_block_decoder* decoder = pt_blk_alloc_decoder(&config.config);
-            if (!decoder) continue;
+            if (!decoder) return;
             pt_blk_set_image(decoder, image);
-            f.bytes += run.end - run.begin;
             int status = pt_blk_sync_forward(decoder);
             while (status != -pte_eos) {
                 if (status < 0) {
@@ -205,9 +211,8 @@ Figure bareLibipt(const PerfDataReader& file, const char* name, bool endOnCall, 
                 f.instructions += block.ninsn;
             }
             pt_blk_free_decoder(decoder);
-        }
-        pt_image_free(image);
-    }
+        },
+        [] {});
     f.seconds = since(t0);
     char note[64];
     f.cpuSeconds = processCpuSeconds() - c0;
@@ -226,11 +231,6 @@ Figure walkerAlone(const PerfDataReader& file, const char* name) {
         f.note = "cannot read the trace";
         return f;
     }
-    auto& trace = loaded.trace;
-    auto& sideband = loaded.sideband;
-    PtImages& ptImages = *loaded.ptImages;
-    const int32_t anyPid = loaded.anyPid;
-    const auto& runBytes = loaded.runs->bytes;
     struct Count {
         uint64_t instructions = 0;
         bool block(ptwalk::Block&, uint32_t count, BranchClass) {
@@ -242,19 +242,12 @@ Figure walkerAlone(const PerfDataReader& file, const char* name) {
     uint64_t errors = 0, unhandled = 0;
     double c0 = processCpuSeconds();
     auto t0 = Clock::now();
-    for (size_t c = 0; c < trace->cpus().size(); ++c) {
-        const PtCpuTrace& cpu = trace->cpus()[c];
-        pt_image* image = ptImages.newImage(cpu.tid > 0 ? sideband->pidOf(cpu.tid) : anyPid);
-        std::unique_ptr<ptwalk::BlockTable> table;
-        for (size_t r = 0; r < cpu.runs.size(); ++r) {
-            const PtRun& run = cpu.runs[r];
-            if (run.end <= run.begin) continue;
-            std::span<const uint8_t> bytes = runBytes[c][r];
-            PtConfig config = makePtConfig(trace->configOptions(), bytes.data(), bytes.data() + bytes.size());
+    std::unique_ptr<ptwalk::BlockTable> table;  // the CPU's process's code
+    f.bytes = loaded.forEachRun(
+        [&](pt_image* image, PtConfig& config) {
             if (!table) table = std::make_unique<ptwalk::BlockTable>(image, config.config);
             pt_query_decoder* decoder = pt_qry_alloc_decoder(&config.config);
-            if (!decoder) continue;
-            f.bytes += run.end - run.begin;
+            if (!decoder) return;
             ptwalk::BlockTable* current = table.get();
             ptwalk::Walker<Count> walker(decoder, &current, sink);
             int status = walker.sync();
@@ -271,10 +264,8 @@ Figure walkerAlone(const PerfDataReader& file, const char* name) {
                 }
             }
             pt_qry_free_decoder(decoder);
-        }
-        table.reset();
-        pt_image_free(image);
-    }
+        },
+        [&] { table.reset(); });
     f.seconds = since(t0);
     f.instructions = sink.instructions;
     f.cpuSeconds = processCpuSeconds() - c0;
