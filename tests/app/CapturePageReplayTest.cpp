@@ -37,6 +37,16 @@ private:
         return out;
     }
 
+private:
+    // The window shown, its capture page set to replay `data`.
+    static CapturePage* showReplayOf(MainWindow& window, const QString& data) {
+        window.show();
+        CapturePage* page = window.capturePage();
+        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
+        page->findChild<QLineEdit*>("targetValue")->setText(data);
+        return page;
+    }
+
 private slots:
     void initTestCase() { AUXSCOPE_QNEED_TEST_DATA(); }
 
@@ -47,10 +57,7 @@ private slots:
     void replayIsReadOffTheGuiThreadWithCancel() {
         const QString data = skylakeTrace();
         MainWindow window;
-        window.show();
-        CapturePage* page = window.capturePage();
-        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
-        page->findChild<QLineEdit*>("targetValue")->setText(data);
+        CapturePage* page = showReplayOf(window, data);
         auto* start = page->findChild<QPushButton*>("startButton");
         auto* progress = page->findChild<QProgressBar*>("replayOpenProgress");
         auto* cancel = page->findChild<QPushButton*>("replayOpenCancel");
@@ -148,10 +155,7 @@ private slots:
     void replaySnapshotButtonTakesSnapshots() {
         const QString data = skylakeTrace();
         MainWindow window;
-        window.show();
-        CapturePage* page = window.capturePage();
-        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
-        page->findChild<QLineEdit*>("targetValue")->setText(data);
+        CapturePage* page = showReplayOf(window, data);
         page->findChild<QCheckBox*>("replaySnapshot")->setChecked(true);
         page->findChild<QCheckBox*>("replayLoop")->setChecked(true);
         auto* snap = page->findChild<QPushButton*>("snapshotButton");
