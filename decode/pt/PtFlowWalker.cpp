@@ -133,7 +133,6 @@ uint32_t BlockTable::build(uint64_t ip) {
                     b.end = End::Fault;
                     b.error = kUnhandled;
                     b.target = end->ip;
-                    unknownCond = true;
                 }
                 break;
             case ptic_return:

@@ -2,7 +2,8 @@
 #pragma once
 // Intel PT control flow followed over libipt's query decoder, for the span
 // decode (PtSession::decodeSegment): the same flow libipt's block decoder gives,
-// at about twice its speed (bench_pt_walk, which compares the two run by run).
+// at more than twice its speed (bench_pt_decode: (w) beside (a); ptsynth_tests
+// check that the spans equal those through the block decoder).
 //
 // libipt's block decoder spends most of its time per block on bookkeeping (its
 // block cache per section, event checks, the image lookup) around the few
@@ -197,7 +198,6 @@ public:
     void setMode(pt_exec_mode m);
     // The instruction at `ip` is VMLAUNCH or VMRESUME.
     bool isVmEntry(uint64_t ip);
-    bool unknownCond = false;  // a conditional branch whose displacement was not understood
 
 private:
     static constexpr size_t kMaxBlock = 512;
@@ -267,7 +267,8 @@ public:
             if (b->end == End::Straight) [[unlikely]] {
                 if (switched) {
                     ip_ = b->fall;
-                    return switchTable();
+                    ret_.forgetSites();  // they index the other process's table
+                    return 0;
                 }
                 uint32_t next = b->next[0];
                 if (next == UINT32_MAX) {
@@ -299,10 +300,7 @@ public:
             }
             if (switched || (s & pts_event_pending)) [[unlikely]] {
                 ip_ = dst;
-                if (switched) {
-                    const int r = switchTable();
-                    return (s & pts_event_pending) ? s : r;
-                }
+                if (switched) ret_.forgetSites();
                 return s;
             }
             uint32_t next;
@@ -347,13 +345,6 @@ public:
     }
 
 private:
-    // The process changed (Sink::block said so): its table from the next block
-    // on; return sites of the other table mean nothing there.
-    int switchTable() {
-        ret_.forgetSites();
-        return 0;
-    }
-
     [[gnu::always_inline]] int query(const Block& b, uint64_t& dst, int& slot, uint32_t& site,
                                      bool switched) {
         int s;
@@ -432,7 +423,7 @@ private:
             for (uint32_t k = 0; k < b.npush; ++k)
                 if (t->pushes[b.pushes + k].at < upTo)
                     ret_.push(t->pushes[b.pushes + k].ret, switched ? UINT32_MAX : b.pushes + k);
-            if (switched) switchTable();
+            if (switched) ret_.forgetSites();
             if (upTo < b.ninsn) {
                 ip_ = to;
                 return 0;
