@@ -521,9 +521,13 @@ void ImageResolver::prepare() {
                          : std::string(kKernelName) + " (kernel code outside " + kernelStatus_.code +
                                (kernelStatus_.fromVmlinux ? ", e.g. modules: pass --kcore)" : ")");
     kernelMapSeen_ = kernelMap() != nullptr;
-    addRegions(kernelOnly_, sideband_->kernelMaps());
+    buildImages(kernelOnly_, processes_);
+}
+
+void ImageResolver::buildImages(ProcessImage& kernelOnly, std::map<int32_t, ProcessImage>& processes) {
+    addRegions(kernelOnly, sideband_->kernelMaps());
     for (const auto& [pid, process] : sideband_->processes()) {
-        ProcessImage& p = processes_[pid];
+        ProcessImage& p = processes[pid];
         addRegions(p, sideband_->kernelMaps());
         addRegions(p, process.maps);
     }
@@ -545,13 +549,8 @@ ImageResolver::Update ImageResolver::update(const Sideband& sideband) {
     for (FileStatus& f : files_)
         f.mappings = 0;
     ProcessImage kernelOnly;
-    addRegions(kernelOnly, sideband.kernelMaps());
     std::map<int32_t, ProcessImage> processes;
-    for (const auto& [pid, process] : sideband.processes()) {
-        ProcessImage& p = processes[pid];
-        addRegions(p, sideband.kernelMaps());
-        addRegions(p, process.maps);
-    }
+    buildImages(kernelOnly, processes);
     u.filesLoaded = files_.size() - filesBefore;
     u.all = kernelSections_.size() != kernelSectionsBefore || kernelOnly.regions != kernelOnly_.regions;
     for (const auto& [pid, p] : processes) {

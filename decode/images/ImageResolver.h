@@ -176,6 +176,8 @@ private:
     bool kernelCodeAt(uint64_t ip) const;
     const Mapping* kernelMap() const;
     void addRegions(ProcessImage& process, const std::vector<Mapping>& maps);
+    // The kernel-only image and every process's, from the sideband's mappings.
+    void buildImages(ProcessImage& kernelOnly, std::map<int32_t, ProcessImage>& processes);
     const Region* regionAt(int32_t pid, uint64_t ip) const;
 
     const Sideband* sideband_;

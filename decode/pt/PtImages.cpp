@@ -11,14 +11,9 @@ namespace auxscope {
 
 PtImages::PtImages(const ImageResolver& images) {
     cache_ = pt_iscache_alloc("auxscope");
-    kernelOnly_ = pt_image_alloc("kernel");
-    add(kernelOnly_, images.codeSections(-1));
-    for (int32_t pid : images.processIds()) {
-        std::string name = "pid " + std::to_string(pid);
-        pt_image* image = pt_image_alloc(name.c_str());
-        add(image, images.codeSections(pid));
-        processes_[pid] = image;
-    }
+    ImageResolver::Update every;
+    every.all = true;
+    update(images, every);
 }
 
 // One section per (file, offset, size, address): libipt's cache hands the same
@@ -42,7 +37,7 @@ void PtImages::add(pt_image* image, const std::vector<ImageResolver::CodeSection
 void PtImages::update(const ImageResolver& images, const ImageResolver::Update& changed) {
     std::vector<int32_t> pids = changed.pids;
     if (changed.all) {
-        pt_image_free(kernelOnly_);
+        if (kernelOnly_) pt_image_free(kernelOnly_);
         kernelOnly_ = pt_image_alloc("kernel");
         add(kernelOnly_, images.codeSections(-1));
         pids = images.processIds();
