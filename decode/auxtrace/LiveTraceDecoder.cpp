@@ -124,6 +124,15 @@ void LiveTraceDecoder::stop() {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
+    // No tick will reach what is still held: those bytes are skipped (the last
+    // tick stopped at the rate bound, or no way in came after them).
+    std::lock_guard lock(mutex_);
+    if (!snapshotMode_)
+        for (auto& [cpu, t] : cpus_) {
+            const uint64_t from = std::max(t.begin, t.decodedTo);
+            if (t.end > from) stats_.skippedBytes += t.end - from;
+            t.decodedTo = t.end;
+        }
 }
 
 std::shared_ptr<const TimelineData> LiveTraceDecoder::latest() const {
@@ -133,7 +142,11 @@ std::shared_ptr<const TimelineData> LiveTraceDecoder::latest() const {
 
 LiveDecodeStats LiveTraceDecoder::stats() const {
     std::lock_guard lock(mutex_);
-    return stats_;
+    LiveDecodeStats s = stats_;
+    s.pendingBytes = 0;
+    for (const auto& [cpu, t] : cpus_)
+        s.pendingBytes += t.end - std::min(t.end, std::max(t.begin, t.decodedTo));
+    return s;
 }
 
 void LiveTraceDecoder::flush() {

@@ -83,7 +83,10 @@ struct LiveDecodeStats {
     uint64_t auxBytes = 0;      // trace bytes the capture handed over
     uint64_t decodedBytes = 0;  // trace bytes decoded
     uint64_t skippedBytes = 0;  // trace bytes not decoded: over the rate bound, before a PSB, or gone
-                                // from the newest-bytes buffer before a tick reached them
+                                // from the newest-bytes buffer before a tick reached them, or
+                                // still waiting when the decoder stopped
+    uint64_t pendingBytes = 0;  // held, waiting for the next tick (or a way in): decoded + skipped +
+                                // pending = auxBytes outside snapshot mode
     uint64_t syncPoints = 0;    // ways into the trace found while draining (Intel PT: PSBs)
     uint64_t instructions = 0;  // decoded
     uint64_t spans = 0;         // in the newest published timeline
