@@ -1145,8 +1145,8 @@ void CapturePage::showLiveTimeline(bool final) {
     if (decode) {
         const LiveDecodeStats& st = *decode;
         text += QString(
-                    "\n%1 %2 of %3 MB of trace decoded (%4 MB skipped: over the rate bound, before a way in "
-                    "or overrun; %10 MB waiting), %5 M instructions, "
+                    "\n%1 %2 of %3 MB of trace decoded (%4 MB skipped: over the rate bound, before a sync "
+                    "point, or overrun; %10 MB waiting), %5 M instructions, "
                     "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
                     .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
                     .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)

@@ -266,6 +266,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 30000);
         auto* live = page->findChild<QLabel*>("liveStatus");
         QVERIFY2(live->text().contains("\nDecoded while capturing:"), qPrintable(live->text()));
+        QVERIFY2(live->text().contains(" MB waiting)"), qPrintable(live->text()));
         // A large live timeline is summarized on a worker thread before the view shows it.
         QTRY_VERIFY_WITH_TIMEOUT(!page->liveTimeline()->preparing() && page->liveTimeline()->data(), 30000);
         auto timeline = page->liveTimeline()->data();
