@@ -129,7 +129,7 @@ void LiveTraceDecoder::stop() {
     std::lock_guard lock(mutex_);
     if (!snapshotMode_)
         for (auto& [cpu, t] : cpus_) {
-            const uint64_t from = std::max(t.begin, t.decodedTo);
+            const uint64_t from = t.undecoded();
             if (t.end > from) stats_.skippedBytes += t.end - from;
             t.decodedTo = t.end;
         }
@@ -145,7 +145,7 @@ LiveDecodeStats LiveTraceDecoder::stats() const {
     LiveDecodeStats s = stats_;
     s.pendingBytes = 0;
     for (const auto& [cpu, t] : cpus_)
-        s.pendingBytes += t.end - std::min(t.end, std::max(t.begin, t.decodedTo));
+        s.pendingBytes += t.end - std::min(t.end, t.undecoded());
     return s;
 }
 
@@ -241,7 +241,7 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     // Kept bytes no tick decoded that leave the buffer are skipped: counted, as
     // the rate bound's are at a tick (a snapshot replaces the one before).
     auto dropTo = [&](uint64_t newBegin) {
-        const uint64_t from = std::max(t.begin, t.decodedTo);
+        const uint64_t from = t.undecoded();
         if (!snapshotMode_ && newBegin > from) stats_.skippedBytes += newBegin - from;
         t.begin = newBegin;
     };
@@ -392,7 +392,7 @@ void LiveTraceDecoder::tick() {
                         t.end - t.tickBegin <= options_.bytesPerCpuPerTick;
             }
             for (const auto& [cpu, t] : cpus_)
-                newer |= t.end > std::max(t.decodedTo, t.begin);
+                newer |= t.end > t.undecoded();
             redo = fits && newer;
         }
         if (redo) {
@@ -419,7 +419,7 @@ void LiveTraceDecoder::tick() {
         }
         for (auto& [cpu, t] : cpus_) {
             if (trace.count(cpu)) continue;
-            uint64_t from = std::max(t.decodedTo, t.begin);
+            uint64_t from = t.undecoded();
             if (from >= t.end) continue;
             // The earliest sync point at or after `from` that keeps the decode within budget.
             auto first = std::lower_bound(t.syncPoints.begin(), t.syncPoints.end(), from);

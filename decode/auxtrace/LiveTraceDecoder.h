@@ -26,6 +26,7 @@
 // a slow decode never slows the capture, it decodes less (and the decode
 // thread takes at most `cpuShare` of a core, at a lower priority). Snapshot mode: each
 // snapshot replaces the CPU's bytes (snapshots do not continue each other).
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -139,6 +140,8 @@ private:
         std::shared_ptr<etm::EtmSyncScanner> scanner;  // CoreSight: finds the A-syncs as bytes arrive
         uint64_t decodedTo = 0;                        // the previous tick's end
         uint64_t tickBegin = UINT64_MAX;               // where the previous tick entered (CoreSight)
+        // The first byte neither decoded nor skipped; [undecoded(), end) is pending.
+        uint64_t undecoded() const { return std::max(begin, decodedTo); }
     };
     // One CPU's trace for a tick, copied out under the lock.
     struct TickTrace {
