@@ -315,7 +315,7 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
                                          "': " + r.error().message);
                 auto id = ev->fd.id();
                 if (!id) return makeError("event '" + p.name + "': " + id.error().message);
-                s->ids_.add(*id, EventLayout{p.attr.sample_type, p.attr.read_format, p.descIndex, cpu});
+                s->ids_.add(*id, eventLayoutOf(p.attr, p.descIndex, cpu));
                 OpenedEventGroup& g = s->groups_[p.tracking ? s->groups_.size() - 1 : size_t(p.descIndex)];
                 if (g.instances.empty()) g.attr = p.attr;
                 g.instances.push_back({*id, cpu, s->rings_.size(), perTask ? tid : -1});

@@ -134,7 +134,9 @@ std::optional<std::string> parseSample(const uint8_t* body, size_t len, const Id
     }
     if (st & PERF_SAMPLE_CALLCHAIN) {
         uint64_t nr = 0;
-        if (!c.u64(nr) || nr > c.left() / 8 || !c.skip(8 * nr)) return cut("callchain");
+        if (!c.u64(nr) || nr > c.left() / 8) return cut("callchain");
+        out.callchain = {c.pos(), size_t(nr) * 8};
+        c.skip(size_t(nr) * 8);
     }
     if (st & PERF_SAMPLE_RAW) {
         uint32_t size = 0;
@@ -142,9 +144,54 @@ std::optional<std::string> parseSample(const uint8_t* body, size_t len, const Id
         out.raw = {c.pos(), size};
         c.skip(size);
     }
-    // Later fields (branch stack, registers, user stack, ...) are not requested by
-    // auxscope's own events; the record is still counted and kept verbatim.
+    // The fields below are read only when asked for: the fast path (auxscope's
+    // own events) stops here. A sample cut short among them keeps what was read.
     out.hasSampleId = true;
+    const EventLayout& ev = *out.event;
+    if (st & PERF_SAMPLE_BRANCH_STACK) {
+        uint64_t nr = 0;
+        if (!c.u64(nr)) return cut("branch_stack");
+        if ((ev.branchSampleType & PERF_SAMPLE_BRANCH_HW_INDEX) && !c.u64(out.branchHwIndex))
+            return cut("branch_stack hw_idx");
+        if (nr > c.left() / 24) return cut("branch_stack");
+        out.branches = {c.pos(), size_t(nr) * 24};
+        c.skip(size_t(nr) * 24);
+        // Kernels from 6.8 add a u64 of event counts per branch (PERF_SAMPLE_BRANCH_COUNTERS).
+        constexpr uint64_t kBranchCounters = 1ull << 19;
+        if ((ev.branchSampleType & kBranchCounters) && !c.skip(size_t(nr) * 8))
+            return cut("branch_stack counters");
+    }
+    // {u64 abi; u64 regs[popcount(mask)] when abi is not NONE}
+    auto regs = [&](uint64_t mask, uint64_t& abi, std::span<const uint8_t>* into) {
+        if (!c.u64(abi)) return false;
+        if (abi == PERF_SAMPLE_REGS_ABI_NONE) return true;
+        const size_t n = size_t(std::popcount(mask)) * 8;
+        if (c.left() < n) return false;
+        if (into) *into = {c.pos(), n};
+        return c.skip(n);
+    };
+    if ((st & PERF_SAMPLE_REGS_USER) && !regs(ev.sampleRegsUser, out.regsUserAbi, &out.regsUser))
+        return cut("regs_user");
+    if (st & PERF_SAMPLE_STACK_USER) {
+        uint64_t size = 0;
+        if (!c.u64(size) || size > c.left()) return cut("stack_user");
+        out.stackUserSize = size;
+        if (size) {
+            const uint8_t* data = c.pos();
+            c.skip(size_t(size));
+            uint64_t dyn = 0;
+            if (!c.u64(dyn)) return cut("stack_user dyn_size");
+            out.stackUser = {data, size_t(std::min(dyn, size))};
+        }
+    }
+    if ((st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) && !c.u64(out.weight)) return cut("weight");
+    if ((st & PERF_SAMPLE_DATA_SRC) && !c.u64(out.dataSrc)) return cut("data_src");
+    if ((st & PERF_SAMPLE_TRANSACTION) && !c.u64(out.transaction)) return cut("transaction");
+    if (st & PERF_SAMPLE_REGS_INTR) {
+        uint64_t abi = 0;
+        if (!regs(ev.sampleRegsIntr, abi, nullptr)) return cut("regs_intr");
+    }
+    if ((st & PERF_SAMPLE_PHYS_ADDR) && !c.u64(out.physAddr)) return cut("phys_addr");
     return std::nullopt;
 }
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <span>
@@ -35,7 +36,18 @@ struct EventLayout {
     int descIndex = -1;  // which EventDesc of the session this id belongs to
     int cpu = -1;
     bool sampleIdAll = true;  // attr.sample_id_all: non-sample records end in a sample_id trailer
+    // What the later sample fields' sizes depend on (attr.sample_regs_user,
+    // attr.branch_sample_type, attr.sample_regs_intr).
+    uint64_t sampleRegsUser = 0;
+    uint64_t branchSampleType = 0;
+    uint64_t sampleRegsIntr = 0;
 };
+
+// The layout an event's attr gives its records.
+inline EventLayout eventLayoutOf(const perf_event_attr& a, int descIndex, int cpu) {
+    return EventLayout{a.sample_type,      a.read_format,        descIndex,         cpu, a.sample_id_all != 0,
+                       a.sample_regs_user, a.branch_sample_type, a.sample_regs_intr};
+}
 
 // Where an event's records carry its id, by perf's rule. In a sample: the index of
 // the u64 holding it, counting the sample's u64 fields from the first (0 with
@@ -98,6 +110,26 @@ struct ParsedRecord {
     // SAMPLE
     uint64_t ip = 0, addr = 0, period = 0;
     std::span<const uint8_t> raw;
+    // SAMPLE call stacks, as views into the record (empty when not sampled).
+    // They are not aligned: read them with callchainAt() / regAt() or memcpy.
+    std::span<const uint8_t> callchain;   // PERF_SAMPLE_CALLCHAIN: u64 ips, PERF_CONTEXT_* markers among them
+    std::span<const uint8_t> branches;    // PERF_SAMPLE_BRANCH_STACK: 24-byte {from, to, flags} entries
+    uint64_t branchHwIndex = UINT64_MAX;  // PERF_SAMPLE_BRANCH_HW_INDEX (UINT64_MAX: not sampled)
+    uint64_t regsUserAbi = 0;             // PERF_SAMPLE_REGS_ABI_* (0: no registers, e.g. a kernel thread)
+    std::span<const uint8_t> regsUser;    // u64 per bit of EventLayout::sampleRegsUser, lowest bit first
+    std::span<const uint8_t> stackUser;   // PERF_SAMPLE_STACK_USER: the bytes the kernel copied (dyn_size)
+    uint64_t stackUserSize = 0;           // the size asked for (attr.sample_stack_user); 0: not sampled
+    uint64_t weight = 0, dataSrc = 0, transaction = 0, physAddr = 0;
+    size_t callchainSize() const { return callchain.size() / 8; }
+    uint64_t callchainAt(size_t i) const { return load64(callchain, i); }
+    size_t branchCount() const { return branches.size() / 24; }
+    size_t regsUserCount() const { return regsUser.size() / 8; }
+    uint64_t regUserAt(size_t i) const { return load64(regsUser, i); }
+    static uint64_t load64(std::span<const uint8_t> s, size_t i) {
+        uint64_t v;
+        std::memcpy(&v, s.data() + 8 * i, 8);
+        return v;
+    }
     // LOST (lost records) and LOST_SAMPLES (lost samples)
     uint64_t lost = 0;
     // SWITCH / SWITCH_CPU_WIDE: for a switch-out the next task, for a switch-in the previous one

@@ -817,7 +817,7 @@ public:
 
 private:
     void addAttrIds(const PerfAttr& a, int index) {
-        EventLayout l{a.attr.sample_type, a.attr.read_format, index, -1, a.attr.sample_id_all != 0};
+        EventLayout l = eventLayoutOf(a.attr, index, -1);
         for (uint64_t id : a.ids)
             ids_.add(id, l);
         if (attrCount_ == 0) first_ = l;

@@ -191,7 +191,7 @@ Expected<std::unique_ptr<ReplaySource>> ReplaySource::open(const std::string& pa
     bool haveZero = false;
     for (size_t a = 0; a < rd.attrs().size(); ++a) {
         const perf_event_attr& at = rd.attrs()[a].attr;
-        const EventLayout layout{at.sample_type, at.read_format, int(a), -1, bool(at.sample_id_all)};
+        const EventLayout layout = eventLayoutOf(at, int(a), -1);
         for (uint64_t id : rd.attrs()[a].ids) {
             ids.add(id, layout);
             haveZero |= id == 0;
@@ -199,7 +199,7 @@ Expected<std::unique_ptr<ReplaySource>> ReplaySource::open(const std::string& pa
     }
     {
         const perf_event_attr& at = rd.attrs()[0].attr;
-        const EventLayout first{at.sample_type, at.read_format, 0, -1, bool(at.sample_id_all)};
+        const EventLayout first = eventLayoutOf(at, 0, -1);
         if (rd.attrs().size() == 1) ids.setSoleEvent(first);
         if (!haveZero) ids.add(0, first);
     }

@@ -160,3 +160,73 @@ TEST(RecordParser, TypeNames) {
     EXPECT_STREQ(recordTypeName(21), "AUX_OUTPUT_HW_ID");
     EXPECT_EQ(recordTypeName(200), nullptr);
 }
+
+// A --call-graph dwarf sample with a branch stack (LBR call stack): every
+// later field is found where perf's layout puts it.
+TEST(RecordParser, SampleWithCallStacks) {
+    constexpr uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                            PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK |
+                            PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT |
+                            PERF_SAMPLE_DATA_SRC;
+    IdTable ids;
+    EventLayout l{st, 0, 0, -1};
+    l.sampleRegsUser = 0b1011;  // three registers
+    l.branchSampleType =
+        PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK | PERF_SAMPLE_BRANCH_HW_INDEX;
+    ids.add(7, l);
+    Builder bld(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+    bld.u64(7).u64(0x401000).u64(uint64_t(11) << 32 | 10).u64(555).u64(1000);
+    bld.u64(3).u64(PERF_CONTEXT_USER).u64(0x401000).u64(0x400500);  // callchain
+    bld.u64(2).u64(9);                                              // branch stack: nr, hw_idx
+    bld.u64(0x1).u64(0x2).u64(0x3).u64(0x4).u64(0x5).u64(0x6);      // two entries
+    bld.u64(PERF_SAMPLE_REGS_ABI_64).u64(0xA).u64(0xB).u64(0xC);    // regs
+    bld.u64(16).u64(0x1111).u64(0x2222).u64(12);                    // stack: size 16, dyn_size 12
+    bld.u64(77).u64(0x1234);                                        // weight, data_src
+    auto rec = bld.done();
+    ParsedRecord r;
+    ASSERT_FALSE(parseRecord(rec, ids, r));
+    EXPECT_EQ(r.period, 1000u);
+    ASSERT_EQ(r.callchainSize(), 3u);
+    EXPECT_EQ(r.callchainAt(0), uint64_t(PERF_CONTEXT_USER));
+    EXPECT_EQ(r.callchainAt(2), 0x400500u);
+    EXPECT_EQ(r.branchHwIndex, 9u);
+    ASSERT_EQ(r.branchCount(), 2u);
+    EXPECT_EQ(ParsedRecord::load64(r.branches, 5), 0x6u);
+    EXPECT_EQ(r.regsUserAbi, uint64_t(PERF_SAMPLE_REGS_ABI_64));
+    ASSERT_EQ(r.regsUserCount(), 3u);
+    EXPECT_EQ(r.regUserAt(2), 0xCu);
+    EXPECT_EQ(r.stackUserSize, 16u);
+    EXPECT_EQ(r.stackUser.size(), 12u);
+    EXPECT_EQ(r.weight, 77u);
+    EXPECT_EQ(r.dataSrc, 0x1234u);
+
+    // Cut inside the user stack: the error names the field, what came before stays.
+    rec.resize(rec.size() - 40);
+    const uint16_t size = uint16_t(rec.size());
+    std::memcpy(rec.data() + 6, &size, 2);
+    ParsedRecord cut;
+    auto err = parseRecord(rec, ids, cut);
+    ASSERT_TRUE(err);
+    EXPECT_NE(err->find("stack_user"), std::string::npos) << *err;
+    EXPECT_EQ(cut.callchainSize(), 3u);
+    EXPECT_EQ(cut.regsUserCount(), 3u);
+}
+
+// A kernel thread's sample has no user registers: abi NONE and nothing after it.
+TEST(RecordParser, SampleWithoutUserRegisters) {
+    constexpr uint64_t st =
+        PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    IdTable ids;
+    EventLayout l{st, 0, 0, -1};
+    l.sampleRegsUser = 0xff;
+    ids.add(7, l);
+    Builder bld(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+    bld.u64(7).u64(0xffffffff81000000ull).u64(PERF_SAMPLE_REGS_ABI_NONE).u64(0);
+    auto rec = bld.done();
+    ParsedRecord r;
+    ASSERT_FALSE(parseRecord(rec, ids, r));
+    EXPECT_EQ(r.regsUserAbi, 0u);
+    EXPECT_TRUE(r.regsUser.empty());
+    EXPECT_EQ(r.stackUserSize, 0u);
+    EXPECT_TRUE(r.stackUser.empty());
+}

@@ -15,12 +15,13 @@ allowed() {
         spans) echo "spans sideband perfdata" ;;
         images) echo "images spans sideband perfdata" ;;
         pt | etm) echo "$1 images spans sideband record perfdata" ;;
+        samples) echo "samples images spans sideband perfdata" ;;
         export) echo "export spans sideband perfdata" ;;
         auxtrace) echo "auxtrace pt etm export images spans sideband record perfdata" ;;
         *) echo "" ;;
     esac
 }
-folders="perfdata record sideband spans images pt etm export auxtrace"
+folders="perfdata record sideband spans images pt etm samples export auxtrace"
 bad=0
 checked=0
 for dir in decode/*/; do

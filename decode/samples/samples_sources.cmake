@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# samples/: call stacks of samples (callchains, DWARF unwinding of user stack
+# copies), their symbolization, and sampled profiles as costs the range
+# statistics aggregate.
+target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/Callchain.cpp
+)
