@@ -14,29 +14,46 @@
 #include "cli/DecodeOptions.h"
 #include "cli/JsonString.h"
 #include "perfdata/PerfDataReader.h"
+#include "samples/SampleProfile.h"
+#include "sideband/Sideband.h"
 #include "spans/RangeStats.h"
 
 namespace auxscope {
 namespace {
 
 const char* kHelp =
-    R"(usage: auxscope report PERF.DATA [--tid T] [--time A-B] [--sort self|total|calls|insns|total-insns]
-                       [--format text|csv|json] [--top N] [--tree] [--cpu N] [--symfs DIR]
-                       [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
+    R"(usage: auxscope report PERF.DATA [--source auto|trace|samples|off-cpu] [--event NAME]
+                       [--tid T] [--time A-B] [--sort KEY] [--format text|csv|json] [--top N]
+                       [--tree] [--threads] [--cpu N] [--symfs DIR] [--vmlinux FILE]
+                       [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
 
-Decodes a perf.data's AUX trace (Intel PT or CoreSight ETM/ETE, as auxscope decode
-does) and prints the statistics of a time range of its call-stack spans: the top
-functions by time, calls and instructions and, with --tree, the call tree.
+Prints the statistics of a time range of a perf.data: the top functions and, with
+--tree, the call tree. Two sources answer:
+  trace     the call-stack spans of its AUX trace (Intel PT or CoreSight ETM/ETE,
+            decoded as auxscope decode does): time, calls and instructions
+  samples   its samples with their call stacks (perf record -g / --call-graph
+            dwarf, auxscope record -g; without stacks, the sampled function
+            alone): samples and their period per function, self and total
+  off-cpu   the time threads spent switched out, by the stack they blocked in
+            (from switch records; stacks from sched:sched_switch or
+            context-switches samples with callchains)
+--source auto (the default) takes the trace when the file has one, else samples.
 
   --time A-B      the range [A, B): A and B in ns; a plain number is absolute perf
                   time (the clock of the file's records, as auxscope decode --time
                   takes it), +N is N ns after the start of the recording. Either side
                   may be empty (the recording's start / end): --time +1000000-+2000000
   --tid T         only that thread (default: every thread)
-  --sort KEY      order of the functions: self (self time, default), total (total
-                  time), calls, insns (self instructions), total-insns
+  --event NAME    samples: the sampled event (default: the first with samples that
+                  is not a switch event)
+  --sort KEY      order of the functions. trace: self (self time, default), total
+                  (total time), calls, insns (self instructions), total-insns.
+                  samples, off-cpu: self (self period, default), total (total
+                  period), samples (self samples), total-samples
   --top N         the first N functions (default 30; 0: all)
   --tree          also the call tree (top-down), every stack with its cost
+  --threads       samples, off-cpu: also each thread's samples and its time on CPU,
+                  off CPU and their sum (wall-clock) in the range
   --format F      text (default), csv (one row per function, gap and, with --tree,
                   call tree node) or json
   --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N:
@@ -49,6 +66,10 @@ What the numbers mean:
   calls           frames entered in the range (frames already running when the
                   trace or a decode segment begins are not calls)
   self insns      instructions executed in the function itself; total: callees included
+  self samples    samples whose stack ends in the function; total: whose stack holds
+                  it (once per stack, as perf report --children counts)
+  period          the samples' periods summed: ns of CPU time for cpu-clock and
+                  task-clock, events for other events; off-cpu: ns switched out
 A span cut by an end of the range counts the part of its time inside it and its
 instructions in proportion. Gaps (lost trace, overflow, missing code, decode errors,
 untraced time) are summed per reason.
@@ -59,10 +80,12 @@ Exit status 0; 1 when the file cannot be read or decoded; 2 for bad arguments.
 struct ReportArgs : DecodeSelection {
     std::string path;
     std::string format = "text";
-    RangeSort sort = RangeSort::SelfTime;
+    std::string source = "auto";  // auto, trace, samples, off-cpu
+    std::string event;            // samples: the event's name
     std::string sortName = "self";
     size_t top = 30;
     bool tree = false;
+    bool threadTable = false;
     // --time: each side absolute or relative to the recording's start.
     std::optional<uint64_t> begin, end;
     bool beginRelative = false, endRelative = false;
@@ -86,7 +109,7 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
             return args[++i];
         };
         if (a == "--format" || a == "--sort" || a == "--top" || a == "--time" || a == "--tid" ||
-            isDecodeSelectionOption(a)) {
+            a == "--source" || a == "--event" || isDecodeSelectionOption(a)) {
             auto v = value();
             if (!v) return v.error();
             if (a == "--format") {
@@ -94,19 +117,13 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
                     return makeError("--format " + *v + ": expected text, csv or json");
                 out.format = *v;
             } else if (a == "--sort") {
-                if (*v == "self")
-                    out.sort = RangeSort::SelfTime;
-                else if (*v == "total")
-                    out.sort = RangeSort::TotalTime;
-                else if (*v == "calls")
-                    out.sort = RangeSort::Calls;
-                else if (*v == "insns")
-                    out.sort = RangeSort::SelfInsns;
-                else if (*v == "total-insns")
-                    out.sort = RangeSort::TotalInsns;
-                else
-                    return makeError("--sort " + *v + ": expected self, total, calls, insns or total-insns");
-                out.sortName = *v;
+                out.sortName = *v;  // checked against the source's keys once the source is known
+            } else if (a == "--source") {
+                if (*v != "auto" && *v != "trace" && *v != "samples" && *v != "off-cpu")
+                    return makeError("--source " + *v + ": expected auto, trace, samples or off-cpu");
+                out.source = *v;
+            } else if (a == "--event") {
+                out.event = *v;
             } else if (a == "--top") {
                 auto n = number(*v);
                 if (!n) return makeError("--top " + *v + ": not a number");
@@ -134,6 +151,8 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
             }
         } else if (a == "--tree") {
             out.tree = true;
+        } else if (a == "--threads") {
+            out.threadTable = true;
         } else if (!a.empty() && a[0] == '-') {
             return makeError("unknown option " + a);
         } else if (out.path.empty()) {
@@ -162,26 +181,52 @@ std::string percent(uint64_t part, uint64_t whole) {
     return text;
 }
 
+// The sort keys of a source ("self" ...), or an error naming the expected ones.
+Expected<RangeSort> sortKey(const std::string& name, RangeSource::Kind kind) {
+    if (kind == RangeSource::Spans) {
+        if (name == "self") return RangeSort::SelfTime;
+        if (name == "total") return RangeSort::TotalTime;
+        if (name == "calls") return RangeSort::Calls;
+        if (name == "insns") return RangeSort::SelfInsns;
+        if (name == "total-insns") return RangeSort::TotalInsns;
+        return makeError("--sort " + name + ": expected self, total, calls, insns or total-insns");
+    }
+    if (name == "self") return RangeSort::SelfPeriod;
+    if (name == "total") return RangeSort::TotalPeriod;
+    if (name == "samples") return RangeSort::SelfSamples;
+    if (name == "total-samples") return RangeSort::TotalSamples;
+    return makeError("--sort " + name + ": expected self, total, samples or total-samples for samples");
+}
+
 struct Report {
     const ReportArgs& args;
-    const AuxTraceSession& session;
+    RangeSort sort;
+    const FunctionTable& functions;
+    const TraceModel& model;
+    std::string sourceName;  // "Intel PT", "samples of cpu-clock", ...
     const RangeStats& stats;
     uint64_t recordingBegin = 0, recordingEnd = 0;
+    bool spans() const { return stats.source.kind == RangeSource::Spans; }
     // The range's end as shown: the recording's when the range is open-ended.
     uint64_t shownEnd() const {
         return stats.end == UINT64_MAX ? std::max(recordingEnd, stats.begin) : stats.end;
     }
 
-    std::string name(uint32_t f) const { return session.functions()[f].name; }
-    std::string file(uint32_t f) const { return session.functions()[f].file; }
+    std::string name(uint32_t f) const {
+        const FunctionInfo& info = functions[f];
+        return info.inlined ? info.name + " (inlined)" : info.name;
+    }
+    std::string file(uint32_t f) const { return functions[f].file; }
     uint64_t rangeTime() const {
         uint64_t t = stats.tree.nodes[0].cost.totalTime;
         for (const auto& [reason, g] : stats.gaps)
             t += g.time;
         return t;
     }
+    // What a node's children are ordered by in the tree: its total time, or period.
+    uint64_t treeKey(const RangeCost& c) const { return spans() ? c.totalTime : c.totalPeriod; }
 
-    // The call tree depth first, children by total time.
+    // The call tree depth first, children by total cost.
     template <typename Visit>
     void walkTree(Visit&& visit) const {
         struct Item {
@@ -192,7 +237,7 @@ struct Report {
         auto pushChildren = [&](uint32_t node, int depth) {
             std::vector<uint32_t> kids = stats.tree.children(node);
             std::stable_sort(kids.begin(), kids.end(), [&](uint32_t a, uint32_t b) {
-                return stats.tree.nodes[a].cost.totalTime > stats.tree.nodes[b].cost.totalTime;
+                return treeKey(stats.tree.nodes[a].cost) > treeKey(stats.tree.nodes[b].cost);
             });
             for (size_t k = kids.size(); k-- > 0;)
                 todo.push_back({kids[k], depth});
@@ -206,19 +251,31 @@ struct Report {
         }
     }
 
-    void text(std::ostream& out) const {
+    void header(std::ostream& out) const {
         char line[512];
-        const uint64_t total = rangeTime();
         std::snprintf(line, sizeof line,
                       "range %" PRIu64 "-%" PRIu64 " (+%" PRIu64 " to +%" PRIu64
                       " ns after the recording's start)\n",
                       stats.begin, shownEnd(), stats.begin - recordingBegin, shownEnd() - recordingBegin);
-        out << args.path << ": " << auxTraceKindName(session.kind()) << ", " << line;
+        out << args.path << ": " << sourceName << ", " << line;
+    }
+
+    void text(std::ostream& out) const {
+        header(out);
+        if (spans())
+            spanText(out);
+        else
+            sampleText(out);
+    }
+
+    void spanText(std::ostream& out) const {
+        char line[512];
+        const uint64_t total = rangeTime();
         out << stats.threads.size() << " threads, " << stats.spans << " spans, " << stats.instructions()
             << " instructions, " << stats.tree.nodes[0].cost.totalTime << " ns in frames\n";
         for (const auto& [reason, g] : stats.gaps)
             out << "gaps: " << gapReasonName(reason) << ": " << g.count << " (" << g.time << " ns)\n";
-        const auto top = stats.topFunctions(args.sort, args.top);
+        const auto top = stats.topFunctions(sort, args.top);
         out << "\ntop functions by " << args.sortName << " (" << top.size() << " of "
             << stats.functions.size() << "):\n";
         std::snprintf(line, sizeof line, "%14s %7s %14s %7s %10s %14s %14s  %s\n", "self ns", "self",
@@ -248,57 +305,150 @@ struct Report {
         });
     }
 
-    void csv(std::ostream& out) const {
-        out << "kind,id,parent,depth,function,file,calls,total_ns,self_ns,total_insns,self_insns\n";
-        for (const FunctionStats& f : stats.topFunctions(args.sort, args.top)) {
-            out << "function," << f.function << ",,," << csvField(name(f.function)) << ","
-                << csvField(file(f.function)) << "," << f.cost.calls << "," << f.cost.totalTime << ","
-                << f.cost.selfTime << "," << f.cost.totalInsns << "," << f.cost.selfInsns << "\n";
+    void sampleText(std::ostream& out) const {
+        char line[512];
+        const RangeCost& all = stats.tree.nodes[0].cost;
+        const std::string unit = stats.source.periodUnit;
+        out << stats.threads.size() << " threads, " << all.totalSamples
+            << (stats.source.kind == RangeSource::OffCpu ? " switch-outs, " : " samples, ") << all.totalPeriod
+            << " " << unit << "\n";
+        const auto top = stats.topFunctions(sort, args.top);
+        out << "\ntop functions by " << args.sortName << " (" << top.size() << " of "
+            << stats.functions.size() << "; % of the period):\n";
+        const std::string selfP = "self " + unit, totalP = "total " + unit;
+        std::snprintf(line, sizeof line, "%12s %12s %16s %7s %16s %7s  %s\n", "self smpl", "total smpl",
+                      selfP.c_str(), "self", totalP.c_str(), "total", "function");
+        out << line;
+        for (const FunctionStats& f : top) {
+            std::snprintf(line, sizeof line,
+                          "%12" PRIu64 " %12" PRIu64 " %16" PRIu64 " %7s %16" PRIu64 " %7s  ",
+                          f.cost.selfSamples, f.cost.totalSamples, f.cost.selfPeriod,
+                          percent(f.cost.selfPeriod, all.totalPeriod).c_str(), f.cost.totalPeriod,
+                          percent(f.cost.totalPeriod, all.totalPeriod).c_str());
+            out << line << name(f.function) << "\n";
         }
-        for (const auto& [reason, g] : stats.gaps)
-            out << "gap,,,," << csvField(gapReasonName(reason)) << ",," << g.count << "," << g.time
-                << ",,,\n";
-        if (!args.tree) return;
-        walkTree([&](uint32_t n, int depth) {
-            const CallTree::Node& node = stats.tree.nodes[n];
-            out << "node," << n << "," << node.parent << "," << depth << "," << csvField(name(node.function))
-                << "," << csvField(file(node.function)) << "," << node.cost.calls << ","
-                << node.cost.totalTime << "," << node.cost.selfTime << "," << node.cost.totalInsns << ","
-                << node.cost.selfInsns << "\n";
-        });
+        if (args.tree) {
+            out << "\ncall tree (top-down; children by total period):\n";
+            std::snprintf(line, sizeof line, "%12s %16s %7s %12s %16s  %s\n", "total smpl", totalP.c_str(),
+                          "total", "self smpl", selfP.c_str(), "function");
+            out << line;
+            walkTree([&](uint32_t n, int depth) {
+                const RangeCost& c = stats.tree.nodes[n].cost;
+                std::snprintf(line, sizeof line,
+                              "%12" PRIu64 " %16" PRIu64 " %7s %12" PRIu64 " %16" PRIu64 "  %*s",
+                              c.totalSamples, c.totalPeriod, percent(c.totalPeriod, all.totalPeriod).c_str(),
+                              c.selfSamples, c.selfPeriod, 2 * std::min(depth, 60), "");
+                out << line << name(stats.tree.nodes[n].function) << "\n";
+            });
+        }
+        if (!args.threadTable) return;
+        out << "\nthreads (time on CPU and off CPU in the range; their sum is its wall-clock time there):\n";
+        std::snprintf(line, sizeof line, "%10s %12s %16s %14s %14s %14s  %s\n", "tid", "samples",
+                      totalP.c_str(), "on-CPU ns", "off-CPU ns", "wall ns", "thread");
+        out << line;
+        for (const auto& [tid, t] : stats.threads) {
+            std::snprintf(line, sizeof line,
+                          "%10d %12" PRIu64 " %16" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "  ", tid,
+                          t.samples, t.period, t.onCpuTime, t.offCpuTime, t.onCpuTime + t.offCpuTime);
+            out << line << model.threadName(tid) << "\n";
+        }
     }
 
-    static void cost(std::ostream& out, const RangeCost& c) {
-        out << "\"calls\":" << c.calls << ",\"total_ns\":" << c.totalTime << ",\"self_ns\":" << c.selfTime
-            << ",\"total_insns\":" << c.totalInsns << ",\"self_insns\":" << c.selfInsns;
+    void csv(std::ostream& out) const {
+        if (spans()) {
+            out << "kind,id,parent,depth,function,file,calls,total_ns,self_ns,total_insns,self_insns\n";
+            for (const FunctionStats& f : stats.topFunctions(sort, args.top)) {
+                out << "function," << f.function << ",,," << csvField(name(f.function)) << ","
+                    << csvField(file(f.function)) << "," << f.cost.calls << "," << f.cost.totalTime << ","
+                    << f.cost.selfTime << "," << f.cost.totalInsns << "," << f.cost.selfInsns << "\n";
+            }
+            for (const auto& [reason, g] : stats.gaps)
+                out << "gap,,,," << csvField(gapReasonName(reason)) << ",," << g.count << "," << g.time
+                    << ",,,\n";
+            if (!args.tree) return;
+            walkTree([&](uint32_t n, int depth) {
+                const CallTree::Node& node = stats.tree.nodes[n];
+                out << "node," << n << "," << node.parent << "," << depth << ","
+                    << csvField(name(node.function)) << "," << csvField(file(node.function)) << ","
+                    << node.cost.calls << "," << node.cost.totalTime << "," << node.cost.selfTime << ","
+                    << node.cost.totalInsns << "," << node.cost.selfInsns << "\n";
+            });
+            return;
+        }
+        out << "kind,id,parent,depth,function,file,total_samples,self_samples,total_period,self_period,"
+               "on_cpu_ns,off_cpu_ns\n";
+        for (const FunctionStats& f : stats.topFunctions(sort, args.top))
+            out << "function," << f.function << ",,," << csvField(name(f.function)) << ","
+                << csvField(file(f.function)) << "," << f.cost.totalSamples << "," << f.cost.selfSamples
+                << "," << f.cost.totalPeriod << "," << f.cost.selfPeriod << ",,\n";
+        if (args.tree)
+            walkTree([&](uint32_t n, int depth) {
+                const CallTree::Node& node = stats.tree.nodes[n];
+                out << "node," << n << "," << node.parent << "," << depth << ","
+                    << csvField(name(node.function)) << "," << csvField(file(node.function)) << ","
+                    << node.cost.totalSamples << "," << node.cost.selfSamples << "," << node.cost.totalPeriod
+                    << "," << node.cost.selfPeriod << ",,\n";
+            });
+        if (args.threadTable)
+            for (const auto& [tid, t] : stats.threads)
+                out << "thread," << tid << ",,," << csvField(model.threadName(tid)) << ",," << t.samples
+                    << ",," << t.period << ",," << t.onCpuTime << "," << t.offCpuTime << "\n";
+    }
+
+    void cost(std::ostream& out, const RangeCost& c) const {
+        if (spans()) {
+            out << "\"calls\":" << c.calls << ",\"total_ns\":" << c.totalTime << ",\"self_ns\":" << c.selfTime
+                << ",\"total_insns\":" << c.totalInsns << ",\"self_insns\":" << c.selfInsns;
+        } else {
+            out << "\"total_samples\":" << c.totalSamples << ",\"self_samples\":" << c.selfSamples
+                << ",\"total_period\":" << c.totalPeriod << ",\"self_period\":" << c.selfPeriod;
+        }
     }
 
     void json(std::ostream& out) const {
-        out << "{\"file\":" << jsonString(args.path)
-            << ",\"trace\":" << jsonString(auxTraceKindName(session.kind())) << ",\"begin\":" << stats.begin
-            << ",\"end\":" << shownEnd() << ",\"recording_begin\":" << recordingBegin
-            << ",\"spans\":" << stats.spans << ",\"instructions\":" << stats.instructions()
-            << ",\"frame_ns\":" << stats.tree.nodes[0].cost.totalTime
-            << ",\"sort\":" << jsonString(args.sortName);
+        out << "{\"file\":" << jsonString(args.path);
+        if (spans()) {
+            out << ",\"trace\":" << jsonString(sourceName) << ",\"begin\":" << stats.begin
+                << ",\"end\":" << shownEnd() << ",\"recording_begin\":" << recordingBegin
+                << ",\"spans\":" << stats.spans << ",\"instructions\":" << stats.instructions()
+                << ",\"frame_ns\":" << stats.tree.nodes[0].cost.totalTime;
+        } else {
+            const RangeCost& all = stats.tree.nodes[0].cost;
+            out << ",\"source\":"
+                << jsonString(stats.source.kind == RangeSource::OffCpu ? "off-cpu" : "samples")
+                << ",\"event\":" << jsonString(stats.source.event)
+                << ",\"period_unit\":" << jsonString(stats.source.periodUnit) << ",\"begin\":" << stats.begin
+                << ",\"end\":" << shownEnd() << ",\"recording_begin\":" << recordingBegin
+                << ",\"samples\":" << all.totalSamples << ",\"period\":" << all.totalPeriod;
+        }
+        out << ",\"sort\":" << jsonString(args.sortName);
         out << ",\"threads\":[";
         bool first = true;
         for (const auto& [tid, t] : stats.threads) {
             out << (first ? "" : ",") << "{\"tid\":" << tid
-                << ",\"name\":" << jsonString(session.sideband().model().threadName(tid))
-                << ",\"spans\":" << t.spans << ",\"instructions\":" << t.instructions
-                << ",\"calls\":" << t.calls << ",\"frame_ns\":" << t.frameTime << "}";
+                << ",\"name\":" << jsonString(model.threadName(tid));
+            if (spans())
+                out << ",\"spans\":" << t.spans << ",\"instructions\":" << t.instructions
+                    << ",\"calls\":" << t.calls << ",\"frame_ns\":" << t.frameTime << "}";
+            else
+                out << ",\"samples\":" << t.samples << ",\"period\":" << t.period
+                    << ",\"on_cpu_ns\":" << t.onCpuTime << ",\"off_cpu_ns\":" << t.offCpuTime << "}";
             first = false;
         }
-        out << "],\"gaps\":[";
-        first = true;
-        for (const auto& [reason, g] : stats.gaps) {
-            out << (first ? "" : ",") << "{\"reason\":" << jsonString(gapReasonName(reason))
-                << ",\"count\":" << g.count << ",\"time_ns\":" << g.time << "}";
-            first = false;
+        out << "]";
+        if (spans()) {
+            out << ",\"gaps\":[";
+            first = true;
+            for (const auto& [reason, g] : stats.gaps) {
+                out << (first ? "" : ",") << "{\"reason\":" << jsonString(gapReasonName(reason))
+                    << ",\"count\":" << g.count << ",\"time_ns\":" << g.time << "}";
+                first = false;
+            }
+            out << "]";
         }
-        out << "],\"functions\":[";
+        out << ",\"functions\":[";
         first = true;
-        for (const FunctionStats& f : stats.topFunctions(args.sort, args.top)) {
+        for (const FunctionStats& f : stats.topFunctions(sort, args.top)) {
             out << (first ? "" : ",") << "{\"id\":" << f.function
                 << ",\"name\":" << jsonString(name(f.function))
                 << ",\"file\":" << jsonString(file(f.function)) << ",";
@@ -324,6 +474,168 @@ struct Report {
     }
 };
 
+int print(const Report& report) {
+    std::ostringstream out;
+    if (report.args.format == "csv")
+        report.csv(out);
+    else if (report.args.format == "json")
+        report.json(out);
+    else
+        report.text(out);
+    std::cout << out.str();
+    std::cout.flush();
+    if (!std::cout) {
+        std::cerr << "auxscope report: cannot write the report to stdout\n";
+        return 1;
+    }
+    return 0;
+}
+
+// The range the arguments name, in perf time; an error when it is empty.
+Expected<std::pair<uint64_t, uint64_t>> rangeOf(const ReportArgs& a, const TimeExtent& extent) {
+    auto resolve = [&](const std::optional<uint64_t>& v, bool relative, uint64_t otherwise) {
+        if (!v) return otherwise;
+        return relative ? extent.begin + *v : *v;
+    };
+    const uint64_t begin = resolve(a.begin, a.beginRelative, extent.begin);
+    const uint64_t end = resolve(a.end, a.endRelative, UINT64_MAX);
+    if (end <= begin)
+        return makeError("--time: the range " + std::to_string(begin) + "-" + std::to_string(end) +
+                         " is empty (the recording runs " + std::to_string(extent.begin) + "-" +
+                         std::to_string(extent.end) + ")");
+    return std::pair{begin, end};
+}
+
+int reportTrace(const ReportArgs& a, const PerfDataReader& file) {
+    auto sort = sortKey(a.sortName, RangeSource::Spans);
+    if (!sort) {
+        std::cerr << "auxscope report: " << sort.error().message << " (see auxscope report --help)\n";
+        return 2;
+    }
+    auto opened = AuxTraceSession::open(file, a.session);
+    if (!opened) {
+        std::cerr << "auxscope report: " << opened.error().message << "\n";
+        return 1;
+    }
+    AuxTraceSession& session = **opened;
+    for (const std::string& note : session.traceNotes())
+        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+    for (const std::string& note : session.imageNotes())
+        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+    const TimeExtent extent = recordingExtent(session);
+    auto range = rangeOf(a, extent);
+    if (!range) {
+        std::cerr << "auxscope report: " << range.error().message << "\n";
+        return 2;
+    }
+    DecodeWindow window = a.window;
+    window.begin = range->first;
+    window.end = range->second;
+    DecodedSpans decoded = session.decodeSpans(window, a.threads);
+    RangeQuery query;
+    query.begin = window.begin;
+    query.end = window.end;
+    if (window.tid) query.tids = {*window.tid};
+    query.threads = a.threads;
+    auto stats = computeRangeStats(decoded.threads, query);
+    if (!stats) {
+        std::cerr << "auxscope report: " << a.path << ": " << stats.error().message << "\n";
+        return 1;
+    }
+    for (const auto& [reason, n] : decoded.stats.gaps)
+        if (reason == GapReason::DecodeError)
+            std::cerr << "auxscope report: " << a.path << ": " << n << " decode errors (gaps in the range)\n";
+    return print(Report{a, *sort, session.functions(), session.sideband().model(),
+                        auxTraceKindName(session.kind()), *stats, extent.begin, extent.end});
+}
+
+int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
+    const bool offCpu = a.source == "off-cpu";
+    auto sort = sortKey(a.sortName, offCpu ? RangeSource::OffCpu : RangeSource::Samples);
+    if (!sort) {
+        std::cerr << "auxscope report: " << sort.error().message << " (see auxscope report --help)\n";
+        return 2;
+    }
+    auto sideband = Sideband::load(file);
+    if (!sideband) {
+        std::cerr << "auxscope report: " << sideband.error().message << "\n";
+        return 1;
+    }
+    SampleProfileOptions options;
+    options.images = a.session.images;
+    options.threads = a.threads;
+    auto loaded = SampleProfile::load(file, std::make_shared<const Sideband>(std::move(*sideband)), options);
+    if (!loaded) {
+        std::cerr << "auxscope report: " << a.path << ": " << loaded.error().message << "\n";
+        return 1;
+    }
+    const SampleProfile& profile = **loaded;
+    for (const StackNote& n : profile.stackNotes())
+        std::cerr << "auxscope report: " << a.path << ": " << n.samples << " " << n.reason << "\n";
+    for (const std::string& note : profile.images().notes())
+        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+    SampleQuery query;
+    std::string sourceName;
+    if (offCpu) {
+        query.event = SampleQuery::kOffCpu;
+        sourceName = "off-CPU time";
+        if (profile.offCpu().empty()) {
+            std::cerr << "auxscope report: " << a.path
+                      << ": no off-CPU time: the file has no context switches (record with switch events, "
+                         "or -e sched:sched_switch)\n";
+            return 1;
+        }
+        if (!profile.hasOffCpuStacks())
+            std::cerr << "auxscope report: " << a.path
+                      << ": no stacks at switch-outs: record -e sched:sched_switch -g for the stacks threads "
+                         "block in\n";
+    } else {
+        int chosen = -1;
+        for (const SampledEvent& e : profile.events()) {
+            if (!a.event.empty() ? e.name == a.event : (e.samples > 0 && !e.switchEvent)) {
+                chosen = e.attr;
+                break;
+            }
+        }
+        if (chosen < 0 && a.event.empty())
+            for (const SampledEvent& e : profile.events())
+                if (e.samples > 0) {
+                    chosen = e.attr;
+                    break;
+                }
+        if (chosen < 0) {
+            std::string names;
+            for (const SampledEvent& e : profile.events())
+                if (e.samples > 0) names += (names.empty() ? "" : ", ") + e.name;
+            std::cerr << "auxscope report: " << a.path << ": "
+                      << (a.event.empty() ? std::string("no samples to report")
+                                          : "no sampled event named " + a.event +
+                                                (names.empty() ? "" : " (the file samples " + names + ")"))
+                      << "\n";
+            return 1;
+        }
+        query.event = chosen;
+        sourceName = "samples of " + profile.events()[size_t(chosen)].name;
+    }
+    const TimeExtent extent{std::min(profile.sideband().model().firstTime(), profile.firstTime()),
+                            std::max(profile.sideband().model().lastTime(), profile.lastTime())};
+    auto range = rangeOf(a, extent);
+    if (!range) {
+        std::cerr << "auxscope report: " << range.error().message << "\n";
+        return 2;
+    }
+    query.begin = range->first;
+    query.end = range->second;
+    if (a.window.tid) query.tids = {*a.window.tid};
+    auto stats = computeSampleRangeStats(profile, query);
+    if (!stats) {
+        std::cerr << "auxscope report: " << a.path << ": " << stats.error().message << "\n";
+        return 1;
+    }
+    return print(Report{a, *sort, profile.functions(), profile.sideband().model(), sourceName, *stats,
+                        extent.begin, extent.end});
+}
+
 }  // namespace
 
 int runReportCommand(const std::vector<std::string>& args) {
@@ -348,69 +660,22 @@ int runReportCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope report: " << file.error().message << "\n";
         return 1;
     }
-    if (!hasDecodableAuxTrace(*file)) {
+    const bool trace = hasDecodableAuxTrace(*file);
+    if (a.source == "trace" && !trace) {
         const AuxTraceKind kind = auxTraceKind(*file);
-        std::cerr << "auxscope report: " << a.path << ": "
-                  << (kind == AuxTraceKind::None
-                          ? std::string("no AUX trace (AUXTRACE_INFO) to decode")
-                          : std::string(auxTraceKindName(kind)) + (kind == AuxTraceKind::Other
-                                                                       ? ": no decoder for this trace"
-                                                                       : ": no trace data in the file"))
-                  << "\n";
+        std::cerr
+            << "auxscope report: " << a.path << ": "
+            << (kind == AuxTraceKind::None
+                    ? std::string(
+                          "no AUX trace (AUXTRACE_INFO) to decode (--source samples reports its samples)")
+                    : std::string(auxTraceKindName(kind)) + (kind == AuxTraceKind::Other
+                                                                 ? ": no decoder for this trace"
+                                                                 : ": no trace data in the file"))
+            << "\n";
         return 1;
     }
-    auto opened = AuxTraceSession::open(*file, a.session);
-    if (!opened) {
-        std::cerr << "auxscope report: " << opened.error().message << "\n";
-        return 1;
-    }
-    AuxTraceSession& session = **opened;
-    for (const std::string& note : session.traceNotes())
-        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
-    for (const std::string& note : session.imageNotes())
-        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
-    const TimeExtent extent = recordingExtent(session);
-    auto resolve = [&](const std::optional<uint64_t>& v, bool relative, uint64_t otherwise) {
-        if (!v) return otherwise;
-        return relative ? extent.begin + *v : *v;
-    };
-    DecodeWindow window = a.window;
-    window.begin = resolve(a.begin, a.beginRelative, extent.begin);
-    window.end = resolve(a.end, a.endRelative, UINT64_MAX);
-    if (window.end <= window.begin) {
-        std::cerr << "auxscope report: --time: the range " << window.begin << "-" << window.end
-                  << " is empty (the recording runs " << extent.begin << "-" << extent.end << ")\n";
-        return 2;
-    }
-    DecodedSpans decoded = session.decodeSpans(window, a.threads);
-    RangeQuery query;
-    query.begin = window.begin;
-    query.end = window.end;
-    if (window.tid) query.tids = {*window.tid};
-    query.threads = a.threads;
-    auto stats = computeRangeStats(decoded.threads, query);
-    if (!stats) {
-        std::cerr << "auxscope report: " << a.path << ": " << stats.error().message << "\n";
-        return 1;
-    }
-    for (const auto& [reason, n] : decoded.stats.gaps)
-        if (reason == GapReason::DecodeError)
-            std::cerr << "auxscope report: " << a.path << ": " << n << " decode errors (gaps in the range)\n";
-    Report report{a, session, *stats, extent.begin, extent.end};
-    std::ostringstream out;
-    if (a.format == "csv")
-        report.csv(out);
-    else if (a.format == "json")
-        report.json(out);
-    else
-        report.text(out);
-    std::cout << out.str();
-    std::cout.flush();
-    if (!std::cout) {
-        std::cerr << "auxscope report: cannot write the report to stdout\n";
-        return 1;
-    }
-    return 0;
+    if (a.source == "trace" || (a.source == "auto" && trace)) return reportTrace(a, *file);
+    return reportSamples(a, *file);
 }
 
 }  // namespace auxscope

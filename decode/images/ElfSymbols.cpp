@@ -64,6 +64,58 @@ std::vector<uint64_t> moduleLayout(Elf* elf, uint64_t base, std::vector<ElfModul
     return address;
 }
 
+struct PltSlot {
+    uint64_t address, size;
+    std::string name;
+};
+
+// The PLT slots of an executable or shared object, in relocation order: on
+// x86 the slots follow a 16-byte header in .plt (or fill .plt.sec, with IBT),
+// on AArch64 a 32-byte one; 16 bytes each.
+std::vector<PltSlot> pltSlots(Elf* elf, Elf_Scn* relocations, const GElf_Shdr& plt, const GElf_Shdr& pltSec) {
+    std::vector<PltSlot> out;
+    GElf_Ehdr ehdr;
+    GElf_Shdr rel;
+    if (!relocations || !gelf_getehdr(elf, &ehdr) || !gelf_getshdr(relocations, &rel) || !rel.sh_entsize)
+        return out;
+    uint64_t header = 0;
+    const uint64_t entry = 16;
+    if (ehdr.e_machine == EM_X86_64 || ehdr.e_machine == EM_386)
+        header = 16;
+    else if (ehdr.e_machine == EM_AARCH64)
+        header = 32;
+    else
+        return out;
+    uint64_t first = plt.sh_addr + header, end = plt.sh_addr + plt.sh_size;
+    if (pltSec.sh_size) first = pltSec.sh_addr, end = pltSec.sh_addr + pltSec.sh_size;
+    if (!plt.sh_size && !pltSec.sh_size) return out;
+    Elf_Scn* symbols = elf_getscn(elf, rel.sh_link);
+    GElf_Shdr symShdr;
+    if (!symbols || !gelf_getshdr(symbols, &symShdr)) return out;
+    Elf_Data* symData = elf_getdata(symbols, nullptr);
+    Elf_Data* data = elf_getdata(relocations, nullptr);
+    const size_t count = rel.sh_size / rel.sh_entsize;
+    for (size_t i = 0; data && symData && i < count; ++i) {
+        const uint64_t address = first + i * entry;
+        if (address + entry > end) break;
+        size_t symbol = 0;
+        if (rel.sh_type == SHT_RELA) {
+            GElf_Rela r;
+            if (!gelf_getrela(data, int(i), &r)) continue;
+            symbol = GELF_R_SYM(r.r_info);
+        } else {
+            GElf_Rel r;
+            if (!gelf_getrel(data, int(i), &r)) continue;
+            symbol = GELF_R_SYM(r.r_info);
+        }
+        GElf_Sym sym;
+        if (!symbol || !gelf_getsym(symData, int(symbol), &sym)) continue;
+        const char* name = elf_strptr(elf, symShdr.sh_link, sym.st_name);
+        if (name && *name) out.push_back({address, entry, demangleSymbol(name)});
+    }
+    return out;
+}
+
 bool isRelocatable(Elf* elf) {
     GElf_Ehdr ehdr;
     return gelf_getehdr(elf, &ehdr) && ehdr.e_type == ET_REL;
@@ -72,9 +124,20 @@ bool isRelocatable(Elf* elf) {
 
 Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, FunctionTable& functions,
                                                        const std::string& displayName, int64_t bias,
-                                                       std::optional<uint64_t> moduleBase) {
+                                                       std::optional<uint64_t> moduleBase,
+                                                       const std::string& symbolFile) {
     static const bool ready = elf_version(EV_CURRENT) != EV_NONE;
     if (!ready) return makeError("libelf: " + std::string(elf_errmsg(-1)));
+    if (!symbolFile.empty()) {
+        auto segments = elfLoadSegments(path);
+        if (!segments) return segments.error();
+        auto loaded = load(symbolFile, functions, displayName.empty() ? path : displayName, bias, moduleBase);
+        if (!loaded) return loaded.error();
+        (*loaded)->segments_.clear();
+        for (const ElfLoadSegment& seg : *segments)
+            (*loaded)->segments_.push_back({seg.offset, seg.vaddr + uint64_t(bias), seg.fileSize});
+        return loaded;
+    }
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return makeError(path + ": cannot open: " + std::strerror(errno));
     Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
@@ -100,6 +163,8 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
     Elf_Scn* symtab = nullptr;
     Elf_Scn* dynsym = nullptr;
     std::vector<std::pair<uint64_t, uint64_t>> plts;
+    Elf_Scn* relaPlt = nullptr;
+    GElf_Shdr plt{}, pltSec{};
     for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
         GElf_Shdr shdr;
         if (!gelf_getshdr(scn, &shdr)) continue;
@@ -108,12 +173,16 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
         if (name && std::strncmp(name, ".plt", 4) == 0 && shdr.sh_size && !module)
             plts.push_back({shdr.sh_addr + uint64_t(bias), shdr.sh_addr + uint64_t(bias) + shdr.sh_size});
+        if (name && std::strcmp(name, ".plt") == 0) plt = shdr;
+        if (name && std::strcmp(name, ".plt.sec") == 0) pltSec = shdr;
+        if (name && (std::strcmp(name, ".rela.plt") == 0 || std::strcmp(name, ".rel.plt") == 0))
+            relaPlt = scn;
     }
     const std::string file = displayName.empty() ? path : displayName;
     struct Raw {
         uint64_t start, size;
         const char* name;
-        bool global;
+        bool global, weak;
     };
     std::vector<Raw> raw;
     if (Elf_Scn* scn = symtab ? symtab : dynsym) {
@@ -136,14 +205,24 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
             }
             const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
             if (!name || !*name) continue;
-            raw.push_back({start, sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL});
+            raw.push_back({start, sym.st_size, name, GELF_ST_BIND(sym.st_info) == STB_GLOBAL,
+                           GELF_ST_BIND(sym.st_info) == STB_WEAK});
         }
     }
-    // Aliases share an address: keep one, preferring a global name.
+    // Aliases share an address: keep the one perf's symbols__fixup_duplicate
+    // keeps (choose_best_symbol), so names read as perf report prints them: a
+    // non-zero size, then not weak, then global, then fewer leading
+    // underscores, then the longest name.
     std::sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
         if (a.start != b.start) return a.start < b.start;
-        if (a.global != b.global) return a.global > b.global;
-        return leadingUnderscores(a.name) < leadingUnderscores(b.name);
+        if ((a.size != 0) != (b.size != 0)) return a.size != 0;
+        if (a.weak != b.weak) return !a.weak;
+        if (a.global != b.global) return a.global;
+        const size_t ua = leadingUnderscores(a.name), ub = leadingUnderscores(b.name);
+        if (ua != ub) return ua < ub;
+        const size_t la = std::strlen(a.name), lb = std::strlen(b.name);
+        if (la != lb) return la > lb;
+        return std::strcmp(a.name, b.name) < 0;
     });
     for (size_t i = 0; i < raw.size(); ++i) {
         result->rawNames_.push_back({raw[i].name, raw[i].start});
@@ -159,10 +238,20 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         uint32_t id = functions.add({demangleSymbol(raw[i].name), file, raw[i].start});
         result->symbols_.push_back({raw[i].start, end, id});
     }
+    // Each PLT slot named after the function it jumps to ("sin@plt"), as perf's
+    // dso__synthesize_plt_symbols names them; the rest of the PLT (its header,
+    // slots of IRELATIVE relocations) stays "[plt] FILE".
+    for (const PltSlot& slot : pltSlots(elf, relaPlt, plt, pltSec))
+        result->symbols_.push_back(
+            {slot.address + uint64_t(bias), slot.address + uint64_t(bias) + slot.size,
+             functions.add({slot.name + "@plt", file, slot.address + uint64_t(bias)})});
     for (auto [start, end] : plts)
         result->symbols_.push_back({start, end, functions.add({"[plt] " + baseName(file), file, start})});
-    std::sort(result->symbols_.begin(), result->symbols_.end(),
-              [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+    // By start, the wider first where two start together: a lookup finds the narrowest (a PLT slot in its
+    // section).
+    std::sort(result->symbols_.begin(), result->symbols_.end(), [](const Symbol& a, const Symbol& b) {
+        return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
     std::sort(result->rawNames_.begin(), result->rawNames_.end());
     result->unknown_ = functions.add({"[unknown] " + baseName(file), file, 0});
     elf_end(elf);
@@ -287,6 +376,70 @@ struct ElfFile {
     }
 };
 }  // namespace
+
+namespace {
+std::optional<std::vector<uint8_t>> buildIdOf(Elf* elf) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE) continue;
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        if (!data || !data->d_buf) continue;
+        if (auto id = buildIdFromNotes({static_cast<const uint8_t*>(data->d_buf), data->d_size})) return id;
+    }
+    return std::nullopt;
+}
+}  // namespace
+
+std::optional<std::vector<uint8_t>> elfBuildId(const std::string& path) {
+    ElfFile file(path);
+    if (!file.elf) return std::nullopt;
+    return buildIdOf(file.elf);
+}
+
+std::string elfSeparateDebugFile(const std::string& path, const std::string& root) {
+    ElfFile file(path);
+    if (!file.elf) return {};
+    size_t shstrndx = 0;
+    elf_getshdrstrndx(file.elf, &shstrndx);
+    std::string debuglink;
+    for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
+        GElf_Shdr shdr;
+        if (!gelf_getshdr(scn, &shdr)) continue;
+        if (shdr.sh_type == SHT_SYMTAB) return {};  // its own symbols are all there is to read
+        const char* name = elf_strptr(file.elf, shstrndx, shdr.sh_name);
+        if (name && std::strcmp(name, ".gnu_debuglink") == 0) {
+            Elf_Data* data = elf_getdata(scn, nullptr);
+            if (data && data->d_buf && data->d_size)
+                debuglink.assign(static_cast<const char*>(data->d_buf),
+                                 strnlen(static_cast<const char*>(data->d_buf), data->d_size));
+        }
+    }
+    const auto id = buildIdOf(file.elf);
+    auto matches = [&](const std::string& candidate) {
+        if (candidate == path) return false;
+        ElfFile debug(candidate);
+        if (!debug.elf) return false;
+        const auto theirs = buildIdOf(debug.elf);
+        return !id || !theirs || *id == *theirs;
+    };
+    if (id && id->size() >= 2) {
+        static const char* hex = "0123456789abcdef";
+        std::string text;
+        for (uint8_t b : *id)
+            text += hex[b >> 4], text += hex[b & 15];
+        const std::string candidate =
+            root + "/.build-id/" + text.substr(0, 2) + "/" + text.substr(2) + ".debug";
+        if (matches(candidate)) return candidate;
+    }
+    if (!debuglink.empty()) {
+        const size_t slash = path.rfind('/');
+        const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+        for (const std::string& candidate :
+             {dir + "/" + debuglink, dir + "/.debug/" + debuglink, root + dir + "/" + debuglink})
+            if (matches(candidate)) return candidate;
+    }
+    return {};
+}
 
 Expected<std::vector<ElfLoadSegment>> elfLoadSegments(const std::string& path) {
     ElfFile file(path);

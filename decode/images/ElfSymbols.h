@@ -47,15 +47,29 @@ struct ElfModuleSection {
 Expected<std::vector<ElfModuleSection>> elfModuleSections(const std::string& path, uint64_t base);
 // The GNU build-id of an ELF notes blob (an ELF's PT_NOTE, /sys/kernel/notes).
 std::optional<std::vector<uint8_t>> buildIdFromNotes(std::span<const uint8_t> notes);
+// The GNU build-id of an ELF file (its SHT_NOTE sections, else PT_NOTE segments).
+std::optional<std::vector<uint8_t>> elfBuildId(const std::string& path);
+// The separate debug file holding the symbols of an ELF whose own .symtab was
+// stripped (distribution packages: libc6-dbg, *-dbgsym), where gdb and perf
+// look: `root`/.build-id/xx/yyyy.debug by the file's build-id, then its
+// .gnu_debuglink name beside the file, in its .debug/ folder and under
+// `root` + the file's folder (the debug file's build-id must match the file's
+// when both have one). "" when the file has its .symtab or no debug file is
+// found. `root` is normally /usr/lib/debug.
+std::string elfSeparateDebugFile(const std::string& path, const std::string& root = "/usr/lib/debug");
 
 class ElfSymbols {
 public:
     // `displayName` is what function entries name as their file; `bias` moves
     // every address (symbols, segments: a vmlinux's KASLR offset). A kernel
     // module (.ko) is placed at `moduleBase` as elfModuleSections() lays it out.
+    // `symbolFile` (optional): read the symbols from there instead (a stripped
+    // file's separate debug file, elfSeparateDebugFile()); the segments, which a
+    // debug file keeps without their file offsets, still come from `path`.
     static Expected<std::unique_ptr<ElfSymbols>> load(const std::string& path, FunctionTable& functions,
                                                       const std::string& displayName, int64_t bias = 0,
-                                                      std::optional<uint64_t> moduleBase = {});
+                                                      std::optional<uint64_t> moduleBase = {},
+                                                      const std::string& symbolFile = {});
     // A kallsyms listing ("ADDR TYPE NAME[\t[MODULE]]"): its text symbols (t, T,
     // w, W), each up to the next listed address. Kernel symbols name
     // `kernelName` as their file, module ones "[MODULE]". Fails when the file

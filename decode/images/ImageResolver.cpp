@@ -433,11 +433,14 @@ int ImageResolver::resolveFile(const Mapping& m) {
         // perf's build-id cache: .build-id/<first byte>/<rest>/elf (vdso too).
         std::string hex = hexBytes(m.buildId);
         std::string dir = options_.buildIdCache + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
-        candidates.push_back(dir + "/elf");
+        // perf names the copy by its kind (build_id_cache__basename): vdso, else elf.
+        candidates.push_back(dir + (m.file == "[vdso]" ? "/vdso" : "/elf"));
     }
     for (const std::string& c : candidates) {
         if (!isRegularFile(c)) continue;
-        auto symbols = ElfSymbols::load(c, functions_, m.file);
+        // A stripped file's names come from its separate debug file (same layout), its code from itself.
+        const std::string debug = elfSeparateDebugFile(c);
+        auto symbols = ElfSymbols::load(c, functions_, m.file, 0, {}, debug);
         if (!symbols) continue;  // not an ELF (e.g. a kallsyms copy): keep looking
         const int mapped = mapFile(c);
         if (mapped < 0) continue;

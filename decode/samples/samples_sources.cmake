@@ -4,4 +4,5 @@
 # statistics aggregate.
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/Callchain.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/SampleProfile.cpp
 )

@@ -138,6 +138,10 @@ public:
     // sched_switch samples whose prev_pid is not the thread their CPU's previous
     // one switched to: the run that would end there is left out (its end is unknown).
     uint64_t tracepointBroken() const { return tpBroken_; }
+    // Whether event `eventIndex` is sched:sched_switch (readHeaders, setSchedSwitchEvent).
+    bool isSchedSwitchEvent(int eventIndex) const {
+        return eventIndex >= 0 && size_t(eventIndex) < isSwitchEvent_.size() && isSwitchEvent_[size_t(eventIndex)];
+    }
     // CPUs whose timeline came from sched_switch tracepoints, after finish().
     const std::vector<int>& tracepointCpus() const { return tpCpus_; }
     // What readHeaders() and the records could not tell as asked, one line each.

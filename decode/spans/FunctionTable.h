@@ -12,6 +12,7 @@ struct FunctionInfo {
     std::string name;      // demangled; "[unknown] <file>" when the file has no symbol there
     std::string file;      // the image it lives in ("" when none)
     uint64_t address = 0;  // link-time address of its first byte (0 when unknown)
+    bool inlined = false;  // a function inlined into others (DWARF), seen as a frame of its own
 };
 
 class FunctionTable {

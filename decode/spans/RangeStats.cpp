@@ -14,6 +14,10 @@ RangeCost& RangeCost::operator+=(const RangeCost& o) {
     selfTime += o.selfTime;
     totalInsns += o.totalInsns;
     selfInsns += o.selfInsns;
+    totalSamples += o.totalSamples;
+    selfSamples += o.selfSamples;
+    totalPeriod += o.totalPeriod;
+    selfPeriod += o.selfPeriod;
     return *this;
 }
 
@@ -173,9 +177,13 @@ std::vector<FunctionStats> functionStatsOf(const CallTree& tree) {
         f.cost.calls += node.cost.calls;
         f.cost.selfTime += node.cost.selfTime;
         f.cost.selfInsns += node.cost.selfInsns;
+        f.cost.selfSamples += node.cost.selfSamples;
+        f.cost.selfPeriod += node.cost.selfPeriod;
         if (outermost) {
             f.cost.totalTime += node.cost.totalTime;
             f.cost.totalInsns += node.cost.totalInsns;
+            f.cost.totalSamples += node.cost.totalSamples;
+            f.cost.totalPeriod += node.cost.totalPeriod;
         }
     });
     std::vector<FunctionStats> out;
@@ -200,6 +208,14 @@ std::vector<FunctionStats> RangeStats::topFunctions(RangeSort by, size_t limit) 
                 return f.cost.selfInsns;
             case RangeSort::TotalInsns:
                 return f.cost.totalInsns;
+            case RangeSort::SelfSamples:
+                return f.cost.selfSamples;
+            case RangeSort::TotalSamples:
+                return f.cost.totalSamples;
+            case RangeSort::SelfPeriod:
+                return f.cost.selfPeriod;
+            case RangeSort::TotalPeriod:
+                return f.cost.totalPeriod;
         }
         return uint64_t(0);
     };
@@ -231,15 +247,21 @@ CallTree RangeStats::bottomUp() const {
             c.calls += node.cost.calls;
             c.selfTime += node.cost.selfTime;
             c.selfInsns += node.cost.selfInsns;
+            c.selfSamples += node.cost.selfSamples;
+            c.selfPeriod += node.cost.selfPeriod;
             if (outermost) {
                 c.totalTime += node.cost.totalTime;
                 c.totalInsns += node.cost.totalInsns;
+                c.totalSamples += node.cost.totalSamples;
+                c.totalPeriod += node.cost.totalPeriod;
             }
         }
     });
     for (uint32_t c = out.nodes[0].firstChild; c != CallTree::kNone; c = out.nodes[c].nextSibling) {
         out.nodes[0].cost.totalTime += out.nodes[c].cost.selfTime;
         out.nodes[0].cost.totalInsns += out.nodes[c].cost.selfInsns;
+        out.nodes[0].cost.totalSamples += out.nodes[c].cost.selfSamples;
+        out.nodes[0].cost.totalPeriod += out.nodes[c].cost.selfPeriod;
     }
     return out;
 }
@@ -248,8 +270,8 @@ std::vector<FlameStack> RangeStats::flameStacks() const {
     std::vector<FlameStack> out;
     for (uint32_t n = 1; n < tree.nodes.size(); ++n) {
         const RangeCost& c = tree.nodes[n].cost;
-        if (c.selfTime == 0 && c.selfInsns == 0 && c.calls == 0) continue;
-        out.push_back({tree.stack(n), c.selfTime, c.selfInsns, c.calls});
+        if (c.selfTime == 0 && c.selfInsns == 0 && c.calls == 0 && c.selfSamples == 0) continue;
+        out.push_back({tree.stack(n), c.selfTime, c.selfInsns, c.calls, c.selfSamples, c.selfPeriod});
     }
     return out;
 }
@@ -528,6 +550,7 @@ void addThread(ThreadRangeStats& into, const ThreadRangeStats& from) {
 RangeStats RangeStats::ofThread(int32_t tid) const {
     RangeStats out;
     out.begin = begin, out.end = end;
+    out.source = source;
     auto it = threads.find(tid);
     if (it == threads.end()) return out;
     ThreadRangeStats t = it->second;

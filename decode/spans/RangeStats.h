@@ -70,6 +70,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "Result.h"
@@ -94,10 +95,17 @@ struct RangeQuery {
 };
 
 // What a set of frames (a tree node, a function) adds up to in the range.
+// Decoded spans fill calls, time and instructions; a sampled profile
+// (samples/SampleProfile.h) fills samples and period, and time where its
+// event counts time (cpu-clock, task-clock, off-CPU time).
 struct RangeCost {
     uint64_t calls = 0;
     uint64_t totalTime = 0, selfTime = 0;  // ns
     uint64_t totalInsns = 0, selfInsns = 0;
+    // Samples whose stack holds the frame (total) or ends in it (self), and
+    // the sum of their periods (the event's count: ns, cycles, events).
+    uint64_t totalSamples = 0, selfSamples = 0;
+    uint64_t totalPeriod = 0, selfPeriod = 0;
     RangeCost& operator+=(const RangeCost& o);
     bool operator==(const RangeCost&) const = default;
 };
@@ -145,6 +153,7 @@ struct FunctionStats {
 struct FlameStack {
     std::vector<uint32_t> stack;
     uint64_t selfTime = 0, selfInsns = 0, calls = 0;
+    uint64_t selfSamples = 0, selfPeriod = 0;
 };
 
 struct GapTotal {
@@ -159,12 +168,37 @@ struct ThreadRangeStats {
     uint64_t calls = 0;
     std::map<GapReason, GapTotal> gaps;
     CallTree tree;  // only with RangeQuery::perThreadTrees
+    // A sampled profile's: samples and their periods in the range; time the
+    // thread ran (on CPU) and was switched out (off CPU) in the range, from the
+    // switch timeline, their sum the thread's wall-clock time there.
+    uint64_t samples = 0, period = 0;
+    uint64_t onCpuTime = 0, offCpuTime = 0;
 };
 
-enum class RangeSort { SelfTime, TotalTime, Calls, SelfInsns, TotalInsns };
+enum class RangeSort {
+    SelfTime,
+    TotalTime,
+    Calls,
+    SelfInsns,
+    TotalInsns,
+    SelfSamples,
+    TotalSamples,
+    SelfPeriod,
+    TotalPeriod
+};
+
+// What a RangeStats counts: decoded spans, or the samples of one event of a
+// sampled profile, or the time threads spent switched out (off-CPU).
+struct RangeSource {
+    enum Kind { Spans, Samples, OffCpu } kind = Spans;
+    std::string event;          // Samples: the event's name ("cpu-clock"); OffCpu: "off-CPU time"
+    bool periodIsTime = false;  // the period counts ns (cpu-clock, task-clock, off-CPU): time is filled
+    std::string periodUnit;     // "ns", "cycles", "events"
+};
 
 struct RangeStats {
     uint64_t begin = 0, end = 0;
+    RangeSource source;
     uint64_t spans = 0;  // spans overlapping the range, all threads
     CallTree tree;       // top-down, all threads chosen merged
     // Per function id that occurs in the range (function ascending).
@@ -182,7 +216,7 @@ struct RangeStats {
     // stack the path names: calls, self time and instructions of those frames,
     // total time and instructions of the outermost of them.
     CallTree bottomUp() const;
-    // Every stack with a self cost (time or instructions) or calls: the flame graph's input.
+    // Every stack with a self cost (time, instructions, samples) or calls: the flame graph's input.
     std::vector<FlameStack> flameStacks() const;
     // Instructions executed in the range (the sum of self instructions).
     uint64_t instructions() const { return tree.nodes[0].cost.totalInsns; }

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "samples/SampleProfile.h"
+
+#include <linux/perf_event.h>
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "perfdata/PerfDataReader.h"
+#include "sideband/Sideband.h"
+
+namespace auxscope {
+namespace {
+
+FrameContext contextOfMisc(uint16_t misc) {
+    switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+        case PERF_RECORD_MISC_KERNEL:
+            return FrameContext::Kernel;
+        case PERF_RECORD_MISC_HYPERVISOR:
+            return FrameContext::Hypervisor;
+        case PERF_RECORD_MISC_GUEST_KERNEL:
+            return FrameContext::GuestKernel;
+        case PERF_RECORD_MISC_GUEST_USER:
+            return FrameContext::GuestUser;
+        default:
+            return FrameContext::User;
+    }
+}
+
+SampledEvent describeEvent(const PerfAttr& a, int index, const TraceModel& model) {
+    SampledEvent e;
+    e.attr = index;
+    e.name = !a.name.empty()
+                 ? a.name
+                 : "type " + std::to_string(a.attr.type) + " config " + std::to_string(a.attr.config);
+    e.periodUnit = "events";
+    if (a.attr.type == PERF_TYPE_SOFTWARE) {
+        if (a.attr.config == PERF_COUNT_SW_CPU_CLOCK || a.attr.config == PERF_COUNT_SW_TASK_CLOCK) {
+            e.periodIsTime = true;
+            e.periodUnit = "ns";
+        }
+        e.switchEvent = a.attr.config == PERF_COUNT_SW_CONTEXT_SWITCHES;
+    } else if (a.attr.type == PERF_TYPE_HARDWARE) {
+        if (a.attr.config == PERF_COUNT_HW_CPU_CYCLES || a.attr.config == PERF_COUNT_HW_REF_CPU_CYCLES)
+            e.periodUnit = "cycles";
+        else if (a.attr.config == PERF_COUNT_HW_INSTRUCTIONS)
+            e.periodUnit = "instructions";
+    }
+    e.switchEvent = e.switchEvent || model.isSchedSwitchEvent(index);
+    return e;
+}
+
+// 64-bit mixing of a stack's words (interning raw stacks by content).
+inline uint64_t mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdULL;
+}
+
+}  // namespace
+
+// Reads the samples, interns their raw stacks, symbolizes each distinct one
+// into the function tree, then sorts the samples by time and builds the
+// off-CPU stretches.
+struct SampleProfile::Builder {
+    SampleProfile& p;
+    const PerfDataReader& file;
+    const SampleProfileOptions& options;
+    std::unordered_map<uint64_t, uint32_t> byHash;  // stack hash -> first raw stack with it
+    std::vector<uint32_t> sameHash;                 // per raw stack: the next one with its hash
+    std::map<std::string, uint64_t> noteCounts;
+    std::vector<RawFrame> frames;  // the sample being read
+
+    void note(const std::string& reason) { ++noteCounts[reason]; }
+
+    uint32_t intern(int32_t pid, std::span<const RawFrame> stack) {
+        uint64_t h = mix(0, uint64_t(uint32_t(pid)));
+        for (const RawFrame& f : stack)
+            h = mix(h, f.address ^ (uint64_t(f.context) << 60));
+        auto [it, fresh] = byHash.try_emplace(h, uint32_t(p.rawPid_.size()));
+        if (!fresh) {
+            for (uint32_t k = it->second; k != UINT32_MAX; k = sameHash[k]) {
+                const auto begin = p.rawFrames_.begin() + p.rawBegin_[k];
+                const auto end = p.rawFrames_.begin() + p.rawBegin_[k + 1];
+                if (p.rawPid_[k] == pid && std::equal(begin, end, stack.begin(), stack.end())) return k;
+            }
+        }
+        const uint32_t k = uint32_t(p.rawPid_.size());
+        p.rawPid_.push_back(pid);
+        p.rawFrames_.insert(p.rawFrames_.end(), stack.begin(), stack.end());
+        p.rawBegin_.push_back(uint32_t(p.rawFrames_.size()));
+        sameHash.push_back(UINT32_MAX);
+        if (!fresh) {
+            // Chain it behind the first of its hash.
+            sameHash[k] = sameHash[it->second];
+            sameHash[it->second] = k;
+        }
+        return k;
+    }
+
+    Expected<void> readSamples() {
+        const Sideband& sb = *p.sideband_;
+        for (size_t i = 0; i < file.attrs().size(); ++i)
+            p.events_.push_back(describeEvent(file.attrs()[i], int(i), sb.model()));
+        uint64_t samples = 0;
+        if (auto it = file.summary().recordsByType.find(PERF_RECORD_SAMPLE);
+            it != file.summary().recordsByType.end())
+            samples = it->second;
+        p.time_.reserve(samples);
+        p.period_.reserve(samples);
+        p.tid_.reserve(samples);
+        p.pid_.reserve(samples);
+        p.cpu_.reserve(samples);
+        p.event_.reserve(samples);
+        p.raw_.reserve(samples);
+        p.rawBegin_.push_back(0);
+        const uint64_t total = file.dataSize();
+        uint64_t seen = 0;
+        bool cancelled = false;
+        auto walked = file.forEachRecord([&](const PerfRecord& r) {
+            if ((++seen & 0xfff) == 0 && options.progress &&
+                !options.progress(r.fileOffset - file.dataOffset(), total)) {
+                cancelled = true;
+                return false;
+            }
+            if (r.header.type != PERF_RECORD_SAMPLE) return true;
+            const ParsedRecord& s = r.parsed;
+            if (!s.event || s.event->descIndex < 0 || size_t(s.event->descIndex) >= p.events_.size()) {
+                note("samples of no known event (left out)");
+                return true;
+            }
+            if (r.parseError)
+                note("samples cut short (" + *r.parseError + "): the stack read so far is kept");
+            SampledEvent& ev = p.events_[size_t(s.event->descIndex)];
+            ++ev.samples;
+            ev.period += s.period;
+            frames.clear();
+            if (!s.callchain.empty()) {
+                ++ev.withCallchain;
+                switch (appendCallchain(s.callchain, frames, options.maxStack)) {
+                    case CallchainStatus::Ok:
+                        break;
+                    case CallchainStatus::Truncated:
+                        note("callchains longer than " + std::to_string(options.maxStack) +
+                             " frames (the outermost left out, as perf report --max-stack does)");
+                        break;
+                    case CallchainStatus::InvalidContext:
+                        note("callchains with an unknown context marker (only the sampled address kept)");
+                        break;
+                }
+            }
+            if (!s.stackUser.empty() && s.regsUserAbi != PERF_SAMPLE_REGS_ABI_NONE) {
+                ++ev.withUserStack;
+                note(
+                    "user stack copies not unwound (no DWARF unwinder in this build): "
+                    "their stacks are the kernel callchain and the sampled address");
+            }
+            if (frames.empty()) frames.push_back({s.ip, contextOfMisc(r.header.misc)});
+            p.time_.push_back(s.time);
+            p.period_.push_back(s.period);
+            p.tid_.push_back(s.tid);
+            p.pid_.push_back(s.pid >= 0 ? s.pid : sb.pidOf(s.tid));
+            p.cpu_.push_back(int16_t(s.cpu != UINT32_MAX ? int(s.cpu) : int(r.cpu)));
+            p.event_.push_back(int16_t(s.event->descIndex));
+            p.raw_.push_back(intern(p.pid_.back(), frames));
+            return true;
+        });
+        if (cancelled) return makeError("cancelled");
+        if (!walked) note("records after damage at " + walked.error().message + " (not read)");
+        return {};
+    }
+
+    // Each raw stack's functions, outermost first, into the tree.
+    void symbolize() {
+        struct Key {
+            int32_t pid;
+            uint64_t address;
+            bool operator==(const Key&) const = default;
+        };
+        struct KeyHash {
+            size_t operator()(const Key& k) const {
+                return size_t(mix(k.address, uint64_t(uint32_t(k.pid))));
+            }
+        };
+        std::unordered_map<Key, uint32_t, KeyHash> functionOf;
+        const size_t stacks = p.rawPid_.size();
+        p.rawNode_.assign(stacks, 0);
+        for (size_t k = 0; k < stacks; ++k) {
+            const int32_t pid = p.rawPid_[k];
+            uint32_t node = 0;
+            for (uint32_t f = p.rawBegin_[k + 1]; f-- > p.rawBegin_[k];) {
+                const RawFrame& frame = p.rawFrames_[f];
+                // Kernel code is the same in every process: one cache entry for all.
+                const Key key{frame.context == FrameContext::Kernel ? -1 : pid, frame.address};
+                auto [it, fresh] = functionOf.try_emplace(key, FunctionTable::kUnknown);
+                if (fresh) it->second = p.images_->functionAt(pid, frame.address);
+                node = p.tree_.child(node, it->second);
+            }
+            p.rawNode_[k] = node;
+        }
+    }
+
+    // The samples by time (files hold them by time per CPU ring, rounds apart).
+    void sortByTime() {
+        const size_t n = p.time_.size();
+        std::vector<uint32_t> order(n);
+        std::iota(order.begin(), order.end(), 0u);
+        if (!std::is_sorted(p.time_.begin(), p.time_.end()))
+            std::stable_sort(order.begin(), order.end(),
+                             [&](uint32_t a, uint32_t b) { return p.time_[a] < p.time_[b]; });
+        auto permute = [&](auto& v) {
+            std::remove_reference_t<decltype(v)> out(n);
+            for (size_t i = 0; i < n; ++i)
+                out[i] = v[order[i]];
+            v = std::move(out);
+        };
+        permute(p.time_);
+        permute(p.period_);
+        permute(p.tid_);
+        permute(p.pid_);
+        permute(p.cpu_);
+        permute(p.event_);
+        permute(p.raw_);
+        // Dense thread indices.
+        std::vector<int32_t> tids = p.tid_;
+        std::sort(tids.begin(), tids.end());
+        tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
+        p.threadTids_ = tids;
+        p.thread_.resize(n);
+        for (size_t i = 0; i < n; ++i)
+            p.thread_[i] = uint32_t(std::lower_bound(tids.begin(), tids.end(), p.tid_[i]) - tids.begin());
+    }
+
+    // Between two run slices of a thread it was off CPU: the stack is its
+    // switch-out sample's in the first slice (the last one before the second).
+    void buildOffCpu() {
+        const Sideband& sb = *p.sideband_;
+        std::map<int32_t, std::vector<const RunSlice*>> byThread;
+        for (const RunSlice& s : sb.model().runSlices())
+            if (s.tid > 0) byThread[s.tid].push_back(&s);
+        std::map<int32_t, std::vector<size_t>> switchSamples;  // per tid, sample indices by time
+        for (size_t i = 0; i < p.time_.size(); ++i)
+            if (p.events_[size_t(p.event_[i])].switchEvent) switchSamples[p.tid_[i]].push_back(i);
+        uint32_t noStack = CallTree::kNone;
+        for (auto& [tid, slices] : byThread) {
+            std::sort(slices.begin(), slices.end(),
+                      [](const RunSlice* a, const RunSlice* b) { return a->start < b->start; });
+            const std::vector<size_t>* samples = nullptr;
+            if (auto it = switchSamples.find(tid); it != switchSamples.end()) samples = &it->second;
+            for (size_t k = 1; k < slices.size(); ++k) {
+                const RunSlice& a = *slices[k - 1];
+                const RunSlice& b = *slices[k];
+                if (b.start <= a.end) continue;
+                OffCpu o{a.end, b.start, a.pid > 0 ? a.pid : sb.pidOf(tid), tid, a.cpu, 0};
+                size_t at = SIZE_MAX;
+                if (samples) {
+                    auto it = std::upper_bound(samples->begin(), samples->end(), b.start,
+                                               [&](uint64_t t, size_t i) { return t < p.time_[i]; });
+                    if (it != samples->begin() && p.time_[*(it - 1)] >= a.start) at = *(it - 1);
+                }
+                if (at != SIZE_MAX) {
+                    o.node = p.rawNode_[p.raw_[at]];
+                    ++p.offCpuStacks_;
+                } else {
+                    if (noStack == CallTree::kNone)
+                        noStack = p.tree_.child(0, p.functions_->add({"[off-CPU: no stack]", "", 0}));
+                    o.node = noStack;
+                }
+                p.offCpu_.push_back(o);
+            }
+        }
+        std::sort(p.offCpu_.begin(), p.offCpu_.end(),
+                  [](const OffCpu& a, const OffCpu& b) { return a.start < b.start; });
+    }
+
+    void finishNotes() {
+        for (const auto& [reason, n] : noteCounts)
+            p.notes_.push_back({reason, n});
+    }
+};
+
+SampleProfile::SampleProfile() = default;
+SampleProfile::~SampleProfile() = default;
+
+Expected<std::shared_ptr<const SampleProfile>> SampleProfile::load(const PerfDataReader& file,
+                                                                   std::shared_ptr<const Sideband> sideband,
+                                                                   const SampleProfileOptions& options) {
+    std::shared_ptr<SampleProfile> p(new SampleProfile());
+    p->sideband_ = std::move(sideband);
+    p->functions_ = std::make_shared<FunctionTable>();
+    p->images_ = std::make_unique<ImageResolver>(*p->sideband_, *p->functions_, options.images);
+    p->images_->prepare();
+    Builder b{*p, file, options, {}, {}, {}, {}};
+    if (auto r = b.readSamples(); !r) return r.error();
+    b.symbolize();
+    b.sortByTime();
+    b.buildOffCpu();
+    b.finishNotes();
+    return std::shared_ptr<const SampleProfile>(std::move(p));
+}
+
+uint64_t SampleProfile::ip(size_t i) const {
+    const uint32_t k = raw_[i];
+    return rawBegin_[k + 1] > rawBegin_[k] ? rawFrames_[rawBegin_[k]].address : 0;
+}
+
+size_t SampleProfile::lowerBound(uint64_t t) const {
+    return size_t(std::lower_bound(time_.begin(), time_.end(), t) - time_.begin());
+}
+
+std::vector<SampleProfile::Frame> SampleProfile::stack(size_t i) const {
+    std::vector<Frame> out;
+    const uint32_t k = raw_[i];
+    // The functions of the stack's node, leaf first, matched to the raw frames:
+    // each raw frame is one tree level, plus one for every function inlined there.
+    std::vector<uint32_t> path = tree_.stack(rawNode_[k]);  // outermost first
+    size_t level = path.size();
+    for (uint32_t f = rawBegin_[k]; f < rawBegin_[k + 1] && level > 0; ++f) {
+        const RawFrame& raw = rawFrames_[f];
+        // The frame's innermost function first, then those it is inlined into.
+        while (level > 0) {
+            const uint32_t fn = path[--level];
+            const bool inl = (*functions_)[fn].inlined;
+            out.push_back({raw.address, fn, raw.context, inl});
+            if (!inl) break;
+        }
+    }
+    return out;
+}
+
+Expected<RangeStats> computeSampleRangeStats(const SampleProfile& profile, const SampleQuery& q) {
+    RangeStats out;
+    out.begin = q.begin;
+    out.end = q.end;
+    const bool offCpu = q.event == SampleQuery::kOffCpu;
+    if (offCpu) {
+        out.source = {RangeSource::OffCpu, "off-CPU time", true, "ns"};
+    } else {
+        if (q.event < 0 || size_t(q.event) >= profile.events().size())
+            return makeError("no sampled event " + std::to_string(q.event));
+        const SampledEvent& ev = profile.events()[size_t(q.event)];
+        out.source = {RangeSource::Samples, ev.name, ev.periodIsTime, ev.periodUnit};
+    }
+    const bool time = out.source.periodIsTime;
+    if (q.end <= q.begin) return out;
+    std::vector<int32_t> tids = q.tids;
+    std::sort(tids.begin(), tids.end());
+    auto wanted = [&](int32_t tid) {
+        return tids.empty() || std::binary_search(tids.begin(), tids.end(), tid);
+    };
+
+    const CallTree& tree = profile.tree();
+    const size_t nodes = tree.size();
+    std::vector<uint64_t> samples(nodes, 0), period(nodes, 0);
+    // Per thread (sample's tid) and node, for per-thread trees.
+    std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> threadNode;
+    auto count = [&](int32_t tid, uint32_t node, uint64_t weight) {
+        ++samples[node];
+        period[node] += weight;
+        ThreadRangeStats& t = out.threads[tid];
+        ++t.samples;
+        t.period += weight;
+        if (time) t.frameTime += weight;
+        if (q.perThreadTrees) {
+            auto& c = threadNode[(uint64_t(uint32_t(tid)) << 32) | node];
+            ++c.first;
+            c.second += weight;
+        }
+    };
+    if (offCpu) {
+        for (const SampleProfile::OffCpu& o : profile.offCpu()) {
+            if (o.start >= q.end) break;
+            if (o.end <= q.begin || !wanted(o.tid)) continue;
+            count(o.tid, o.node, std::min(o.end, q.end) - std::max(o.start, q.begin));
+        }
+    } else {
+        const size_t first = profile.lowerBound(q.begin);
+        int32_t lastTid = INT32_MIN;
+        bool lastWanted = false;
+        for (size_t i = first; i < profile.size() && profile.time(i) < q.end; ++i) {
+            if (profile.event(i) != q.event) continue;
+            const int32_t tid = profile.tid(i);
+            if (tid != lastTid) lastTid = tid, lastWanted = wanted(tid);
+            if (!lastWanted) continue;
+            count(tid, profile.node(i), profile.period(i));
+            if (((i - first) & 0xffff) == 0 && q.cancel && q.cancel->load(std::memory_order_relaxed))
+                return makeError("cancelled");
+        }
+    }
+
+    // A tree of the nodes with samples: self where stacks end, totals summed up
+    // (nodes come parent first, so children are summed before their parent).
+    auto build = [&](std::span<const uint32_t> touched, auto&& selfOf) {
+        CallTree t;
+        std::unordered_map<uint32_t, RangeCost> cost;  // by profile node, totals included
+        for (uint32_t n : touched) {
+            const auto [s, w] = selfOf(n);
+            RangeCost& c = cost[n];
+            c.selfSamples += s;
+            c.selfPeriod += w;
+            for (uint32_t k = n; k != 0; k = tree.nodes[k].parent) {
+                RangeCost& up = k == n ? c : cost[k];
+                up.totalSamples += s;
+                up.totalPeriod += w;
+            }
+        }
+        std::vector<uint32_t> order;
+        order.reserve(cost.size());
+        for (const auto& [n, c] : cost)
+            order.push_back(n);
+        std::sort(order.begin(), order.end());
+        std::unordered_map<uint32_t, uint32_t> newOf{{0u, 0u}};
+        for (uint32_t n : order) {
+            const uint32_t made = t.child(newOf.at(tree.nodes[n].parent), tree.nodes[n].function);
+            newOf[n] = made;
+            RangeCost& c = t.nodes[made].cost;
+            c = cost[n];
+            if (time) c.selfTime = c.selfPeriod, c.totalTime = c.totalPeriod;
+        }
+        RangeCost& root = t.nodes[0].cost;
+        for (uint32_t c = t.nodes[0].firstChild; c != CallTree::kNone; c = t.nodes[c].nextSibling) {
+            root.totalSamples += t.nodes[c].cost.totalSamples;
+            root.totalPeriod += t.nodes[c].cost.totalPeriod;
+            root.totalTime += t.nodes[c].cost.totalTime;
+        }
+        return t;
+    };
+    {
+        // The whole tree: dense arrays, totals by one reverse pass.
+        std::vector<uint64_t> totalS = samples, totalP = period;
+        for (size_t n = nodes; n-- > 1;) {
+            totalS[tree.nodes[n].parent] += totalS[n];
+            totalP[tree.nodes[n].parent] += totalP[n];
+        }
+        std::vector<uint32_t> newOf(nodes, CallTree::kNone);
+        newOf[0] = 0;
+        for (size_t n = 1; n < nodes; ++n) {
+            if (totalS[n] == 0) continue;
+            const uint32_t made = out.tree.child(newOf[tree.nodes[n].parent], tree.nodes[n].function);
+            newOf[n] = made;
+            RangeCost& c = out.tree.nodes[made].cost;
+            c.selfSamples = samples[n];
+            c.totalSamples = totalS[n];
+            c.selfPeriod = period[n];
+            c.totalPeriod = totalP[n];
+            if (time) c.selfTime = c.selfPeriod, c.totalTime = c.totalPeriod;
+        }
+        RangeCost& root = out.tree.nodes[0].cost;
+        root.totalSamples = totalS[0] - samples[0];
+        root.totalPeriod = totalP[0] - period[0];
+        if (time) root.totalTime = root.totalPeriod;
+    }
+    if (q.perThreadTrees) {
+        std::map<int32_t, std::vector<std::pair<uint32_t, std::pair<uint64_t, uint64_t>>>> perThread;
+        for (const auto& [key, c] : threadNode)
+            perThread[int32_t(uint32_t(key >> 32))].push_back({uint32_t(key), c});
+        for (auto& [tid, entries] : perThread) {
+            std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> self(entries.begin(), entries.end());
+            std::vector<uint32_t> touched;
+            for (const auto& e : entries)
+                touched.push_back(e.first);
+            out.threads[tid].tree = build(touched, [&](uint32_t n) { return self.at(n); });
+        }
+    }
+    // On and off CPU per thread in the range, from the switch timeline.
+    for (const RunSlice& s : profile.sideband().model().runSlices()) {
+        if (s.tid <= 0 || s.end <= q.begin || s.start >= q.end || !wanted(s.tid)) continue;
+        out.threads[s.tid].onCpuTime += std::min(s.end, q.end) - std::max(s.start, q.begin);
+    }
+    for (const SampleProfile::OffCpu& o : profile.offCpu()) {
+        if (o.start >= q.end) break;
+        if (o.end <= q.begin || !wanted(o.tid)) continue;
+        out.threads[o.tid].offCpuTime += std::min(o.end, q.end) - std::max(o.start, q.begin);
+    }
+    out.functions = functionStatsOf(out.tree);
+    return out;
+}
+
+}  // namespace auxscope
