@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "CallGraphConfig.h"
+
 namespace auxscope {
 
 enum class TargetKind {
@@ -42,6 +44,10 @@ struct CaptureOptions {
     size_t dataPages = kDefaultDataPages;  // per CPU, rounded up to a power of two
     uint64_t sampleFreq = 4000;            // Hz for counting events without period/freq
     bool contextSwitches = true;
+    // Call stacks on every sampling event's samples (-g, --call-graph; see
+    // CallGraphConfig.h). The GUI's choice sets this field; the helper takes it as
+    // the Start key call-graph (formatCallGraph's spelling).
+    CallGraphOptions callGraph;
     double durationSeconds = 0;  // 0: until stopped or until the launched command exits
     unsigned publishHz = 20;     // statistics publish rate (>= 10)
     // Run the drain thread SCHED_FIFO (like perf record -r) where permitted, so it
