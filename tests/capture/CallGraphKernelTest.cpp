@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -35,6 +36,7 @@
 #include "PerfEvent.h"
 #include "WriterTestSupport.h"
 #include "perfdata/PerfDataReader.h"
+#include "perfdata/PerfDataWriter.h"
 
 using namespace auxscope;
 using namespace auxscope::writertest;
@@ -464,6 +466,66 @@ TEST(CallGraphKernel, DwarfLossInATinyRingIsCountedAsBefore) {
         fileLost += st.lost;
     EXPECT_EQ(fileLost, lostRecords);
     std::filesystem::remove_all(dir);
+}
+
+// The writer stores every mode's attr whole (lbr's branch_sample_type too, which
+// this machine cannot capture), our reader reads it back byte for byte, and perf
+// reads the fields from our file.
+TEST(CallGraphFile, AttrsOfEveryModeAreStoredWhole) {
+    const std::string dir = makeTempDir("callgraph-attrs");
+    struct Mode {
+        const char* spec;
+        uint32_t type;
+        uint64_t config;
+        std::vector<std::string> perfSays;
+    };
+    char mask[64];
+    std::snprintf(mask, sizeof mask, "sample_regs_user: 0x%llx", 0xff0fffull);
+    const Mode modes[] = {
+        {"fp", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, {"CALLCHAIN"}},
+        {"dwarf,4096",
+         PERF_TYPE_SOFTWARE,
+         PERF_COUNT_SW_CPU_CLOCK,
+         {"REGS_USER|STACK_USER", "exclude_callchain_user: 1", mask, "sample_stack_user: 4096"}},
+        {"lbr",
+         PERF_TYPE_HARDWARE,
+         PERF_COUNT_HW_CPU_CYCLES,
+         {"BRANCH_STACK", "branch_sample_type: USER|CALL_STACK|NO_FLAGS|NO_CYCLES|HW_INDEX"}},
+    };
+    auto perf = perfBinary();
+    for (const Mode& m : modes) {
+        perf_event_attr a{};
+        a.size = sizeof a;
+        a.type = m.type;
+        a.config = m.config;
+        a.freq = 1;
+        a.sample_freq = 4000;
+        a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                        PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+        a.sample_id_all = 1;
+        applyCallGraph(parseCallGraph(m.spec).value(), a, 0xff0fff);
+        const std::string file = dir + "/" + std::string(m.spec).substr(0, 3) + ".data";
+        {
+            auto w = PerfDataWriter::create(file, {PerfDataEventAttr{m.spec, a, {1}}});
+            ASSERT_TRUE(w.ok()) << w.error().message;
+            ASSERT_TRUE((*w)->finish().ok());
+        }
+        auto reader = PerfDataReader::open(file);
+        ASSERT_TRUE(reader.ok()) << reader.error().message;
+        ASSERT_EQ(reader->attrs().size(), 1u);
+        EXPECT_EQ(reader->attrs()[0].sizeInFile, sizeof(perf_event_attr));
+        EXPECT_EQ(std::memcmp(&reader->attrs()[0].attr, &a, sizeof a), 0) << m.spec;
+        if (!perf) continue;
+        auto evlist = runCommand({*perf, "evlist", "-v", "-i", file}, 60);
+        EXPECT_TRUE(evlist.exitedZero()) << evlist.err;
+        for (const std::string& text : m.perfSays)
+            EXPECT_NE(evlist.out.find(text), std::string::npos) << m.spec << ": " << text << " in\n"
+                                                                << evlist.out;
+    }
+    std::filesystem::remove_all(dir);
+    if (!perf)
+        GTEST_SKIP()
+            << "skipped: perf (linux-perf) is not installed: the attrs were read back by auxscope only";
 }
 
 // Bad options: a usage error (exit status 2) whose text names the option, and
