@@ -602,6 +602,11 @@ int runRecordCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope record: --replay-speed and --replay-loop go with --replay FILE\n";
         return 2;
     }
+    if (!replayFile.empty() && opts.callGraph.enabled()) {
+        std::cerr << "auxscope record: --call-graph / -g ask the kernel for call stacks; a replay feeds the "
+                     "recorded file's own records (give no -g with --replay)\n";
+        return 2;
+    }
     if (!replayFile.empty() && opts.overwrite) {
         std::cerr
             << "auxscope record: --overwrite makes the kernel's data rings flight recorders; a replay has "
@@ -630,11 +635,6 @@ int runRecordCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope record: the snapshot size (" << opts.snapshotBytes
                   << " bytes) must not be greater than the AUX area (" << uint64_t(opts.auxPages) * pageSize()
                   << " bytes)\n";
-        return 2;
-    }
-    if (replay && opts.callGraph.enabled()) {
-        std::cerr << "auxscope record: --call-graph / -g ask the kernel for call stacks; a replay feeds the "
-                     "recorded file's own records (give no -g with --replay)\n";
         return 2;
     }
     // A call-graph choice these events or this machine cannot have is a usage

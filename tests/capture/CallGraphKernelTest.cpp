@@ -549,6 +549,10 @@ TEST(CallGraphCli, BadOptionsAreUsageErrorsNamingTheOption) {
          "from "
          "the CPU's Last Branch Records"},
         {{"--call-graph"}, "auxscope record: option --call-graph needs a value"},
+        {{"-g", "--replay", "/nonexistent/replay.data"},
+         "auxscope record: --call-graph / -g ask the kernel for call stacks; a replay feeds the recorded "
+         "file's "
+         "own records"},
     };
     for (auto& [args, text] : cases) {
         auto r = record(args, 30);
