@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "CallGraphConfig.h"
+
 namespace auxscope {
 
 enum class TargetKind {
@@ -19,6 +21,12 @@ enum class TargetKind {
 
 // Data ring size per CPU when none is given: large enough that a syscall storm
 // (one tracepoint sample per syscall on a busy core) drains without loss here.
+// It also holds --call-graph dwarf (~8.5 KiB per sample, 32 MiB/s per busy CPU
+// at 4000 Hz) without loss: system-wide, both CPUs busy, 5 s into a file, the
+// peak fill was 20% (with -m 128, perf's 512 KiB, 36%; perf record itself lost
+// 28 samples there), so dwarf gets no larger default. Larger stack copies
+// (dwarf,65528: ~490 MB/s here) are bounded by the disk, not by the ring
+// (no loss without -o, heavy loss with it).
 constexpr size_t kDefaultDataPages = 2048;  // 8 MiB with 4 KiB pages
 // perf record's own default for root (512 KiB), for comparisons.
 constexpr size_t kPerfDefaultDataPages = 128;
@@ -42,6 +50,10 @@ struct CaptureOptions {
     size_t dataPages = kDefaultDataPages;  // per CPU, rounded up to a power of two
     uint64_t sampleFreq = 4000;            // Hz for counting events without period/freq
     bool contextSwitches = true;
+    // Call stacks on every sampling event's samples (-g, --call-graph; see
+    // CallGraphConfig.h). The GUI's choice sets this field; the helper takes it as
+    // the Start key call-graph (formatCallGraph's spelling).
+    CallGraphOptions callGraph;
     double durationSeconds = 0;  // 0: until stopped or until the launched command exits
     unsigned publishHz = 20;     // statistics publish rate (>= 10)
     // Run the drain thread SCHED_FIFO (like perf record -r) where permitted, so it

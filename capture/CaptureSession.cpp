@@ -65,6 +65,20 @@ Expected<std::vector<pid_t>> threadsOf(pid_t pid) {
     return tids;
 }
 
+Expected<void> checkCallGraphFor(const CaptureOptions& opts, const PmuRegistry& pmus) {
+    if (!opts.callGraph.enabled()) return {};
+    EventParser parser(pmus, EventDefaults{opts.sampleFreq});
+    std::vector<EventDesc> descs;
+    for (auto& spec : opts.events.empty() ? std::vector<std::string>{"cpu-clock"} : opts.events) {
+        auto parsed = parser.parse(spec);
+        // An event that does not parse is refused, with its reason, when the capture opens.
+        if (!parsed) return {};
+        for (auto& d : *parsed)
+            descs.push_back(std::move(d));
+    }
+    return checkCallGraphEvents(opts.callGraph, descs, pmus, thisCpuVendor());
+}
+
 CpuCounters CaptureSummary::total() const {
     CpuCounters t;
     for (auto& c : cpus) {
@@ -171,6 +185,15 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
             "for an AUX flight recorder (its sideband stays complete)");
     if (!s->auxPlan_ && !opts.auxFilter.empty())
         return makeError("address filters apply to an AUX-area trace event, and none is given");
+    if (opts.callGraph.enabled()) {
+        // Checked before anything is opened, so a refusal names what is missing
+        // rather than the kernel's EOPNOTSUPP from the first CPU.
+        if (auto r = checkCallGraphEvents(opts.callGraph, s->descs_, pmus, thisCpuVendor()); !r)
+            return r.error();
+        for (auto& d : s->descs_)
+            if (takesCallGraph(d))
+                if (auto r = applyCallGraph(opts.callGraph, d.attr); !r) return r.error();
+    }
 
     const size_t pages = roundUpPow2(std::max<size_t>(1, opts.dataPages));
     const uint64_t ringBytes = pages * pageSize();
@@ -496,6 +519,7 @@ const std::vector<StatsSample>& CaptureSession::statsHistory() const {
 CaptureSummary CaptureSession::summary() const {
     CaptureSummary s;
     s.target = simulated() ? sourceLabel_ : describeTarget(options_);
+    s.callGraph = options_.callGraph;
     for (auto& d : descs_)
         s.events.push_back(d.name);
     s.cpus = stats_->snapshotAll();

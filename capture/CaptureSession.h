@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "AuxEventConfig.h"
+#include "CallGraphConfig.h"
 #include "CaptureOptions.h"
 #include "CaptureStats.h"
 #include "CommandLauncher.h"
@@ -33,7 +34,8 @@ struct CaptureSummary {
     std::vector<std::string> messages;
     // What sinks (e.g. the perf.data writer) had to drop, per CPU and reason.
     std::vector<SinkLoss> sinkLosses;
-    uint64_t snapshots = 0;  // snapshot requests served (per-CPU copies: cpus[i].totals.auxSnapshots)
+    uint64_t snapshots = 0;      // snapshot requests served (per-CPU copies: cpus[i].totals.auxSnapshots)
+    CallGraphOptions callGraph;  // call stacks on the samples (-g, --call-graph)
 
     CpuCounters total() const;
 };
@@ -180,6 +182,12 @@ private:
     bool snapshotOnStop_ = false;
     std::vector<DrainCommandSource*> commandSources_;
 };
+
+// Whether the capture's call-graph choice can be honoured for its events on this
+// machine (checkCallGraphEvents over the parsed -e list), so that a command line
+// can refuse it as a usage error before anything starts. CaptureSession::open
+// checks the same again.
+Expected<void> checkCallGraphFor(const CaptureOptions& options, const PmuRegistry& pmus);
 
 // Reads the thread ids of a process from /proc/PID/task.
 Expected<std::vector<pid_t>> threadsOf(pid_t pid);

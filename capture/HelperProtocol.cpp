@@ -306,6 +306,7 @@ std::string encodeStartRequest(const CaptureOptions& o) {
     if (o.snapshotBytes) kv.emplace_back("snapshot-bytes", std::to_string(o.snapshotBytes));
     if (o.overwrite) kv.emplace_back("overwrite", "1");
     if (!o.auxFilter.empty()) kv.emplace_back("filter", o.auxFilter);
+    if (o.callGraph.enabled()) kv.emplace_back("call-graph", formatCallGraph(o.callGraph));
     return encodeKeyValues(kv);
 }
 
@@ -313,9 +314,9 @@ Expected<CaptureOptions> parseStartRequest(const std::string& payload, const Sta
     auto kv = parseKeyValues(payload);
     if (!kv) return kv.error();
     static const char* const kKeys[] = {
-        "target",         "cpus",      "pid",   "arg",      "cwd",         "event",
-        "data-pages",     "aux-pages", "freq",  "switches", "duration-ms", "aux-snapshot",
-        "snapshot-bytes", "overwrite", "filter"};
+        "target",         "cpus",      "pid",    "arg",       "cwd",         "event",
+        "data-pages",     "aux-pages", "freq",   "switches",  "duration-ms", "aux-snapshot",
+        "snapshot-bytes", "overwrite", "filter", "call-graph"};
     for (auto& [k, v] : *kv) {
         bool known = false;
         for (const char* key : kKeys)
@@ -439,6 +440,15 @@ Expected<CaptureOptions> parseStartRequest(const std::string& payload, const Sta
     if (*filter) {
         if ((*filter)->size() > 4096) return makeError("filter: longer than 4096 characters");
         o.auxFilter = **filter;
+    }
+    // fp, dwarf,SIZE or lbr: the same parser as the command line's, so SIZE is
+    // held to the kernel's range (a multiple of 8, 8..65528) before any attr is built.
+    auto callGraph = singleValue(*kv, "call-graph");
+    if (!callGraph) return callGraph.error();
+    if (*callGraph) {
+        auto cg = parseCallGraph(**callGraph, "call-graph");
+        if (!cg) return cg.error();
+        o.callGraph = *cg;
     }
     return o;
 }
@@ -593,6 +603,7 @@ std::string encodeFinished(const FinishedReport& r) {
         kv.emplace_back("sink-loss",
                         std::to_string(l.cpu) + "," + std::to_string(l.records) + "," + oneLine(l.reason));
     kv.emplace_back("snapshots", std::to_string(s.snapshots));
+    if (s.callGraph.enabled()) kv.emplace_back("call-graph", formatCallGraph(s.callGraph));
     kv.emplace_back("file-bytes", std::to_string(r.fileBytes));
     kv.emplace_back("aux-bytes", std::to_string(r.auxBytes));
     kv.emplace_back("records-held-back", std::to_string(r.recordsHeldBack));
@@ -654,7 +665,11 @@ Expected<FinishedReport> decodeFinished(const std::string& payload) {
             s.sinkLosses.push_back(std::move(l));
         } else if (k == "snapshots")
             s.snapshots = num(v);
-        else if (k == "file-bytes")
+        else if (k == "call-graph") {
+            auto cg = parseCallGraph(v, "call-graph");
+            if (!cg) return makeError("Finished: " + cg.error().message);
+            s.callGraph = *cg;
+        } else if (k == "file-bytes")
             r.fileBytes = num(v);
         else if (k == "aux-bytes")
             r.auxBytes = num(v);

@@ -17,6 +17,7 @@
 //   File      no payload, the descriptor of a file the GUI created (empty,
 //             regular, opened for writing, owned by the user the helper serves)
 //   Start     key=value lines (encodeStartRequest), validated by parseStartRequest
+//             (call-graph=fp|dwarf,SIZE|lbr: CaptureOptions::callGraph)
 //   Snapshot  take a flight-recorder snapshot now
 //   Stop      end the capture; the helper completes the file and says Finished
 // Helper to GUI:

@@ -136,6 +136,9 @@ std::string explainPerfOpenError(int err, const perf_event_attr& attr, pid_t pid
         }
         case ENOENT:
         case EOPNOTSUPP:
+            if (err == EOPNOTSUPP && (attr.sample_type & PERF_SAMPLE_BRANCH_STACK))
+                return "The PMU takes no branch stack samples of this kind (--call-graph lbr needs LBR call "
+                       "stacks: an Intel CPU from Haswell on, with LBR exposed to this machine).";
             return "This kernel or CPU does not provide the event (virtual machines often lack hardware "
                    "counters "
                    "and trace units).";

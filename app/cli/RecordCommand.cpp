@@ -43,6 +43,23 @@ Events:
                           default: cpu-clock sampling; context switches, MMAP2, COMM
                           and fork/exit records are always captured
   -F, --freq HZ           sampling frequency for counting events (default 4000)
+  -g                      call stacks on every sample: --call-graph fp
+      --call-graph MODE   call stacks on every sample, as perf record takes them
+                          (also --call-graph=MODE); the tracking event gets none:
+                            fp           frame pointers: the kernel walks them, kernel and
+                                         user part in one callchain
+                            dwarf[,SIZE] the user registers and SIZE bytes of user stack
+                                         per sample (default 8192; a multiple of 8 up to
+                                         65528), unwound later with the binaries' DWARF
+                                         CFI; the kernel part stays a callchain. A sample
+                                         holds ~SIZE bytes: at 4000 Hz 32 MiB/s per busy
+                                         CPU, which the default ring drains; what the
+                                         kernel could not store shows as lost-rec
+                            lbr          Intel's Last Branch Records as the user call
+                                         stack: hardware events (-e cycles) on an Intel
+                                         PMU with LBR only (not cpu-clock, AMD or most VMs)
+                          The summary (and --json) names the mode; nothing is unwound
+                          while capturing
       --no-switch         do not record context switches
       --no-realtime       keep the drain thread at normal priority (default: SCHED_FIFO
                           where permitted, so it never waits behind the traced workload)
@@ -249,6 +266,7 @@ std::string formatSummary(const CaptureSummary& s) {
     o << "auxscope record: " << s.target << ", events:";
     for (auto& e : s.events)
         o << " " << e;
+    if (s.callGraph.enabled()) o << ", call graph: " << describeCallGraph(s.callGraph);
     std::snprintf(line, sizeof line, ", %.2f s\n", s.seconds);
     o << line;
     std::snprintf(line, sizeof line, "%4s %11s %11s %10s %9s %9s %10s %11s %9s %8s %9s\n", "cpu", "records",
@@ -359,7 +377,12 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     o << "{\"target\":" << jsonString(s.target) << ",\"seconds\":" << s.seconds << ",\"events\":[";
     for (size_t i = 0; i < s.events.size(); ++i)
         o << (i ? "," : "") << jsonString(s.events[i]);
-    o << "],\"cpus\":[";
+    o << "],\"call_graph\":{\"mode\":\"" << callGraphModeName(s.callGraph.mode) << "\"";
+    if (s.callGraph.mode == CallGraphMode::Dwarf)
+        o << ",\"stack_user_bytes\":" << s.callGraph.dwarfStackBytes
+          << ",\"regs_user_mask\":" << dwarfUserRegsMask();
+    o << "}";
+    o << ",\"cpus\":[";
     for (size_t i = 0; i < s.cpus.size(); ++i) {
         auto& c = s.cpus[i];
         o << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"ring_bytes\":" << c.ringBytes
@@ -449,6 +472,19 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 return 2;
             }
             opts.sampleFreq = uint64_t(f);
+        } else if (a == "-g") {
+            opts.callGraph = CallGraphOptions{CallGraphMode::FramePointer};
+        } else if (a == "--call-graph" || a.rfind("--call-graph=", 0) == 0) {
+            const bool attached = a.size() > 12;
+            const std::string* v = attached ? nullptr : need(i, a);
+            if (!attached && !v) return 2;
+            const std::string text = attached ? a.substr(13) : *v;
+            auto cg = parseCallGraph(text, "--call-graph");
+            if (!cg) {
+                std::cerr << "auxscope record: " << cg.error().message << "\n";
+                return 2;
+            }
+            opts.callGraph = *cg;
         } else if (a == "-m" || a == "--mmap-pages") {
             // perf's spelling: PAGES[,AUXPAGES]; either part may be left out.
             auto v = need(i, a);
@@ -566,6 +602,11 @@ int runRecordCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope record: --replay-speed and --replay-loop go with --replay FILE\n";
         return 2;
     }
+    if (!replayFile.empty() && opts.callGraph.enabled()) {
+        std::cerr << "auxscope record: --call-graph / -g ask the kernel for call stacks; a replay feeds the "
+                     "recorded file's own records (give no -g with --replay)\n";
+        return 2;
+    }
     if (!replayFile.empty() && opts.overwrite) {
         std::cerr
             << "auxscope record: --overwrite makes the kernel's data rings flight recorders; a replay has "
@@ -596,6 +637,13 @@ int runRecordCommand(const std::vector<std::string>& args) {
                   << " bytes)\n";
         return 2;
     }
+    // A call-graph choice these events or this machine cannot have is a usage
+    // error, refused with its reason before anything is opened.
+    if (!replay && opts.callGraph.enabled())
+        if (auto r = checkCallGraphFor(opts, PmuRegistry::discover()); !r) {
+            std::cerr << "auxscope record: " << r.error().message << "\n";
+            return 2;
+        }
     // Opened before the capture, so that a missing FIFO fails before anything runs.
     std::unique_ptr<ControlFifo> control;
     if (!controlSpec.empty()) {

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <thread>
 
@@ -268,6 +269,58 @@ TEST(HelperStart, HostileRequestsAreRefusedWithTheirReason) {
     EXPECT_NE(r.error().message.find("300 arguments, more than 256"), std::string::npos) << r.error().message;
 }
 
+// The call-graph choice crosses the helper as the command line spells it, held
+// to the same range (a GUI combobox sets CaptureOptions::callGraph).
+TEST(HelperStart, CallGraphRoundTripsAndIsHeldToItsRange) {
+    const auto limits = StartLimits{.cpuCount = 4};
+    for (const CallGraphOptions cg :
+         {CallGraphOptions{CallGraphMode::FramePointer}, CallGraphOptions{CallGraphMode::Dwarf},
+          CallGraphOptions{CallGraphMode::Dwarf, 4096}, CallGraphOptions{CallGraphMode::Dwarf, 65528},
+          CallGraphOptions{CallGraphMode::Lbr}}) {
+        CaptureOptions o;
+        o.callGraph = cg;
+        const std::string payload = encodeStartRequest(o);
+        EXPECT_NE(payload.find("call-graph=" + formatCallGraph(cg) + "\n"), std::string::npos) << payload;
+        auto back = parseStartRequest(payload, limits);
+        ASSERT_TRUE(back.ok()) << back.error().message;
+        EXPECT_EQ(back->callGraph, cg) << payload;
+    }
+    CaptureOptions none;
+    EXPECT_EQ(encodeStartRequest(none).find("call-graph"), std::string::npos);
+    auto plain = parseStartRequest("target=system\n", limits);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_FALSE(plain->callGraph.enabled());
+
+    const std::pair<std::string, std::string> cases[] = {
+        {"call-graph=dwarf,7",
+         "call-graph 'dwarf,7': the user stack size 7 must be a multiple of 8 from 8 to 65528"},
+        {"call-graph=dwarf,0", "the user stack size 0 must be a multiple of 8"},
+        {"call-graph=dwarf,65536", "the user stack size 65536 must be a multiple of 8 from 8 to 65528"},
+        {"call-graph=dwarf,99999999999999999999", "'99999999999999999999' is not a number"},
+        {"call-graph=dwarf,-8", "'-8' is not a number"},
+        {"call-graph=dwarf,", "'' is not a number"},
+        {"call-graph=fp,8", "fp takes no size"},
+        {"call-graph=foo", "call-graph 'foo': unknown mode 'foo'"},
+        {"call-graph=", "unknown mode ''"},
+        {"call-graph=fp\ncall-graph=lbr", "call-graph is given more than once"},
+    };
+    for (auto& [line, reason] : cases) {
+        auto r = parseStartRequest("target=system\n" + line + "\n", limits);
+        ASSERT_FALSE(r.ok()) << "accepted: " << line;
+        EXPECT_NE(r.error().message.find(reason), std::string::npos)
+            << line << " gave '" << r.error().message << "', expected '" << reason << "'";
+    }
+
+    FinishedReport f;
+    f.summary.callGraph = CallGraphOptions{CallGraphMode::Dwarf, 16384};
+    auto fb = decodeFinished(encodeFinished(f));
+    ASSERT_TRUE(fb.ok()) << fb.error().message;
+    EXPECT_EQ(fb->summary.callGraph, f.summary.callGraph);
+    auto fn = decodeFinished(encodeFinished(FinishedReport{}));
+    ASSERT_TRUE(fn.ok());
+    EXPECT_FALSE(fn->summary.callGraph.enabled());
+}
+
 TEST(HelperOutputFile, OnlyAnEmptyWritableRegularFileOfTheUser) {
     TempDir dir("helper-fd");
     const std::string path = dir.path.string() + "/out.data";
@@ -458,6 +511,57 @@ TEST(HelperServe, CapturesIntoTheFileItWasHanded) {
     struct stat st {};
     ASSERT_EQ(stat(path.c_str(), &st), 0);
     EXPECT_EQ(uint64_t(st.st_size), rep->fileBytes);
+}
+
+// A GUI capture with call stacks: the helper sets the attrs up (dwarf with the
+// size asked for) and refuses, as a failed start with the reason, an lbr that
+// cpu-clock cannot have, before any capture runs.
+TEST(HelperServe, CapturesCallStacksAndRefusesLbrOnASoftwareEvent) {
+    if (auto reason = perfCaptureUnavailableReason()) GTEST_SKIP() << "perf capture unavailable: " << *reason;
+    TempDir dir("helper-callgraph");
+    {
+        ServedHelper h;
+        h.hello();
+        const int fd = newFile(dir.path.string() + "/lbr.data");
+        h.send(MsgType::File, {}, fd);
+        close(fd);
+        h.send(MsgType::Start, "target=system\nevent=cpu-clock\ncall-graph=lbr\n");
+        auto m = h.next();
+        ASSERT_TRUE(m);
+        ASSERT_EQ(int(m->type), int(MsgType::Failed)) << m->payload;
+        EXPECT_NE(reasonOf(*m).find("--call-graph lbr: event 'cpu-clock' is a software event"),
+                  std::string::npos)
+            << reasonOf(*m);
+    }
+    ServedHelper h;
+    h.hello();
+    const std::string path = dir.path.string() + "/dwarf.data";
+    const int fd = newFile(path);
+    h.send(MsgType::File, {}, fd);
+    close(fd);
+    h.send(MsgType::Start, "target=system\nevent=cpu-clock\ndata-pages=64\ncall-graph=dwarf,4096\n");
+    auto started = h.next();
+    ASSERT_TRUE(started);
+    ASSERT_EQ(started->type, MsgType::Started) << started->payload;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    h.send(MsgType::Stop);
+    auto fin = h.next();
+    ASSERT_TRUE(fin);
+    ASSERT_EQ(fin->type, MsgType::Finished) << fin->payload;
+    auto rep = decodeFinished(fin->payload);
+    ASSERT_TRUE(rep.ok()) << rep.error().message;
+    EXPECT_EQ(rep->summary.callGraph, (CallGraphOptions{CallGraphMode::Dwarf, 4096}));
+    auto reader = PerfDataReader::open(path);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    bool sampling = false;
+    for (const PerfAttr& a : reader->attrs()) {
+        if (a.attr.type != PERF_TYPE_SOFTWARE || a.attr.config != PERF_COUNT_SW_CPU_CLOCK) continue;
+        sampling = true;
+        EXPECT_TRUE(a.attr.sample_type & PERF_SAMPLE_STACK_USER);
+        EXPECT_EQ(a.attr.sample_stack_user, 4096u);
+        EXPECT_EQ(a.attr.sample_regs_user, dwarfUserRegsMask());
+    }
+    EXPECT_TRUE(sampling);
 }
 
 TEST(HelperServe, ALaunchedCommandRunsAsTheServedUserNotAsRoot) {

@@ -23,6 +23,8 @@ seed start-system 000 'target=system\nevent=cpu-clock\ndata-pages=64\nfreq=1000\
 seed start-cpus 000 'target=cpus\ncpus=0,1,3\nevent=sched:sched_switch\noverwrite=1\n'
 seed start-command 000 'target=command\narg=/bin/sh\narg=-c\narg=echo hi\ncwd=/tmp\nevent=intel_pt/cyc=1/u\naux-pages=256\naux-snapshot=1\nsnapshot-bytes=4096\nfilter=filter main @ /bin/ls\nduration-ms=100\n'
 seed start-pid 000 'target=pid\npid=1\n'
+seed start-callgraph 000 'target=system\nevent=cpu-clock\ncall-graph=dwarf,4096\n'
+seed start-callgraph-bad 000 'target=system\ncall-graph=dwarf,7\ncall-graph=lbr\n'
 seed start-hostile 000 'target=system\nevent=../x:y\nrun-as=0\n'
 seed stats 001 '\001\000\000\000\000\000\000\000'
 seed finished 001 'target=x\nmessage=m\nsink-loss=1,2,why\n\000'
