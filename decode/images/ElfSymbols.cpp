@@ -194,7 +194,19 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
             GElf_Sym sym;
             if (!gelf_getsym(data, int(i), &sym)) continue;
             int type = GELF_ST_TYPE(sym.st_info);
-            if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF) continue;
+            if (sym.st_shndx == SHN_UNDEF) continue;
+            if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+                // perf also takes named labels in code (assembly entry points such as
+                // ld.so's _dl_start_user) as functions: STT_NOTYPE, visible, in an
+                // executable section.
+                const int visibility = GELF_ST_VISIBILITY(sym.st_other);
+                if (type != STT_NOTYPE || sym.st_shndx == SHN_ABS || sym.st_shndx >= SHN_LORESERVE ||
+                    visibility == STV_HIDDEN || visibility == STV_INTERNAL || module)
+                    continue;
+                GElf_Shdr section;
+                Elf_Scn* in = elf_getscn(elf, sym.st_shndx);
+                if (!in || !gelf_getshdr(in, &section) || !(section.sh_flags & SHF_EXECINSTR)) continue;
+            }
             uint64_t start = sym.st_value + uint64_t(bias);
             if (module) {
                 // Offsets into a placed section (0 is a function at its start).
@@ -266,8 +278,9 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::loadKallsyms(const std::string
     if (!f) return makeError(path + ": cannot open: " + std::strerror(errno));
     struct Line {
         uint64_t address;
-        bool text, global;
+        bool text;
         std::string name, module;
+        size_t order = 0;  // in the listing
     };
     std::vector<Line> lines;
     char* buffer = nullptr;
@@ -282,11 +295,7 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::loadKallsyms(const std::string
         std::string rest(end + 3);
         while (!rest.empty() && (rest.back() == '\n' || rest.back() == '\r'))
             rest.pop_back();
-        Line line{address,
-                  type == 't' || type == 'T' || type == 'w' || type == 'W',
-                  type == 'T' || type == 'W',
-                  {},
-                  {}};
+        Line line{address, type == 't' || type == 'T' || type == 'w' || type == 'W', {}, {}};
         size_t tab = rest.find('\t');
         if (tab != std::string::npos) {
             line.module = rest.substr(tab + 1);
@@ -295,6 +304,7 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::loadKallsyms(const std::string
         line.name = std::move(rest);
         if (line.name.empty()) continue;
         anyNonZero = anyNonZero || address != 0;
+        line.order = lines.size();
         lines.push_back(std::move(line));
     }
     std::free(buffer);
@@ -304,12 +314,14 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::loadKallsyms(const std::string
         return makeError(path +
                          ": every address is zero (kptr_restrict): read it as root, or set "
                          "kernel.kptr_restrict=0");
-    // By address; among aliases text first, global (T) first, fewer leading underscores first.
-    std::stable_sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
+    // By address; among aliases text first, then the one listed last: perf
+    // gives every alias but the last no size (symbols__fixup_end: up to the next
+    // start, the same address) and keeps the one with a size
+    // (choose_best_symbol), so __x64_sys_read, not __ia32_sys_read.
+    std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) {
         if (a.address != b.address) return a.address < b.address;
         if (a.text != b.text) return a.text;
-        if (a.global != b.global) return a.global;
-        return leadingUnderscores(a.name) < leadingUnderscores(b.name);
+        return a.order > b.order;
     });
     auto result = std::make_unique<ElfSymbols>();
     std::map<std::string, std::pair<uint64_t, uint64_t>> spans;
