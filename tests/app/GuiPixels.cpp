@@ -30,6 +30,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPixmap>
 #include <QRegularExpression>
 #include <QStandardPaths>
