@@ -166,7 +166,7 @@ bool synthScene(const QString& dir, const QString& file) {
     const uint64_t span = data->end - data->begin;
     SearchBar* bar = page->searchBar();
     bar->activate();
-    bar->setPattern("fn_1");
+    bar->setPattern("f2_4");
     if (bar->result().hits.empty()) {
         std::fprintf(stderr, "synth: the search found nothing\n");
         return false;
