@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "SyntheticSpans.h"
-#include "gui/FlameGraphWidget.h"
+#include "gui/analysis/FlameGraphWidget.h"
 #include "spans/FunctionTable.h"
 #include "spans/RangeStats.h"
 #include "spans/SpanStore.h"

@@ -43,11 +43,11 @@
 #include <map>
 #include <string>
 
-#include "gui/CapturePage.h"
-#include "gui/RangeStatsPane.h"
-#include "gui/SearchBar.h"
-#include "gui/TimelineView.h"
-#include "gui/TraceFilePage.h"
+#include "gui/analysis/RangeStatsPane.h"
+#include "gui/capture/CapturePage.h"
+#include "gui/timeline/SearchBar.h"
+#include "gui/timeline/TimelineView.h"
+#include "gui/trace/TraceFilePage.h"
 
 using namespace auxscope;
 

@@ -1,0 +1,1273 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/capture/CapturePage.h"
+
+#include <QApplication>
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QPointer>
+#include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QValueAxis>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "PerfEvent.h"
+#include "Tracefs.h"
+#include "auxtrace/LiveTraceDecoder.h"
+#include "gui/capture/AuxOptionsPanel.h"
+#include "gui/capture/HelperCapture.h"
+#include "gui/timeline/TimelineView.h"
+#include "perfdata/TracingData.h"
+#include "record/ProcSynth.h"
+#include "sideband/LiveSideband.h"
+#include "spans/SidebandLanes.h"
+#include "spans/TimelineData.h"
+
+namespace auxscope {
+
+// What LiveSideband's worker leaves for the GUI's timer: the newest live
+// timeline and the figures behind it. The lock is held only to swap these (by
+// the worker, and by the timer to read them): the GUI never waits on the drain
+// thread or on a build.
+struct LiveTimelineFeed {
+    std::mutex mutex;
+    std::shared_ptr<const TimelineData> data;
+    LiveSidebandStats lanes;
+    std::optional<LiveDecodeStats> decode;
+    size_t cpus = 0, processes = 0, threads = 0, samples = 0, losses = 0;
+    double buildSeconds = 0;  // the newest timeline's build (lanes, and joining the decoded spans)
+    bool ready = false;
+};
+
+namespace {
+
+enum Column {
+    ColCpu,
+    ColFill,
+    ColAuxFill,
+    ColAuxLoss,
+    ColRate,
+    ColRecords,
+    ColLost,
+    ColLostSamples,
+    ColKernelLost,
+    ColThrottle,
+    ColCount
+};
+
+QString humanRate(double bytesPerSecond) {
+    const char* units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s"};
+    int u = 0;
+    while (bytesPerSecond >= 1024 && u < 3)
+        bytesPerSecond /= 1024, ++u;
+    return QString::number(bytesPerSecond, 'f', u ? 1 : 0) + " " + units[u];
+}
+
+QChartView* makeChart(const QString& title, const QString& yTitle, QValueAxis*& x, QValueAxis*& y) {
+    auto* chart = new QChart;
+    chart->setTitle(title);
+    chart->legend()->setAlignment(Qt::AlignRight);
+    x = new QValueAxis;
+    x->setTitleText("seconds since start");
+    x->setLabelFormat("%.0f");
+    x->setRange(0, 60);
+    y = new QValueAxis;
+    y->setTitleText(yTitle);
+    y->setRange(0, 1);
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+    auto* view = new QChartView(chart);
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumHeight(180);
+    return view;
+}
+
+// Rounds an axis maximum up to 1, 2 or 5 times a power of ten.
+double niceCeil(double v) {
+    if (v <= 0) return 1;
+    double p = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (v <= m * p) return m * p;
+    return 10 * p;
+}
+
+QString captureFolder() {
+    return QDir::temp().filePath(QString("auxscope-%1").arg(QCoreApplication::applicationPid()));
+}
+
+}  // namespace
+
+CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::discover()) {
+    auto* form = new QFormLayout;
+    targetKind_ = new QComboBox;
+    targetKind_->setObjectName("targetKind");
+    targetKind_->addItems({"System-wide (all CPUs)", "CPU list", "Existing process (PID)", "Launch command",
+                           "Replay a recorded trace (not live hardware)"});
+    targetKind_->setItemData(4,
+                             "Feeds the AUX trace and sideband of a perf.data through simulated CPUs, so the "
+                             "live path (drain, loss counters, file) runs without trace hardware",
+                             Qt::ToolTipRole);
+    targetValue_ = new QLineEdit;
+    targetValue_->setObjectName("targetValue");
+    auto* targetRow = new QHBoxLayout;
+    targetRow->addWidget(targetKind_);
+    targetRow->addWidget(targetValue_, 1);
+    form->addRow("Target", targetRow);
+
+    replayBrowse_ = new QPushButton("Browse…");
+    replayBrowse_->setObjectName("replayBrowse");
+    replaySpeed_ = new QComboBox;
+    replaySpeed_->setObjectName("replaySpeed");
+    replaySpeed_->addItem("recorded speed", "1");
+    replaySpeed_->addItem("10× faster", "10");
+    replaySpeed_->addItem("100× faster", "100");
+    replaySpeed_->addItem("10× slower", "0.1");
+    replaySpeed_->addItem("as fast as the drain takes it", "max");
+    replaySnapshot_ = new QCheckBox("flight-recorder (snapshot) mode");
+    replaySnapshot_->setObjectName("replaySnapshot");
+    replayLoop_ = new QCheckBox("loop");
+    replayLoop_->setObjectName("replayLoop");
+    replayRow_ = new QWidget;
+    auto* replayLayout = new QHBoxLayout(replayRow_);
+    replayLayout->setContentsMargins(0, 0, 0, 0);
+    replayLayout->addWidget(replayBrowse_);
+    replayLayout->addWidget(new QLabel("Speed"));
+    replayLayout->addWidget(replaySpeed_);
+    replayLayout->addWidget(replaySnapshot_);
+    replayLayout->addWidget(replayLoop_);
+    replayLayout->addStretch(1);
+    form->addRow("Replay", replayRow_);
+    connect(replayBrowse_, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(this, "Replay a recorded trace", QString(),
+                                                       "perf.data files (*.data perf.data*);;All files (*)");
+        if (!f.isEmpty()) targetValue_->setText(f);
+    });
+
+    events_ = new QLineEdit;
+    events_->setObjectName("events");
+    events_->setPlaceholderText(
+        "cpu-clock (default); e.g. raw_syscalls:sys_enter, page-faults, pmu/term=1/u");
+    tracepointButton_ = new QPushButton("Tracepoint…");
+    tracepointButton_->setObjectName("tracepointButton");
+    auto* eventRow = new QHBoxLayout;
+    eventRow->addWidget(events_, 1);
+    eventRow->addWidget(tracepointButton_);
+    form->addRow("Events", eventRow);
+    auto tracefs = Tracefs::locate();
+    if (!tracefs) {
+        tracepointButton_->setEnabled(false);
+        tracepointButton_->setToolTip(QString::fromStdString(tracefs.error().message));
+    }
+
+    bufferPages_ = new QComboBox;
+    bufferPages_->setObjectName("bufferPages");
+    for (size_t pages = 16; pages <= 65536; pages *= 2) {
+        QString label =
+            QString("%1 pages (%2 per CPU)").arg(pages).arg(humanRate(double(pages * pageSize())).chopped(2));
+        if (pages == kPerfDefaultDataPages) label += " — perf's default";
+        if (pages == kDefaultDataPages) label += " — default";
+        bufferPages_->addItem(label, qulonglong(pages));
+        if (pages == kDefaultDataPages) bufferPages_->setCurrentIndex(bufferPages_->count() - 1);
+    }
+    form->addRow("Data ring", bufferPages_);
+    overwrite_ = new QCheckBox("Sideband flight recorder (overwrite, like perf --overwrite)");
+    overwrite_->setObjectName("overwrite");
+    overwrite_->setToolTip(
+        "The data ring is written backward and overwritten, keeping the newest history at no drain "
+        "cost; records reach the capture only at snapshots (Take snapshot) and at Stop. Not with an "
+        "AUX event");
+    form->addRow("", overwrite_);
+    auxPanel_ = new AuxOptionsPanel(pmus_);
+    liveDecode_ = new QCheckBox("Decode the AUX trace while capturing (Intel PT, CoreSight)");
+    liveDecode_->setObjectName("liveDecode");
+    liveDecode_->setChecked(true);
+    liveDecode_->setToolTip(
+        "Twice a second, the newest trace of each CPU (at most 1 MB each: the rest is skipped, never "
+        "queued) is decoded into call stacks and shown below. The capture file keeps every byte; "
+        "open it afterwards for the whole decode.");
+    form->addRow("", liveDecode_);
+
+    startButton_ = new QPushButton("Start");
+    startButton_->setObjectName("startButton");
+    stopButton_ = new QPushButton("Stop");
+    stopButton_->setObjectName("stopButton");
+    stopButton_->setEnabled(false);
+    status_ = new QLabel("Idle.");
+    status_->setObjectName("status");
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* buttons = new QHBoxLayout;
+    snapshotButton_ = new QPushButton("Take snapshot");
+    snapshotButton_->setObjectName("snapshotButton");
+    snapshotButton_->setEnabled(false);
+    snapshotButton_->setToolTip(
+        "Snapshot mode: copy the newest AUX bytes of every CPU (with the sideband flight recorder: the "
+        "records new since the last snapshot) into the capture (Ctrl+Shift+S; "
+        "also SIGUSR2 or `snapshot` on a control FIFO from the command line)");
+    snapshotLabel_ = new QLabel;
+    snapshotLabel_->setObjectName("snapshotLabel");
+    auto* shortcut = new QShortcut(QKeySequence("Ctrl+Shift+S"), this);
+    connect(shortcut, &QShortcut::activated, this, &CapturePage::takeSnapshot);
+    connect(snapshotButton_, &QPushButton::clicked, this, &CapturePage::takeSnapshot);
+    buttons->addWidget(startButton_);
+    buttons->addWidget(stopButton_);
+    buttons->addWidget(snapshotButton_);
+    buttons->addWidget(snapshotLabel_);
+    replayOpenProgress_ = new QProgressBar;
+    replayOpenProgress_->setObjectName("replayOpenProgress");
+    replayOpenProgress_->setMaximumWidth(200);
+    replayOpenProgress_->setVisible(false);
+    replayOpenCancel_ = new QPushButton("Cancel");
+    replayOpenCancel_->setObjectName("replayOpenCancel");
+    replayOpenCancel_->setToolTip("Stop reading the recording to replay");
+    replayOpenCancel_->setVisible(false);
+    connect(replayOpenCancel_, &QPushButton::clicked, this, [this] {
+        if (replayOpening_) replayOpening_->cancel = true;
+        replayOpenCancel_->setEnabled(false);
+        setStatus("Cancelling…");
+    });
+    replayOpenTimer_ = new QTimer(this);
+    replayOpenTimer_->setInterval(100);
+    connect(replayOpenTimer_, &QTimer::timeout, this, [this] {
+        if (!replayOpening_) return;
+        const uint64_t total = replayOpening_->total.load(), done = replayOpening_->done.load();
+        if (!total) return;  // the reader's open, before the walk: busy
+        replayOpenProgress_->setRange(0, 1000);
+        replayOpenProgress_->setValue(int(1000.0 * double(done) / double(total)));
+    });
+    buttons->addWidget(status_, 1);
+    buttons->addWidget(replayOpenProgress_);
+    buttons->addWidget(replayOpenCancel_);
+
+    auto* controls = new QGroupBox("Capture");
+    auto* controlsLayout = new QVBoxLayout(controls);
+    controlsLayout->addLayout(form);
+    controlsLayout->addWidget(auxPanel_);
+    controlsLayout->addLayout(buttons);
+
+    cpuTable_ = new QTableWidget(0, ColCount);
+    cpuTable_->setObjectName("cpuTable");
+    cpuTable_->setHorizontalHeaderLabels({"CPU", "Data ring fill", "AUX ring fill", "AUX loss", "Throughput",
+                                          "Records", "Lost records", "Lost samples", "Kernel lost",
+                                          "Throttles"});
+    cpuTable_->horizontalHeaderItem(ColAuxLoss)
+        ->setToolTip(
+            "PERF_RECORD_AUX flags that mean lost trace: TRUNCATED (the AUX area was full; the event "
+            "paused until re-enabled), PARTIAL and COLLISION; the tooltip of each cell splits them.");
+    cpuTable_->horizontalHeaderItem(ColKernelLost)
+        ->setToolTip(
+            "The kernel's own count of records it could not write (PERF_FORMAT_LOST). It leads the "
+            "LOST records, which the kernel writes once space is free again.");
+    cpuTable_->verticalHeader()->setVisible(false);
+    cpuTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    cpuTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+
+    throughputView_ = makeChart("Throughput per CPU (last 60 s)", "MiB/s", throughputX_, throughputY_);
+    throughputView_->setObjectName("throughputChart");
+    lostView_ = makeChart("Lost records + samples, and AUX losses (dashed), per CPU (cumulative)", "lost",
+                          lostX_, lostY_);
+    lostView_->setObjectName("lostChart");
+
+    auto* charts = new QSplitter(Qt::Horizontal);
+    charts->addWidget(throughputView_);
+    charts->addWidget(lostView_);
+    auto* flow = new QGroupBox("Live timeline: the newest 30 s of the capture");
+    auto* flowLayout = new QVBoxLayout(flow);
+    liveStatus_ = new QLabel(
+        "While capturing: which thread ran on each CPU, the threads' runs and samples, and every loss the "
+        "kernel reports; Intel PT and CoreSight captures are also decoded here as they run.");
+    liveStatus_->setObjectName("liveStatus");
+    liveStatus_->setWordWrap(true);
+    liveTimeline_ = new TimelineView;
+    liveTimeline_->setObjectName("liveTimeline");
+    liveTimeline_->setMinimumHeight(160);
+    // A new live timeline comes every tick: summarizing a few hundred thousand
+    // spans on the GUI thread would stall the charts (bench_soak --replay).
+    liveTimeline_->setAsyncSummaries(true, 100'000);
+    flowLayout->addWidget(liveStatus_);
+    flowLayout->addWidget(liveTimeline_, 1);
+
+    auto* split = split_ = new QSplitter(Qt::Vertical);
+    split->addWidget(cpuTable_);
+    split->addWidget(charts);
+    split->addWidget(flow);
+    // The live timeline gets most of the room: the table needs no more than its
+    // rows (rebuildCpuRows caps it), the charts are read at a glance.
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 3);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(controls);
+    layout->addWidget(split, 1);
+
+    timer_ = new QTimer(this);
+    timer_->setInterval(100);  // 10 Hz: the charts are replaced at most this often
+    connect(timer_, &QTimer::timeout, this, &CapturePage::refresh);
+    connect(startButton_, &QPushButton::clicked, this, &CapturePage::start);
+    connect(stopButton_, &QPushButton::clicked, this, &CapturePage::stop);
+    connect(targetKind_, &QComboBox::currentIndexChanged, this, &CapturePage::targetKindChanged);
+    connect(tracepointButton_, &QPushButton::clicked, this, &CapturePage::chooseTracepoint);
+    targetKindChanged(0);
+
+    // Show the CPUs before the first capture so the page is not empty.
+    history_.reset(onlineCpus().size());
+    rebuildCpuRows();
+    if (auto denied = perfCaptureUnavailableReason()) {
+        if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
+            setStatus(
+                QString("Capturing system-wide needs privileges this user lacks (perf_event_paranoid is %1, "
+                        "no CAP_PERFMON): Start runs the capture in auxscope's capture helper, asking for "
+                        "permission through pkexec.")
+                    .arg(perfEventParanoid()));
+        else
+            setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
+    }
+}
+
+CapturePage::~CapturePage() {
+    helper_.reset();  // the helper stops its capture and completes the file
+    if (replay_) replay_->stop();
+    if (session_) {
+        session_->requestStop();
+        session_->wait();
+    }
+    if (finishThread_.joinable()) finishThread_.join();
+    if (replayOpening_) replayOpening_->cancel = true;
+    if (replayOpenThread_.joinable()) replayOpenThread_.join();
+    if (live_) live_->stop();
+    if (liveLanes_) liveLanes_->stop();  // before the session it reads goes
+    // Unsaved captures live in a per-process temporary folder; they go with the window.
+    QDir(captureFolder()).removeRecursively();
+}
+
+void CapturePage::targetKindChanged(int index) {
+    static const char* placeholders[] = {"", "CPU list, e.g. 0-3,6", "PID of a running process",
+                                         "command line, e.g. ./myprog --arg",
+                                         "perf.data with AUX trace, e.g. ../shared/data/intel-pt/"
+                                         "perf-intel_pt-skylake/perf.data.intel_pt-4.14"};
+    targetValue_->setEnabled(index != 0);
+    targetValue_->setPlaceholderText(placeholders[index]);
+    replayRow_->setVisible(index == 4);
+    // A replay's events and AUX set-up are the recording's.
+    events_->setEnabled(index != 4);
+    auxPanel_->setEnabled(index != 4);
+    auxPanel_->setVisible(index != 4);
+}
+
+void CapturePage::chooseTracepoint() {
+    QDialog dialog(this);
+    dialog.setWindowTitle("Add tracepoint");
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText("filter, e.g. sched: or syscalls");
+    auto* list = new QListWidget;
+    for (auto& tp : Tracefs::listAll())
+        list->addItem(QString::fromStdString(tp));
+    list->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    connect(filter, &QLineEdit::textChanged, list, [list](const QString& text) {
+        for (int i = 0; i < list->count(); ++i)
+            list->item(i)->setHidden(!list->item(i)->text().contains(text, Qt::CaseInsensitive));
+    });
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto* layout = new QVBoxLayout(&dialog);
+    layout->addWidget(filter);
+    layout->addWidget(list);
+    layout->addWidget(box);
+    dialog.resize(480, 560);
+    if (dialog.exec() != QDialog::Accepted) return;
+    QStringList chosen;
+    for (auto* item : list->selectedItems())
+        chosen << item->text();
+    if (chosen.isEmpty()) return;
+    QString text = events_->text().trimmed();
+    events_->setText(text.isEmpty() ? chosen.join(",") : text + "," + chosen.join(","));
+}
+
+Expected<CaptureOptions> CapturePage::optionsFromForm() const {
+    CaptureOptions o;
+    const QString value = targetValue_->text().trimmed();
+    switch (targetKind_->currentIndex()) {
+        case 0:
+            o.target = TargetKind::SystemWide;
+            break;
+        case 1: {
+            auto cpus = parseCpuList(value.toStdString());
+            if (!cpus) return cpus.error();
+            o.target = TargetKind::CpuList;
+            o.cpus = cpus.value();
+            break;
+        }
+        case 2: {
+            bool ok = false;
+            int pid = value.toInt(&ok);
+            if (!ok || pid <= 0) return makeError("enter the PID of a running process");
+            o.target = TargetKind::Process;
+            o.pid = pid;
+            break;
+        }
+        case 4:
+            if (value.isEmpty()) return makeError("choose a perf.data to replay");
+            return o;  // the recording decides the rest
+        case 3: {
+            const QStringList argv = QProcess::splitCommand(value);
+            if (argv.isEmpty()) return makeError("enter a command line to launch");
+            o.target = TargetKind::Command;
+            for (auto& a : argv)
+                o.command.push_back(a.toStdString());
+            break;
+        }
+    }
+    const QString events = events_->text().trimmed();
+    if (!events.isEmpty()) o.events.push_back(events.toStdString());
+    o.dataPages = size_t(bufferPages_->currentData().toULongLong());
+    o.overwrite = overwrite_->isChecked();
+    auto aux = auxPanel_->selection();
+    if (!aux) return aux.error();
+    if (*aux) {
+        // The AUX event first: it owns each CPU's ring, as in perf.
+        o.events.insert(o.events.begin(), (*aux)->eventSpec);
+        o.auxFilter = (*aux)->filter;
+        o.auxSnapshot = (*aux)->snapshot;
+        o.auxPages = (*aux)->auxPages;
+    }
+    return o;
+}
+
+void CapturePage::setStatus(const QString& text, bool error) {
+    status_->setText(text);
+    status_->setStyleSheet(error ? "color: #b00020;" : "");
+    emit statusMessage(text);
+}
+
+void CapturePage::setFormEnabled(bool enabled) {
+    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, overwrite_,
+                                                      liveDecode_, startButton_, auxPanel_})
+        w->setEnabled(enabled);
+    targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
+    tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
+    replayRow_->setEnabled(enabled);
+    if (enabled) targetKindChanged(targetKind_->currentIndex());
+}
+
+void CapturePage::start() {
+    if (session_ || helperCapture_ || replayOpening_) return;
+    auto opts = optionsFromForm();
+    if (!opts) {
+        setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
+        return;
+    }
+    if (replaySelected() && !openedReplay_) return openReplayThenStart(targetValue_->text().trimmed());
+    // Every capture streams into a perf.data while it runs (File > Save capture as
+    // keeps it); the drain thread only hands records to the file's queue.
+    static int captureNumber = 0;
+    QDir().mkpath(captureFolder());
+    const QString path = QDir(captureFolder()).filePath(QString("capture-%1.data").arg(++captureNumber));
+    PerfDataWriterCaptureOptions fileOptions;
+    fileOptions.path = path.toStdString();
+    fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
+    fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
+    if (!replaySelected() && needsHelper({})) return startWithHelper(*opts, path);
+    auto session = openSession(*opts, fileOptions);
+    if (!session && !replaySelected() && needsHelper(session.error().message)) {
+        QFile::remove(path);
+        return startWithHelper(*opts, path);
+    }
+    if (!session) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
+        return;
+    }
+    auto file = PerfDataWriterCapture::open(**session, fileOptions);
+    if (!file) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
+        return;
+    }
+    // Decode while capturing: Intel PT and CoreSight (the decoder says why not otherwise).
+    live_.reset();
+    liveShown_.reset();
+    liveDecodeNote_.clear();
+    if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
+        LiveDecoderOptions lo;
+        lo.auxtraceInfo = fileOptions.auxtraceInfo;
+        auto live = LiveTraceDecoder::attach(**session, lo);
+        if (live)
+            live_ = std::move(live.value());
+        else
+            liveDecodeNote_ = "Not decoded while capturing: " + QString::fromStdString(live.error().message);
+    } else if ((*session)->auxPlan() || (*session)->simulated()) {
+        liveDecodeNote_ = "Decoding while capturing is off.";
+    }
+    // The live lanes of every capture (after the decoder: they join its spans).
+    attachLiveLanes(**session);
+    liveStatus_->setText(live_ ? "Decoding the newest trace of each CPU while capturing…"
+                               : "Building the live timeline…");
+    liveTimeline_->setData(nullptr);
+    liveTimeline_->setFollowLatest(true);
+    if (auto r = (*session)->start(); !r) {
+        if (live_) live_->stop();
+        live_.reset();
+        if (liveLanes_) liveLanes_->stop();
+        liveLanes_.reset();
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
+        return;
+    }
+    if (replay_) {
+        if (auto r = replay_->start(**session, replayOptions_); !r) {
+            (*session)->requestStop();
+            (*session)->wait();
+            (void)(*file)->finish();
+            if (live_) live_->stop();
+            live_.reset();
+            if (liveLanes_) liveLanes_->stop();
+            liveLanes_.reset();
+            replay_.reset();
+            setStatus("Cannot start the replay: " + QString::fromStdString(r.error().message), true);
+            return;
+        }
+    }
+    session_ = std::move(session.value());
+    file_ = std::move(file.value());
+    captureFile_ = path;
+    stopping_ = false;
+    history_.reset(session_->cpus().size());
+    sessionHasAux_ = session_->auxPlan().has_value() || session_->simulated();
+    rebuildCpuRows();
+    rebuildSeries();
+    setFormEnabled(false);
+    stopButton_->setEnabled(true);
+    const bool flightRecorder = session_->options().takesSnapshots();
+    snapshotButton_->setEnabled(flightRecorder);
+    snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
+    if (replay_)
+        setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
+                  QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
+                  " — a REPLAY of recorded trace through simulated CPUs, not live hardware…");
+    else
+        setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) + "…");
+    timer_->start();
+    emit captureStarted();
+}
+
+void CapturePage::openReplayThenStart(const QString& path) {
+    if (path.isEmpty()) {
+        setStatus("Cannot start: choose a recording to replay (Browse…)", true);
+        return;
+    }
+    if (replayOpenThread_.joinable()) replayOpenThread_.join();  // the last one has reported
+    auto opening = std::make_shared<ReplayOpening>();
+    replayOpening_ = opening;
+    setFormEnabled(false);
+    replayOpenProgress_->setRange(0, 0);  // busy until the walk reports
+    replayOpenProgress_->setVisible(true);
+    replayOpenCancel_->setEnabled(true);
+    replayOpenCancel_->setVisible(true);
+    replayOpenTimer_->start();
+    setStatus("Reading " + path + " to replay it…");
+    QPointer<CapturePage> self(this);
+    replayOpenThread_ = std::thread([self, opening, path = path.toStdString()] {
+        auto source = ReplaySource::open(path, [&](uint64_t done, uint64_t total) {
+            opening->done = done;
+            opening->total = total;
+            return !opening->cancel.load();
+        });
+        auto result = std::make_shared<Expected<std::unique_ptr<ReplaySource>>>(std::move(source));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, result] {
+                if (self) self->replayOpened(std::move(*result));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CapturePage::replayOpened(Expected<std::unique_ptr<ReplaySource>> source) {
+    const bool cancelled = replayOpening_ && replayOpening_->cancel.load();
+    replayOpening_.reset();
+    replayOpenTimer_->stop();
+    replayOpenProgress_->setVisible(false);
+    replayOpenCancel_->setVisible(false);
+    setFormEnabled(true);
+    if (cancelled) {
+        setStatus("Replay not started: reading the recording was cancelled.");
+        return;
+    }
+    if (!source) {
+        setStatus("Cannot start: " + QString::fromStdString(source.error().message), true);
+        return;
+    }
+    openedReplay_ = std::move(source.value());
+    start();
+    openedReplay_.reset();  // a start that failed before taking it: the next Start reads the file again
+}
+
+bool CapturePage::replaySelected() const {
+    return targetKind_->currentIndex() == 4;
+}
+
+Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
+    const CaptureOptions& options, PerfDataWriterCaptureOptions& fileOptions) {
+    if (!replaySelected()) return CaptureSession::open(options, pmus_);
+    // Opened on a worker by openReplayThenStart().
+    if (!openedReplay_) return makeError("no recording to replay was opened");
+    Expected<std::unique_ptr<ReplaySource>> source = std::move(openedReplay_);
+    openedReplay_.reset();
+    const std::string path = (*source)->path();
+    auto speed = parseReplaySpeed(replaySpeed_->currentData().toString().toStdString());
+    if (!speed) return speed.error();
+    replayOptions_ = ReplayOptions{};
+    replayOptions_.speed = *speed;
+    replayOptions_.loop = replayLoop_->isChecked();
+    replayOptions_.mode = replaySnapshot_->isChecked() ? AuxMode::Snapshot : AuxMode::Full;
+    auto session = (*source)->openSession(replayOptions_);
+    if (!session) return session.error();
+    fileOptions.auxtraceInfo = (*source)->auxtraceInfo(replayOptions_);
+    fileOptions.cmdline = {"auxscope", "(GUI replay)", path};
+    replay_ = std::move(source.value());
+    return session;
+}
+
+void CapturePage::takeSnapshot() {
+    if (helperCapture_) {
+        if (stopping_ || !helper_->takesSnapshots() || helper_->state() != HelperCapture::State::Running)
+            return;
+        helper_->requestSnapshot();
+        setStatus("Snapshot requested…");
+        return;
+    }
+    if (!session_ || stopping_ || !session_->options().takesSnapshots()) return;
+    session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
+    setStatus("Snapshot requested…");
+}
+
+void CapturePage::stop() {
+    if (helperCapture_) {
+        if (stopping_ || helper_->state() != HelperCapture::State::Running) return;
+        stopping_ = true;
+        stopButton_->setEnabled(false);
+        snapshotButton_->setEnabled(false);
+        helper_->requestStop();
+        setStatus("Stopping…");
+        return;
+    }
+    if (!session_ || stopping_) return;
+    stopping_ = true;
+    stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    if (replay_) replay_->requestStop();
+    session_->requestStop();  // returns at once; refresh() notices when the drain thread is done
+    setStatus("Stopping…");
+}
+
+void CapturePage::rebuildCpuRows() {
+    const auto cpus = session_ ? session_->cpus() : helperCapture_ ? helper_->cpus() : onlineCpus();
+    cpuTable_->setRowCount(int(cpus.size()));
+    for (int row = 0; row < int(cpus.size()); ++row) {
+        cpuTable_->setItem(row, ColCpu, new QTableWidgetItem(QString::number(cpus[size_t(row)])));
+        auto* fill = new QProgressBar;
+        fill->setRange(0, 1000);
+        fill->setFormat("%p%");
+        fill->setValue(0);
+        cpuTable_->setCellWidget(row, ColFill, fill);
+        auto* aux = new QProgressBar;
+        aux->setRange(0, 1000);
+        aux->setValue(0);
+        aux->setEnabled(false);
+        aux->setFormat("no AUX event");
+        aux->setTextVisible(true);
+        cpuTable_->setCellWidget(row, ColAuxFill, aux);
+        cpuTable_->setItem(row, ColAuxLoss, new QTableWidgetItem("-"));
+        for (int col = ColRate; col < ColCount; ++col)
+            cpuTable_->setItem(row, col, new QTableWidgetItem("0"));
+    }
+    // No taller than its rows: the rest of the page goes to the charts and the timeline.
+    int height = cpuTable_->horizontalHeader()->height() + 2 * cpuTable_->frameWidth() + 2;
+    for (int row = 0; row < cpuTable_->rowCount(); ++row)
+        height += cpuTable_->rowHeight(row);
+    cpuTable_->setMaximumHeight(height);
+    // The splitter keeps the table's old share: hand what it cannot use to the timeline.
+    if (split_) {
+        QList<int> sizes = split_->sizes();
+        if (sizes.size() == 3 && sizes[0] > height) {
+            sizes[2] += sizes[0] - height;
+            sizes[0] = height;
+            split_->setSizes(sizes);
+        }
+    }
+}
+
+void CapturePage::rebuildSeries() {
+    for (QChartView* view : {throughputView_, lostView_})
+        view->chart()->removeAllSeries();
+    throughputSeries_.clear();
+    lostSeries_.clear();
+    auxThroughputSeries_.clear();
+    auxLostSeries_.clear();
+    const auto cpus = session_ ? session_->cpus() : helper_->cpus();
+    for (int cpu : cpus) {
+        if (sessionHasAux_) {
+            auto dashed = [](QLineSeries* series) {
+                QPen pen = series->pen();
+                pen.setStyle(Qt::DashLine);
+                series->setPen(pen);
+            };
+            auto* at = new QLineSeries;
+            at->setName(QString("cpu %1 AUX").arg(cpu));
+            throughputView_->chart()->addSeries(at);
+            at->attachAxis(throughputX_);
+            at->attachAxis(throughputY_);
+            dashed(at);
+            auxThroughputSeries_.push_back(at);
+            auto* al = new QLineSeries;
+            al->setName(QString("cpu %1 AUX").arg(cpu));
+            lostView_->chart()->addSeries(al);
+            al->attachAxis(lostX_);
+            al->attachAxis(lostY_);
+            dashed(al);
+            auxLostSeries_.push_back(al);
+        }
+        auto* t = new QLineSeries;
+        t->setName(QString("cpu %1").arg(cpu));
+        throughputView_->chart()->addSeries(t);
+        t->attachAxis(throughputX_);
+        t->attachAxis(throughputY_);
+        throughputSeries_.push_back(t);
+        auto* l = new QLineSeries;
+        l->setName(QString("cpu %1").arg(cpu));
+        lostView_->chart()->addSeries(l);
+        l->attachAxis(lostX_);
+        l->attachAxis(lostY_);
+        lostSeries_.push_back(l);
+    }
+}
+
+void CapturePage::refresh() {
+    if (helperCapture_) {
+        refreshHelper();
+        return;
+    }
+    if (!session_) return;
+    const auto snaps = session_->stats().snapshotAll();
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - session_->startTime()).count();
+    showStats(snaps, t);
+    if (session_->options().takesSnapshots()) {
+        uint64_t bytes = 0;
+        for (auto& c : snaps)
+            bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;
+        snapshotLabel_->setText(QString("Snapshots: %1 (%2)")
+                                    .arg(session_->snapshotCount())
+                                    .arg(humanRate(double(bytes)).chopped(2)));
+    }
+    if (replay_ && !stopping_) {
+        const auto p = replay_->progress();
+        status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
+                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
+                             .arg(QString::fromStdString(replay_->path()))
+                             .arg(p.auxBytesFed)
+                             .arg(p.auxBytesTotal)
+                             .arg(p.recordedSecondsFed, 0, 'f', 3)
+                             .arg(p.recordedSeconds, 0, 'f', 3)
+                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+    }
+    if (liveFeed_) showLiveTimeline(false);
+    if (session_->finished() && !finishing_) beginFinishing();
+}
+
+void CapturePage::showStats(const std::vector<CpuStatsSnapshot>& snaps, double t) {
+    history_.add(t, snaps);
+
+    for (int row = 0; row < int(snaps.size()) && row < cpuTable_->rowCount(); ++row) {
+        const auto& s = snaps[size_t(row)];
+        if (auto* bar = qobject_cast<QProgressBar*>(cpuTable_->cellWidget(row, ColFill))) {
+            bar->setValue(int(s.fillPeakPercent * 10));
+            bar->setToolTip(QString("peak fill in the last interval of a %1 ring")
+                                .arg(humanRate(double(s.ringBytes)).chopped(2)));
+        }
+        if (auto* bar = qobject_cast<QProgressBar*>(cpuTable_->cellWidget(row, ColAuxFill));
+            bar && s.hasAux) {
+            bar->setEnabled(true);
+            bar->setFormat("%p%");
+            bar->setValue(int(s.auxFillPercent * 10));
+            bar->setToolTip(QString("%1 of a %2 AUX area; %3 chunks drained, %4 re-enables")
+                                .arg(humanRate(double(s.totals.auxBytes)).chopped(2))
+                                .arg(humanRate(double(s.auxRingBytes)).chopped(2))
+                                .arg(s.totals.auxChunks)
+                                .arg(s.totals.auxReenables));
+        }
+        const auto& x = s.totals;
+        auto* auxLoss = cpuTable_->item(row, ColAuxLoss);
+        auxLoss->setText(s.hasAux ? QString::number(x.auxTruncated + x.auxPartial + x.auxCollision) : "-");
+        auxLoss->setToolTip(QString("TRUNCATED %1, PARTIAL %2, COLLISION %3, OVERWRITE %4 (snapshot mode), "
+                                    "AUX errors %5")
+                                .arg(x.auxTruncated)
+                                .arg(x.auxPartial)
+                                .arg(x.auxCollision)
+                                .arg(x.auxOverwrite)
+                                .arg(x.auxErrors));
+        cpuTable_->item(row, ColRate)->setText(humanRate(s.bytesPerSecond));
+        cpuTable_->item(row, ColRecords)->setText(QString::number(s.totals.records));
+        cpuTable_->item(row, ColLost)->setText(QString::number(s.totals.lostRecords));
+        cpuTable_->item(row, ColLostSamples)->setText(QString::number(s.totals.lostSamples));
+        cpuTable_->item(row, ColKernelLost)
+            ->setText(s.kernelLostAvailable ? QString::number(s.totals.kernelLost) : "n/a");
+        cpuTable_->item(row, ColThrottle)->setText(QString::number(s.totals.throttles));
+    }
+    for (size_t i = 0; i < throughputSeries_.size() && i < history_.cpuCount(); ++i) {
+        throughputSeries_[i]->replace(history_.throughput(i));
+        lostSeries_[i]->replace(history_.lost(i));
+    }
+    for (size_t i = 0; i < auxThroughputSeries_.size() && i < history_.cpuCount(); ++i) {
+        auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
+        auxLostSeries_[i]->replace(history_.auxLost(i));
+    }
+    const double lo = std::max(0.0, t - history_.window());
+    const double hi = std::max(history_.window(), t);
+    throughputX_->setRange(lo, hi);
+    lostX_->setRange(lo, hi);
+    throughputY_->setRange(0, niceCeil(history_.maxThroughput()));
+    lostY_->setRange(0, niceCeil(history_.maxLost()));
+}
+
+bool CapturePage::needsHelper(const std::string& openError) const {
+    if (helper_ && helper_->inherited()) return true;
+    if (std::getenv("AUXSCOPE_CAPTURE_HELPER_FD")) return true;
+    if (geteuid() == 0) return false;
+    // The kernel or tracefs refused what an unprivileged user may not do.
+    const std::string& e = openError;
+    return e.find("perf_event_paranoid") != std::string::npos ||
+           e.find("ermission denied") != std::string::npos || e.find("not permitted") != std::string::npos ||
+           e.find("CAP_PERFMON") != std::string::npos;
+}
+
+void CapturePage::startWithHelper(const CaptureOptions& options, const QString& path) {
+    if (!helper_) helper_ = std::make_unique<HelperCapture>();
+    helperCapture_ = true;
+    helperRowsBuilt_ = false;
+    stopping_ = false;
+    captureFile_ = path;
+    live_.reset();
+    liveLanes_.reset();
+    liveFeed_.reset();
+    liveStatus_->setText(
+        "No live timeline: this capture runs in the privileged capture helper (its records stay in that "
+        "process); the file opens on a timeline when it is done.");
+    setFormEnabled(false);
+    stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    helper_->begin(options, path.toStdString());
+    setStatus(helper_->state() == HelperCapture::State::Connecting
+                  ? "Capture needs privileges: starting the capture helper through pkexec (authenticate in "
+                    "the dialog that opens)…"
+                  : "Starting the capture in the capture helper…");
+    timer_->start();
+}
+
+void CapturePage::refreshHelper() {
+    for (auto& note : helper_->takeNotes())
+        setStatus(status_->text() + "\n" + QString::fromStdString(note));
+    const auto state = helper_->state();
+    if (state == HelperCapture::State::Running || state == HelperCapture::State::Finished) {
+        if (!helperRowsBuilt_) {
+            helperRowsBuilt_ = true;
+            history_.reset(helper_->cpus().size());
+            sessionHasAux_ = helper_->hasAux();
+            rebuildCpuRows();
+            rebuildSeries();
+            stopButton_->setEnabled(true);
+            snapshotButton_->setEnabled(helper_->takesSnapshots());
+            snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
+            setStatus(QString("Capturing %1 in the capture helper (running as %2, writing into a file owned "
+                              "by uid %3)…")
+                          .arg(QString::fromStdString(helper_->target()))
+                          .arg(helper_->helperEuid() == 0 ? QString("root")
+                                                          : QString("uid %1").arg(helper_->helperEuid()))
+                          .arg(helper_->helperUid()));
+            emit captureStarted();
+        }
+        if (auto* stats = helper_->stats()) {
+            const double t =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - helper_->startTime())
+                    .count();
+            showStats(stats->snapshotAll(), t);
+        }
+    }
+    if (state == HelperCapture::State::Failed) {
+        timer_->stop();
+        helperCapture_ = false;
+        const bool started = helperRowsBuilt_;
+        setFormEnabled(true);
+        stopButton_->setEnabled(false);
+        snapshotButton_->setEnabled(false);
+        // A capture that never started leaves its empty file behind: not a capture.
+        if (!started) QFile::remove(captureFile_);
+        setStatus((started ? "The capture ended with an error: " : "Cannot start: ") +
+                      QString::fromStdString(helper_->failure()),
+                  true);
+        if (started) emit captureFinished();
+        return;
+    }
+    if (state == HelperCapture::State::Finished) {
+        timer_->stop();
+        helperCapture_ = false;
+        const auto rep = helper_->report();
+        lastSummary_ = rep->summary;
+        FileFigures f;
+        f.fileBytes = rep->fileBytes;
+        f.auxBytes = rep->auxBytes;
+        f.heldBack = rep->recordsHeldBack + rep->auxHeldBack;
+        finishing_ = true;
+        fileFinished(QString::fromStdString(rep->fileError), f);
+    }
+}
+
+void CapturePage::attachLiveLanes(CaptureSession& session) {
+    auto feed = std::make_shared<LiveTimelineFeed>();
+    std::vector<std::string> events;
+    for (const EventDesc& e : session.events())
+        events.push_back(e.name);
+    LiveSidebandOptions options;
+    // sched:sched_switch samples are switches, as in a file (TraceModel::readHeaders):
+    // their fields where tracefs says (else the kernel's 64-bit layout).
+    std::vector<std::pair<int, SchedSwitchLayout>> switchEvents;
+    for (size_t i = 0; i < session.events().size(); ++i) {
+        const EventDesc& e = session.events()[i];
+        if (!e.isTracepoint || e.name != "sched:sched_switch") continue;
+        SchedSwitchLayout l;
+        if (auto root = Tracefs::locate()) {
+            QFile f(QString::fromStdString((*root / "events/sched/sched_switch/format").string()));
+            if (f.open(QIODevice::ReadOnly)) {
+                const QByteArray text = f.readAll();
+                // The same reading of the format as a file's tracing data gets.
+                if (auto fromFormat = schedSwitchLayout(
+                        parseTraceEventFormat(std::string_view(text.data(), text.size()), "sched")))
+                    l = *fromFormat;
+            }
+        }
+        switchEvents.emplace_back(int(i), l);
+    }
+    if (!switchEvents.empty())
+        options.configure = [switchEvents](TraceModel& model) {
+            for (const auto& [index, layout] : switchEvents)
+                model.setSchedSwitchEvent(index, layout);
+        };
+    // Names of what already ran when the capture started, from /proc as the file
+    // writer synthesizes them (nothing for a replay: its source has them).
+    if (!session.simulated())
+        if (auto layout = captureFileLayout(session, "live timeline"))
+            // (The parameter is not called `emit`: Qt defines that name away.)
+            options.preamble = [&session, id = layout->fallbackId](const auto& hand) {
+                ProcSynth synth(id, [&](std::span<const uint8_t> rec) -> Expected<void> {
+                    hand(rec);
+                    return {};
+                });
+                std::vector<std::string> notes;
+                (void)synthesizeCaptureSideband(session, synth, notes);  // what it missed: tids shown
+            };
+    // On LiveSideband's worker: the lanes a file's timeline gets (Sideband ->
+    // buildSidebandLanes -> TimelineData), joined to the newest decoded spans.
+    // Decoded spans are copied into each timeline: with many of them, a new
+    // timeline is made only when the decoder has new spans or once a second.
+    struct Joined {
+        std::shared_ptr<const TimelineData> decoded;
+        std::chrono::steady_clock::time_point at;
+        bool pendingLanes = false;  // the sideband changed since the timeline shown
+    };
+    auto joined = std::make_shared<Joined>();
+    auto publish = [feed, joined, decoder = live_, events, window = options.windowSeconds](
+                       std::shared_ptr<const Sideband> sideband, bool changed,
+                       const LiveSidebandStats& stats) {
+        using Clock = std::chrono::steady_clock;
+        const auto t0 = Clock::now();
+        std::shared_ptr<const TimelineData> decoded;
+        std::optional<LiveDecodeStats> decodeStats;
+        if (decoder) {
+            decoded = decoder->latest();
+            decodeStats = decoder->stats();
+        }
+        size_t spans = 0;
+        if (decoded)
+            for (const auto& t : decoded->threads)
+                spans += t.spans.size();
+        joined->pendingLanes |= changed;
+        const bool newSpans = decoded && decoded != joined->decoded;
+        const bool due = joined->pendingLanes &&
+                         (!decoded || spans < 100'000 || t0 - joined->at >= std::chrono::seconds(1));
+        if (!newSpans && !due) {
+            std::lock_guard lock(feed->mutex);
+            feed->lanes = stats;
+            feed->decode = decodeStats;
+            return;
+        }
+        joined->pendingLanes = false;
+        auto data = std::make_shared<TimelineData>();
+        std::shared_ptr<const SidebandLanes> lanes;
+        if (sideband) {
+            setTimelineCpus(*data, *sideband);
+            SidebandLanesOptions lo;
+            lo.events = events;
+            lanes = buildSidebandLanes(*sideband, lo);
+        }
+        uint64_t begin = stats.windowBegin, end = stats.windowEnd;
+        if (decoded) {
+            auto withSpans = std::make_shared<TimelineData>(*decoded);
+            if (sideband) withSpans->cpus = std::move(data->cpus);  // the newer switch timeline
+            for (auto& [tid, name] : data->threadNames)
+                withSpans->threadNames.try_emplace(tid, std::move(name));
+            if (decoded->decodedEnd > decoded->decodedBegin) {
+                begin = begin ? std::min(begin, decoded->decodedBegin) : decoded->decodedBegin;
+                end = std::max(end, decoded->decodedEnd);
+            }
+            data = std::move(withSpans);
+            joined->decoded = decoded;
+            joined->at = t0;
+        }
+        if (lanes) setTimelineLanes(*data, lanes);
+        if (begin || end) data->begin = begin, data->end = std::max(begin, end);
+        char note[320];
+        const double shown =
+            stats.windowEnd > stats.windowBegin ? double(stats.windowEnd - stats.windowBegin) / 1e9 : 0;
+        std::snprintf(
+            note, sizeof note,
+            "live: the newest %.1f s of sideband (%llu records; at most %.0f s, %llu records to keep "
+            "10 updates a second), %llu older records left the view (the capture file keeps them)",
+            std::min(shown, window), (unsigned long long)stats.kept, window,
+            (unsigned long long)stats.recordBound, (unsigned long long)stats.agedOut);
+        data->notes.push_back(note);
+        if (stats.droppedBehind)
+            data->notes.push_back("live: " + std::to_string(stats.droppedBehind) +
+                                  " records not shown: the live timeline fell behind (the capture file "
+                                  "keeps them)");
+        size_t losses = 0;
+        if (lanes)
+            for (const auto& [cpu, v] : lanes->losses)
+                losses += v.size();
+        const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+        std::lock_guard lock(feed->mutex);
+        feed->data = std::move(data);
+        feed->lanes = stats;
+        feed->decode = decodeStats;
+        feed->cpus = feed->data->cpus.size();
+        feed->processes = lanes ? lanes->processes.size() : 0;
+        feed->threads = lanes ? lanes->threads.size() : 0;
+        feed->samples = lanes ? lanes->sampleCount : 0;
+        feed->losses = losses;
+        feed->buildSeconds = took;
+        feed->ready = true;
+    };
+    liveFeed_ = feed;
+    liveLanes_ = LiveSideband::attach(session, std::move(publish), std::move(options));
+}
+
+void CapturePage::showLiveTimeline(bool final) {
+    if (!liveFeed_) return;
+    std::shared_ptr<const TimelineData> data;
+    LiveSidebandStats lanes;
+    std::optional<LiveDecodeStats> decode;
+    size_t cpus, processes, threads, samples, losses;
+    double build;
+    bool ready;
+    {
+        std::lock_guard lock(liveFeed_->mutex);
+        data = liveFeed_->data;
+        lanes = liveFeed_->lanes;
+        decode = liveFeed_->decode;
+        cpus = liveFeed_->cpus, processes = liveFeed_->processes, threads = liveFeed_->threads;
+        samples = liveFeed_->samples, losses = liveFeed_->losses;
+        build = liveFeed_->buildSeconds;
+        ready = liveFeed_->ready;
+    }
+    if (data && data != liveShown_) {
+        liveShown_ = data;
+        liveTimeline_->setData(data);
+    }
+    QString text;
+    if (ready) {
+        const double seconds =
+            lanes.windowEnd > lanes.windowBegin ? double(lanes.windowEnd - lanes.windowBegin) / 1e9 : 0;
+        text = QString(
+                   "%1 %2 CPUs, %3 processes, %4 threads, %5 samples, %6 loss markers over the newest %7 s "
+                   "(%8 records; built in %9 ms)")
+                   .arg(final ? "Captured:" : "Live:")
+                   .arg(cpus)
+                   .arg(processes)
+                   .arg(threads)
+                   .arg(samples)
+                   .arg(losses)
+                   .arg(seconds, 0, 'f', 1)
+                   .arg(lanes.kept)
+                   .arg((build + lanes.lastTickSeconds) * 1e3, 0, 'f', 0);
+        if (lanes.agedOut)
+            text += QString("; %1 older records left the live view (the capture file keeps them)")
+                        .arg(lanes.agedOut);
+        if (lanes.droppedBehind)
+            text += QString("; %1 records not shown, the live timeline fell behind (the file keeps them)")
+                        .arg(lanes.droppedBehind);
+        if (lanes.identityDropped)
+            text += QString("; %1 COMM/FORK/EXIT records over the live budget (names may be missing)")
+                        .arg(lanes.identityDropped);
+    } else {
+        text = final ? "The capture ended before the live timeline had any records."
+                     : "Building the live timeline…";
+    }
+    if (decode) {
+        const LiveDecodeStats& st = *decode;
+        text += QString(
+                    "\n%1 %2 of %3 MB of trace decoded (%4 MB skipped: over the rate bound, before a sync "
+                    "point, or overrun; %10 MB waiting), %5 M instructions, "
+                    "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
+                    .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
+                    .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.instructions) / 1e6, 0, 'f', 1)
+                    .arg(st.spans)
+                    .arg(st.gaps)
+                    .arg(st.decodeErrors)
+                    .arg(st.lastTickSeconds * 1e3, 0, 'f', 0)
+                    .arg(double(st.pendingBytes) / 1e6, 0, 'f', 1);
+        if (!st.lastError.empty()) text += "\nLast decode failed: " + QString::fromStdString(st.lastError);
+        if (st.sidebandDropped)
+            text += QString(
+                        "\n%1 sideband records over the live decoder's budget were not kept (images may be "
+                        "missing in the live view; the capture file has them)")
+                        .arg(st.sidebandDropped);
+        if (final) text += "\nOpen the capture file for the decode of every byte.";
+    } else if (!liveDecodeNote_.isEmpty()) {
+        text += "\n" + liveDecodeNote_;
+    }
+    liveStatus_->setText(text);
+}
+
+void CapturePage::beginFinishing() {
+    timer_->stop();
+    finishing_ = true;
+    if (replay_) replay_->stop();  // its driver thread feeds the session's producers
+    session_->wait();              // the drain thread has ended: this returns at once
+    lastSummary_ = session_->summary();
+    setStatus("Writing " + captureFile_ + "…");
+    // Completing the file (queued records, features, build-ids) touches the disk:
+    // not on the GUI thread.
+    if (finishThread_.joinable()) finishThread_.join();
+    QPointer<CapturePage> self(this);
+    finishThread_ = std::thread([self, file = file_, live = live_, lanes = liveLanes_] {
+        if (live) {
+            live->flush();  // what came in after the last tick
+            live->stop();
+        }
+        if (lanes) {
+            lanes->flush();  // every record of the capture, with the decoder's last spans
+            lanes->stop();
+        }
+        auto done = file->finish();
+        QString error = done ? QString() : QString::fromStdString(done.error().message);
+        const auto report = file->report();
+        FileFigures f;
+        f.fileBytes = report.fileBytes;
+        f.auxBytes = report.auxBytes;
+        f.heldBack = report.recordsHeldBack + report.auxHeldBack;
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, error, f] {
+                if (self) self->fileFinished(error, f);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CapturePage::fileFinished(const QString& error, const FileFigures& report) {
+    const CpuCounters total = lastSummary_.total();
+    QString text = QString("Stopped after %1 s: %2 records, %3 lost records, %4 lost samples.")
+                       .arg(lastSummary_.seconds, 0, 'f', 1)
+                       .arg(total.records)
+                       .arg(total.lostRecords)
+                       .arg(total.lostSamples);
+    for (auto& m : lastSummary_.messages)
+        text += "\n" + QString::fromStdString(m);
+    for (auto& l : lastSummary_.sinkLosses)
+        text += QString("\nfile writer dropped %1 records of cpu %2: %3")
+                    .arg(l.records)
+                    .arg(l.cpu)
+                    .arg(QString::fromStdString(l.reason));
+    if (report.auxBytes || total.auxTruncated)
+        text += QString(
+                    "\nAUX trace in the file: %1 MB; the AUX area filled and the kernel stopped the trace %2 "
+                    "times (TRUNCATED, marked in the file)")
+                    .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(total.auxTruncated);
+    if (report.heldBack)
+        text += QString(
+                    "\nThe file writer was behind %1 times: the data waited in the kernel's rings, nothing "
+                    "was dropped by auxscope")
+                    .arg(report.heldBack);
+    if (error.isEmpty()) {
+        lastCaptureFile_ = captureFile_;
+        text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")
+                    .arg(captureFile_)
+                    .arg(report.fileBytes);
+    } else {
+        text += "\nThe capture file could not be completed: " + error;
+    }
+    if (liveFeed_) {
+        showLiveTimeline(true);
+        liveTimeline_->setFollowLatest(false);
+    }
+    live_.reset();
+    liveLanes_.reset();
+    liveFeed_.reset();
+    session_.reset();
+    file_.reset();
+    replay_.reset();
+    finishing_ = false;
+    setFormEnabled(true);
+    stopButton_->setEnabled(false);
+    setStatus(text, !error.isEmpty());
+    emit captureFinished();
+    if (error.isEmpty()) emit captureFileReady(lastCaptureFile_);
+}
+
+bool CapturePage::saveCaptureAs(const QString& path) {
+    if (lastCaptureFile_.isEmpty()) return false;
+    if (QFileInfo(path).absoluteFilePath() == QFileInfo(lastCaptureFile_).absoluteFilePath()) return true;
+    QFile::remove(path);
+    if (!QFile::copy(lastCaptureFile_, path)) {
+        setStatus("Cannot save the capture to " + path, true);
+        return false;
+    }
+    setStatus("Capture saved to " + path);
+    return true;
+}
+
+}  // namespace auxscope
