@@ -2,7 +2,6 @@
 #include "gui/capture/CapturePage.h"
 
 #include <QApplication>
-#include <QChart>
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
@@ -16,10 +15,8 @@
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
-#include <QLineSeries>
 #include <QListWidget>
 #include <QPointer>
 #include <QProcess>
@@ -30,7 +27,6 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QValueAxis>
 
 #include <unistd.h>
 
@@ -45,6 +41,8 @@
 #include "auxtrace/LiveTraceDecoder.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/HelperCapture.h"
+#include "gui/capture/LiveStatsView.h"
+#include "gui/capture/LiveTimeline.h"
 #include "gui/timeline/TimelineView.h"
 #include "perfdata/TracingData.h"
 #include "record/ProcSynth.h"
@@ -54,71 +52,7 @@
 
 namespace auxscope {
 
-// What LiveSideband's worker leaves for the GUI's timer: the newest live
-// timeline and the figures behind it. The lock is held only to swap these (by
-// the worker, and by the timer to read them): the GUI never waits on the drain
-// thread or on a build.
-struct LiveTimelineFeed {
-    std::mutex mutex;
-    std::shared_ptr<const TimelineData> data;
-    LiveSidebandStats lanes;
-    std::optional<LiveDecodeStats> decode;
-    size_t cpus = 0, processes = 0, threads = 0, samples = 0, losses = 0;
-    double buildSeconds = 0;  // the newest timeline's build (lanes, and joining the decoded spans)
-    bool ready = false;
-};
-
 namespace {
-
-enum Column {
-    ColCpu,
-    ColFill,
-    ColAuxFill,
-    ColAuxLoss,
-    ColRate,
-    ColRecords,
-    ColLost,
-    ColLostSamples,
-    ColKernelLost,
-    ColThrottle,
-    ColCount
-};
-
-QString humanRate(double bytesPerSecond) {
-    const char* units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s"};
-    int u = 0;
-    while (bytesPerSecond >= 1024 && u < 3)
-        bytesPerSecond /= 1024, ++u;
-    return QString::number(bytesPerSecond, 'f', u ? 1 : 0) + " " + units[u];
-}
-
-QChartView* makeChart(const QString& title, const QString& yTitle, QValueAxis*& x, QValueAxis*& y) {
-    auto* chart = new QChart;
-    chart->setTitle(title);
-    chart->legend()->setAlignment(Qt::AlignRight);
-    x = new QValueAxis;
-    x->setTitleText("seconds since start");
-    x->setLabelFormat("%.0f");
-    x->setRange(0, 60);
-    y = new QValueAxis;
-    y->setTitleText(yTitle);
-    y->setRange(0, 1);
-    chart->addAxis(x, Qt::AlignBottom);
-    chart->addAxis(y, Qt::AlignLeft);
-    auto* view = new QChartView(chart);
-    view->setRenderHint(QPainter::Antialiasing);
-    view->setMinimumHeight(180);
-    return view;
-}
-
-// Rounds an axis maximum up to 1, 2 or 5 times a power of ten.
-double niceCeil(double v) {
-    if (v <= 0) return 1;
-    double p = std::pow(10.0, std::floor(std::log10(v)));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (v <= m * p) return m * p;
-    return 10 * p;
-}
 
 QString captureFolder() {
     return QDir::temp().filePath(QString("auxscope-%1").arg(QCoreApplication::applicationPid()));
@@ -274,50 +208,19 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     controlsLayout->addWidget(auxPanel_);
     controlsLayout->addLayout(buttons);
 
-    cpuTable_ = new QTableWidget(0, ColCount);
-    cpuTable_->setObjectName("cpuTable");
-    cpuTable_->setHorizontalHeaderLabels({"CPU", "Data ring fill", "AUX ring fill", "AUX loss", "Throughput",
-                                          "Records", "Lost records", "Lost samples", "Kernel lost",
-                                          "Throttles"});
-    cpuTable_->horizontalHeaderItem(ColAuxLoss)
-        ->setToolTip(
-            "PERF_RECORD_AUX flags that mean lost trace: TRUNCATED (the AUX area was full; the event "
-            "paused until re-enabled), PARTIAL and COLLISION; the tooltip of each cell splits them.");
-    cpuTable_->horizontalHeaderItem(ColKernelLost)
-        ->setToolTip(
-            "The kernel's own count of records it could not write (PERF_FORMAT_LOST). It leads the "
-            "LOST records, which the kernel writes once space is free again.");
-    cpuTable_->verticalHeader()->setVisible(false);
-    cpuTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    cpuTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-
-    throughputView_ = makeChart("Throughput per CPU (last 60 s)", "MiB/s", throughputX_, throughputY_);
-    throughputView_->setObjectName("throughputChart");
-    lostView_ = makeChart("Lost records + samples, and AUX losses (dashed), per CPU (cumulative)", "lost",
-                          lostX_, lostY_);
-    lostView_->setObjectName("lostChart");
+    stats_ = new LiveStatsView(this);
 
     auto* charts = new QSplitter(Qt::Horizontal);
-    charts->addWidget(throughputView_);
-    charts->addWidget(lostView_);
+    charts->addWidget(stats_->throughputChart());
+    charts->addWidget(stats_->lostChart());
     auto* flow = new QGroupBox("Live timeline: the newest 30 s of the capture");
     auto* flowLayout = new QVBoxLayout(flow);
-    liveStatus_ = new QLabel(
-        "While capturing: which thread ran on each CPU, the threads' runs and samples, and every loss the "
-        "kernel reports; Intel PT and CoreSight captures are also decoded here as they run.");
-    liveStatus_->setObjectName("liveStatus");
-    liveStatus_->setWordWrap(true);
-    liveTimeline_ = new TimelineView;
-    liveTimeline_->setObjectName("liveTimeline");
-    liveTimeline_->setMinimumHeight(160);
-    // A new live timeline comes every tick: summarizing a few hundred thousand
-    // spans on the GUI thread would stall the charts (bench_soak --replay).
-    liveTimeline_->setAsyncSummaries(true, 100'000);
-    flowLayout->addWidget(liveStatus_);
-    flowLayout->addWidget(liveTimeline_, 1);
+    live_ = new LiveTimeline(this);
+    flowLayout->addWidget(live_->status());
+    flowLayout->addWidget(live_->view(), 1);
 
     auto* split = split_ = new QSplitter(Qt::Vertical);
-    split->addWidget(cpuTable_);
+    split->addWidget(stats_->table());
     split->addWidget(charts);
     split->addWidget(flow);
     // The live timeline gets most of the room: the table needs no more than its
@@ -340,8 +243,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     targetKindChanged(0);
 
     // Show the CPUs before the first capture so the page is not empty.
-    history_.reset(onlineCpus().size());
-    rebuildCpuRows();
+    stats_->showCpus(onlineCpus(), split_);
     if (auto denied = perfCaptureUnavailableReason()) {
         if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
             setStatus(
@@ -364,8 +266,7 @@ CapturePage::~CapturePage() {
     if (finishThread_.joinable()) finishThread_.join();
     if (replayOpening_) replayOpening_->cancel = true;
     if (replayOpenThread_.joinable()) replayOpenThread_.join();
-    if (live_) live_->stop();
-    if (liveLanes_) liveLanes_->stop();  // before the session it reads goes
+    live_->abort();  // before the session its lanes read goes
     // Unsaved captures live in a per-process temporary folder; they go with the window.
     QDir(captureFolder()).removeRecursively();
 }
@@ -514,32 +415,10 @@ void CapturePage::start() {
         setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
         return;
     }
-    // Decode while capturing: Intel PT and CoreSight (the decoder says why not otherwise).
-    live_.reset();
-    liveShown_.reset();
-    liveDecodeNote_.clear();
-    if (liveDecode_->isChecked() && ((*session)->auxPlan() || (*session)->simulated())) {
-        LiveDecoderOptions lo;
-        lo.auxtraceInfo = fileOptions.auxtraceInfo;
-        auto live = LiveTraceDecoder::attach(**session, lo);
-        if (live)
-            live_ = std::move(live.value());
-        else
-            liveDecodeNote_ = "Not decoded while capturing: " + QString::fromStdString(live.error().message);
-    } else if ((*session)->auxPlan() || (*session)->simulated()) {
-        liveDecodeNote_ = "Decoding while capturing is off.";
-    }
-    // The live lanes of every capture (after the decoder: they join its spans).
-    attachLiveLanes(**session);
-    liveStatus_->setText(live_ ? "Decoding the newest trace of each CPU while capturing…"
-                               : "Building the live timeline…");
-    liveTimeline_->setData(nullptr);
-    liveTimeline_->setFollowLatest(true);
+    // The live timeline (its flow decoded while capturing, for Intel PT and CoreSight).
+    live_->attach(**session, liveDecode_->isChecked(), fileOptions.auxtraceInfo);
     if (auto r = (*session)->start(); !r) {
-        if (live_) live_->stop();
-        live_.reset();
-        if (liveLanes_) liveLanes_->stop();
-        liveLanes_.reset();
+        live_->abort();
         replay_.reset();
         setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
         return;
@@ -549,10 +428,7 @@ void CapturePage::start() {
             (*session)->requestStop();
             (*session)->wait();
             (void)(*file)->finish();
-            if (live_) live_->stop();
-            live_.reset();
-            if (liveLanes_) liveLanes_->stop();
-            liveLanes_.reset();
+            live_->abort();
             replay_.reset();
             setStatus("Cannot start the replay: " + QString::fromStdString(r.error().message), true);
             return;
@@ -562,10 +438,7 @@ void CapturePage::start() {
     file_ = std::move(file.value());
     captureFile_ = path;
     stopping_ = false;
-    history_.reset(session_->cpus().size());
-    sessionHasAux_ = session_->auxPlan().has_value() || session_->simulated();
-    rebuildCpuRows();
-    rebuildSeries();
+    stats_->begin(session_->cpus(), session_->auxPlan().has_value() || session_->simulated(), split_);
     setFormEnabled(false);
     stopButton_->setEnabled(true);
     const bool flightRecorder = session_->options().takesSnapshots();
@@ -691,88 +564,6 @@ void CapturePage::stop() {
     setStatus("Stopping…");
 }
 
-void CapturePage::rebuildCpuRows() {
-    const auto cpus = session_ ? session_->cpus() : helperCapture_ ? helper_->cpus() : onlineCpus();
-    cpuTable_->setRowCount(int(cpus.size()));
-    for (int row = 0; row < int(cpus.size()); ++row) {
-        cpuTable_->setItem(row, ColCpu, new QTableWidgetItem(QString::number(cpus[size_t(row)])));
-        auto* fill = new QProgressBar;
-        fill->setRange(0, 1000);
-        fill->setFormat("%p%");
-        fill->setValue(0);
-        cpuTable_->setCellWidget(row, ColFill, fill);
-        auto* aux = new QProgressBar;
-        aux->setRange(0, 1000);
-        aux->setValue(0);
-        aux->setEnabled(false);
-        aux->setFormat("no AUX event");
-        aux->setTextVisible(true);
-        cpuTable_->setCellWidget(row, ColAuxFill, aux);
-        cpuTable_->setItem(row, ColAuxLoss, new QTableWidgetItem("-"));
-        for (int col = ColRate; col < ColCount; ++col)
-            cpuTable_->setItem(row, col, new QTableWidgetItem("0"));
-    }
-    // No taller than its rows: the rest of the page goes to the charts and the timeline.
-    int height = cpuTable_->horizontalHeader()->height() + 2 * cpuTable_->frameWidth() + 2;
-    for (int row = 0; row < cpuTable_->rowCount(); ++row)
-        height += cpuTable_->rowHeight(row);
-    cpuTable_->setMaximumHeight(height);
-    // The splitter keeps the table's old share: hand what it cannot use to the timeline.
-    if (split_) {
-        QList<int> sizes = split_->sizes();
-        if (sizes.size() == 3 && sizes[0] > height) {
-            sizes[2] += sizes[0] - height;
-            sizes[0] = height;
-            split_->setSizes(sizes);
-        }
-    }
-}
-
-void CapturePage::rebuildSeries() {
-    for (QChartView* view : {throughputView_, lostView_})
-        view->chart()->removeAllSeries();
-    throughputSeries_.clear();
-    lostSeries_.clear();
-    auxThroughputSeries_.clear();
-    auxLostSeries_.clear();
-    const auto cpus = session_ ? session_->cpus() : helper_->cpus();
-    for (int cpu : cpus) {
-        if (sessionHasAux_) {
-            auto dashed = [](QLineSeries* series) {
-                QPen pen = series->pen();
-                pen.setStyle(Qt::DashLine);
-                series->setPen(pen);
-            };
-            auto* at = new QLineSeries;
-            at->setName(QString("cpu %1 AUX").arg(cpu));
-            throughputView_->chart()->addSeries(at);
-            at->attachAxis(throughputX_);
-            at->attachAxis(throughputY_);
-            dashed(at);
-            auxThroughputSeries_.push_back(at);
-            auto* al = new QLineSeries;
-            al->setName(QString("cpu %1 AUX").arg(cpu));
-            lostView_->chart()->addSeries(al);
-            al->attachAxis(lostX_);
-            al->attachAxis(lostY_);
-            dashed(al);
-            auxLostSeries_.push_back(al);
-        }
-        auto* t = new QLineSeries;
-        t->setName(QString("cpu %1").arg(cpu));
-        throughputView_->chart()->addSeries(t);
-        t->attachAxis(throughputX_);
-        t->attachAxis(throughputY_);
-        throughputSeries_.push_back(t);
-        auto* l = new QLineSeries;
-        l->setName(QString("cpu %1").arg(cpu));
-        lostView_->chart()->addSeries(l);
-        l->attachAxis(lostX_);
-        l->attachAxis(lostY_);
-        lostSeries_.push_back(l);
-    }
-}
-
 void CapturePage::refresh() {
     if (helperCapture_) {
         refreshHelper();
@@ -782,7 +573,7 @@ void CapturePage::refresh() {
     const auto snaps = session_->stats().snapshotAll();
     const double t =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - session_->startTime()).count();
-    showStats(snaps, t);
+    stats_->show(snaps, t);
     if (session_->options().takesSnapshots()) {
         uint64_t bytes = 0;
         for (auto& c : snaps)
@@ -802,63 +593,8 @@ void CapturePage::refresh() {
                              .arg(p.recordedSeconds, 0, 'f', 3)
                              .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
     }
-    if (liveFeed_) showLiveTimeline(false);
+    live_->tick();
     if (session_->finished() && !finishing_) beginFinishing();
-}
-
-void CapturePage::showStats(const std::vector<CpuStatsSnapshot>& snaps, double t) {
-    history_.add(t, snaps);
-
-    for (int row = 0; row < int(snaps.size()) && row < cpuTable_->rowCount(); ++row) {
-        const auto& s = snaps[size_t(row)];
-        if (auto* bar = qobject_cast<QProgressBar*>(cpuTable_->cellWidget(row, ColFill))) {
-            bar->setValue(int(s.fillPeakPercent * 10));
-            bar->setToolTip(QString("peak fill in the last interval of a %1 ring")
-                                .arg(humanRate(double(s.ringBytes)).chopped(2)));
-        }
-        if (auto* bar = qobject_cast<QProgressBar*>(cpuTable_->cellWidget(row, ColAuxFill));
-            bar && s.hasAux) {
-            bar->setEnabled(true);
-            bar->setFormat("%p%");
-            bar->setValue(int(s.auxFillPercent * 10));
-            bar->setToolTip(QString("%1 of a %2 AUX area; %3 chunks drained, %4 re-enables")
-                                .arg(humanRate(double(s.totals.auxBytes)).chopped(2))
-                                .arg(humanRate(double(s.auxRingBytes)).chopped(2))
-                                .arg(s.totals.auxChunks)
-                                .arg(s.totals.auxReenables));
-        }
-        const auto& x = s.totals;
-        auto* auxLoss = cpuTable_->item(row, ColAuxLoss);
-        auxLoss->setText(s.hasAux ? QString::number(x.auxTruncated + x.auxPartial + x.auxCollision) : "-");
-        auxLoss->setToolTip(QString("TRUNCATED %1, PARTIAL %2, COLLISION %3, OVERWRITE %4 (snapshot mode), "
-                                    "AUX errors %5")
-                                .arg(x.auxTruncated)
-                                .arg(x.auxPartial)
-                                .arg(x.auxCollision)
-                                .arg(x.auxOverwrite)
-                                .arg(x.auxErrors));
-        cpuTable_->item(row, ColRate)->setText(humanRate(s.bytesPerSecond));
-        cpuTable_->item(row, ColRecords)->setText(QString::number(s.totals.records));
-        cpuTable_->item(row, ColLost)->setText(QString::number(s.totals.lostRecords));
-        cpuTable_->item(row, ColLostSamples)->setText(QString::number(s.totals.lostSamples));
-        cpuTable_->item(row, ColKernelLost)
-            ->setText(s.kernelLostAvailable ? QString::number(s.totals.kernelLost) : "n/a");
-        cpuTable_->item(row, ColThrottle)->setText(QString::number(s.totals.throttles));
-    }
-    for (size_t i = 0; i < throughputSeries_.size() && i < history_.cpuCount(); ++i) {
-        throughputSeries_[i]->replace(history_.throughput(i));
-        lostSeries_[i]->replace(history_.lost(i));
-    }
-    for (size_t i = 0; i < auxThroughputSeries_.size() && i < history_.cpuCount(); ++i) {
-        auxThroughputSeries_[i]->replace(history_.auxThroughput(i));
-        auxLostSeries_[i]->replace(history_.auxLost(i));
-    }
-    const double lo = std::max(0.0, t - history_.window());
-    const double hi = std::max(history_.window(), t);
-    throughputX_->setRange(lo, hi);
-    lostX_->setRange(lo, hi);
-    throughputY_->setRange(0, niceCeil(history_.maxThroughput()));
-    lostY_->setRange(0, niceCeil(history_.maxLost()));
 }
 
 bool CapturePage::needsHelper(const std::string& openError) const {
@@ -878,12 +614,7 @@ void CapturePage::startWithHelper(const CaptureOptions& options, const QString& 
     helperRowsBuilt_ = false;
     stopping_ = false;
     captureFile_ = path;
-    live_.reset();
-    liveLanes_.reset();
-    liveFeed_.reset();
-    liveStatus_->setText(
-        "No live timeline: this capture runs in the privileged capture helper (its records stay in that "
-        "process); the file opens on a timeline when it is done.");
+    live_->helperCapture();
     setFormEnabled(false);
     stopButton_->setEnabled(false);
     snapshotButton_->setEnabled(false);
@@ -902,10 +633,7 @@ void CapturePage::refreshHelper() {
     if (state == HelperCapture::State::Running || state == HelperCapture::State::Finished) {
         if (!helperRowsBuilt_) {
             helperRowsBuilt_ = true;
-            history_.reset(helper_->cpus().size());
-            sessionHasAux_ = helper_->hasAux();
-            rebuildCpuRows();
-            rebuildSeries();
+            stats_->begin(helper_->cpus(), helper_->hasAux(), split_);
             stopButton_->setEnabled(true);
             snapshotButton_->setEnabled(helper_->takesSnapshots());
             snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
@@ -921,7 +649,7 @@ void CapturePage::refreshHelper() {
             const double t =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - helper_->startTime())
                     .count();
-            showStats(stats->snapshotAll(), t);
+            stats_->show(stats->snapshotAll(), t);
         }
     }
     if (state == HelperCapture::State::Failed) {
@@ -953,224 +681,6 @@ void CapturePage::refreshHelper() {
     }
 }
 
-void CapturePage::attachLiveLanes(CaptureSession& session) {
-    auto feed = std::make_shared<LiveTimelineFeed>();
-    std::vector<std::string> events;
-    for (const EventDesc& e : session.events())
-        events.push_back(e.name);
-    LiveSidebandOptions options;
-    // sched:sched_switch samples are switches, as in a file (TraceModel::readHeaders):
-    // their fields where tracefs says (else the kernel's 64-bit layout).
-    std::vector<std::pair<int, SchedSwitchLayout>> switchEvents;
-    for (size_t i = 0; i < session.events().size(); ++i) {
-        const EventDesc& e = session.events()[i];
-        if (!e.isTracepoint || e.name != "sched:sched_switch") continue;
-        SchedSwitchLayout l;
-        if (auto root = Tracefs::locate()) {
-            QFile f(QString::fromStdString((*root / "events/sched/sched_switch/format").string()));
-            if (f.open(QIODevice::ReadOnly)) {
-                const QByteArray text = f.readAll();
-                // The same reading of the format as a file's tracing data gets.
-                if (auto fromFormat = schedSwitchLayout(
-                        parseTraceEventFormat(std::string_view(text.data(), text.size()), "sched")))
-                    l = *fromFormat;
-            }
-        }
-        switchEvents.emplace_back(int(i), l);
-    }
-    if (!switchEvents.empty())
-        options.configure = [switchEvents](TraceModel& model) {
-            for (const auto& [index, layout] : switchEvents)
-                model.setSchedSwitchEvent(index, layout);
-        };
-    // Names of what already ran when the capture started, from /proc as the file
-    // writer synthesizes them (nothing for a replay: its source has them).
-    if (!session.simulated())
-        if (auto layout = captureFileLayout(session, "live timeline"))
-            // (The parameter is not called `emit`: Qt defines that name away.)
-            options.preamble = [&session, id = layout->fallbackId](const auto& hand) {
-                ProcSynth synth(id, [&](std::span<const uint8_t> rec) -> Expected<void> {
-                    hand(rec);
-                    return {};
-                });
-                std::vector<std::string> notes;
-                (void)synthesizeCaptureSideband(session, synth, notes);  // what it missed: tids shown
-            };
-    // On LiveSideband's worker: the lanes a file's timeline gets (Sideband ->
-    // buildSidebandLanes -> TimelineData), joined to the newest decoded spans.
-    // Decoded spans are copied into each timeline: with many of them, a new
-    // timeline is made only when the decoder has new spans or once a second.
-    struct Joined {
-        std::shared_ptr<const TimelineData> decoded;
-        std::chrono::steady_clock::time_point at;
-        bool pendingLanes = false;  // the sideband changed since the timeline shown
-    };
-    auto joined = std::make_shared<Joined>();
-    auto publish = [feed, joined, decoder = live_, events, window = options.windowSeconds](
-                       std::shared_ptr<const Sideband> sideband, bool changed,
-                       const LiveSidebandStats& stats) {
-        using Clock = std::chrono::steady_clock;
-        const auto t0 = Clock::now();
-        std::shared_ptr<const TimelineData> decoded;
-        std::optional<LiveDecodeStats> decodeStats;
-        if (decoder) {
-            decoded = decoder->latest();
-            decodeStats = decoder->stats();
-        }
-        size_t spans = 0;
-        if (decoded)
-            for (const auto& t : decoded->threads)
-                spans += t.spans.size();
-        joined->pendingLanes |= changed;
-        const bool newSpans = decoded && decoded != joined->decoded;
-        const bool due = joined->pendingLanes &&
-                         (!decoded || spans < 100'000 || t0 - joined->at >= std::chrono::seconds(1));
-        if (!newSpans && !due) {
-            std::lock_guard lock(feed->mutex);
-            feed->lanes = stats;
-            feed->decode = decodeStats;
-            return;
-        }
-        joined->pendingLanes = false;
-        auto data = std::make_shared<TimelineData>();
-        std::shared_ptr<const SidebandLanes> lanes;
-        if (sideband) {
-            setTimelineCpus(*data, *sideband);
-            SidebandLanesOptions lo;
-            lo.events = events;
-            lanes = buildSidebandLanes(*sideband, lo);
-        }
-        uint64_t begin = stats.windowBegin, end = stats.windowEnd;
-        if (decoded) {
-            auto withSpans = std::make_shared<TimelineData>(*decoded);
-            if (sideband) withSpans->cpus = std::move(data->cpus);  // the newer switch timeline
-            for (auto& [tid, name] : data->threadNames)
-                withSpans->threadNames.try_emplace(tid, std::move(name));
-            if (decoded->decodedEnd > decoded->decodedBegin) {
-                begin = begin ? std::min(begin, decoded->decodedBegin) : decoded->decodedBegin;
-                end = std::max(end, decoded->decodedEnd);
-            }
-            data = std::move(withSpans);
-            joined->decoded = decoded;
-            joined->at = t0;
-        }
-        if (lanes) setTimelineLanes(*data, lanes);
-        if (begin || end) data->begin = begin, data->end = std::max(begin, end);
-        char note[320];
-        const double shown =
-            stats.windowEnd > stats.windowBegin ? double(stats.windowEnd - stats.windowBegin) / 1e9 : 0;
-        std::snprintf(
-            note, sizeof note,
-            "live: the newest %.1f s of sideband (%llu records; at most %.0f s, %llu records to keep "
-            "10 updates a second), %llu older records left the view (the capture file keeps them)",
-            std::min(shown, window), (unsigned long long)stats.kept, window,
-            (unsigned long long)stats.recordBound, (unsigned long long)stats.agedOut);
-        data->notes.push_back(note);
-        if (stats.droppedBehind)
-            data->notes.push_back("live: " + std::to_string(stats.droppedBehind) +
-                                  " records not shown: the live timeline fell behind (the capture file "
-                                  "keeps them)");
-        size_t losses = 0;
-        if (lanes)
-            for (const auto& [cpu, v] : lanes->losses)
-                losses += v.size();
-        const double took = std::chrono::duration<double>(Clock::now() - t0).count();
-        std::lock_guard lock(feed->mutex);
-        feed->data = std::move(data);
-        feed->lanes = stats;
-        feed->decode = decodeStats;
-        feed->cpus = feed->data->cpus.size();
-        feed->processes = lanes ? lanes->processes.size() : 0;
-        feed->threads = lanes ? lanes->threads.size() : 0;
-        feed->samples = lanes ? lanes->sampleCount : 0;
-        feed->losses = losses;
-        feed->buildSeconds = took;
-        feed->ready = true;
-    };
-    liveFeed_ = feed;
-    liveLanes_ = LiveSideband::attach(session, std::move(publish), std::move(options));
-}
-
-void CapturePage::showLiveTimeline(bool final) {
-    if (!liveFeed_) return;
-    std::shared_ptr<const TimelineData> data;
-    LiveSidebandStats lanes;
-    std::optional<LiveDecodeStats> decode;
-    size_t cpus, processes, threads, samples, losses;
-    double build;
-    bool ready;
-    {
-        std::lock_guard lock(liveFeed_->mutex);
-        data = liveFeed_->data;
-        lanes = liveFeed_->lanes;
-        decode = liveFeed_->decode;
-        cpus = liveFeed_->cpus, processes = liveFeed_->processes, threads = liveFeed_->threads;
-        samples = liveFeed_->samples, losses = liveFeed_->losses;
-        build = liveFeed_->buildSeconds;
-        ready = liveFeed_->ready;
-    }
-    if (data && data != liveShown_) {
-        liveShown_ = data;
-        liveTimeline_->setData(data);
-    }
-    QString text;
-    if (ready) {
-        const double seconds =
-            lanes.windowEnd > lanes.windowBegin ? double(lanes.windowEnd - lanes.windowBegin) / 1e9 : 0;
-        text = QString(
-                   "%1 %2 CPUs, %3 processes, %4 threads, %5 samples, %6 loss markers over the newest %7 s "
-                   "(%8 records; built in %9 ms)")
-                   .arg(final ? "Captured:" : "Live:")
-                   .arg(cpus)
-                   .arg(processes)
-                   .arg(threads)
-                   .arg(samples)
-                   .arg(losses)
-                   .arg(seconds, 0, 'f', 1)
-                   .arg(lanes.kept)
-                   .arg((build + lanes.lastTickSeconds) * 1e3, 0, 'f', 0);
-        if (lanes.agedOut)
-            text += QString("; %1 older records left the live view (the capture file keeps them)")
-                        .arg(lanes.agedOut);
-        if (lanes.droppedBehind)
-            text += QString("; %1 records not shown, the live timeline fell behind (the file keeps them)")
-                        .arg(lanes.droppedBehind);
-        if (lanes.identityDropped)
-            text += QString("; %1 COMM/FORK/EXIT records over the live budget (names may be missing)")
-                        .arg(lanes.identityDropped);
-    } else {
-        text = final ? "The capture ended before the live timeline had any records."
-                     : "Building the live timeline…";
-    }
-    if (decode) {
-        const LiveDecodeStats& st = *decode;
-        text += QString(
-                    "\n%1 %2 of %3 MB of trace decoded (%4 MB skipped: over the rate bound, before a sync "
-                    "point, or overrun; %10 MB waiting), %5 M instructions, "
-                    "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
-                    .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
-                    .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
-                    .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
-                    .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
-                    .arg(double(st.instructions) / 1e6, 0, 'f', 1)
-                    .arg(st.spans)
-                    .arg(st.gaps)
-                    .arg(st.decodeErrors)
-                    .arg(st.lastTickSeconds * 1e3, 0, 'f', 0)
-                    .arg(double(st.pendingBytes) / 1e6, 0, 'f', 1);
-        if (!st.lastError.empty()) text += "\nLast decode failed: " + QString::fromStdString(st.lastError);
-        if (st.sidebandDropped)
-            text += QString(
-                        "\n%1 sideband records over the live decoder's budget were not kept (images may be "
-                        "missing in the live view; the capture file has them)")
-                        .arg(st.sidebandDropped);
-        if (final) text += "\nOpen the capture file for the decode of every byte.";
-    } else if (!liveDecodeNote_.isEmpty()) {
-        text += "\n" + liveDecodeNote_;
-    }
-    liveStatus_->setText(text);
-}
-
 void CapturePage::beginFinishing() {
     timer_->stop();
     finishing_ = true;
@@ -1182,29 +692,30 @@ void CapturePage::beginFinishing() {
     // not on the GUI thread.
     if (finishThread_.joinable()) finishThread_.join();
     QPointer<CapturePage> self(this);
-    finishThread_ = std::thread([self, file = file_, live = live_, lanes = liveLanes_] {
-        if (live) {
-            live->flush();  // what came in after the last tick
-            live->stop();
-        }
-        if (lanes) {
-            lanes->flush();  // every record of the capture, with the decoder's last spans
-            lanes->stop();
-        }
-        auto done = file->finish();
-        QString error = done ? QString() : QString::fromStdString(done.error().message);
-        const auto report = file->report();
-        FileFigures f;
-        f.fileBytes = report.fileBytes;
-        f.auxBytes = report.auxBytes;
-        f.heldBack = report.recordsHeldBack + report.auxHeldBack;
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, error, f] {
-                if (self) self->fileFinished(error, f);
-            },
-            Qt::QueuedConnection);
-    });
+    finishThread_ =
+        std::thread([self, file = file_, live = live_->decoderToFinish(), lanes = live_->lanesToFinish()] {
+            if (live) {
+                live->flush();  // what came in after the last tick
+                live->stop();
+            }
+            if (lanes) {
+                lanes->flush();  // every record of the capture, with the decoder's last spans
+                lanes->stop();
+            }
+            auto done = file->finish();
+            QString error = done ? QString() : QString::fromStdString(done.error().message);
+            const auto report = file->report();
+            FileFigures f;
+            f.fileBytes = report.fileBytes;
+            f.auxBytes = report.auxBytes;
+            f.heldBack = report.recordsHeldBack + report.auxHeldBack;
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, error, f] {
+                    if (self) self->fileFinished(error, f);
+                },
+                Qt::QueuedConnection);
+        });
 }
 
 void CapturePage::fileFinished(const QString& error, const FileFigures& report) {
@@ -1240,13 +751,7 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
     } else {
         text += "\nThe capture file could not be completed: " + error;
     }
-    if (liveFeed_) {
-        showLiveTimeline(true);
-        liveTimeline_->setFollowLatest(false);
-    }
-    live_.reset();
-    liveLanes_.reset();
-    liveFeed_.reset();
+    live_->finish();
     session_.reset();
     file_.reset();
     replay_.reset();
@@ -1256,6 +761,22 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
     setStatus(text, !error.isEmpty());
     emit captureFinished();
     if (error.isEmpty()) emit captureFileReady(lastCaptureFile_);
+}
+
+const LiveHistory& CapturePage::history() const {
+    return stats_->history();
+}
+
+TimelineView* CapturePage::liveTimeline() const {
+    return live_->view();
+}
+
+const LiveTraceDecoder* CapturePage::liveDecoder() const {
+    return live_->decoder();
+}
+
+const LiveSideband* CapturePage::liveLanes() const {
+    return live_->lanes();
 }
 
 bool CapturePage::saveCaptureAs(const QString& path) {

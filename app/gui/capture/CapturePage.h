@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// app/gui/capture/: capturing from the GUI. It owns the capture page (the form,
+// Start and Stop, snapshots, replays), its live statistics (LiveStatsView,
+// LiveHistory), its live timeline (LiveTimeline, with a TimelineState of its
+// own), the capture helper the page starts through pkexec (HelperCapture) and
+// the AUX options panel. It may include timeline/ (and capture/, decode/), not
+// analysis/, trace/ or the main window.
+//
 // The capture page: target, events and buffer size; Start and Stop; live
 // per-CPU ring fill bars and lost counters; charts of throughput and lost
 // records per CPU over the last 60 s. A 10 Hz timer reads lock-free statistics
@@ -27,21 +34,17 @@ class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
-class QTableWidget;
 class QTimer;
-class QChartView;
-class QLineSeries;
-class QValueAxis;
 
 namespace auxscope {
 
 class AuxOptionsPanel;
 class HelperCapture;
 class LiveSideband;
+class LiveStatsView;
+class LiveTimeline;
 class LiveTraceDecoder;
 class TimelineView;
-struct LiveTimelineFeed;
-struct TimelineData;
 
 class CapturePage : public QWidget {
     Q_OBJECT
@@ -57,17 +60,17 @@ public:
     // The perf.data of the last finished capture (in a temporary folder until saved).
     const QString& lastCaptureFile() const { return lastCaptureFile_; }
     bool saveCaptureAs(const QString& path);
-    const LiveHistory& history() const { return history_; }
+    const LiveHistory& history() const;
     // The summary of the last finished capture (empty target before the first).
     const CaptureSummary& lastSummary() const { return lastSummary_; }
     // The live timeline: sideband lanes of every capture, and the instruction
     // flow decoded while capturing (Intel PT, CoreSight).
-    TimelineView* liveTimeline() const { return liveTimeline_; }
+    TimelineView* liveTimeline() const;
     // Its decoder while an AUX capture runs (null otherwise).
-    const LiveTraceDecoder* liveDecoder() const { return live_.get(); }
+    const LiveTraceDecoder* liveDecoder() const;
     // The live sideband behind its lanes while a capture runs here (null otherwise,
     // and for captures in the capture helper).
-    const LiveSideband* liveLanes() const { return liveLanes_.get(); }
+    const LiveSideband* liveLanes() const;
 
 public slots:
     void start();
@@ -88,8 +91,6 @@ private slots:
 
 private:
     Expected<CaptureOptions> optionsFromForm() const;
-    void rebuildCpuRows();
-    void rebuildSeries();
     void setStatus(const QString& text, bool error = false);
     void setFormEnabled(bool enabled);
     bool replaySelected() const;
@@ -102,7 +103,6 @@ private:
         uint64_t fileBytes = 0, auxBytes = 0, heldBack = 0;
     };
     void fileFinished(const QString& error, const FileFigures& figures);
-    void showStats(const std::vector<CpuStatsSnapshot>& snaps, double t);
     // Whether this capture goes through the capture helper: the process is not
     // privileged and the kernel refused (`openError`), or a helper was handed over.
     bool needsHelper(const std::string& openError) const;
@@ -125,38 +125,17 @@ private:
     QWidget* replayRow_ = nullptr;
     std::unique_ptr<ReplaySource> replay_;
     ReplayOptions replayOptions_;
-    // Decode while capturing (Intel PT): the decoder sink and the timeline it feeds.
+    // Decode while capturing (Intel PT, CoreSight), shown on the live timeline.
     QCheckBox* liveDecode_ = nullptr;
-    QLabel* liveStatus_ = nullptr;
-    TimelineView* liveTimeline_ = nullptr;
-    std::shared_ptr<LiveTraceDecoder> live_;
-    std::shared_ptr<const TimelineData> liveShown_;
-    // The live lanes: LiveSideband's worker builds each TimelineData (and joins
-    // the decoder's spans to it) and leaves it in the feed for the timer.
-    std::shared_ptr<LiveSideband> liveLanes_;
-    std::shared_ptr<LiveTimelineFeed> liveFeed_;
-    QString liveDecodeNote_;  // why the flow is not decoded (empty: it is, or no capture)
-    void attachLiveLanes(CaptureSession& session);
-    void showLiveTimeline(bool final);
+    LiveTimeline* live_ = nullptr;
+    LiveStatsView* stats_ = nullptr;  // the CPU table and the charts
     AuxOptionsPanel* auxPanel_ = nullptr;
     QPushButton* snapshotButton_ = nullptr;
     QLabel* snapshotLabel_ = nullptr;
     QPushButton* startButton_ = nullptr;
     QPushButton* stopButton_ = nullptr;
     QLabel* status_ = nullptr;
-    QTableWidget* cpuTable_ = nullptr;
     QSplitter* split_ = nullptr;  // table, charts, live timeline
-    QChartView* throughputView_ = nullptr;
-    QChartView* lostView_ = nullptr;
-    QValueAxis* throughputX_ = nullptr;
-    QValueAxis* throughputY_ = nullptr;
-    QValueAxis* lostX_ = nullptr;
-    QValueAxis* lostY_ = nullptr;
-    std::vector<QLineSeries*> throughputSeries_;
-    std::vector<QLineSeries*> lostSeries_;
-    std::vector<QLineSeries*> auxThroughputSeries_;
-    std::vector<QLineSeries*> auxLostSeries_;
-    bool sessionHasAux_ = false;
     QTimer* timer_ = nullptr;
 
     PmuRegistry pmus_;
@@ -180,7 +159,6 @@ private:
     QTimer* replayOpenTimer_ = nullptr;
     bool finishing_ = false;
     QString captureFile_, lastCaptureFile_;
-    LiveHistory history_;
     CaptureSummary lastSummary_;
     bool stopping_ = false;
 };
