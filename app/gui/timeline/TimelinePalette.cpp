@@ -34,10 +34,6 @@ QColor process(int32_t pid) {
     return thread(pid);
 }
 
-QColor sample() {
-    return QColor(35, 35, 45);
-}
-
 QColor loss(int kind) {
     switch (kind) {
         case SidebandLanes::Loss::Throttle:
@@ -47,30 +43,6 @@ QColor loss(int kind) {
         default:
             return QColor(220, 0, 0);
     }
-}
-
-QColor gap() {
-    return QColor(255, 196, 196);
-}
-
-QColor gapHatch() {
-    return QColor(200, 0, 0);
-}
-
-QColor healthRing() {
-    return QColor(120, 160, 215);
-}
-
-QColor healthFull() {
-    return QColor(235, 120, 40);
-}
-
-QColor healthAux() {
-    return QColor(20, 130, 70);
-}
-
-QColor cpuNote() {
-    return QColor(232, 232, 232);
 }
 
 }  // namespace palette

@@ -19,17 +19,12 @@ QColor function(const std::string& name);
 QColor thread(int32_t tid);
 // CPU lanes and run slices are coloured by process (a thread of no known process: by thread).
 QColor process(int32_t pid);
-QColor sample();
 // Loss markers: LOST / LOST_SAMPLES, THROTTLE, AUX flags (SidebandLanes::Loss::Kind).
 QColor loss(int kind);
-QColor gap();
-QColor gapHatch();
+// Sample ticks; gaps (and their hatching); a CPU the file names as offline or not traced.
+inline const QColor sample{35, 35, 45}, gap{255, 196, 196}, gapHatch{200, 0, 0}, cpuNote{232, 232, 232};
 // Health lanes: the ring's fill area (where it reached 95 %: healthFull), the AUX fill line.
-QColor healthRing();
-QColor healthFull();
-QColor healthAux();
-// A CPU the file names as offline or not traced.
-QColor cpuNote();
+inline const QColor healthRing{120, 160, 215}, healthFull{235, 120, 40}, healthAux{20, 130, 70};
 
 }  // namespace palette
 

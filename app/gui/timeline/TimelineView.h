@@ -173,15 +173,15 @@ public:
     static QColor threadColor(int32_t tid) { return palette::thread(tid); }
     // CPU lanes and run slices are coloured by process (a thread of no known process: by thread).
     static QColor processColor(int32_t pid) { return palette::process(pid); }
-    static QColor sampleColor() { return palette::sample(); }
+    static QColor sampleColor() { return palette::sample; }
     // Loss markers: LOST / LOST_SAMPLES, THROTTLE, AUX flags.
     static QColor lossColor(int kind) { return palette::loss(kind); }
-    static QColor gapColor() { return palette::gap(); }
-    static QColor gapHatchColor() { return palette::gapHatch(); }
+    static QColor gapColor() { return palette::gap; }
+    static QColor gapHatchColor() { return palette::gapHatch; }
     // Health lanes: the ring's fill area (where it reached 95 %: healthFullColor), the AUX fill line.
-    static QColor healthRingColor() { return palette::healthRing(); }
-    static QColor healthFullColor() { return palette::healthFull(); }
-    static QColor healthAuxColor() { return palette::healthAux(); }
+    static QColor healthRingColor() { return palette::healthRing; }
+    static QColor healthFullColor() { return palette::healthFull; }
+    static QColor healthAuxColor() { return palette::healthAux; }
 
     // Last frame's work, for benchmarks and tests.
     using FrameStats = TimelineFrameStats;

@@ -220,28 +220,8 @@ void TraceFilePage::openTimeline() {
     decoder_->open();
 }
 
-TimelineView* TraceFilePage::timeline() const {
-    return timeline_ ? timeline_->view() : nullptr;
-}
-
-OverviewStrip* TraceFilePage::overviewStrip() const {
-    return timeline_ ? timeline_->overview() : nullptr;
-}
-
-QPushButton* TraceFilePage::timelineCancelButton() const {
-    return timeline_ ? timeline_->cancelButton() : nullptr;
-}
-
 void TraceFilePage::cancelTimeline() {
     if (decoder_) decoder_->cancel();
-}
-
-QProgressBar* TraceFilePage::timelineProgress() const {
-    return timeline_ ? timeline_->progress() : nullptr;
-}
-
-QLabel* TraceFilePage::timelineStatus() const {
-    return timeline_ ? timeline_->status() : nullptr;
 }
 
 bool TraceFilePage::timelineDecoding() const {
@@ -251,30 +231,6 @@ bool TraceFilePage::timelineDecoding() const {
 void TraceFilePage::setTimelineDecodeBudget(uint64_t bytes) {
     timelineBudget_ = bytes;
     if (decoder_) decoder_->setBudget(bytes);
-}
-
-RangeStatsPane* TraceFilePage::rangeStats() const {
-    return timeline_ ? timeline_->rangeStats() : nullptr;
-}
-
-SpanDetailsPane* TraceFilePage::spanDetails() const {
-    return timeline_ ? timeline_->spanDetails() : nullptr;
-}
-
-SearchBar* TraceFilePage::searchBar() const {
-    return timeline_ ? timeline_->searchBar() : nullptr;
-}
-
-CodeView* TraceFilePage::codeView() const {
-    return timeline_ ? timeline_->codeView() : nullptr;
-}
-
-QTabWidget* TraceFilePage::analysisTabs() const {
-    return timeline_ ? timeline_->analysisTabs() : nullptr;
-}
-
-QLabel* TraceFilePage::selectionLine() const {
-    return timeline_ ? timeline_->selectionLine() : nullptr;
 }
 
 QTreeWidget* TraceFilePage::tree() const {

@@ -44,6 +44,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "gui/trace/TraceTimelineTab.h"
+
 class QLabel;
 class QProgressBar;
 class QPushButton;
@@ -61,7 +63,6 @@ class SearchBar;
 class CodeView;
 class TraceExporter;
 class TraceSummaryTree;
-class TraceTimelineTab;
 class TimelineDecodeController;
 struct AuxTraceSpans;
 
@@ -86,26 +87,26 @@ public:
     // The timeline (null until the file is read): every file's CPU lanes, thread
     // lanes grouped by process with samples and loss markers, built from the
     // sideband on a worker thread; with a decodable AUX trace also its flame charts.
-    TimelineView* timeline() const;
+    TimelineView* timeline() const { return tab(&TraceTimelineTab::view); }
     // The whole recording above the lanes (null until the file is read; its
     // overview is set with the lanes).
-    OverviewStrip* overviewStrip() const;
+    OverviewStrip* overviewStrip() const { return tab(&TraceTimelineTab::overview); }
     // Opening, building the lanes, or decoding a window: the progress bar shows
     // how far, and this button stops it (timelineCancelled tells).
-    QPushButton* timelineCancelButton() const;
+    QPushButton* timelineCancelButton() const { return tab(&TraceTimelineTab::cancelButton); }
     void cancelTimeline();
-    QProgressBar* timelineProgress() const;
-    QLabel* timelineStatus() const;
+    QProgressBar* timelineProgress() const { return tab(&TraceTimelineTab::progress); }
+    QLabel* timelineStatus() const { return tab(&TraceTimelineTab::status); }
     bool timelineDecoding() const;
     // Windows with more trace than this are not decoded (the view asks to zoom in).
     void setTimelineDecodeBudget(uint64_t bytes);
     // The panes under the timeline (null until the file is read).
-    RangeStatsPane* rangeStats() const;
-    SpanDetailsPane* spanDetails() const;
-    SearchBar* searchBar() const;
-    CodeView* codeView() const;
-    QTabWidget* analysisTabs() const;
-    QLabel* selectionLine() const;
+    RangeStatsPane* rangeStats() const { return tab(&TraceTimelineTab::rangeStats); }
+    SpanDetailsPane* spanDetails() const { return tab(&TraceTimelineTab::spanDetails); }
+    SearchBar* searchBar() const { return tab(&TraceTimelineTab::searchBar); }
+    CodeView* codeView() const { return tab(&TraceTimelineTab::codeView); }
+    QTabWidget* analysisTabs() const { return tab(&TraceTimelineTab::analysisTabs); }
+    QLabel* selectionLine() const { return tab(&TraceTimelineTab::selectionLine); }
     // Exports [begin, end) of the timeline's data (run slices, samples, losses and
     // decoded spans overlapping it, clipped to it); without a path, asks for one.
     // Like exportTo, it runs on a worker thread (false: not started).
@@ -139,6 +140,11 @@ signals:
     void exportFinished(bool ok, const QString& message);
 
 private:
+    // A part of the Timeline tab (null until the file is read).
+    template <typename T>
+    T* tab(T* (TraceTimelineTab::*part)() const) const {
+        return timeline_ ? (timeline_->*part)() : nullptr;
+    }
     void populate();
     void openTimeline();
 

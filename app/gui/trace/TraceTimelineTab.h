@@ -64,15 +64,18 @@ signals:
 private:
     void updateSelectionLine();
 
+    // The state, and the panes over the lanes that follow it.
     TimelineState* state_ = nullptr;
     TimelineView* view_ = nullptr;
     OverviewStrip* overview_ = nullptr;
     SearchBar* search_ = nullptr;
+    QLabel* selectionLine_ = nullptr;
+    // The answers under them, one tab each.
+    QTabWidget* analysisTabs_ = nullptr;
     RangeStatsPane* rangeStats_ = nullptr;
     SpanDetailsPane* spanDetails_ = nullptr;
     CodeView* codeView_ = nullptr;
-    QTabWidget* analysisTabs_ = nullptr;
-    QLabel* selectionLine_ = nullptr;
+    // The status line: what is being built or decoded, how far, and Cancel.
     QLabel* status_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;

@@ -259,7 +259,7 @@ void CpuTrack::paintNote(TrackPaintContext& ctx, int y, const std::string& note)
     p.drawText(QRect(6, y, kLabelWidth - 12, height), Qt::AlignVCenter,
                QString("CPU %1  %2").arg(cpu).arg(text));
     const QRect body(kLabelWidth, y + 1, ctx.plotWidth, height - 2);
-    p.fillRect(body, palette::cpuNote());
+    p.fillRect(body, palette::cpuNote);
     p.fillRect(body, QBrush(QColor(185, 185, 185), Qt::BDiagPattern));
     QFont italic = p.font();
     const QFont normal = p.font();
@@ -268,7 +268,7 @@ void CpuTrack::paintNote(TrackPaintContext& ctx, int y, const std::string& note)
     const QString said = cpuNoteText(text).section('\n', 0, 0);
     const int w = p.fontMetrics().horizontalAdvance(said) + 12;
     const QRect label(kLabelWidth + 8, y + 2, std::min(w, ctx.plotWidth - 16), height - 4);
-    p.fillRect(label, palette::cpuNote());
+    p.fillRect(label, palette::cpuNote);
     p.setPen(QColor(90, 90, 90));
     p.drawText(label, Qt::AlignCenter, p.fontMetrics().elidedText(said, Qt::ElideRight, label.width() - 4));
     p.setFont(normal);
@@ -291,17 +291,10 @@ TimelineHit CpuTrack::hit(const TrackHitContext& ctx, int, uint64_t t, uint64_t 
         const auto found = data.lanes->losses.find(cpu);
         if (found != data.lanes->losses.end()) {
             const auto& losses = found->second;
-            const uint64_t reach = tolerance * 2;
-            auto it = std::lower_bound(losses.begin(), losses.end(), t > reach ? t - reach : 0,
-                                       [](const SidebandLanes::Loss& l, uint64_t v) { return l.time < v; });
-            const SidebandLanes::Loss* best = nullptr;
-            uint64_t bestDistance = UINT64_MAX;
             uint64_t total = 0;
-            for (; it != losses.end() && it->time <= t + reach; ++it) {
-                const uint64_t d = it->time > t ? it->time - t : t - it->time;
-                total += it->count;
-                if (d < bestDistance) bestDistance = d, best = &*it;
-            }
+            auto nearest = nearestInReach(losses.begin(), losses.end(), t, tolerance * 2,
+                                          [&](const SidebandLanes::Loss& l) { total += l.count; });
+            const SidebandLanes::Loss* best = nearest != losses.end() ? &*nearest : nullptr;
             if (!best) {
                 // Inside a throttle's band.
                 for (const SidebandLanes::Loss& l : losses)

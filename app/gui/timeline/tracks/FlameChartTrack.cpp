@@ -133,8 +133,8 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
     p.setClipRect(
         QRect(kLabelWidth + decodedLeft, rowsTop, decodedRight - decodedLeft, rowsBottom - rowsTop));
 
-    QBrush gapBrush(palette::gapHatch(), Qt::BDiagPattern);
-    const QColor gapBase = palette::gap();
+    QBrush gapBrush(palette::gapHatch, Qt::BDiagPattern);
+    const QColor gapBase = palette::gap;
     std::vector<int> rectsInRow(size_t(lastRow + 1), 0);
     auto fill = [&](int depth, int a, int b, uint32_t function, bool gap, size_t index, bool merged,
                     bool label) {
@@ -146,7 +146,7 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
             if (r.width() >= 3)
                 p.fillRect(r, gapBrush);
             else
-                p.fillRect(r, palette::gapHatch());
+                p.fillRect(r, palette::gapHatch);
         } else if (!highlight.empty() && (function >= highlight.size() || !highlight[function])) {
             // A search is on and this is not a hit: faded, as Perfetto draws slices that do not match.
             const QColor c = ctx.colors.of(function, &data);

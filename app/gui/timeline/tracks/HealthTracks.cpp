@@ -49,7 +49,7 @@ void HealthHeaderTrack::paint(TrackPaintContext& ctx, int y) const {
     const TimelineData& data = ctx.data;
     const int plotRight = kLabelWidth + ctx.plotWidth;
     p.fillRect(QRect(0, y, plotRight, height), QColor(232, 236, 230));
-    p.fillRect(QRect(0, y, 4, height), palette::healthRing());
+    p.fillRect(QRect(0, y, 4, height), palette::healthRing);
     drawDisclosure(p, 7, y, height, !ctx.state.laneState().healthCollapsed);
     const QFont normal = p.font();
     QFont bold = normal;
@@ -75,9 +75,9 @@ void HealthHeaderTrack::paint(TrackPaintContext& ctx, int y) const {
         p.drawText(QRect(x, y, w + 4, height), Qt::AlignVCenter | Qt::AlignLeft, text);
         x += w + 16;
     };
-    item(palette::healthRing(), 0, "data ring fill (peak per interval, 0-100 %)");
-    item(palette::healthFull(), 0, "ring ≥ 95 % full");
-    item(palette::healthAux(), 1, "AUX area fill");
+    item(palette::healthRing, 0, "data ring fill (peak per interval, 0-100 %)");
+    item(palette::healthFull, 0, "ring ≥ 95 % full");
+    item(palette::healthAux, 1, "AUX area fill");
     item(palette::loss(SidebandLanes::Loss::LostRecords), 2, "records lost");
     if (ctx.state.laneState().healthCollapsed && data.lanes) {
         p.setPen(QColor(90, 90, 100));
@@ -163,17 +163,17 @@ void HealthTrack::paint(TrackPaintContext& ctx, int y) const {
         }
         area << QPointF(kLabelWidth + e, base);
         p.setPen(Qt::NoPen);
-        p.setBrush(palette::healthRing());
+        p.setBrush(palette::healthRing);
         p.drawPolygon(area);
         for (int k = x; k < e; ++k)
             if (ring[size_t(k)] >= kRingNearlyFull)
                 p.fillRect(QRectF(kLabelWidth + k, yOf(ring[size_t(k)]), 1, base - yOf(ring[size_t(k)])),
-                           palette::healthFull());
+                           palette::healthFull);
         x = e;
     }
     p.setBrush(Qt::NoBrush);
     // The AUX area's fill: a line.
-    p.setPen(QPen(palette::healthAux(), 1.5));
+    p.setPen(QPen(palette::healthAux, 1.5));
     QPolygonF line;
     auto flushLine = [&] {
         if (line.size() > 1) p.drawPolyline(line);

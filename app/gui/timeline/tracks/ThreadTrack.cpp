@@ -110,7 +110,7 @@ void ThreadTrack::paintLane(TrackPaintContext& ctx, int y) const {
     const auto& samples = threadLane->samples;
     auto si = std::lower_bound(samples.begin(), samples.end(), viewBegin,
                                [](const SidebandLanes::Sample& s, uint64_t t) { return s.time < t; });
-    const QColor tick = palette::sample();
+    const QColor tick = palette::sample;
     int tick0 = 0, tick1 = -2;  // the pending run of ticked columns
     auto flushTicks = [&] {
         if (tick1 < tick0) return;
@@ -147,16 +147,10 @@ TimelineHit ThreadTrack::hit(const TrackHitContext& ctx, int, uint64_t t, uint64
         hit.processName = QString::fromStdString(proc->name);
     // The nearest sample within a couple of pixels.
     const auto& samples = th.samples;
-    auto it = std::lower_bound(samples.begin(), samples.end(), t > tolerance ? t - tolerance : 0,
-                               [](const SidebandLanes::Sample& s, uint64_t v) { return s.time < v; });
-    const SidebandLanes::Sample* best = nullptr;
-    uint64_t bestDistance = UINT64_MAX;
     size_t here = 0;
-    for (; it != samples.end() && it->time <= t + tolerance; ++it) {
-        ++here;
-        const uint64_t d = it->time > t ? it->time - t : t - it->time;
-        if (d < bestDistance) bestDistance = d, best = &*it;
-    }
+    auto nearest = nearestInReach(samples.begin(), samples.end(), t, tolerance,
+                                  [&](const SidebandLanes::Sample&) { ++here; });
+    const SidebandLanes::Sample* best = nearest != samples.end() ? &*nearest : nullptr;
     if (best) {
         hit.kind = TimelineHit::Sample;
         hit.start = hit.end = best->time;

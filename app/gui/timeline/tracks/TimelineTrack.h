@@ -15,6 +15,7 @@
 #include <QRect>
 #include <QString>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -69,6 +70,22 @@ struct TrackMenuContext {
     TimelineState& state;
     std::function<bool(int32_t)> processShown;  // a pid's header is in the layout
 };
+
+// Of the events in [begin, end) (sorted by `time`) within `reach` ns of `t`, the nearest
+// (end: none); `visit` sees each of them, in time order.
+template <typename It, typename Visit>
+It nearestInReach(It begin, It end, uint64_t t, uint64_t reach, const Visit& visit) {
+    auto it = std::lower_bound(begin, end, t > reach ? t - reach : 0,
+                               [](const auto& e, uint64_t v) { return e.time < v; });
+    It best = end;
+    uint64_t bestDistance = UINT64_MAX;
+    for (; it != end && it->time <= t + reach; ++it) {
+        visit(*it);
+        const uint64_t d = it->time > t ? it->time - t : t - it->time;
+        if (d < bestDistance) bestDistance = d, best = it;
+    }
+    return best;
+}
 
 class TimelineTrack {
 public:
