@@ -38,7 +38,7 @@ class QTimer;
 
 namespace auxscope {
 
-class AuxOptionsPanel;
+class CaptureForm;
 class HelperCapture;
 class LiveSideband;
 class LiveStatsView;
@@ -86,14 +86,10 @@ signals:
 
 private slots:
     void refresh();
-    void targetKindChanged(int index);
-    void chooseTracepoint();
 
 private:
-    Expected<CaptureOptions> optionsFromForm() const;
     void setStatus(const QString& text, bool error = false);
-    void setFormEnabled(bool enabled);
-    bool replaySelected() const;
+    void setFormEnabled(bool enabled);  // the form and Start
     // Opens the session for the form: the kernel's, or a replay's simulated CPUs.
     Expected<std::unique_ptr<CaptureSession>> openSession(const CaptureOptions& options,
                                                           PerfDataWriterCaptureOptions& fileOptions);
@@ -111,25 +107,11 @@ private:
     std::unique_ptr<HelperCapture> helper_;
     bool helperCapture_ = false, helperRowsBuilt_ = false;
 
-    QComboBox* targetKind_ = nullptr;
-    QLineEdit* targetValue_ = nullptr;
-    QLineEdit* events_ = nullptr;
-    QPushButton* tracepointButton_ = nullptr;
-    QComboBox* bufferPages_ = nullptr;
-    QCheckBox* overwrite_ = nullptr;
-    // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).
-    QPushButton* replayBrowse_ = nullptr;
-    QComboBox* replaySpeed_ = nullptr;
-    QCheckBox* replaySnapshot_ = nullptr;
-    QCheckBox* replayLoop_ = nullptr;
-    QWidget* replayRow_ = nullptr;
+    CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
     std::unique_ptr<ReplaySource> replay_;
     ReplayOptions replayOptions_;
-    // Decode while capturing (Intel PT, CoreSight), shown on the live timeline.
-    QCheckBox* liveDecode_ = nullptr;
-    LiveTimeline* live_ = nullptr;
+    LiveTimeline* live_ = nullptr;    // decoded while capturing (Intel PT, CoreSight) too
     LiveStatsView* stats_ = nullptr;  // the CPU table and the charts
-    AuxOptionsPanel* auxPanel_ = nullptr;
     QPushButton* snapshotButton_ = nullptr;
     QLabel* snapshotLabel_ = nullptr;
     QPushButton* startButton_ = nullptr;

@@ -201,7 +201,7 @@ int TimelineView::stickyHeight() const {
 }
 
 int TimelineView::trackY(const TimelineTrack& t) const {
-    return t.pinned && stickyHeight() > 0 ? kAxisHeight + t.y : contentTop() + t.y;
+    return t.pinned && stickyHeight() > 0 ? kAxisHeight + t.contentY : contentTop() + t.contentY;
 }
 
 int TimelineView::rowY(int32_t tid, int depth) const {
@@ -257,7 +257,7 @@ const TimelineTrack* TimelineView::trackAt(int y, int* dy) const {
     const int sticky = stickyHeight();
     const int cy = y < kAxisHeight + sticky ? y - kAxisHeight : y - contentTop();
     const TimelineTrack* t = layout().at(cy);
-    if (t && dy) *dy = cy - t->y;
+    if (t && dy) *dy = cy - t->contentY;
     return t;
 }
 
@@ -265,10 +265,10 @@ std::optional<TimelineView::Place> TimelineView::placeOfThread(int32_t tid, int 
     std::optional<Place> header;
     for (const auto& t : layout().tracks) {
         if (t->tid != tid) continue;
-        if (t->kind() == TimelineTrack::ThreadHeader) header = Place{t->y, t->height, t->pinned};
+        if (t->kind() == TimelineTrack::ThreadHeader) header = Place{t->contentY, t->height, t->pinned};
         if (t->kind() == TimelineTrack::FlameChart && depth >= 0 &&
             depth < static_cast<const FlameChartTrack&>(*t).rows())
-            return Place{t->y + depth * kRowHeight, kRowHeight, t->pinned};
+            return Place{t->contentY + depth * kRowHeight, kRowHeight, t->pinned};
     }
     return header;
 }
@@ -315,7 +315,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const int scrolledTop = kAxisHeight + sticky;
     const auto& tracks = layout().tracks;
     auto first = std::upper_bound(tracks.begin(), tracks.end(), scrolledTop - top,
-                                  [](int v, const auto& t) { return v < t->y + t->height; });
+                                  [](int v, const auto& t) { return v < t->contentY + t->height; });
     paintTracks(p, size_t(first - tracks.begin()), tracks.size(), top,
                 QRect(0, scrolledTop, plotRight, height() - scrolledTop));
     if (sticky > 0) {
@@ -354,8 +354,8 @@ void TimelineView::paintTracks(QPainter& p, size_t begin, size_t end, int top, c
                           hint_,
                           frame_,
                           clip};
-    for (size_t i = begin; i < end && top + tracks[i]->y < bottom; ++i)
-        tracks[i]->paint(ctx, top + tracks[i]->y);
+    for (size_t i = begin; i < end && top + tracks[i]->contentY < bottom; ++i)
+        tracks[i]->paint(ctx, top + tracks[i]->contentY);
 }
 
 // ---- What is where

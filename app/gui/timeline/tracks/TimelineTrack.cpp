@@ -10,7 +10,7 @@
 namespace auxscope {
 
 TimelineTrack::TimelineTrack(Kind kind, const LaneEntry& entry, int y, int height)
-    : y(y),
+    : contentY(y),
       height(height),
       pinned(entry.pinned),
       cpu(entry.cpu),

@@ -103,7 +103,7 @@ public:
     // The lane menu's items for this track (its title, pin, collapse).
     virtual void addMenuItems(TrackMenuContext& m) const;
 
-    int y = 0, height = 0;  // content coordinates (before scrolling)
+    int contentY = 0, height = 0;  // its top in content coordinates (before scrolling), its height
     bool pinned = false;    // in the pinned section on top
     int cpu = -1;
     size_t thread = kNoThread;  // index into data.threads (kNoThread: none)
