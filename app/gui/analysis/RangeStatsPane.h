@@ -1,5 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// app/gui/analysis/: the answers for a timeline's selection. It owns the
+// selection pane (RangeStatsPane, this: top functions, call tree, bottom-up,
+// flame graph, threads), its item model (CallTreeModel), the flame graph
+// (FlameGraphWidget), the span pane (SpanDetailsPane) and the code view
+// (CodeView). The panes obey a TimelineState (setState). It may include
+// timeline/ (and decode/), not trace/, capture/ or the main window.
+//
 // What a selected time range holds, computed by computeRangeStats
 // (spans/RangeStats.h, the code `auxscope report` prints through) over the
 // timeline's decoded spans on a worker thread, with a progress bar and Cancel:
