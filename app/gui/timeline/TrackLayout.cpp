@@ -63,8 +63,9 @@ TrackLayout TrackLayout::place(const LaneOrder& order, const TimelineData& data,
 }
 
 const TimelineTrack* TrackLayout::at(int cy) const {
-    auto it = std::upper_bound(tracks.begin(), tracks.end(), cy,
-                               [](int v, const std::unique_ptr<TimelineTrack>& t) { return v < t->contentY; });
+    auto it =
+        std::upper_bound(tracks.begin(), tracks.end(), cy,
+                         [](int v, const std::unique_ptr<TimelineTrack>& t) { return v < t->contentY; });
     if (it == tracks.begin()) return nullptr;
     const TimelineTrack& t = **(it - 1);
     return cy < t.contentY + t.height ? &t : nullptr;

@@ -104,7 +104,7 @@ public:
     virtual void addMenuItems(TrackMenuContext& m) const;
 
     int contentY = 0, height = 0;  // its top in content coordinates (before scrolling), its height
-    bool pinned = false;    // in the pinned section on top
+    bool pinned = false;           // in the pinned section on top
     int cpu = -1;
     size_t thread = kNoThread;  // index into data.threads (kNoThread: none)
     long lane = -1;             // index into data.lanes->threads (-1: none)
