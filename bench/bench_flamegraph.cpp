@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// bench_flamegraph: the selection's flame graph (app/gui/FlameGraphWidget) drawn
+// bench_flamegraph: the selection's flame graph (app/gui/analysis/FlameGraphWidget) drawn
 // from the aggregated stacks of N synthetic spans, beside issue 14's target: a
 // flame graph of 10 M spans drawn in <= 16 ms per frame.
 //
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "SyntheticSpans.h"
-#include "gui/FlameGraphWidget.h"
+#include "gui/analysis/FlameGraphWidget.h"
 #include "spans/FunctionTable.h"
 #include "spans/RangeStats.h"
 #include "spans/SpanStore.h"

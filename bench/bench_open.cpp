@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "gui/OverviewStrip.h"
-#include "gui/TimelineView.h"
-#include "gui/TraceFilePage.h"
+#include "gui/timeline/OverviewStrip.h"
+#include "gui/timeline/TimelineView.h"
+#include "gui/trace/TraceFilePage.h"
 #include "spans/TimelineOverview.h"
 
 using namespace auxscope;

@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "gui/CapturePage.h"
 #include "gui/MainWindow.h"
-#include "gui/TimelineView.h"
+#include "gui/capture/CapturePage.h"
+#include "gui/timeline/TimelineView.h"
 #include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;

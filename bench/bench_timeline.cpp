@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/TimelineView.h"
+#include "gui/timeline/TimelineView.h"
 
 using namespace auxscope;
 using Clock = std::chrono::steady_clock;

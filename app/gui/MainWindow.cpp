@@ -19,10 +19,10 @@
 
 #include <unistd.h>
 
-#include "gui/CapturePage.h"
-#include "gui/SearchBar.h"
-#include "gui/TimelineView.h"
-#include "gui/TraceFilePage.h"
+#include "gui/capture/CapturePage.h"
+#include "gui/timeline/SearchBar.h"
+#include "gui/timeline/TimelineView.h"
+#include "gui/trace/TraceFilePage.h"
 
 namespace auxscope {
 namespace {

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+// app/gui/: the Qt Widgets front end, one folder per concern (timeline/,
+// analysis/, trace/, capture/; each one's main header says what it owns and
+// may include). Here, on top of them, the main window (the capture page and a
+// trace page per file opened, menus, drag and drop) and the entry the
+// `auxscope` binary loads (Gui.h); they may include every folder.
 #include <QMainWindow>
 
 class QTabWidget;

@@ -23,8 +23,8 @@
 #include <QtTest>
 
 #include "PerfEvent.h"
-#include "gui/CapturePage.h"
-#include "gui/HelperCapture.h"
+#include "gui/capture/CapturePage.h"
+#include "gui/capture/HelperCapture.h"
 #include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;

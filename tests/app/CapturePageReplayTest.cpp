@@ -17,8 +17,8 @@
 #include <QtTest>
 
 #include "TestData.h"
-#include "gui/CapturePage.h"
 #include "gui/MainWindow.h"
+#include "gui/capture/CapturePage.h"
 #include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;

@@ -24,10 +24,10 @@
 #include <algorithm>
 
 #include "PerfEvent.h"
-#include "gui/AuxOptionsPanel.h"
-#include "gui/CapturePage.h"
 #include "gui/MainWindow.h"
-#include "gui/TimelineView.h"
+#include "gui/capture/AuxOptionsPanel.h"
+#include "gui/capture/CapturePage.h"
+#include "gui/timeline/TimelineView.h"
 #include "perfdata/PerfDataReader.h"
 #include "sideband/LiveSideband.h"
 #include "spans/TimelineData.h"

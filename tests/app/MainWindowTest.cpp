@@ -13,9 +13,9 @@
 #include <QtTest>
 
 #include "PerfEvent.h"
-#include "gui/CapturePage.h"
 #include "gui/MainWindow.h"
-#include "gui/TraceFilePage.h"
+#include "gui/capture/CapturePage.h"
+#include "gui/trace/TraceFilePage.h"
 #include "perfdata/PerfDataReader.h"
 
 using namespace auxscope;

@@ -9,7 +9,7 @@
 
 #include <random>
 
-#include "gui/TimelineView.h"
+#include "gui/timeline/TimelineView.h"
 
 using namespace auxscope;
 

@@ -23,9 +23,9 @@
 #include "AuxscopeRecord.h"
 #include "PerfEvent.h"
 #include "TestData.h"
-#include "gui/LaneBar.h"
-#include "gui/TimelineView.h"
-#include "gui/TraceFilePage.h"
+#include "gui/timeline/LaneBar.h"
+#include "gui/timeline/TimelineView.h"
+#include "gui/trace/TraceFilePage.h"
 #include "perfdata/PerfDataReader.h"
 #include "sideband/Sideband.h"
 

@@ -22,9 +22,9 @@
 #include <regex>
 #include <set>
 
-#include "gui/LaneBar.h"
-#include "gui/TimelineView.h"
-#include "gui/TraceFilePage.h"
+#include "gui/timeline/LaneBar.h"
+#include "gui/timeline/TimelineView.h"
+#include "gui/trace/TraceFilePage.h"
 
 using namespace auxscope;
 

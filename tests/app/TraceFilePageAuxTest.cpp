@@ -10,7 +10,7 @@
 #include <QTreeWidget>
 #include <QtTest>
 
-#include "gui/TraceFilePage.h"
+#include "gui/trace/TraceFilePage.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataWriter.h"
 

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/analysis/FlameGraphWidget.h"
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include <algorithm>
+
+#include "gui/analysis/CallTreeModel.h"
+#include "gui/timeline/TimelinePalette.h"
+
+namespace auxscope {
+
+FlameGraphWidget::FlameGraphWidget(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMinimumHeight(120);
+}
+
+void FlameGraphWidget::setTree(CallTree tree, std::shared_ptr<const FunctionTable> functions) {
+    tree_ = std::move(tree);
+    functions_ = std::move(functions);
+    const size_t n = tree_.nodes.size();
+    children_.assign(n, {});
+    depth_.assign(n, 0);
+    for (uint32_t k = 1; k < n; ++k) {  // parents come before children
+        const uint32_t p = tree_.nodes[k].parent;
+        if (p >= n) continue;
+        children_[p].push_back(k);
+        depth_[k] = depth_[p] + 1;
+    }
+    auto name = [&](uint32_t node) -> const std::string& {
+        static const std::string none;
+        const uint32_t f = tree_.nodes[node].function;
+        return functions_ && f < functions_->size() ? (*functions_)[f].name : none;
+    };
+    for (auto& c : children_)
+        std::sort(c.begin(), c.end(), [&](uint32_t a, uint32_t b) {
+            const int cmp = name(a).compare(name(b));
+            return cmp < 0 || (cmp == 0 && a < b);
+        });
+    zoom_ = 0;
+    dirty_ = true;
+    setMinimumHeight(std::max(120, (maxDepth() + 2) * kRowHeight + 4));
+    update();
+}
+
+int FlameGraphWidget::maxDepth() const {
+    uint32_t d = 0;
+    for (uint32_t v : depth_)
+        d = std::max(d, v);
+    return int(d);
+}
+
+void FlameGraphWidget::setMetric(Metric metric) {
+    if (metric_ == metric) return;
+    metric_ = metric;
+    dirty_ = true;
+    update();
+}
+
+void FlameGraphWidget::zoomTo(uint32_t node) {
+    if (node >= tree_.nodes.size()) node = 0;
+    zoom_ = node;
+    dirty_ = true;
+    update();
+}
+
+uint64_t FlameGraphWidget::value(uint32_t node) const {
+    const RangeCost& c = tree_.nodes[node].cost;
+    return metric_ == Metric::Time ? c.totalTime : c.totalInsns;
+}
+
+const std::vector<FlameGraphWidget::Box>& FlameGraphWidget::boxes() const {
+    if (dirty_ || layoutWidth_ != width()) layout();
+    return boxes_;
+}
+
+void FlameGraphWidget::layout() const {
+    dirty_ = false;
+    layoutWidth_ = width();
+    boxes_.clear();
+    const double W = std::max(1, width());
+    boxes_.push_back({0, 0, 0, W});
+    if (tree_.nodes.size() <= 1) return;
+    // The zoomed node's callers: full width below it.
+    std::vector<uint32_t> path;
+    for (uint32_t k = zoom_; k != 0 && k != CallTree::kNone; k = tree_.nodes[k].parent)
+        path.push_back(k);
+    std::reverse(path.begin(), path.end());
+    for (size_t i = 0; i + 1 < path.size(); ++i)
+        boxes_.push_back({path[i], int(i) + 1, 0, W});
+    // From the zoomed node (or the root's children) up, children laid out left to right.
+    const uint64_t total = value(zoom_);
+    if (total == 0) return;
+    const double scale = W / double(total);
+    struct Item {
+        uint32_t node;
+        double x;
+    };
+    std::vector<Item> stack;
+    if (zoom_ == 0) {
+        double x = 0;
+        for (uint32_t c : children_[0]) {
+            stack.push_back({c, x});
+            x += double(value(c)) * scale;
+        }
+    } else {
+        stack.push_back({zoom_, 0});
+    }
+    std::reverse(stack.begin(), stack.end());
+    while (!stack.empty()) {
+        const Item it = stack.back();
+        stack.pop_back();
+        const double w = double(value(it.node)) * scale;
+        if (w < 0.5) continue;  // narrower than a pixel: its callees are too
+        boxes_.push_back({it.node, int(depth_[it.node]), it.x, w});
+        double x = it.x;
+        const size_t mark = stack.size();
+        for (uint32_t c : children_[it.node]) {
+            const double cw = double(value(c)) * scale;
+            if (cw >= 0.5) stack.push_back({c, x});
+            x += cw;
+        }
+        std::reverse(stack.begin() + ptrdiff_t(mark), stack.end());
+    }
+}
+
+QRect FlameGraphWidget::boxRect(const Box& b) const {
+    const int y = height() - (b.depth + 1) * kRowHeight;
+    const int x0 = int(b.x), x1 = std::max(x0 + 1, int(b.x + b.width));
+    return QRect(x0, y, x1 - x0 - (x1 - x0 > 2 ? 1 : 0), kRowHeight - 1);
+}
+
+uint32_t FlameGraphWidget::nodeAt(QPoint pos) const {
+    for (const Box& b : boxes())
+        if (boxRect(b).adjusted(0, 0, 1, 1).contains(pos)) return b.node;
+    return CallTree::kNone;
+}
+
+void FlameGraphWidget::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), QColor(252, 252, 250));
+    painted_ = 0;
+    if (tree_.nodes.size() <= 1 || value(0) == 0) {
+        p.setPen(Qt::gray);
+        p.drawText(rect(), Qt::AlignCenter,
+                   tree_.nodes.size() <= 1 ? QString("Select a time range (Shift+drag on the timeline)")
+                                           : QString("Nothing ran in the selected range"));
+        return;
+    }
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.85));
+    p.setFont(small);
+    const QFontMetrics fm(small);
+    const QRect visible = rect();
+    for (const Box& b : boxes()) {
+        const QRect r = boxRect(b);
+        if (!r.intersects(visible)) continue;
+        ++painted_;
+        QColor c;
+        QString text;
+        if (b.node == 0) {
+            c = QColor(200, 200, 205);
+            text = QString("all: %1").arg(metric_ == Metric::Time ? formatNs(double(value(0)))
+                                                                  : formatCount(value(0)) + " instructions");
+        } else {
+            const uint32_t f = tree_.nodes[b.node].function;
+            const std::string& name =
+                functions_ && f < functions_->size() ? (*functions_)[f].name : std::string();
+            c = palette::function(name);
+            if (zoom_ != 0 && b.width >= width() - 1 && b.node != zoom_ && depth_[b.node] < depth_[zoom_])
+                c = c.lighter(125);  // the zoomed node's callers
+            if (r.width() >= 30) text = QString::fromStdString(name);
+        }
+        p.fillRect(r, c);
+        if (!text.isEmpty() && r.width() >= 30) {
+            p.setPen(QColor(20, 20, 20));
+            p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       fm.elidedText(text, Qt::ElideRight, r.width() - 5));
+        }
+    }
+    if (hasFocus()) {
+        p.setPen(QPen(palette().highlight().color(), 1));
+        p.drawRect(rect().adjusted(0, 0, -1, -1));
+    }
+}
+
+void FlameGraphWidget::mousePressEvent(QMouseEvent* e) {
+    setFocus(Qt::MouseFocusReason);
+    if (e->button() != Qt::LeftButton) return;
+    const uint32_t node = nodeAt(e->position().toPoint());
+    if (node == CallTree::kNone) return;
+    zoomTo(node == zoom_ ? tree_.nodes[node].parent == CallTree::kNone ? 0 : tree_.nodes[node].parent : node);
+    emit nodeClicked(node);
+}
+
+void FlameGraphWidget::keyPressEvent(QKeyEvent* e) {
+    if (e->key() == Qt::Key_Escape && zoom_ != 0) {
+        zoomTo(0);
+        e->accept();
+        return;
+    }
+    QWidget::keyPressEvent(e);
+}
+
+void FlameGraphWidget::resizeEvent(QResizeEvent*) {
+    dirty_ = true;
+}
+
+bool FlameGraphWidget::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(e);
+        const uint32_t node = nodeAt(help->pos());
+        if (node == CallTree::kNone || node == 0) {
+            QToolTip::hideText();
+            return true;
+        }
+        const CallTree::Node& n = tree_.nodes[node];
+        const RangeCost& c = n.cost;
+        const std::string name =
+            functions_ && n.function < functions_->size() ? (*functions_)[n.function].name : std::string("?");
+        const double all = double(std::max<uint64_t>(value(0), 1));
+        QToolTip::showText(help->globalPos(),
+                           QString("%1\ntotal %2 (%3%), self %4\n%5 calls, %6 instructions (%7 self)\n"
+                                   "click: zoom here, click again: zoom out")
+                               .arg(QString::fromStdString(name))
+                               .arg(formatNs(double(c.totalTime)))
+                               .arg(100.0 * double(value(node)) / all, 0, 'f', 1)
+                               .arg(formatNs(double(c.selfTime)))
+                               .arg(formatCount(c.calls))
+                               .arg(formatCount(c.totalInsns))
+                               .arg(formatCount(c.selfInsns)),
+                           this);
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+}  // namespace auxscope

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/analysis/RangeStatsPane.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QTreeView>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include "gui/analysis/CallTreeModel.h"
+#include "gui/analysis/FlameGraphWidget.h"
+#include "gui/timeline/TimelineState.h"
+
+namespace auxscope {
+namespace {
+
+// A row sorted by the number under Qt::UserRole of the sort column (names: by text).
+class NumericItem : public QTreeWidgetItem {
+public:
+    using QTreeWidgetItem::QTreeWidgetItem;
+    bool operator<(const QTreeWidgetItem& other) const override {
+        const int c = treeWidget() ? treeWidget()->sortColumn() : 0;
+        const QVariant a = data(c, Qt::UserRole), b = other.data(c, Qt::UserRole);
+        if (a.isValid() && b.isValid()) return a.toULongLong() < b.toULongLong();
+        return text(c).localeAwareCompare(other.text(c)) < 0;
+    }
+};
+
+void setNumber(QTreeWidgetItem* item, int column, uint64_t value, const QString& text) {
+    item->setText(column, text);
+    item->setData(column, Qt::UserRole, QVariant::fromValue<qulonglong>(value));
+    item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
+}
+
+// Per thread, per CPU: how long the sideband says it ran in [a, b) (tid 0: the
+// CPU idle, -1: a thread the sideband did not name).
+using CpuTimes = std::map<int32_t, std::map<int, uint64_t>>;
+CpuTimes cpuTimes(const TimelineData& data, uint64_t a, uint64_t b) {
+    CpuTimes out;
+    for (const auto& [cpu, slices] : data.cpus) {
+        auto it = std::lower_bound(slices.begin(), slices.end(), a,
+                                   [](const TimelineData::CpuSlice& s, uint64_t t) { return s.end <= t; });
+        for (; it != slices.end() && it->start < b; ++it) {
+            const uint64_t from = std::max(it->start, a), to = std::min(it->end, b);
+            if (to > from) out[it->tid][cpu] += to - from;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
+    summary_ = new QLabel("Select a time range: Shift+drag on the timeline, or drag on its time axis.");
+    summary_->setObjectName("rangeSummary");
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    threadCombo_ = new QComboBox;
+    threadCombo_->setObjectName("rangeThread");
+    threadCombo_->addItem("All threads", -1);
+    threadCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    metric_ = new QComboBox;
+    metric_->setObjectName("flameMetric");
+    metric_->addItems({"by time", "by instructions"});
+    progress_ = new QProgressBar;
+    progress_->setObjectName("rangeProgress");
+    progress_->setMaximumWidth(160);
+    progress_->setVisible(false);
+    cancel_ = new QPushButton("Cancel");
+    cancel_->setObjectName("rangeCancel");
+    cancel_->setVisible(false);
+    copy_ = new QPushButton("Copy");
+    copy_->setObjectName("rangeCopy");
+    copy_->setToolTip("Copy the shown table as text (tab-separated)");
+    exportCsv_ = new QPushButton("Export range CSV…");
+    exportCsv_->setObjectName("rangeExportCsv");
+    exportPerfetto_ = new QPushButton("Export range to Perfetto…");
+    exportPerfetto_->setObjectName("rangeExportPerfetto");
+    for (auto* b : {copy_, exportCsv_, exportPerfetto_})
+        b->setEnabled(false);
+
+    top_ = new QTreeWidget;
+    top_->setObjectName("rangeTopFunctions");
+    top_->setRootIsDecorated(false);
+    top_->setUniformRowHeights(true);
+    top_->setHeaderLabels(
+        {"Function", "Total time", "Self time", "Calls", "Total insns", "Self insns", "Image"});
+    top_->setSortingEnabled(true);
+    top_->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    top_->setColumnWidth(0, 320);
+    top_->setColumnWidth(1, 130);
+    top_->setColumnWidth(2, 130);
+    callTree_ = new CallTreeModel(this);
+    bottomUp_ = new CallTreeModel(this);
+    auto makeView = [](CallTreeModel* model, const char* name) {
+        auto* v = new QTreeView;
+        v->setObjectName(name);
+        v->setModel(model);
+        v->setUniformRowHeights(true);
+        v->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+        v->setColumnWidth(0, 360);
+        v->setColumnWidth(1, 130);
+        v->setColumnWidth(2, 110);
+        return v;
+    };
+    callTreeView_ = makeView(callTree_, "rangeCallTree");
+    bottomUpView_ = makeView(bottomUp_, "rangeBottomUp");
+    flame_ = new FlameGraphWidget;
+    flame_->setObjectName("rangeFlameGraph");
+    flameScroll_ = new QScrollArea;
+    auto* flameScroll = flameScroll_;
+    flameScroll->setWidget(flame_);
+    flameScroll->setWidgetResizable(true);
+    auto* flamePage = new QWidget;
+    auto* flameLayout = new QVBoxLayout(flamePage);
+    flameLayout->setContentsMargins(0, 0, 0, 0);
+    auto* flameBar = new QHBoxLayout;
+    flameBar->addWidget(new QLabel("Widths"));
+    flameBar->addWidget(metric_);
+    flameBar->addWidget(new QLabel("· click a box to zoom to it, click it again or Esc to zoom out"), 1);
+    flameLayout->addLayout(flameBar);
+    flameLayout->addWidget(flameScroll, 1);
+    threadsTable_ = new QTreeWidget;
+    threadsTable_->setObjectName("rangeThreads");
+    threadsTable_->setHeaderLabels(
+        {"Thread / gap", "Time in frames", "On CPU", "Instructions", "Calls", "Spans"});
+    threadsTable_->setColumnWidth(0, 300);
+    tabs_ = new QTabWidget;
+    tabs_->setObjectName("rangeTabs");
+    tabs_->setDocumentMode(true);
+    tabs_->addTab(top_, "Top functions");
+    tabs_->addTab(callTreeView_, "Call tree");
+    tabs_->addTab(bottomUpView_, "Bottom-up");
+    tabs_->addTab(flamePage, "Flame graph");
+    tabs_->addTab(threadsTable_, "Threads && gaps");
+
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(summary_, 1);
+    bar->addWidget(progress_);
+    bar->addWidget(cancel_);
+    bar->addWidget(threadCombo_);
+    bar->addWidget(copy_);
+    bar->addWidget(exportCsv_);
+    bar->addWidget(exportPerfetto_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(tabs_, 1);
+
+    connect(cancel_, &QPushButton::clicked, this, &RangeStatsPane::cancel);
+    connect(copy_, &QPushButton::clicked, this,
+            [this] { QApplication::clipboard()->setText(currentText()); });
+    connect(exportCsv_, &QPushButton::clicked, this, [this] { emit exportRequested("csv", begin_, end_); });
+    connect(exportPerfetto_, &QPushButton::clicked, this,
+            [this] { emit exportRequested("perfetto", begin_, end_); });
+    connect(threadCombo_, &QComboBox::activated, this,
+            [this](int i) { showThread(threadCombo_->itemData(i).toInt()); });
+    connect(metric_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        flame_->setMetric(i == 1 ? FlameGraphWidget::Metric::Instructions : FlameGraphWidget::Metric::Time);
+    });
+    connect(top_, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
+        emit functionActivated(item->data(0, Qt::UserRole + 1).toUInt());
+    });
+    for (auto* view : {callTreeView_, bottomUpView_})
+        connect(view, &QTreeView::doubleClicked, this, [this, view](const QModelIndex& index) {
+            auto* model = static_cast<CallTreeModel*>(view->model());
+            emit functionActivated(model->tree().nodes[model->nodeOf(index)].function);
+        });
+}
+
+RangeStatsPane::~RangeStatsPane() {
+    if (cancel_flag_) *cancel_flag_ = true;
+}
+
+void RangeStatsPane::setState(TimelineState* state) {
+    connect(state, &TimelineState::dataChanged, this, [this, state] { setData(state->data()); });
+    connect(state, &TimelineState::timeSelectionChanged, this, [this, state](quint64 begin, quint64 end) {
+        setData(state->data());
+        setRange(begin, end);
+    });
+}
+
+void RangeStatsPane::setData(std::shared_ptr<const TimelineData> data) {
+    data_ = std::move(data);
+    // A range wider than the old decoded window may now be covered further.
+    if (askedEnd_ > askedBegin_ && data_ &&
+        (std::max(askedBegin_, data_->decodedBegin) != begin_ ||
+         std::min(askedEnd_, data_->decodedEnd) != end_))
+        setRange(askedBegin_, askedEnd_);
+}
+
+void RangeStatsPane::cancel() {
+    if (cancel_flag_) *cancel_flag_ = true;
+}
+
+QString RangeStatsPane::functionName(uint32_t id) const {
+    if (data_ && data_->functions && id < data_->functions->size())
+        return QString::fromStdString((*data_->functions)[id].name);
+    return QString("[function %1]").arg(id);
+}
+
+void RangeStatsPane::setRange(uint64_t begin, uint64_t end) {
+    cancel();
+    ++generation_;
+    askedBegin_ = begin, askedEnd_ = end;
+    if (end <= begin || !data_) {
+        busy_ = false;
+        progress_->setVisible(false);
+        cancel_->setVisible(false);
+        stats_.reset();
+        shown_.reset();
+        begin_ = end_ = 0;
+        summary_->setText("Select a time range: Shift+drag on the timeline, or drag on its time axis.");
+        refreshViews();
+        return;
+    }
+    // Only what is decoded has spans.
+    uint64_t a = begin, b = end;
+    if (data_->decodedEnd > data_->decodedBegin)
+        a = std::max(a, data_->decodedBegin), b = std::min(b, data_->decodedEnd);
+    begin_ = a, end_ = std::max(a, b);
+    busy_ = true;
+    progress_->setRange(0, 1000);
+    progress_->setValue(0);
+    progress_->setVisible(true);
+    cancel_->setVisible(true);
+    cancel_->setEnabled(true);
+    summary_->setText(QString("Aggregating %1 of spans…").arg(formatNs(double(end_ - begin_))));
+    cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+    QPointer<RangeStatsPane> self(this);
+    const uint64_t generation = generation_;
+    std::thread([self, data = data_, a = begin_, b = end_, cancel = cancel_flag_, generation,
+                 threads = threads_] {
+        const auto started = std::chrono::steady_clock::now();
+        ThreadStores stores;
+        for (const auto& t : data->threads)
+            stores.emplace_back(t.tid, &t.spans);
+        std::sort(stores.begin(), stores.end(),
+                  [](const auto& x, const auto& y) { return x.first < y.first; });
+        stores.erase(std::unique(stores.begin(), stores.end(),
+                                 [](const auto& x, const auto& y) { return x.first == y.first; }),
+                     stores.end());
+        RangeQuery q;
+        q.begin = a, q.end = b;
+        q.threads = threads;
+        q.perThreadTrees = true;
+        q.cancel = cancel.get();
+        auto last = std::make_shared<std::atomic<int64_t>>(0);
+        q.progress = [self, generation, last, started](uint64_t done, uint64_t total) {
+            const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    std::chrono::steady_clock::now() - started)
+                                    .count();
+            if (now - last->load() < 40 && done < total) return;
+            *last = now;
+            const int value = total ? int(1000 * done / total) : 0;
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, generation, value] {
+                    if (self && self->generation_ == generation) self->progress_->setValue(value);
+                },
+                Qt::QueuedConnection);
+        };
+        auto result = computeRangeStats(stores, q);
+        std::shared_ptr<const RangeStats> stats;
+        std::string error;
+        CpuTimes times;
+        if (result) {
+            stats = std::make_shared<const RangeStats>(std::move(*result));
+            times = cpuTimes(*data, a, b);
+        } else {
+            error = result.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, stats, error, generation, seconds, times = std::move(times)]() mutable {
+                if (!self || self->generation_ != generation) return;
+                self->busy_ = false;
+                self->progress_->setVisible(false);
+                self->cancel_->setVisible(false);
+                if (!stats) {
+                    self->summary_->setText(QString("Statistics of %1: %2")
+                                                .arg(formatNs(double(self->end_ - self->begin_)))
+                                                .arg(error == "cancelled" ? QString("cancelled")
+                                                                          : QString::fromStdString(error)));
+                    self->stats_.reset();
+                    self->shown_.reset();
+                    self->refreshViews();
+                    emit self->computed(false);
+                    return;
+                }
+                self->cpuTimes_ = std::move(times);
+                self->show(stats, seconds);
+                emit self->computed(true);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void RangeStatsPane::show(std::shared_ptr<const RangeStats> stats, double seconds) {
+    stats_ = std::move(stats);
+    seconds_ = seconds;
+    // The thread choice: every thread with spans in the range.
+    const int32_t keep = shownTid_;
+    threadCombo_->clear();
+    threadCombo_->addItem("All threads", -1);
+    for (const auto& [tid, t] : stats_->threads) {
+        if (!t.spans) continue;
+        QString name;
+        if (data_)
+            for (const auto& th : data_->threads)
+                if (th.tid == tid) name = QString::fromStdString(th.name);
+        threadCombo_->addItem(QString("%1 (%2)").arg(name).arg(tid), tid);
+    }
+    const int at = threadCombo_->findData(keep);
+    shownTid_ = at >= 0 ? keep : -1;
+    threadCombo_->setCurrentIndex(std::max(at, 0));
+    refreshViews();
+}
+
+void RangeStatsPane::showThread(int32_t tid) {
+    shownTid_ = tid;
+    const int at = threadCombo_->findData(tid);
+    if (at >= 0) threadCombo_->setCurrentIndex(at);
+    refreshViews();
+}
+
+void RangeStatsPane::refreshViews() {
+    const auto functions = data_ ? data_->functions : nullptr;
+    if (!stats_) {
+        shown_.reset();
+        top_->clear();
+        threadsTable_->clear();
+        callTree_->setTree({}, functions);
+        bottomUp_->setTree({}, functions);
+        flame_->setTree({}, functions);
+        for (auto* b : {copy_, exportCsv_, exportPerfetto_})
+            b->setEnabled(false);
+        return;
+    }
+    shown_ = shownTid_ >= 0 ? stats_->ofThread(shownTid_) : *stats_;
+    const RangeStats& s = *shown_;
+    for (auto* b : {copy_, exportCsv_, exportPerfetto_})
+        b->setEnabled(true);
+    uint64_t calls = 0;
+    for (const FunctionStats& f : s.functions)
+        calls += f.cost.calls;
+    uint64_t gapTime = 0;
+    for (const auto& [reason, g] : s.gaps)
+        gapTime += g.time;
+    const uint64_t origin = data_ ? data_->begin : 0;
+    QString text = QString("+%1 … +%2 (%3)%4: %5 spans, %6 instructions, %7 calls, %8 functions")
+                       .arg(formatNs(double(begin_ - origin)))
+                       .arg(formatNs(double(end_ - origin)))
+                       .arg(formatNs(double(end_ - begin_)))
+                       .arg(shownTid_ >= 0 ? QString(", thread %1").arg(shownTid_) : QString())
+                       .arg(formatCount(s.spans))
+                       .arg(formatCount(s.instructions()))
+                       .arg(formatCount(calls))
+                       .arg(s.functions.size());
+    if (gapTime) text += QString(", %1 in gaps").arg(formatNs(double(gapTime)));
+    text += QString(" · aggregated in %1 ms").arg(seconds_ * 1e3, 0, 'f', 0);
+    if (askedBegin_ < begin_ || askedEnd_ > end_) text += " · clipped to the decoded window";
+    summary_->setText(text);
+
+    // Top functions.
+    top_->setSortingEnabled(false);
+    top_->clear();
+    QList<QTreeWidgetItem*> rows;
+    const double all = double(std::max<uint64_t>(s.tree.nodes[0].cost.totalTime, 1));
+    for (const FunctionStats& f : s.functions) {
+        auto* item = new NumericItem;
+        const RangeCost& c = f.cost;
+        item->setText(0, functionName(f.function));
+        item->setData(0, Qt::UserRole + 1, f.function);
+        item->setToolTip(0, item->text(0));
+        setNumber(item, 1, c.totalTime,
+                  QString("%1  %2%")
+                      .arg(formatNs(double(c.totalTime)))
+                      .arg(100.0 * double(c.totalTime) / all, 0, 'f', 1));
+        setNumber(item, 2, c.selfTime,
+                  QString("%1  %2%")
+                      .arg(formatNs(double(c.selfTime)))
+                      .arg(100.0 * double(c.selfTime) / all, 0, 'f', 1));
+        setNumber(item, 3, c.calls, formatCount(c.calls));
+        setNumber(item, 4, c.totalInsns, formatCount(c.totalInsns));
+        setNumber(item, 5, c.selfInsns, formatCount(c.selfInsns));
+        if (data_ && data_->functions && f.function < data_->functions->size())
+            item->setText(6, QString::fromStdString((*data_->functions)[f.function].file));
+        rows << item;
+    }
+    top_->addTopLevelItems(rows);
+    top_->setSortingEnabled(true);
+    top_->sortByColumn(2, Qt::DescendingOrder);
+
+    // Trees and flame graph: RangeStats' own.
+    callTree_->setTree(s.tree, functions);
+    bottomUp_->setTree(s.bottomUp(), functions);
+    flame_->setTree(s.tree, functions);
+    // The outermost frames are at the bottom: show them.
+    QTimer::singleShot(0, this, [this] {
+        if (auto* bar = flameScroll_->verticalScrollBar()) bar->setValue(bar->maximum());
+    });
+    if (callTree_->rowCount() == 1) callTreeView_->expand(callTree_->index(0, 0));
+
+    // Threads and gaps.
+    threadsTable_->clear();
+    const CpuTimes& times = cpuTimes_;
+    auto threadName = [&](int32_t tid) {
+        if (!data_) return QString();
+        if (auto it = data_->threadNames.find(tid); it != data_->threadNames.end())
+            return QString::fromStdString(it->second);
+        for (const auto& th : data_->threads)
+            if (th.tid == tid) return QString::fromStdString(th.name);
+        return QString();
+    };
+    // Who ran on each CPU in the range, and how long (from the sideband's switches).
+    std::map<int, std::vector<std::pair<uint64_t, int32_t>>> perCpu;
+    for (const auto& [tid, cpus] : times)
+        for (const auto& [cpu, ns] : cpus)
+            perCpu[cpu].push_back({ns, tid});
+    if (!perCpu.empty() && shownTid_ < 0) {
+        auto* cpusItem = new QTreeWidgetItem(threadsTable_, {"CPUs: who ran in the range (sideband)"});
+        const uint64_t length = end_ - begin_;
+        for (auto& [cpu, list] : perCpu) {
+            std::sort(list.rbegin(), list.rend());
+            uint64_t busy = 0;
+            for (const auto& [ns, tid] : list)
+                if (tid > 0) busy += ns;
+            auto* item = new NumericItem(cpusItem);
+            item->setText(0,
+                          QString("CPU %1: %2% busy")
+                              .arg(cpu)
+                              .arg(100.0 * double(busy) / double(std::max<uint64_t>(length, 1)), 0, 'f', 1));
+            setNumber(item, 2, busy, formatNs(double(busy)));
+            for (const auto& [ns, tid] : list) {
+                auto* t = new NumericItem(item);
+                t->setText(0, tid == 0  ? QString("idle")
+                              : tid < 0 ? QString("unknown thread")
+                                        : QString("%1 (tid %2)").arg(threadName(tid)).arg(tid));
+                setNumber(t, 2, ns, formatNs(double(ns)));
+            }
+        }
+    }
+    for (const auto& [tid, t] : s.threads) {
+        if (!t.spans) continue;
+        QString name;
+        if (data_)
+            for (const auto& th : data_->threads)
+                if (th.tid == tid) name = QString::fromStdString(th.name);
+        auto* item = new NumericItem(threadsTable_);
+        item->setText(0, QString("%1 (tid %2)").arg(name).arg(tid));
+        setNumber(item, 1, t.frameTime, formatNs(double(t.frameTime)));
+        uint64_t onCpu = 0;
+        QStringList cpus;
+        if (auto it = times.find(tid); tid > 0 && it != times.end())
+            for (const auto& [cpu, ns] : it->second) {
+                onCpu += ns;
+                cpus << QString("cpu %1: %2").arg(cpu).arg(formatNs(double(ns)));
+            }
+        setNumber(item, 2, onCpu, tid > 0 && times.count(tid) ? formatNs(double(onCpu)) : QString("—"));
+        item->setToolTip(2, cpus.join('\n'));
+        setNumber(item, 3, t.instructions, formatCount(t.instructions));
+        setNumber(item, 4, t.calls, formatCount(t.calls));
+        setNumber(item, 5, t.spans, formatCount(t.spans));
+        for (const auto& cpu : cpus)
+            new QTreeWidgetItem(item, {cpu});
+        for (const auto& [reason, g] : t.gaps) {
+            auto* gap = new NumericItem(item);
+            gap->setText(0, QString("gap: %1 (%2)").arg(gapReasonName(reason)).arg(g.count));
+            setNumber(gap, 1, g.time, formatNs(double(g.time)));
+            if (reason != GapReason::Untraced) gap->setForeground(0, QColor("#b00020"));
+        }
+    }
+    if (!s.gaps.empty()) {
+        auto* gaps = new QTreeWidgetItem(threadsTable_, {"Gaps in the range, all threads shown"});
+        for (const auto& [reason, g] : s.gaps) {
+            auto* gap = new NumericItem(gaps);
+            gap->setText(0, QString("%1: %2 gaps").arg(gapReasonName(reason)).arg(g.count));
+            setNumber(gap, 1, g.time, formatNs(double(g.time)));
+        }
+    }
+    threadsTable_->expandAll();
+}
+
+QString RangeStatsPane::topFunctionsText() const {
+    QString out = "function\ttotal_ns\tself_ns\tcalls\ttotal_insns\tself_insns\timage\n";
+    for (int i = 0; i < top_->topLevelItemCount(); ++i) {
+        const QTreeWidgetItem* item = top_->topLevelItem(i);
+        out += item->text(0);
+        for (int c = 1; c <= 5; ++c)
+            out += "\t" + QString::number(item->data(c, Qt::UserRole).toULongLong());
+        out += "\t" + item->text(6) + "\n";
+    }
+    return out;
+}
+
+QString RangeStatsPane::threadsText() const {
+    QString out = "thread\tframe_ns\ton_cpu_ns\tinstructions\tcalls\tspans\n";
+    std::function<void(const QTreeWidgetItem*, int)> walk = [&](const QTreeWidgetItem* item, int depth) {
+        out += QString(depth * 2, ' ') + item->text(0);
+        for (int c = 1; c <= 5; ++c) {
+            const QVariant v = item->data(c, Qt::UserRole);
+            out += "\t" + (v.isValid() ? QString::number(v.toULongLong()) : QString());
+        }
+        out += "\n";
+        for (int k = 0; k < item->childCount(); ++k)
+            walk(item->child(k), depth + 1);
+    };
+    for (int i = 0; i < threadsTable_->topLevelItemCount(); ++i)
+        walk(threadsTable_->topLevelItem(i), 0);
+    return out;
+}
+
+QString RangeStatsPane::currentText() const {
+    if (!shown_) return {};
+    QString head = summary_->text() + "\n";
+    switch (tabs_->currentIndex()) {
+        case 1:
+            return head + callTree_->toText();
+        case 2:
+            return head + bottomUp_->toText();
+        case 3:
+            return head + callTree_->toText();
+        case 4:
+            return head + threadsText();
+        default:
+            return head + topFunctionsText();
+    }
+}
+
+}  // namespace auxscope

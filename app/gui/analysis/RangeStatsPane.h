@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// app/gui/analysis/: the answers for a timeline's selection. It owns the
+// selection pane (RangeStatsPane, this: top functions, call tree, bottom-up,
+// flame graph, threads), its item model (CallTreeModel), the flame graph
+// (FlameGraphWidget), the span pane (SpanDetailsPane) and the code view
+// (CodeView). The panes obey a TimelineState (setState). It may include
+// timeline/ (and decode/), not trace/, capture/ or the main window.
+//
+// What a selected time range holds, computed by computeRangeStats
+// (spans/RangeStats.h, the code `auxscope report` prints through) over the
+// timeline's decoded spans on a worker thread, with a progress bar and Cancel:
+//   - Top functions: every function with its total and self time, calls,
+//     total and self instructions (sortable by any column);
+//   - Call tree (top-down) and Bottom-up (the callers of each function), the
+//     rows being RangeStats' nodes (CallTreeModel);
+//   - Flame graph of the aggregated stacks (FlameGraphWidget), by time or
+//     instructions;
+//   - Threads: per thread its time in frames, instructions, calls and spans,
+//     which CPUs ran it and for how long (from the sideband's CPU slices), and
+//     the gaps in the range per reason.
+// One aggregation serves every thread: it keeps each thread's own tree
+// (RangeQuery::perThreadTrees), so choosing a thread (or "All threads") in the
+// pane switches every tab at once without aggregating again.
+// "Copy" puts the shown tab as text on the clipboard; the export buttons ask the
+// page to export the range (exportRequested). Given a timeline's TimelineState
+// (setState), the pane aggregates the range selected there, over its data.
+#include <QWidget>
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "spans/RangeStats.h"
+#include "spans/TimelineData.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QScrollArea;
+class QPushButton;
+class QTabWidget;
+class QTreeView;
+class QTreeWidget;
+
+namespace auxscope {
+
+class CallTreeModel;
+class FlameGraphWidget;
+class TimelineState;
+
+class RangeStatsPane : public QWidget {
+    Q_OBJECT
+public:
+    explicit RangeStatsPane(QWidget* parent = nullptr);
+    ~RangeStatsPane() override;
+
+    // The timeline state whose selected range (over its data) the pane aggregates.
+    void setState(TimelineState* state);
+    // The spans to aggregate (the timeline's data); a range being computed is recomputed.
+    void setData(std::shared_ptr<const TimelineData> data);
+    // Aggregates [begin, end) (clipped to the decoded window) on a worker thread;
+    // begin >= end clears the pane. A computation still running is cancelled.
+    void setRange(uint64_t begin, uint64_t end);
+    // Stops the computation running (the Cancel button).
+    void cancel();
+    // Aggregation threads (0: every core, the default).
+    void setThreads(unsigned n) { threads_ = n; }
+
+    bool busy() const { return busy_; }
+    // The last result over every thread (null: none yet / cleared).
+    const RangeStats* stats() const { return stats_.get(); }
+    // What the pane shows: `stats()`, or one thread's part of it.
+    const RangeStats* shown() const { return shown_ ? &*shown_ : nullptr; }
+    // Chooses the thread the tabs show (-1: all threads).
+    void showThread(int32_t tid);
+    int32_t shownThread() const { return shownTid_; }
+    // The range aggregated (after clipping).
+    uint64_t begin() const { return begin_; }
+    uint64_t end() const { return end_; }
+    // The shown tab's content as text (tab-separated), what Copy puts on the clipboard.
+    QString currentText() const;
+    QString topFunctionsText() const;
+    QString threadsText() const;
+
+    QTabWidget* tabs() const { return tabs_; }
+    QTreeWidget* topFunctions() const { return top_; }
+    QTreeView* callTreeView() const { return callTreeView_; }
+    QTreeView* bottomUpView() const { return bottomUpView_; }
+    CallTreeModel* callTree() const { return callTree_; }
+    CallTreeModel* bottomUp() const { return bottomUp_; }
+    FlameGraphWidget* flameGraph() const { return flame_; }
+    QTreeWidget* threadsTable() const { return threadsTable_; }
+    QComboBox* threadChoice() const { return threadCombo_; }
+    QProgressBar* progress() const { return progress_; }
+    QPushButton* cancelButton() const { return cancel_; }
+    QLabel* summary() const { return summary_; }
+
+signals:
+    // A result is shown (ok) or the computation failed or was cancelled.
+    void computed(bool ok);
+    // Export the range: "csv" or "perfetto".
+    void exportRequested(const QString& format, quint64 begin, quint64 end);
+    // A function was double-clicked (its code).
+    void functionActivated(uint32_t function);
+
+private:
+    void show(std::shared_ptr<const RangeStats> stats, double seconds);
+    void refreshViews();
+    QString functionName(uint32_t id) const;
+
+    std::shared_ptr<const TimelineData> data_;
+    std::shared_ptr<const RangeStats> stats_;
+    std::optional<RangeStats> shown_;
+    std::map<int32_t, std::map<int, uint64_t>> cpuTimes_;  // per thread, per CPU: time it ran in the range
+    std::shared_ptr<std::atomic<bool>> cancel_flag_;
+    uint64_t generation_ = 0;
+    uint64_t begin_ = 0, end_ = 0, askedBegin_ = 0, askedEnd_ = 0;
+    unsigned threads_ = 0;
+    int32_t shownTid_ = -1;
+    bool busy_ = false;
+    double seconds_ = 0;
+
+    QLabel* summary_ = nullptr;
+    QComboBox* threadCombo_ = nullptr;
+    QComboBox* metric_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QPushButton* copy_ = nullptr;
+    QPushButton* exportCsv_ = nullptr;
+    QPushButton* exportPerfetto_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QTreeWidget* top_ = nullptr;
+    QTreeView* callTreeView_ = nullptr;
+    QTreeView* bottomUpView_ = nullptr;
+    CallTreeModel* callTree_ = nullptr;
+    CallTreeModel* bottomUp_ = nullptr;
+    FlameGraphWidget* flame_ = nullptr;
+    QScrollArea* flameScroll_ = nullptr;
+    QTreeWidget* threadsTable_ = nullptr;
+};
+
+}  // namespace auxscope

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/capture/CaptureForm.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "PerfEvent.h"
+#include "Tracefs.h"
+#include "gui/capture/AuxOptionsPanel.h"
+#include "gui/capture/LiveStatsView.h"
+
+namespace auxscope {
+
+CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner) : QObject(owner), owner_(owner) {
+    form_ = new QFormLayout;
+    targetKind_ = new QComboBox;
+    targetKind_->setObjectName("targetKind");
+    targetKind_->addItems({"System-wide (all CPUs)", "CPU list", "Existing process (PID)", "Launch command",
+                           "Replay a recorded trace (not live hardware)"});
+    targetKind_->setItemData(4,
+                             "Feeds the AUX trace and sideband of a perf.data through simulated CPUs, so the "
+                             "live path (drain, loss counters, file) runs without trace hardware",
+                             Qt::ToolTipRole);
+    targetValue_ = new QLineEdit;
+    targetValue_->setObjectName("targetValue");
+    auto* targetRow = new QHBoxLayout;
+    targetRow->addWidget(targetKind_);
+    targetRow->addWidget(targetValue_, 1);
+    form_->addRow("Target", targetRow);
+
+    replayBrowse_ = new QPushButton("Browse…");
+    replayBrowse_->setObjectName("replayBrowse");
+    replaySpeed_ = new QComboBox;
+    replaySpeed_->setObjectName("replaySpeed");
+    replaySpeed_->addItem("recorded speed", "1");
+    replaySpeed_->addItem("10× faster", "10");
+    replaySpeed_->addItem("100× faster", "100");
+    replaySpeed_->addItem("10× slower", "0.1");
+    replaySpeed_->addItem("as fast as the drain takes it", "max");
+    replaySnapshot_ = new QCheckBox("flight-recorder (snapshot) mode");
+    replaySnapshot_->setObjectName("replaySnapshot");
+    replayLoop_ = new QCheckBox("loop");
+    replayLoop_->setObjectName("replayLoop");
+    replayRow_ = new QWidget;
+    auto* replayLayout = new QHBoxLayout(replayRow_);
+    replayLayout->setContentsMargins(0, 0, 0, 0);
+    replayLayout->addWidget(replayBrowse_);
+    replayLayout->addWidget(new QLabel("Speed"));
+    replayLayout->addWidget(replaySpeed_);
+    replayLayout->addWidget(replaySnapshot_);
+    replayLayout->addWidget(replayLoop_);
+    replayLayout->addStretch(1);
+    form_->addRow("Replay", replayRow_);
+    connect(replayBrowse_, &QPushButton::clicked, this, [this] {
+        const QString f = QFileDialog::getOpenFileName(owner_, "Replay a recorded trace", QString(),
+                                                       "perf.data files (*.data perf.data*);;All files (*)");
+        if (!f.isEmpty()) targetValue_->setText(f);
+    });
+
+    events_ = new QLineEdit;
+    events_->setObjectName("events");
+    events_->setPlaceholderText(
+        "cpu-clock (default); e.g. raw_syscalls:sys_enter, page-faults, pmu/term=1/u");
+    tracepointButton_ = new QPushButton("Tracepoint…");
+    tracepointButton_->setObjectName("tracepointButton");
+    auto* eventRow = new QHBoxLayout;
+    eventRow->addWidget(events_, 1);
+    eventRow->addWidget(tracepointButton_);
+    form_->addRow("Events", eventRow);
+    auto tracefs = Tracefs::locate();
+    if (!tracefs) {
+        tracepointButton_->setEnabled(false);
+        tracepointButton_->setToolTip(QString::fromStdString(tracefs.error().message));
+    }
+
+    bufferPages_ = new QComboBox;
+    bufferPages_->setObjectName("bufferPages");
+    for (size_t pages = 16; pages <= 65536; pages *= 2) {
+        QString label =
+            QString("%1 pages (%2 per CPU)").arg(pages).arg(humanRate(double(pages * pageSize())).chopped(2));
+        if (pages == kPerfDefaultDataPages) label += " — perf's default";
+        if (pages == kDefaultDataPages) label += " — default";
+        bufferPages_->addItem(label, qulonglong(pages));
+        if (pages == kDefaultDataPages) bufferPages_->setCurrentIndex(bufferPages_->count() - 1);
+    }
+    form_->addRow("Data ring", bufferPages_);
+    overwrite_ = new QCheckBox("Sideband flight recorder (overwrite, like perf --overwrite)");
+    overwrite_->setObjectName("overwrite");
+    overwrite_->setToolTip(
+        "The data ring is written backward and overwritten, keeping the newest history at no drain "
+        "cost; records reach the capture only at snapshots (Take snapshot) and at Stop. Not with an "
+        "AUX event");
+    form_->addRow("", overwrite_);
+    auxPanel_ = new AuxOptionsPanel(pmus);
+    liveDecode_ = new QCheckBox("Decode the AUX trace while capturing (Intel PT, CoreSight)");
+    liveDecode_->setObjectName("liveDecode");
+    liveDecode_->setChecked(true);
+    liveDecode_->setToolTip(
+        "Twice a second, the newest trace of each CPU (at most 1 MB each: the rest is skipped, never "
+        "queued) is decoded into call stacks and shown below. The capture file keeps every byte; "
+        "open it afterwards for the whole decode.");
+    form_->addRow("", liveDecode_);
+
+    connect(targetKind_, &QComboBox::currentIndexChanged, this, &CaptureForm::targetKindChanged);
+    connect(tracepointButton_, &QPushButton::clicked, this, &CaptureForm::chooseTracepoint);
+}
+
+void CaptureForm::showTargetKind() {
+    targetKindChanged(targetKind_->currentIndex());
+}
+
+void CaptureForm::targetKindChanged(int index) {
+    static const char* placeholders[] = {"", "CPU list, e.g. 0-3,6", "PID of a running process",
+                                         "command line, e.g. ./myprog --arg",
+                                         "perf.data with AUX trace, e.g. ../shared/data/intel-pt/"
+                                         "perf-intel_pt-skylake/perf.data.intel_pt-4.14"};
+    targetValue_->setEnabled(index != 0);
+    targetValue_->setPlaceholderText(placeholders[index]);
+    replayRow_->setVisible(index == 4);
+    // A replay's events and AUX set-up are the recording's.
+    events_->setEnabled(index != 4);
+    auxPanel_->setEnabled(index != 4);
+    auxPanel_->setVisible(index != 4);
+}
+
+void CaptureForm::chooseTracepoint() {
+    QDialog dialog(owner_);
+    dialog.setWindowTitle("Add tracepoint");
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText("filter, e.g. sched: or syscalls");
+    auto* list = new QListWidget;
+    for (auto& tp : Tracefs::listAll())
+        list->addItem(QString::fromStdString(tp));
+    list->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    connect(filter, &QLineEdit::textChanged, list, [list](const QString& text) {
+        for (int i = 0; i < list->count(); ++i)
+            list->item(i)->setHidden(!list->item(i)->text().contains(text, Qt::CaseInsensitive));
+    });
+    auto* box = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    connect(box, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(box, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto* layout = new QVBoxLayout(&dialog);
+    layout->addWidget(filter);
+    layout->addWidget(list);
+    layout->addWidget(box);
+    dialog.resize(480, 560);
+    if (dialog.exec() != QDialog::Accepted) return;
+    QStringList chosen;
+    for (auto* item : list->selectedItems())
+        chosen << item->text();
+    if (chosen.isEmpty()) return;
+    QString text = events_->text().trimmed();
+    events_->setText(text.isEmpty() ? chosen.join(",") : text + "," + chosen.join(","));
+}
+
+Expected<CaptureOptions> CaptureForm::options() const {
+    CaptureOptions o;
+    const QString value = targetValue_->text().trimmed();
+    switch (targetKind_->currentIndex()) {
+        case 0:
+            o.target = TargetKind::SystemWide;
+            break;
+        case 1: {
+            auto cpus = parseCpuList(value.toStdString());
+            if (!cpus) return cpus.error();
+            o.target = TargetKind::CpuList;
+            o.cpus = cpus.value();
+            break;
+        }
+        case 2: {
+            bool ok = false;
+            int pid = value.toInt(&ok);
+            if (!ok || pid <= 0) return makeError("enter the PID of a running process");
+            o.target = TargetKind::Process;
+            o.pid = pid;
+            break;
+        }
+        case 4:
+            if (value.isEmpty()) return makeError("choose a perf.data to replay");
+            return o;  // the recording decides the rest
+        case 3: {
+            const QStringList argv = QProcess::splitCommand(value);
+            if (argv.isEmpty()) return makeError("enter a command line to launch");
+            o.target = TargetKind::Command;
+            for (auto& a : argv)
+                o.command.push_back(a.toStdString());
+            break;
+        }
+    }
+    const QString events = events_->text().trimmed();
+    if (!events.isEmpty()) o.events.push_back(events.toStdString());
+    o.dataPages = size_t(bufferPages_->currentData().toULongLong());
+    o.overwrite = overwrite_->isChecked();
+    auto aux = auxPanel_->selection();
+    if (!aux) return aux.error();
+    if (*aux) {
+        // The AUX event first: it owns each CPU's ring, as in perf.
+        o.events.insert(o.events.begin(), (*aux)->eventSpec);
+        o.auxFilter = (*aux)->filter;
+        o.auxSnapshot = (*aux)->snapshot;
+        o.auxPages = (*aux)->auxPages;
+    }
+    return o;
+}
+
+void CaptureForm::setEnabled(bool enabled) {
+    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, overwrite_,
+                                                      liveDecode_, auxPanel_})
+        w->setEnabled(enabled);
+    targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
+    tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
+    replayRow_->setEnabled(enabled);
+    if (enabled) targetKindChanged(targetKind_->currentIndex());
+}
+
+bool CaptureForm::replaySelected() const {
+    return targetKind_->currentIndex() == 4;
+}
+
+QString CaptureForm::target() const {
+    return targetValue_->text().trimmed();
+}
+
+bool CaptureForm::decodeWhileCapturing() const {
+    return liveDecode_->isChecked();
+}
+
+Expected<ReplayOptions> CaptureForm::replayOptions() const {
+    auto speed = parseReplaySpeed(replaySpeed_->currentData().toString().toStdString());
+    if (!speed) return speed.error();
+    ReplayOptions options;
+    options.speed = *speed;
+    options.loop = replayLoop_->isChecked();
+    options.mode = replaySnapshot_->isChecked() ? AuxMode::Snapshot : AuxMode::Full;
+    return options;
+}
+
+}  // namespace auxscope

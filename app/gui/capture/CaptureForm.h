@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The capture page's form: the target (system-wide, a CPU list, a process, a
+// command, or a recording replayed through simulated CPUs, with its speed,
+// snapshot mode and loop), the events (with a tracepoint chooser), the data
+// ring's size, the sideband flight recorder, the AUX panel (AuxOptionsPanel)
+// and decoding while capturing; and the CaptureOptions they make. A new
+// choice for a capture (a call-graph mode, say) is a row here and a field of
+// options().
+#include <QObject>
+#include <QString>
+
+#include "CaptureSession.h"
+#include "record/ReplaySource.h"
+
+class QCheckBox;
+class QComboBox;
+class QFormLayout;
+class QLineEdit;
+class QPushButton;
+class QWidget;
+
+namespace auxscope {
+
+class AuxOptionsPanel;
+
+class CaptureForm : public QObject {
+    Q_OBJECT
+public:
+    // `owner`: the page (the dialogs' parent).
+    CaptureForm(const PmuRegistry& pmus, QWidget* owner);
+
+    // The form's rows, and the AUX panel under them (the page puts both in its Capture box).
+    QFormLayout* layout() const { return form_; }
+    AuxOptionsPanel* auxPanel() const { return auxPanel_; }
+    // Shows the rows the target kind chooses (once the form is in its page).
+    void showTargetKind();
+    void setEnabled(bool enabled);
+
+    // What the form asks for (the error says what is wrong with it).
+    Expected<CaptureOptions> options() const;
+    // A replay: the recording (target()) fed at the chosen speed, snapshot mode and loop.
+    bool replaySelected() const;
+    QString target() const;
+    Expected<ReplayOptions> replayOptions() const;
+    bool decodeWhileCapturing() const;
+
+private:
+    void targetKindChanged(int index);
+    void chooseTracepoint();
+
+    QWidget* owner_;
+    QFormLayout* form_ = nullptr;
+    QComboBox* targetKind_ = nullptr;
+    QLineEdit* targetValue_ = nullptr;
+    QLineEdit* events_ = nullptr;
+    QPushButton* tracepointButton_ = nullptr;
+    QComboBox* bufferPages_ = nullptr;
+    QCheckBox* overwrite_ = nullptr;
+    // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).
+    QPushButton* replayBrowse_ = nullptr;
+    QComboBox* replaySpeed_ = nullptr;
+    QCheckBox* replaySnapshot_ = nullptr;
+    QCheckBox* replayLoop_ = nullptr;
+    QWidget* replayRow_ = nullptr;
+    AuxOptionsPanel* auxPanel_ = nullptr;
+    QCheckBox* liveDecode_ = nullptr;  // decode while capturing (Intel PT, CoreSight)
+};
+
+}  // namespace auxscope

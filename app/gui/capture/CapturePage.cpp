@@ -1,0 +1,590 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/capture/CapturePage.h"
+
+#include <QApplication>
+#include <QChartView>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QShortcut>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "PerfEvent.h"
+#include "auxtrace/LiveTraceDecoder.h"
+#include "gui/capture/AuxOptionsPanel.h"
+#include "gui/capture/CaptureForm.h"
+#include "gui/capture/HelperCapture.h"
+#include "gui/capture/LiveStatsView.h"
+#include "gui/capture/LiveTimeline.h"
+#include "gui/timeline/TimelineView.h"
+#include "perfdata/TracingData.h"
+#include "record/ProcSynth.h"
+#include "sideband/LiveSideband.h"
+#include "spans/SidebandLanes.h"
+#include "spans/TimelineData.h"
+
+namespace auxscope {
+
+namespace {
+
+QString captureFolder() {
+    return QDir::temp().filePath(QString("auxscope-%1").arg(QCoreApplication::applicationPid()));
+}
+
+}  // namespace
+
+CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::discover()) {
+    form_ = new CaptureForm(pmus_, this);
+    startButton_ = new QPushButton("Start");
+    startButton_->setObjectName("startButton");
+    stopButton_ = new QPushButton("Stop");
+    stopButton_->setObjectName("stopButton");
+    stopButton_->setEnabled(false);
+    status_ = new QLabel("Idle.");
+    status_->setObjectName("status");
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* buttons = new QHBoxLayout;
+    snapshotButton_ = new QPushButton("Take snapshot");
+    snapshotButton_->setObjectName("snapshotButton");
+    snapshotButton_->setEnabled(false);
+    snapshotButton_->setToolTip(
+        "Snapshot mode: copy the newest AUX bytes of every CPU (with the sideband flight recorder: the "
+        "records new since the last snapshot) into the capture (Ctrl+Shift+S; "
+        "also SIGUSR2 or `snapshot` on a control FIFO from the command line)");
+    snapshotLabel_ = new QLabel;
+    snapshotLabel_->setObjectName("snapshotLabel");
+    auto* shortcut = new QShortcut(QKeySequence("Ctrl+Shift+S"), this);
+    connect(shortcut, &QShortcut::activated, this, &CapturePage::takeSnapshot);
+    connect(snapshotButton_, &QPushButton::clicked, this, &CapturePage::takeSnapshot);
+    buttons->addWidget(startButton_);
+    buttons->addWidget(stopButton_);
+    buttons->addWidget(snapshotButton_);
+    buttons->addWidget(snapshotLabel_);
+    replayOpenProgress_ = new QProgressBar;
+    replayOpenProgress_->setObjectName("replayOpenProgress");
+    replayOpenProgress_->setMaximumWidth(200);
+    replayOpenProgress_->setVisible(false);
+    replayOpenCancel_ = new QPushButton("Cancel");
+    replayOpenCancel_->setObjectName("replayOpenCancel");
+    replayOpenCancel_->setToolTip("Stop reading the recording to replay");
+    replayOpenCancel_->setVisible(false);
+    connect(replayOpenCancel_, &QPushButton::clicked, this, [this] {
+        if (replayOpening_) replayOpening_->cancel = true;
+        replayOpenCancel_->setEnabled(false);
+        setStatus("Cancelling…");
+    });
+    replayOpenTimer_ = new QTimer(this);
+    replayOpenTimer_->setInterval(100);
+    connect(replayOpenTimer_, &QTimer::timeout, this, [this] {
+        if (!replayOpening_) return;
+        const uint64_t total = replayOpening_->total.load(), done = replayOpening_->done.load();
+        if (!total) return;  // the reader's open, before the walk: busy
+        replayOpenProgress_->setRange(0, 1000);
+        replayOpenProgress_->setValue(int(1000.0 * double(done) / double(total)));
+    });
+    buttons->addWidget(status_, 1);
+    buttons->addWidget(replayOpenProgress_);
+    buttons->addWidget(replayOpenCancel_);
+
+    auto* controls = new QGroupBox("Capture");
+    auto* controlsLayout = new QVBoxLayout(controls);
+    controlsLayout->addLayout(form_->layout());
+    controlsLayout->addWidget(form_->auxPanel());
+    controlsLayout->addLayout(buttons);
+
+    stats_ = new LiveStatsView(this);
+
+    auto* charts = new QSplitter(Qt::Horizontal);
+    charts->addWidget(stats_->throughputChart());
+    charts->addWidget(stats_->lostChart());
+    auto* flow = new QGroupBox("Live timeline: the newest 30 s of the capture");
+    auto* flowLayout = new QVBoxLayout(flow);
+    live_ = new LiveTimeline(this);
+    flowLayout->addWidget(live_->status());
+    flowLayout->addWidget(live_->view(), 1);
+
+    auto* split = split_ = new QSplitter(Qt::Vertical);
+    split->addWidget(stats_->table());
+    split->addWidget(charts);
+    split->addWidget(flow);
+    // The live timeline gets most of the room: the table needs no more than its
+    // rows (rebuildCpuRows caps it), the charts are read at a glance.
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 2);
+    split->setStretchFactor(2, 3);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(controls);
+    layout->addWidget(split, 1);
+
+    timer_ = new QTimer(this);
+    timer_->setInterval(100);  // 10 Hz: the charts are replaced at most this often
+    connect(timer_, &QTimer::timeout, this, &CapturePage::refresh);
+    connect(startButton_, &QPushButton::clicked, this, &CapturePage::start);
+    connect(stopButton_, &QPushButton::clicked, this, &CapturePage::stop);
+    form_->showTargetKind();
+
+    // Show the CPUs before the first capture so the page is not empty.
+    stats_->showCpus(onlineCpus(), split_);
+    if (auto denied = perfCaptureUnavailableReason()) {
+        if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
+            setStatus(
+                QString("Capturing system-wide needs privileges this user lacks (perf_event_paranoid is %1, "
+                        "no CAP_PERFMON): Start runs the capture in auxscope's capture helper, asking for "
+                        "permission through pkexec.")
+                    .arg(perfEventParanoid()));
+        else
+            setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
+    }
+}
+
+CapturePage::~CapturePage() {
+    helper_.reset();  // the helper stops its capture and completes the file
+    if (replay_) replay_->stop();
+    if (session_) {
+        session_->requestStop();
+        session_->wait();
+    }
+    if (finishThread_.joinable()) finishThread_.join();
+    if (replayOpening_) replayOpening_->cancel = true;
+    if (replayOpenThread_.joinable()) replayOpenThread_.join();
+    live_->abort();  // before the session its lanes read goes
+    // Unsaved captures live in a per-process temporary folder; they go with the window.
+    QDir(captureFolder()).removeRecursively();
+}
+
+void CapturePage::setStatus(const QString& text, bool error) {
+    status_->setText(text);
+    status_->setStyleSheet(error ? "color: #b00020;" : "");
+    emit statusMessage(text);
+}
+
+void CapturePage::start() {
+    if (session_ || helperCapture_ || replayOpening_) return;
+    auto opts = form_->options();
+    if (!opts) {
+        setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
+        return;
+    }
+    if (form_->replaySelected() && !openedReplay_) return openReplayThenStart(form_->target());
+    // Every capture streams into a perf.data while it runs (File > Save capture as
+    // keeps it); the drain thread only hands records to the file's queue.
+    static int captureNumber = 0;
+    QDir().mkpath(captureFolder());
+    const QString path = QDir(captureFolder()).filePath(QString("capture-%1.data").arg(++captureNumber));
+    PerfDataWriterCaptureOptions fileOptions;
+    fileOptions.path = path.toStdString();
+    fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
+    fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
+    if (!form_->replaySelected() && needsHelper({})) return startWithHelper(*opts, path);
+    auto session = openSession(*opts, fileOptions);
+    if (!session && !form_->replaySelected() && needsHelper(session.error().message)) {
+        QFile::remove(path);
+        return startWithHelper(*opts, path);
+    }
+    if (!session) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
+        return;
+    }
+    auto file = PerfDataWriterCapture::open(**session, fileOptions);
+    if (!file) {
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(file.error().message), true);
+        return;
+    }
+    // The live timeline (its flow decoded while capturing, for Intel PT and CoreSight).
+    live_->attach(**session, form_->decodeWhileCapturing(), fileOptions.auxtraceInfo);
+    if (auto r = (*session)->start(); !r) {
+        live_->abort();
+        replay_.reset();
+        setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
+        return;
+    }
+    if (replay_) {
+        if (auto r = replay_->start(**session, replayOptions_); !r) {
+            (*session)->requestStop();
+            (*session)->wait();
+            (void)(*file)->finish();
+            live_->abort();
+            replay_.reset();
+            setStatus("Cannot start the replay: " + QString::fromStdString(r.error().message), true);
+            return;
+        }
+    }
+    session_ = std::move(session.value());
+    file_ = std::move(file.value());
+    captureFile_ = path;
+    stopping_ = false;
+    stats_->begin(session_->cpus(), session_->auxPlan().has_value() || session_->simulated(), split_);
+    setFormEnabled(false);
+    stopButton_->setEnabled(true);
+    const bool flightRecorder = session_->options().takesSnapshots();
+    snapshotButton_->setEnabled(flightRecorder);
+    snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
+    if (replay_)
+        setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
+                  QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
+                  " — a REPLAY of recorded trace through simulated CPUs, not live hardware…");
+    else
+        setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) + "…");
+    timer_->start();
+    emit captureStarted();
+}
+
+void CapturePage::openReplayThenStart(const QString& path) {
+    if (path.isEmpty()) {
+        setStatus("Cannot start: choose a recording to replay (Browse…)", true);
+        return;
+    }
+    if (replayOpenThread_.joinable()) replayOpenThread_.join();  // the last one has reported
+    auto opening = std::make_shared<ReplayOpening>();
+    replayOpening_ = opening;
+    setFormEnabled(false);
+    replayOpenProgress_->setRange(0, 0);  // busy until the walk reports
+    replayOpenProgress_->setVisible(true);
+    replayOpenCancel_->setEnabled(true);
+    replayOpenCancel_->setVisible(true);
+    replayOpenTimer_->start();
+    setStatus("Reading " + path + " to replay it…");
+    QPointer<CapturePage> self(this);
+    replayOpenThread_ = std::thread([self, opening, path = path.toStdString()] {
+        auto source = ReplaySource::open(path, [&](uint64_t done, uint64_t total) {
+            opening->done = done;
+            opening->total = total;
+            return !opening->cancel.load();
+        });
+        auto result = std::make_shared<Expected<std::unique_ptr<ReplaySource>>>(std::move(source));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, result] {
+                if (self) self->replayOpened(std::move(*result));
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void CapturePage::replayOpened(Expected<std::unique_ptr<ReplaySource>> source) {
+    const bool cancelled = replayOpening_ && replayOpening_->cancel.load();
+    replayOpening_.reset();
+    replayOpenTimer_->stop();
+    replayOpenProgress_->setVisible(false);
+    replayOpenCancel_->setVisible(false);
+    setFormEnabled(true);
+    if (cancelled) {
+        setStatus("Replay not started: reading the recording was cancelled.");
+        return;
+    }
+    if (!source) {
+        setStatus("Cannot start: " + QString::fromStdString(source.error().message), true);
+        return;
+    }
+    openedReplay_ = std::move(source.value());
+    start();
+    openedReplay_.reset();  // a start that failed before taking it: the next Start reads the file again
+}
+
+void CapturePage::setFormEnabled(bool enabled) {
+    form_->setEnabled(enabled);
+    startButton_->setEnabled(enabled);
+}
+
+Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
+    const CaptureOptions& options, PerfDataWriterCaptureOptions& fileOptions) {
+    if (!form_->replaySelected()) return CaptureSession::open(options, pmus_);
+    // Opened on a worker by openReplayThenStart().
+    if (!openedReplay_) return makeError("no recording to replay was opened");
+    Expected<std::unique_ptr<ReplaySource>> source = std::move(openedReplay_);
+    openedReplay_.reset();
+    const std::string path = (*source)->path();
+    auto replayOptions = form_->replayOptions();
+    if (!replayOptions) return replayOptions.error();
+    replayOptions_ = *replayOptions;
+    auto session = (*source)->openSession(replayOptions_);
+    if (!session) return session.error();
+    fileOptions.auxtraceInfo = (*source)->auxtraceInfo(replayOptions_);
+    fileOptions.cmdline = {"auxscope", "(GUI replay)", path};
+    replay_ = std::move(source.value());
+    return session;
+}
+
+void CapturePage::takeSnapshot() {
+    if (helperCapture_) {
+        if (stopping_ || !helper_->takesSnapshots() || helper_->state() != HelperCapture::State::Running)
+            return;
+        helper_->requestSnapshot();
+        setStatus("Snapshot requested…");
+        return;
+    }
+    if (!session_ || stopping_ || !session_->options().takesSnapshots()) return;
+    session_->requestSnapshot();  // async: the drain thread copies, the timer shows the count
+    setStatus("Snapshot requested…");
+}
+
+void CapturePage::stop() {
+    if (helperCapture_) {
+        if (stopping_ || helper_->state() != HelperCapture::State::Running) return;
+        stopping_ = true;
+        stopButton_->setEnabled(false);
+        snapshotButton_->setEnabled(false);
+        helper_->requestStop();
+        setStatus("Stopping…");
+        return;
+    }
+    if (!session_ || stopping_) return;
+    stopping_ = true;
+    stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    if (replay_) replay_->requestStop();
+    session_->requestStop();  // returns at once; refresh() notices when the drain thread is done
+    setStatus("Stopping…");
+}
+
+void CapturePage::refresh() {
+    if (helperCapture_) {
+        refreshHelper();
+        return;
+    }
+    if (!session_) return;
+    const auto snaps = session_->stats().snapshotAll();
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - session_->startTime()).count();
+    stats_->show(snaps, t);
+    if (session_->options().takesSnapshots()) {
+        uint64_t bytes = 0;
+        for (auto& c : snaps)
+            bytes += c.totals.auxSnapshotBytes + c.totals.backwardBytes;
+        snapshotLabel_->setText(QString("Snapshots: %1 (%2)")
+                                    .arg(session_->snapshotCount())
+                                    .arg(humanRate(double(bytes)).chopped(2)));
+    }
+    if (replay_ && !stopping_) {
+        const auto p = replay_->progress();
+        status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
+                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
+                             .arg(QString::fromStdString(replay_->path()))
+                             .arg(p.auxBytesFed)
+                             .arg(p.auxBytesTotal)
+                             .arg(p.recordedSecondsFed, 0, 'f', 3)
+                             .arg(p.recordedSeconds, 0, 'f', 3)
+                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+    }
+    live_->tick();
+    if (session_->finished() && !finishing_) beginFinishing();
+}
+
+bool CapturePage::needsHelper(const std::string& openError) const {
+    if (helper_ && helper_->inherited()) return true;
+    if (std::getenv("AUXSCOPE_CAPTURE_HELPER_FD")) return true;
+    if (geteuid() == 0) return false;
+    // The kernel or tracefs refused what an unprivileged user may not do.
+    const std::string& e = openError;
+    return e.find("perf_event_paranoid") != std::string::npos ||
+           e.find("ermission denied") != std::string::npos || e.find("not permitted") != std::string::npos ||
+           e.find("CAP_PERFMON") != std::string::npos;
+}
+
+void CapturePage::startWithHelper(const CaptureOptions& options, const QString& path) {
+    if (!helper_) helper_ = std::make_unique<HelperCapture>();
+    helperCapture_ = true;
+    helperRowsBuilt_ = false;
+    stopping_ = false;
+    captureFile_ = path;
+    live_->helperCapture();
+    setFormEnabled(false);
+    stopButton_->setEnabled(false);
+    snapshotButton_->setEnabled(false);
+    helper_->begin(options, path.toStdString());
+    setStatus(helper_->state() == HelperCapture::State::Connecting
+                  ? "Capture needs privileges: starting the capture helper through pkexec (authenticate in "
+                    "the dialog that opens)…"
+                  : "Starting the capture in the capture helper…");
+    timer_->start();
+}
+
+void CapturePage::refreshHelper() {
+    for (auto& note : helper_->takeNotes())
+        setStatus(status_->text() + "\n" + QString::fromStdString(note));
+    const auto state = helper_->state();
+    if (state == HelperCapture::State::Running || state == HelperCapture::State::Finished) {
+        if (!helperRowsBuilt_) {
+            helperRowsBuilt_ = true;
+            stats_->begin(helper_->cpus(), helper_->hasAux(), split_);
+            stopButton_->setEnabled(true);
+            snapshotButton_->setEnabled(helper_->takesSnapshots());
+            snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
+            setStatus(QString("Capturing %1 in the capture helper (running as %2, writing into a file owned "
+                              "by uid %3)…")
+                          .arg(QString::fromStdString(helper_->target()))
+                          .arg(helper_->helperEuid() == 0 ? QString("root")
+                                                          : QString("uid %1").arg(helper_->helperEuid()))
+                          .arg(helper_->helperUid()));
+            emit captureStarted();
+        }
+        if (auto* stats = helper_->stats()) {
+            const double t =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - helper_->startTime())
+                    .count();
+            stats_->show(stats->snapshotAll(), t);
+        }
+    }
+    if (state == HelperCapture::State::Failed) {
+        timer_->stop();
+        helperCapture_ = false;
+        const bool started = helperRowsBuilt_;
+        setFormEnabled(true);
+        stopButton_->setEnabled(false);
+        snapshotButton_->setEnabled(false);
+        // A capture that never started leaves its empty file behind: not a capture.
+        if (!started) QFile::remove(captureFile_);
+        setStatus((started ? "The capture ended with an error: " : "Cannot start: ") +
+                      QString::fromStdString(helper_->failure()),
+                  true);
+        if (started) emit captureFinished();
+        return;
+    }
+    if (state == HelperCapture::State::Finished) {
+        timer_->stop();
+        helperCapture_ = false;
+        const auto rep = helper_->report();
+        lastSummary_ = rep->summary;
+        FileFigures f;
+        f.fileBytes = rep->fileBytes;
+        f.auxBytes = rep->auxBytes;
+        f.heldBack = rep->recordsHeldBack + rep->auxHeldBack;
+        finishing_ = true;
+        fileFinished(QString::fromStdString(rep->fileError), f);
+    }
+}
+
+void CapturePage::beginFinishing() {
+    timer_->stop();
+    finishing_ = true;
+    if (replay_) replay_->stop();  // its driver thread feeds the session's producers
+    session_->wait();              // the drain thread has ended: this returns at once
+    lastSummary_ = session_->summary();
+    setStatus("Writing " + captureFile_ + "…");
+    // Completing the file (queued records, features, build-ids) touches the disk:
+    // not on the GUI thread.
+    if (finishThread_.joinable()) finishThread_.join();
+    QPointer<CapturePage> self(this);
+    finishThread_ =
+        std::thread([self, file = file_, live = live_->decoderToFinish(), lanes = live_->lanesToFinish()] {
+            if (live) {
+                live->flush();  // what came in after the last tick
+                live->stop();
+            }
+            if (lanes) {
+                lanes->flush();  // every record of the capture, with the decoder's last spans
+                lanes->stop();
+            }
+            auto done = file->finish();
+            QString error = done ? QString() : QString::fromStdString(done.error().message);
+            const auto report = file->report();
+            FileFigures f;
+            f.fileBytes = report.fileBytes;
+            f.auxBytes = report.auxBytes;
+            f.heldBack = report.recordsHeldBack + report.auxHeldBack;
+            QMetaObject::invokeMethod(
+                qApp,
+                [self, error, f] {
+                    if (self) self->fileFinished(error, f);
+                },
+                Qt::QueuedConnection);
+        });
+}
+
+void CapturePage::fileFinished(const QString& error, const FileFigures& report) {
+    const CpuCounters total = lastSummary_.total();
+    QString text = QString("Stopped after %1 s: %2 records, %3 lost records, %4 lost samples.")
+                       .arg(lastSummary_.seconds, 0, 'f', 1)
+                       .arg(total.records)
+                       .arg(total.lostRecords)
+                       .arg(total.lostSamples);
+    for (auto& m : lastSummary_.messages)
+        text += "\n" + QString::fromStdString(m);
+    for (auto& l : lastSummary_.sinkLosses)
+        text += QString("\nfile writer dropped %1 records of cpu %2: %3")
+                    .arg(l.records)
+                    .arg(l.cpu)
+                    .arg(QString::fromStdString(l.reason));
+    if (report.auxBytes || total.auxTruncated)
+        text += QString(
+                    "\nAUX trace in the file: %1 MB; the AUX area filled and the kernel stopped the trace %2 "
+                    "times (TRUNCATED, marked in the file)")
+                    .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(total.auxTruncated);
+    if (report.heldBack)
+        text += QString(
+                    "\nThe file writer was behind %1 times: the data waited in the kernel's rings, nothing "
+                    "was dropped by auxscope")
+                    .arg(report.heldBack);
+    if (error.isEmpty()) {
+        lastCaptureFile_ = captureFile_;
+        text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")
+                    .arg(captureFile_)
+                    .arg(report.fileBytes);
+    } else {
+        text += "\nThe capture file could not be completed: " + error;
+    }
+    live_->finish();
+    session_.reset();
+    file_.reset();
+    replay_.reset();
+    finishing_ = false;
+    setFormEnabled(true);
+    stopButton_->setEnabled(false);
+    setStatus(text, !error.isEmpty());
+    emit captureFinished();
+    if (error.isEmpty()) emit captureFileReady(lastCaptureFile_);
+}
+
+const LiveHistory& CapturePage::history() const {
+    return stats_->history();
+}
+
+TimelineView* CapturePage::liveTimeline() const {
+    return live_->view();
+}
+
+const LiveTraceDecoder* CapturePage::liveDecoder() const {
+    return live_->decoder();
+}
+
+const LiveSideband* CapturePage::liveLanes() const {
+    return live_->lanes();
+}
+
+bool CapturePage::saveCaptureAs(const QString& path) {
+    if (lastCaptureFile_.isEmpty()) return false;
+    if (QFileInfo(path).absoluteFilePath() == QFileInfo(lastCaptureFile_).absoluteFilePath()) return true;
+    QFile::remove(path);
+    if (!QFile::copy(lastCaptureFile_, path)) {
+        setStatus("Cannot save the capture to " + path, true);
+        return false;
+    }
+    setStatus("Capture saved to " + path);
+    return true;
+}
+
+}  // namespace auxscope

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// app/gui/capture/: capturing from the GUI. It owns the capture page (the form,
+// Start and Stop, snapshots, replays), its live statistics (LiveStatsView,
+// LiveHistory), its live timeline (LiveTimeline, with a TimelineState of its
+// own), the capture helper the page starts through pkexec (HelperCapture) and
+// the AUX options panel. It may include timeline/ (and capture/, decode/), not
+// analysis/, trace/ or the main window.
+//
+// The capture page: target, events and buffer size; Start and Stop; live
+// per-CPU ring fill bars and lost counters; charts of throughput and lost
+// records per CPU over the last 60 s. A 10 Hz timer reads lock-free statistics
+// snapshots, so the GUI thread never waits on the drain thread. Below them, the
+// live timeline of every capture run here: CPU lanes, threads with their runs
+// and samples, and loss markers of the newest 30 s (LiveSideband's worker builds
+// it with the pipeline a file's timeline takes), with, for Intel PT and CoreSight
+// captures, the instruction flow decoded while capturing (LiveTraceDecoder).
+#include <QWidget>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "CaptureSession.h"
+#include "gui/capture/LiveHistory.h"
+#include "record/PerfDataWriterCapture.h"
+#include "record/ReplaySource.h"
+
+class QCheckBox;
+class QComboBox;
+class QShortcut;
+class QSplitter;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QTimer;
+
+namespace auxscope {
+
+class CaptureForm;
+class HelperCapture;
+class LiveSideband;
+class LiveStatsView;
+class LiveTimeline;
+class LiveTraceDecoder;
+class TimelineView;
+
+class CapturePage : public QWidget {
+    Q_OBJECT
+public:
+    explicit CapturePage(QWidget* parent = nullptr);
+    ~CapturePage() override;
+
+    // True from Start until the capture's perf.data is complete.
+    bool capturing() const { return session_ != nullptr || helperCapture_; }
+    // The privileged capture helper this page uses when a capture needs
+    // privileges the GUI has not (null until the first such capture).
+    const HelperCapture* helper() const { return helper_.get(); }
+    // The perf.data of the last finished capture (in a temporary folder until saved).
+    const QString& lastCaptureFile() const { return lastCaptureFile_; }
+    bool saveCaptureAs(const QString& path);
+    const LiveHistory& history() const;
+    // The summary of the last finished capture (empty target before the first).
+    const CaptureSummary& lastSummary() const { return lastSummary_; }
+    // The live timeline: sideband lanes of every capture, and the instruction
+    // flow decoded while capturing (Intel PT, CoreSight).
+    TimelineView* liveTimeline() const;
+    // Its decoder while an AUX capture runs (null otherwise).
+    const LiveTraceDecoder* liveDecoder() const;
+    // The live sideband behind its lanes while a capture runs here (null otherwise,
+    // and for captures in the capture helper).
+    const LiveSideband* liveLanes() const;
+
+public slots:
+    void start();
+    void stop();
+    // Snapshot mode: copy the newest AUX bytes of every CPU now (also Ctrl+Shift+S).
+    void takeSnapshot();
+
+signals:
+    void captureStarted();
+    void captureFinished();
+    void statusMessage(const QString& text);
+    void captureFileReady(const QString& path);
+
+private slots:
+    void refresh();
+
+private:
+    void setStatus(const QString& text, bool error = false);
+    void setFormEnabled(bool enabled);  // the form and Start
+    // Opens the session for the form: the kernel's, or a replay's simulated CPUs.
+    Expected<std::unique_ptr<CaptureSession>> openSession(const CaptureOptions& options,
+                                                          PerfDataWriterCaptureOptions& fileOptions);
+    void beginFinishing();
+    // The file writer's figures shown when a capture ends.
+    struct FileFigures {
+        uint64_t fileBytes = 0, auxBytes = 0, heldBack = 0;
+    };
+    void fileFinished(const QString& error, const FileFigures& figures);
+    // Whether this capture goes through the capture helper: the process is not
+    // privileged and the kernel refused (`openError`), or a helper was handed over.
+    bool needsHelper(const std::string& openError) const;
+    void startWithHelper(const CaptureOptions& options, const QString& path);
+    void refreshHelper();
+    std::unique_ptr<HelperCapture> helper_;
+    bool helperCapture_ = false, helperRowsBuilt_ = false;
+
+    CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
+    std::unique_ptr<ReplaySource> replay_;
+    ReplayOptions replayOptions_;
+    LiveTimeline* live_ = nullptr;    // decoded while capturing (Intel PT, CoreSight) too
+    LiveStatsView* stats_ = nullptr;  // the CPU table and the charts
+    QPushButton* snapshotButton_ = nullptr;
+    QLabel* snapshotLabel_ = nullptr;
+    QPushButton* startButton_ = nullptr;
+    QPushButton* stopButton_ = nullptr;
+    QLabel* status_ = nullptr;
+    QSplitter* split_ = nullptr;  // table, charts, live timeline
+    QTimer* timer_ = nullptr;
+
+    PmuRegistry pmus_;
+    // Shared with the thread that completes the file after a capture.
+    std::shared_ptr<CaptureSession> session_;
+    std::shared_ptr<PerfDataWriterCapture> file_;
+    std::thread finishThread_;
+    // A replay's recording is read on a worker (ReplaySource::open walks the whole
+    // file) with a progress bar and Cancel; start() goes on once it is open.
+    void openReplayThenStart(const QString& path);
+    void replayOpened(Expected<std::unique_ptr<ReplaySource>> source);
+    struct ReplayOpening {
+        std::atomic<bool> cancel{false};
+        std::atomic<uint64_t> done{0}, total{0};
+    };
+    std::shared_ptr<ReplayOpening> replayOpening_;
+    std::thread replayOpenThread_;
+    std::unique_ptr<ReplaySource> openedReplay_;  // for the start() it was opened for
+    QProgressBar* replayOpenProgress_ = nullptr;
+    QPushButton* replayOpenCancel_ = nullptr;
+    QTimer* replayOpenTimer_ = nullptr;
+    bool finishing_ = false;
+    QString captureFile_, lastCaptureFile_;
+    CaptureSummary lastSummary_;
+    bool stopping_ = false;
+};
+
+}  // namespace auxscope

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "gui/trace/TimelineDecodeController.h"
+
+#include <QApplication>
+#include <QLayout>
+#include <QPointer>
+#include <QProgressBar>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "auxtrace/AuxTraceDecode.h"
+#include "gui/analysis/CodeView.h"
+#include "gui/timeline/OverviewStrip.h"
+#include "gui/timeline/TimeFormat.h"
+#include "gui/timeline/TimelineState.h"
+#include "gui/timeline/TimelineView.h"
+#include "gui/trace/TraceText.h"
+#include "gui/trace/TraceTimelineTab.h"
+#include "images/CodeAnnotation.h"
+#include "images/ImageResolver.h"
+#include "perfdata/PerfDataReader.h"
+#include "sideband/Sideband.h"
+#include "spans/SidebandLanes.h"
+#include "spans/TimelineOverview.h"
+
+namespace auxscope {
+namespace {
+
+std::string eventName(const PerfAttr& a) {
+    if (!a.name.empty()) return a.name;
+    return "type " + std::to_string(a.attr.type) + " config " + std::to_string(a.attr.config);
+}
+
+const QString kDecodingHint = QStringLiteral("decoding…");
+
+}  // namespace
+
+TimelineDecodeController::TimelineDecodeController(TraceTimelineTab* tab,
+                                                   std::shared_ptr<PerfDataReader> reader, bool hasTrace,
+                                                   const QString& traceKind, QObject* parent)
+    : QObject(parent), tab_(tab), reader_(std::move(reader)), hasTrace_(hasTrace), traceKind_(traceKind) {
+    connect(tab_, &TraceTimelineTab::cancelRequested, this, &TimelineDecodeController::cancel);
+    // A window the view settles on is decoded (the strip follows the view at once: it obeys the state).
+    connect(tab_->state(), &TimelineState::windowSettled, this,
+            &TimelineDecodeController::timelineRangeChanged);
+    connect(tab_->state(), &TimelineState::dataChanged, this, [this] {
+        // Shown (large data: once the view has summarized it).
+        if (tab_->view()->undecodedHint() == kDecodingHint) tab_->view()->setUndecodedHint({});
+        emit updated();
+    });
+}
+
+TimelineDecodeController::~TimelineDecodeController() {
+    // A timeline being built or decoded stops at its next progress report.
+    *timelineCancel_ = true;
+}
+
+void TimelineDecodeController::open() {
+    if (!hasTrace_) {
+        buildSidebandTimeline();
+        return;
+    }
+    // Open the session and build the lanes and the overview on a worker thread;
+    // the first frame shows them, and the decode of a first window follows.
+    timelineBusy_ = true;
+    ptOpening_ = true;
+    tab_->showBusy(true);
+    tab_->setBusyProgress("Opening %p%");  // busy: the session opens in one step
+    staleTimeline();
+    QPointer<TimelineDecodeController> self(this);
+    std::thread([self, reader = reader_, lock = sessionLock_, cancel = timelineCancel_] {
+        std::unique_lock guard(*lock);
+        const auto started = std::chrono::steady_clock::now();
+        auto lastReport = started - std::chrono::seconds(1);
+        auto report = [&](int percent, const QString& phase) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - lastReport >= std::chrono::milliseconds(50)) {
+                lastReport = now;
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [self, percent, phase] {
+                        if (self && self->ptOpening_) self->tab_->setProgress(percent, phase);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return !*cancel;
+        };
+        auto opened = AuxTraceSession::open(*reader);
+        std::shared_ptr<AuxTraceSession> session;
+        std::shared_ptr<const TimelineData> base;
+        std::shared_ptr<const TimelineOverview> overview;
+        std::string error;
+        if (*cancel) {
+            error = "cancelled";
+        } else if (opened) {
+            // The session reads the reader's mapping: keep the reader as long as the session.
+            session = std::shared_ptr<AuxTraceSession>(opened->release(),
+                                                       [reader](AuxTraceSession* s) { delete s; });
+            TimelineData withLanes = timelineBase(session);
+            SidebandLanesOptions options;
+            for (const PerfAttr& a : reader->attrs())
+                options.events.push_back(eventName(a));
+            options.functions = withLanes.functions;
+            options.functionAt = [&session](int32_t pid, uint64_t ip) {
+                return session->images().functionAt(pid, ip);
+            };
+            options.progress = [&](uint64_t done, uint64_t total) {
+                return report(int(100 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
+            };
+            auto lanes = buildSidebandLanes(session->sideband(), options);
+            if (lanes) {
+                setTimelineLanes(withLanes, std::move(lanes));
+                // The overview: the lanes' activity and the trace's segments (its sync-point index).
+                std::vector<OverviewTraceChunk> chunks;
+                for (const AuxTraceSession::Segment& seg : session->segments())
+                    chunks.push_back({seg.cpu, seg.startTime, seg.endTime, seg.bytes});
+                overview = buildTimelineOverview(withLanes, chunks);
+                base = std::make_shared<const TimelineData>(std::move(withLanes));
+            } else {
+                error = "cancelled";
+                session.reset();
+            }
+        } else {
+            error = opened.error().message;
+        }
+        guard.unlock();
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, session, base, overview, error, seconds] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                self->ptOpening_ = false;
+                self->tab_->showBusy(false);
+                if (!session) {
+                    if (error == "cancelled") {
+                        self->tab_->setStatus("Cancelled: the timeline was not built.", true);
+                        return;
+                    }
+                    // The lanes need no decoder: show them, and say why there are no flame charts.
+                    self->timelineNote_ =
+                        "Cannot open the " + self->traceKind_ + " trace: " + QString::fromStdString(error);
+                    self->buildSidebandTimeline();
+                    return;
+                }
+                self->session_ = session;
+                self->timelineBase_ = base;
+                // The first frame: the whole recording, every lane, the overview; nothing decoded yet.
+                self->tab_->overview()->setOverview(overview);
+                if (auto* l = self->tab_->overview()->parentWidget()->layout())
+                    l->activate();  // its height, before painting
+                self->tab_->view()->setData(base);
+                const SidebandLanes* lanes = base->lanes.get();
+                DecodeWindow whole;
+                whole.begin = base->begin, whole.end = base->end;
+                const uint64_t wholeBytes = windowTraceBytes(*session, whole);
+                QString text = QString(
+                                   "Opened in %1 s: %2 CPUs, %3 processes, %4 threads, %5 samples, %6 of %7 "
+                                   "over %8.")
+                                   .arg(seconds, 0, 'f', 2)
+                                   .arg(base->cpus.size())
+                                   .arg(lanes ? lanes->processes.size() : 0)
+                                   .arg(lanes ? lanes->threads.size() : 0)
+                                   .arg(lanes ? lanes->sampleCount : 0)
+                                   .arg(megabytes(wholeBytes))
+                                   .arg(self->traceKind_)
+                                   .arg(relativeTime(base->end, base->begin));
+                for (const std::string& note : base->notes)
+                    text += "\n" + QString::fromStdString(note);
+                self->tab_->setStatus(text);
+                emit self->opened();
+                // Then what the view was moved to while opening, or the whole recording when its
+                // trace fits the budget, else its first 1/1000 (the rest as the view zooms in).
+                if (self->pendingWindow_) {
+                    self->timelineRangeChanged(self->pendingWindow_->begin, self->pendingWindow_->end);
+                } else if (wholeBytes <= self->timelineBudget_) {
+                    self->timelineRangeChanged(whole.begin, whole.end);
+                } else {
+                    const DecodeWindow first = firstFrameWindow(*session);
+                    self->pendingWindow_ = Window{first.begin, first.end};
+                    self->tab_->view()->setUndecodedHint(
+                        QString("only the first 1/1000 is decoded: zoom in to "
+                                "decode more (%1 of trace in the recording)")
+                            .arg(megabytes(wholeBytes)));
+                    self->runTimelineDecode();
+                }
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+// A file without a decodable AUX trace: the lanes are all there is, built once.
+void TimelineDecodeController::buildSidebandTimeline() {
+    timelineBusy_ = true;
+    tab_->showBusy(true);
+    tab_->setProgress(0, "Reading the sideband");
+    QPointer<TimelineDecodeController> self(this);
+    std::thread([self, reader = reader_, cancel = timelineCancel_] {
+        const auto started = std::chrono::steady_clock::now();
+        auto lastReport = started - std::chrono::seconds(1);
+        // Progress to the page at most every 50 ms; false once the page is gone.
+        auto report = [&](int percent, const char* phase) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - lastReport >= std::chrono::milliseconds(50)) {
+                lastReport = now;
+                const QString text = QString::fromUtf8(phase);
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [self, percent, text] {
+                        if (self) self->tab_->setProgress(percent, text);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return !*cancel;
+        };
+        std::shared_ptr<TimelineData> data;
+        std::shared_ptr<const TimelineOverview> overview;
+        std::string error;
+        std::vector<std::string> notes;
+        auto sideband = Sideband::load(*reader, [&](uint64_t done, uint64_t total) {
+            return report(total ? int(70 * done / total) : 0, "Reading the sideband");
+        });
+        if (sideband) {
+            report(70, "Loading symbols");
+            // The samples' IPs resolve through the decoders' symbol code.
+            auto functions = std::make_shared<FunctionTable>();
+            ImageResolver images(*sideband, *functions, ImageOptions{});
+            images.prepare();
+            SidebandLanesOptions options;
+            for (const PerfAttr& a : reader->attrs())
+                options.events.push_back(eventName(a));
+            options.functions = functions;
+            options.functionAt = [&images](int32_t pid, uint64_t ip) { return images.functionAt(pid, ip); };
+            options.progress = [&](uint64_t done, uint64_t total) {
+                return report(80 + int(20 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
+            };
+            auto lanes = buildSidebandLanes(*sideband, options);
+            if (lanes) {
+                data = std::make_shared<TimelineData>();
+                setTimelineCpus(*data, *sideband);
+                data->functions = functions;
+                setTimelineLanes(*data, lanes);
+                overview = buildTimelineOverview(*data, {});
+            } else {
+                error = "cancelled";
+            }
+        } else {
+            error = sideband.error().message;
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, data, overview, error, seconds] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                self->tab_->showBusy(false);
+                const QString note = self->timelineNote_.isEmpty() ? QString() : self->timelineNote_ + "\n";
+                if (!data) {
+                    self->tab_->setStatus(
+                        note + (error == "cancelled"
+                                    ? QString("Cancelled: the timeline was not built.")
+                                    : "Cannot build the timeline: " + QString::fromStdString(error)),
+                        true);
+                    return;
+                }
+                self->tab_->overview()->setOverview(overview);
+                if (auto* l = self->tab_->overview()->parentWidget()->layout())
+                    l->activate();  // its height, before painting
+                self->tab_->view()->setData(data);
+                const SidebandLanes& lanes = *data->lanes;
+                uint64_t losses = 0;
+                for (const auto& [cpu, v] : lanes.losses)
+                    losses += v.size();
+                QString text = QString(
+                                   "%1 CPUs, %2 processes, %3 threads, %4 samples, %5 loss markers over %6 "
+                                   "(built in %7 s). Ctrl+wheel or W/S zoom, A/D or drag pan, 0 shows "
+                                   "everything.")
+                                   .arg(data->cpus.size())
+                                   .arg(lanes.processes.size())
+                                   .arg(lanes.threads.size())
+                                   .arg(lanes.sampleCount)
+                                   .arg(losses)
+                                   .arg(relativeTime(data->end, data->begin))
+                                   .arg(seconds, 0, 'f', 2);
+                if (data->cpus.empty()) text = "No CPU in the sideband: " + text;
+                self->tab_->setStatus(note + text, losses > 0 || !note.isEmpty());
+                emit self->opened();
+                emit self->updated();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void TimelineDecodeController::timelineRangeChanged(quint64 begin, quint64 end) {
+    if (!session_ && !ptOpening_) return;
+    if (begin >= decodedWindow_.begin && end <= decodedWindow_.end) {
+        // Already shown: whatever was asked for since is not needed any more.
+        if (session_ && (timelineBusy_ || pendingWindow_)) staleTimeline();
+        pendingWindow_.reset();
+        tab_->view()->setUndecodedHint({});
+        return;
+    }
+    staleTimeline();  // whatever runs now is stale
+    if (session_) {
+        DecodeWindow window;
+        window.begin = begin, window.end = end;
+        const uint64_t bytes = windowTraceBytes(*session_, window);
+        if (bytes > timelineBudget_) {
+            pendingWindow_.reset();
+            const QString hint = QString("zoom in to decode (%1 of trace in view)").arg(megabytes(bytes));
+            tab_->view()->setUndecodedHint(hint);
+            tab_->setStatus(
+                QString("Not decoded: %1 of trace in view, more than the %2 budget; zoom in to decode.")
+                    .arg(megabytes(bytes))
+                    .arg(megabytes(timelineBudget_)));
+            return;
+        }
+    }
+    tab_->view()->setUndecodedHint(kDecodingHint);
+    pendingWindow_ = Window{begin, end};
+    if (!timelineBusy_) runTimelineDecode();
+}
+
+void TimelineDecodeController::runTimelineDecode() {
+    if (!session_ || !pendingWindow_ || timelineBusy_) return;
+    const Window w = *pendingWindow_;
+    pendingWindow_.reset();
+    timelineBusy_ = true;
+    const uint64_t generation = timelineGeneration_;
+    DecodeWindow window;
+    window.begin = w.begin, window.end = w.end;
+    const uint64_t origin = timelineBase_->begin;
+    const uint64_t bytes = windowTraceBytes(*session_, window);
+    tab_->setStatus(QString("Decoding +%1 … +%2 (%3 of trace)…")
+                        .arg(relativeTime(w.begin, origin))
+                        .arg(relativeTime(w.end, origin))
+                        .arg(megabytes(bytes)));
+    tab_->showBusy(true);
+    tab_->setBusyProgress("Decoding %p%");  // busy until the first batch
+    std::vector<int32_t> seen(seenTids_.begin(), seenTids_.end());
+    QPointer<TimelineDecodeController> self(this);
+    std::thread([self, session = session_, base = timelineBase_, window, seen, generation,
+                 lock = sessionLock_, live = liveGeneration_] {
+        std::unique_lock guard(*lock);
+        const auto started = std::chrono::steady_clock::now();
+        // The window decoded in batches (each cached by the session) for progress, and
+        // to stop between batches once the view has moved on; the last call below
+        // then merges what is cached.
+        const bool stale = !decodeInBatches(*session, window, 0, [&](size_t done, size_t total) {
+            if (done) {
+                const int permille = int(1000 * done / std::max<size_t>(total, 1));
+                QMetaObject::invokeMethod(
+                    qApp,
+                    [self, permille, generation] {
+                        if (!self || generation != self->timelineGeneration_) return;
+                        self->tab_->progress()->setRange(0, 1000);
+                        self->tab_->progress()->setValue(permille);
+                    },
+                    Qt::QueuedConnection);
+            }
+            return live->load() == generation;
+        });
+        std::shared_ptr<const TimelineData> data;
+        size_t now = 0, cached = 0;
+        if (!stale && live->load() == generation) {
+            DecodedSpans result = session->decodeSpans(window, 0);
+            guard.unlock();
+            now = result.decodedNow, cached = result.fromCache;
+            data = makeTimeline(*base, *session, std::move(result), window.begin, window.end, seen);
+        }
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, data, window, seconds, now, cached, generation] {
+                if (!self) return;
+                self->timelineBusy_ = false;
+                self->tab_->showBusy(false);
+                if (data && generation == self->timelineGeneration_) {
+                    // The newest request: show it (a stale one is dropped).
+                    for (const auto& t : data->threads)
+                        self->seenTids_.insert(t.tid);
+                    self->decodedWindow_ = {window.begin, window.end};
+                    self->tab_->view()->setData(data);
+                    size_t spans = 0;
+                    for (const auto& t : data->threads)
+                        spans += t.spans.size();
+                    self->tab_->setStatus(QString("Decoded +%1 … +%2: %3 spans in %4 s (%5 segments decoded, "
+                                                  "%6 from cache)")
+                                              .arg(relativeTime(window.begin, data->begin))
+                                              .arg(relativeTime(window.end, data->begin))
+                                              .arg(spans)
+                                              .arg(seconds, 0, 'f', 2)
+                                              .arg(now)
+                                              .arg(cached));
+                }
+                self->runTimelineDecode();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void TimelineDecodeController::staleTimeline() {
+    ++timelineGeneration_;
+    liveGeneration_->store(timelineGeneration_);
+}
+
+void TimelineDecodeController::cancel() {
+    if (ptOpening_ || (!session_ && timelineBusy_)) {
+        // Opening or building the lanes: the worker stops at its next progress report.
+        *timelineCancel_ = true;
+        tab_->setStatus("Cancelling…");
+        return;
+    }
+    if (!timelineBusy_ && !pendingWindow_) return;
+    // A window's decode: stop it between batches and forget the window; moving the view asks again.
+    pendingWindow_.reset();
+    staleTimeline();
+    tab_->view()->setUndecodedHint("decode cancelled: move or zoom the view to decode again");
+    tab_->setStatus("Decode cancelled.");
+}
+
+void TimelineDecodeController::showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end) {
+    if (!tab_) return;
+    tab_->showCodeTab();
+    const auto data = tab_->view()->data();
+    const QString name = data && data->functions && function < data->functions->size()
+                             ? QString::fromStdString((*data->functions)[function].name)
+                             : QString("function %1").arg(function);
+    if (!session_) {
+        tab_->codeView()->showMessage("No decoder for this file's trace: no code to show.", true);
+        return;
+    }
+    if (end <= begin) end = begin + 1;  // a span that took no time on the clock: its instant
+    DecodeWindow window;
+    window.begin = begin, window.end = end;
+    if (tid >= 0) window.tid = tid;
+    const uint64_t bytes = windowTraceBytes(*session_, window);
+    if (bytes > timelineBudget_) {
+        tab_->codeView()->showMessage(
+            QString("The code view decodes the instruction flow of the range again: %1 of trace is "
+                    "more than the %2 budget; select a shorter range.")
+                .arg(megabytes(bytes))
+                .arg(megabytes(timelineBudget_)),
+            true);
+        return;
+    }
+    const uint64_t origin = data ? data->begin : 0;
+    const QString context = QString("%1, +%2 … +%3")
+                                .arg(tid >= 0 ? QString("thread %1").arg(tid) : QString("all threads"))
+                                .arg(formatNs(double(begin - origin)))
+                                .arg(formatNs(double(end - origin)));
+    tab_->codeView()->showMessage(
+        QString("Decoding the flow of %1 (%2) to count its instructions…").arg(name, context));
+    const uint64_t request = ++codeGeneration_;
+    QPointer<TimelineDecodeController> self(this);
+    std::thread([self, session = session_, lock = sessionLock_, window, function, request, context] {
+        // Blocks of the function, counted per distinct (ip, endIp), in the first process that ran it.
+        std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> counts;  // -> (count, insns)
+        int32_t pid = -1;
+        {
+            std::lock_guard guard(*lock);
+            session->forEachBlock(window, [&](const FlowBlock& b) {
+                if (b.function != function) return;
+                const int32_t p = session->sideband().pidOf(b.tid);
+                if (pid == -1) pid = p;
+                if (p != pid) return;
+                auto& c = counts[{b.ip, b.endIp}];
+                ++c.first;
+                c.second = b.instructions;
+            });
+        }
+        std::vector<ExecutedBlock> blocks;
+        blocks.reserve(counts.size());
+        for (const auto& [key, c] : counts)
+            blocks.push_back({key.first, key.second, c.second, c.first});
+        auto code = std::make_shared<Expected<AnnotatedCode>>(
+            annotateFunction(session->images(), session->functions(), pid, function, blocks));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, code, request, context] {
+                if (!self || request != self->codeGeneration_) return;
+                if (!*code)
+                    self->tab_->codeView()->showMessage(QString::fromStdString(code->error().message), true);
+                else
+                    self->tab_->codeView()->showCode(code->value(), context);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+}  // namespace auxscope

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// The trace page's Timeline tab: its status line (with a progress bar and
+// Cancel), the search bar, the overview strip, the lane bar, the timeline view
+// and the line that says what is selected, and under them the answers
+// (Selection: RangeStatsPane, Span: SpanDetailsPane, Code: CodeView). One
+// TimelineState, the tab's, is given to every pane, and every pane obeys it;
+// the tab only shows the answer to what was chosen last, and passes on what
+// the panes ask of the page (an export of the range, the code of a function).
+#include <QWidget>
+
+#include <cstdint>
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+
+namespace auxscope {
+
+class CodeView;
+class OverviewStrip;
+class RangeStatsPane;
+class SearchBar;
+class SpanDetailsPane;
+class TimelineState;
+class TimelineView;
+
+class TraceTimelineTab : public QWidget {
+    Q_OBJECT
+public:
+    // `path`: the file, whose lane state the lane bar keeps; `opening`: the first status line.
+    TraceTimelineTab(const QString& path, const QString& opening, QWidget* parent = nullptr);
+
+    TimelineState* state() const { return state_; }
+    TimelineView* view() const { return view_; }
+    OverviewStrip* overview() const { return overview_; }
+    SearchBar* searchBar() const { return search_; }
+    RangeStatsPane* rangeStats() const { return rangeStats_; }
+    SpanDetailsPane* spanDetails() const { return spanDetails_; }
+    CodeView* codeView() const { return codeView_; }
+    QTabWidget* analysisTabs() const { return analysisTabs_; }
+    QLabel* selectionLine() const { return selectionLine_; }
+    QLabel* status() const { return status_; }
+    QProgressBar* progress() const { return progress_; }
+    QPushButton* cancelButton() const { return cancel_; }
+
+    void setStatus(const QString& text, bool error = false);
+    // A determinate progress: `percent` of `phase` ("Resolving samples 40%").
+    void setProgress(int percent, const QString& phase);
+    // An indeterminate one until the first report ("Decoding %p%").
+    void setBusyProgress(const QString& format);
+    void showBusy(bool on);
+    // Shows the code view (the page fills it).
+    void showCodeTab();
+
+signals:
+    void cancelRequested();
+    // Export the selected range (the Selection tab's buttons).
+    void exportRequested(const QString& format, quint64 begin, quint64 end);
+    // The code of `function` as `tid` (-1: any thread) executed it in [begin, end).
+    void codeRequested(int32_t tid, uint32_t function, quint64 begin, quint64 end);
+
+private:
+    void updateSelectionLine();
+
+    // The state, and the panes over the lanes that follow it.
+    TimelineState* state_ = nullptr;
+    TimelineView* view_ = nullptr;
+    OverviewStrip* overview_ = nullptr;
+    SearchBar* search_ = nullptr;
+    QLabel* selectionLine_ = nullptr;
+    // The answers under them, one tab each.
+    QTabWidget* analysisTabs_ = nullptr;
+    RangeStatsPane* rangeStats_ = nullptr;
+    SpanDetailsPane* spanDetails_ = nullptr;
+    CodeView* codeView_ = nullptr;
+    // The status line: what is being built or decoded, how far, and Cancel.
+    QLabel* status_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+};
+
+}  // namespace auxscope
