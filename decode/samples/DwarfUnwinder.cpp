@@ -60,11 +60,12 @@ bool sameBuildId(std::span<const uint8_t> recorded, const std::vector<uint8_t>& 
                        [](uint8_t b) { return b == 0; });
 }
 
-// Mapped names that stand for no file at all (anonymous memory, JIT code), as
-// opposed to a file that was not found.
+// Mapped names that stand for no file at all (anonymous memory, JIT code in
+// it or in a memfd), as opposed to a file that was not found.
 bool namesAFile(const std::string& recorded) {
-    return (!recorded.empty() && recorded[0] == '/' && recorded.rfind("//anon", 0) != 0) ||
-           recorded == "[vdso]";
+    if (recorded == "[vdso]") return true;
+    return !recorded.empty() && recorded[0] == '/' && recorded.rfind("//anon", 0) != 0 &&
+           recorded.rfind("/memfd:", 0) != 0;
 }
 
 // One mapping of a process as the unwinder uses it.
