@@ -202,4 +202,53 @@ PerfCallchains perfScriptUserFrames(const std::string& path, std::string& error)
     return chains;
 }
 
+PerfInlineFrames perfScriptInlineFrames(const std::string& path, std::string& error) {
+    int status = 0;
+    const std::string out = runShell(
+        "perf script -i " + shellQuote(path) + " -F tid,time,ip,sym --ns --inline 2>/dev/null", &status);
+    PerfInlineFrames samples;
+    if (status != 0) {
+        error = "perf script failed";
+        return samples;
+    }
+    std::istringstream in(out);
+    std::string line;
+    std::vector<PerfInlineFrame>* current = nullptr;
+    bool open = false;  // the last frame may take more lines (its address's inlined functions came first)
+    while (std::getline(in, line)) {
+        if (line.empty()) {
+            current = nullptr;
+            continue;
+        }
+        if (line[0] != '\t') {
+            int32_t tid = 0;
+            unsigned long long sec = 0, ns = 0;
+            if (std::sscanf(line.c_str(), " %d %llu.%llu:", &tid, &sec, &ns) == 3)
+                current = &samples[{tid, sec * 1000000000ull + ns}];
+            open = false;
+            continue;
+        }
+        if (!current) continue;
+        // "\t    ADDRESS NAME[ (inlined)]"
+        char* end = nullptr;
+        const uint64_t address = std::strtoull(line.c_str() + 1, &end, 16);
+        if (address >> 63) continue;  // kernel
+        std::string name = end ? std::string(end) : std::string();
+        name.erase(0, name.find_first_not_of(' '));
+        const std::string suffix = " (inlined)";
+        const bool inlined = name.size() > suffix.size() &&
+                             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        if (inlined) name.resize(name.size() - suffix.size());
+        // One frame per address: its inlined functions, then (unless perf leaves it out) the function.
+        if (!open || current->back().address != address) current->push_back({address, {}});
+        if (inlined) {
+            current->back().inlined.push_back(name);
+            open = true;
+        } else {
+            open = false;
+        }
+    }
+    return samples;
+}
+
 }  // namespace auxscope::test_support

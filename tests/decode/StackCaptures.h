@@ -76,4 +76,14 @@ struct StackCapture {
 using PerfCallchains = std::map<std::pair<int32_t, uint64_t>, std::vector<uint64_t>>;
 PerfCallchains perfScriptUserFrames(const std::string& path, std::string& error);
 
+// perf script's frames with their inlined functions (`perf script -F tid,time,ip,sym
+// --ns --inline`), by (tid, time in ns): user frames only, each with the
+// functions perf lists as inlined at its address, innermost first.
+struct PerfInlineFrame {
+    uint64_t address = 0;  // as perf prints it (StackCapture::perfAddress)
+    std::vector<std::string> inlined;
+};
+using PerfInlineFrames = std::map<std::pair<int32_t, uint64_t>, std::vector<PerfInlineFrame>>;
+PerfInlineFrames perfScriptInlineFrames(const std::string& path, std::string& error);
+
 }  // namespace auxscope::test_support

@@ -16,3 +16,14 @@ target_compile_definitions(samples_unwind_tests PRIVATE
 add_dependencies(samples_unwind_tests stacks_prog_nofp stacks_prog_fp)
 gtest_discover_tests(samples_unwind_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
   ENVIRONMENT "AUXSCOPE_SAMPLES_DIR=${CMAKE_CURRENT_BINARY_DIR}/samples-captures")
+
+add_executable(samples_inline_tests
+  ${CMAKE_CURRENT_LIST_DIR}/InlineFramesTest.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/StackCaptures.cpp
+)
+target_link_libraries(samples_inline_tests PRIVATE auxscope_decode PkgConfig::libdw PkgConfig::libelf Threads::Threads
+  GTest::gtest_main)
+target_compile_definitions(samples_inline_tests PRIVATE AUXSCOPE_STACKS_PROG_NOFP="$<TARGET_FILE:stacks_prog_nofp>")
+add_dependencies(samples_inline_tests stacks_prog_nofp)
+gtest_discover_tests(samples_inline_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
+  ENVIRONMENT "AUXSCOPE_SAMPLES_DIR=${CMAKE_CURRENT_BINARY_DIR}/samples-captures")
