@@ -6,9 +6,16 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 
+#include <linux/perf_event.h>
+#include <stdlib.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -209,4 +216,277 @@ TEST(DwarfUnwindEngines, CfiRowsEqualLibdwfl) {
                         rows.size(), differ);
         }
     }
+}
+
+// ---- Bad input: each a counted stop reason, never a crash or a hang. ----
+
+namespace {
+
+// Both engines on one input: the same frames and stop, which are returned.
+Unwound unwindBoth(const StackCapture& c, int32_t pid, const UserStackCopy& copy, size_t maxFrames = 127) {
+    Unwound rows, dwfl;
+    for (auto engine : {DwarfUnwinder::Engine::CfiRows, DwarfUnwinder::Engine::Libdwfl}) {
+        DwarfUnwinder unwinder(*c.images, c.machine, DwarfUnwinder::Options{engine});
+        auto w = unwinder.worker();
+        Unwound& u = engine == DwarfUnwinder::Engine::CfiRows ? rows : dwfl;
+        u.stop = unwinder.unwind(*w, pid, copy, u.frames, maxFrames);
+    }
+    EXPECT_EQ(rows.frames, dwfl.frames);
+    EXPECT_EQ(unwindStopName(rows.stop), std::string(unwindStopName(dwfl.stop)));
+    return rows;
+}
+
+// x86_64 perf_regs: the mask perf records with (all but DS, ES, FS, GS) and a
+// register file in it, set by perf_regs bit.
+constexpr uint64_t kX86Mask = 0xff0fffull;
+struct X86Regs {
+    uint64_t byBit[24] = {};
+    std::vector<uint8_t> bytes() const {
+        std::vector<uint8_t> out;
+        for (int bit = 0; bit < 24; ++bit) {
+            if (!(kX86Mask >> bit & 1)) continue;
+            const uint8_t* p = reinterpret_cast<const uint8_t*>(&byBit[bit]);
+            out.insert(out.end(), p, p + 8);
+        }
+        return out;
+    }
+};
+constexpr int kBp = 6, kSp = 7, kIp = 8;
+
+template <typename T>
+void put(std::vector<uint8_t>& stack, size_t offset, T v) {
+    std::memcpy(stack.data() + offset, &v, sizeof v);
+}
+
+// A return address into mid() of the frame-pointer build: there the CFA is
+// rbp + 16, the caller's rbp at CFA - 16 and the return address at CFA - 8.
+uint64_t returnAddressInMid(const StackCapture& c, int32_t& pid) {
+    DwarfUnwinder unwinder(*c.images, c.machine);
+    auto w = unwinder.worker();
+    for (const StackSample& s : c.samples) {
+        std::vector<uint64_t> f;
+        unwinder.unwind(*w, s.pid, c.copyOf(s), f);
+        for (size_t i = 1; i < f.size(); ++i)
+            if (c.functionName(s.pid, f[i]) == "mid" && c.functionName(s.pid, f[i - 1]) == "mid") {
+                pid = s.pid;
+                return f[i] + 1;
+            }
+    }
+    return 0;
+}
+
+}  // namespace
+
+TEST(DwarfUnwindBadInput, TruncatedStackCopyGivesAPrefix) {
+    auto c = loadProgram(AUXSCOPE_STACKS_PROG_NOFP, "stacks_prog_nofp");
+    if (!c) return;
+    const auto full = unwindAll(*c, DwarfUnwinder::Engine::CfiRows);
+    std::map<std::string, size_t> stops;
+    size_t cut = 0;
+    for (size_t keep : {size_t(0), size_t(8), size_t(64), size_t(512)}) {
+        for (size_t i = 0; i < c->samples.size(); ++i) {
+            const StackSample& s = c->samples[i];
+            UserStackCopy copy = c->copyOf(s);
+            copy.stack = copy.stack.first(std::min(keep, copy.stack.size()));
+            const Unwound u = unwindBoth(*c, s.pid, copy);
+            ASSERT_LE(u.frames.size(), full[i].frames.size());
+            EXPECT_TRUE(std::equal(u.frames.begin(), u.frames.end(), full[i].frames.begin()));
+            if (u.frames.size() < full[i].frames.size()) {
+                ++cut;
+                ++stops[unwindStopName(u.stop)];
+                // Cut short by the copy's end, or by a register the CFI restores from beyond it.
+                EXPECT_TRUE(u.stop == UnwindStop::StackCopyEnd || u.stop == UnwindStop::Error)
+                    << unwindStopName(u.stop);
+            }
+        }
+    }
+    std::string histogram;
+    for (const auto& [name, n] : stops)
+        histogram += " " + name + "=" + std::to_string(n);
+    std::printf("stack copies cut to 0, 8, 64, 512 bytes: %zu unwinds cut short:%s\n", cut,
+                histogram.c_str());
+    EXPECT_GT(stops["stack copy end"], cut / 2);
+}
+
+TEST(DwarfUnwindBadInput, MissingRegistersAreCounted) {
+    auto c = loadProgram(AUXSCOPE_STACKS_PROG_NOFP, "stacks_prog_nofp");
+    if (!c) return;
+    const StackSample& s = c->samples.front();
+    DwarfUnwinder unwinder(*c->images, c->machine);
+    auto w = unwinder.worker();
+    std::vector<uint64_t> f;
+    UserStackCopy copy = c->copyOf(s);
+    copy.abi = PERF_SAMPLE_REGS_ABI_NONE;  // a kernel thread's sample
+    EXPECT_EQ(unwinder.unwind(*w, s.pid, copy, f), UnwindStop::NoRegisters);
+    copy = c->copyOf(s);
+    copy.regs = {};  // none recorded
+    EXPECT_EQ(unwinder.unwind(*w, s.pid, copy, f), UnwindStop::NoRegisters);
+    copy = c->copyOf(s);
+    copy.regs = copy.regs.first(8 * 7);  // cut before SP and IP
+    EXPECT_EQ(unwinder.unwind(*w, s.pid, copy, f), UnwindStop::NoRegisters);
+    std::vector<uint8_t> noSp;  // the mask without SP (bit 7): IP lands at SP's slot
+    for (size_t i = 0; i < s.regs.size() / 8; ++i)
+        if (i != 7) noSp.insert(noSp.end(), s.regs.begin() + 8 * i, s.regs.begin() + 8 * i + 8);
+    copy = c->copyOf(s);
+    copy.regsMask = s.mask & ~(uint64_t(1) << 7);
+    copy.regs = noSp;
+    EXPECT_EQ(unwinder.unwind(*w, s.pid, copy, f), UnwindStop::NoRegisters);
+    EXPECT_TRUE(f.empty());
+    // An unknown architecture has no register layout.
+    DwarfUnwinder unknown(*c->images, 0);
+    auto uw = unknown.worker();
+    EXPECT_EQ(unknown.unwind(*uw, s.pid, c->copyOf(s), f), UnwindStop::NoRegisters);
+    EXPECT_TRUE(f.empty());
+}
+
+TEST(DwarfUnwindBadInput, GarbageRegistersAndStacks) {
+    auto c = loadProgram(AUXSCOPE_STACKS_PROG_NOFP, "stacks_prog_nofp");
+    if (!c) return;
+    std::mt19937_64 random(25);
+    const int32_t pid = c->samples.front().pid;
+    const auto modules = c->images->mappedModules(pid);
+    std::map<std::string, size_t> stops;
+    const auto start = std::chrono::steady_clock::now();
+    for (int round = 0; round < 3000; ++round) {
+        X86Regs regs;
+        for (uint64_t& r : regs.byBit)
+            r = random();
+        std::vector<uint8_t> stack(size_t(random() % 2048) * 8);
+        for (uint8_t& b : stack)
+            b = uint8_t(random());
+        // Now and then plausible values: a PC in the program's code, an SP at
+        // the copy, stack words pointing into the copy or at code.
+        const uint64_t sp = 0x7ffd00000000ull + (random() % 0x100000) * 8;
+        if (round % 2) regs.byBit[kSp] = sp;
+        if (round % 3 && !modules.empty()) {
+            const auto& m = modules[size_t(random() % modules.size())];
+            regs.byBit[kIp] = m.start + random() % (m.end - m.start);
+        }
+        if (round % 5 == 0) regs.byBit[kBp] = sp + (random() % 64) * 8;
+        for (size_t o = 0; round % 4 == 0 && o + 8 <= stack.size(); o += 8)
+            if (random() % 3 == 0 && !modules.empty()) {
+                const auto& m = modules[size_t(random() % modules.size())];
+                put<uint64_t>(stack, o,
+                              random() % 2 ? m.start + random() % (m.end - m.start)
+                                           : sp + (random() % (stack.size() / 8 + 1)) * 8);
+            }
+        const std::vector<uint8_t> bytes = regs.bytes();
+        const UserStackCopy copy{PERF_SAMPLE_REGS_ABI_64, kX86Mask, bytes, stack};
+        const Unwound u = unwindBoth(*c, pid, copy, 512);
+        ASSERT_GE(u.frames.size(), 1u);  // the sampled PC at least
+        ASSERT_LE(u.frames.size(), 512u);
+        ++stops[unwindStopName(u.stop)];
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string histogram;
+    for (const auto& [name, n] : stops)
+        histogram += " " + name + "=" + std::to_string(n);
+    std::printf("3000 garbage register files and stacks, both engines, %.2f s:%s\n", seconds,
+                histogram.c_str());
+    EXPECT_LT(seconds, 60.0);
+}
+
+TEST(DwarfUnwindBadInput, LoopingFramesStop) {
+    auto c = loadProgram(AUXSCOPE_STACKS_PROG_FP, "stacks_prog_fp");
+    if (!c) return;
+    int32_t pid = -1;
+    const uint64_t ret = returnAddressInMid(*c, pid);
+    ASSERT_NE(ret, 0u) << "no mid -> mid frame in the recording";
+    const uint64_t sp = 0x7ffc00000000ull;
+    // A frame whose saved rbp points at itself: its caller is itself again.
+    std::vector<uint8_t> stack(64);
+    put<uint64_t>(stack, 0, sp);
+    put<uint64_t>(stack, 8, ret);
+    X86Regs regs;
+    regs.byBit[kSp] = sp, regs.byBit[kBp] = sp, regs.byBit[kIp] = ret;
+    const std::vector<uint8_t> bytes = regs.bytes();
+    const Unwound u = unwindBoth(*c, pid, UserStackCopy{PERF_SAMPLE_REGS_ABI_64, kX86Mask, bytes, stack});
+    EXPECT_EQ(u.stop, UnwindStop::Loop);
+    EXPECT_EQ(u.frames, (std::vector<uint64_t>{ret, ret - 1}));
+
+    // A chain of 1000 distinct frames whose last one points back to the 500th:
+    // found by the hashed check (past 64 frames).
+    constexpr size_t kChain = 1000;
+    std::vector<uint8_t> chain(16 * kChain + 64);
+    for (size_t k = 0; k < kChain; ++k) {
+        put<uint64_t>(chain, 16 * k, k + 1 < kChain ? sp + 16 * (k + 1) : sp + 16 * 500);
+        put<uint64_t>(chain, 16 * k + 8, ret);
+    }
+    const Unwound l =
+        unwindBoth(*c, pid, UserStackCopy{PERF_SAMPLE_REGS_ABI_64, kX86Mask, bytes, chain}, 100000);
+    EXPECT_EQ(l.stop, UnwindStop::Loop);
+    EXPECT_GT(l.frames.size(), kChain - 10);
+    EXPECT_LT(l.frames.size(), kChain + 10);
+}
+
+TEST(DwarfUnwindBadInput, HundredThousandFramesInBoundedTime) {
+    auto c = loadProgram(AUXSCOPE_STACKS_PROG_FP, "stacks_prog_fp");
+    if (!c) return;
+    int32_t pid = -1;
+    const uint64_t ret = returnAddressInMid(*c, pid);
+    ASSERT_NE(ret, 0u);
+    // 10^5 frames of mid, each 16 bytes (saved rbp -> the next, the return
+    // address), in a 1.6 MB copy: more than perf ever copies (64 KiB).
+    constexpr size_t kFrames = 100000;
+    const uint64_t sp = 0x7f0000000000ull;
+    std::vector<uint8_t> stack(16 * kFrames);
+    for (size_t k = 0; k < kFrames; ++k) {
+        put<uint64_t>(stack, 16 * k, sp + 16 * (k + 1));
+        put<uint64_t>(stack, 16 * k + 8, ret);
+    }
+    X86Regs regs;
+    regs.byBit[kSp] = sp, regs.byBit[kBp] = sp, regs.byBit[kIp] = ret;
+    const std::vector<uint8_t> bytes = regs.bytes();
+    const UserStackCopy copy{PERF_SAMPLE_REGS_ABI_64, kX86Mask, bytes, stack};
+    const auto start = std::chrono::steady_clock::now();
+    const Unwound all = unwindBoth(*c, pid, copy, 2 * kFrames);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(all.stop, UnwindStop::StackCopyEnd);
+    EXPECT_EQ(all.frames.size(), kFrames + 1);
+    std::printf("%zu frames unwound by both engines in %.2f s (%s)\n", all.frames.size(), seconds,
+                unwindStopName(all.stop));
+    EXPECT_LT(seconds, 30.0);
+    const Unwound capped = unwindBoth(*c, pid, copy);
+    EXPECT_EQ(capped.stop, UnwindStop::MaxFrames);
+    EXPECT_EQ(capped.frames.size(), 127u);
+}
+
+// The program recorded from a copy that is then replaced by another build (the
+// recorded build-id no longer matches), then removed: the frames stop at the
+// first frame in it, counted as a wrong or a missing image.
+TEST(DwarfUnwindBadInput, BinaryThatNoLongerMatches) {
+    if (std::string why = perfRecordUnavailable(); !why.empty()) {
+        FAIL() << "cannot record with perf: " << why;
+    }
+    char dirTemplate[] = "/tmp/auxscope-unwind-XXXXXX";
+    ASSERT_NE(mkdtemp(dirTemplate), nullptr);
+    const std::string dir = dirTemplate, prog = dir + "/prog", data = dir + "/prog.data";
+    std::filesystem::copy_file(AUXSCOPE_STACKS_PROG_NOFP, prog);
+    int status = 0;
+    const std::string out = runShell("perf record -e cpu-clock -F 2000 --call-graph dwarf -o " +
+                                         shellQuote(data) + " -- " + shellQuote(prog) + " 200",
+                                     &status, true);
+    ASSERT_EQ(status, 0) << out;
+    std::filesystem::remove(prog);
+    std::filesystem::copy_file(AUXSCOPE_STACKS_PROG_FP, prog);  // another build at the recorded path
+    ImageOptions options;
+    options.buildIdCache = dir + "/no-build-id-cache";  // not perf's copy in ~/.debug
+    std::string error;
+    for (bool removed : {false, true}) {
+        if (removed) std::filesystem::remove(prog);
+        auto c = StackCapture::load(data, error, options);
+        ASSERT_TRUE(c) << error;
+        std::map<UnwindStop, size_t> stops;
+        for (const StackSample& s : c->samples) {
+            const Unwound u = unwindBoth(*c, s.pid, c->copyOf(s));
+            ++stops[u.stop];
+            if (u.stop == UnwindStop::WrongImage || u.stop == UnwindStop::MissingImage)
+                EXPECT_EQ(c->images->mappingAt(s.pid, u.frames.back()), prog);
+        }
+        const UnwindStop expected = removed ? UnwindStop::MissingImage : UnwindStop::WrongImage;
+        std::printf("%s: %zu of %zu samples stop with %s\n", removed ? "removed" : "replaced",
+                    stops[expected], c->samples.size(), unwindStopName(expected));
+        EXPECT_GT(stops[expected], c->samples.size() / 2);
+    }
+    std::filesystem::remove_all(dir);
 }
