@@ -480,8 +480,9 @@ TEST(DwarfUnwindBadInput, BinaryThatNoLongerMatches) {
         for (const StackSample& s : c->samples) {
             const Unwound u = unwindBoth(*c, s.pid, c->copyOf(s));
             ++stops[u.stop];
-            if (u.stop == UnwindStop::WrongImage || u.stop == UnwindStop::MissingImage)
+            if (u.stop == UnwindStop::WrongImage || u.stop == UnwindStop::MissingImage) {
                 EXPECT_EQ(c->images->mappingAt(s.pid, u.frames.back()), prog);
+            }
         }
         const UnwindStop expected = removed ? UnwindStop::MissingImage : UnwindStop::WrongImage;
         std::printf("%s: %zu of %zu samples stop with %s\n", removed ? "removed" : "replaced",
