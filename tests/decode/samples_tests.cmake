@@ -27,3 +27,5 @@ target_compile_definitions(samples_inline_tests PRIVATE AUXSCOPE_STACKS_PROG_NOF
 add_dependencies(samples_inline_tests stacks_prog_nofp)
 gtest_discover_tests(samples_inline_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
   ENVIRONMENT "AUXSCOPE_SAMPLES_DIR=${CMAKE_CURRENT_BINARY_DIR}/samples-captures")
+
+include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/unwind_fuzz.cmake)
