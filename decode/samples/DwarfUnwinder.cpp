@@ -231,19 +231,26 @@ struct SampleContext {
     std::vector<uint64_t>& frames;
     size_t maxFrames;
     size_t listed = 0;
+    bool spSeen = false;  // a frame with a known SP was listed; the highest is `maxSp`
+    uint64_t maxSp = 0;
     bool stopped = false;
     UnwindStop stop = UnwindStop::Complete;
     UnwindFrame* last = nullptr;  // Libdwfl: the last frame's registers, for the stop reason
 };
 
 // Lists one frame (`address`: its PC, less one for a caller) unless it repeats
-// an earlier frame, and says whether the unwinding stops at it.
-bool listFrame(SampleContext& s, uint64_t address, bool spKnown, uint64_t sp) {
+// an earlier frame, and says whether the unwinding stops at it. `module`: the
+// mapping holding `address` (nullptr: none).
+bool listFrame(SampleContext& s, uint64_t address, bool spKnown, uint64_t sp, Module* module) {
     DwarfUnwinder::Worker::Impl& w = s.w;
-    // A loop: the same PC with the same SP again (a real stack never repeats a frame).
+    // A loop: the same PC with the same SP again (a real stack never repeats a
+    // frame). A frame above every earlier one (callers' SPs grow) repeats none.
     const std::pair<uint64_t, uint64_t> frame{address, spKnown ? sp : ~uint64_t(0)};
+    const bool above = spKnown && (!s.spSeen || sp > s.maxSp);
+    if (spKnown) s.maxSp = s.spSeen ? std::max(s.maxSp, sp) : sp, s.spSeen = true;
+    const uint64_t hash = frame.first * 0x9E3779B97F4A7C15ull ^ frame.second;
     if (w.seen.size() < 64) {
-        if (std::find(w.seen.begin(), w.seen.end(), frame) != w.seen.end()) {
+        if (!above && std::find(w.seen.begin(), w.seen.end(), frame) != w.seen.end()) {
             s.stopped = true, s.stop = UnwindStop::Loop;
             return true;
         }
@@ -251,17 +258,15 @@ bool listFrame(SampleContext& s, uint64_t address, bool spKnown, uint64_t sp) {
         if (w.seen.size() == 64)
             for (const auto& f : w.seen)
                 w.seenHashes.insert(f.first * 0x9E3779B97F4A7C15ull ^ f.second);
-    } else {
+    } else if (!w.seenHashes.insert(hash).second && !above) {
         // Beyond 64 frames by hash: a collision may stop a (very deep) stack early, never run on.
-        if (!w.seenHashes.insert(frame.first * 0x9E3779B97F4A7C15ull ^ frame.second).second) {
-            s.stopped = true, s.stop = UnwindStop::Loop;
-            return true;
-        }
+        s.stopped = true, s.stop = UnwindStop::Loop;
+        return true;
     }
     s.frames.push_back(address);
     ++s.listed;
-    if (Module* m = s.process.at(address)) {
-        const Module::State state = w.resolve(*m, s.layout.frameRegs);
+    if (module) {
+        const Module::State state = w.resolve(*module, s.layout.frameRegs);
         if (state == Module::State::Missing || state == Module::State::Mismatch) {
             s.stopped = true;
             s.stop = state == Module::State::Missing ? UnwindStop::MissingImage : UnwindStop::WrongImage;
@@ -275,15 +280,20 @@ bool listFrame(SampleContext& s, uint64_t address, bool spKnown, uint64_t sp) {
     return false;
 }
 
-// The CFI row (and load bias) for a frame's PC, as libdwfl would find it: the
-// module holding the PC (less one for a caller), its file's rows.
-const CfiRow* rowFor(SampleContext& s, const UnwindFrame& frame, uint64_t& loadBias) {
-    const uint64_t lookup = frame.pc - (frame.initial || frame.signal ? 0 : 1);
-    Module* m = s.process.at(lookup);
-    if (!m || s.w.resolve(*m, s.layout.frameRegs) != Module::State::Usable) return nullptr;
-    loadBias = m->loadBias;
+// The address libdwfl looks a frame's CFI up at: its PC, less one for a
+// caller (a return address may be the first byte after its call's function).
+uint64_t lookupAddress(const UnwindFrame& frame) {
+    return frame.pc - (frame.initial || frame.signal ? 0 : 1);
+}
+
+// The CFI row (and load bias) for `lookup`, as libdwfl would find it: the
+// module holding it (`module`, nullptr when none), its file's rows.
+const CfiRow* rowFor(SampleContext& s, uint64_t lookup, Module*& module, uint64_t& loadBias) {
+    module = s.process.at(lookup);
+    if (!module || s.w.resolve(*module, s.layout.frameRegs) != Module::State::Usable) return nullptr;
+    loadBias = module->loadBias;
     ++s.w.stats.rowLookups;
-    return m->cfi->rowAt(lookup - m->loadBias);
+    return module->cfi->rowAt(lookup - module->loadBias);
 }
 
 UnwindStop stopOf(const StepOutcome& out, const UnwindMemory& memory) {
@@ -302,7 +312,9 @@ UnwindStop unwindWithRows(SampleContext& s) {
     *frame = s.initial;
     for (;;) {
         uint64_t loadBias = 0;
-        const CfiRow* row = rowFor(s, *frame, loadBias);
+        Module* module = nullptr;
+        const uint64_t lookup = lookupAddress(*frame);
+        const CfiRow* row = rowFor(s, lookup, module, loadBias);
         if (!row) ++s.w.stats.framePointerSteps;
         s.memory.resetFailures();
         const StepOutcome out = unwindStep(s.layout, *frame, row, loadBias, s.memory, *caller);
@@ -312,7 +324,9 @@ UnwindStop unwindWithRows(SampleContext& s) {
             frame->initial || frame->signal || (out.kind == StepKind::Unwound && caller->signal);
         uint64_t sp = 0;
         const bool spKnown = frame->get(s.layout.spReg, sp);
-        if (listFrame(s, frame->pc - (activation ? 0 : 1), spKnown, sp)) return s.stop;
+        const uint64_t address = frame->pc - (activation ? 0 : 1);
+        if (listFrame(s, address, spKnown, sp, address == lookup ? module : s.process.at(address)))
+            return s.stop;
         if (out.kind != StepKind::Unwound) return stopOf(out, s.memory);
         std::swap(frame, caller);
     }
@@ -376,7 +390,8 @@ int frameCallback(Dwfl_Frame* state, void* arg) {
     last.signal = activation && !last.initial;
     uint64_t sp = 0;
     const bool spKnown = last.get(s.layout.spReg, sp);
-    return listFrame(s, pc - (activation ? 0 : 1), spKnown, sp) ? DWARF_CB_ABORT : DWARF_CB_OK;
+    const uint64_t address = pc - (activation ? 0 : 1);
+    return listFrame(s, address, spKnown, sp, s.process.at(address)) ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
 ProcessDwfl* processDwfl(DwarfUnwinder::Worker::Impl& w, int32_t pid, const UserRegisterLayout& layout,
@@ -415,7 +430,8 @@ UnwindStop unwindWithLibdwfl(SampleContext& s, int32_t pid) {
     // libdwfl says only "ended" (0) or "failed" (-1): why is the step from the
     // last frame, taken again the CfiRows way (the tests check both agree).
     uint64_t loadBias = 0;
-    const CfiRow* row = rowFor(s, *s.last, loadBias);
+    Module* module = nullptr;
+    const CfiRow* row = rowFor(s, lookupAddress(*s.last), module, loadBias);
     s.memory.resetFailures();
     const StepOutcome out = unwindStep(s.layout, *s.last, row, loadBias, s.memory, s.w.scratch[1]);
     if (out.kind == StepKind::Unwound || (out.kind == StepKind::End) != (rc == 0)) return UnwindStop::Error;

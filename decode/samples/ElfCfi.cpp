@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -117,9 +118,44 @@ Dwarf_CFI* ElfCfi::miniDebugInfoCfi(uint64_t& toCfi) {
     return nullptr;
 }
 
+namespace {
+
+size_t slotOf(uint64_t vaddr, size_t mask) {
+    return size_t((vaddr * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+}  // namespace
+
+const ElfCfi::Slot* ElfCfi::findSlot(uint64_t vaddr) const {
+    if (byAddress_.empty()) return nullptr;
+    const size_t mask = byAddress_.size() - 1;
+    for (size_t i = slotOf(vaddr, mask);; i = (i + 1) & mask) {
+        const Slot& s = byAddress_[i];
+        if (s.vaddr == vaddr) return &s;
+        if (s.vaddr == ~uint64_t(0)) return nullptr;
+    }
+}
+
+void ElfCfi::remember(uint64_t vaddr, const CfiRow* row) {
+    if (vaddr == ~uint64_t(0)) return;  // the free-slot mark: looked up again each time
+    if (2 * (byAddressUsed_ + 1) > byAddress_.size()) {
+        std::vector<Slot> old(std::max<size_t>(1024, 2 * byAddress_.size()));
+        old.swap(byAddress_);
+        byAddressUsed_ = 0;
+        for (const Slot& s : old)
+            if (s.vaddr != ~uint64_t(0)) remember(s.vaddr, s.row);
+    }
+    const size_t mask = byAddress_.size() - 1;
+    size_t i = slotOf(vaddr, mask);
+    while (byAddress_[i].vaddr != ~uint64_t(0))
+        i = (i + 1) & mask;
+    byAddress_[i] = {vaddr, row};
+    ++byAddressUsed_;
+}
+
 const CfiRow* ElfCfi::rowAt(uint64_t vaddr) {
     ++stats_.lookups;
-    if (auto it = byAddress_.find(vaddr); it != byAddress_.end()) return it->second;
+    if (const Slot* s = findSlot(vaddr)) return s->row;
     const CfiRow* row = nullptr;
     if (auto it = ehRanges_.upper_bound(vaddr); it != ehRanges_.begin()) {
         --it;
@@ -149,7 +185,7 @@ const CfiRow* ElfCfi::rowAt(uint64_t vaddr) {
             }
         }
     }
-    byAddress_.emplace(vaddr, row);
+    remember(vaddr, row);
     return row;
 }
 

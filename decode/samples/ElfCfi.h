@@ -19,7 +19,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "samples/UnwindStep.h"
@@ -79,7 +78,16 @@ private:
     std::unique_ptr<MiniDebugInfo> miniDebugInfo_;
     std::deque<CfiRow> rows_;
     std::map<uint64_t, const CfiRow*> ehRanges_;  // .eh_frame rows by link-time start
-    std::unordered_map<uint64_t, const CfiRow*> byAddress_;
+    // Every address looked up -> its row (or none): open addressing, linear
+    // probing, a power-of-two size at most half full; ~0 marks a free slot.
+    struct Slot {
+        uint64_t vaddr = ~uint64_t(0);
+        const CfiRow* row = nullptr;
+    };
+    std::vector<Slot> byAddress_;
+    size_t byAddressUsed_ = 0;
+    const Slot* findSlot(uint64_t vaddr) const;
+    void remember(uint64_t vaddr, const CfiRow* row);
     Stats stats_;
 };
 
