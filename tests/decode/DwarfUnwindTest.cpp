@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -490,4 +491,34 @@ TEST(DwarfUnwindBadInput, BinaryThatNoLongerMatches) {
         EXPECT_GT(stops[expected], c->samples.size() / 2);
     }
     std::filesystem::remove_all(dir);
+}
+
+// The lead's profile unwinds on several threads at once, a Worker each: the
+// same frames as one thread gets.
+TEST(DwarfUnwindEngines, WorkersOnThreadsAgree) {
+    auto c = loadProgram(AUXSCOPE_STACKS_PROG_NOFP, "stacks_prog_nofp");
+    if (!c) return;
+    const auto single = unwindAll(*c, DwarfUnwinder::Engine::CfiRows);
+    for (auto engine : {DwarfUnwinder::Engine::CfiRows, DwarfUnwinder::Engine::Libdwfl}) {
+        DwarfUnwinder unwinder(*c->images, c->machine, DwarfUnwinder::Options{engine});
+        constexpr size_t kThreads = 3;
+        std::vector<Unwound> results(c->samples.size());
+        std::vector<std::thread> threads;
+        for (size_t t = 0; t < kThreads; ++t)
+            threads.emplace_back([&, t] {
+                auto w = unwinder.worker();
+                for (int round = 0; round < 2; ++round)  // twice: the second time from warm caches
+                    for (size_t i = t; i < c->samples.size(); i += kThreads) {
+                        Unwound u;
+                        u.stop = unwinder.unwind(*w, c->samples[i].pid, c->copyOf(c->samples[i]), u.frames);
+                        results[i] = std::move(u);
+                    }
+            });
+        for (std::thread& t : threads)
+            t.join();
+        for (size_t i = 0; i < results.size(); ++i) {
+            EXPECT_EQ(results[i].frames, single[i].frames) << "sample " << i;
+            EXPECT_EQ(results[i].stop, single[i].stop) << "sample " << i;
+        }
+    }
 }

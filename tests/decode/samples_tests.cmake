@@ -10,7 +10,8 @@ add_executable(samples_unwind_tests
   ${CMAKE_CURRENT_LIST_DIR}/DwarfUnwindTest.cpp
   ${CMAKE_CURRENT_LIST_DIR}/StackCaptures.cpp
 )
-target_link_libraries(samples_unwind_tests PRIVATE auxscope_decode PkgConfig::libdw PkgConfig::libelf GTest::gtest_main)
+target_link_libraries(samples_unwind_tests PRIVATE auxscope_decode PkgConfig::libdw PkgConfig::libelf Threads::Threads
+  GTest::gtest_main)
 target_compile_definitions(samples_unwind_tests PRIVATE
   AUXSCOPE_STACKS_PROG_NOFP="$<TARGET_FILE:stacks_prog_nofp>" AUXSCOPE_STACKS_PROG_FP="$<TARGET_FILE:stacks_prog_fp>")
 add_dependencies(samples_unwind_tests stacks_prog_nofp stacks_prog_fp)
