@@ -16,9 +16,9 @@
 #include <filesystem>
 #include <map>
 #include <random>
-#include <thread>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "StackCaptures.h"
@@ -521,4 +521,34 @@ TEST(DwarfUnwindEngines, WorkersOnThreadsAgree) {
             EXPECT_EQ(results[i].stop, single[i].stop) << "sample " << i;
         }
     }
+}
+
+// CFI only in the MiniDebugInfo (.gnu_debugdata, as Fedora ships binaries):
+// the CFI-row engine unwinds through the program's frames; libdwfl's unwinder
+// never looks there (its frames stop in the program: the one place the
+// engines differ by design).
+TEST(DwarfUnwindMiniDebugInfo, CfiFromGnuDebugdata) {
+    const std::string program = AUXSCOPE_STACKS_PROG_MINIDEBUGINFO;
+    if (program.empty()) {
+        GTEST_SKIP() << "stacks_prog_minidebuginfo was not built (objcopy or xz missing)";
+    }
+    auto c = loadProgram(program.c_str(), "stacks_prog_minidebuginfo");
+    if (!c) return;
+    const auto rows = unwindAll(*c, DwarfUnwinder::Engine::CfiRows);
+    const auto dwfl = unwindAll(*c, DwarfUnwinder::Engine::Libdwfl);
+    size_t deep = 0, deeperThanLibdwfl = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const auto n = names(*c, c->samples[i], rows[i]);
+        if (contains(n, {"leaf", "mid", "mid", "mid", "hot", "main"})) ++deep;
+        deeperThanLibdwfl += rows[i].frames.size() > dwfl[i].frames.size();
+        if (n.size() > 1 && (n[0] == "leaf" || n[0] == "mid" || n[0] == "hot")) {
+            EXPECT_EQ(rows[i].stop, UnwindStop::Complete) << n[0];
+        }
+    }
+    std::printf(
+        "%zu samples: %zu through main>hot>mid>mid>mid>leaf from .gnu_debugdata's CFI, %zu unwound deeper "
+        "than libdwfl's unwinder does\n",
+        rows.size(), deep, deeperThanLibdwfl);
+    EXPECT_GT(deep, 0u);
+    EXPECT_GT(deeperThanLibdwfl, rows.size() / 2);
 }
