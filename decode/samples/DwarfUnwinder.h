@@ -14,7 +14,8 @@
 //     first, at most `maxFrames`.
 //
 // Two engines give the same frames (the tests compare them on every sample of
-// real captures and on bad input):
+// real captures, on bad input and in a fuzzer), but where the only CFI is in
+// .gnu_debugdata, which libdwfl's unwinder does not read:
 //   - Engine::Libdwfl: libdwfl itself, dwfl_attach_state + dwfl_getthread_frames,
 //     with one Dwfl per process (every mapped file reported once, at its load
 //     bias) kept per Worker instead of perf's Dwfl per sample;

@@ -74,13 +74,13 @@ std::string hexList(const std::vector<uint64_t>& v) {
     return s;
 }
 
-// perf 6.1 asks libdwfl whether a frame is an "activation" (its PC not a
-// return address) before it reports that frame's file to libdwfl; for the
-// signal trampoline __restore_rt, when it is the sample's first frame in libc,
-// libdwfl cannot unwind it yet, says no, and perf prints its address minus one
-// (which perf then names "[unknown]", the byte before the trampoline). Later
-// perf reports the file first and prints the address as it is, as libdwfl and
-// DwarfUnwinder do. True when that is the only difference.
+// perf 6.1 here unwinds with libunwind (perf version --build-options: libunwind
+// on; perf prefers it to libdw when built with both). For the signal trampoline
+// glibc's __restore_rt it prints the address minus one, as for a caller (and
+// then names it "[unknown]": the byte before __restore_rt). libdwfl, and so
+// DwarfUnwinder, take the trampoline for an activation frame (its CIE has the
+// "S" augmentation) and list its address as it is. True when that is the only
+// difference.
 bool perfTrampolineArtifact(const StackCapture& c, const StackSample& s,
                             const std::vector<uint64_t>& absolute, const std::vector<uint64_t>& mine,
                             const std::vector<uint64_t>& perf) {
@@ -551,4 +551,38 @@ TEST(DwarfUnwindMiniDebugInfo, CfiFromGnuDebugdata) {
         rows.size(), deep, deeperThanLibdwfl);
     EXPECT_GT(deep, 0u);
     EXPECT_GT(deeperThanLibdwfl, rows.size() / 2);
+}
+
+// A 32-bit task on this x86_64 kernel: PERF_SAMPLE_REGS_ABI_32, its registers
+// as i386 DWARF registers, 4-byte stack words. perf here cannot unwind it
+// ("unwind: target platform=x86 is not supported": Debian's perf unwinds with
+// libunwind, built for x86_64 only), so the program's known stack is the oracle,
+// and both engines agree on every sample.
+TEST(DwarfUnwind32Bit, I386TaskOnX8664) {
+    const std::string program = AUXSCOPE_STACKS_PROG32;
+    if (program.empty()) {
+        GTEST_SKIP() << "stacks_prog32 was not built: " << AUXSCOPE_STACKS_PROG32_REASON;
+    }
+    auto c = loadProgram(program.c_str(), "stacks_prog32");
+    if (!c) return;
+    const auto rows = unwindAll(*c, DwarfUnwinder::Engine::CfiRows);
+    const auto dwfl = unwindAll(*c, DwarfUnwinder::Engine::Libdwfl);
+    size_t abi32 = 0, whole = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const StackSample& s = c->samples[i];
+        abi32 += s.abi == PERF_SAMPLE_REGS_ABI_32;
+        EXPECT_EQ(rows[i].frames, dwfl[i].frames);
+        EXPECT_EQ(rows[i].stop, dwfl[i].stop);
+        const auto n = names(*c, s, rows[i]);
+        if (n == std::vector<std::string>{"leaf32", "mid32", "mid32", "mid32", "mid32", "hot32", "_start"} ||
+            n == std::vector<std::string>{"leaf32", "mid32", "mid32", "mid32", "hot32", "_start"}) {
+            ++whole;
+            EXPECT_EQ(rows[i].stop, UnwindStop::Complete);
+        }
+    }
+    std::printf(
+        "%zu samples (%zu with 32-bit registers): %zu unwound _start>hot32>mid32...>leaf32, complete\n",
+        rows.size(), abi32, whole);
+    EXPECT_EQ(abi32, rows.size());
+    EXPECT_GT(whole, rows.size() * 9 / 10);
 }
