@@ -59,8 +59,8 @@ enum class UnwindStop : uint8_t {
     WrongImage,    // the file found for the last frame is another build than the recorded (build-id differs)
     NoRegisters,   // no user registers (ABI NONE, a kernel thread), or no PC or SP among them
     Loop,          // a frame repeated an earlier one (same PC and SP): the stack data is bad
-    MaxFrames,     // maxFrames frames listed: the stack was cut there
-    Error,         // the CFI could not be applied (a register or word it needs is unknown, a bad rule)
+    MaxFrames,  // maxFrames frames listed: the unwinding stopped there (the stack may have ended there too)
+    Error,      // the CFI could not be applied (a register or word it needs is unknown, a bad rule)
 };
 constexpr size_t kUnwindStopCount = size_t(UnwindStop::Error) + 1;
 // "complete", "stack copy end", "no unwind info", "missing image", "wrong image",
