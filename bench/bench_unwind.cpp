@@ -9,11 +9,12 @@
 // watch.
 //
 //   bench_unwind [--engine rows|libdwfl|both] [--no-anchors] [--anchor-limit S] FILE...
-//   bench_unwind --record DIR [--seconds S] [--engine ...]
+//   bench_unwind --record DIR [--seconds S] [--files N] [--engine ...]
 //
 // --record makes two captures with perf and benches them: DIR/prog.data
 // (stacks_prog_nofp for S seconds, default 3) and DIR/build.data (system-wide
-// while compiling four of this repository's files, two at a time). Times are
+// while compiling N of this repository's files at once, default 2, at most 4;
+// two take ~40 s here and make ~1 GB). Times are
 // the unwinding thread's CPU time (the machine is shared); the anchors' are
 // their user + system time (with the helpers they wait for: perf report runs
 // addr2line), with wall time beside; an anchor still running after
@@ -28,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -258,6 +260,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> files;
     std::string recordDir;
     double seconds = 3;
+    size_t compileFiles = 2;
     bool anchors = true;
     double anchorLimit = 900;
     for (int i = 1; i < argc; ++i) {
@@ -269,6 +272,8 @@ int main(int argc, char** argv) {
             if (e == "libdwfl" || e == "both") engines.push_back(DwarfUnwinder::Engine::Libdwfl);
         } else if (a == "--record" && i + 1 < argc) {
             recordDir = argv[++i];
+        } else if (a == "--files" && i + 1 < argc) {
+            compileFiles = size_t(std::max(1, std::atoi(argv[++i])));
         } else if (a == "--seconds" && i + 1 < argc) {
             seconds = std::atof(argv[++i]);
         } else if (a == "--anchor-limit" && i + 1 < argc) {
@@ -281,7 +286,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr,
                          "usage: bench_unwind [--engine rows|libdwfl|both] [--no-anchors] [--anchor-limit S] "
                          "FILE...\n"
-                         "       bench_unwind --record DIR [--seconds S] [--engine ...]\n");
+                         "       bench_unwind --record DIR [--seconds S] [--files N] [--engine ...]\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
@@ -297,12 +302,16 @@ int main(int argc, char** argv) {
         // Two compilers at a time, as a build on this machine's two cores runs them.
         const std::string src = AUXSCOPE_SOURCE_DIR;
         std::string workload;
-        for (const char* f : {"decode/samples/DwarfUnwinder.cpp", "decode/images/ImageResolver.cpp",
-                              "decode/sideband/Sideband.cpp", "decode/perfdata/PerfDataReader.cpp"})
+        const std::vector<std::string> sources = {
+            "decode/samples/DwarfUnwinder.cpp", "decode/images/ImageResolver.cpp",
+            "decode/sideband/Sideband.cpp", "decode/perfdata/PerfDataReader.cpp"};
+        for (size_t i = 0; i < compileFiles && i < sources.size(); ++i) {
+            const std::string& f = sources[i];
             workload += "c++ -std=c++20 -O2 -I" + src + "/decode -I" + src + "/capture -c " + src + "/" + f +
                         " -o /dev/null & ";
+        }
         workload += "wait";
-        std::printf("recording %s: system-wide while compiling 4 files\n", build.c_str());
+        std::printf("recording %s: system-wide while compiling %zu files\n", build.c_str(), compileFiles);
         if (!runProgram({"perf", "record", "-e", "cpu-clock", "-F", "4000", "--call-graph", "dwarf", "-a",
                          "-o", build, "--", "sh", "-c", workload})
                  .ok)

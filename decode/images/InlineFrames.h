@@ -9,7 +9,9 @@
 // the place it was inlined at (DW_AT_call_file, DW_AT_call_line).
 //
 // Thread-safe after construction: each thread asks through a Worker of its own,
-// which opens each file once and keeps every answer by (file, address).
+// which opens each file once and keeps every answer by (file, address) (and
+// each process's mappings as the resolver first gave them: after
+// ImageResolver::update(), make new Workers).
 #include <cstdint>
 #include <memory>
 #include <span>

@@ -28,7 +28,9 @@
 //
 // Thread-safe: construct once, then one Worker per thread (its caches: files,
 // CFI rows, per-process module tables and Dwfls); unwind() may run on many
-// threads at once, each with its own Worker. The ImageResolver must outlive it.
+// threads at once, each with its own Worker. The ImageResolver must outlive it;
+// a Worker keeps what the resolver said when it first saw each process, so
+// after ImageResolver::update() (a live capture's next tick) make new Workers.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
