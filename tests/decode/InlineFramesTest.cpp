@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,14 +46,32 @@ std::string join(const std::vector<std::string>& v) {
     return s;
 }
 
-// perf marks a frame's own function "(inlined)" too when the name DWARF gives
-// it is not the name of the ELF symbol perf found there (glibc's
-// __libc_start_main_impl at __libc_start_main, ld.so's __mmap64 in a stripped
-// file): perf's chain is then ours with that function first.
-bool perfNamesTheFunction(const std::vector<std::string>& ours, const std::vector<std::string>& perf,
-                          const std::string& symbol) {
-    return perf.size() == ours.size() + 1 && std::equal(ours.begin(), ours.end(), perf.begin() + 1) &&
-           perf.front() != symbol;
+// A demangled C++ name without its parameter list: InlineFrames names
+// functions as the symbol table does (demangled with parameters), perf script
+// without them.
+std::string withoutParameters(const std::string& name) {
+    size_t end = name.size();
+    for (const char* qualifier : {" const", " volatile", " &&", " &"})
+        if (end >= std::strlen(qualifier) &&
+            name.compare(end - std::strlen(qualifier), std::string::npos, qualifier) == 0)
+            end -= std::strlen(qualifier);
+    if (end == 0 || name[end - 1] != ')') return name;
+    int depth = 0;
+    for (size_t i = end; i-- > 0;) {
+        if (name[i] == ')') ++depth;
+        if (name[i] == '(' && --depth == 0) return i > 0 ? name.substr(0, i) : name;
+    }
+    return name;
+}
+
+// perf lists the function holding the address as "(inlined)" too, outermost,
+// when the name DWARF gives it is not the name of the ELF symbol perf chose
+// there (glibc's __libc_start_main_impl at __libc_start_main, ld.so's __mmap64
+// in a stripped file, libtsan's interceptors under one of their aliases).
+// InlineFrames lists DW_TAG_inlined_subroutine scopes only, never that
+// function: perf's chain is then ours with one more name first.
+bool perfNamesTheFunction(const std::vector<std::string>& ours, const std::vector<std::string>& perf) {
+    return perf.size() == ours.size() + 1 && std::equal(ours.begin(), ours.end(), perf.begin() + 1);
 }
 
 }  // namespace
@@ -87,7 +106,7 @@ TEST(InlineFrames, AsPerfScriptNamesThem) {
             std::vector<std::string> got;
             bool scale = false;
             for (const InlineFrame& f : inlines.at(*worker, s.pid, ours[i])) {
-                got.emplace_back(f.function);
+                got.push_back(withoutParameters(std::string(f.function)));
                 if (f.function == "scale") {
                     scale = true;
                     EXPECT_NE(f.callFile.find("stacks_prog.c"), std::string_view::npos) << f.callFile;
@@ -101,7 +120,7 @@ TEST(InlineFrames, AsPerfScriptNamesThem) {
             }
             if (got == expected) {
                 ++equal;
-            } else if (perfNamesTheFunction(got, expected, c->functionName(s.pid, ours[i]))) {
+            } else if (perfNamesTheFunction(got, expected)) {
                 ++functionItself;
             } else if (++differ <= 10) {
                 ADD_FAILURE() << "frame " << std::hex << pf.address << std::dec << " ("

@@ -68,8 +68,19 @@ std::string recordOnce(const std::string& name, const std::string& program, cons
         if (lock >= 0) ::close(lock);
         return {};
     }
+    // What was recorded: a recording of another program (another build tree's
+    // copy) or other options is made again.
+    const std::string what = program + " " + args + " | " + perfOptions + "\n";
+    const std::string whatFile = dir + "/" + name + ".what";
+    std::string recorded;
+    if (FILE* f = std::fopen(whatFile.c_str(), "r")) {
+        char line[4096];
+        if (std::fgets(line, sizeof line, f)) recorded = line;
+        std::fclose(f);
+    }
     struct stat fileStat, programStat;
-    const bool fresh = ::stat(file.c_str(), &fileStat) == 0 && ::stat(program.c_str(), &programStat) == 0 &&
+    const bool fresh = recorded == what && ::stat(file.c_str(), &fileStat) == 0 &&
+                       ::stat(program.c_str(), &programStat) == 0 &&
                        fileStat.st_mtime > programStat.st_mtime && fileStat.st_size > 0;
     if (!fresh) {
         const std::string tmp = file + ".tmp";
@@ -81,6 +92,10 @@ std::string recordOnce(const std::string& name, const std::string& program, cons
             error = "perf record failed: " + out;
             ::close(lock);
             return {};
+        }
+        if (FILE* f = std::fopen(whatFile.c_str(), "w")) {
+            std::fputs(what.c_str(), f);
+            std::fclose(f);
         }
     }
     ::close(lock);

@@ -34,7 +34,8 @@ std::string perfRecordUnavailable();
 std::string capturesDir();
 
 // `perf record -e cpu-clock -F FREQ --call-graph dwarf -o DIR/NAME.data -- PROGRAM ARGS`,
-// made once: an existing recording newer than PROGRAM is used again. Returns
+// made once: an existing recording of the same command, newer than PROGRAM,
+// is used again. Returns
 // the file, or "" with `error` set.
 std::string recordOnce(const std::string& name, const std::string& program, const std::string& args,
                        const std::string& perfOptions, std::string& error);
