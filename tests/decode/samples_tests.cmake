@@ -27,7 +27,7 @@ foreach(program stacks_prog_minidebuginfo stacks_prog32)
     add_dependencies(samples_unwind_tests ${program})
   endif()
 endforeach()
-gtest_discover_tests(samples_unwind_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
+gtest_discover_tests(samples_unwind_tests TEST_PREFIX "samples_unwind_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
   ENVIRONMENT "AUXSCOPE_SAMPLES_DIR=${CMAKE_CURRENT_BINARY_DIR}/samples-captures")
 
 add_executable(samples_inline_tests
@@ -38,7 +38,7 @@ target_link_libraries(samples_inline_tests PRIVATE auxscope_decode PkgConfig::li
   GTest::gtest_main)
 target_compile_definitions(samples_inline_tests PRIVATE AUXSCOPE_STACKS_PROG_NOFP="$<TARGET_FILE:stacks_prog_nofp>")
 add_dependencies(samples_inline_tests stacks_prog_nofp)
-gtest_discover_tests(samples_inline_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
+gtest_discover_tests(samples_inline_tests TEST_PREFIX "samples_inline_tests." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180
   ENVIRONMENT "AUXSCOPE_SAMPLES_DIR=${CMAKE_CURRENT_BINARY_DIR}/samples-captures")
 
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/unwind_fuzz.cmake)
