@@ -14,13 +14,14 @@
 // --record makes two captures with perf and benches them: DIR/prog.data
 // (stacks_prog_nofp for S seconds, default 3) and DIR/build.data (system-wide
 // while compiling N of this repository's files at once, default 2, at most 4;
-// two take ~40 s here and make ~1 GB). Times are
-// the unwinding thread's CPU time (the machine is shared); the anchors' are
-// their user + system time (with the helpers they wait for: perf report runs
-// addr2line), with wall time beside; an anchor still running after
-// --anchor-limit seconds (900) is stopped and reported as "more than".
-// With --engine both, every sample's frames and stop are compared between the
-// engines (the count that differ is printed: 0 expected).
+// two made ~600 MB here). Times are the unwinding thread's CPU time (the
+// machine is shared); the anchors' are their user + system time (with the
+// helpers they wait for: perf report runs addr2line), with wall time beside;
+// an anchor still running after --anchor-limit seconds (900) is stopped and
+// reported as "more than". With --engine both, every sample's frames and stop
+// are compared between the engines and the count that differ is printed (0
+// but where a process's mappings overlap once whole files are counted: libdwfl
+// finds a module by its file's whole extent, the CFI rows by the mapping).
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>

@@ -15,7 +15,10 @@
 //
 // Two engines give the same frames (the tests compare them on every sample of
 // real captures, on bad input and in a fuzzer), but where the only CFI is in
-// .gnu_debugdata, which libdwfl's unwinder does not read:
+// .gnu_debugdata, which libdwfl's unwinder does not read, and where a
+// process's files overlap once taken whole (libdwfl finds a frame's module by
+// its file's whole extent, the CFI rows by the mapping itself: two programs
+// in one process image, as a sideband that missed an exec gives):
 //   - Engine::Libdwfl: libdwfl itself, dwfl_attach_state + dwfl_getthread_frames,
 //     with one Dwfl per process (every mapped file reported once, at its load
 //     bias) kept per Worker instead of perf's Dwfl per sample;
