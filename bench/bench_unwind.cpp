@@ -240,10 +240,12 @@ void benchFile(const std::string& path, const std::vector<DwarfUnwinder::Engine>
          {std::pair<const char*, Run>{"perf report --stdio", report},
           std::pair<const char*, Run>{"hotspot-perfparser --output /dev/null", parser}}) {
         if (run.timedOut) {
+            // Its helpers (perf report's addr2line) were killed, not waited for: their CPU time is not in
+            // run.cpu.
             std::printf(
-                "  %-38s stopped after %.0f s wall (%.2f s CPU by then): more than %.0fx auxscope's "
-                "unwinding\n",
-                name, run.wall, run.cpu, rowsCpu > 0 ? run.cpu / rowsCpu : 0.0);
+                "  %-38s stopped after %.0f s wall (%.2f s CPU of its own by then, its helpers' not "
+                "counted)\n",
+                name, run.wall, run.cpu);
         } else if (!run.ok) {
             std::printf("  %-38s failed (is it installed?)\n", name);
         } else {
