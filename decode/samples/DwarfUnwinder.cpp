@@ -492,7 +492,15 @@ UnwindStop DwarfUnwinder::unwind(Worker& worker, int32_t pid, const UserStackCop
     UnwindMemory memory(copy.stack, sp, layout->elf32, images_, pid);
     ProcessModules& process = w.process(pid, layout->frameRegs);
     w.seen.clear();
-    w.seenHashes.clear();
+    // Used past 64 frames only; clear() costs the bucket count, so a set a very
+    // deep stack grew is dropped rather than cleared sample after sample.
+    if (!w.seenHashes.empty()) {
+        if (w.seenHashes.bucket_count() > 4096) {
+            std::unordered_set<uint64_t>().swap(w.seenHashes);
+        } else {
+            w.seenHashes.clear();
+        }
+    }
     const size_t before = frames.size();
     UnwindStop stop;
     if (options_.engine == Engine::Libdwfl) {
