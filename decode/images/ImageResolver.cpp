@@ -504,11 +504,11 @@ void ImageResolver::addRegions(ProcessImage& process, const std::vector<Mapping>
                 kept.push_back(r);
                 continue;
             }
-            if (r.start < m.start) kept.push_back({r.start, m.start, r.pgoff, r.file, r.kernel});
+            if (r.start < m.start) kept.push_back({r.start, m.start, r.pgoff, r.file, r.kernel, r.buildId});
             if (r.end > m.end())
-                kept.push_back({m.end(), r.end, r.pgoff + (m.end() - r.start), r.file, r.kernel});
+                kept.push_back({m.end(), r.end, r.pgoff + (m.end() - r.start), r.file, r.kernel, r.buildId});
         }
-        kept.push_back({m.start, m.end(), m.pgoff, file, m.kernel});
+        kept.push_back({m.start, m.end(), m.pgoff, file, m.kernel, &m.buildId});
         std::sort(kept.begin(), kept.end(),
                   [](const Region& a, const Region& b) { return a.start < b.start; });
         regions = std::move(kept);
@@ -667,6 +667,24 @@ std::span<const uint8_t> ImageResolver::bytesAt(int32_t pid, uint64_t ip) const 
     }
     if (!from) return {};
     return {from, size_t(available)};
+}
+
+std::vector<ImageResolver::MappedModule> ImageResolver::mappedModules(int32_t pid) const {
+    std::vector<MappedModule> out;
+    auto it = processes_.find(pid);
+    if (it == processes_.end()) return out;
+    for (const Region& r : it->second.regions) {
+        if (r.kernel) continue;
+        MappedModule m;
+        m.start = r.start, m.end = r.end, m.pgoff = r.pgoff, m.file = uint32_t(r.file);
+        if (mappedOf_[r.file] >= 0) {
+            const MappedFile& f = mapped_[mappedOf_[r.file]];
+            m.bytes = {f.data, size_t(f.size)};
+        }
+        if (r.buildId) m.buildId = {r.buildId->data(), r.buildId->size()};
+        out.push_back(m);
+    }
+    return out;
 }
 
 std::string ImageResolver::mappingAt(int32_t pid, uint64_t ip) const {

@@ -148,13 +148,35 @@ public:
     // long as the resolver lives. Empty outside any section.
     std::span<const uint8_t> bytesAt(int32_t pid, uint64_t ip) const;
 
+    // The user-space mappings of `pid` with the whole file behind each, for
+    // readers that need more of a file than its code bytes (DWARF unwinding and
+    // inlined frames read .eh_frame, .debug_frame, .debug_info): by start, not
+    // overlapping, kernel maps left out. A mapping whose file was not found
+    // (or is no file: "//anon", "[heap]") is listed with empty `bytes`. Safe to
+    // call from any thread after prepare(); the spans live as long as the
+    // resolver (and, for `buildId`, the sideband it was last given).
+    struct MappedModule {
+        uint64_t start = 0, end = 0;       // the mapping's addresses (the part later mappings left)
+        uint64_t pgoff = 0;                // file offset of `start`
+        uint32_t file = 0;                 // index into files(): one per recorded name
+        std::span<const uint8_t> bytes;    // the file as found, mapped read-only (empty: missing)
+        std::span<const uint8_t> buildId;  // as the recording gives it for this mapping (empty: none)
+    };
+    std::vector<MappedModule> mappedModules(int32_t pid) const;
+
 private:
     struct Region {
         uint64_t start, end;
         uint64_t pgoff;
         int file;  // index into files_/symbols_
         bool kernel;
-        bool operator==(const Region&) const = default;
+        // The recorded build-id of the mapping (in the sideband's Mapping): not
+        // part of what makes two images the same code for update().
+        const std::vector<uint8_t>* buildId = nullptr;
+        bool operator==(const Region& o) const {
+            return start == o.start && end == o.end && pgoff == o.pgoff && file == o.file &&
+                   kernel == o.kernel;
+        }
     };
     struct ProcessImage {
         std::vector<Region> regions;  // sorted by start, non-overlapping

@@ -3,6 +3,7 @@
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ElfSymbols.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/InlineFrames.cpp
 )
 # The code view: capstone disassembly with per-instruction counts, libdw source lines.
 target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/CodeAnnotation.cpp)

@@ -5,4 +5,8 @@
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/Callchain.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SampleProfile.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/DwarfUnwinder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ElfCfi.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/UnwindStep.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/UserRegisters.cpp
 )

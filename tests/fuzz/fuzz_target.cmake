@@ -65,14 +65,15 @@ endfunction()
 
 # auxscope_add_fuzzer(NAME test-name TARGET fuzzer-target SCRIPT run-script
 #                     SOURCES ... [HEADERS ...] [INCLUDES ...] [OBJECTS ...] [LIBS ...]
-#                     [SCRIPT_ARGS ...] [DEPENDS target ...] [CRASHES dir])
+#                     [SCRIPT_ARGS ...] [DEPENDS target ...] [CRASHES dir] [NO_DATA])
 # OBJECTS (from auxscope_fuzz_objects) are linked in beside SOURCES. SCRIPT_ARGS
 # follow the fuzzer on the run script's command line (generator expressions
 # allowed); DEPENDS are targets the run script uses. CRASHES: a folder of inputs
 # that once crashed the target (tests/fuzz/<target>-crashes), replayed by the
-# test NAME_crashes (declared when the folder exists).
+# test NAME_crashes (declared when the folder exists). NO_DATA: the run script
+# makes its seeds without the shared test data, so the test runs without it too.
 function(auxscope_add_fuzzer)
-  cmake_parse_arguments(F "" "NAME;TARGET;SCRIPT;CRASHES"
+  cmake_parse_arguments(F "NO_DATA" "NAME;TARGET;SCRIPT;CRASHES"
                         "SOURCES;HEADERS;INCLUDES;OBJECTS;LIBS;SCRIPT_ARGS;DEPENDS" ${ARGN})
   if(AUXSCOPE_FUZZ_REASON STREQUAL "")
     file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
@@ -91,16 +92,24 @@ function(auxscope_add_fuzzer)
     if(F_DEPENDS)
       add_dependencies(${F_TARGET} ${F_DEPENDS})
     endif()
-    auxscope_add_data_test(NAME ${F_NAME} COMMAND sh ${F_SCRIPT} "${AUXSCOPE_TEST_DATA_DIR}" 45 ${_fuzzer}
-      ${F_SCRIPT_ARGS})
+    if(F_NO_DATA)
+      add_test(NAME ${F_NAME} COMMAND sh ${F_SCRIPT} "${AUXSCOPE_TEST_DATA_DIR}" 45 ${_fuzzer} ${F_SCRIPT_ARGS})
+    else()
+      auxscope_add_data_test(NAME ${F_NAME} COMMAND sh ${F_SCRIPT} "${AUXSCOPE_TEST_DATA_DIR}" 45 ${_fuzzer}
+        ${F_SCRIPT_ARGS})
+    endif()
     set_property(GLOBAL APPEND PROPERTY AUXSCOPE_FUZZER_TARGETS ${F_TARGET})
     if(F_CRASHES AND EXISTS ${F_CRASHES})
       add_test(NAME ${F_NAME}_crashes COMMAND sh ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/replay_crashes.sh ${_fuzzer} ${F_CRASHES})
       set_tests_properties(${F_NAME}_crashes PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
     endif()
   else()
-    auxscope_add_data_test(NAME ${F_NAME} COMMAND sh ${F_SCRIPT} "${AUXSCOPE_TEST_DATA_DIR}" 45
-      --skip "${AUXSCOPE_FUZZ_REASON}")
+    if(F_NO_DATA)
+      add_test(NAME ${F_NAME} COMMAND sh ${F_SCRIPT} "${AUXSCOPE_TEST_DATA_DIR}" 45 --skip "${AUXSCOPE_FUZZ_REASON}")
+    else()
+      auxscope_add_data_test(NAME ${F_NAME} COMMAND sh ${F_SCRIPT} "${AUXSCOPE_TEST_DATA_DIR}" 45
+        --skip "${AUXSCOPE_FUZZ_REASON}")
+    endif()
     if(F_CRASHES AND EXISTS ${F_CRASHES})
       add_test(NAME ${F_NAME}_crashes COMMAND sh -c "echo \"SKIPPED: $0\"; exit 77" "${AUXSCOPE_FUZZ_REASON}")
       set_tests_properties(${F_NAME}_crashes PROPERTIES SKIP_RETURN_CODE 77)
