@@ -24,7 +24,7 @@ namespace {
 const char* kHelp =
     R"(usage: auxscope report PERF.DATA [--source auto|trace|samples|off-cpu] [--event NAME]
                        [--tid T] [--time A-B] [--sort KEY] [--format text|csv|json] [--top N]
-                       [--tree] [--threads] [--cpu N] [--symfs DIR] [--vmlinux FILE]
+                       [--tree] [--threads] [--no-inline] [--cpu N] [--symfs DIR] [--vmlinux FILE]
                        [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
 
 Prints the statistics of a time range of a perf.data: the top functions and, with
@@ -54,6 +54,9 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
   --tree          also the call tree (top-down), every stack with its cost
   --threads       samples, off-cpu: also each thread's samples and its time on CPU,
                   off CPU and their sum (wall-clock) in the range
+  --no-inline     samples, off-cpu: no frames for functions inlined at an address
+                  (their samples count in the function they were inlined into, as
+                  perf report --no-inline counts them)
   --format F      text (default), csv (one row per function, gap and, with --tree,
                   call tree node) or json
   --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N:
@@ -86,6 +89,7 @@ struct ReportArgs : DecodeSelection {
     size_t top = 30;
     bool tree = false;
     bool threadTable = false;
+    bool inlineFrames = true;
     // --time: each side absolute or relative to the recording's start.
     std::optional<uint64_t> begin, end;
     bool beginRelative = false, endRelative = false;
@@ -153,6 +157,8 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
             out.tree = true;
         } else if (a == "--threads") {
             out.threadTable = true;
+        } else if (a == "--no-inline") {
+            out.inlineFrames = false;
         } else if (!a.empty() && a[0] == '-') {
             return makeError("unknown option " + a);
         } else if (out.path.empty()) {
@@ -564,6 +570,7 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
     SampleProfileOptions options;
     options.images = a.session.images;
     options.threads = a.threads;
+    options.inlineFrames = a.inlineFrames;
     auto loaded = SampleProfile::load(file, std::make_shared<const Sideband>(std::move(*sideband)), options);
     if (!loaded) {
         std::cerr << "auxscope report: " << a.path << ": " << loaded.error().message << "\n";

@@ -4,10 +4,14 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 
+#include "images/InlineFrames.h"
 #include "perfdata/PerfDataReader.h"
+#include "samples/DwarfUnwinder.h"
 #include "sideband/Sideband.h"
 
 namespace auxscope {
@@ -71,6 +75,77 @@ struct SampleProfile::Builder {
     std::map<std::string, uint64_t> noteCounts;
     std::vector<RawFrame> frames;  // the sample being read
 
+    // --call-graph dwarf: user stack copies unwound in batches on worker
+    // threads as the records are read (the reading thread waits for each batch).
+    struct UnwindJob {
+        uint32_t sample;  // index in file order
+        int32_t pid;
+        std::vector<RawFrame> head;  // the callchain's frames (its kernel part), leaf first
+        UserStackCopy copy;          // views into the file, or into `owned` for a compressed record
+        std::vector<uint8_t> owned;
+        std::vector<uint64_t> user;  // unwound
+        UnwindStop stop = UnwindStop::Complete;
+    };
+    std::unique_ptr<DwarfUnwinder> unwinder;
+    std::string noUnwinder;  // why there is none where stacks were copied
+    std::vector<std::unique_ptr<DwarfUnwinder::Worker>> workers;
+    std::vector<UnwindJob> jobs;
+    size_t jobBytes = 0;
+    static constexpr size_t kBatchJobs = 8192;
+    static constexpr size_t kBatchBytes = size_t(256) << 20;
+
+    unsigned threadCount() const {
+        return options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+    }
+
+    // Unwinds the pending jobs on every worker, then interns their stacks in
+    // file order (raw stack ids do not depend on the threads).
+    void flushUnwinding() {
+        if (jobs.empty()) return;
+        const unsigned n = std::min<unsigned>(threadCount(), unsigned(jobs.size()));
+        while (workers.size() < n)
+            workers.push_back(unwinder->worker());
+        std::atomic<size_t> next{0};
+        auto work = [&](DwarfUnwinder::Worker& w) {
+            for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size();) {
+                UnwindJob& j = jobs[i];
+                j.stop = unwinder->unwind(w, j.pid, j.copy, j.user, options.maxStack);
+            }
+        };
+        std::vector<std::thread> threads;
+        for (unsigned t = 1; t < n; ++t)
+            threads.emplace_back(work, std::ref(*workers[t]));
+        work(*workers[0]);
+        for (std::thread& t : threads)
+            t.join();
+        for (UnwindJob& j : jobs) {
+            frames = std::move(j.head);
+            for (uint64_t a : j.user)
+                frames.push_back({a, FrameContext::User});
+            noteUnwindStop(j.stop);
+            if (frames.empty()) frames.push_back({p.ipInFileOrder_[j.sample], FrameContext::User});
+            p.raw_[j.sample] = intern(j.pid, frames);
+        }
+        jobs.clear();
+        jobBytes = 0;
+    }
+
+    void noteUnwindStop(UnwindStop stop) {
+        switch (stop) {
+            case UnwindStop::Complete:
+                return;
+            case UnwindStop::StackCopyEnd:
+                return note(
+                    "user stacks unwound to the end of their stack copy, not to the outermost frame "
+                    "(deep stacks: record with a larger --call-graph dwarf,SIZE)");
+            case UnwindStop::MaxFrames:
+                return note("user stacks cut at " + std::to_string(options.maxStack) + " frames");
+            default:
+                return note(std::string("user stacks whose unwinding stopped early: ") +
+                            unwindStopName(stop));
+        }
+    }
+
     void note(const std::string& reason) { ++noteCounts[reason]; }
 
     uint32_t intern(int32_t pid, std::span<const RawFrame> stack) {
@@ -100,8 +175,12 @@ struct SampleProfile::Builder {
 
     Expected<void> readSamples() {
         const Sideband& sb = *p.sideband_;
-        for (size_t i = 0; i < file.attrs().size(); ++i)
+        std::vector<uint64_t> fixedPeriod;
+        for (size_t i = 0; i < file.attrs().size(); ++i) {
+            const perf_event_attr& a = file.attrs()[i].attr;
             p.events_.push_back(describeEvent(file.attrs()[i], int(i), sb.model()));
+            fixedPeriod.push_back(a.freq ? 1 : std::max<uint64_t>(a.sample_period, 1));
+        }
         uint64_t samples = 0;
         if (auto it = file.summary().recordsByType.find(PERF_RECORD_SAMPLE);
             it != file.summary().recordsByType.end())
@@ -132,8 +211,13 @@ struct SampleProfile::Builder {
             if (r.parseError)
                 note("samples cut short (" + *r.parseError + "): the stack read so far is kept");
             SampledEvent& ev = p.events_[size_t(s.event->descIndex)];
+            // Without PERIOD in the sample every sample stands for attr.sample_period events, as perf reads
+            // it.
+            const uint64_t period = (s.event->sampleType & PERF_SAMPLE_PERIOD)
+                                        ? s.period
+                                        : fixedPeriod[size_t(s.event->descIndex)];
             ++ev.samples;
-            ev.period += s.period;
+            ev.period += period;
             frames.clear();
             if (!s.callchain.empty()) {
                 ++ev.withCallchain;
@@ -149,28 +233,68 @@ struct SampleProfile::Builder {
                         break;
                 }
             }
-            if (!s.stackUser.empty() && s.regsUserAbi != PERF_SAMPLE_REGS_ABI_NONE) {
-                ++ev.withUserStack;
-                note(
-                    "user stack copies not unwound (no DWARF unwinder in this build): "
-                    "their stacks are the kernel callchain and the sampled address");
-            }
-            if (frames.empty()) frames.push_back({s.ip, contextOfMisc(r.header.misc)});
+            const int32_t pid = s.pid >= 0 ? s.pid : sb.pidOf(s.tid);
             p.time_.push_back(s.time);
-            p.period_.push_back(s.period);
+            p.period_.push_back(period);
             p.tid_.push_back(s.tid);
-            p.pid_.push_back(s.pid >= 0 ? s.pid : sb.pidOf(s.tid));
+            p.pid_.push_back(pid);
             p.cpu_.push_back(int16_t(s.cpu != UINT32_MAX ? int(s.cpu) : int(r.cpu)));
             p.event_.push_back(int16_t(s.event->descIndex));
-            p.raw_.push_back(intern(p.pid_.back(), frames));
+            p.ipInFileOrder_.push_back(s.ip);
+            if (!s.stackUser.empty() && s.regsUserAbi != PERF_SAMPLE_REGS_ABI_NONE && !s.regsUser.empty()) {
+                ++ev.withUserStack;
+                if (unwinder) {
+                    // Its stack: the callchain's (kernel) frames, then the unwound user frames.
+                    UnwindJob j{uint32_t(p.raw_.size()), pid, std::move(frames), {}, {}, {},
+                                UnwindStop::Complete};
+                    frames = {};
+                    j.copy = {s.regsUserAbi, s.event->sampleRegsUser, s.regsUser, s.stackUser};
+                    if (r.compressed) {
+                        // The record lives in a buffer the next record reuses: keep a copy.
+                        j.owned.assign(s.regsUser.begin(), s.regsUser.end());
+                        j.owned.insert(j.owned.end(), s.stackUser.begin(), s.stackUser.end());
+                        j.copy.regs = std::span<const uint8_t>(j.owned).first(s.regsUser.size());
+                        j.copy.stack = std::span<const uint8_t>(j.owned).subspan(s.regsUser.size());
+                        jobBytes += j.owned.size();
+                    }
+                    p.raw_.push_back(UINT32_MAX);  // set when its batch is unwound
+                    jobs.push_back(std::move(j));
+                    if (jobs.size() >= kBatchJobs || jobBytes >= kBatchBytes) flushUnwinding();
+                    return true;
+                }
+                note("user stack copies not unwound (" + noUnwinder +
+                     "): their stacks are the kernel callchain and the sampled address");
+            }
+            if (frames.empty()) frames.push_back({s.ip, contextOfMisc(r.header.misc)});
+            p.raw_.push_back(intern(pid, frames));
             return true;
         });
         if (cancelled) return makeError("cancelled");
+        flushUnwinding();
         if (!walked) note("records after damage at " + walked.error().message + " (not read)");
         return {};
     }
 
-    // Each raw stack's functions, outermost first, into the tree.
+    // The unwinder, where some event copies user stacks and the recording's
+    // architecture is one it knows.
+    void prepareUnwinder() {
+        bool copies = false;
+        for (const PerfAttr& a : file.attrs())
+            copies |=
+                (a.attr.sample_type & PERF_SAMPLE_REGS_USER) && (a.attr.sample_type & PERF_SAMPLE_STACK_USER);
+        if (!copies) return;
+        const std::string arch = file.features().arch.value_or("");
+        const uint16_t machine = elfMachineOfArch(arch);
+        if (!machine) {
+            noUnwinder = "the recording's architecture '" + arch + "' is not one the DWARF unwinder knows";
+            return;
+        }
+        unwinder = std::make_unique<DwarfUnwinder>(*p.images_, machine);
+    }
+
+    // Each raw stack's functions, outermost first, into the tree: per frame
+    // the symbol's function, then (user code with DWARF) the functions inlined
+    // there, each a frame of its own.
     void symbolize() {
         struct Key {
             int32_t pid;
@@ -182,7 +306,19 @@ struct SampleProfile::Builder {
                 return size_t(mix(k.address, uint64_t(uint32_t(k.pid))));
             }
         };
-        std::unordered_map<Key, uint32_t, KeyHash> functionOf;
+        // Per distinct address: its functions, outermost first, chains[first, first + count).
+        struct Chain {
+            uint32_t first = 0, count = 0;
+        };
+        std::unordered_map<Key, Chain, KeyHash> functionsOf;
+        std::vector<uint32_t> chains;
+        std::map<std::pair<std::string, std::string>, uint32_t> inlinedIds;  // (name, file) -> id
+        std::unique_ptr<InlineFrames> inlines;
+        std::unique_ptr<InlineFrames::Worker> inlineWorker;
+        if (options.inlineFrames) {
+            inlines = std::make_unique<InlineFrames>(*p.images_);
+            inlineWorker = inlines->worker();
+        }
         const size_t stacks = p.rawPid_.size();
         p.rawNode_.assign(stacks, 0);
         for (size_t k = 0; k < stacks; ++k) {
@@ -191,10 +327,29 @@ struct SampleProfile::Builder {
             for (uint32_t f = p.rawBegin_[k + 1]; f-- > p.rawBegin_[k];) {
                 const RawFrame& frame = p.rawFrames_[f];
                 // Kernel code is the same in every process: one cache entry for all.
-                const Key key{frame.context == FrameContext::Kernel ? -1 : pid, frame.address};
-                auto [it, fresh] = functionOf.try_emplace(key, FunctionTable::kUnknown);
-                if (fresh) it->second = p.images_->functionAt(pid, frame.address);
-                node = p.tree_.child(node, it->second);
+                const bool kernel = frame.context == FrameContext::Kernel;
+                const Key key{kernel ? -1 : pid, frame.address};
+                auto [it, fresh] = functionsOf.try_emplace(key);
+                if (fresh) {
+                    it->second.first = uint32_t(chains.size());
+                    const uint32_t function = p.images_->functionAt(pid, frame.address);
+                    chains.push_back(function);
+                    if (inlines && !kernel && function != FunctionTable::kUnknown) {
+                        const std::string file = (*p.functions_)[function].file;
+                        for (const InlineFrame& in : inlines->at(*inlineWorker, pid, frame.address)) {
+                            auto [id, made] = inlinedIds.try_emplace({std::string(in.function), file}, 0);
+                            if (made) {
+                                FunctionInfo info{std::string(in.function), file, 0};
+                                info.inlined = true;
+                                id->second = p.functions_->add(std::move(info));
+                            }
+                            chains.push_back(id->second);
+                        }
+                    }
+                    it->second.count = uint32_t(chains.size()) - it->second.first;
+                }
+                for (uint32_t c = 0; c < it->second.count; ++c)
+                    node = p.tree_.child(node, chains[it->second.first + c]);
             }
             p.rawNode_[k] = node;
         }
@@ -221,6 +376,7 @@ struct SampleProfile::Builder {
         permute(p.cpu_);
         permute(p.event_);
         permute(p.raw_);
+        p.ipInFileOrder_ = {};
         // Dense thread indices.
         std::vector<int32_t> tids = p.tid_;
         std::sort(tids.begin(), tids.end());
@@ -290,7 +446,8 @@ Expected<std::shared_ptr<const SampleProfile>> SampleProfile::load(const PerfDat
     p->functions_ = std::make_shared<FunctionTable>();
     p->images_ = std::make_unique<ImageResolver>(*p->sideband_, *p->functions_, options.images);
     p->images_->prepare();
-    Builder b{*p, file, options, {}, {}, {}, {}};
+    Builder b{*p, file, options};
+    b.prepareUnwinder();
     if (auto r = b.readSamples(); !r) return r.error();
     b.symbolize();
     b.sortByTime();

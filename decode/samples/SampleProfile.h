@@ -51,7 +51,11 @@ class Sideband;
 struct SampleProfileOptions {
     ImageOptions images;
     size_t maxStack = kDefaultMaxStack;  // addresses per stack (perf report's --max-stack)
-    unsigned threads = 0;                // unwinding and symbolizing threads; 0: every core
+    // Functions inlined at an address (DWARF) as frames of their own, as
+    // hotspot and perf report --inline show them; false: the symbol's function
+    // only (perf report --no-inline).
+    bool inlineFrames = true;
+    unsigned threads = 0;  // unwinding and symbolizing threads; 0: every core
     // Now and then, with bytes of the data section read; false cancels (load
     // fails with "cancelled").
     std::function<bool(uint64_t done, uint64_t total)> progress;
@@ -145,7 +149,8 @@ private:
     std::vector<uint32_t> thread_;  // dense thread index (threadTids_)
     std::vector<int32_t> threadTids_;
     std::vector<int16_t> cpu_, event_;
-    std::vector<uint32_t> raw_;  // its raw stack
+    std::vector<uint32_t> raw_;            // its raw stack
+    std::vector<uint64_t> ipInFileOrder_;  // while loading: the sampled addresses
     // Raw stacks: frames (leaf first) of stack k in [rawBegin_[k], rawBegin_[k + 1]).
     std::vector<RawFrame> rawFrames_;
     std::vector<uint32_t> rawBegin_;

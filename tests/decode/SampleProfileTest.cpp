@@ -45,14 +45,17 @@ std::string recordWithPerf(const TempDir& dir, const std::string& callGraph, con
     return path;
 }
 
-std::shared_ptr<const SampleProfile> load(const std::string& path) {
+std::shared_ptr<const SampleProfile> load(const std::string& path, bool inlineFrames = true) {
     auto file = PerfDataReader::open(path);
     EXPECT_TRUE(file) << file.error().message;
     if (!file) return nullptr;
     auto sideband = Sideband::load(*file);
     EXPECT_TRUE(sideband) << sideband.error().message;
     if (!sideband) return nullptr;
-    auto profile = SampleProfile::load(*file, std::make_shared<const Sideband>(std::move(*sideband)));
+    SampleProfileOptions options;
+    options.inlineFrames = inlineFrames;
+    auto profile =
+        SampleProfile::load(*file, std::make_shared<const Sideband>(std::move(*sideband)), options);
     EXPECT_TRUE(profile) << profile.error().message;
     return profile ? *profile : nullptr;
 }
@@ -162,7 +165,8 @@ protected:
         TempDir dir("samples");
         const std::string path = recordWithPerf(dir, callGraph, program);
         if (path.rfind("perf record failed", 0) == 0) GTEST_SKIP() << path;
-        auto profile = load(path);
+        // perf report --no-inline: a symbol's function per frame, as perf counts self.
+        auto profile = load(path, false);
         ASSERT_TRUE(profile);
         ASSERT_FALSE(profile->events().empty());
         SampleQuery q;
@@ -216,6 +220,16 @@ protected:
 
 TEST_F(SampleProfilePerf, FramePointerCallchainsEqualPerfReport) {
     check("fp", AUXSCOPE_STACKS_PROG_FP);
+}
+
+// --call-graph dwarf on the build without frame pointers: perf unwinds with
+// libunwind here, auxscope with its DWARF unwinder (samples/DwarfUnwinder).
+TEST_F(SampleProfilePerf, DwarfUnwoundStacksEqualPerfReport) {
+    check("dwarf", AUXSCOPE_STACKS_PROG_NOFP);
+}
+
+TEST_F(SampleProfilePerf, DwarfUnwoundStacksOfFramePointerCodeEqualPerfReport) {
+    check("dwarf", AUXSCOPE_STACKS_PROG_FP);
 }
 
 TEST_F(SampleProfilePerf, SamplesWithoutStacksCountTheirFunction) {
@@ -315,4 +329,47 @@ TEST(SampleProfile, OffCpuTimeByTheStackThreadsBlockedIn) {
         EXPECT_LE(t.onCpuTime + t.offCpuTime,
                   profile->sideband().model().lastTime() - profile->sideband().model().firstTime() + 1)
             << tid;
+}
+
+// Inlined functions are frames of their own: scale() inlined into leaf, in the
+// -O2 build's DWARF, with its own self samples; leaf's symbol-level self is
+// the sum of the two.
+TEST(SampleProfile, InlinedFunctionsAreFrames) {
+    TempDir dir("samples");
+    const std::string path = recordWithPerf(dir, "dwarf", AUXSCOPE_STACKS_PROG_NOFP);
+    if (path.rfind("perf record failed", 0) == 0) GTEST_SKIP() << path;
+    auto withInline = load(path, true), without = load(path, false);
+    ASSERT_TRUE(withInline && without);
+    SampleQuery q;
+    auto a = computeSampleRangeStats(*withInline, q), b = computeSampleRangeStats(*without, q);
+    ASSERT_TRUE(a && b);
+    const auto inl = byName(*withInline, *a), plainNames = byName(*without, *b);
+    ASSERT_TRUE(inl.count("scale")) << "no inlined scale()";
+    EXPECT_TRUE(withInline
+                    ->functions()[std::find_if(a->functions.begin(), a->functions.end(),
+                                               [&](const FunctionStats& f) {
+                                                   return withInline->functions()[f.function].name == "scale";
+                                               })
+                                      ->function]
+                    .inlined);
+    const uint64_t leafSelf = inl.count("leaf") ? inl.at("leaf").selfSamples : 0;
+    EXPECT_EQ(leafSelf + inl.at("scale").selfSamples, plainNames.at("leaf").selfSamples);
+    EXPECT_EQ(inl.at("leaf").totalSamples, plainNames.at("leaf").totalSamples);
+    // scale's frames sit under leaf's in the tree.
+    bool underLeaf = false;
+    for (uint32_t n = 1; n < a->tree.size(); ++n) {
+        const auto& node = a->tree.nodes[n];
+        if (withInline->functions()[node.function].name == "scale" && node.parent != 0)
+            underLeaf |= withInline->functions()[a->tree.nodes[node.parent].function].name == "leaf";
+    }
+    EXPECT_TRUE(underLeaf);
+    // The stack of a sample in scale: its frame is marked inlined, at leaf's address.
+    for (size_t i = 0; i < withInline->size(); ++i) {
+        const auto stack = withInline->stack(i);
+        if (stack.size() < 2 || withInline->functions()[stack[0].function].name != "scale") continue;
+        EXPECT_TRUE(stack[0].inlined);
+        EXPECT_EQ(withInline->functions()[stack[1].function].name, "leaf");
+        EXPECT_EQ(stack[0].address, stack[1].address);
+        break;
+    }
 }
