@@ -11,69 +11,15 @@
 #include <set>
 #include <unordered_map>
 
+#include "export/PerfettoFields.h"
+#include "export/PerfettoPacketStream.h"
 #include "export/ProtoWriter.h"
 
 namespace auxscope {
 namespace {
 
-// Field numbers of Perfetto's trace protos (protos/perfetto/trace/...).
-namespace pf {
-constexpr uint32_t kTracePacket = 1;  // Trace.packet
-// TracePacket
-constexpr uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12,
-                   kSequenceFlags = 13, kTrackDescriptor = 60;
-constexpr uint64_t kSeqIncrementalStateCleared = 1, kSeqNeedsIncrementalState = 2;
-// TrackDescriptor
-constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid = 5, kCounter = 8;
-// ProcessDescriptor / ThreadDescriptor
-constexpr uint32_t kPid = 1, kProcessName = 6, kTid = 2, kThreadName = 5;
-// CounterDescriptor
-constexpr uint32_t kUnit = 3;
-constexpr uint64_t kUnitCount = 2;
-// TrackEvent
-constexpr uint32_t kDebugAnnotation = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCategories = 22,
-                   kEventName = 23, kCounterValue = 30, kDoubleCounterValue = 44;
-constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounterEvent = 4;
-// DebugAnnotation
-constexpr uint32_t kAnnNameIid = 1, kAnnName = 10, kAnnInt = 4, kAnnString = 6, kAnnPointer = 7;
-// InternedData, and its EventName / DebugAnnotationName entries
-constexpr uint32_t kInternedEventNames = 2, kInternedAnnotationNames = 3, kInternedIid = 1, kInternedName = 2;
-}  // namespace pf
-
 constexpr uint64_t kSpaceProcess = 1ull << 40, kSpaceThread = 2ull << 40, kSpaceCpu = 3ull << 40,
                    kSpaceCounter = 4ull << 40, kSpaceThreadRun = 5ull << 40, kSpaceSpansNoThread = 6ull << 40;
-
-class PacketStream {
-public:
-    explicit PacketStream(const std::string& path)
-        : path_(path), out_(path, std::ios::binary | std::ios::trunc) {}
-    bool opened() const { return bool(out_); }
-    // `interned`: the packet refers to (or defines) interned names, which the
-    // importer only accepts on a sequence whose incremental state was cleared.
-    void write(ProtoWriter& packet, bool interned = false) {
-        packet.u64(pf::kSequenceId, 1);
-        uint64_t flags = interned ? pf::kSeqNeedsIncrementalState : 0;
-        if (first_) {
-            flags |= pf::kSeqIncrementalStateCleared;
-            first_ = false;
-        }
-        if (flags) packet.u64(pf::kSequenceFlags, flags);
-        frame_.clear();
-        frame_.msg(pf::kTracePacket, packet);
-        out_.write(frame_.bytes().data(), std::streamsize(frame_.bytes().size()));
-    }
-    Expected<void> close() {
-        out_.close();
-        if (!out_) return makeError(path_ + ": write failed: " + std::strerror(errno));
-        return {};
-    }
-
-private:
-    std::string path_;
-    std::ofstream out_;
-    ProtoWriter frame_;
-    bool first_ = true;
-};
 
 void annotate(ProtoWriter& ev, const char* name, int64_t value, bool pointer = false) {
     ProtoWriter a;
@@ -274,7 +220,7 @@ std::unique_ptr<RangeCut> cutRange(const TraceModel& model, const ExportOptions&
 
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                               const ExportOptions& rangeOptions) {
-    PacketStream stream(path);
+    PerfettoPacketStream stream(path);
     if (!stream.opened()) return makeError(path + ": cannot create: " + std::strerror(errno));
     const std::unique_ptr<RangeCut> cut = cutRange(model, rangeOptions);
     ExportOptions options = rangeOptions;
