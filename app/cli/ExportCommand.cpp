@@ -65,14 +65,15 @@ callchains; "[off-CPU: no stack]" without).
   --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
   --time A-B      only [A, B] in perf time (ns; either side may be empty): only
                   that window is decoded, and the run slices and spans that
-                  overlap it are exported clipped to it, with the samples, losses
-                  and counter points inside it (what the GUI's "Export range" writes)
+                  overlap it are exported clipped to it (off-CPU stretches too),
+                  with the samples, losses and counter points inside it (what the
+                  GUI's "Export range" writes)
   --symfs DIR     look for mapped files under DIR first (code of traces and
                   symbols of stacks alike)
   --vmlinux FILE  kernel code and symbols (see auxscope decode --help)
   --kcore DIR|FILE  kernel code from a kcore copy, names from its kallsyms
   --kallsyms FILE kernel symbols
-  -j N            decode threads (default: all CPUs)
+  -j N            decode and stack symbolizing threads (default: all CPUs)
 )";
 
 // Whether any sampling event of the file records call stacks
