@@ -1,24 +1,30 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/ExportCommand.h"
 
+#include <linux/perf_event.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "cli/DecodeOptions.h"
 #include "export/TraceExport.h"
 #include "perfdata/PerfDataReader.h"
+#include "samples/SampleProfile.h"
+#include "sideband/Sideband.h"
 #include "sideband/TraceModelLoader.h"
 
 namespace auxscope {
 namespace {
 
 const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
-                       [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B] [--symfs DIR]
-                       [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
+                       [--no-stacks] [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B]
+                       [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
 
 Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
@@ -33,22 +39,53 @@ under it. In CSV, span rows: name = function, value = instructions, detail =
 depth; gap rows: cpu = the trace's CPU, name = reason, value = trace offset,
 detail = cause.
 
+A file whose samples carry call stacks (perf record -g or --call-graph,
+auxscope record -g) exports them, resolved to functions as auxscope report
+does: in Perfetto each sample is a perf sample with its call stack (a
+"callstacks" track per thread, its stack on click, and a flame graph of a
+selected area), and each time a thread spent switched out (from switch
+records) is an "off-CPU" slice on an "off CPU" track under the thread's, with
+the function it blocked in ("blocked in") and its stack as args. In CSV every
+row gets a tenth column, stack; sample rows (value = event, detail = address)
+hold their stack there folded: the functions from the outermost in, joined
+with ';', as flamegraph.pl reads them:
+  awk -F, '$1=="sample"{print $10}' OUT.csv | sort | uniq -c | awk '{c=$1; $1=""; print substr($0,2), c}'
+(names with a comma are quoted), and "off-cpu" rows (time_ns-end_ns, cpu = the
+CPU it ran on last, detail = the function it blocked in) hold the stack it
+blocked in (stacks of sched:sched_switch or context-switches samples with
+callchains; "[off-CPU: no stack]" without).
+
   --format F      perfetto (default) or csv
   -o, --output    output file (default: FILE with .pftrace or .csv)
   --no-samples    leave out individual samples
+  --no-stacks     leave out the samples' call stacks and the off-CPU time:
+                  export samples as a file without stacks exports them
   --decode        decode Intel PT (default when the file has Intel PT data)
   --no-decode     do not decode: scheduling, samples and losses only
   --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
   --time A-B      only [A, B] in perf time (ns; either side may be empty): only
                   that window is decoded, and the run slices and spans that
-                  overlap it are exported clipped to it, with the samples, losses
-                  and counter points inside it (what the GUI's "Export range" writes)
-  --symfs DIR     look for mapped files under DIR first
+                  overlap it are exported clipped to it (off-CPU stretches too),
+                  with the samples, losses and counter points inside it (what the
+                  GUI's "Export range" writes)
+  --symfs DIR     look for mapped files under DIR first (code of traces and
+                  symbols of stacks alike)
   --vmlinux FILE  kernel code and symbols (see auxscope decode --help)
   --kcore DIR|FILE  kernel code from a kcore copy, names from its kallsyms
   --kallsyms FILE kernel symbols
-  -j N            decode threads (default: all CPUs)
+  -j N            decode and stack symbolizing threads (default: all CPUs)
 )";
+
+// Whether any sampling event of the file records call stacks
+// (PERF_SAMPLE_CALLCHAIN, or user stack copies to unwind) and the file has samples.
+bool hasSampleStacks(const PerfDataReader& file) {
+    const auto& byType = file.summary().recordsByType;
+    auto samples = byType.find(PERF_RECORD_SAMPLE);
+    if (samples == byType.end() || samples->second == 0) return false;
+    return std::any_of(file.attrs().begin(), file.attrs().end(), [](const auto& a) {
+        return (a.attr.sample_type & (PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)) != 0;
+    });
+}
 
 }  // namespace
 
@@ -56,6 +93,7 @@ int runExportCommand(const std::vector<std::string>& args) {
     std::string input, output, format = "perfetto";
     ExportOptions options;
     std::optional<bool> decode;  // unset: when the file has Intel PT data
+    bool stacks = true;          // the samples' call stacks, when they have some
     DecodeSelection selection;
     auto bad = [](const std::string& what) {
         std::cerr << "auxscope export: " << what << " (see auxscope export --help)\n";
@@ -80,6 +118,8 @@ int runExportCommand(const std::vector<std::string>& args) {
             output = args[++i];
         } else if (a == "--no-samples") {
             options.includeSamples = false;
+        } else if (a == "--no-stacks") {
+            stacks = false;
         } else if (!a.empty() && a[0] == '-') {
             std::cerr << "auxscope export: unknown or incomplete option '" << a
                       << "' (see auxscope export --help)\n";
@@ -141,6 +181,41 @@ int runExportCommand(const std::vector<std::string>& args) {
             }
         }
     }
+    // Samples with call stacks: the sampled profile, symbolized as auxscope
+    // report does. A file whose samples carry none exports as before.
+    std::shared_ptr<const SampleProfile> profile;
+    bool stacksFailed = false;
+    if (stacks && hasSampleStacks(*file)) {
+        auto sideband = Sideband::load(*file);
+        if (!sideband) {
+            std::cerr << "auxscope export: " << sideband.error().message << " (exporting without stacks)\n";
+            stacksFailed = true;
+        } else {
+            SampleProfileOptions profileOptions;
+            profileOptions.images = selection.session.images;
+            profileOptions.threads = selection.threads;
+            auto loadedProfile = SampleProfile::load(
+                *file, std::make_shared<const Sideband>(std::move(*sideband)), profileOptions);
+            if (!loadedProfile) {
+                std::cerr << "auxscope export: " << input << ": " << loadedProfile.error().message
+                          << " (exporting without stacks)\n";
+                stacksFailed = true;
+            } else {
+                profile = *loadedProfile;
+                for (const StackNote& n : profile->stackNotes())
+                    std::cerr << "auxscope export: " << input << ": " << n.samples << " " << n.reason << "\n";
+                for (const std::string& note : profile->images().notes())
+                    std::cerr << "auxscope export: " << input << ": " << note << "\n";
+                const bool anyStack = std::any_of(
+                    profile->events().begin(), profile->events().end(),
+                    [](const SampledEvent& e) { return e.withCallchain > 0 || e.withUserStack > 0; });
+                if (anyStack)
+                    options.samples = profile.get();
+                else
+                    profile.reset();
+            }
+        }
+    }
     if (selection.window.begin != 0 || selection.window.end != UINT64_MAX) {
         options.begin = selection.window.begin;
         options.end = selection.window.end == UINT64_MAX ? UINT64_MAX : selection.window.end + 1;  // [A, B]
@@ -164,13 +239,20 @@ int runExportCommand(const std::vector<std::string>& args) {
             std::cout << "; " << gapReasonName(reason) << " " << n;
         std::cout << ")";
     }
+    if (profile) {
+        uint64_t withStack = 0;
+        for (const SampledEvent& e : profile->events())
+            if (e.withCallchain > 0 || e.withUserStack > 0) withStack += e.samples;
+        std::cout << ", " << withStack << " samples with call stacks, " << profile->offCpu().size()
+                  << " off-CPU stretches";
+    }
     std::cout << "\n";
     if (loaded && loaded->withoutCpu)
         std::cout
             << "note: " << loaded->withoutCpu
             << " records name no CPU (recorded without PERF_SAMPLE_CPU); they give names and samples but no "
                "CPU placement\n";
-    return loaded && !file->hasErrors() && !decodeFailed ? 0 : 1;
+    return loaded && !file->hasErrors() && !decodeFailed && !stacksFailed ? 0 : 1;
 }
 
 }  // namespace auxscope

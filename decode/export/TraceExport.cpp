@@ -7,73 +7,24 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
 
+#include "export/FoldedStacks.h"
+#include "export/PerfettoFields.h"
+#include "export/PerfettoPacketStream.h"
+#include "export/PerfettoSampleWriter.h"
 #include "export/ProtoWriter.h"
+#include "samples/SampleProfile.h"
 
 namespace auxscope {
 namespace {
 
-// Field numbers of Perfetto's trace protos (protos/perfetto/trace/...).
-namespace pf {
-constexpr uint32_t kTracePacket = 1;  // Trace.packet
-// TracePacket
-constexpr uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12,
-                   kSequenceFlags = 13, kTrackDescriptor = 60;
-constexpr uint64_t kSeqIncrementalStateCleared = 1, kSeqNeedsIncrementalState = 2;
-// TrackDescriptor
-constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kThread = 4, kParentUuid = 5, kCounter = 8;
-// ProcessDescriptor / ThreadDescriptor
-constexpr uint32_t kPid = 1, kProcessName = 6, kTid = 2, kThreadName = 5;
-// CounterDescriptor
-constexpr uint32_t kUnit = 3;
-constexpr uint64_t kUnitCount = 2;
-// TrackEvent
-constexpr uint32_t kDebugAnnotation = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCategories = 22,
-                   kEventName = 23, kCounterValue = 30, kDoubleCounterValue = 44;
-constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounterEvent = 4;
-// DebugAnnotation
-constexpr uint32_t kAnnNameIid = 1, kAnnName = 10, kAnnInt = 4, kAnnString = 6, kAnnPointer = 7;
-// InternedData, and its EventName / DebugAnnotationName entries
-constexpr uint32_t kInternedEventNames = 2, kInternedAnnotationNames = 3, kInternedIid = 1, kInternedName = 2;
-}  // namespace pf
-
 constexpr uint64_t kSpaceProcess = 1ull << 40, kSpaceThread = 2ull << 40, kSpaceCpu = 3ull << 40,
-                   kSpaceCounter = 4ull << 40, kSpaceThreadRun = 5ull << 40, kSpaceSpansNoThread = 6ull << 40;
-
-class PacketStream {
-public:
-    explicit PacketStream(const std::string& path)
-        : path_(path), out_(path, std::ios::binary | std::ios::trunc) {}
-    bool opened() const { return bool(out_); }
-    // `interned`: the packet refers to (or defines) interned names, which the
-    // importer only accepts on a sequence whose incremental state was cleared.
-    void write(ProtoWriter& packet, bool interned = false) {
-        packet.u64(pf::kSequenceId, 1);
-        uint64_t flags = interned ? pf::kSeqNeedsIncrementalState : 0;
-        if (first_) {
-            flags |= pf::kSeqIncrementalStateCleared;
-            first_ = false;
-        }
-        if (flags) packet.u64(pf::kSequenceFlags, flags);
-        frame_.clear();
-        frame_.msg(pf::kTracePacket, packet);
-        out_.write(frame_.bytes().data(), std::streamsize(frame_.bytes().size()));
-    }
-    Expected<void> close() {
-        out_.close();
-        if (!out_) return makeError(path_ + ": write failed: " + std::strerror(errno));
-        return {};
-    }
-
-private:
-    std::string path_;
-    std::ofstream out_;
-    ProtoWriter frame_;
-    bool first_ = true;
-};
+                   kSpaceCounter = 4ull << 40, kSpaceThreadRun = 5ull << 40, kSpaceSpansNoThread = 6ull << 40,
+                   kSpaceThreadOffCpu = 7ull << 40;
 
 void annotate(ProtoWriter& ev, const char* name, int64_t value, bool pointer = false) {
     ProtoWriter a;
@@ -85,6 +36,13 @@ void annotate(ProtoWriter& ev, const char* name, int64_t value, bool pointer = f
     ev.msg(pf::kDebugAnnotation, a);
 }
 
+void annotate(ProtoWriter& ev, const char* name, std::string_view value) {
+    ProtoWriter a;
+    a.str(pf::kAnnName, name);
+    a.str(pf::kAnnString, value);
+    ev.msg(pf::kDebugAnnotation, a);
+}
+
 struct Event {
     uint64_t ts;
     int rank;  // at equal time: slice ends, then counters/instants, then slice begins
@@ -92,7 +50,19 @@ struct Event {
     size_t index;
 };
 
-enum Kind : uint32_t { CpuBegin, CpuEnd, ThreadBegin, ThreadEnd, Sample, Loss, LossCounter, Counter };
+enum Kind : uint32_t {
+    CpuBegin,
+    CpuEnd,
+    ThreadBegin,
+    ThreadEnd,
+    Sample,
+    Loss,
+    LossCounter,
+    Counter,
+    StackSample,  // a sample of the profile (ExportOptions::samples), with its stack
+    OffCpuBegin,
+    OffCpuEnd,
+};
 
 // Span slices name their arguments by interned iid: a decode has millions of them.
 enum AnnotationIid : uint64_t { kAnnInstructions = 1, kAnnDepth, kAnnDetail, kAnnTraceOffset, kAnnCpu };
@@ -195,6 +165,9 @@ std::string perfettoGapName(GapReason reason) {
 uint64_t perfettoThreadRunTrack(int32_t tid) {
     return kSpaceThreadRun | uint32_t(tid);
 }
+uint64_t perfettoThreadOffCpuTrack(int32_t tid) {
+    return kSpaceThreadOffCpu | uint32_t(tid);
+}
 
 uint64_t perfettoProcessTrack(int32_t pid) {
     return kSpaceProcess | uint32_t(pid);
@@ -270,11 +243,42 @@ std::unique_ptr<RangeCut> cutRange(const TraceModel& model, const ExportOptions&
     return cut;
 }
 
+// What an export of [begin, end) writes of a sampled profile: its samples in
+// the range (by index: they are by time) and its off-CPU stretches that overlap
+// it, clipped to it and, per thread, to the stretch before (so that a thread's
+// stretches nest on one track whatever the switch timeline said).
+struct ProfileCut {
+    size_t firstSample = 0, endSample = 0;
+    struct Stretch {
+        uint64_t start, end;
+        size_t index;  // into SampleProfile::offCpu()
+    };
+    std::vector<Stretch> offCpu;  // by start
+};
+
+ProfileCut cutProfile(const SampleProfile& profile, const ExportOptions& options) {
+    ProfileCut cut;
+    const uint64_t a = options.begin, b = options.end;
+    cut.firstSample = profile.lowerBound(a);
+    cut.endSample = b == UINT64_MAX ? profile.size() : profile.lowerBound(b);
+    std::unordered_map<int32_t, uint64_t> lastEnd;
+    const auto& stretches = profile.offCpu();
+    for (size_t i = 0; i < stretches.size() && stretches[i].start < b; ++i) {
+        const SampleProfile::OffCpu& o = stretches[i];
+        uint64_t& last = lastEnd[o.tid];
+        const uint64_t start = std::max({o.start, a, last}), end = std::min(o.end, b);
+        if (end <= start) continue;
+        cut.offCpu.push_back({start, end, i});
+        last = end;
+    }
+    return cut;
+}
+
 }  // namespace
 
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                               const ExportOptions& rangeOptions) {
-    PacketStream stream(path);
+    PerfettoPacketStream stream(path);
     if (!stream.opened()) return makeError(path + ": cannot create: " + std::strerror(errno));
     const std::unique_ptr<RangeCut> cut = cutRange(model, rangeOptions);
     ExportOptions options = rangeOptions;
@@ -287,14 +291,27 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         auto it = model.processOf().find(tid);
         return it != model.processOf().end() ? it->second : (fallback > 0 ? fallback : tid);
     };
+    // A sampled profile's samples (with their stacks) replace the model's bare ones.
+    const SampleProfile* profile = options.samples;
+    const ProfileCut profileCut = profile ? cutProfile(*profile, options) : ProfileCut{};
+    const bool bareSamples = options.includeSamples && !profile;
+    const bool stackSamples = options.includeSamples && profile;
 
     // Descriptors first: every track an event refers to is defined before it.
     std::set<int32_t> tids, pids;
     for (auto& s : slices)
         tids.insert(s.tid);
-    if (options.includeSamples)
+    if (bareSamples)
         for (auto& s : samples)
             if (s.tid > 0) tids.insert(s.tid);
+    // Threads with samples or off-CPU time of the profile: named by their descriptors.
+    if (stackSamples)
+        for (size_t i = profileCut.firstSample; i < profileCut.endSample; ++i)
+            if (profile->tid(i) > 0) tids.insert(profile->tid(i));
+    std::set<int32_t> offCpuTids;
+    for (const ProfileCut::Stretch& s : profileCut.offCpu)
+        if (profile->offCpu()[s.index].tid > 0) offCpuTids.insert(profile->offCpu()[s.index].tid);
+    tids.insert(offCpuTids.begin(), offCpuTids.end());
     // Threads with decoded spans: their own track carries the call stack.
     const ExportSpans* spans =
         options.spans && options.spans->threads && options.spans->functions ? options.spans : nullptr;
@@ -350,6 +367,13 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         }
         emitDescriptor();
     }
+    for (int32_t tid : offCpuTids) {
+        desc.clear();
+        desc.u64(pf::kUuid, perfettoThreadOffCpuTrack(tid));
+        desc.u64(pf::kParentUuid, perfettoThreadTrack(tid));
+        desc.str(pf::kName, "off CPU");
+        emitDescriptor();
+    }
     const auto cpus = model.cpus();
     for (int cpu : cpus) {
         desc.clear();
@@ -358,8 +382,8 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         emitDescriptor();
     }
     // Idle-task samples from a file that records no CPU still need a track.
-    if (options.includeSamples && std::any_of(samples.begin(), samples.end(),
-                                              [](const SampleEvent& s) { return s.tid <= 0 && s.cpu < 0; })) {
+    if (bareSamples && std::any_of(samples.begin(), samples.end(),
+                                   [](const SampleEvent& s) { return s.tid <= 0 && s.cpu < 0; })) {
         desc.clear();
         desc.u64(pf::kUuid, perfettoCpuTrack(-1));
         desc.str(pf::kName, "no CPU recorded");
@@ -412,9 +436,17 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
             events.push_back({slices[i].end, 0, ThreadEnd, i});
         }
     }
-    if (options.includeSamples)
+    if (bareSamples)
         for (size_t i = 0; i < samples.size(); ++i)
             events.push_back({samples[i].time, 1, Sample, i});
+    if (stackSamples)
+        for (size_t i = profileCut.firstSample; i < profileCut.endSample; ++i)
+            events.push_back({profile->time(i), 1, StackSample, i});
+    for (size_t i = 0; i < profileCut.offCpu.size(); ++i) {
+        if (profile->offCpu()[profileCut.offCpu[i].index].tid <= 0) continue;
+        events.push_back({profileCut.offCpu[i].start, 2, OffCpuBegin, i});
+        events.push_back({profileCut.offCpu[i].end, 0, OffCpuEnd, i});
+    }
     for (size_t i = 0; i < losses.size(); ++i) {
         events.push_back({losses[i].time, 1, Loss, i});
         events.push_back({losses[i].time, 1, LossCounter, i});
@@ -432,9 +464,21 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     // Lost counters are cumulative per CPU and kind.
     std::vector<uint64_t> lostSoFar(2 * cpus.size(), 0);
     ProtoWriter ev;
+    std::optional<PerfettoSampleWriter> sampleWriter;
+    if (stackSamples) sampleWriter.emplace(*profile, stream);
+    // Off-CPU slices carry their stack as an interned string (iid: its node + 1).
+    std::optional<FoldedStacks> folded;
+    if (profile) folded.emplace(*profile);
+    std::vector<bool> stackInterned;
+    ProtoWriter offCpuInterned, offCpuEntry;
     auto emitModelEvent = [&](const Event& e) {
+        if (e.kind == StackSample) {
+            sampleWriter->write(e.index);
+            return;
+        }
         packet.clear(), ev.clear();
         packet.u64(pf::kTimestamp, e.ts);
+        bool interned = false;
         switch (e.kind) {
             case CpuBegin:
             case ThreadBegin: {
@@ -499,9 +543,42 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                 ev.dbl(pf::kDoubleCounterValue, counters[s].points[p].value);
                 break;
             }
+            case OffCpuBegin: {
+                const SampleProfile::OffCpu& o = profile->offCpu()[profileCut.offCpu[e.index].index];
+                ev.u64(pf::kType, pf::kSliceBegin);
+                ev.u64(pf::kTrackUuid, perfettoThreadOffCpuTrack(o.tid));
+                ev.str(pf::kEventName, "off-CPU");
+                ev.str(pf::kCategories, "sched");
+                annotate(ev, "blocked in", folded->leafName(o.node));
+                if (o.node >= stackInterned.size()) stackInterned.resize(profile->tree().size(), false);
+                offCpuInterned.clear();
+                if (!stackInterned[o.node]) {
+                    stackInterned[o.node] = true;
+                    offCpuEntry.clear();
+                    offCpuEntry.u64(pf::kInternedIid, uint64_t(o.node) + 1);
+                    offCpuEntry.str(pf::kInternedName, folded->of(o.node));
+                    offCpuInterned.msg(pf::kInternedAnnotationStrings, offCpuEntry);
+                    packet.msg(pf::kInternedData, offCpuInterned);
+                }
+                ProtoWriter a;
+                a.str(pf::kAnnName, "stack");
+                a.u64(pf::kAnnStringIid, uint64_t(o.node) + 1);
+                ev.msg(pf::kDebugAnnotation, a);
+                annotate(ev, "last cpu", o.cpu);
+                interned = true;
+                break;
+            }
+            case OffCpuEnd: {
+                const SampleProfile::OffCpu& o = profile->offCpu()[profileCut.offCpu[e.index].index];
+                ev.u64(pf::kType, pf::kSliceEnd);
+                ev.u64(pf::kTrackUuid, perfettoThreadOffCpuTrack(o.tid));
+                break;
+            }
+            case StackSample:
+                break;
         }
         packet.msg(pf::kTrackEvent, ev);
-        stream.write(packet);
+        stream.write(packet, interned);
     };
 
     // Span slices, thread by thread, merged into the time order of the rest:
@@ -620,15 +697,19 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
     if (cut && options.spans) options.spans = &cut->spans;
     std::ofstream out(path, std::ios::trunc);
     if (!out) return makeError(path + ": cannot create: " + std::strerror(errno));
-    out << "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail\n";
+    // With a sampled profile every row has a tenth column, the sample's stack
+    // (empty on rows of other kinds).
+    const SampleProfile* profile = options.samples;
+    const char* eol = profile ? ",\n" : "\n";
+    out << "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail" << (profile ? ",stack\n" : "\n");
     auto pidOf = [&](int32_t tid, int32_t fallback) {
         auto it = model.processOf().find(tid);
         return it != model.processOf().end() ? it->second : fallback;
     };
     for (auto& s : cut ? cut->slices : model.runSlices())
         out << "run," << s.cpu << ',' << s.start << ',' << s.end << ',' << pidOf(s.tid, s.pid) << ',' << s.tid
-            << ',' << csvField(model.threadName(s.tid)) << ",,\n";
-    if (options.includeSamples)
+            << ',' << csvField(model.threadName(s.tid)) << ",," << eol;
+    if (options.includeSamples && !profile)
         for (auto& s : cut ? cut->samples : model.samples()) {
             char ip[32];
             std::snprintf(ip, sizeof ip, "0x%llx", (unsigned long long)s.ip);
@@ -636,13 +717,37 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
                 << csvField(s.tid > 0 ? model.threadName(s.tid) : std::string()) << ',' << s.event << ','
                 << ip << '\n';
         }
+    // The profile's samples: value = the event (attr index), detail = the
+    // sampled address, stack = the functions folded, outermost first. Off-CPU
+    // stretches: cpu = where the thread ran last, detail = the function it
+    // blocked in, stack = the stack it blocked in.
+    if (profile) {
+        const ProfileCut pc = cutProfile(*profile, options);
+        FoldedStacks folded(*profile);
+        if (options.includeSamples)
+            for (size_t i = pc.firstSample; i < pc.endSample; ++i) {
+                char ip[32];
+                std::snprintf(ip, sizeof ip, "0x%llx", (unsigned long long)profile->ip(i));
+                const int32_t tid = profile->tid(i);
+                out << "sample," << profile->cpu(i) << ',' << profile->time(i) << ",," << profile->pid(i)
+                    << ',' << tid << ',' << csvField(tid > 0 ? model.threadName(tid) : std::string()) << ','
+                    << profile->events()[size_t(profile->event(i))].attr << ',' << ip << ','
+                    << csvField(std::string(folded.of(profile->node(i)))) << '\n';
+            }
+        for (const ProfileCut::Stretch& s : pc.offCpu) {
+            const SampleProfile::OffCpu& o = profile->offCpu()[s.index];
+            out << "off-cpu," << o.cpu << ',' << s.start << ',' << s.end << ',' << o.pid << ',' << o.tid
+                << ',' << csvField(model.threadName(o.tid)) << ",," << csvField(folded.leafName(o.node))
+                << ',' << csvField(std::string(folded.of(o.node))) << '\n';
+        }
+    }
     for (auto& l : cut ? cut->losses : model.losses())
         out << "lost," << l.cpu << ',' << l.time << ",,,,," << l.count << ','
-            << (l.kind == LossEvent::Records ? "records" : "samples") << '\n';
+            << (l.kind == LossEvent::Records ? "records" : "samples") << eol;
     for (auto& c : cut ? cut->counters : model.counters())
         for (auto& p : c.points)
             out << "counter," << c.cpu << ',' << p.time << ",,,," << csvField(c.name) << ',' << p.value << ','
-                << csvField(c.unit) << '\n';
+                << csvField(c.unit) << eol;
     // Decoded spans, thread by thread in start order. span: name = function,
     // value = instructions, detail = depth. gap: cpu = the trace's CPU, name =
     // reason, value = trace offset, detail = cause.
@@ -666,13 +771,13 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
                     const Gap& g = store.gaps()[size_t(s.gap)];
                     out << "gap," << g.cpu << ',' << s.start << ',' << s.end << ',' << pidTid
                         << gapReasonName(g.reason) << ',' << g.traceOffset << ',' << csvField(g.detail)
-                        << '\n';
+                        << eol;
                     continue;
                 }
                 std::string* name = s.function < quoted.size() ? &quoted[s.function] : nullptr;
                 if (name && name->empty()) *name = csvField((*spans->functions)[s.function].name);
                 out << "span,," << s.start << ',' << s.end << ',' << pidTid << (name ? *name : "[unknown]")
-                    << ',' << s.instructions << ',' << s.depth << '\n';
+                    << ',' << s.instructions << ',' << s.depth << eol;
             }
         }
     }

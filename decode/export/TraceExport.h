@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // decode/export/ writes what was captured and decoded for other tools
-// (Perfetto, CSV). It includes spans/ and sideband/ only.
+// (Perfetto, CSV). It includes samples/, images/, spans/, sideband/ and
+// perfdata/; no trace decoder.
 //
 // Exports a TraceModel for other tools:
 //  - Perfetto (protobuf TrackEvent): one track per CPU showing which thread ran,
@@ -13,7 +14,16 @@
 //    gaps as "[gap: REASON]" slices, as magic-trace draws them; that thread's
 //    run intervals then move to a child track, since they do not nest with
 //    frames that outlive a context switch.
-//  - CSV: the same events, one per row, for scripts.
+//    With a sampled profile (samples/SampleProfile: perf record -g, ...), the
+//    samples are perf samples with their call stacks (export/PerfettoSampleWriter:
+//    a "callstacks" track per thread, a flame graph of a selected area) instead
+//    of bare instants, and each time a thread spent switched out is an
+//    "off-CPU" slice on an "off CPU" track under the thread's, with the
+//    function it blocked in and its stack as args.
+//  - CSV: the same events, one per row, for scripts. With a sampled profile a
+//    tenth column, stack, holds each sample's stack folded (outermost function
+//    first, ';' between: flamegraph.pl's input less the count), and each
+//    off-CPU stretch is a row of its own.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -25,6 +35,8 @@
 #include "spans/SpanStore.h"
 
 namespace auxscope {
+
+class SampleProfile;
 
 // Decoded call-stack spans to export beside the model. Read in place: the
 // exporters stream them to the file without copying.
@@ -39,6 +51,11 @@ struct ExportSpans {
 struct ExportOptions {
     bool includeSamples = true;
     const ExportSpans* spans = nullptr;  // none when null
+    // The file's sampled profile (SampleProfile::load over the same file):
+    // its samples, with their stacks, replace the model's bare samples, and
+    // its off-CPU stretches are exported too. Read in place. None when null:
+    // the export is then what it was before stacks existed.
+    const SampleProfile* samples = nullptr;
     // Only [begin, end) of the trace (a selected range): run slices and spans
     // that overlap it, clipped to it, and samples, losses and counter points in
     // it. A clipped span keeps its instruction count. Default: everything.
@@ -59,6 +76,10 @@ uint64_t perfettoThreadTrack(int32_t tid);
 uint64_t perfettoCpuTrack(int cpu);
 // Where a thread's run intervals go when its own track holds decoded spans.
 uint64_t perfettoThreadRunTrack(int32_t tid);
+// The child track of a thread's with its off-CPU slices.
+uint64_t perfettoThreadOffCpuTrack(int32_t tid);
+// The packet sequence of the perf samples of SampleProfile::events()[event].
+uint32_t perfettoSampleSequence(int event);
 // The name of a gap slice: "[gap: missing image]".
 std::string perfettoGapName(GapReason reason);
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -18,9 +19,12 @@
 #include "CaptureSession.h"
 #include "KernelTestSupport.h"
 #include "TestData.h"
+#include "TestSupport.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
 #include "perfdata/PerfDataReader.h"
+#include "samples/SampleProfile.h"
+#include "sideband/Sideband.h"
 #include "sideband/TraceModel.h"
 #include "sideband/TraceModelLoader.h"
 
@@ -88,7 +92,54 @@ struct CheckResult {
     std::map<uint64_t, std::map<std::string, size_t>> sliceNames;
     std::map<uint64_t, uint64_t> parentOf;  // uuid -> parent_uuid
     std::vector<std::string> problems;
+
+    // Perf samples, in file order, their stacks resolved through the interned
+    // data of their sequence.
+    struct PerfSample {
+        uint64_t sequence = 0, ts = 0;
+        std::optional<uint32_t> cpu;
+        uint32_t pid = 0, tid = 0;
+        uint64_t timebaseCount = 0;
+        std::vector<std::string> frames;    // function names, as frame_ids list them (outermost first)
+        std::vector<std::string> mappings;  // each frame's mapping path
+    };
+    std::vector<PerfSample> perfSamples;
+    std::map<uint64_t, std::string> timebaseOf;  // sequence -> its defaults' timebase name
+    std::map<uint64_t, std::map<std::string, std::string>>
+        buildIds;  // sequence -> mapping path -> build-id (hex)
+    // Slices named "off-CPU": their track, times and string args (interned ones resolved).
+    struct ArgSlice {
+        uint64_t track = 0, begin = 0, end = 0;
+        std::map<std::string, std::string> args;
+    };
+    std::vector<ArgSlice> offCpuSlices;
 };
+
+// One packet sequence's interned data: per InternedData field, iid -> entry.
+struct InternedTables {
+    std::map<uint32_t, std::map<uint64_t, std::string>> byField;
+    const std::string* find(uint32_t field, uint64_t iid) const {
+        auto t = byField.find(field);
+        if (t == byField.end()) return nullptr;
+        auto e = t->second.find(iid);
+        return e == t->second.end() ? nullptr : &e->second;
+    }
+};
+
+// The string of an InternedString / EventName / DebugAnnotationName entry.
+std::string internedText(const std::string& entry) {
+    auto ef = fields(entry);
+    const Field* f = find(ef, 2);
+    return f ? f->bytes : std::string();
+}
+
+std::string hex(const std::string& bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : bytes)
+        out += digits[c >> 4], out += digits[c & 15];
+    return out;
+}
 
 CheckResult checkPerfettoRules(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -97,10 +148,10 @@ CheckResult checkPerfettoRules(const std::string& path) {
     std::map<uint64_t, bool> isCounter;         // uuid -> counter track
     std::map<uint64_t, std::vector<int>> open;  // uuid -> open slice depth marker
     std::map<uint64_t, uint64_t> lastTsOnTrack;
-    std::map<uint64_t, std::string> eventNames;  // interned iid -> name
-    bool incrementalStateValid = false;
+    std::map<uint64_t, InternedTables> interned;      // per sequence
+    std::set<uint64_t> sequences;                     // those whose first packet was seen
+    std::map<uint64_t, std::vector<int>> openOffCpu;  // uuid -> per open slice: its offCpuSlices index or -1
     uint64_t lastTs = 0;
-    bool first = true;
     for (auto& p : fields(all)) {
         if (p.number != 1 || p.wire != 2) {
             r.problems.push_back("top-level field other than Trace.packet");
@@ -110,28 +161,129 @@ CheckResult checkPerfettoRules(const std::string& path) {
         auto pf = fields(p.bytes);
         const Field* seq = find(pf, 10);
         if (!seq || seq->value == 0) r.problems.push_back("packet without trusted_packet_sequence_id");
-        if (first) {
-            const Field* flags = find(pf, 13);
-            if (!flags || !(flags->value & 1))
-                r.problems.push_back("first packet does not clear incremental state");
-            first = false;
-            incrementalStateValid = true;
-        }
-        if (const Field* interned = find(pf, 12)) {
-            const Field* flags = find(pf, 13);
-            if (!flags || !(flags->value & 2) || !incrementalStateValid)
+        const uint64_t sequence = seq ? seq->value : 0;
+        const Field* flags = find(pf, 13);
+        // Every sequence starts by clearing its incremental state (interned data, defaults).
+        if (sequences.insert(sequence).second && (!flags || !(flags->value & 1)))
+            r.problems.push_back("first packet of sequence " + std::to_string(sequence) +
+                                 " does not clear incremental state");
+        InternedTables& tables = interned[sequence];
+        if (const Field* data = find(pf, 12)) {
+            if (!flags || !(flags->value & 2))
                 r.problems.push_back("interned data on a packet that does not need incremental state");
-            for (auto& entry : fields(interned->bytes)) {
-                if (entry.number != 2) continue;  // event_names
+            // Every entry of every table: an iid, defined once per sequence.
+            std::vector<std::pair<uint32_t, std::string>> added;
+            for (auto& entry : fields(data->bytes)) {
                 auto ef = fields(entry.bytes);
-                const Field *iid = find(ef, 1), *name = find(ef, 2);
-                if (!iid || !name) {
-                    r.problems.push_back("interned event name without iid or name");
+                const Field* iid = find(ef, 1);
+                if (!iid || iid->value == 0) {
+                    r.problems.push_back("interned entry (field " + std::to_string(entry.number) +
+                                         ") without an iid");
                     continue;
                 }
-                if (eventNames.count(iid->value)) r.problems.push_back("event name interned twice");
-                eventNames[iid->value] = name->bytes;
+                if (entry.number == 2 && !find(ef, 2))
+                    r.problems.push_back("interned event name without iid or name");
+                if (!tables.byField[entry.number].emplace(iid->value, entry.bytes).second)
+                    r.problems.push_back(entry.number == 2 ? std::string("event name interned twice")
+                                                           : "iid " + std::to_string(iid->value) +
+                                                                 " interned twice in field " +
+                                                                 std::to_string(entry.number));
+                added.push_back({entry.number, entry.bytes});
             }
+            // What the new entries refer to is defined: in this packet or before it on the sequence.
+            auto need = [&](uint32_t field, uint64_t iid, const char* what) {
+                if (!tables.find(field, iid))
+                    r.problems.push_back(std::string(what) + " " + std::to_string(iid) +
+                                         " used before defined");
+            };
+            for (auto& [field, bytes] : added) {
+                auto ef = fields(bytes);
+                if (field == 19) {  // Mapping: build_id, path_string_ids
+                    for (auto& f : ef) {
+                        if (f.number == 2) need(16, f.value, "build id");
+                        if (f.number == 7) need(17, f.value, "mapping path");
+                    }
+                } else if (field == 6) {  // Frame: function_name_id, mapping_id
+                    const Field *name = find(ef, 2), *mapping = find(ef, 3);
+                    if (!name || !mapping) r.problems.push_back("frame without function name or mapping");
+                    if (name) need(5, name->value, "function name");
+                    if (mapping) need(19, mapping->value, "mapping");
+                } else if (field == 7) {  // Callstack: frame_ids
+                    size_t frames = 0;
+                    for (auto& f : ef)
+                        if (f.number == 2) {
+                            if (f.wire != 0) r.problems.push_back("frame_ids written packed");
+                            need(6, f.value, "frame");
+                            ++frames;
+                        }
+                    if (frames == 0) r.problems.push_back("empty callstack");
+                }
+            }
+        }
+        if (const Field* defaults = find(pf, 59)) {
+            if (!flags || !(flags->value & 2))
+                r.problems.push_back(
+                    "trace packet defaults on a packet that does not need incremental state");
+            // perf_sample_defaults.timebase.name
+            // (Each level's fields kept: find() points into them.)
+            const auto df = fields(defaults->bytes);
+            if (const Field* perf = find(df, 12)) {
+                const auto pf2 = fields(perf->bytes);
+                if (const Field* timebase = find(pf2, 1)) {
+                    const auto tf = fields(timebase->bytes);
+                    if (const Field* name = find(tf, 10)) r.timebaseOf[sequence] = name->bytes;
+                }
+            }
+            if (!find(pf, 11) && !find(pf, 60) && !find(pf, 66)) continue;  // a defaults packet
+        }
+        if (const Field* perf = find(pf, 66)) {
+            const Field* ts = find(pf, 8);
+            if (!ts) r.problems.push_back("perf sample without timestamp");
+            if (ts && ts->value < lastTs)
+                r.problems.push_back("timestamp goes backwards at " + std::to_string(ts->value));
+            if (ts) lastTs = ts->value;
+            if (!flags || !(flags->value & 2))
+                r.problems.push_back("perf sample on a packet that does not need incremental state");
+            if (!r.timebaseOf.count(sequence))
+                r.problems.push_back("perf sample on a sequence without perf sample defaults");
+            CheckResult::PerfSample sample;
+            sample.sequence = sequence;
+            sample.ts = ts ? ts->value : 0;
+            auto sf = fields(perf->bytes);
+            if (const Field* f = find(sf, 1)) sample.cpu = uint32_t(f->value);
+            if (const Field* f = find(sf, 2)) sample.pid = uint32_t(f->value);
+            if (const Field* f = find(sf, 3)) sample.tid = uint32_t(f->value);
+            if (const Field* f = find(sf, 6)) sample.timebaseCount = f->value;
+            if (const Field* cs = find(sf, 4)) {
+                const std::string* callstack = tables.find(7, cs->value);
+                if (!callstack) {
+                    r.problems.push_back("callstack " + std::to_string(cs->value) + " used before defined");
+                } else {
+                    for (auto& f : fields(*callstack)) {
+                        if (f.number != 2) continue;
+                        const std::string* frame = tables.find(6, f.value);
+                        if (!frame) continue;  // said above
+                        auto ff = fields(*frame);
+                        const Field *name = find(ff, 2), *mapping = find(ff, 3);
+                        const std::string* text = name ? tables.find(5, name->value) : nullptr;
+                        sample.frames.push_back(text ? internedText(*text) : "?");
+                        const std::string* m = mapping ? tables.find(19, mapping->value) : nullptr;
+                        std::string path = "?";
+                        if (m) {
+                            auto mf = fields(*m);
+                            if (const Field* pathId = find(mf, 7))
+                                if (const std::string* t = tables.find(17, pathId->value))
+                                    path = internedText(*t);
+                            if (const Field* buildId = find(mf, 2))
+                                if (const std::string* t = tables.find(16, buildId->value))
+                                    r.buildIds[sequence][path] = hex(internedText(*t));
+                        }
+                        sample.mappings.push_back(path);
+                    }
+                }
+            }
+            r.perfSamples.push_back(std::move(sample));
+            continue;
         }
         if (const Field* d = find(pf, 60)) {
             ++r.descriptors;
@@ -147,8 +299,10 @@ CheckResult checkPerfettoRules(const std::string& path) {
                 r.parentOf[uuid->value] = parent->value;
             }
             if (const Field* n = find(df, 2)) r.trackNames[uuid->value] = n->bytes;
-            if (const Field* t = find(df, 4))
-                if (const Field* tn = find(fields(t->bytes), 5)) r.trackNames[uuid->value] = tn->bytes;
+            if (const Field* t = find(df, 4)) {
+                const auto tf = fields(t->bytes);  // kept: find() points into it
+                if (const Field* tn = find(tf, 5)) r.trackNames[uuid->value] = tn->bytes;
+            }
             continue;
         }
         const Field* te = find(pf, 11);
@@ -187,15 +341,42 @@ CheckResult checkPerfettoRules(const std::string& path) {
                 if (const Field* n = find(ef, 23)) {
                     name = n->bytes;
                 } else if (const Field* iid = find(ef, 10)) {
-                    auto it = eventNames.find(iid->value);
-                    if (it == eventNames.end())
+                    const std::string* entry = tables.find(2, iid->value);
+                    if (!entry)
                         r.problems.push_back("slice name iid " + std::to_string(iid->value) +
                                              " not interned");
                     else
-                        name = it->second;
+                        name = internedText(*entry);
                 } else {
                     r.problems.push_back("slice begin without a name");
                 }
+                int offCpuIndex = -1;
+                if (name == "off-CPU") {
+                    CheckResult::ArgSlice slice;
+                    slice.track = track->value;
+                    slice.begin = ts ? ts->value : 0;
+                    for (auto& a : ef) {
+                        if (a.number != 4) continue;
+                        auto af = fields(a.bytes);
+                        const Field *n = find(af, 10), *v = find(af, 6), *iid = find(af, 17),
+                                    *i = find(af, 4);
+                        if (!n) continue;
+                        if (v) {
+                            slice.args[n->bytes] = v->bytes;
+                        } else if (iid) {
+                            const std::string* text = tables.find(29, iid->value);
+                            if (!text)
+                                r.problems.push_back("annotation string " + std::to_string(iid->value) +
+                                                     " used before defined");
+                            slice.args[n->bytes] = text ? internedText(*text) : "?";
+                        } else if (i) {
+                            slice.args[n->bytes] = std::to_string(int64_t(i->value));
+                        }
+                    }
+                    offCpuIndex = int(r.offCpuSlices.size());
+                    r.offCpuSlices.push_back(std::move(slice));
+                }
+                openOffCpu[track->value].push_back(offCpuIndex);
                 open[track->value].push_back(1);
                 ++r.slicesPerTrack[track->value];
                 ++r.sliceNames[track->value][name];
@@ -203,10 +384,14 @@ CheckResult checkPerfettoRules(const std::string& path) {
             }
             case 2:
                 ++r.ends;
-                if (open[track->value].empty())
+                if (open[track->value].empty()) {
                     r.problems.push_back("slice end without begin");
-                else
+                } else {
                     open[track->value].pop_back();
+                    const int offCpuIndex = openOffCpu[track->value].back();
+                    openOffCpu[track->value].pop_back();
+                    if (offCpuIndex >= 0) r.offCpuSlices[size_t(offCpuIndex)].end = ts ? ts->value : 0;
+                }
                 break;
             case 3:
                 ++r.instants;
@@ -685,4 +870,352 @@ TEST(PerfettoExportSpans, AwkwardSpansStillNest) {
     EXPECT_EQ(r.sliceNames[perfettoThreadTrack(42)]["[gap: lost AUX]"], 1u);
     EXPECT_EQ(r.trackNames[perfettoThreadTrack(42)], "tid 42");
     fs::remove(path);
+}
+
+// ------------------------------------------------------------ samples with call stacks
+
+namespace {
+
+// A CSV line's fields (quoted fields unquoted).
+std::vector<std::string> csvFields(const std::string& line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+                out.back() += '"', ++i;
+            else if (c == '"')
+                quoted = false;
+            else
+                out.back() += c;
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            out.emplace_back();
+        } else {
+            out.back() += c;
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+    std::vector<std::string> out;
+    if (text.empty()) return out;
+    std::string part;
+    std::istringstream in(text);
+    while (std::getline(in, part, sep))
+        out.push_back(part);
+    if (text.back() == sep) out.emplace_back();
+    return out;
+}
+
+// A sample's functions as SampleProfile::stack() gives them (leaf first), reversed
+// to the order Perfetto's Callstack.frame_ids and folded stacks list them.
+std::vector<std::string> outermostFirst(const SampleProfile& profile, size_t i) {
+    std::vector<std::string> names;
+    for (const SampleProfile::Frame& f : profile.stack(i))
+        names.push_back(profile.functions()[f.function].name);
+    std::reverse(names.begin(), names.end());
+    return names;
+}
+
+std::vector<std::string> nodeNames(const SampleProfile& profile, uint32_t node) {
+    std::vector<std::string> names;
+    for (uint32_t f : profile.tree().stack(node))
+        names.push_back(profile.functions()[f].name);
+    return names;
+}
+
+std::string join(const std::vector<std::string>& names, char sep) {
+    std::string out;
+    for (size_t k = 0; k < names.size(); ++k)
+        out += (k ? std::string(1, sep) : std::string()) + names[k];
+    return out;
+}
+
+// The test program recorded by perf with call stacks: cpu-clock every ms of CPU
+// time and every sched_switch (the stacks threads block in), with switch
+// records (their off-CPU time) and the CPU in every sample. Recorded once for
+// the suite.
+class ExportStacks : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (perfCaptureUnavailableReason()) return;
+        dir_ = new test_support::TempDir("export-stacks");
+        data_ = (dir_->path / "perf.data").string();
+        std::string log;
+        const int rc = test_support::runCommand(
+            "perf record -q -e cpu-clock/period=1000000/ -e sched:sched_switch -g --switch-events "
+            "--sample-cpu -o " +
+                data_ + " -- " + AUXSCOPE_STACKS_PROG_FP + " 400",
+            &log);
+        if (rc != 0) {
+            failure_ = "perf record -g failed (" + std::to_string(rc) + "): " + log;
+            return;
+        }
+        auto file = PerfDataReader::open(data_);
+        if (!file) {
+            failure_ = file.error().message;
+            return;
+        }
+        model_ = new TraceModel;
+        if (auto loaded = loadTraceModel(*file, *model_); !loaded) failure_ = loaded.error().message;
+        auto sideband = Sideband::load(*file);
+        if (!sideband) {
+            failure_ = sideband.error().message;
+            return;
+        }
+        auto profile = SampleProfile::load(*file, std::make_shared<const Sideband>(std::move(*sideband)));
+        if (!profile) {
+            failure_ = profile.error().message;
+            return;
+        }
+        profile_ = new std::shared_ptr<const SampleProfile>(*profile);
+    }
+    static void TearDownTestSuite() {
+        delete profile_;
+        delete model_;
+        delete dir_;
+        profile_ = nullptr, model_ = nullptr, dir_ = nullptr;
+    }
+    void SetUp() override {
+        SKIP_WITHOUT_PERF();
+        if (failure_.rfind("perf record", 0) == 0) GTEST_SKIP() << failure_;
+        ASSERT_TRUE(failure_.empty()) << failure_;
+        ASSERT_TRUE(profile_ && *profile_);
+        ASSERT_GT(profile().size(), 100u) << "too few samples to compare";
+        ASSERT_FALSE(profile().offCpu().empty()) << "the switch records give off-CPU time";
+    }
+    static const SampleProfile& profile() { return **profile_; }
+    static const TraceModel& model() { return *model_; }
+    static const std::string& data() { return data_; }
+
+private:
+    static inline test_support::TempDir* dir_ = nullptr;
+    static inline std::string data_, failure_;
+    static inline TraceModel* model_ = nullptr;
+    static inline std::shared_ptr<const SampleProfile>* profile_ = nullptr;
+};
+
+}  // namespace
+
+// Every sample is one perf sample on its event's sequence, with its thread, CPU
+// and time, and its callstack's frames are the profile's stack of it, outermost
+// first (Perfetto's Callstack.frame_ids order); every interned entry is defined
+// once per sequence, before or in the packet that first uses it.
+TEST_F(ExportStacks, PerfettoSamplesCarryTheProfilesStacks) {
+    const SampleProfile& p = profile();
+    ExportOptions options;
+    options.samples = &p;
+    const std::string path = tempPath("stacks.pftrace");
+    ASSERT_TRUE(exportPerfetto(model(), path, options).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& problem : r.problems)
+        ADD_FAILURE() << problem;
+    ASSERT_EQ(r.perfSamples.size(), p.size()) << "one perf sample per sample";
+    EXPECT_EQ(r.instants, model().losses().size()) << "no bare sample instants beside the perf samples";
+    size_t differing = 0;
+    std::map<std::pair<uint64_t, uint32_t>, uint64_t> periodSoFar;  // (sequence, cpu)
+    bool programStack = false;
+    for (size_t i = 0; i < p.size(); ++i) {
+        const CheckResult::PerfSample& s = r.perfSamples[i];
+        const std::vector<std::string> expected = outermostFirst(p, i);
+        EXPECT_EQ(s.sequence, perfettoSampleSequence(p.event(i))) << i;
+        EXPECT_EQ(s.ts, p.time(i)) << i;
+        EXPECT_EQ(s.tid, uint32_t(p.tid(i))) << i;
+        EXPECT_EQ(s.pid, uint32_t(p.pid(i) >= 0 ? p.pid(i) : p.tid(i))) << i;
+        ASSERT_TRUE(s.cpu.has_value()) << "recorded with --sample-cpu";
+        EXPECT_EQ(*s.cpu, uint32_t(p.cpu(i))) << i;
+        uint64_t& soFar = periodSoFar[{s.sequence, *s.cpu}];
+        soFar += p.period(i);
+        EXPECT_EQ(s.timebaseCount, soFar) << "the event's period so far on the sample's CPU, sample " << i;
+        if (s.frames != expected && ++differing <= 3)
+            ADD_FAILURE() << "sample " << i << ": perf sample frames " << ::testing::PrintToString(s.frames)
+                          << ", SampleProfile::stack " << ::testing::PrintToString(expected);
+        const std::string folded = join(s.frames, ';');
+        programStack |= folded.find("main;hot;mid") != std::string::npos;
+        ASSERT_EQ(s.mappings.size(), s.frames.size());
+        for (size_t k = 0; k < s.frames.size(); ++k)
+            if (s.frames[k] == "hot") {
+                EXPECT_NE(s.mappings[k].find("stacks_prog_fp"), std::string::npos);
+            }
+    }
+    EXPECT_EQ(differing, 0u) << "of " << p.size() << " samples";
+    EXPECT_TRUE(programStack) << "main -> hot -> mid in some stack";
+    // Each sampled event is its own perf session, named by its sequence's defaults.
+    for (size_t e = 0; e < p.events().size(); ++e)
+        if (p.events()[e].samples > 0) {
+            EXPECT_EQ(r.timebaseOf[perfettoSampleSequence(int(e))], p.events()[e].name);
+        }
+    // Build-ids as perf recorded them, for the program among others.
+    std::string list;
+    test_support::runCommand("perf buildid-list -i " + data(), &list, false);
+    std::istringstream lines(list);
+    std::string line;
+    size_t compared = 0;
+    while (std::getline(lines, line)) {
+        std::istringstream f(line);
+        std::string id, file;
+        if (!(f >> id >> file)) continue;
+        for (const auto& [sequence, ids] : r.buildIds)
+            if (auto it = ids.find(file); it != ids.end()) {
+                EXPECT_EQ(it->second, id) << file;
+                compared += file.find("stacks_prog_fp") != std::string::npos;
+            }
+    }
+    EXPECT_GT(compared, 0u) << "the program's build-id in its mapping:\n" << list;
+
+    // Off-CPU time: a slice per stretch on the thread's "off CPU" track, with
+    // the function it blocked in and its stack.
+    size_t stretches = 0;
+    for (const SampleProfile::OffCpu& o : p.offCpu())
+        stretches += o.tid > 0;
+    ASSERT_EQ(r.offCpuSlices.size(), stretches);
+    bool blockedInRead = false;
+    size_t k = 0;
+    for (const SampleProfile::OffCpu& o : p.offCpu()) {
+        if (o.tid <= 0) continue;
+        const CheckResult::ArgSlice& slice = r.offCpuSlices[k++];
+        EXPECT_EQ(slice.track, perfettoThreadOffCpuTrack(o.tid));
+        EXPECT_EQ(r.parentOf[slice.track], perfettoThreadTrack(o.tid));
+        EXPECT_EQ(r.trackNames[slice.track], "off CPU");
+        EXPECT_EQ(slice.begin, o.start);
+        EXPECT_EQ(slice.end, o.end);
+        const std::vector<std::string> names = nodeNames(p, o.node);
+        ASSERT_FALSE(names.empty());
+        EXPECT_EQ(slice.args.at("blocked in"), names.back());
+        EXPECT_EQ(slice.args.at("stack"), join(names, ';'));
+        blockedInRead |= slice.args.at("stack").find("blocker_thread;read") != std::string::npos;
+    }
+    EXPECT_TRUE(blockedInRead) << "the blocking thread's time off CPU is under blocker_thread -> read";
+
+    int status = 0;
+    std::string text = protocDecode(path, status);
+    ASSERT_EQ(status, 0) << text.substr(0, 2000);
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields";
+    EXPECT_NE(text.find("perf_sample {"), std::string::npos);
+    EXPECT_NE(text.find("name: \"cpu-clock/period=1000000/\""), std::string::npos);
+    EXPECT_NE(text.find("counter: SW_CPU_CLOCK"), std::string::npos);
+    EXPECT_NE(text.find("name: \"sched:sched_switch\""), std::string::npos);
+    fs::remove(path);
+}
+
+// CSV: a row per sample with its stack folded in the tenth column, a row per
+// off-CPU stretch; the other rows as before, with an empty tenth column.
+TEST_F(ExportStacks, CsvRowsAreTheProfilesSamplesAndOffCpuStretches) {
+    const SampleProfile& p = profile();
+    ExportOptions options;
+    options.samples = &p;
+    const std::string path = tempPath("stacks.csv");
+    ASSERT_TRUE(exportCsv(model(), path, options).ok());
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail,stack");
+    size_t samples = 0, offCpu = 0, runs = 0, differing = 0;
+    while (std::getline(in, line)) {
+        const std::vector<std::string> f = csvFields(line);
+        ASSERT_EQ(f.size(), 10u) << line;
+        if (f[0] == "sample") {
+            const size_t i = samples++;
+            ASSERT_LT(i, p.size());
+            EXPECT_EQ(f[1], std::to_string(p.cpu(i)));
+            EXPECT_EQ(f[2], std::to_string(p.time(i)));
+            EXPECT_EQ(f[4], std::to_string(p.pid(i)));
+            EXPECT_EQ(f[5], std::to_string(p.tid(i)));
+            EXPECT_EQ(f[7], std::to_string(p.events()[size_t(p.event(i))].attr));
+            char ip[32];
+            std::snprintf(ip, sizeof ip, "0x%llx", (unsigned long long)p.ip(i));
+            EXPECT_EQ(f[8], ip);
+            const std::vector<std::string> expected = outermostFirst(p, i);
+            if (split(f[9], ';') != expected && ++differing <= 3)
+                ADD_FAILURE() << "sample " << i << ": csv stack " << f[9] << ", SampleProfile::stack "
+                              << ::testing::PrintToString(expected);
+        } else if (f[0] == "off-cpu") {
+            const size_t k = offCpu++;
+            ASSERT_LT(k, p.offCpu().size());
+            const SampleProfile::OffCpu& o = p.offCpu()[k];
+            EXPECT_EQ(f[2], std::to_string(o.start));
+            EXPECT_EQ(f[3], std::to_string(o.end));
+            EXPECT_EQ(f[5], std::to_string(o.tid));
+            const std::vector<std::string> names = nodeNames(p, o.node);
+            EXPECT_EQ(f[8], names.back());
+            EXPECT_EQ(f[9], join(names, ';'));
+        } else {
+            runs += f[0] == "run";
+            EXPECT_EQ(f[9], "") << line;
+        }
+    }
+    EXPECT_EQ(samples, p.size());
+    EXPECT_EQ(differing, 0u);
+    EXPECT_EQ(offCpu, p.offCpu().size());
+    EXPECT_EQ(runs, model().runSlices().size());
+    fs::remove(path);
+}
+
+// --time: the middle third of the recording holds the samples of that third
+// and the off-CPU time inside it, clipped to it.
+TEST_F(ExportStacks, RangeAppliesToSamplesAndOffCpuTime) {
+    const SampleProfile& p = profile();
+    const uint64_t span = p.lastTime() - p.firstTime();
+    ExportOptions options;
+    options.samples = &p;
+    options.begin = p.firstTime() + span / 3;
+    options.end = p.firstTime() + 2 * span / 3;
+    const size_t expected = p.lowerBound(options.end) - p.lowerBound(options.begin);
+    ASSERT_GT(expected, 0u);
+    ASSERT_LT(expected, p.size());
+    const std::string path = tempPath("stacks-range.pftrace");
+    ASSERT_TRUE(exportPerfetto(model(), path, options).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& problem : r.problems)
+        ADD_FAILURE() << problem;
+    EXPECT_EQ(r.perfSamples.size(), expected);
+    for (const auto& s : r.perfSamples) {
+        EXPECT_GE(s.ts, options.begin);
+        EXPECT_LT(s.ts, options.end);
+    }
+    uint64_t offCpuTime = 0, exported = 0;
+    for (const SampleProfile::OffCpu& o : p.offCpu())
+        if (o.tid > 0 && o.end > options.begin && o.start < options.end)
+            offCpuTime += std::min(o.end, options.end) - std::max(o.start, options.begin);
+    for (const auto& slice : r.offCpuSlices) {
+        EXPECT_GE(slice.begin, options.begin);
+        EXPECT_LE(slice.end, options.end);
+        exported += slice.end - slice.begin;
+    }
+    EXPECT_EQ(exported, offCpuTime);
+    const std::string csv = tempPath("stacks-range.csv");
+    ASSERT_TRUE(exportCsv(model(), csv, options).ok());
+    std::ifstream in(csv);
+    std::string line;
+    size_t rows = 0;
+    while (std::getline(in, line))
+        rows += line.rfind("sample,", 0) == 0;
+    EXPECT_EQ(rows, expected);
+    fs::remove(path);
+    fs::remove(csv);
+}
+
+// Without the profile the same file exports as a file without stacks always
+// did: bare sample instants, nine CSV columns.
+TEST_F(ExportStacks, WithoutTheProfileSamplesStayBare) {
+    const std::string path = tempPath("bare.pftrace");
+    ASSERT_TRUE(exportPerfetto(model(), path).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& problem : r.problems)
+        ADD_FAILURE() << problem;
+    EXPECT_TRUE(r.perfSamples.empty());
+    EXPECT_TRUE(r.offCpuSlices.empty());
+    EXPECT_EQ(r.instants, model().samples().size() + model().losses().size());
+    const std::string csv = tempPath("bare.csv");
+    ASSERT_TRUE(exportCsv(model(), csv).ok());
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "kind,cpu,time_ns,end_ns,pid,tid,name,value,detail");
+    fs::remove(path);
+    fs::remove(csv);
 }

@@ -10,8 +10,10 @@ add_executable(export_tests
 target_include_directories(export_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../capture)
 # Decoded Intel PT spans: a ptsynth trace of fib (with its ground truth) and
 # perf's Skylake recording read in place from AUXSCOPE_TEST_DATA_DIR (skipped without it).
-add_dependencies(export_tests auxscope-ptsynth ptsynth_prog_fib)
+# Samples with call stacks: the sampled-stacks test program recorded by perf -g.
+add_dependencies(export_tests auxscope-ptsynth ptsynth_prog_fib stacks_prog_fp)
 target_compile_definitions(export_tests PRIVATE
+  AUXSCOPE_STACKS_PROG_FP="$<TARGET_FILE:stacks_prog_fp>"
   AUXSCOPE_PROTOC="${PROTOC_EXECUTABLE}"
   AUXSCOPE_PERFETTO_PROTO_DIR="${CMAKE_CURRENT_LIST_DIR}"
   AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
@@ -40,3 +42,23 @@ add_dependencies(app_mainwindow_tests auxscope-ptsynth ptsynth_prog_fib)
 target_compile_definitions(app_mainwindow_tests PRIVATE
   AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
   AUXSCOPE_PTSYNTH_FIB="$<TARGET_FILE:ptsynth_prog_fib>")
+
+# auxscope export of a perf -g capture of the sampled-stacks test program: perf
+# samples with their stacks (summary line), CSV sample rows with the folded stack
+# in a tenth column, --no-stacks exporting it as a file without stacks; and a
+# capture without stacks exports the same with and without --no-stacks (no
+# profile is loaded for it). Skipped (77) only where perf cannot record.
+add_test(NAME cli_export_stacks COMMAND sh -c
+  "command -v perf >/dev/null || { echo 'perf is not installed'; exit 77; }; d=$(mktemp -d); \
+   perf record -q -e cpu-clock -c 1000000 -g --switch-events --sample-cpu -o $d/g.data -- '$<TARGET_FILE:stacks_prog_fp>' 300 >$d/log 2>&1 \
+     && perf record -q -e cpu-clock -c 1000000 --switch-events --sample-cpu -o $d/p.data -- '$<TARGET_FILE:stacks_prog_fp>' 100 >>$d/log 2>&1 \
+     || { echo 'perf record failed:'; cat $d/log; rm -rf $d; exit 77; }; set -e; \
+   $<TARGET_FILE:auxscope> export $d/g.data -o $d/g.pftrace; \
+   $<TARGET_FILE:auxscope> export $d/g.data --format csv -o $d/g.csv; head -1 $d/g.csv; \
+   echo main-hot rows: $(grep -c '^sample,.*main;hot' $d/g.csv); \
+   $<TARGET_FILE:auxscope> export $d/g.data --no-stacks --format csv -o $d/n.csv; head -1 $d/n.csv; \
+   $<TARGET_FILE:auxscope> export $d/p.data -o $d/p1.pftrace; \
+   $<TARGET_FILE:auxscope> export $d/p.data --no-stacks -o $d/p2.pftrace; \
+   cmp $d/p1.pftrace $d/p2.pftrace && echo without stacks: same bytes; rm -rf $d")
+set_tests_properties(cli_export_stacks PROPERTIES RUN_SERIAL TRUE SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION
+  "wrote .*g.pftrace \\(perfetto\\): [^\n]*, [1-9][0-9]* samples with call stacks, [1-9][0-9]* off-CPU stretches\n.*kind,cpu,time_ns,end_ns,pid,tid,name,value,detail,stack\nmain-hot rows: [1-9][0-9]*\n.*wrote .*n.csv \\(csv\\): [^\n]*loss records\n.*kind,cpu,time_ns,end_ns,pid,tid,name,value,detail\n.*without stacks: same bytes")

@@ -19,7 +19,7 @@ allowed() {
         images) echo "images spans sideband perfdata" ;;
         pt | etm) echo "$1 images spans sideband record perfdata" ;;
         samples) echo "samples images spans sideband perfdata" ;;
-        export) echo "export spans sideband perfdata" ;;
+        export) echo "export samples images spans sideband perfdata" ;;
         auxtrace) echo "auxtrace pt etm export images spans sideband record perfdata" ;;
         *) echo "" ;;
     esac
