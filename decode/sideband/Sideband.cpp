@@ -55,19 +55,35 @@ void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<cons
             ProcessSideband& p = sb.processes_[r.pid];
             p.pid = r.pid;
             if (r.pid == r.tid) p.name = std::string(r.comm);
-            // exec replaces the address space: the maps that follow are the new program's.
-            if (r.misc & PERF_RECORD_MISC_COMM_EXEC) p.maps.clear();
+            // exec replaces the address space: the maps that follow are the new
+            // program's (those recorded before it, from another CPU's ring, too).
+            if (r.misc & PERF_RECORD_MISC_COMM_EXEC) {
+                std::erase_if(p.maps,
+                              [&](const Mapping& m) { return !r.time || !m.time || m.time < r.time; });
+                uint64_t& exec = execTime_[r.pid];
+                exec = std::max(exec, r.time);
+            }
             break;
         }
         case PERF_RECORD_FORK: {
             sb.pidOf_[r.tid] = r.pid;
             if (r.pid != r.ppid) {
-                // A new process starts with its parent's mappings.
+                // A new process starts with its parent's mappings, unless it has
+                // exec'd since (its exec may come first in the file).
                 ProcessSideband& child = sb.processes_[r.pid];
                 child.pid = r.pid;
                 auto parent = sb.processes_.find(r.ppid);
+                auto exec = execTime_.find(r.pid);
+                const bool execSince = exec != execTime_.end() && (!r.time || exec->second >= r.time);
                 if (parent != sb.processes_.end()) {
-                    if (child.maps.empty()) child.maps = parent->second.maps;
+                    if (!execSince) {
+                        // The parent's maps as of the fork, then what the child mapped itself.
+                        std::vector<Mapping> maps;
+                        for (const Mapping& m : parent->second.maps)
+                            if (!r.time || !m.time || m.time <= r.time) maps.push_back(m);
+                        maps.insert(maps.end(), child.maps.begin(), child.maps.end());
+                        child.maps = std::move(maps);
+                    }
                     if (child.name.empty()) child.name = parent->second.name;
                 }
             }
@@ -101,6 +117,9 @@ void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<cons
                 sb.pidOf_[r.tid] = r.pid;
                 ProcessSideband& p = sb.processes_[r.pid];
                 p.pid = r.pid;
+                // A mapping of the program an exec already replaced (read late from another CPU's ring).
+                auto exec = execTime_.find(r.pid);
+                if (exec != execTime_.end() && m.time && m.time < exec->second) break;
                 p.maps.push_back(std::move(m));
             }
             break;

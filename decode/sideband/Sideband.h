@@ -110,6 +110,10 @@ private:
     Sideband sb_;  // before complete(): the model unfinished, no slices
     std::map<std::string, std::vector<uint8_t>> headerBuildIds_;
     std::map<int, std::vector<Slice>> itraceStarts_;  // per CPU, in record order
+    // Per process, the time of its last exec (COMM with PERF_RECORD_MISC_COMM_EXEC):
+    // records come in file order, which is not time order across CPUs (a child's
+    // exec and mappings may come before the FORK its parent's CPU recorded).
+    std::map<int32_t, uint64_t> execTime_;
     size_t records_ = 0;
 };
 

@@ -9,3 +9,8 @@ add_dependencies(sideband_lanes_tests auxscope tl_workload)
 target_compile_definitions(sideband_lanes_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
                                                         AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>")
 gtest_discover_tests(sideband_lanes_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
+
+# Sideband::Builder over records in file order that is not time order (fork / exec / mmap across CPUs).
+add_executable(sideband_order_tests ${CMAKE_CURRENT_LIST_DIR}/SidebandOrderTest.cpp)
+target_link_libraries(sideband_order_tests PRIVATE auxscope_decode GTest::gtest_main)
+gtest_discover_tests(sideband_order_tests DISCOVERY_TIMEOUT 30)
