@@ -492,6 +492,7 @@ void CapturePage::beginFinishing() {
     if (replay_) replay_->stop();  // its driver thread feeds the session's producers
     session_->wait();              // the drain thread has ended: this returns at once
     lastSummary_ = session_->summary();
+    live_->captureEnded();
     setStatus("Writing " + captureFile_ + "…");
     // Completing the file (queued records, features, build-ids) touches the disk:
     // not on the GUI thread.
