@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 
 #include "CaptureSession.h"
 #include "perfdata/PerfDataFormat.h"
@@ -219,7 +220,7 @@ void LiveSideband::runPreamble() {
     identityTaken_ += bytes;
     mappingTaken_ += mappingBytes;
     for (Chunk& c : pre)
-        pendingIdentity_.push_back(std::move(c));
+        pendingPreamble_.push_back(std::move(c));
     stats_.preambleSeconds = took;
 }
 
@@ -259,12 +260,13 @@ void LiveSideband::rebuild() {
 
 void LiveSideband::tick() {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Chunk> taken, takenIdentity, takenLoss;
+    std::vector<Chunk> taken, takenIdentity, takenLoss, takenPreamble;
     {
         std::lock_guard lock(mutex_);
         taken.swap(pending_);
         takenIdentity.swap(pendingIdentity_);
         takenLoss.swap(pendingLoss_);
+        takenPreamble.swap(pendingPreamble_);
         pendingSize_ = 0;
     }
     // Names first: a thread's COMM may come in the same pass as its first switch.
@@ -306,11 +308,24 @@ void LiveSideband::tick() {
     for (const Chunk& c : window_)
         windowBegin = std::min(windowBegin, c.minTime);
     if (windowBegin == UINT64_MAX) windowBegin = 0;
-    // What the builder holds beyond the window, a quarter window at most.
-    if (dropped && ((builderFrom_ != UINT64_MAX && windowBegin > builderFrom_ &&
-                     windowBegin - builderFrom_ > windowNs / 4) ||
-                    builderRecords_ > recordBound_ + recordBound_ / 4))
+    if (!takenPreamble.empty()) {
+        // What existed before the capture comes before everything the capture
+        // recorded (it reaches the worker later: /proc is read on a thread of its
+        // own): a program that exec'd or mapped code since keeps the newer name
+        // and mappings. Built again once, with the preamble first.
+        for (const Chunk& c : takenPreamble) {
+            identitySize_ += c.bytes.size();
+            own_.identity += c.size();
+        }
+        identity_.insert(identity_.begin(), std::make_move_iterator(takenPreamble.begin()),
+                         std::make_move_iterator(takenPreamble.end()));
         rebuild();
+    } else if (dropped && ((builderFrom_ != UINT64_MAX && windowBegin > builderFrom_ &&
+                            windowBegin - builderFrom_ > windowNs / 4) ||
+                           builderRecords_ > recordBound_ + recordBound_ / 4)) {
+        // What the builder holds beyond the window, a quarter window at most.
+        rebuild();
+    }
     own_.kept = windowRecords_;
     // The snapshot holds what the builder was fed since it was last built: from builderFrom_.
     own_.windowBegin = builderFrom_ != UINT64_MAX ? builderFrom_ : windowBegin;

@@ -24,7 +24,9 @@
 //   sample addresses to functions (at most `mappingBytes`, counted past that;
 //   data mappings are not kept).
 // - The preamble (names and mappings from /proc) runs on a thread of its own, so
-//   the first timelines do not wait for it; what it brings shows once it is done.
+//   the first timelines do not wait for it; what it brings shows once it is done,
+//   placed before the capture's own records (the builder is built again once), so
+//   a name or mapping the capture recorded since is not overwritten by it.
 // - The window: the builder takes every new record; once it holds more than a
 //   quarter window (or a quarter of maxRecords) beyond the window, it is built
 //   again from the names and the records still in the window, so a snapshot
@@ -146,6 +148,7 @@ private:
     // Shared with the drain thread.
     mutable std::mutex mutex_;
     std::vector<Chunk> pending_, pendingIdentity_, pendingLoss_;
+    std::vector<Chunk> pendingPreamble_;  // the preamble's, once it is done
     size_t pendingSize_ = 0, identityTaken_ = 0, mappingTaken_ = 0;
     LiveSidebandStats stats_;
     std::condition_variable wake_;

@@ -240,6 +240,18 @@ private slots:
         QVERIFY2(tip.contains("Sample") && tip.contains(QString::fromStdString(function)), qPrintable(tip));
         view->setFollowLatest(true);
 
+        // Named as it exec'd: the name /proc gave before the exec (the GUI's own,
+        // read after the capture began) does not come after it.
+        const int32_t pid = named->pid;
+        auto programNamed = [&] {
+            auto d = view->data();
+            const SidebandLanes::Process* p = d && d->lanes ? d->lanes->process(pid) : nullptr;
+            const long main = d && d->lanes ? d->lanes->threadIndex(pid) : -1;
+            return p && p->name == "stacks_prog_fp" && main >= 0 &&
+                   d->lanes->threads[size_t(main)].name == "stacks_prog_fp";
+        };
+        QTRY_VERIFY2_WITH_TIMEOUT(programNamed(), qPrintable(liveStatus->text()), 5000);
+
         // The program ends the capture by itself (3 s).
         QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1, 30000);
         QVERIFY(!page->capturing());
@@ -255,6 +267,7 @@ private slots:
         QVERIFY(n.samples > 100);
         QCOMPARE(n.withCallchain, n.samples);  // every sample of a -g capture
         QVERIFY(n.withUserPart > n.samples / 2);
+        QVERIFY(programNamed());  // the last live timeline too
     }
 
     // Without call stacks the file's samples carry none: the choice is what sets them.
