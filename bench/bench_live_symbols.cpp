@@ -17,6 +17,7 @@
 // COMMAND (e.g. a build) runs during the capture, as the workload; without one
 // the machine's own activity is what is captured.
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,11 +47,18 @@ double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// CPU time of this thread: on a shared machine the wall time counts other threads' turns too.
+double cpuNow() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
 struct Tick {
-    double at = 0;  // since the capture started
-    double without = 0, with = 0;
+    double at = 0;                       // since the capture started
+    double without = 0, with = 0;        // wall time
+    double withoutCpu = 0, withCpu = 0;  // this thread's CPU time
     size_t samples = 0, named = 0, notYet = 0, files = 0;
-    bool loading = false;
     uint64_t kept = 0;
 };
 
@@ -110,16 +118,19 @@ int main(int argc, char** argv) {
         SidebandLanesOptions plain;
         plain.events = events;
         auto t0 = Clock::now();
+        double c0 = cpuNow();
         auto lanes = buildSidebandLanes(*sideband, plain);
         t.without = since(t0);
+        t.withoutCpu = cpuNow() - c0;
         t0 = Clock::now();
+        c0 = cpuNow();
         SidebandLanesOptions resolved;
         resolved.events = events;
         auto named = symbols->lanes(sideband, stats.identity, resolved);
         t.with = since(t0);
+        t.withCpu = cpuNow() - c0;
         const LiveSymbolsStats st = symbols->stats();
         t.notYet = st.notYet;
-        t.loading = st.loading;
         for (const auto& th : named->threads)
             for (const auto& s : th.samples) {
                 ++t.samples;
@@ -185,13 +196,16 @@ int main(int argc, char** argv) {
     if (firstNamed < ticks.size())
         std::printf("  first tick with named samples: %.2f s after start (tick %zu)\n", ticks[firstNamed].at,
                     firstNamed);
-    std::vector<double> without, with, extra;
+    std::vector<double> without, with, extra, withoutCpu, withCpu, extraCpu;
     size_t loadingTicks = 0, notYet = 0;
     for (size_t i = 0; i < ticks.size(); ++i) {
         without.push_back(ticks[i].without);
         with.push_back(ticks[i].with);
         extra.push_back(ticks[i].with - ticks[i].without);
-        loadingTicks += ticks[i].loading;
+        withoutCpu.push_back(ticks[i].withoutCpu);
+        withCpu.push_back(ticks[i].withCpu);
+        extraCpu.push_back(ticks[i].withCpu - ticks[i].withoutCpu);
+        loadingTicks += ticks[i].notYet > 0;
         notYet += ticks[i].notYet;
     }
     std::printf("  every tick (%zu), the lanes of one snapshot built on LiveSideband's worker:\n",
@@ -199,9 +213,13 @@ int main(int argc, char** argv) {
     printStats("without symbols (samples as addresses)", without);
     printStats("with LiveSymbols (samples named)", with);
     printStats("difference (with - without)", extra);
+    std::printf("  the same, CPU time of the worker thread:\n");
+    printStats("without symbols", withoutCpu);
+    printStats("with LiveSymbols", withCpu);
+    printStats("difference (with - without)", extraCpu);
     const Tick& last = ticks.back();
-    std::printf("  ticks during a load: %zu (%zu sample lookups left for the next tick)\n", loadingTicks,
-                notYet);
+    std::printf("  ticks that met a running load: %zu (%zu sample lookups left for the next tick)\n",
+                loadingTicks, notYet);
     std::printf(
         "  last tick: %llu records in the window, %zu samples on thread lanes, %zu (%.1f%%) named a "
         "function\n",
