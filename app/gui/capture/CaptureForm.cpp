@@ -197,7 +197,8 @@ void CaptureForm::targetKindChanged(int index) {
                                          "perf-intel_pt-skylake/perf.data.intel_pt-4.14"};
     targetValue_->setEnabled(index != 0);
     targetValue_->setPlaceholderText(placeholders[index]);
-    replayRow_->setVisible(index == 4);
+    // The whole row, label too (hiding the widget alone left "Replay" standing alone).
+    form_->setRowVisible(replayRow_, index == 4);
     // A replay's events, call stacks and AUX set-up are the recording's.
     events_->setEnabled(index != 4);
     callGraph_->setEnabled(index != 4);
