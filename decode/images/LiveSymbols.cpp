@@ -16,6 +16,9 @@ namespace {
 constexpr size_t kMaxCached = size_t(1) << 22;
 // Functions in the lanes' table at most, likewise.
 constexpr size_t kMaxFunctions = size_t(1) << 20;
+// The share of a core the loads after the first may take (a capture of many
+// short-lived programs asks for one nearly every tick).
+constexpr double kLoaderShare = 0.25;
 
 // Fibonacci hashing: the product's top bits, which every bit of the key reaches.
 size_t slotOf(int32_t pid, uint64_t ip, size_t mask) {
@@ -73,9 +76,15 @@ void LiveSymbols::load(std::shared_ptr<const Sideband> sideband) {
         loaded->update = resolver_->update(*sideband);
     }
     sideband_ = std::move(sideband);  // what the resolver reads from now on
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto t1 = std::chrono::steady_clock::now();
+    const double took = std::chrono::duration<double>(t1 - t0).count();
     {
         std::lock_guard lock(mutex_);
+        // Later loads take at most kLoaderShare of a core: the next one waits
+        // (the first, every file at once, is a one-time cost and does not count).
+        if (!loaded->first)
+            nextLoadAt_ = t1 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   std::chrono::duration<double>(took * (1 / kLoaderShare - 1)));
         if (loaded->first) stats_.firstLoadSeconds = took;
         stats_.lastLoadSeconds = took;
         ++stats_.loads;
@@ -215,7 +224,7 @@ std::shared_ptr<const SidebandLanes> LiveSymbols::lanes(std::shared_ptr<const Si
     std::lock_guard lock(mutex_);
     stats_.functions = compact_.size() - 1;
     stats_.notYet = notYet_;
-    if (!busy_ && identity != loadedIdentity_) {
+    if (!busy_ && identity != loadedIdentity_ && std::chrono::steady_clock::now() >= nextLoadAt_) {
         // Files the new mappings name load while this worker waits for its next tick.
         busy_ = true;
         loadedIdentity_ = identity;

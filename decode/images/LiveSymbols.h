@@ -12,6 +12,8 @@
 //   earlier mapping named. A load is asked for only when mappings or processes
 //   came in since the last one (LiveSidebandStats::identity), and only after a
 //   tick's lanes are built, so it runs while the worker waits for its next tick.
+//   Loads after the first take at most a quarter of a core: after one of d
+//   seconds the next waits 3d (the new mappings' samples show addresses meanwhile).
 // - Each tick resolves a sample through a cache of (pid, address) -> function
 //   kept across ticks: only addresses not seen before are looked up. While a load
 //   runs, the resolver is not touched: samples the cache does not know show their
@@ -25,6 +27,7 @@
 // own small cache misses, plus a lookup per new address; see bench_live_symbols.
 //
 // Qt-free. lanes() is for one thread at a time (LiveSideband's worker).
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -88,7 +91,8 @@ private:
     std::shared_ptr<const Sideband> wanted_;  // a load asked for
     uint64_t loadedIdentity_ = UINT64_MAX;    // of the newest load asked for
     bool busy_ = false, stopping_ = false;
-    std::unique_ptr<Loaded> loaded_;  // finished, not yet taken into use
+    std::unique_ptr<Loaded> loaded_;                      // finished, not yet taken into use
+    std::chrono::steady_clock::time_point nextLoadAt_{};  // loads after the first: a share of a core
     LiveSymbolsStats stats_;
     std::thread loader_;
 

@@ -192,10 +192,12 @@ TEST_F(LiveSymbolsTest, SamplesNameTheProgramsFunctions) {
     {
         LiveSidebandStats stats;
         auto sb = published.get(&stats);
-        symbols.lanes(sb, stats.identity, {});  // asks for a load if something came in since
-        for (int i = 0; i < 500 && symbols.stats().loading; ++i)
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ASSERT_FALSE(symbols.stats().loading);
+        // Until what came in since is loaded (loads after the first wait their share of a core).
+        for (int i = 0; i < 250 && !symbols.complete(stats.identity); ++i) {
+            symbols.lanes(sb, stats.identity, {});
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        ASSERT_TRUE(symbols.complete(stats.identity));
         const uint64_t loads = symbols.stats().loads;
         for (int i = 0; i < 3; ++i) {
             symbols.lanes(sb, stats.identity, {});
