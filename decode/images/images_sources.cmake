@@ -5,5 +5,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/InlineFrames.cpp
 )
+# The live timeline's samples resolved while capturing: one ImageResolver kept across ticks.
+target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/LiveSymbols.cpp)
 # The code view: capstone disassembly with per-instruction counts, libdw source lines.
 target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/CodeAnnotation.cpp)

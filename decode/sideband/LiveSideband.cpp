@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "sideband/LiveSideband.h"
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 
 #include "CaptureSession.h"
 #include "perfdata/PerfDataFormat.h"
@@ -19,6 +21,22 @@ constexpr size_t kChunkBytes = size_t(1) << 20;
 
 bool isIdentityRecord(uint32_t type) {
     return type == PERF_RECORD_COMM || type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT;
+}
+
+bool isMappingRecord(uint32_t type) {
+    return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2;
+}
+
+// Whether a MMAP / MMAP2 maps code (the tracking event has mmap_data on, so most
+// are data): MMAP says so in misc, MMAP2 in its prot field, after the header,
+// pid/tid, addr/len/pgoff and the 24-byte dev/inode or build-id union. Read
+// from the bytes, as Sideband::Builder reads it: no parse on the drain thread.
+bool isCodeMapping(uint32_t type, uint16_t misc, std::span<const uint8_t> bytes) {
+    if (type == PERF_RECORD_MMAP) return !(misc & PERF_RECORD_MISC_MMAP_DATA);
+    constexpr size_t kProt = 8 + 8 + 24 + 24;
+    uint32_t prot = PROT_EXEC;  // a record too short to say: kept, the builder decides
+    if (bytes.size() >= kProt + sizeof prot) std::memcpy(&prot, bytes.data() + kProt, sizeof prot);
+    return prot & PROT_EXEC;
 }
 
 bool isWindowRecord(uint32_t type) {
@@ -108,8 +126,10 @@ void LiveSideband::append(std::vector<Chunk>& to, int cpu, std::span<const uint8
 }
 
 void LiveSideband::onRecord(int cpu, std::span<const uint8_t> bytes, const ParsedRecord& record) {
-    const bool identity = isIdentityRecord(record.type), loss = !identity && isLossRecord(record);
-    if (!identity && !loss && !isWindowRecord(record.type)) return;
+    const bool mapping = isMappingRecord(record.type);
+    if (mapping && !isCodeMapping(record.type, record.misc, bytes)) return;
+    const bool identity = isIdentityRecord(record.type), loss = !identity && !mapping && isLossRecord(record);
+    if (!identity && !mapping && !loss && !isWindowRecord(record.type)) return;
     const uint64_t time = record.hasSampleId ? record.time : 0;
     std::lock_guard lock(mutex_);
     if (identity) {
@@ -118,6 +138,14 @@ void LiveSideband::onRecord(int cpu, std::span<const uint8_t> bytes, const Parse
             return;
         }
         identityTaken_ += bytes.size();
+        append(pendingIdentity_, cpu, bytes, time);
+    } else if (mapping) {
+        // With the names, in arrival order: an exec's COMM clears what was mapped before it.
+        if (mappingTaken_ + bytes.size() > options_.mappingBytes) {
+            ++stats_.mappingsDropped;
+            return;
+        }
+        mappingTaken_ += bytes.size();
         append(pendingIdentity_, cpu, bytes, time);
     } else if (loss) {
         append(pendingLoss_, cpu, bytes, time);
@@ -167,24 +195,32 @@ void LiveSideband::runPreamble() {
     (void)setpriority(PRIO_PROCESS, uint32_t(gettid()), 10);
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<Chunk> pre;
-    size_t bytes = 0;
+    size_t bytes = 0, mappingBytes = 0;
     // `emit` may be handed several records at once: walk them by their headers.
     preamble_([&](std::span<const uint8_t> records) {
         perf_event_header h;
         for (size_t off = 0; off + sizeof h <= records.size(); off += h.size) {
             std::memcpy(&h, records.data() + off, sizeof h);
             if (h.size < sizeof h || off + h.size > records.size()) break;
-            if (!isIdentityRecord(h.type)) continue;
-            bytes += h.size;
-            append(pre, -1, records.subspan(off, h.size), 0);
+            const auto rec = records.subspan(off, h.size);
+            if (isMappingRecord(h.type)) {
+                if (!isCodeMapping(h.type, h.misc, rec)) continue;
+                mappingBytes += h.size;
+            } else if (isIdentityRecord(h.type)) {
+                bytes += h.size;
+            } else {
+                continue;
+            }
+            append(pre, -1, rec, 0);
         }
     });
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Handed to the worker as the drain thread hands records: its next tick takes them.
     std::lock_guard lock(mutex_);
     identityTaken_ += bytes;
+    mappingTaken_ += mappingBytes;
     for (Chunk& c : pre)
-        pendingIdentity_.push_back(std::move(c));
+        pendingPreamble_.push_back(std::move(c));
     stats_.preambleSeconds = took;
 }
 
@@ -200,7 +236,7 @@ void LiveSideband::feed(const Chunk& chunk) {
             continue;
         }
         builder_->addRecord(e.cpu, r, rec);
-        if (r.hasSampleId && r.time && !isIdentityRecord(r.type))
+        if (r.hasSampleId && r.time && !isIdentityRecord(r.type) && !isMappingRecord(r.type))
             builderFrom_ = std::min(builderFrom_, r.time);
     }
     changed_ = true;
@@ -224,17 +260,19 @@ void LiveSideband::rebuild() {
 
 void LiveSideband::tick() {
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<Chunk> taken, takenIdentity, takenLoss;
+    std::vector<Chunk> taken, takenIdentity, takenLoss, takenPreamble;
     {
         std::lock_guard lock(mutex_);
         taken.swap(pending_);
         takenIdentity.swap(pendingIdentity_);
         takenLoss.swap(pendingLoss_);
+        takenPreamble.swap(pendingPreamble_);
         pendingSize_ = 0;
     }
     // Names first: a thread's COMM may come in the same pass as its first switch.
     for (Chunk& c : takenIdentity) {
         identitySize_ += c.bytes.size();
+        own_.identity += c.size();  // counted as fed: the snapshot below has them
         feed(c);
         identity_.push_back(std::move(c));
     }
@@ -270,11 +308,24 @@ void LiveSideband::tick() {
     for (const Chunk& c : window_)
         windowBegin = std::min(windowBegin, c.minTime);
     if (windowBegin == UINT64_MAX) windowBegin = 0;
-    // What the builder holds beyond the window, a quarter window at most.
-    if (dropped && ((builderFrom_ != UINT64_MAX && windowBegin > builderFrom_ &&
-                     windowBegin - builderFrom_ > windowNs / 4) ||
-                    builderRecords_ > recordBound_ + recordBound_ / 4))
+    if (!takenPreamble.empty()) {
+        // What existed before the capture comes before everything the capture
+        // recorded (it reaches the worker later: /proc is read on a thread of its
+        // own): a program that exec'd or mapped code since keeps the newer name
+        // and mappings. Built again once, with the preamble first.
+        for (const Chunk& c : takenPreamble) {
+            identitySize_ += c.bytes.size();
+            own_.identity += c.size();
+        }
+        identity_.insert(identity_.begin(), std::make_move_iterator(takenPreamble.begin()),
+                         std::make_move_iterator(takenPreamble.end()));
         rebuild();
+    } else if (dropped && ((builderFrom_ != UINT64_MAX && windowBegin > builderFrom_ &&
+                            windowBegin - builderFrom_ > windowNs / 4) ||
+                           builderRecords_ > recordBound_ + recordBound_ / 4)) {
+        // What the builder holds beyond the window, a quarter window at most.
+        rebuild();
+    }
     own_.kept = windowRecords_;
     // The snapshot holds what the builder was fed since it was last built: from builderFrom_.
     own_.windowBegin = builderFrom_ != UINT64_MAX ? builderFrom_ : windowBegin;
@@ -291,6 +342,7 @@ void LiveSideband::tick() {
         stats_.windowBegin = own_.windowBegin;
         stats_.windowEnd = own_.windowEnd;
         stats_.lastTickSeconds = own_.lastTickSeconds;
+        stats_.identity = own_.identity;
         published = stats_;
     };
     const bool changed = changed_;

@@ -18,10 +18,15 @@
 //   ITRACE_START (the window, by time and count), LOST / LOST_SAMPLES,
 //   THROTTLE / UNTHROTTLE and AUX records flagged as loss (the window's time,
 //   whatever the count); COMM, FORK and EXIT since the start (names and processes; at most
-//   `identityBytes`, counted past that). Mappings are not kept: the live lanes
-//   do not resolve sample addresses to functions (the capture file does).
-// - The preamble (names from /proc) runs on a thread of its own, so the first
-//   timelines do not wait for it; the names it brings show once it is done.
+//   `identityBytes`, counted past that); executable MMAP / MMAP2 since the start,
+//   in order with COMM and FORK (an exec's COMM clears the maps before it), so the
+//   snapshot's processes have their mappings and the live lanes can resolve
+//   sample addresses to functions (at most `mappingBytes`, counted past that;
+//   data mappings are not kept).
+// - The preamble (names and mappings from /proc) runs on a thread of its own, so
+//   the first timelines do not wait for it; what it brings shows once it is done,
+//   placed before the capture's own records (the builder is built again once), so
+//   a name or mapping the capture recorded since is not overwritten by it.
 // - The window: the builder takes every new record; once it holds more than a
 //   quarter window (or a quarter of maxRecords) beyond the window, it is built
 //   again from the names and the records still in the window, so a snapshot
@@ -60,6 +65,7 @@ struct LiveSidebandOptions {
     bool adaptWindow = true;
     size_t pendingBytes = size_t(64) << 20;   // handed over, not yet taken by the worker
     size_t identityBytes = size_t(16) << 20;  // COMM / FORK / EXIT kept for names
+    size_t mappingBytes = size_t(32) << 20;   // executable MMAP / MMAP2 kept for symbols
     // Records of what existed before the capture (COMM / FORK from /proc): run on
     // a thread of its own at attach; it hands each record to `emit`.
     std::function<void(const std::function<void(std::span<const uint8_t>)>& emit)> preamble;
@@ -75,9 +81,14 @@ struct LiveSidebandStats {
     uint64_t recordBound = 0;      // records the window may hold now (adaptWindow: what keeps the rate)
     uint64_t droppedBehind = 0;    // not kept: the worker was pendingBytes behind
     uint64_t identityDropped = 0;  // COMM / FORK / EXIT over identityBytes (names may be missing)
-    uint64_t parseErrors = 0;      // records the parser refused (not in the view)
-    uint64_t snapshots = 0;        // published
-    uint64_t rebuilds = 0;         // times the builder was built again for the window
+    uint64_t mappingsDropped = 0;  // executable MMAP / MMAP2 over mappingBytes (functions may be missing)
+    // COMM / FORK / EXIT and executable MMAP / MMAP2 fed to the builder so far (the
+    // preamble's too): when it has not changed, neither have the snapshot's processes
+    // and mappings.
+    uint64_t identity = 0;
+    uint64_t parseErrors = 0;                 // records the parser refused (not in the view)
+    uint64_t snapshots = 0;                   // published
+    uint64_t rebuilds = 0;                    // times the builder was built again for the window
     uint64_t windowBegin = 0, windowEnd = 0;  // perf time the window holds
     double lastTickSeconds = 0;               // wall time of the newest snapshot and publish
     double preambleSeconds = 0;               // wall time of the preamble (reading /proc; 0: not done)
@@ -137,7 +148,8 @@ private:
     // Shared with the drain thread.
     mutable std::mutex mutex_;
     std::vector<Chunk> pending_, pendingIdentity_, pendingLoss_;
-    size_t pendingSize_ = 0, identityTaken_ = 0;
+    std::vector<Chunk> pendingPreamble_;  // the preamble's, once it is done
+    size_t pendingSize_ = 0, identityTaken_ = 0, mappingTaken_ = 0;
     LiveSidebandStats stats_;
     std::condition_variable wake_;
     bool stopping_ = false;
@@ -148,7 +160,7 @@ private:
     std::unique_ptr<Sideband::Builder> builder_;
     std::deque<Chunk> window_;     // by arrival, the oldest first
     std::deque<Chunk> losses_;     // LOST, THROTTLE, AUX loss...: aged by time only
-    std::vector<Chunk> identity_;  // COMM / FORK / EXIT since the start
+    std::vector<Chunk> identity_;  // COMM / FORK / EXIT and executable MMAP / MMAP2 since the start
     size_t identitySize_ = 0, windowRecords_ = 0, builderRecords_ = 0;
     size_t recordBound_ = 0;  // the window's record bound now (options_.maxRecords, or less: adaptWindow)
     uint64_t builderFrom_ = UINT64_MAX;  // the oldest record time the builder holds

@@ -13,6 +13,7 @@
 #include <QListWidget>
 #include <QProcess>
 #include <QPushButton>
+#include <QStandardItemModel>
 #include <QVBoxLayout>
 
 #include "PerfEvent.h"
@@ -22,7 +23,8 @@
 
 namespace auxscope {
 
-CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner) : QObject(owner), owner_(owner) {
+CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner)
+    : QObject(owner), owner_(owner), pmus_(pmus) {
     form_ = new QFormLayout;
     targetKind_ = new QComboBox;
     targetKind_->setObjectName("targetKind");
@@ -84,6 +86,44 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner) : QObject(owne
         tracepointButton_->setToolTip(QString::fromStdString(tracefs.error().message));
     }
 
+    // Call stacks on every sampling event's samples, as `auxscope record -g` /
+    // `--call-graph MODE` take them (CaptureOptions::callGraph).
+    callGraph_ = new QComboBox;
+    callGraph_->setObjectName("callGraph");
+    callGraph_->addItem("None", int(CallGraphMode::None));
+    callGraph_->addItem("Frame pointers (-g)", int(CallGraphMode::FramePointer));
+    callGraph_->addItem("DWARF", int(CallGraphMode::Dwarf));
+    callGraph_->addItem("LBR", int(CallGraphMode::Lbr));
+    callGraph_->setItemData(0, "Samples without call stacks", Qt::ToolTipRole);
+    callGraph_->setItemData(1,
+                            "--call-graph fp: the kernel walks the frame pointers at each sample, kernel and "
+                            "user part; code built without frame pointers gives short user stacks",
+                            Qt::ToolTipRole);
+    callGraph_->setItemData(2,
+                            "--call-graph dwarf: the user registers and a copy of the user stack with each "
+                            "sample, unwound later with the binaries' CFI (works without frame pointers; "
+                            "costs the stack size per sample in the ring and the file)",
+                            Qt::ToolTipRole);
+    callGraph_->setToolTip("Call stacks on every sample (auxscope record -g / --call-graph)");
+    dwarfStack_ = new QComboBox;
+    dwarfStack_->setObjectName("dwarfStackBytes");
+    dwarfStack_->setToolTip(
+        "Bytes of user stack the kernel copies with each sample (--call-graph dwarf,SIZE); frames beyond "
+        "it are not unwound");
+    for (uint32_t bytes : {1024u, 2048u, 4096u, 8192u, 16384u, 32768u, kMaxDwarfStackBytes}) {
+        QString label = bytes == kMaxDwarfStackBytes ? QString("%1 bytes (the most)").arg(bytes)
+                                                     : QString("%1 KiB").arg(bytes / 1024);
+        if (bytes == kDefaultDwarfStackBytes) label += " — default";
+        dwarfStack_->addItem(label, uint(bytes));
+        if (bytes == kDefaultDwarfStackBytes) dwarfStack_->setCurrentIndex(dwarfStack_->count() - 1);
+    }
+    auto* callGraphRow = new QHBoxLayout;
+    callGraphRow->addWidget(callGraph_);
+    callGraphRow->addWidget(new QLabel("user stack per sample"));
+    callGraphRow->addWidget(dwarfStack_);
+    callGraphRow->addStretch(1);
+    form_->addRow("Call stacks", callGraphRow);
+
     bufferPages_ = new QComboBox;
     bufferPages_->setObjectName("bufferPages");
     for (size_t pages = 16; pages <= 65536; pages *= 2) {
@@ -114,6 +154,36 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner) : QObject(owne
 
     connect(targetKind_, &QComboBox::currentIndexChanged, this, &CaptureForm::targetKindChanged);
     connect(tracepointButton_, &QPushButton::clicked, this, &CaptureForm::chooseTracepoint);
+    connect(callGraph_, &QComboBox::currentIndexChanged, this, &CaptureForm::callGraphChanged);
+    // LBR depends on the events (hardware ones of the core PMU only): checked as they change.
+    connect(events_, &QLineEdit::textChanged, this, &CaptureForm::checkLbr);
+    connect(auxPanel_, &AuxOptionsPanel::changed, this, &CaptureForm::checkLbr);
+    checkLbr();
+    callGraphChanged();
+}
+
+void CaptureForm::checkLbr() {
+    CaptureOptions o;
+    const QString events = events_->text().trimmed();
+    if (!events.isEmpty()) o.events.push_back(events.toStdString());
+    if (auto aux = auxPanel_->selection(); aux && *aux) o.events.insert(o.events.begin(), (*aux)->eventSpec);
+    o.callGraph.mode = CallGraphMode::Lbr;
+    auto accepted = checkCallGraphFor(o, pmus_);
+    lbrRefusal_ = accepted ? QString() : QString::fromStdString(accepted.error().message);
+    auto* model = qobject_cast<QStandardItemModel*>(callGraph_->model());
+    if (QStandardItem* lbr = model ? model->item(3) : nullptr) lbr->setEnabled(lbrRefusal_.isEmpty());
+    callGraph_->setItemData(
+        3,
+        lbrRefusal_.isEmpty()
+            ? QString("--call-graph lbr: Intel's Last Branch Records as the user call stack (hardware "
+                      "events only), the kernel part as a callchain")
+            : "Not here: " + lbrRefusal_,
+        Qt::ToolTipRole);
+}
+
+void CaptureForm::callGraphChanged() {
+    const bool dwarf = CallGraphMode(callGraph_->currentData().toInt()) == CallGraphMode::Dwarf;
+    dwarfStack_->setEnabled(dwarf && callGraph_->isEnabled());
 }
 
 void CaptureForm::showTargetKind() {
@@ -127,9 +197,12 @@ void CaptureForm::targetKindChanged(int index) {
                                          "perf-intel_pt-skylake/perf.data.intel_pt-4.14"};
     targetValue_->setEnabled(index != 0);
     targetValue_->setPlaceholderText(placeholders[index]);
-    replayRow_->setVisible(index == 4);
-    // A replay's events and AUX set-up are the recording's.
+    // The whole row, label too (hiding the widget alone left "Replay" standing alone).
+    form_->setRowVisible(replayRow_, index == 4);
+    // A replay's events, call stacks and AUX set-up are the recording's.
     events_->setEnabled(index != 4);
+    callGraph_->setEnabled(index != 4);
+    callGraphChanged();
     auxPanel_->setEnabled(index != 4);
     auxPanel_->setVisible(index != 4);
 }
@@ -200,6 +273,9 @@ Expected<CaptureOptions> CaptureForm::options() const {
     }
     const QString events = events_->text().trimmed();
     if (!events.isEmpty()) o.events.push_back(events.toStdString());
+    o.callGraph.mode = CallGraphMode(callGraph_->currentData().toInt());
+    if (o.callGraph.mode == CallGraphMode::Dwarf)
+        o.callGraph.dwarfStackBytes = dwarfStack_->currentData().toUInt();
     o.dataPages = size_t(bufferPages_->currentData().toULongLong());
     o.overwrite = overwrite_->isChecked();
     auto aux = auxPanel_->selection();
@@ -215,9 +291,10 @@ Expected<CaptureOptions> CaptureForm::options() const {
 }
 
 void CaptureForm::setEnabled(bool enabled) {
-    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, bufferPages_, overwrite_,
-                                                      liveDecode_, auxPanel_})
+    for (QWidget* w : std::initializer_list<QWidget*>{targetKind_, events_, callGraph_, bufferPages_,
+                                                      overwrite_, liveDecode_, auxPanel_})
         w->setEnabled(enabled);
+    callGraphChanged();
     targetValue_->setEnabled(enabled && targetKind_->currentIndex() != 0);
     tracepointButton_->setEnabled(enabled && Tracefs::locate().ok());
     replayRow_->setEnabled(enabled);

@@ -2,11 +2,12 @@
 #pragma once
 // The capture page's form: the target (system-wide, a CPU list, a process, a
 // command, or a recording replayed through simulated CPUs, with its speed,
-// snapshot mode and loop), the events (with a tracepoint chooser), the data
-// ring's size, the sideband flight recorder, the AUX panel (AuxOptionsPanel)
-// and decoding while capturing; and the CaptureOptions they make. A new
-// choice for a capture (a call-graph mode, say) is a row here and a field of
-// options().
+// snapshot mode and loop), the events (with a tracepoint chooser), call stacks
+// on the samples (none, frame pointers, DWARF with its stack size, LBR where
+// checkCallGraphFor accepts it), the data ring's size, the sideband flight
+// recorder, the AUX panel (AuxOptionsPanel) and decoding while capturing; and
+// the CaptureOptions they make. A new choice for a capture is a row here and a
+// field of options(). The form remembers nothing between runs (no settings).
 #include <QObject>
 #include <QString>
 
@@ -44,17 +45,29 @@ public:
     QString target() const;
     Expected<ReplayOptions> replayOptions() const;
     bool decodeWhileCapturing() const;
+    // Why LBR call stacks are not offered for the events the form names now
+    // (checkCallGraphFor's refusal; empty when they are).
+    QString lbrRefusal() const { return lbrRefusal_; }
 
 private:
     void targetKindChanged(int index);
     void chooseTracepoint();
+    // Offers LBR only where checkCallGraphFor accepts it for the events the form
+    // names now; else greys it, with the refusal as its tooltip.
+    void checkLbr();
+    // The DWARF stack size is a choice only with DWARF.
+    void callGraphChanged();
 
     QWidget* owner_;
+    const PmuRegistry& pmus_;
     QFormLayout* form_ = nullptr;
     QComboBox* targetKind_ = nullptr;
     QLineEdit* targetValue_ = nullptr;
     QLineEdit* events_ = nullptr;
     QPushButton* tracepointButton_ = nullptr;
+    QComboBox* callGraph_ = nullptr;   // none, fp, dwarf, lbr (CallGraphMode, as item data)
+    QComboBox* dwarfStack_ = nullptr;  // bytes of user stack per sample (dwarf)
+    QString lbrRefusal_;
     QComboBox* bufferPages_ = nullptr;
     QCheckBox* overwrite_ = nullptr;
     // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).

@@ -247,7 +247,11 @@ void CapturePage::start() {
                   QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
                   " — a REPLAY of recorded trace through simulated CPUs, not live hardware…");
     else
-        setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) + "…");
+        setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) +
+                  (opts->callGraph.enabled()
+                       ? ", call stacks: " + QString::fromStdString(describeCallGraph(opts->callGraph))
+                       : QString()) +
+                  "…");
     timer_->start();
     emit captureStarted();
 }
@@ -408,6 +412,7 @@ void CapturePage::startWithHelper(const CaptureOptions& options, const QString& 
     if (!helper_) helper_ = std::make_unique<HelperCapture>();
     helperCapture_ = true;
     helperRowsBuilt_ = false;
+    helperCallGraph_ = options.callGraph;
     stopping_ = false;
     captureFile_ = path;
     live_->helperCapture();
@@ -435,7 +440,11 @@ void CapturePage::refreshHelper() {
             snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
             setStatus(QString("Capturing %1 in the capture helper (running as %2, writing into a file owned "
                               "by uid %3)…")
-                          .arg(QString::fromStdString(helper_->target()))
+                          .arg(QString::fromStdString(helper_->target()) +
+                               (helperCallGraph_.enabled()
+                                    ? ", call stacks: " +
+                                          QString::fromStdString(describeCallGraph(helperCallGraph_))
+                                    : QString()))
                           .arg(helper_->helperEuid() == 0 ? QString("root")
                                                           : QString("uid %1").arg(helper_->helperEuid()))
                           .arg(helper_->helperUid()));
@@ -483,6 +492,7 @@ void CapturePage::beginFinishing() {
     if (replay_) replay_->stop();  // its driver thread feeds the session's producers
     session_->wait();              // the drain thread has ended: this returns at once
     lastSummary_ = session_->summary();
+    live_->captureEnded();
     setStatus("Writing " + captureFile_ + "…");
     // Completing the file (queued records, features, build-ids) touches the disk:
     // not on the GUI thread.
@@ -521,6 +531,11 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
                        .arg(total.records)
                        .arg(total.lostRecords)
                        .arg(total.lostSamples);
+    // The call-graph mode the samples carry (the helper reports its own).
+    text.chop(1);
+    text += lastSummary_.callGraph.enabled()
+                ? "; call stacks: " + QString::fromStdString(describeCallGraph(lastSummary_.callGraph)) + "."
+                : "; no call stacks.";
     for (auto& m : lastSummary_.messages)
         text += "\n" + QString::fromStdString(m);
     for (auto& l : lastSummary_.sinkLosses)

@@ -106,6 +106,7 @@ private:
     void refreshHelper();
     std::unique_ptr<HelperCapture> helper_;
     bool helperCapture_ = false, helperRowsBuilt_ = false;
+    CallGraphOptions helperCallGraph_;  // what the helper's capture was asked for (its status line)
 
     CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
     std::unique_ptr<ReplaySource> replay_;

@@ -13,6 +13,7 @@
 #include "auxtrace/LiveTraceDecoder.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
+#include "images/LiveSymbols.h"
 #include "perfdata/TracingData.h"
 #include "record/ProcSynth.h"
 #include "sideband/LiveSideband.h"
@@ -31,7 +32,8 @@ struct LiveTimelineFeed {
     LiveSidebandStats lanes;
     std::optional<LiveDecodeStats> decode;
     size_t cpus = 0, processes = 0, threads = 0, samples = 0, losses = 0;
-    double buildSeconds = 0;  // the newest timeline's build (lanes, and joining the decoded spans)
+    double buildSeconds = 0;   // the newest timeline's build (lanes, and joining the decoded spans)
+    LiveSymbolsStats symbols;  // the samples' functions (code files loaded, a load running)
     bool ready = false;
 };
 
@@ -86,6 +88,10 @@ void LiveTimeline::abort() {
     decoder_.reset();
     if (lanes_) lanes_->stop();
     lanes_.reset();
+}
+
+void LiveTimeline::captureEnded() {
+    if (ended_) ended_->store(true, std::memory_order_release);
 }
 
 void LiveTimeline::tick() {
@@ -164,7 +170,17 @@ void LiveTimeline::attachLanes(CaptureSession& session) {
         bool pendingLanes = false;  // the sideband changed since the timeline shown
     };
     auto joined = std::make_shared<Joined>();
-    auto publish = [feed, joined, decoder = decoder_, events, window = options.windowSeconds](
+    // The samples' functions: the code files the live sideband's mappings name,
+    // loaded on a thread of their own and kept across ticks (LiveSymbols). The running
+    // kernel's names come from /proc/kallsyms (it is the kernel that records; its
+    // code is not needed here, so /proc/kcore is not copied); a replay's
+    // recording is of another boot: no kernel names for it.
+    ImageOptions imageOptions;
+    imageOptions.runningKernel = false;
+    if (!session.simulated()) imageOptions.kallsyms = "/proc/kallsyms";
+    auto symbols = std::make_shared<LiveSymbols>(imageOptions);
+    auto ended = ended_ = std::make_shared<std::atomic<bool>>(false);
+    auto publish = [feed, joined, symbols, ended, decoder = decoder_, events, window = options.windowSeconds](
                        std::shared_ptr<const Sideband> sideband, bool changed,
                        const LiveSidebandStats& stats) {
         using Clock = std::chrono::steady_clock;
@@ -181,8 +197,11 @@ void LiveTimeline::attachLanes(CaptureSession& session) {
                 spans += t.spans.size();
         joined->pendingLanes |= changed;
         const bool newSpans = decoded && decoded != joined->decoded;
-        const bool due = joined->pendingLanes &&
-                         (!decoded || spans < 100'000 || t0 - joined->at >= std::chrono::seconds(1));
+        // The capture ended: its last timeline stays on the page, with every sample named.
+        const bool last = ended->load(std::memory_order_acquire);
+        const bool due = (joined->pendingLanes &&
+                          (!decoded || spans < 100'000 || t0 - joined->at >= std::chrono::seconds(1))) ||
+                         (last && sideband && !symbols->complete(stats.identity));
         if (!newSpans && !due) {
             std::lock_guard lock(feed->mutex);
             feed->lanes = stats;
@@ -196,7 +215,8 @@ void LiveTimeline::attachLanes(CaptureSession& session) {
             setTimelineCpus(*data, *sideband);
             SidebandLanesOptions lo;
             lo.events = events;
-            lanes = buildSidebandLanes(*sideband, lo);
+            // Samples named through LiveSymbols (its loads run on a thread of their own).
+            lanes = symbols->lanes(sideband, stats.identity, std::move(lo), last);
         }
         uint64_t begin = stats.windowBegin, end = stats.windowEnd;
         if (decoded) {
@@ -243,6 +263,7 @@ void LiveTimeline::attachLanes(CaptureSession& session) {
         feed->samples = lanes ? lanes->sampleCount : 0;
         feed->losses = losses;
         feed->buildSeconds = took;
+        feed->symbols = symbols->stats();
         feed->ready = true;
     };
     feed_ = feed;
@@ -256,6 +277,7 @@ void LiveTimeline::show(bool final) {
     std::optional<LiveDecodeStats> decode;
     size_t cpus, processes, threads, samples, losses;
     double build;
+    LiveSymbolsStats symbols;
     bool ready;
     {
         std::lock_guard lock(feed_->mutex);
@@ -265,6 +287,7 @@ void LiveTimeline::show(bool final) {
         cpus = feed_->cpus, processes = feed_->processes, threads = feed_->threads;
         samples = feed_->samples, losses = feed_->losses;
         build = feed_->buildSeconds;
+        symbols = feed_->symbols;
         ready = feed_->ready;
     }
     if (data && data != shown_) {
@@ -287,6 +310,16 @@ void LiveTimeline::show(bool final) {
                    .arg(seconds, 0, 'f', 1)
                    .arg(lanes.kept)
                    .arg((build + lanes.lastTickSeconds) * 1e3, 0, 'f', 0);
+        if (symbols.loads)
+            text += QString("; samples in %1 functions, from %2 code files (%3 not found)")
+                        .arg(symbols.functions)
+                        .arg(symbols.files)
+                        .arg(symbols.missing);
+        else if (symbols.loading)
+            text += "; loading the code files the capture maps, to name the samples' functions…";
+        if (lanes.mappingsDropped)
+            text += QString("; %1 mappings over the live budget (their samples show addresses)")
+                        .arg(lanes.mappingsDropped);
         if (lanes.agedOut)
             text += QString("; %1 older records left the live view (the capture file keeps them)")
                         .arg(lanes.agedOut);

@@ -5,12 +5,14 @@
 // (LiveSideband's worker builds each TimelineData with the pipeline a file's
 // timeline takes and leaves it in a feed the page's timer reads), with, for
 // Intel PT and CoreSight captures, the instruction flow decoded while
-// capturing (LiveTraceDecoder). Its view follows the newest data through its
-// own TimelineState, and a status line says what it shows and what was left
-// out.
+// capturing (LiveTraceDecoder). Samples name their function: the code files the
+// capture's mappings name are loaded on a thread of their own and kept across
+// ticks (LiveSymbols). Its view follows the newest data through its own
+// TimelineState, and a status line says what it shows and what was left out.
 #include <QObject>
 #include <QString>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 
@@ -50,6 +52,10 @@ public:
     void abort();
     // The timer's tick: the newest timeline the worker built, and the status line.
     void tick();
+    // The capture's drain thread has ended: the ticks from now on (the flush that
+    // completes the timeline) wait for the symbols still loading, so the last
+    // timeline names every sample it can.
+    void captureEnded();
     // The capture ends: what the file-completing thread flushes and stops.
     const std::shared_ptr<LiveTraceDecoder>& decoderToFinish() const { return decoder_; }
     const std::shared_ptr<LiveSideband>& lanesToFinish() const { return lanes_; }
@@ -71,7 +77,8 @@ private:
     // and leaves it in the feed for the timer.
     std::shared_ptr<LiveSideband> lanes_;
     std::shared_ptr<LiveTimelineFeed> feed_;
-    QString decodeNote_;  // why the flow is not decoded (empty: it is, or no capture)
+    std::shared_ptr<std::atomic<bool>> ended_;  // captureEnded(), for the worker
+    QString decodeNote_;                        // why the flow is not decoded (empty: it is, or no capture)
 };
 
 }  // namespace auxscope
