@@ -746,7 +746,7 @@ void RangeStatsPane::refreshSampleViews() {
             .arg(formatCount(all.totalSamples))
             .arg(samplesName(source))
             .arg(periodText(all.totalPeriod, source))
-            .arg(source.periodIsTime ? periodName(source) : QString())
+            .arg(periodName(source))
             .arg(s.functions.size())
             .arg(threads);
     text += QString(" · aggregated in %1 ms").arg(seconds_ * 1e3, 0, 'f', 0);
