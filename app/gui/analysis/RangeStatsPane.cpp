@@ -365,6 +365,7 @@ bool RangeStatsPane::setSource(RangeSource::Kind kind, int event) {
     note_->setText(noStacks ? QString(kNoOffCpuStacks) : QString());
     note_->setVisible(noStacks);
     tabs_->setTabVisible(tabs_->indexOf(callerCallee_), sampled());
+    tabs_->setTabText(tabs_->indexOf(threadsTable_), sampled() ? "Threads" : "Threads && gaps");
     if (!changed) return true;
     if (askedEnd_ > askedBegin_)
         setRange(askedBegin_, askedEnd_);
@@ -397,7 +398,7 @@ void RangeStatsPane::setHeaders() {
     const int metric = metric_->currentIndex();
     metric_->clear();
     if (sampled()) {
-        metric_->addItems({"by " + periodName(source), "by samples"});
+        metric_->addItems({"by " + periodName(source), "by " + samplesName(source)});
         flame_->setMetric(metric == 1 ? FlameGraphWidget::Metric::Samples : FlameGraphWidget::Metric::Period);
     } else {
         metric_->addItems({"by time", "by instructions"});
@@ -784,8 +785,16 @@ void RangeStatsPane::refreshSampleViews() {
     // Threads: samples, period, on CPU, off CPU, wall-clock.
     threadsTable_->clear();
     fillCpus(3);
-    for (const auto& [tid, t] : s.threads) {
-        if (!t.samples && !t.onCpuTime && !t.offCpuTime) continue;
+    // The busiest first (samples, then time on CPU); each thread's CPUs one click away.
+    std::vector<std::pair<int32_t, const ThreadRangeStats*>> threadRows;
+    for (const auto& [tid, t] : s.threads)
+        if (t.samples || t.onCpuTime || t.offCpuTime) threadRows.push_back({tid, &t});
+    std::stable_sort(threadRows.begin(), threadRows.end(), [](const auto& a, const auto& b) {
+        return a.second->samples != b.second->samples ? a.second->samples > b.second->samples
+                                                      : a.second->onCpuTime > b.second->onCpuTime;
+    });
+    for (const auto& [tid, threadStats] : threadRows) {
+        const ThreadRangeStats& t = *threadStats;
         auto* item = new NumericItem(threadsTable_);
         item->setText(0, QString("%1 (tid %2)").arg(threadName(tid)).arg(tid));
         setNumber(item, 1, t.samples, formatCount(t.samples));
@@ -798,7 +807,6 @@ void RangeStatsPane::refreshSampleViews() {
             for (const auto& [cpu, ns] : it->second)
                 new QTreeWidgetItem(item, {QString("cpu %1: %2").arg(cpu).arg(formatNs(double(ns)))});
     }
-    threadsTable_->expandAll();
     showCallerCallee(callerCalleeFunction_);
 }
 

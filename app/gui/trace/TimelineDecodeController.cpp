@@ -46,7 +46,7 @@ class ProfileStacks {
 public:
     explicit ProfileStacks(const SampleProfile& profile) : profile_(profile) {
         for (size_t i = 0; i < profile.size(); ++i)
-            byTid_[profile.tid(i)].push_back(i);
+            byTid_[profile.tid(i)].push_back(uint32_t(i));
     }
     uint32_t at(int32_t tid, uint64_t time, int event) {
         if (tid != lastTid_) {
@@ -56,7 +56,7 @@ public:
         }
         if (!last_) return 0;
         auto it = std::lower_bound(last_->begin(), last_->end(), time,
-                                   [&](size_t i, uint64_t t) { return profile_.time(i) < t; });
+                                   [&](uint32_t i, uint64_t t) { return profile_.time(i) < t; });
         uint32_t any = 0;
         for (; it != last_->end() && profile_.time(*it) == time; ++it) {
             if (profile_.event(*it) == event) return profile_.node(*it);
@@ -67,9 +67,9 @@ public:
 
 private:
     const SampleProfile& profile_;
-    std::unordered_map<int32_t, std::vector<size_t>> byTid_;  // sample indices by time, per thread
+    std::unordered_map<int32_t, std::vector<uint32_t>> byTid_;  // sample indices by time, per thread
     int32_t lastTid_ = INT32_MIN;
-    const std::vector<size_t>* last_ = nullptr;
+    const std::vector<uint32_t>* last_ = nullptr;
 };
 
 // The lanes' symbols and stacks from the sampled profile: the function at a
