@@ -367,10 +367,11 @@ bool RangeStatsPane::setSource(RangeSource::Kind kind, int event) {
     tabs_->setTabVisible(tabs_->indexOf(callerCallee_), sampled());
     tabs_->setTabText(tabs_->indexOf(threadsTable_), sampled() ? "Threads" : "Threads && gaps");
     if (!changed) return true;
-    if (askedEnd_ > askedBegin_)
-        setRange(askedBegin_, askedEnd_);
-    else
-        refreshViews();
+    // Nothing of the other source stays shown under this one's headers.
+    stats_.reset();
+    shown_.reset();
+    refreshViews();
+    if (askedEnd_ > askedBegin_) setRange(askedBegin_, askedEnd_);
     return true;
 }
 
@@ -457,8 +458,9 @@ void RangeStatsPane::setRange(uint64_t begin, uint64_t end) {
             return computeSampleRangeStats(*profile, q);
         };
         ThreadStores stores;
-        for (const auto& t : data->threads)
-            stores.emplace_back(t.tid, &t.spans);
+        if (data && !profile)
+            for (const auto& t : data->threads)
+                stores.emplace_back(t.tid, &t.spans);
         std::sort(stores.begin(), stores.end(),
                   [](const auto& x, const auto& y) { return x.first < y.first; });
         stores.erase(std::unique(stores.begin(), stores.end(),
