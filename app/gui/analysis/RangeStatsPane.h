@@ -2,9 +2,10 @@
 #pragma once
 // app/gui/analysis/: the answers for a timeline's selection. It owns the
 // selection pane (RangeStatsPane, this: top functions, call tree, bottom-up,
-// flame graph, threads), its item model (CallTreeModel), the flame graph
-// (FlameGraphWidget), the span pane (SpanDetailsPane) and the code view
-// (CodeView). The panes obey a TimelineState (setState). It may include
+// flame graph, threads, caller / callee), its item model (CallTreeModel), the
+// cost columns of each source (CostColumns: spans, samples, off-CPU time), the
+// flame graph (FlameGraphWidget), the span pane (SpanDetailsPane) and the code
+// view (CodeView). The panes obey a TimelineState (setState). It may include
 // timeline/ (and decode/), not trace/, capture/ or the main window.
 //
 // What a selected time range holds, computed by computeRangeStats
