@@ -49,9 +49,7 @@ QString costLabel(CostColumn column, const RangeSource& source) {
     return {};
 }
 
-QString costKey(CostColumn column, const RangeSource& source) {
-    const QString unit =
-        QString::fromStdString(source.periodUnit.empty() ? std::string("period") : source.periodUnit);
+QString costKey(CostColumn column, const RangeSource&) {
     switch (column) {
         case CostColumn::TotalTime:
             return "total_ns";
@@ -64,9 +62,9 @@ QString costKey(CostColumn column, const RangeSource& source) {
         case CostColumn::SelfInsns:
             return "self_insns";
         case CostColumn::TotalPeriod:
-            return "total_" + unit;
+            return "total_period";
         case CostColumn::SelfPeriod:
-            return "self_" + unit;
+            return "self_period";
         case CostColumn::TotalSamples:
             return "total_samples";
         case CostColumn::SelfSamples:

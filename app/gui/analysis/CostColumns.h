@@ -39,7 +39,7 @@ inline bool isSampled(const RangeSource& source) {
 std::vector<CostColumn> costColumns(const RangeSource& source);
 // Its header ("Total time", "Self CPU time", "Total cycles", "Self samples", "Total switch-outs").
 QString costLabel(CostColumn column, const RangeSource& source);
-// Its name in copied text, as auxscope report's CSV names it ("total_ns", "self_samples").
+// Its name in copied text, as auxscope report's CSV names it ("total_ns", "self_period", "self_samples").
 QString costKey(CostColumn column, const RangeSource& source);
 // Its value in `cost`.
 uint64_t costValue(CostColumn column, const RangeCost& cost);
