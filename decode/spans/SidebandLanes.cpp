@@ -28,6 +28,7 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
     const TraceModel& model = sideband.model();
     lanes->events = options.events;
     lanes->functions = options.functions;
+    if (options.stackAt) lanes->stacks = options.stacks;
     lanes->cpus = model.cpus();
     for (const auto& [cpu, slices] : sideband.switchSlices())
         if (!slices.empty()) lanes->cpusWithSwitches.push_back(cpu);
@@ -117,6 +118,11 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
         sortCpuStreams(
             t.samples, [](const SidebandLanes::Sample& x) { return x.cpu; },
             [](const SidebandLanes::Sample& x, const SidebandLanes::Sample& y) { return x.time < y.time; });
+        if (options.stackAt && options.stacks) {
+            t.sampleStacks.reserve(t.samples.size());
+            for (const SidebandLanes::Sample& s : t.samples)
+                t.sampleStacks.push_back(options.stackAt(t.tid, s.time, s.event));
+        }
         lanes->threads.push_back(std::move(t));
     }
     std::sort(lanes->threads.begin(), lanes->threads.end(),

@@ -3,7 +3,9 @@
 // The part of a timeline that needs no trace decoder: what the sideband of any
 // perf.data says (perf's, simpleperf's, auxscope's; with or without AUX trace).
 // Per thread, when it ran on which CPU (from the switch timeline TraceModel
-// derives) and its samples with their IP resolved to a function; threads
+// derives) and its samples with their IP resolved to a function (and, given a
+// sampled profile's stacks, each sample's call stack as a node of one tree);
+// threads
 // grouped under their process (COMM / FORK / EXIT); per CPU, every loss the
 // kernel reported (LOST, LOST_SAMPLES, THROTTLE, AUX TRUNCATED / PARTIAL /
 // COLLISION). Built once per file on a worker thread, immutable afterwards and
@@ -25,6 +27,7 @@ class Sideband;
 struct TimelineData;
 struct StatsSample;
 struct CaptureCpus;
+struct CallTree;  // spans/RangeStats.h
 
 struct SidebandLanes {
     // A stretch of time a thread ran on `cpu`.
@@ -45,6 +48,10 @@ struct SidebandLanes {
         std::vector<Run> runs;        // by start
         std::vector<Sample> samples;  // by time
         uint64_t runTime = 0;         // ns on any CPU
+        // Per sample (the same index as `samples`), its call stack: a node of
+        // SidebandLanes::stacks (0: none known). Empty when the lanes were built
+        // without stacks (kept apart from Sample, which stays 24 bytes).
+        std::vector<uint32_t> sampleStacks;
     };
     struct Process {
         int32_t pid = -1;  // -1: threads whose process the sideband never named
@@ -89,6 +96,10 @@ struct SidebandLanes {
     // Names of Sample::function ids (the same table as TimelineData::functions
     // when a decoder's session resolved them).
     std::shared_ptr<const FunctionTable> functions;
+    // The samples' call stacks (Thread::sampleStacks), functions named by
+    // `functions`: a node's path from the root is the stack from its outermost
+    // frame in. Null: the samples carry no stacks.
+    std::shared_ptr<const CallTree> stacks;
     size_t sampleCount = 0, idleSamples = 0;  // idle: samples of tid 0, on no thread lane
 
     // Index into `threads` of `tid`, or -1.
@@ -105,6 +116,13 @@ struct SidebandLanesOptions {
     // decoders' symbol code); unset: every sample is FunctionTable::kUnknown.
     std::function<uint32_t(int32_t pid, uint64_t ip)> functionAt;
     std::shared_ptr<const FunctionTable> functions;  // what functionAt's ids name
+    // The call stack of thread `tid`'s sample at `time` of event `event` (an
+    // index into `events`): a node of `stacks` (0: none known). Called for each
+    // thread's samples in time order, one thread after another. A sampled
+    // profile (samples/SampleProfile, which spans/ does not know) answers it,
+    // matching its samples by thread and time. Unset: no stacks.
+    std::function<uint32_t(int32_t tid, uint64_t time, int event)> stackAt;
+    std::shared_ptr<const CallTree> stacks;  // what stackAt's nodes are in
     // Hears samples resolved of the total; false cancels (the build returns null).
     std::function<bool(uint64_t done, uint64_t total)> progress;
 };

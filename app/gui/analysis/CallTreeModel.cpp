@@ -14,8 +14,24 @@ void CallTreeModel::clear() {
     setTree(CallTree{}, functions_);
 }
 
+void CallTreeModel::setSource(const RangeSource& source) {
+    source_ = source;
+}
+
+int CallTreeModel::columnOf(CostColumn cost) const {
+    for (size_t i = 0; i < columns_.size(); ++i)
+        if (columns_[i] == cost) return int(i) + 1;
+    return -1;
+}
+
+std::optional<CostColumn> CallTreeModel::costAt(int column) const {
+    if (column >= 1 && size_t(column) <= columns_.size()) return columns_[size_t(column - 1)];
+    return std::nullopt;
+}
+
 void CallTreeModel::setTree(CallTree tree, std::shared_ptr<const FunctionTable> functions) {
     beginResetModel();
+    columns_ = costColumns(source_);
     tree_ = std::move(tree);
     functions_ = std::move(functions);
     const size_t n = tree_.nodes.size();
@@ -23,9 +39,11 @@ void CallTreeModel::setTree(CallTree tree, std::shared_ptr<const FunctionTable> 
     row_.assign(n, 0);
     for (uint32_t k = 1; k < n; ++k)
         if (tree_.nodes[k].parent < n) children_[tree_.nodes[k].parent].push_back(k);
+    // Children by total time (spans), or by total period (samples, as auxscope report lists them).
+    const CostColumn key = isSampled(source_) ? CostColumn::TotalPeriod : CostColumn::TotalTime;
     for (auto& c : children_) {
         std::stable_sort(c.begin(), c.end(), [&](uint32_t a, uint32_t b) {
-            return tree_.nodes[a].cost.totalTime > tree_.nodes[b].cost.totalTime;
+            return costValue(key, tree_.nodes[a].cost) > costValue(key, tree_.nodes[b].cost);
         });
         for (size_t r = 0; r < c.size(); ++r)
             row_[c[r]] = uint32_t(r);
@@ -51,7 +69,7 @@ QString CallTreeModel::functionName(uint32_t function) const {
 QModelIndex CallTreeModel::index(int row, int column, const QModelIndex& parent) const {
     const uint32_t p = nodeOf(parent);
     if (p >= children_.size() || row < 0 || size_t(row) >= children_[p].size() || column < 0 ||
-        column >= ColumnCount)
+        column >= columnCount())
         return {};
     return createIndex(row, column, quintptr(children_[p][size_t(row)]));
 }
@@ -69,7 +87,7 @@ int CallTreeModel::rowCount(const QModelIndex& parent) const {
 }
 
 int CallTreeModel::columnCount(const QModelIndex&) const {
-    return ColumnCount;
+    return int(columns_.size()) + 2;  // the function, the costs, the image
 }
 
 QVariant CallTreeModel::data(const QModelIndex& index, int role) const {
@@ -77,50 +95,40 @@ QVariant CallTreeModel::data(const QModelIndex& index, int role) const {
     const uint32_t n = nodeOf(index);
     const CallTree::Node& node = tree_.nodes[n];
     const RangeCost& c = node.cost;
-    const double rootTime = double(std::max<uint64_t>(tree_.nodes[0].cost.totalTime, 1));
+    const int column = index.column();
+    const std::optional<CostColumn> cost = costAt(column);
     if (role == Qt::UserRole) return QVariant::fromValue<uint>(n);
     if (role == Qt::UserRole + 1 || role == Qt::DisplayRole) {
-        const bool raw = role == Qt::UserRole + 1;
-        switch (index.column()) {
-            case Function:
-                return functionName(node.function);
-            case TotalTime:
-                return raw ? QVariant::fromValue<qulonglong>(c.totalTime)
-                           : QVariant(QString("%1  %2%")
-                                          .arg(formatNs(double(c.totalTime)))
-                                          .arg(100.0 * double(c.totalTime) / rootTime, 0, 'f', 1));
-            case SelfTime:
-                return raw ? QVariant::fromValue<qulonglong>(c.selfTime)
-                           : QVariant(formatNs(double(c.selfTime)));
-            case Calls:
-                return raw ? QVariant::fromValue<qulonglong>(c.calls) : QVariant(formatCount(c.calls));
-            case TotalInsns:
-                return raw ? QVariant::fromValue<qulonglong>(c.totalInsns)
-                           : QVariant(formatCount(c.totalInsns));
-            case SelfInsns:
-                return raw ? QVariant::fromValue<qulonglong>(c.selfInsns)
-                           : QVariant(formatCount(c.selfInsns));
-            case Image:
-                if (functions_ && node.function < functions_->size())
-                    return QString::fromStdString((*functions_)[node.function].file);
-                return QString();
+        if (column == Function) return functionName(node.function);
+        if (column == imageColumn()) {
+            if (functions_ && node.function < functions_->size())
+                return QString::fromStdString((*functions_)[node.function].file);
+            return QString();
         }
+        if (!cost) return {};
+        if (role == Qt::UserRole + 1) return QVariant::fromValue<qulonglong>(costValue(*cost, c));
+        // The first column (total time, or total period) with its share of the whole.
+        const bool share = column == 1;
+        return costText(*cost, c, source_, share ? int64_t(costValue(*cost, tree_.nodes[0].cost)) : -1);
     }
-    if (role == Qt::TextAlignmentRole && index.column() != Function && index.column() != Image)
-        return int(Qt::AlignRight | Qt::AlignVCenter);
-    if (role == Qt::ToolTipRole && index.column() == Function) return functionName(node.function);
+    if (role == Qt::TextAlignmentRole && cost) return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && column == Function) return functionName(node.function);
     return {};
 }
 
 QVariant CallTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* names[] = {"Function",    "Total time", "Self time", "Calls",
-                                  "Total insns", "Self insns", "Image"};
-    return section >= 0 && section < ColumnCount ? QString(names[section]) : QString();
+    if (section == Function) return QString("Function");
+    if (section == imageColumn()) return QString("Image");
+    if (auto cost = costAt(section)) return costLabel(*cost, source_);
+    return QString();
 }
 
 QString CallTreeModel::toText(size_t maxRows) const {
-    QString out = "function\ttotal_ns\tself_ns\tcalls\ttotal_insns\tself_insns\n";
+    QString out = "function";
+    for (CostColumn column : columns_)
+        out += "\t" + costKey(column, source_);
+    out += "\n";
     size_t rows = 0;
     std::vector<std::pair<uint32_t, int>> stack;
     for (auto it = children_[0].rbegin(); it != children_[0].rend(); ++it)
@@ -129,13 +137,10 @@ QString CallTreeModel::toText(size_t maxRows) const {
         auto [n, depth] = stack.back();
         stack.pop_back();
         const RangeCost& c = tree_.nodes[n].cost;
-        out += QString(depth * 2, ' ') + functionName(tree_.nodes[n].function) +
-               QString("\t%1\t%2\t%3\t%4\t%5\n")
-                   .arg(c.totalTime)
-                   .arg(c.selfTime)
-                   .arg(c.calls)
-                   .arg(c.totalInsns)
-                   .arg(c.selfInsns);
+        out += QString(depth * 2, ' ') + functionName(tree_.nodes[n].function);
+        for (CostColumn column : columns_)
+            out += QString("\t%1").arg(costValue(column, c));
+        out += "\n";
         ++rows;
         for (auto it = children_[n].rbegin(); it != children_[n].rend(); ++it)
             stack.push_back({*it, depth + 1});

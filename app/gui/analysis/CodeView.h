@@ -4,7 +4,9 @@
 // its disassembly with each instruction's execution count in the range (rows
 // executed at least once tinted, hotter ones darker) and source file:line
 // where the image has debug information; beside it the source file, when it
-// can be read, with per-line counts.
+// can be read, with per-line counts. The counts of a sampled function are its
+// samples (those whose leaf, the sampled address, is in it), not executions:
+// the header and the column say so.
 #include <QWidget>
 
 #include <optional>
@@ -22,7 +24,11 @@ class CodeView : public QWidget {
 public:
     explicit CodeView(QWidget* parent = nullptr);
     // Shows `code`; `context` says over what ("thread 42, +1.2 ms … +3.4 ms").
-    void showCode(const AnnotatedCode& code, const QString& context);
+    // `sampledEvent` non-empty: the counts are samples of that event ("cpu-clock")
+    // whose leaf is at each instruction; else executions from the decoded flow.
+    void showCode(const AnnotatedCode& code, const QString& context, const QString& sampledEvent = {});
+    // The counts shown are samples (not executions).
+    bool countsSamples() const { return countsSamples_; }
     // A message instead of code (working, or why there is none).
     void showMessage(const QString& text, bool error = false);
     const AnnotatedCode* code() const { return code_ ? &*code_ : nullptr; }
@@ -32,6 +38,7 @@ public:
 
 private:
     std::optional<AnnotatedCode> code_;
+    bool countsSamples_ = false;
     QLabel* header_ = nullptr;
     QSplitter* split_ = nullptr;
     QTreeWidget* insns_ = nullptr;

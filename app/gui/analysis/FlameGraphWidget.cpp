@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "gui/analysis/CallTreeModel.h"
+#include "gui/analysis/CostColumns.h"
 #include "gui/timeline/TimelinePalette.h"
 
 namespace auxscope {
@@ -72,7 +73,17 @@ void FlameGraphWidget::zoomTo(uint32_t node) {
 
 uint64_t FlameGraphWidget::value(uint32_t node) const {
     const RangeCost& c = tree_.nodes[node].cost;
-    return metric_ == Metric::Time ? c.totalTime : c.totalInsns;
+    switch (metric_) {
+        case Metric::Time:
+            return c.totalTime;
+        case Metric::Instructions:
+            return c.totalInsns;
+        case Metric::Samples:
+            return c.totalSamples;
+        case Metric::Period:
+            return c.totalPeriod;
+    }
+    return 0;
 }
 
 const std::vector<FlameGraphWidget::Box>& FlameGraphWidget::boxes() const {
@@ -166,8 +177,21 @@ void FlameGraphWidget::paintEvent(QPaintEvent*) {
         QString text;
         if (b.node == 0) {
             c = QColor(200, 200, 205);
-            text = QString("all: %1").arg(metric_ == Metric::Time ? formatNs(double(value(0)))
-                                                                  : formatCount(value(0)) + " instructions");
+            switch (metric_) {
+                case Metric::Time:
+                    text = QString("all: %1").arg(formatNs(double(value(0))));
+                    break;
+                case Metric::Instructions:
+                    text = QString("all: %1").arg(formatCount(value(0)) + " instructions");
+                    break;
+                case Metric::Samples:
+                    text = QString("all: %1 %2").arg(formatCount(value(0)), samplesName(source_));
+                    break;
+                case Metric::Period:
+                    text = QString("all: %1").arg(periodText(value(0), source_)) +
+                           (source_.periodIsTime ? QString(" %1").arg(periodName(source_)) : QString());
+                    break;
+            }
         } else {
             const uint32_t f = tree_.nodes[b.node].function;
             const std::string& name =
@@ -225,6 +249,21 @@ bool FlameGraphWidget::event(QEvent* e) {
         const std::string name =
             functions_ && n.function < functions_->size() ? (*functions_)[n.function].name : std::string("?");
         const double all = double(std::max<uint64_t>(value(0), 1));
+        if (isSampled(source_)) {
+            // Samples: their count and period (time for cpu-clock and off-CPU time), self and total.
+            QToolTip::showText(help->globalPos(),
+                               QString("%1\ntotal %2 %3, %4 (%5%)\nself %6 %3, %7\n"
+                                       "click: zoom here, click again: zoom out")
+                                   .arg(QString::fromStdString(name))
+                                   .arg(formatCount(c.totalSamples))
+                                   .arg(samplesName(source_))
+                                   .arg(periodText(c.totalPeriod, source_) + " " + periodName(source_))
+                                   .arg(100.0 * double(value(node)) / all, 0, 'f', 1)
+                                   .arg(formatCount(c.selfSamples))
+                                   .arg(periodText(c.selfPeriod, source_)),
+                               this);
+            return true;
+        }
         QToolTip::showText(help->globalPos(),
                            QString("%1\ntotal %2 (%3%), self %4\n%5 calls, %6 instructions (%7 self)\n"
                                    "click: zoom here, click again: zoom out")

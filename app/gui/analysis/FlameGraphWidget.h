@@ -9,6 +9,8 @@
 // costs. Boxes narrower than a pixel are not drawn (their share of the parent
 // stays empty), so a frame costs the boxes that can be seen, not the tree's
 // size: the layout is computed once per tree, zoom or width and painted from it.
+// A tree of samples or off-CPU time (setSource) is drawn by its samples or by
+// their period (time for cpu-clock and off-CPU time, else cycles or events).
 #include <QWidget>
 
 #include <memory>
@@ -22,12 +24,14 @@ namespace auxscope {
 class FlameGraphWidget : public QWidget {
     Q_OBJECT
 public:
-    enum class Metric { Time, Instructions };
+    enum class Metric { Time, Instructions, Samples, Period };
     explicit FlameGraphWidget(QWidget* parent = nullptr);
 
     void setTree(CallTree tree, std::shared_ptr<const FunctionTable> functions);
     const CallTree& tree() const { return tree_; }
     void setMetric(Metric metric);
+    // What the costs count (the tooltip's words); default: decoded spans.
+    void setSource(const RangeSource& source) { source_ = source; }
     Metric metric() const { return metric_; }
     // Zooms to a node (0: everything).
     void zoomTo(uint32_t node);
@@ -67,6 +71,7 @@ private:
     std::vector<std::vector<uint32_t>> children_;  // per node, by function name
     std::vector<uint32_t> depth_;
     Metric metric_ = Metric::Time;
+    RangeSource source_;
     uint32_t zoom_ = 0;
     mutable std::vector<Box> boxes_;
     mutable bool dirty_ = true;

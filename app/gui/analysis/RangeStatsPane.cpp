@@ -24,8 +24,10 @@
 #include <thread>
 
 #include "gui/analysis/CallTreeModel.h"
+#include "gui/analysis/CostColumns.h"
 #include "gui/analysis/FlameGraphWidget.h"
 #include "gui/timeline/TimelineState.h"
+#include "samples/SampleProfile.h"
 
 namespace auxscope {
 namespace {
@@ -64,6 +66,15 @@ CpuTimes cpuTimes(const TimelineData& data, uint64_t a, uint64_t b) {
     return out;
 }
 
+// The source combo's item data: the decoded trace, off-CPU time, or a sampled event's index.
+constexpr int kTraceSource = -2;
+constexpr int kOffCpuSource = -1;
+
+const char* kNoOffCpuStacks =
+    "No stacks at switch-outs: the off-CPU time is shown under “[off-CPU: no stack]”. For the stacks "
+    "threads block in, record the switches with call stacks: perf record -e sched:sched_switch -g "
+    "(or auxscope record -g -e sched:sched_switch).";
+
 }  // namespace
 
 RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
@@ -75,6 +86,18 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
     threadCombo_->setObjectName("rangeThread");
     threadCombo_->addItem("All threads", -1);
     threadCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    // What answers the range, where the file has more than one source (setSources).
+    sourceCombo_ = new QComboBox;
+    sourceCombo_->setObjectName("rangeSource");
+    sourceCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    sourceCombo_->setToolTip("What answers the range: the decoded trace, a sampled event, or off-CPU time");
+    sourceCombo_->setVisible(false);
+    note_ = new QLabel;
+    note_->setObjectName("rangeNote");
+    note_->setWordWrap(true);
+    note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    note_->setStyleSheet("color: #8a5a00;");
+    note_->setVisible(false);
     metric_ = new QComboBox;
     metric_->setObjectName("flameMetric");
     metric_->addItems({"by time", "by instructions"});
@@ -149,11 +172,21 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
     tabs_->addTab(bottomUpView_, "Bottom-up");
     tabs_->addTab(flamePage, "Flame graph");
     tabs_->addTab(threadsTable_, "Threads && gaps");
+    // Samples: who called the function clicked last, and what it called (hidden for decoded spans).
+    callerCallee_ = new QTreeWidget;
+    callerCallee_->setObjectName("rangeCallerCallee");
+    callerCallee_->setColumnWidth(0, 360);
+    callerCallee_->setColumnWidth(1, 150);
+    callerCallee_->setHeaderLabels({"Function", "Total", "Samples"});
+    new QTreeWidgetItem(callerCallee_, {"Click a function in any view to see its callers and callees."});
+    tabs_->addTab(callerCallee_, "Caller / callee");
+    tabs_->setTabVisible(tabs_->indexOf(callerCallee_), false);
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(summary_, 1);
     bar->addWidget(progress_);
     bar->addWidget(cancel_);
+    bar->addWidget(sourceCombo_);
     bar->addWidget(threadCombo_);
     bar->addWidget(copy_);
     bar->addWidget(exportCsv_);
@@ -161,9 +194,13 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(bar);
+    layout->addWidget(note_);
     layout->addWidget(tabs_, 1);
 
     connect(cancel_, &QPushButton::clicked, this, &RangeStatsPane::cancel);
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        if (!flameAtBottom_ && tabs_->currentWidget() == flameScroll_->parentWidget()) scrollFlameToBottom();
+    });
     connect(copy_, &QPushButton::clicked, this,
             [this] { QApplication::clipboard()->setText(currentText()); });
     connect(exportCsv_, &QPushButton::clicked, this, [this] { emit exportRequested("csv", begin_, end_); });
@@ -171,8 +208,19 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
             [this] { emit exportRequested("perfetto", begin_, end_); });
     connect(threadCombo_, &QComboBox::activated, this,
             [this](int i) { showThread(threadCombo_->itemData(i).toInt()); });
+    connect(sourceCombo_, &QComboBox::activated, this, [this](int i) {
+        const int v = sourceCombo_->itemData(i).toInt();
+        setSource(v == kTraceSource    ? RangeSource::Spans
+                  : v == kOffCpuSource ? RangeSource::OffCpu
+                                       : RangeSource::Samples,
+                  v);
+    });
     connect(metric_, &QComboBox::currentIndexChanged, this, [this](int i) {
-        flame_->setMetric(i == 1 ? FlameGraphWidget::Metric::Instructions : FlameGraphWidget::Metric::Time);
+        if (sampled())
+            flame_->setMetric(i == 1 ? FlameGraphWidget::Metric::Samples : FlameGraphWidget::Metric::Period);
+        else
+            flame_->setMetric(i == 1 ? FlameGraphWidget::Metric::Instructions
+                                     : FlameGraphWidget::Metric::Time);
     });
     connect(top_, &QTreeWidget::itemDoubleClicked, this, [this](QTreeWidgetItem* item) {
         emit functionActivated(item->data(0, Qt::UserRole + 1).toUInt());
@@ -182,6 +230,19 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
             auto* model = static_cast<CallTreeModel*>(view->model());
             emit functionActivated(model->tree().nodes[model->nodeOf(index)].function);
         });
+    // A function clicked in any view: its callers and callees (samples).
+    connect(top_, &QTreeWidget::itemClicked, this,
+            [this](QTreeWidgetItem* item) { showCallerCallee(item->data(0, Qt::UserRole + 1).toUInt()); });
+    for (auto* view : {callTreeView_, bottomUpView_})
+        connect(view, &QTreeView::clicked, this, [this, view](const QModelIndex& index) {
+            auto* model = static_cast<CallTreeModel*>(view->model());
+            const uint32_t node = model->nodeOf(index);
+            if (node != 0) showCallerCallee(model->tree().nodes[node].function);
+        });
+    connect(flame_, &FlameGraphWidget::nodeClicked, this, [this](uint32_t node) {
+        if (node != 0 && node < flame_->tree().nodes.size())
+            showCallerCallee(flame_->tree().nodes[node].function);
+    });
 }
 
 RangeStatsPane::~RangeStatsPane() {
@@ -198,8 +259,9 @@ void RangeStatsPane::setState(TimelineState* state) {
 
 void RangeStatsPane::setData(std::shared_ptr<const TimelineData> data) {
     data_ = std::move(data);
-    // A range wider than the old decoded window may now be covered further.
-    if (askedEnd_ > askedBegin_ && data_ &&
+    // A range wider than the old decoded window may now be covered further
+    // (samples are not clipped to a decoded window).
+    if (!sampled() && askedEnd_ > askedBegin_ && data_ &&
         (std::max(askedBegin_, data_->decodedBegin) != begin_ ||
          std::min(askedEnd_, data_->decodedEnd) != end_))
         setRange(askedBegin_, askedEnd_);
@@ -209,17 +271,149 @@ void RangeStatsPane::cancel() {
     if (cancel_flag_) *cancel_flag_ = true;
 }
 
+std::shared_ptr<const FunctionTable> RangeStatsPane::functions() const {
+    if (sampled() && profile_) return profile_->sharedFunctions();
+    return data_ ? data_->functions : nullptr;
+}
+
 QString RangeStatsPane::functionName(uint32_t id) const {
-    if (data_ && data_->functions && id < data_->functions->size())
-        return QString::fromStdString((*data_->functions)[id].name);
+    const auto table = functions();
+    if (table && id < table->size()) return QString::fromStdString((*table)[id].name);
     return QString("[function %1]").arg(id);
+}
+
+QString RangeStatsPane::threadName(int32_t tid) const {
+    if (!data_) return {};
+    if (auto it = data_->threadNames.find(tid); it != data_->threadNames.end())
+        return QString::fromStdString(it->second);
+    for (const auto& th : data_->threads)
+        if (th.tid == tid) return QString::fromStdString(th.name);
+    if (profile_) return QString::fromStdString(profile_->sideband().model().threadName(tid));
+    return {};
+}
+
+RangeSource RangeStatsPane::shownSource() const {
+    if (sourceKind_ == RangeSource::OffCpu) return {RangeSource::OffCpu, "off-CPU time", true, "ns"};
+    if (sourceKind_ == RangeSource::Samples && profile_ && sourceEvent_ >= 0 &&
+        size_t(sourceEvent_) < profile_->events().size()) {
+        const SampledEvent& e = profile_->events()[size_t(sourceEvent_)];
+        return {RangeSource::Samples, e.name, e.periodIsTime, e.periodUnit};
+    }
+    return {};
+}
+
+void RangeStatsPane::setSources(const QString& traceKind, std::shared_ptr<const SampleProfile> profile) {
+    traceKind_ = traceKind;
+    profile_ = std::move(profile);
+    sourceCombo_->clear();
+    if (!traceKind_.isEmpty()) {
+        sourceCombo_->addItem("Decoded trace (" + traceKind_ + ")", kTraceSource);
+        sourceCombo_->setItemData(
+            sourceCombo_->count() - 1,
+            "The call-stack spans decoded from the " + traceKind_ + " trace: time, calls and instructions",
+            Qt::ToolTipRole);
+    }
+    // The default, as auxscope report --source auto: the trace, else the first
+    // sampled event that is not a switch event, else the first with samples.
+    RangeSource::Kind kind = RangeSource::Spans;
+    int event = -1;
+    if (profile_) {
+        for (const SampledEvent& e : profile_->events()) {
+            if (e.samples == 0) continue;
+            sourceCombo_->addItem("Samples: " + QString::fromStdString(e.name), e.attr);
+            sourceCombo_->setItemData(sourceCombo_->count() - 1,
+                                      QString("%1 samples%2, by the stack each was taken in")
+                                          .arg(formatCount(e.samples))
+                                          .arg(e.withCallchain ? QString(" with call stacks")
+                                                               : QString(" (no call stacks: the sampled "
+                                                                         "function alone)")),
+                                      Qt::ToolTipRole);
+            if (traceKind_.isEmpty() && event < 0 && !e.switchEvent)
+                kind = RangeSource::Samples, event = e.attr;
+        }
+        if (traceKind_.isEmpty() && event < 0)
+            for (const SampledEvent& e : profile_->events())
+                if (e.samples > 0) {
+                    kind = RangeSource::Samples, event = e.attr;
+                    break;
+                }
+        if (!profile_->offCpu().empty()) {
+            sourceCombo_->addItem("Off-CPU time", kOffCpuSource);
+            sourceCombo_->setItemData(sourceCombo_->count() - 1,
+                                      "Where threads were switched out (blocked, waiting, preempted), by the "
+                                      "stack they were switched out in",
+                                      Qt::ToolTipRole);
+            if (traceKind_.isEmpty() && event < 0) kind = RangeSource::OffCpu;
+        }
+    }
+    sourceCombo_->setVisible(sourceCombo_->count() > 1);
+    setSource(kind, event);
+}
+
+bool RangeStatsPane::setSource(RangeSource::Kind kind, int event) {
+    const int data = kind == RangeSource::Spans    ? kTraceSource
+                     : kind == RangeSource::OffCpu ? kOffCpuSource
+                                                   : event;
+    const int at = sourceCombo_->findData(data);
+    if (at < 0 && !(kind == RangeSource::Spans && sourceCombo_->count() == 0)) return false;
+    if (at >= 0) sourceCombo_->setCurrentIndex(at);
+    const bool changed = kind != sourceKind_ || event != sourceEvent_;
+    sourceKind_ = kind;
+    sourceEvent_ = kind == RangeSource::Samples ? event : -1;
+    setHeaders();
+    const bool noStacks = kind == RangeSource::OffCpu && profile_ && !profile_->hasOffCpuStacks();
+    note_->setText(noStacks ? QString(kNoOffCpuStacks) : QString());
+    note_->setVisible(noStacks);
+    tabs_->setTabVisible(tabs_->indexOf(callerCallee_), sampled());
+    tabs_->setTabText(tabs_->indexOf(threadsTable_), sampled() ? "Threads" : "Threads && gaps");
+    if (!changed) return true;
+    // Nothing of the other source stays shown under this one's headers.
+    stats_.reset();
+    shown_.reset();
+    refreshViews();
+    if (askedEnd_ > askedBegin_) setRange(askedBegin_, askedEnd_);
+    return true;
+}
+
+// The headers and the flame graph's widths of the source shown.
+void RangeStatsPane::setHeaders() {
+    const RangeSource source = shownSource();
+    QStringList top{"Function"};
+    for (CostColumn c : costColumns(source))
+        top << costLabel(c, source);
+    top << "Image";
+    top_->setColumnCount(int(top.size()));
+    top_->setHeaderLabels(top);
+    if (sampled())
+        threadsTable_->setHeaderLabels({"Thread",
+                                        source.kind == RangeSource::OffCpu ? "Switch-outs" : "Samples",
+                                        periodName(source).replace(0, 1, periodName(source)[0].toUpper()),
+                                        "On CPU", "Off CPU", "Wall-clock (on + off)"});
+    else
+        threadsTable_->setHeaderLabels(
+            {"Thread / gap", "Time in frames", "On CPU", "Instructions", "Calls", "Spans"});
+    callTree_->setSource(source);
+    bottomUp_->setSource(source);
+    flame_->setSource(source);
+    const QSignalBlocker block(metric_);
+    const int metric = metric_->currentIndex();
+    metric_->clear();
+    if (sampled()) {
+        metric_->addItems({"by " + periodName(source), "by " + samplesName(source)});
+        flame_->setMetric(metric == 1 ? FlameGraphWidget::Metric::Samples : FlameGraphWidget::Metric::Period);
+    } else {
+        metric_->addItems({"by time", "by instructions"});
+        flame_->setMetric(metric == 1 ? FlameGraphWidget::Metric::Instructions
+                                      : FlameGraphWidget::Metric::Time);
+    }
+    metric_->setCurrentIndex(std::max(metric, 0));
 }
 
 void RangeStatsPane::setRange(uint64_t begin, uint64_t end) {
     cancel();
     ++generation_;
     askedBegin_ = begin, askedEnd_ = end;
-    if (end <= begin || !data_) {
+    if (end <= begin || (!sampled() && !data_) || (sampled() && !profile_)) {
         busy_ = false;
         progress_->setVisible(false);
         cancel_->setVisible(false);
@@ -230,27 +424,43 @@ void RangeStatsPane::setRange(uint64_t begin, uint64_t end) {
         refreshViews();
         return;
     }
-    // Only what is decoded has spans.
+    // Only what is decoded has spans (samples are all there).
     uint64_t a = begin, b = end;
-    if (data_->decodedEnd > data_->decodedBegin)
+    if (!sampled() && data_->decodedEnd > data_->decodedBegin)
         a = std::max(a, data_->decodedBegin), b = std::min(b, data_->decodedEnd);
     begin_ = a, end_ = std::max(a, b);
     busy_ = true;
-    progress_->setRange(0, 1000);
+    // Samples are aggregated in one pass without reports: busy until done.
+    progress_->setRange(0, sampled() ? 0 : 1000);
     progress_->setValue(0);
     progress_->setVisible(true);
     cancel_->setVisible(true);
     cancel_->setEnabled(true);
-    summary_->setText(QString("Aggregating %1 of spans…").arg(formatNs(double(end_ - begin_))));
+    summary_->setText(QString("Aggregating %1 of %2…")
+                          .arg(formatNs(double(end_ - begin_)))
+                          .arg(sourceKind_ == RangeSource::Samples  ? QString("samples")
+                               : sourceKind_ == RangeSource::OffCpu ? QString("off-CPU time")
+                                                                    : QString("spans")));
     cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
     QPointer<RangeStatsPane> self(this);
     const uint64_t generation = generation_;
     std::thread([self, data = data_, a = begin_, b = end_, cancel = cancel_flag_, generation,
-                 threads = threads_] {
+                 threads = threads_, profile = sampled() ? profile_ : nullptr,
+                 event = sourceKind_ == RangeSource::OffCpu ? SampleQuery::kOffCpu : sourceEvent_] {
         const auto started = std::chrono::steady_clock::now();
+        // A sampled profile's samples or off-CPU time: the same statistics, from its stacks.
+        auto sampledStats = [&]() -> Expected<RangeStats> {
+            SampleQuery q;
+            q.begin = a, q.end = b;
+            q.event = event;
+            q.perThreadTrees = true;
+            q.cancel = cancel.get();
+            return computeSampleRangeStats(*profile, q);
+        };
         ThreadStores stores;
-        for (const auto& t : data->threads)
-            stores.emplace_back(t.tid, &t.spans);
+        if (data && !profile)
+            for (const auto& t : data->threads)
+                stores.emplace_back(t.tid, &t.spans);
         std::sort(stores.begin(), stores.end(),
                   [](const auto& x, const auto& y) { return x.first < y.first; });
         stores.erase(std::unique(stores.begin(), stores.end(),
@@ -276,13 +486,13 @@ void RangeStatsPane::setRange(uint64_t begin, uint64_t end) {
                 },
                 Qt::QueuedConnection);
         };
-        auto result = computeRangeStats(stores, q);
+        auto result = profile ? sampledStats() : computeRangeStats(stores, q);
         std::shared_ptr<const RangeStats> stats;
         std::string error;
         CpuTimes times;
         if (result) {
             stats = std::make_shared<const RangeStats>(std::move(*result));
-            times = cpuTimes(*data, a, b);
+            if (data) times = cpuTimes(*data, a, b);
         } else {
             error = result.error().message;
         }
@@ -322,6 +532,11 @@ void RangeStatsPane::show(std::shared_ptr<const RangeStats> stats, double second
     threadCombo_->clear();
     threadCombo_->addItem("All threads", -1);
     for (const auto& [tid, t] : stats_->threads) {
+        if (sampled()) {
+            // Samples: every thread sampled (off-CPU: switched out) in the range.
+            if (t.samples) threadCombo_->addItem(QString("%1 (%2)").arg(threadName(tid)).arg(tid), tid);
+            continue;
+        }
         if (!t.spans) continue;
         QString name;
         if (data_)
@@ -343,11 +558,12 @@ void RangeStatsPane::showThread(int32_t tid) {
 }
 
 void RangeStatsPane::refreshViews() {
-    const auto functions = data_ ? data_->functions : nullptr;
+    const auto functions = this->functions();
     if (!stats_) {
         shown_.reset();
         top_->clear();
         threadsTable_->clear();
+        showCallerCallee(UINT32_MAX);
         callTree_->setTree({}, functions);
         bottomUp_->setTree({}, functions);
         flame_->setTree({}, functions);
@@ -359,6 +575,10 @@ void RangeStatsPane::refreshViews() {
     const RangeStats& s = *shown_;
     for (auto* b : {copy_, exportCsv_, exportPerfetto_})
         b->setEnabled(true);
+    if (sampled()) {
+        refreshSampleViews();
+        return;
+    }
     uint64_t calls = 0;
     for (const FunctionStats& f : s.functions)
         calls += f.cost.calls;
@@ -415,50 +635,13 @@ void RangeStatsPane::refreshViews() {
     bottomUp_->setTree(s.bottomUp(), functions);
     flame_->setTree(s.tree, functions);
     // The outermost frames are at the bottom: show them.
-    QTimer::singleShot(0, this, [this] {
-        if (auto* bar = flameScroll_->verticalScrollBar()) bar->setValue(bar->maximum());
-    });
+    scrollFlameToBottom();
     if (callTree_->rowCount() == 1) callTreeView_->expand(callTree_->index(0, 0));
 
     // Threads and gaps.
     threadsTable_->clear();
     const CpuTimes& times = cpuTimes_;
-    auto threadName = [&](int32_t tid) {
-        if (!data_) return QString();
-        if (auto it = data_->threadNames.find(tid); it != data_->threadNames.end())
-            return QString::fromStdString(it->second);
-        for (const auto& th : data_->threads)
-            if (th.tid == tid) return QString::fromStdString(th.name);
-        return QString();
-    };
-    // Who ran on each CPU in the range, and how long (from the sideband's switches).
-    std::map<int, std::vector<std::pair<uint64_t, int32_t>>> perCpu;
-    for (const auto& [tid, cpus] : times)
-        for (const auto& [cpu, ns] : cpus)
-            perCpu[cpu].push_back({ns, tid});
-    if (!perCpu.empty() && shownTid_ < 0) {
-        auto* cpusItem = new QTreeWidgetItem(threadsTable_, {"CPUs: who ran in the range (sideband)"});
-        const uint64_t length = end_ - begin_;
-        for (auto& [cpu, list] : perCpu) {
-            std::sort(list.rbegin(), list.rend());
-            uint64_t busy = 0;
-            for (const auto& [ns, tid] : list)
-                if (tid > 0) busy += ns;
-            auto* item = new NumericItem(cpusItem);
-            item->setText(0,
-                          QString("CPU %1: %2% busy")
-                              .arg(cpu)
-                              .arg(100.0 * double(busy) / double(std::max<uint64_t>(length, 1)), 0, 'f', 1));
-            setNumber(item, 2, busy, formatNs(double(busy)));
-            for (const auto& [ns, tid] : list) {
-                auto* t = new NumericItem(item);
-                t->setText(0, tid == 0  ? QString("idle")
-                              : tid < 0 ? QString("unknown thread")
-                                        : QString("%1 (tid %2)").arg(threadName(tid)).arg(tid));
-                setNumber(t, 2, ns, formatNs(double(ns)));
-            }
-        }
-    }
+    fillCpus(2);
     for (const auto& [tid, t] : s.threads) {
         if (!t.spans) continue;
         QString name;
@@ -500,20 +683,245 @@ void RangeStatsPane::refreshViews() {
     threadsTable_->expandAll();
 }
 
+// The flame graph's outermost frames (its bottom) in view: now when its tab is
+// shown, else when it is (a scroll area out of view has no height to scroll yet).
+void RangeStatsPane::scrollFlameToBottom() {
+    flameAtBottom_ = false;
+    QTimer::singleShot(0, this, [this] {
+        if (!flameScroll_->isVisible()) return;
+        if (auto* bar = flameScroll_->verticalScrollBar()) bar->setValue(bar->maximum());
+        flameAtBottom_ = true;
+    });
+}
+
+// Who ran on each CPU in the range, and how long, in the Threads tab's `column`
+// (all threads shown only: the sideband's switches, whatever the source).
+void RangeStatsPane::fillCpus(int column) {
+    std::map<int, std::vector<std::pair<uint64_t, int32_t>>> perCpu;
+    for (const auto& [tid, cpus] : cpuTimes_)
+        for (const auto& [cpu, ns] : cpus)
+            perCpu[cpu].push_back({ns, tid});
+    if (!perCpu.empty() && shownTid_ < 0) {
+        auto* cpusItem = new QTreeWidgetItem(threadsTable_, {"CPUs: who ran in the range (sideband)"});
+        const uint64_t length = end_ - begin_;
+        for (auto& [cpu, list] : perCpu) {
+            std::sort(list.rbegin(), list.rend());
+            uint64_t busy = 0;
+            for (const auto& [ns, tid] : list)
+                if (tid > 0) busy += ns;
+            auto* item = new NumericItem(cpusItem);
+            item->setText(0,
+                          QString("CPU %1: %2% busy")
+                              .arg(cpu)
+                              .arg(100.0 * double(busy) / double(std::max<uint64_t>(length, 1)), 0, 'f', 1));
+            setNumber(item, column, busy, formatNs(double(busy)));
+            for (const auto& [ns, tid] : list) {
+                auto* t = new NumericItem(item);
+                t->setText(0, tid == 0  ? QString("idle")
+                              : tid < 0 ? QString("unknown thread")
+                                        : QString("%1 (tid %2)").arg(threadName(tid)).arg(tid));
+                setNumber(t, column, ns, formatNs(double(ns)));
+            }
+        }
+    }
+}
+
+// The views of a sampled source: samples and their period per function and
+// stack (as auxscope report prints them), and per thread its samples, time on
+// CPU, off CPU and their sum (wall-clock) in the range.
+void RangeStatsPane::refreshSampleViews() {
+    const RangeStats& s = *shown_;
+    const RangeSource& source = s.source;
+    const auto functions = this->functions();
+    const RangeCost& all = s.tree.nodes[0].cost;
+    const uint64_t origin = data_ ? data_->begin : 0;
+    const bool offCpu = source.kind == RangeSource::OffCpu;
+    size_t threads = 0;
+    for (const auto& [tid, t] : s.threads)
+        threads += t.samples > 0;
+    QString text =
+        QString("+%1 … +%2 (%3)%4: %5: %6 %7, %8 %9, %10 functions, %11 threads")
+            .arg(formatNs(double(begin_ - origin)))
+            .arg(formatNs(double(end_ - origin)))
+            .arg(formatNs(double(end_ - begin_)))
+            .arg(shownTid_ >= 0 ? QString(", thread %1").arg(shownTid_) : QString())
+            .arg(offCpu ? QString("off-CPU time") : "samples of " + QString::fromStdString(source.event))
+            .arg(formatCount(all.totalSamples))
+            .arg(samplesName(source))
+            .arg(periodText(all.totalPeriod, source))
+            .arg(periodName(source))
+            .arg(s.functions.size())
+            .arg(threads);
+    text += QString(" · aggregated in %1 ms").arg(seconds_ * 1e3, 0, 'f', 0);
+    summary_->setText(text);
+
+    // Top functions: the period and the samples, self and total; % of the period, as auxscope report.
+    const std::vector<CostColumn> columns = costColumns(source);
+    top_->setSortingEnabled(false);
+    top_->clear();
+    QList<QTreeWidgetItem*> rows;
+    for (const FunctionStats& f : s.functions) {
+        auto* item = new NumericItem;
+        item->setText(0, functionName(f.function));
+        item->setData(0, Qt::UserRole + 1, f.function);
+        item->setToolTip(0, item->text(0));
+        for (size_t c = 0; c < columns.size(); ++c) {
+            const bool period = columns[c] == CostColumn::TotalPeriod || columns[c] == CostColumn::SelfPeriod;
+            setNumber(item, int(c) + 1, costValue(columns[c], f.cost),
+                      costText(columns[c], f.cost, source, period ? int64_t(all.totalPeriod) : -1));
+        }
+        if (functions && f.function < functions->size())
+            item->setText(int(columns.size()) + 1, QString::fromStdString((*functions)[f.function].file));
+        rows << item;
+    }
+    top_->addTopLevelItems(rows);
+    top_->setSortingEnabled(true);
+    top_->sortByColumn(2, Qt::DescendingOrder);  // self period: auxscope report's default order
+
+    callTree_->setTree(s.tree, functions);
+    bottomUp_->setTree(s.bottomUp(), functions);
+    flame_->setTree(s.tree, functions);
+    scrollFlameToBottom();
+    if (callTree_->rowCount() == 1) callTreeView_->expand(callTree_->index(0, 0));
+
+    // Threads: samples, period, on CPU, off CPU, wall-clock.
+    threadsTable_->clear();
+    fillCpus(3);
+    // The busiest first (samples, then time on CPU); each thread's CPUs one click away.
+    std::vector<std::pair<int32_t, const ThreadRangeStats*>> threadRows;
+    for (const auto& [tid, t] : s.threads)
+        if (t.samples || t.onCpuTime || t.offCpuTime) threadRows.push_back({tid, &t});
+    std::stable_sort(threadRows.begin(), threadRows.end(), [](const auto& a, const auto& b) {
+        return a.second->samples != b.second->samples ? a.second->samples > b.second->samples
+                                                      : a.second->onCpuTime > b.second->onCpuTime;
+    });
+    for (const auto& [tid, threadStats] : threadRows) {
+        const ThreadRangeStats& t = *threadStats;
+        auto* item = new NumericItem(threadsTable_);
+        item->setText(0, QString("%1 (tid %2)").arg(threadName(tid)).arg(tid));
+        setNumber(item, 1, t.samples, formatCount(t.samples));
+        setNumber(item, 2, t.period, periodText(t.period, source));
+        setNumber(item, 3, t.onCpuTime, formatNs(double(t.onCpuTime)));
+        setNumber(item, 4, t.offCpuTime, formatNs(double(t.offCpuTime)));
+        setNumber(item, 5, t.onCpuTime + t.offCpuTime, formatNs(double(t.onCpuTime + t.offCpuTime)));
+        item->setToolTip(5, "On CPU + off CPU: the thread's wall-clock time in the range (while it existed)");
+        if (auto it = cpuTimes_.find(tid); tid > 0 && it != cpuTimes_.end())
+            for (const auto& [cpu, ns] : it->second)
+                new QTreeWidgetItem(item, {QString("cpu %1: %2").arg(cpu).arg(formatNs(double(ns)))});
+    }
+    showCallerCallee(callerCalleeFunction_);
+}
+
+// Samples: the callers of `function` (the bottom-up tree below it: its cost
+// when reached from each) and its callees (the children of its outermost
+// frames, summed by function), with their period and samples.
+void RangeStatsPane::showCallerCallee(uint32_t function) {
+    callerCalleeFunction_ = function;
+    callerCallee_->clear();
+    const RangeSource source = shown_ ? shown_->source : shownSource();
+    callerCallee_->setHeaderLabels(
+        {"Function", "Total " + periodName(source), "Total " + samplesName(source)});
+    if (!shown_ || !sampled() || function == UINT32_MAX) {
+        new QTreeWidgetItem(callerCallee_, {"Click a function in any view to see its callers and callees."});
+        return;
+    }
+    const RangeStats& s = *shown_;
+    const FunctionStats f = s.function(function);
+    const uint64_t whole = f.cost.totalPeriod;
+    auto row = [&](QTreeWidgetItem* parent, uint32_t fn, const RangeCost& c) {
+        auto* item = new NumericItem(parent);
+        item->setText(0, functionName(fn));
+        item->setData(0, Qt::UserRole + 1, fn);
+        setNumber(item, 1, c.totalPeriod, costText(CostColumn::TotalPeriod, c, source, int64_t(whole)));
+        setNumber(item, 2, c.totalSamples, formatCount(c.totalSamples));
+        return item;
+    };
+    auto* title = row(nullptr, function, f.cost);
+    callerCallee_->addTopLevelItem(title);
+    title->setText(0, QString("%1 (self %2, %3 %4)")
+                          .arg(functionName(function))
+                          .arg(periodText(f.cost.selfPeriod, source))
+                          .arg(formatCount(f.cost.selfSamples))
+                          .arg(samplesName(source)));
+    auto byPeriod = [](std::vector<std::pair<uint32_t, RangeCost>>& v) {
+        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+            return a.second.totalPeriod != b.second.totalPeriod ? a.second.totalPeriod > b.second.totalPeriod
+                                                                : a.first < b.first;
+        });
+    };
+    // Callers: the bottom-up tree's children of the function.
+    std::vector<std::pair<uint32_t, RangeCost>> callers;
+    const CallTree up = s.bottomUp();
+    for (uint32_t n : up.children(0))
+        if (up.nodes[n].function == function)
+            for (uint32_t c : up.children(n))
+                callers.push_back({up.nodes[c].function, up.nodes[c].cost});
+    byPeriod(callers);
+    auto* callersItem = new QTreeWidgetItem(
+        title,
+        {callers.empty() ? QString("Callers: none (an outermost frame)")
+                         : QString("Callers (%1): its cost when called from each").arg(callers.size())});
+    for (const auto& [fn, c] : callers)
+        row(callersItem, fn, c);
+    // Callees: children of its outermost frames (a recursive call is a callee, its own cost counted once).
+    std::map<uint32_t, RangeCost> calleeCost;
+    for (uint32_t n = 1; n < s.tree.nodes.size(); ++n) {
+        if (s.tree.nodes[n].function != function) continue;
+        bool outermost = true;
+        for (uint32_t k = s.tree.nodes[n].parent; k != 0 && k != CallTree::kNone; k = s.tree.nodes[k].parent)
+            if (s.tree.nodes[k].function == function) outermost = false;
+        if (!outermost) continue;
+        for (uint32_t c : s.tree.children(n))
+            calleeCost[s.tree.nodes[c].function] += s.tree.nodes[c].cost;
+    }
+    std::vector<std::pair<uint32_t, RangeCost>> callees(calleeCost.begin(), calleeCost.end());
+    byPeriod(callees);
+    auto* calleesItem = new QTreeWidgetItem(
+        title, {callees.empty() ? QString("Callees: none (all its cost is its own)")
+                                : QString("Callees (%1): their cost under it").arg(callees.size())});
+    for (const auto& [fn, c] : callees)
+        row(calleesItem, fn, c);
+    callerCallee_->expandAll();
+}
+
+QString RangeStatsPane::callerCalleeText() const {
+    QString out = "function\ttotal_period\ttotal_samples\n";
+    std::function<void(const QTreeWidgetItem*, int)> walk = [&](const QTreeWidgetItem* item, int depth) {
+        out += QString(depth * 2, ' ') + item->text(0);
+        for (int c = 1; c <= 2; ++c) {
+            const QVariant v = item->data(c, Qt::UserRole);
+            out += "\t" + (v.isValid() ? QString::number(v.toULongLong()) : QString());
+        }
+        out += "\n";
+        for (int k = 0; k < item->childCount(); ++k)
+            walk(item->child(k), depth + 1);
+    };
+    for (int i = 0; i < callerCallee_->topLevelItemCount(); ++i)
+        walk(callerCallee_->topLevelItem(i), 0);
+    return out;
+}
+
 QString RangeStatsPane::topFunctionsText() const {
-    QString out = "function\ttotal_ns\tself_ns\tcalls\ttotal_insns\tself_insns\timage\n";
+    const RangeSource source = shown_ ? shown_->source : shownSource();
+    const std::vector<CostColumn> columns = costColumns(source);
+    const int n = int(columns.size());
+    QString out = "function";
+    for (CostColumn c : columns)
+        out += "\t" + costKey(c, source);
+    out += "\timage\n";
     for (int i = 0; i < top_->topLevelItemCount(); ++i) {
         const QTreeWidgetItem* item = top_->topLevelItem(i);
         out += item->text(0);
-        for (int c = 1; c <= 5; ++c)
+        for (int c = 1; c <= n; ++c)
             out += "\t" + QString::number(item->data(c, Qt::UserRole).toULongLong());
-        out += "\t" + item->text(6) + "\n";
+        out += "\t" + item->text(n + 1) + "\n";
     }
     return out;
 }
 
 QString RangeStatsPane::threadsText() const {
-    QString out = "thread\tframe_ns\ton_cpu_ns\tinstructions\tcalls\tspans\n";
+    QString out = sampled() ? "thread\tsamples\tperiod\ton_cpu_ns\toff_cpu_ns\twall_ns\n"
+                            : "thread\tframe_ns\ton_cpu_ns\tinstructions\tcalls\tspans\n";
     std::function<void(const QTreeWidgetItem*, int)> walk = [&](const QTreeWidgetItem* item, int depth) {
         out += QString(depth * 2, ' ') + item->text(0);
         for (int c = 1; c <= 5; ++c) {
@@ -541,6 +949,8 @@ QString RangeStatsPane::currentText() const {
             return head + callTree_->toText();
         case 4:
             return head + threadsText();
+        case 5:
+            return head + callerCalleeText();
         default:
             return head + topFunctionsText();
     }

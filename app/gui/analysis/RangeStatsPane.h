@@ -2,9 +2,10 @@
 #pragma once
 // app/gui/analysis/: the answers for a timeline's selection. It owns the
 // selection pane (RangeStatsPane, this: top functions, call tree, bottom-up,
-// flame graph, threads), its item model (CallTreeModel), the flame graph
-// (FlameGraphWidget), the span pane (SpanDetailsPane) and the code view
-// (CodeView). The panes obey a TimelineState (setState). It may include
+// flame graph, threads, caller / callee), its item model (CallTreeModel), the
+// cost columns of each source (CostColumns: spans, samples, off-CPU time), the
+// flame graph (FlameGraphWidget), the span pane (SpanDetailsPane) and the code
+// view (CodeView). The panes obey a TimelineState (setState). It may include
 // timeline/ (and decode/), not trace/, capture/ or the main window.
 //
 // What a selected time range holds, computed by computeRangeStats
@@ -25,6 +26,21 @@
 // "Copy" puts the shown tab as text on the clipboard; the export buttons ask the
 // page to export the range (exportRequested). Given a timeline's TimelineState
 // (setState), the pane aggregates the range selected there, over its data.
+//
+// A sampled capture answers in the same views (setSources): its sampled
+// profile (samples/SampleProfile.h) aggregated by computeSampleRangeStats, the
+// code `auxscope report` prints samples through. The source is chosen where
+// the file has more than one: "Decoded trace (Intel PT)", "Samples: EVENT"
+// (each sampled event with samples), "Off-CPU time" (where threads were
+// switched out, by the stack they blocked in); the default is the trace when
+// there is one, else the first sampled event that is not a switch event (as
+// auxscope report --source auto chooses). The columns follow the source
+// (CostColumns.h: samples and their period, cpu-clock's as CPU time; no calls
+// or instructions for samples), the flame graph's widths are by period or
+// samples, and the Threads tab gives each thread's samples, its time on CPU,
+// off CPU and their sum (wall-clock) in the range. For samples a
+// "Caller / callee" tab shows the callers and callees of the function
+// clicked in any view.
 #include <QWidget>
 
 #include <atomic>
@@ -35,6 +51,8 @@
 
 #include "spans/RangeStats.h"
 #include "spans/TimelineData.h"
+
+class QTreeWidgetItem;
 
 class QComboBox;
 class QLabel;
@@ -49,6 +67,7 @@ namespace auxscope {
 
 class CallTreeModel;
 class FlameGraphWidget;
+class SampleProfile;
 class TimelineState;
 
 class RangeStatsPane : public QWidget {
@@ -68,6 +87,19 @@ public:
     void cancel();
     // Aggregation threads (0: every core, the default).
     void setThreads(unsigned n) { threads_ = n; }
+    // What the range can be answered from: a decoded trace of kind `traceKind`
+    // ("Intel PT"; empty: none) and a sampled profile (null: none). Chooses the
+    // default source; a range shown is aggregated again.
+    void setSources(const QString& traceKind, std::shared_ptr<const SampleProfile> profile);
+    // The source shown: RangeSource::Spans (the decoded trace), Samples (of
+    // `sourceEvent()`, an index into the profile's events) or OffCpu.
+    RangeSource::Kind sourceKind() const { return sourceKind_; }
+    int sourceEvent() const { return sourceEvent_; }
+    // Chooses a source (a range shown is aggregated again); false when the pane has no such source.
+    bool setSource(RangeSource::Kind kind, int event = -1);
+    const SampleProfile* profile() const { return profile_.get(); }
+    // The function names of what is shown (the profile's for samples, else the data's).
+    std::shared_ptr<const FunctionTable> functions() const;
 
     bool busy() const { return busy_; }
     // The last result over every thread (null: none yet / cleared).
@@ -84,6 +116,7 @@ public:
     QString currentText() const;
     QString topFunctionsText() const;
     QString threadsText() const;
+    QString callerCalleeText() const;
 
     QTabWidget* tabs() const { return tabs_; }
     QTreeWidget* topFunctions() const { return top_; }
@@ -94,6 +127,13 @@ public:
     FlameGraphWidget* flameGraph() const { return flame_; }
     QTreeWidget* threadsTable() const { return threadsTable_; }
     QComboBox* threadChoice() const { return threadCombo_; }
+    QComboBox* sourceChoice() const { return sourceCombo_; }
+    QComboBox* flameMetric() const { return metric_; }
+    // Samples: the callers and callees of the function clicked last (showCallerCallee).
+    QTreeWidget* callerCallee() const { return callerCallee_; }
+    void showCallerCallee(uint32_t function);
+    // A note about the source shown (off-CPU time without stacks: how to record them), or hidden.
+    QLabel* sourceNote() const { return note_; }
     QProgressBar* progress() const { return progress_; }
     QPushButton* cancelButton() const { return cancel_; }
     QLabel* summary() const { return summary_; }
@@ -109,9 +149,22 @@ signals:
 private:
     void show(std::shared_ptr<const RangeStats> stats, double seconds);
     void refreshViews();
+    void refreshSampleViews();
+    void setHeaders();
+    void fillCpus(int column);
+    void scrollFlameToBottom();
     QString functionName(uint32_t id) const;
+    QString threadName(int32_t tid) const;
+    bool sampled() const { return sourceKind_ != RangeSource::Spans; }
+    RangeSource shownSource() const;
 
     std::shared_ptr<const TimelineData> data_;
+    std::shared_ptr<const SampleProfile> profile_;
+    QString traceKind_;
+    RangeSource::Kind sourceKind_ = RangeSource::Spans;
+    int sourceEvent_ = -1;
+    uint32_t callerCalleeFunction_ = UINT32_MAX;
+    bool flameAtBottom_ = false;  // the flame graph's bottom was scrolled into view since its tree changed
     std::shared_ptr<const RangeStats> stats_;
     std::optional<RangeStats> shown_;
     std::map<int32_t, std::map<int, uint64_t>> cpuTimes_;  // per thread, per CPU: time it ran in the range
@@ -125,6 +178,9 @@ private:
 
     QLabel* summary_ = nullptr;
     QComboBox* threadCombo_ = nullptr;
+    QComboBox* sourceCombo_ = nullptr;
+    QLabel* note_ = nullptr;
+    QTreeWidget* callerCallee_ = nullptr;
     QComboBox* metric_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QPushButton* cancel_ = nullptr;

@@ -63,6 +63,12 @@ QString describeHit(const TimelineHit& hit, uint64_t recordingBegin) {
                      .arg(formatNs(double(hit.start) - double(recordingBegin)));
         if (hit.samplesHere > 1) lines << QString("%1 samples of this thread here").arg(hit.samplesHere);
         lines << thread();
+        if (!hit.stack.isEmpty()) {
+            lines << QString("Stack (leaf first):");
+            for (const QString& f : hit.stack)
+                lines << "  " + f;
+            if (hit.stackMore) lines << QString("  … %1 more").arg(hit.stackMore);
+        }
         return lines.join('\n');
     }
     if (hit.kind == TimelineHit::CpuIdle) {

@@ -4,6 +4,7 @@
 // the span of a thread as a hit (what a click, the search or a caller's
 // double-click selects). HitDescription.h puts a hit into words.
 #include <QString>
+#include <QStringList>
 
 #include <cstddef>
 #include <cstdint>
@@ -34,6 +35,11 @@ struct TimelineHit {
     QString event;
     uint64_t ip = 0;
     size_t samplesHere = 0;
+    // Its call stack when the lanes carry stacks (SidebandLanes::stacks): the
+    // functions leaf first, at most kStackShown, and how many more there are.
+    QStringList stack;
+    size_t stackMore = 0;
+    static constexpr size_t kStackShown = 12;
     // Loss: what describeLoss() says (kind, how much, why). CpuNote: the note ("offline").
     QString loss;
     // Health: the statistics point whose interval [start, end] holds the time

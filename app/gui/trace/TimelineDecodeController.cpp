@@ -6,12 +6,16 @@
 #include <QPointer>
 #include <QProgressBar>
 
+#include <linux/perf_event.h>
+
 #include <chrono>
 #include <map>
 #include <thread>
+#include <unordered_map>
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "gui/analysis/CodeView.h"
+#include "gui/analysis/RangeStatsPane.h"
 #include "gui/timeline/OverviewStrip.h"
 #include "gui/timeline/TimeFormat.h"
 #include "gui/timeline/TimelineState.h"
@@ -21,6 +25,7 @@
 #include "images/CodeAnnotation.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
+#include "samples/SampleProfile.h"
 #include "sideband/Sideband.h"
 #include "spans/SidebandLanes.h"
 #include "spans/TimelineOverview.h"
@@ -34,6 +39,78 @@ std::string eventName(const PerfAttr& a) {
 }
 
 const QString kDecodingHint = QStringLiteral("decoding…");
+
+// Each lane sample's stack, from the sampled profile: the profile's sample of
+// the same thread at the same time (of the same event when there are several).
+class ProfileStacks {
+public:
+    explicit ProfileStacks(const SampleProfile& profile) : profile_(profile) {
+        for (size_t i = 0; i < profile.size(); ++i)
+            byTid_[profile.tid(i)].push_back(uint32_t(i));
+    }
+    uint32_t at(int32_t tid, uint64_t time, int event) {
+        if (tid != lastTid_) {
+            auto it = byTid_.find(tid);
+            last_ = it == byTid_.end() ? nullptr : &it->second;
+            lastTid_ = tid;
+        }
+        if (!last_) return 0;
+        auto it = std::lower_bound(last_->begin(), last_->end(), time,
+                                   [&](uint32_t i, uint64_t t) { return profile_.time(i) < t; });
+        uint32_t any = 0;
+        for (; it != last_->end() && profile_.time(*it) == time; ++it) {
+            if (profile_.event(*it) == event) return profile_.node(*it);
+            if (!any) any = profile_.node(*it);
+        }
+        return any;
+    }
+
+private:
+    const SampleProfile& profile_;
+    std::unordered_map<int32_t, std::vector<uint32_t>> byTid_;  // sample indices by time, per thread
+    int32_t lastTid_ = INT32_MIN;
+    const std::vector<uint32_t>* last_ = nullptr;
+};
+
+// The lanes' symbols and stacks from the sampled profile: the function at a
+// sample's IP from the profile's images (the file's one symbol load) and each
+// sample's stack as a node of the profile's tree. `stacks` must outlive the build.
+void useProfile(SidebandLanesOptions& options, const std::shared_ptr<const SampleProfile>& profile,
+                ProfileStacks& stacks) {
+    options.functions = profile->sharedFunctions();
+    options.functionAt = [profile](int32_t pid, uint64_t ip) {
+        return profile->images().functionAt(pid, ip);
+    };
+    options.stacks = std::shared_ptr<const CallTree>(profile, &profile->tree());
+    options.stackAt = [&stacks](int32_t tid, uint64_t time, int event) {
+        return stacks.at(tid, time, event);
+    };
+}
+
+bool hasSamples(const PerfDataReader& reader) {
+    auto it = reader.summary().recordsByType.find(PERF_RECORD_SAMPLE);
+    return it != reader.summary().recordsByType.end() && it->second > 0;
+}
+
+// What the timeline's status says of a profile: its samples and stacks, and what is partial and why.
+QString profileLine(const SampleProfile& profile) {
+    QStringList events;
+    for (const SampledEvent& e : profile.events())
+        if (e.samples)
+            events << QString("%1 %2 samples%3")
+                          .arg(formatCount(e.samples))
+                          .arg(QString::fromStdString(e.name))
+                          .arg(e.withCallchain ? QString(" with call stacks") : QString());
+    QString text = events.isEmpty() ? QString("No samples") : "Samples: " + events.join(", ");
+    text += ". Select a range for its top functions, call tree and flame graph.";
+    for (const StackNote& n : profile.stackNotes())
+        text += QString("\n%1 %2").arg(formatCount(n.samples)).arg(QString::fromStdString(n.reason));
+    if (!profile.offCpu().empty() && !profile.hasOffCpuStacks())
+        text +=
+            "\nOff-CPU time has no stacks (no switch-out samples with call stacks): record with "
+            "perf record -e sched:sched_switch -g, or auxscope record -g -e sched:sched_switch.";
+    return text;
+}
 
 }  // namespace
 
@@ -91,7 +168,8 @@ void TimelineDecodeController::open() {
         std::shared_ptr<AuxTraceSession> session;
         std::shared_ptr<const TimelineData> base;
         std::shared_ptr<const TimelineOverview> overview;
-        std::string error;
+        std::shared_ptr<const SampleProfile> profile;
+        std::string error, profileError;
         if (*cancel) {
             error = "cancelled";
         } else if (opened) {
@@ -106,10 +184,30 @@ void TimelineDecodeController::open() {
             options.functionAt = [&session](int32_t pid, uint64_t ip) {
                 return session->images().functionAt(pid, ip);
             };
+            // Samples beside the trace: their profile (stacks, the selection's sampled sources),
+            // over the session's sideband; the lanes then name samples by its symbols.
+            std::optional<ProfileStacks> stacks;
+            if (hasSamples(*reader) && !*cancel) {
+                report(0, "Reading samples and stacks");
+                SampleProfileOptions po;
+                po.progress = [&](uint64_t done, uint64_t total) {
+                    return report(int(80 * done / std::max<uint64_t>(total, 1)),
+                                  "Reading samples and stacks");
+                };
+                auto loaded = SampleProfile::load(
+                    *reader, std::shared_ptr<const Sideband>(session, &session->sideband()), po);
+                if (loaded) {
+                    profile = *loaded;
+                    stacks.emplace(*profile);
+                    useProfile(options, profile, *stacks);
+                } else if (!*cancel) {
+                    profileError = loaded.error().message;
+                }
+            }
             options.progress = [&](uint64_t done, uint64_t total) {
-                return report(int(100 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
+                return report(80 + int(20 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
             };
-            auto lanes = buildSidebandLanes(session->sideband(), options);
+            auto lanes = *cancel ? nullptr : buildSidebandLanes(session->sideband(), options);
             if (lanes) {
                 setTimelineLanes(withLanes, std::move(lanes));
                 // The overview: the lanes' activity and the trace's segments (its sync-point index).
@@ -121,6 +219,7 @@ void TimelineDecodeController::open() {
             } else {
                 error = "cancelled";
                 session.reset();
+                profile.reset();
             }
         } else {
             error = opened.error().message;
@@ -130,7 +229,7 @@ void TimelineDecodeController::open() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, session, base, overview, error, seconds] {
+            [self, session, base, overview, profile, profileError, error, seconds] {
                 if (!self) return;
                 self->timelineBusy_ = false;
                 self->ptOpening_ = false;
@@ -148,6 +247,9 @@ void TimelineDecodeController::open() {
                 }
                 self->session_ = session;
                 self->timelineBase_ = base;
+                // The selection answers from the trace, and from the samples when there are any.
+                self->profile_ = profile;
+                self->tab_->rangeStats()->setSources(self->traceKind_, profile);
                 // The first frame: the whole recording, every lane, the overview; nothing decoded yet.
                 self->tab_->overview()->setOverview(overview);
                 if (auto* l = self->tab_->overview()->parentWidget()->layout())
@@ -170,6 +272,9 @@ void TimelineDecodeController::open() {
                                    .arg(relativeTime(base->end, base->begin));
                 for (const std::string& note : base->notes)
                     text += "\n" + QString::fromStdString(note);
+                if (profile) text += "\n" + profileLine(*profile);
+                if (!profileError.empty())
+                    text += "\nCannot read the samples' stacks: " + QString::fromStdString(profileError);
                 self->tab_->setStatus(text);
                 emit self->opened();
                 // Then what the view was moved to while opening, or the whole recording when its
@@ -220,41 +325,66 @@ void TimelineDecodeController::buildSidebandTimeline() {
         std::shared_ptr<const TimelineOverview> overview;
         std::string error;
         std::vector<std::string> notes;
-        auto sideband = Sideband::load(*reader, [&](uint64_t done, uint64_t total) {
-            return report(total ? int(70 * done / total) : 0, "Reading the sideband");
+        auto loadedSideband = Sideband::load(*reader, [&](uint64_t done, uint64_t total) {
+            return report(total ? int(40 * done / total) : 0, "Reading the sideband");
         });
-        if (sideband) {
-            report(70, "Loading symbols");
-            // The samples' IPs resolve through the decoders' symbol code.
-            auto functions = std::make_shared<FunctionTable>();
-            ImageResolver images(*sideband, *functions, ImageOptions{});
-            images.prepare();
+        std::shared_ptr<const SampleProfile> profile;
+        std::string profileError;
+        if (loadedSideband) {
+            auto sideband = std::make_shared<const Sideband>(std::move(*loadedSideband));
+            // The sampled profile (every sample's stack, off-CPU time): its symbol load
+            // also names the lanes' samples, and it carries their stacks.
+            report(40, "Loading symbols");
+            SampleProfileOptions po;
+            po.progress = [&](uint64_t done, uint64_t total) {
+                return report(40 + int(45 * done / std::max<uint64_t>(total, 1)),
+                              "Reading samples and stacks");
+            };
+            auto loaded = SampleProfile::load(*reader, sideband, po);
             SidebandLanesOptions options;
             for (const PerfAttr& a : reader->attrs())
                 options.events.push_back(eventName(a));
-            options.functions = functions;
-            options.functionAt = [&images](int32_t pid, uint64_t ip) { return images.functionAt(pid, ip); };
+            std::optional<ProfileStacks> stacks;
+            auto functions = std::make_shared<FunctionTable>();
+            std::optional<ImageResolver> images;
+            if (loaded) {
+                profile = *loaded;
+                stacks.emplace(*profile);
+                useProfile(options, profile, *stacks);
+            } else if (!*cancel) {
+                // No profile (a file it cannot read): the samples' IPs resolve through
+                // the decoders' symbol code alone, without stacks.
+                profileError = loaded.error().message;
+                report(70, "Loading symbols");
+                images.emplace(*sideband, *functions, ImageOptions{});
+                images->prepare();
+                options.functions = functions;
+                options.functionAt = [&images](int32_t pid, uint64_t ip) {
+                    return images->functionAt(pid, ip);
+                };
+            }
             options.progress = [&](uint64_t done, uint64_t total) {
-                return report(80 + int(20 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
+                return report(85 + int(15 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
             };
-            auto lanes = buildSidebandLanes(*sideband, options);
+            auto lanes = *cancel ? nullptr : buildSidebandLanes(*sideband, options);
             if (lanes) {
                 data = std::make_shared<TimelineData>();
                 setTimelineCpus(*data, *sideband);
-                data->functions = functions;
+                data->functions = options.functions;
                 setTimelineLanes(*data, lanes);
                 overview = buildTimelineOverview(*data, {});
             } else {
                 error = "cancelled";
+                profile.reset();
             }
         } else {
-            error = sideband.error().message;
+            error = loadedSideband.error().message;
         }
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, data, overview, error, seconds] {
+            [self, data, overview, profile, profileError, error, seconds] {
                 if (!self) return;
                 self->timelineBusy_ = false;
                 self->tab_->showBusy(false);
@@ -270,6 +400,9 @@ void TimelineDecodeController::buildSidebandTimeline() {
                 self->tab_->overview()->setOverview(overview);
                 if (auto* l = self->tab_->overview()->parentWidget()->layout())
                     l->activate();  // its height, before painting
+                // The selection answers from the samples (and off-CPU time): set before the data.
+                self->profile_ = profile;
+                self->tab_->rangeStats()->setSources({}, profile);
                 self->tab_->view()->setData(data);
                 const SidebandLanes& lanes = *data->lanes;
                 uint64_t losses = 0;
@@ -287,6 +420,9 @@ void TimelineDecodeController::buildSidebandTimeline() {
                                    .arg(relativeTime(data->end, data->begin))
                                    .arg(seconds, 0, 'f', 2);
                 if (data->cpus.empty()) text = "No CPU in the sideband: " + text;
+                if (profile) text += "\n" + profileLine(*profile);
+                if (!profileError.empty())
+                    text += "\nCannot read the samples' stacks: " + QString::fromStdString(profileError);
                 self->tab_->setStatus(note + text, losses > 0 || !note.isEmpty());
                 emit self->opened();
                 emit self->updated();
@@ -488,6 +624,81 @@ void TimelineDecodeController::showCode(int32_t tid, uint32_t function, uint64_t
                     self->tab_->codeView()->showMessage(QString::fromStdString(code->error().message), true);
                 else
                     self->tab_->codeView()->showCode(code->value(), context);
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+void TimelineDecodeController::showSampleCode(int event, int32_t tid, uint32_t function, uint64_t begin,
+                                              uint64_t end) {
+    if (!tab_) return;
+    tab_->showCodeTab();
+    if (!profile_) {
+        tab_->codeView()->showMessage("This file has no samples: no sample counts to show.", true);
+        return;
+    }
+    const FunctionTable& functions = profile_->functions();
+    const QString name = function < functions.size() ? QString::fromStdString(functions[function].name)
+                                                     : QString("function %1").arg(function);
+    if (event < 0 || size_t(event) >= profile_->events().size()) {
+        tab_->codeView()->showMessage(
+            QString("The code view counts samples by the instruction they were taken at; off-CPU time "
+                    "has none. Choose a Samples source to see the code of %1.")
+                .arg(name),
+            true);
+        return;
+    }
+    const auto data = tab_->view()->data();
+    const uint64_t origin = data ? data->begin : 0;
+    const QString context = QString("%1, +%2 … +%3")
+                                .arg(tid >= 0 ? QString("thread %1").arg(tid) : QString("all threads"))
+                                .arg(formatNs(double(begin - origin)))
+                                .arg(formatNs(double(end - origin)));
+    const QString eventName = QString::fromStdString(profile_->events()[size_t(event)].name);
+    tab_->codeView()->showMessage(QString("Counting the samples of %1 (%2)…").arg(name, context));
+    const uint64_t request = ++codeGeneration_;
+    QPointer<TimelineDecodeController> self(this);
+    std::thread([self, profile = profile_, event, tid, function, begin, end, request, context, name,
+                 eventName] {
+        // Samples of the event in the range whose leaf is in the function (the
+        // symbol at the sampled address, or the stack's innermost function when
+        // that is one inlined there), per address, in the first process that ran it.
+        std::map<uint64_t, uint64_t> counts;
+        int32_t pid = -1;
+        std::map<std::pair<int32_t, uint64_t>, bool> inFunction;  // by (pid, address): the symbol lookup once
+        for (size_t i = profile->lowerBound(begin); i < profile->size() && profile->time(i) < end; ++i) {
+            if (profile->event(i) != event || (tid >= 0 && profile->tid(i) != tid)) continue;
+            const int32_t p = profile->pid(i);
+            if (pid != -1 && p != pid) continue;
+            const uint64_t ip = profile->ip(i);
+            bool in = profile->tree().nodes[profile->node(i)].function == function;
+            if (!in) {
+                auto [it, fresh] = inFunction.try_emplace({p, ip}, false);
+                if (fresh) it->second = profile->images().functionAt(p, ip) == function;
+                in = it->second;
+            }
+            if (!in) continue;
+            pid = p;
+            ++counts[ip];
+        }
+        std::vector<ExecutedBlock> blocks;  // one instruction each: where the samples were taken
+        blocks.reserve(counts.size());
+        for (const auto& [ip, n] : counts)
+            blocks.push_back({ip, ip, 1, n});
+        auto code = std::make_shared<Expected<AnnotatedCode>>(
+            blocks.empty()
+                ? Expected<AnnotatedCode>(makeError("No sample of " + eventName.toStdString() + " in " +
+                                                    context.toStdString() + " has its leaf in " +
+                                                    name.toStdString() + "."))
+                : annotateFunction(profile->images(), profile->functions(), pid, function, blocks));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, code, request, context, eventName] {
+                if (!self || request != self->codeGeneration_) return;
+                if (!*code)
+                    self->tab_->codeView()->showMessage(QString::fromStdString(code->error().message), true);
+                else
+                    self->tab_->codeView()->showCode(code->value(), context, eventName);
             },
             Qt::QueuedConnection);
     }).detach();

@@ -11,6 +11,14 @@
 // (TimelineState::windowSettled), stale results dropped; a window over the
 // budget says "zoom in to decode". The code view's flow is decoded on the same
 // session.
+//
+// A file's samples are read into one SampleProfile (samples/SampleProfile.h)
+// on the same worker, with the sideband (the session's, with a trace), with
+// the progress bar and Cancel: every sample's stack and the off-CPU time. Its
+// symbol load names the lanes' samples (no second ImageResolver), its stacks
+// go with the lane samples (hover), and the selection pane answers from it
+// (RangeStatsPane::setSources). The code view of a sampled function counts
+// the profile's samples whose leaf is in it (showSampleCode).
 #include <QObject>
 #include <QString>
 
@@ -27,6 +35,7 @@ namespace auxscope {
 
 class AuxTraceSession;
 class PerfDataReader;
+class SampleProfile;
 class TraceTimelineTab;
 struct TimelineData;
 
@@ -49,6 +58,12 @@ public:
     const std::shared_ptr<AuxTraceSession>& session() const { return session_; }
     // Shows the code of `function` as executed by `tid` (-1: any thread) in [begin, end).
     void showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end);
+    // The file's sampled profile (null: none read, or the file has no samples beside its trace).
+    const std::shared_ptr<const SampleProfile>& profile() const { return profile_; }
+    // Shows the code of the profile's `function` with the samples of `event`
+    // (an index into its events) whose leaf is in it, of `tid` (-1: any thread)
+    // in [begin, end): per instruction and per source line.
+    void showSampleCode(int event, int32_t tid, uint32_t function, uint64_t begin, uint64_t end);
 
 signals:
     // The first frame is shown: the whole recording's lanes and overview.
@@ -70,7 +85,8 @@ private:
     bool ptOpening_ = false;
     QString timelineNote_;  // shown above the timeline's status (the AUX session could not open)
     std::shared_ptr<std::atomic<bool>> timelineCancel_ = std::make_shared<std::atomic<bool>>(false);
-    std::shared_ptr<AuxTraceSession> session_;          // owns the reader it reads, through its deleter
+    std::shared_ptr<AuxTraceSession> session_;  // owns the reader it reads, through its deleter
+    std::shared_ptr<const SampleProfile> profile_;
     std::shared_ptr<const TimelineData> timelineBase_;  // CPU lanes, extent, functions
     std::set<int32_t> seenTids_;                        // threads keep their place across windows
     struct Window {

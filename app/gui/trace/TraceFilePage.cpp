@@ -217,6 +217,8 @@ void TraceFilePage::openTimeline() {
     connect(timeline_, &TraceTimelineTab::exportRequested, this,
             [this](const QString& format, quint64 begin, quint64 end) { exportRange(format, begin, end); });
     connect(timeline_, &TraceTimelineTab::codeRequested, this, &TraceFilePage::showCode);
+    connect(timeline_, &TraceTimelineTab::sampleCodeRequested, decoder_,
+            &TimelineDecodeController::showSampleCode);
     decoder_->open();
 }
 
@@ -239,6 +241,10 @@ QTreeWidget* TraceFilePage::tree() const {
 
 void TraceFilePage::showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end) {
     if (decoder_) decoder_->showCode(tid, function, begin, end);
+}
+
+std::shared_ptr<const SampleProfile> TraceFilePage::sampleProfile() const {
+    return decoder_ ? decoder_->profile() : nullptr;
 }
 
 // ---- Exports (TraceExporter) ----

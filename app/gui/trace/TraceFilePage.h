@@ -38,6 +38,13 @@
 // instructions executed and their counts, source lines); `/` searches the
 // spans and threads (SearchBar). All read the timeline's decoded data, and
 // every pane obeys the tab's one TimelineState.
+//
+// A file's samples (issue 25) are read into a sampled profile with the
+// sideband (TimelineDecodeController): the selection answers from them in the
+// same views (a source choice beside the trace where there is one, off-CPU
+// time where the file has switches), the lanes' samples carry their stacks on
+// hover, and a sampled function's code shows its samples per instruction and
+// source line.
 #include <QWidget>
 
 #include <atomic>
@@ -55,6 +62,7 @@ class QTreeWidget;
 namespace auxscope {
 
 class PerfDataReader;
+class SampleProfile;
 class TimelineView;
 class OverviewStrip;
 class RangeStatsPane;
@@ -120,6 +128,8 @@ public:
     void cancelExport();
     // Shows the code of `function` as executed by `tid` (-1: any thread) in [begin, end).
     void showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end);
+    // The file's sampled profile (null until the timeline opened, or without samples beside a trace).
+    std::shared_ptr<const SampleProfile> sampleProfile() const;
 
 public slots:
     // Without a path, ask for one. Runs on a worker thread (false: not started).

@@ -118,6 +118,14 @@ TraceTimelineTab::TraceTimelineTab(const QString& path, const QString& opening, 
     connect(state_, &TimelineState::marksChanged, this, &TraceTimelineTab::updateSelectionLine);
     connect(rangeStats_, &RangeStatsPane::exportRequested, this, &TraceTimelineTab::exportRequested);
     connect(rangeStats_, &RangeStatsPane::functionActivated, this, [this](uint32_t function) {
+        if (rangeStats_->sourceKind() != RangeSource::Spans) {
+            // The function is the sampled profile's: its code with the samples taken in it.
+            if (rangeStats_->end() > rangeStats_->begin())
+                emit sampleCodeRequested(
+                    rangeStats_->sourceKind() == RangeSource::Samples ? rangeStats_->sourceEvent() : -1,
+                    rangeStats_->shownThread(), function, rangeStats_->begin(), rangeStats_->end());
+            return;
+        }
         if (auto r = state_->timeSelection())
             emit codeRequested(rangeStats_->shownThread(), function, r->begin, r->end);
     });

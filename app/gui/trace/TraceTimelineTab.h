@@ -60,6 +60,11 @@ signals:
     void exportRequested(const QString& format, quint64 begin, quint64 end);
     // The code of `function` as `tid` (-1: any thread) executed it in [begin, end).
     void codeRequested(int32_t tid, uint32_t function, quint64 begin, quint64 end);
+    // The code of the sampled profile's `function` with the samples of `event` (an
+    // index into the profile's events; -1: off-CPU time, which has none) of `tid`
+    // (-1: any thread) in [begin, end): a function double-clicked while the
+    // selection shows samples.
+    void sampleCodeRequested(int event, int32_t tid, uint32_t function, quint64 begin, quint64 end);
 
 private:
     void updateSelectionLine();

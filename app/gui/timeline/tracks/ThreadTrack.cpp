@@ -9,6 +9,7 @@
 #include "gui/timeline/TimelinePalette.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/lod/PixelColumns.h"
+#include "spans/RangeStats.h"
 
 namespace auxscope {
 
@@ -163,6 +164,20 @@ TimelineHit ThreadTrack::hit(const TrackHitContext& ctx, int, uint64_t t, uint64
         if (functions && best->function < functions->size() && best->function != FunctionTable::kUnknown) {
             hit.function = QString::fromStdString((*functions)[best->function].name);
             hit.file = QString::fromStdString((*functions)[best->function].file);
+        }
+        // Its stack, leaf first: the node's path read upwards.
+        const size_t index = size_t(best - samples.data());
+        if (lanes.stacks && index < th.sampleStacks.size()) {
+            const CallTree& tree = *lanes.stacks;
+            for (uint32_t n = th.sampleStacks[index]; n != 0 && n < tree.nodes.size();
+                 n = tree.nodes[n].parent) {
+                if (size_t(hit.stack.size()) < TimelineHit::kStackShown)
+                    hit.stack << (functions && tree.nodes[n].function < functions->size()
+                                      ? QString::fromStdString((*functions)[tree.nodes[n].function].name)
+                                      : QString("[unknown]"));
+                else
+                    ++hit.stackMore;
+            }
         }
         return hit;
     }
