@@ -183,6 +183,7 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         uint64_t start, size;
         const char* name;
         bool global, weak;
+        bool label = false;
     };
     std::vector<Raw> raw;
     if (Elf_Scn* scn = symtab ? symtab : dynsym) {
@@ -195,10 +196,12 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
             if (!gelf_getsym(data, int(i), &sym)) continue;
             int type = GELF_ST_TYPE(sym.st_info);
             if (sym.st_shndx == SHN_UNDEF) continue;
-            if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+            const bool label = type != STT_FUNC && type != STT_GNU_IFUNC;
+            if (label) {
                 // perf also takes named labels in code (assembly entry points such as
                 // ld.so's _dl_start_user) as functions: STT_NOTYPE, visible, in an
-                // executable section.
+                // executable section. Those inside a sized function are left out
+                // below (a label in a function is not a function of its own).
                 const int visibility = GELF_ST_VISIBILITY(sym.st_other);
                 if (type != STT_NOTYPE || sym.st_shndx == SHN_ABS || sym.st_shndx >= SHN_LORESERVE ||
                     visibility == STV_HIDDEN || visibility == STV_INTERNAL || module)
@@ -218,8 +221,22 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
             const char* name = elf_strptr(elf, shdr.sh_link, sym.st_name);
             if (!name || !*name) continue;
             raw.push_back({start, sym.st_size, name, GELF_ST_BIND(sym.st_info) == STB_GLOBAL,
-                           GELF_ST_BIND(sym.st_info) == STB_WEAK});
+                           GELF_ST_BIND(sym.st_info) == STB_WEAK, label});
         }
+    }
+    {
+        std::vector<std::pair<uint64_t, uint64_t>> sized;
+        for (const Raw& r : raw)
+            if (!r.label && r.size) sized.push_back({r.start, r.start + r.size});
+        std::sort(sized.begin(), sized.end());
+        // The largest end among functions starting at or before each one, for the containment test.
+        for (size_t i = 1; i < sized.size(); ++i)
+            sized[i].second = std::max(sized[i].second, sized[i - 1].second);
+        std::erase_if(raw, [&](const Raw& r) {
+            if (!r.label) return false;
+            auto it = std::upper_bound(sized.begin(), sized.end(), std::pair{r.start, UINT64_MAX});
+            return it != sized.begin() && std::prev(it)->second > r.start;
+        });
     }
     // Aliases share an address: keep the one perf's symbols__fixup_duplicate
     // keeps (choose_best_symbol), so names read as perf report prints them: a
