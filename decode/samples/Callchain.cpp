@@ -3,6 +3,7 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace auxscope {
@@ -47,6 +48,27 @@ CallchainStatus appendCallchain(std::span<const uint8_t> callchain, std::vector<
         ++taken;
     }
     return CallchainStatus::Ok;
+}
+
+bool appendLbrCallStack(std::span<const uint8_t> callchain, std::span<const uint8_t> branches,
+                        std::vector<RawFrame>& out, size_t maxFrames) {
+    const size_t n = std::min(callchain.size() / 8, maxFrames);
+    const size_t entries = branches.size() / 24;
+    auto word = [](std::span<const uint8_t> s, size_t i) {
+        uint64_t v;
+        std::memcpy(&v, s.data() + 8 * i, 8);
+        return v;
+    };
+    size_t user = 0;
+    while (user < n && word(callchain, user) != uint64_t(PERF_CONTEXT_USER))
+        ++user;
+    if (user == n || entries == 0) return false;
+    if (appendCallchain(callchain.first(user * 8), out, maxFrames) == CallchainStatus::InvalidContext)
+        return false;
+    out.push_back({word(branches, 1), FrameContext::User});  // entries[0].to
+    for (size_t e = 0; e < entries; ++e)
+        out.push_back({word(branches, 3 * e), FrameContext::User});  // entries[e].from
+    return true;
 }
 
 }  // namespace auxscope

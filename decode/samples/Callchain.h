@@ -41,4 +41,17 @@ enum class CallchainStatus : uint8_t {
 CallchainStatus appendCallchain(std::span<const uint8_t> callchain, std::vector<RawFrame>& out,
                                 size_t maxFrames = kDefaultMaxStack);
 
+// A sample of an event that records LBR call stacks (--call-graph lbr:
+// PERF_SAMPLE_BRANCH_STACK with PERF_SAMPLE_BRANCH_CALL_STACK), as perf's
+// resolve_lbr_callchain_sample reads it in callee order: the callchain's
+// entries before its PERF_CONTEXT_USER (the kernel part), then the user part
+// from the branch stack (`branches`: 24-byte {from, to, flags} entries, the
+// newest call first): the first entry's target (the running function's entry),
+// then every entry's source (the call sites, outwards). False, with nothing
+// appended, when the callchain has no user part among its first `maxFrames`
+// entries or the branch stack is empty: the sample then reads as a plain
+// callchain. (perf's --stitch-lbr, off by default, is not done.)
+bool appendLbrCallStack(std::span<const uint8_t> callchain, std::span<const uint8_t> branches,
+                        std::vector<RawFrame>& out, size_t maxFrames = kDefaultMaxStack);
+
 }  // namespace auxscope

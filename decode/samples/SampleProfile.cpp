@@ -219,7 +219,10 @@ struct SampleProfile::Builder {
             ++ev.samples;
             ev.period += period;
             frames.clear();
-            if (!s.callchain.empty()) {
+            if ((s.event->branchSampleType & PERF_SAMPLE_BRANCH_CALL_STACK) && !s.branches.empty() &&
+                appendLbrCallStack(s.callchain, s.branches, frames, options.maxStack)) {
+                ++ev.withCallchain;
+            } else if (!s.callchain.empty()) {
                 ++ev.withCallchain;
                 switch (appendCallchain(s.callchain, frames, options.maxStack)) {
                     case CallchainStatus::Ok:

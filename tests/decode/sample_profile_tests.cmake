@@ -9,3 +9,8 @@ target_compile_definitions(sample_profile_tests PRIVATE
   AUXSCOPE_STACKS_PROG_FP="$<TARGET_FILE:stacks_prog_fp>"
   AUXSCOPE_STACKS_PROG_NOFP="$<TARGET_FILE:stacks_prog_nofp>")
 gtest_discover_tests(sample_profile_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 180)
+
+# samples/Callchain on hand-made callchains and LBR call stacks.
+add_executable(callchain_tests ${CMAKE_CURRENT_LIST_DIR}/CallchainTest.cpp)
+target_link_libraries(callchain_tests PRIVATE auxscope_decode GTest::gtest_main)
+gtest_discover_tests(callchain_tests DISCOVERY_TIMEOUT 30)

@@ -42,3 +42,5 @@ gtest_discover_tests(samples_inline_tests TEST_PREFIX "samples_inline_tests." DI
   ENVIRONMENT "AUXSCOPE_SAMPLES_DIR=${CMAKE_CURRENT_BINARY_DIR}/samples-captures")
 
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/unwind_fuzz.cmake)
+# Whole perf.data files read as sampled profiles (uses unwind_fuzz's objects, above).
+include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/sample_profile_fuzz.cmake)
