@@ -124,26 +124,32 @@ void expectPerfFrames(const StackCapture& c, const std::vector<Unwound>& ours, s
             ++missing;
             continue;
         }
-        // perf printed no frame at all for it (libunwind gave up on its first
-        // step, e.g. a stack copy that ends at once) where ours stopped early
-        // too: nothing to compare.
-        if (it->second.empty() && ours[i].stop != UnwindStop::Complete) {
-            ++perfEmpty;
-            continue;
-        }
         std::vector<uint64_t> mine;
         for (uint64_t a : ours[i].frames)
             mine.push_back(c.perfAddress(s.pid, a));
+        // Two samples of the thread at one time: perf printed a chain for each;
+        // ours is compared with the one it equals, else the first.
+        const std::vector<std::vector<uint64_t>>& candidates = it->second;
+        const std::vector<uint64_t>* theirs = &candidates.front();
+        for (const auto& chain : candidates)
+            if (chain == mine) theirs = &chain;
+        // perf printed no frame at all for it (libunwind gave up on its first
+        // step, e.g. a stack copy that ends at once) where ours stopped early
+        // too: nothing to compare.
+        if (theirs->empty() && ours[i].stop != UnwindStop::Complete) {
+            ++perfEmpty;
+            continue;
+        }
         ++compared;
-        if (mine != it->second && perfTrampolineArtifact(c, s, ours[i].frames, mine, it->second)) {
+        if (mine != *theirs && perfTrampolineArtifact(c, s, ours[i].frames, mine, *theirs)) {
             ++trampoline;
-        } else if (mine != it->second && vdsoNotFound(c, s, ours[i], mine, it->second)) {
+        } else if (mine != *theirs && vdsoNotFound(c, s, ours[i], mine, *theirs)) {
             ++vdso;
-        } else if (mine != it->second) {
+        } else if (mine != *theirs) {
             if (++differ <= 5)
                 ADD_FAILURE() << "sample tid " << s.tid << " time " << s.time << " ("
                               << unwindStopName(ours[i].stop) << "):\n  ours:" << hexList(mine)
-                              << "\n  perf:" << hexList(it->second);
+                              << "\n  perf:" << hexList(*theirs);
         }
     }
     std::string histogram;

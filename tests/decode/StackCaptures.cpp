@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 namespace auxscope::test_support {
@@ -206,7 +207,7 @@ PerfCallchains perfScriptUserFrames(const std::string& path, std::string& error)
             int32_t tid = 0;
             unsigned long long sec = 0, ns = 0;
             if (std::sscanf(line.c_str(), " %d %llu.%llu:", &tid, &sec, &ns) == 3)
-                current = &chains[{tid, sec * 1000000000ull + ns}];
+                current = &chains[{tid, sec * 1000000000ull + ns}].emplace_back();
             continue;
         }
         if (!current) continue;
@@ -229,6 +230,8 @@ PerfInlineFrames perfScriptInlineFrames(const std::string& path, std::string& er
     std::istringstream in(out);
     std::string line;
     std::vector<PerfInlineFrame>* current = nullptr;
+    std::vector<PerfInlineFrame> scratch;  // a second sample with a key already seen
+    std::set<std::pair<int32_t, uint64_t>> ambiguous;
     bool open = false;  // the last frame may take more lines (its address's inlined functions came first)
     while (std::getline(in, line)) {
         if (line.empty()) {
@@ -238,8 +241,17 @@ PerfInlineFrames perfScriptInlineFrames(const std::string& path, std::string& er
         if (line[0] != '\t') {
             int32_t tid = 0;
             unsigned long long sec = 0, ns = 0;
-            if (std::sscanf(line.c_str(), " %d %llu.%llu:", &tid, &sec, &ns) == 3)
-                current = &samples[{tid, sec * 1000000000ull + ns}];
+            current = nullptr;
+            if (std::sscanf(line.c_str(), " %d %llu.%llu:", &tid, &sec, &ns) == 3) {
+                const auto key = std::make_pair(tid, sec * 1000000000ull + ns);
+                if (samples.count(key)) {
+                    ambiguous.insert(key);
+                    current = &scratch;
+                    scratch.clear();
+                } else {
+                    current = &samples[key];
+                }
+            }
             open = false;
             continue;
         }
@@ -263,6 +275,8 @@ PerfInlineFrames perfScriptInlineFrames(const std::string& path, std::string& er
             open = false;
         }
     }
+    for (const auto& key : ambiguous)
+        samples.erase(key);
     return samples;
 }
 

@@ -73,13 +73,16 @@ struct StackCapture {
 
 // perf script's user frames of every sample it unwinds (`perf script -F tid,time,ip
 // --ns --no-inline`), by (tid, time in ns): kernel frames dropped, user frames
-// as perf prints them (see StackCapture::perfAddress).
-using PerfCallchains = std::map<std::pair<int32_t, uint64_t>, std::vector<uint64_t>>;
+// as perf prints them (see StackCapture::perfAddress). Two samples of one thread
+// can carry the same time (perf script prints both): each key holds one chain
+// per sample printed with it, in perf's order.
+using PerfCallchains = std::map<std::pair<int32_t, uint64_t>, std::vector<std::vector<uint64_t>>>;
 PerfCallchains perfScriptUserFrames(const std::string& path, std::string& error);
 
 // perf script's frames with their inlined functions (`perf script -F tid,time,ip,sym
 // --ns --inline`), by (tid, time in ns): user frames only, each with the
-// functions perf lists as inlined at its address, innermost first.
+// functions perf lists as inlined at its address, innermost first. Where two
+// samples of one thread carry the same time the key is left out (ambiguous).
 struct PerfInlineFrame {
     uint64_t address = 0;  // as perf prints it (StackCapture::perfAddress)
     std::vector<std::string> inlined;
