@@ -23,8 +23,11 @@
 // of the whole file and of a tenth of it, on one core, with the time per 10 M
 // samples (target: a range of 10 M samples <= 200 ms on one core).
 //
+// An anchor still running after --limit seconds (default 900) is stopped and
+// its time printed as a lower bound (">").
+//
 //   bench_samples [--size-mb N] [--mode fp|dwarf|both] [--dir DIR] [--input FILE]
-//                 [--no-perf] [--no-perfparser] [--freq N]
+//                 [--no-perf] [--no-perfparser] [--freq N] [--limit SECONDS]
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -70,17 +73,26 @@ double cpuOfThread() {
 struct Timed {
     double wall = 0, cpu = 0;
     int status = 0;
+    bool cut = false;  // stopped at the time limit: the time is a lower bound
 };
 
-// Runs `command` through the shell, its output to /dev/null: wall and CPU time.
-Timed timeCommand(const std::string& command) {
+// Runs `command` through the shell, its output to /dev/null, stopped after
+// `limit` seconds (0: none): wall and CPU time.
+Timed timeCommand(const std::string& command, int limit = 0) {
     const double c0 = cpuOfChildren(), t0 = now();
-    const int status = std::system((command + " > /dev/null 2>&1").c_str());
+    const std::string run = limit ? "timeout -s KILL " + std::to_string(limit) + " " + command : command;
+    const int status = std::system((run + " > /dev/null 2>&1").c_str());
     Timed t;
     t.wall = now() - t0;
     t.cpu = cpuOfChildren() - c0;
     t.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    t.cut = limit && t.status == 137;  // timeout's status for a command it killed
     return t;
+}
+
+void printTimed(const char* what, const Timed& t) {
+    std::printf("  %-28s %s%8.2f s wall, %8.2f s CPU (exit %d%s)\n", what, t.cut ? ">" : " ", t.wall, t.cpu,
+                t.status, t.cut ? ", stopped at the time limit" : "");
 }
 
 uint64_t fileSize(const std::string& path) {
@@ -112,35 +124,40 @@ bool makeCapture(const std::string& path, const std::string& callGraph, uint64_t
 void compare(const std::string& what, const Timed& ours, const Timed& theirs, double target) {
     if (theirs.wall <= 0) return;
     const double ratio = theirs.wall / std::max(ours.wall, 1e-9);
-    std::printf("  %-22s %6.2fx faster (target >= %.0fx): %s\n", what.c_str(), ratio, target,
-                ratio >= target ? "PASS" : "BELOW");
+    std::printf("  %-28s %s%6.2fx faster (target >= %.0fx): %s\n", what.c_str(), theirs.cut ? ">" : " ",
+                ratio, target, ratio >= target ? "PASS" : "BELOW");
 }
 
-void benchFile(const std::string& path, bool perf, bool perfparser) {
+void benchFile(const std::string& path, bool perf, bool perfparser, int limit) {
     std::printf("\n%s: %.1f MB, %s\n", path.c_str(), double(fileSize(path)) / 1e6,
                 bench::loadAverage().c_str());
     // Warm the page cache for everyone alike.
     timeCommand("cat " + path);
     const Timed ours =
         timeCommand(std::string(AUXSCOPE_BENCH_AUXSCOPE) + " report " + path + " --tree --top 0");
-    std::printf("  auxscope report --tree   %8.2f s wall, %8.2f s CPU (exit %d)\n", ours.wall, ours.cpu,
-                ours.status);
-    Timed perfReport, parser;
+    printTimed("auxscope report --tree", ours);
+    const Timed oursNoInline =
+        timeCommand(std::string(AUXSCOPE_BENCH_AUXSCOPE) + " report " + path + " --tree --top 0 --no-inline");
+    printTimed("auxscope ... --no-inline", oursNoInline);
+    Timed perfReport, perfNoInline, parser;
     if (perf) {
-        perfReport = timeCommand("perf report --stdio -i " + path);
-        std::printf("  perf report --stdio      %8.2f s wall, %8.2f s CPU (exit %d)\n", perfReport.wall,
-                    perfReport.cpu, perfReport.status);
+        // perf's default resolves inlined frames with addr2line per callchain
+        // address (minutes on big binaries); --no-inline is printed beside it.
+        perfReport = timeCommand("perf report --stdio -i " + path, limit);
+        printTimed("perf report --stdio", perfReport);
+        perfNoInline = timeCommand("perf report --stdio --no-inline -i " + path, limit);
+        printTimed("perf report ... --no-inline", perfNoInline);
     }
     const char* perfparserPath = "/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser";
     if (perfparser && access(perfparserPath, X_OK) == 0) {
-        parser = timeCommand(std::string(perfparserPath) + " --input " + path + " --output /dev/null");
-        std::printf("  hotspot-perfparser       %8.2f s wall, %8.2f s CPU (exit %d)\n", parser.wall,
-                    parser.cpu, parser.status);
+        parser = timeCommand(std::string(perfparserPath) + " --input " + path + " --output /dev/null", limit);
+        printTimed("hotspot-perfparser", parser);
     } else if (perfparser) {
         std::printf("  hotspot-perfparser: not installed (apt-get install hotspot)\n");
     }
     std::printf("  %s\n", bench::loadAverage().c_str());
     compare("than perf report", ours, perfReport, 2);
+    compare("--no-inline than perf's", oursNoInline, perfNoInline, 2);
     compare("than hotspot-perfparser", ours, parser, 3);
 
     // In process: the load's phases and the range statistics on one core.
@@ -205,7 +222,7 @@ int main(int argc, char** argv) {
     uint64_t sizeMb = 1024;
     std::string mode = "both", dir = AUXSCOPE_BENCH_DIR, input;
     bool perf = true, perfparser = true;
-    int freq = 0;
+    int freq = 0, limit = 900;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -219,6 +236,8 @@ int main(int argc, char** argv) {
             input = value();
         else if (a == "--freq")
             freq = std::atoi(value().c_str());
+        else if (a == "--limit")
+            limit = std::atoi(value().c_str());
         else if (a == "--no-perf")
             perf = false;
         else if (a == "--no-perfparser")
@@ -227,14 +246,14 @@ int main(int argc, char** argv) {
             std::fprintf(
                 stderr,
                 "usage: bench_samples [--size-mb N] [--mode fp|dwarf|both] [--dir DIR] [--input FILE] "
-                "[--no-perf] [--no-perfparser] [--freq N]\n");
+                "[--no-perf] [--no-perfparser] [--freq N] [--limit SECONDS]\n");
             return 2;
         }
     }
     std::printf("bench_samples: %s, %u cores\n", bench::loadAverage().c_str(),
                 unsigned(sysconf(_SC_NPROCESSORS_ONLN)));
     if (!input.empty()) {
-        benchFile(input, perf, perfparser);
+        benchFile(input, perf, perfparser, limit);
         return 0;
     }
     fs::create_directories(dir);
@@ -251,7 +270,7 @@ int main(int argc, char** argv) {
                 return 1;
             }
         }
-        benchFile(path, perf, perfparser);
+        benchFile(path, perf, perfparser, limit);
     }
     return 0;
 }
