@@ -64,6 +64,19 @@ struct ImageOptions {
     std::string kcore;          // --kcore: perf's kcore_dir, or a kcore file (/proc/kcore)
     std::string kallsyms;       // --kallsyms: kernel symbols (with --kcore FILE, or names only)
     bool runningKernel = true;  // may use /proc/kcore when the build-ids say it is the recorded kernel
+    // Where code and names come from beyond the recorded paths (issue 27).
+    // Folders searched for mapped files (by name, and as a sysroot); the
+    // opener adds the opened file's folder.
+    std::vector<std::string> binaryDirs;
+    // Debug roots laid out as /usr/lib/debug (.build-id/xx/rest.debug, paths).
+    std::vector<std::string> debugDirs;
+    // debuginfod servers; empty: $DEBUGINFOD_URLS when set. No request is ever made without a URL.
+    std::vector<std::string> debuginfodUrls;
+    bool debuginfod = true;  // false: never ask a server, even with DEBUGINFOD_URLS set
+    // JIT code: jit-<pid>.dump files (perf's jitdump format) and perf-<pid>.map
+    // files, beyond /tmp/perf-<pid>.map and those beside the opened file.
+    std::vector<std::string> jitDumps;
+    std::vector<std::string> perfMaps;
 };
 
 class ElfSymbols;
