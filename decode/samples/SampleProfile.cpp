@@ -299,21 +299,42 @@ struct SampleProfile::Builder {
     // the symbol's function, then (user code with DWARF) the functions inlined
     // there, each a frame of its own.
     void symbolize() {
-        struct Key {
-            int32_t pid;
-            uint64_t address;
-            bool operator==(const Key&) const = default;
+        // Per distinct (pid, address): its functions, outermost first,
+        // chains[first, first + count); open addressing (a node-based map's
+        // cache misses were a third of this loop on deep stacks).
+        struct Slot {
+            uint64_t address = 0;
+            int32_t pid = 0;
+            uint32_t first = UINT32_MAX, count = 0;  // first == UINT32_MAX: empty
         };
-        struct KeyHash {
-            size_t operator()(const Key& k) const {
-                return size_t(mix(k.address, uint64_t(uint32_t(k.pid))));
+        std::vector<Slot> slots(size_t(1) << 16);
+        size_t used = 0;
+        auto slotOf = [&](int32_t pid, uint64_t address) -> Slot& {
+            if ((used + 1) * 2 > slots.size()) {
+                std::vector<Slot> bigger(slots.size() * 2);
+                const size_t mask = bigger.size() - 1;
+                for (const Slot& s : slots) {
+                    if (s.first == UINT32_MAX) continue;
+                    size_t at = mix(s.address, uint64_t(uint32_t(s.pid))) & mask;
+                    while (bigger[at].first != UINT32_MAX)
+                        at = (at + 1) & mask;
+                    bigger[at] = s;
+                }
+                slots = std::move(bigger);
             }
+            const size_t mask = slots.size() - 1;
+            size_t at = mix(address, uint64_t(uint32_t(pid))) & mask;
+            while (slots[at].first != UINT32_MAX) {
+                if (slots[at].address == address && slots[at].pid == pid) return slots[at];
+                at = (at + 1) & mask;
+            }
+            ++used;
+            slots[at].address = address;
+            slots[at].pid = pid;
+            slots[at].first = 0;
+            slots[at].count = UINT32_MAX;  // fresh: the caller fills it
+            return slots[at];
         };
-        // Per distinct address: its functions, outermost first, chains[first, first + count).
-        struct Chain {
-            uint32_t first = 0, count = 0;
-        };
-        std::unordered_map<Key, Chain, KeyHash> functionsOf;
         std::vector<uint32_t> chains;
         std::map<std::pair<std::string, std::string>, uint32_t> inlinedIds;  // (name, file) -> id
         std::unique_ptr<InlineFrames> inlines;
@@ -331,10 +352,9 @@ struct SampleProfile::Builder {
                 const RawFrame& frame = p.rawFrames_[f];
                 // Kernel code is the same in every process: one cache entry for all.
                 const bool kernel = frame.context == FrameContext::Kernel;
-                const Key key{kernel ? -1 : pid, frame.address};
-                auto [it, fresh] = functionsOf.try_emplace(key);
-                if (fresh) {
-                    it->second.first = uint32_t(chains.size());
+                Slot* slot = &slotOf(kernel ? -1 : pid, frame.address);
+                if (slot->count == UINT32_MAX) {
+                    const uint32_t begin = uint32_t(chains.size());
                     const uint32_t function = p.images_->functionAt(pid, frame.address);
                     chains.push_back(function);
                     if (inlines && !kernel && function != FunctionTable::kUnknown) {
@@ -349,10 +369,11 @@ struct SampleProfile::Builder {
                             chains.push_back(id->second);
                         }
                     }
-                    it->second.count = uint32_t(chains.size()) - it->second.first;
+                    slot->first = begin;
+                    slot->count = uint32_t(chains.size()) - begin;
                 }
-                for (uint32_t c = 0; c < it->second.count; ++c)
-                    node = p.tree_.child(node, chains[it->second.first + c]);
+                for (uint32_t c = 0; c < slot->count; ++c)
+                    node = p.tree_.child(node, chains[slot->first + c]);
             }
             p.rawNode_[k] = node;
         }
@@ -534,17 +555,39 @@ Expected<RangeStats> computeSampleRangeStats(const SampleProfile& profile, const
             count(o.tid, o.node, std::min(o.end, q.end) - std::max(o.start, q.begin));
         }
     } else {
+        // Per dense thread index, not per tid in out.threads (a map look-up per
+        // sample was most of the loop's time with thousands of threads).
+        const size_t threadCount = profile.threadCount();
+        std::vector<uint8_t> want(threadCount);
+        for (uint32_t t = 0; t < threadCount; ++t)
+            want[t] = wanted(profile.threadTid(t));
+        std::vector<uint64_t> threadSamples(threadCount, 0), threadPeriod(threadCount, 0);
         const size_t first = profile.lowerBound(q.begin);
-        int32_t lastTid = INT32_MIN;
-        bool lastWanted = false;
-        for (size_t i = first; i < profile.size() && profile.time(i) < q.end; ++i) {
+        const size_t n = profile.size();
+        for (size_t i = first; i < n && profile.time(i) < q.end; ++i) {
             if (profile.event(i) != q.event) continue;
-            const int32_t tid = profile.tid(i);
-            if (tid != lastTid) lastTid = tid, lastWanted = wanted(tid);
-            if (!lastWanted) continue;
-            count(tid, profile.node(i), profile.period(i));
+            const uint32_t t = profile.threadIndex(i);
+            if (!want[t]) continue;
+            const uint32_t node = profile.node(i);
+            const uint64_t weight = profile.period(i);
+            ++samples[node];
+            period[node] += weight;
+            ++threadSamples[t];
+            threadPeriod[t] += weight;
+            if (q.perThreadTrees) {
+                auto& c = threadNode[(uint64_t(uint32_t(profile.threadTid(t))) << 32) | node];
+                ++c.first;
+                c.second += weight;
+            }
             if (((i - first) & 0xffff) == 0 && q.cancel && q.cancel->load(std::memory_order_relaxed))
                 return makeError("cancelled");
+        }
+        for (uint32_t t = 0; t < threadCount; ++t) {
+            if (!threadSamples[t]) continue;
+            ThreadRangeStats& ts = out.threads[profile.threadTid(t)];
+            ts.samples += threadSamples[t];
+            ts.period += threadPeriod[t];
+            if (time) ts.frameTime += threadPeriod[t];
         }
     }
 
@@ -592,11 +635,25 @@ Expected<RangeStats> computeSampleRangeStats(const SampleProfile& profile, const
             totalS[tree.nodes[n].parent] += totalS[n];
             totalP[tree.nodes[n].parent] += totalP[n];
         }
+        // The nodes with samples, linked as the profile's tree links them (its
+        // (parent, function) pairs are unique already, so no look-up is needed;
+        // CallTree indexes a tree built by hand when child() is first called).
         std::vector<uint32_t> newOf(nodes, CallTree::kNone);
         newOf[0] = 0;
+        std::vector<uint32_t> lastChild{CallTree::kNone};
         for (size_t n = 1; n < nodes; ++n) {
             if (totalS[n] == 0) continue;
-            const uint32_t made = out.tree.child(newOf[tree.nodes[n].parent], tree.nodes[n].function);
+            const uint32_t parent = newOf[tree.nodes[n].parent];
+            const uint32_t made = uint32_t(out.tree.nodes.size());
+            CallTree::Node& node = out.tree.nodes.emplace_back();
+            node.function = tree.nodes[n].function;
+            node.parent = parent;
+            if (lastChild[parent] == CallTree::kNone)
+                out.tree.nodes[parent].firstChild = made;
+            else
+                out.tree.nodes[lastChild[parent]].nextSibling = made;
+            lastChild[parent] = made;
+            lastChild.push_back(CallTree::kNone);
             newOf[n] = made;
             RangeCost& c = out.tree.nodes[made].cost;
             c.selfSamples = samples[n];

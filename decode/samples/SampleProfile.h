@@ -99,6 +99,10 @@ public:
     size_t size() const { return time_.size(); }
     uint64_t time(size_t i) const { return time_[i]; }
     int32_t tid(size_t i) const { return tid_[i]; }
+    // The sample's thread as a dense index (0 .. threadCount()), and back to its tid.
+    uint32_t threadIndex(size_t i) const { return thread_[i]; }
+    size_t threadCount() const { return threadTids_.size(); }
+    int32_t threadTid(uint32_t index) const { return threadTids_[index]; }
     int32_t pid(size_t i) const { return pid_[i]; }
     int cpu(size_t i) const { return cpu_[i]; }
     int event(size_t i) const { return event_[i]; }  // index into events()
