@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Captures are never lost (issue 27), offscreen (include()d by tests/CMakeLists.txt,
+# which turns on AUTOMOC): the captures folder and its file names, File > Open
+# Recent and the capture page's list, the Keep / Discard / Cancel prompt on
+# closing a window or a tab, a capture running at close, and SIGTERM to a GUI
+# process while it captures (the test binary runs itself with --child-capture).
+# It runs in a temporary XDG_DATA_HOME / XDG_CONFIG_HOME of its own.
+add_executable(app_capture_keep_tests ${CMAKE_CURRENT_LIST_DIR}/CaptureKeepTest.cpp)
+target_link_libraries(app_capture_keep_tests PRIVATE auxscope_app Qt6::Test)
+add_test(NAME app_capture_keep_tests COMMAND app_capture_keep_tests)
+set_tests_properties(app_capture_keep_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
+  TIMEOUT 180)
+
