@@ -11,3 +11,8 @@ add_test(NAME app_capture_keep_tests COMMAND app_capture_keep_tests)
 set_tests_properties(app_capture_keep_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
   TIMEOUT 180)
 
+# auxscope --help lists every command with its main options, the decode of a
+# perf.data and of a snapshot folder included.
+add_test(NAME cli_help_lists_commands COMMAND auxscope --help)
+set_tests_properties(cli_help_lists_commands PROPERTIES PASS_REGULAR_EXPRESSION
+  "auxscope record \\[-a.*auxscope info.*auxscope decode PERF\\.DATA \\[--format spans\\|insn\\|ranges\\|packets\\].*auxscope decode SNAPSHOT_DIR \\[--format ranges\\|packets\\].*auxscope decode --pt FILE.*auxscope export FILE.*auxscope report FILE.*auxscope --version")
