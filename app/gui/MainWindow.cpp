@@ -94,6 +94,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         for (const QString& line : lines.mid(1))
             if (line.startsWith("Capture written to")) shown += "  " + line;
         statusBar()->showMessage(shown);
+        updateActions();  // the file named on the status bar
     });
     // A finished capture opens as a trace, like a file, and stays in the
     // captures folder until the person discards it.

@@ -26,6 +26,7 @@
 #include <QtTest>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -333,6 +334,32 @@ private slots:
         QString why;
         QVERIFY2(fileIsComplete(file, why), qPrintable(why));
         QCOMPARE(CaptureFiles::recentFiles().value(0), file);
+    }
+
+    // A captures folder that cannot be made does not stop a capture: it goes to
+    // the user's folder in the temporary folder, and the status line says so.
+    void unwritableFolderFallsBackToTemp() {
+        if (QString why = perfDenied(); !why.isEmpty())
+            QSKIP(qPrintable("perf_event_open is not permitted here: " + why));
+        CaptureFiles::setCapturesFolder("/proc/self/no-such-folder/captures");
+        MainWindow window;
+        window.show();
+        CapturePage* page = window.capturePage();
+        page->start();
+        QVERIFY(page->capturing());
+        const QString file = page->currentCaptureFile();
+        const QString fallback = QDir::temp().filePath(QString("auxscope-captures-%1").arg(::getuid()));
+        QCOMPARE(QFileInfo(file).path(), fallback);
+        const QString status = page->findChild<QLabel*>("status")->text();
+        QVERIFY2(status.contains("cannot create the captures folder /proc/self/no-such-folder/captures") &&
+                     status.contains(file),
+                 qPrintable(status));
+        QTest::qWait(300);
+        page->stop();
+        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 20000);
+        QString why;
+        QVERIFY2(fileIsComplete(file, why), qPrintable(why));
+        QFile::remove(file);  // the test's own
     }
 
     void openRecentListsPrunesAndClears() {

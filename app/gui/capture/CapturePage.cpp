@@ -217,6 +217,7 @@ void CapturePage::setCapturesFolder(const QString& folder) {
     const QString shown = CaptureFiles::capturesFolder();
     folderLabel_->setText("New captures go to " + shown);
     folderLabel_->setToolTip(shown);
+    emit statusMessage("New captures go to " + shown);
 }
 
 void CapturePage::refreshRecent() {
