@@ -430,6 +430,11 @@ void CapturePage::takeSnapshot() {
 
 void CapturePage::stop() {
     if (helperCapture_) {
+        // Still authenticating or starting: stop as soon as it runs (or ends
+        // there if it fails), so that a window closing meanwhile still closes.
+        if (!stopping_ && (helper_->state() == HelperCapture::State::Connecting ||
+                           helper_->state() == HelperCapture::State::Starting))
+            stopWhenRunning_ = true;
         if (stopping_ || helper_->state() != HelperCapture::State::Running) return;
         stopping_ = true;
         stopButton_->setEnabled(false);
@@ -496,6 +501,7 @@ void CapturePage::startWithHelper(const CaptureOptions& options, const QString& 
     if (!helper_) helper_ = std::make_unique<HelperCapture>();
     helperCapture_ = true;
     helperRowsBuilt_ = false;
+    stopWhenRunning_ = false;
     helperCallGraph_ = options.callGraph;
     stopping_ = false;
     captureFile_ = path;
@@ -534,6 +540,7 @@ void CapturePage::refreshHelper() {
                           .arg(helper_->helperUid())
                           .arg(captureFile_));
             emit captureStarted();
+            if (stopWhenRunning_) stop();
         }
         if (auto* stats = helper_->stats()) {
             const double t =
@@ -554,7 +561,8 @@ void CapturePage::refreshHelper() {
         setStatus((started ? "The capture ended with an error: " : "Cannot start: ") +
                       QString::fromStdString(helper_->failure()),
                   true);
-        if (started) emit captureFinished();
+        if (started || stopWhenRunning_) emit captureFinished();
+        stopWhenRunning_ = false;
         return;
     }
     if (state == HelperCapture::State::Finished) {

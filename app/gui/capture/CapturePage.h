@@ -118,6 +118,7 @@ private:
     void refreshHelper();
     std::unique_ptr<HelperCapture> helper_;
     bool helperCapture_ = false, helperRowsBuilt_ = false;
+    bool stopWhenRunning_ = false;      // Stop came while the helper was still starting
     CallGraphOptions helperCallGraph_;  // what the helper's capture was asked for (its status line)
 
     CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
