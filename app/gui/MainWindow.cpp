@@ -263,7 +263,11 @@ void MainWindow::recentChanged() {
 }
 
 void MainWindow::rebuildRecentMenu() {
-    recentMenu_->clear();
+    // Deleted later, not now: this runs inside the triggered signal of one of them.
+    for (QAction* a : recentMenu_->actions()) {
+        recentMenu_->removeAction(a);
+        a->deleteLater();
+    }
     const QStringList files = CaptureFiles::recentFiles();
     int missing = 0;
     for (const QString& f : files) {

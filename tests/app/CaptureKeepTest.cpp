@@ -409,11 +409,17 @@ private slots:
         first->trigger();
         QCOMPARE(tabs->count(), 2);
         QCOMPARE(qobject_cast<TraceFilePage*>(tabs->currentWidget())->path(), made[5]);
+        // So does activating one on the capture page.
+        const QString onPage = list->item(1)->data(Qt::UserRole).toString();
+        QVERIFY(QFileInfo::exists(onPage));
+        emit list->itemActivated(list->item(1));  // the list is rebuilt: the entry moves first
+        QTRY_COMPARE(tabs->count(), 3);
+        QCOMPARE(qobject_cast<TraceFilePage*>(tabs->currentWidget())->path(), onPage);
+        QCOMPARE(list->item(0)->data(Qt::UserRole).toString(), onPage);
         // Remove missing entries.
-        QAction* prune = menu->findChild<QAction*>("recentPrune");
-        if (!prune)
-            for (QAction* a : menu->actions())
-                if (a->objectName() == "recentPrune") prune = a;
+        QAction* prune = nullptr;
+        for (QAction* a : menu->actions())
+            if (a->objectName() == "recentPrune") prune = a;
         QVERIFY(prune && prune->isEnabled());
         prune->trigger();
         QVERIFY(!CaptureFiles::recentFiles().contains(made[1]));

@@ -153,7 +153,11 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     recentList_->setObjectName("recentList");
     recentList_->setToolTip("Captures made and files opened, newest first (double-click opens)");
     connect(recentList_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
-        if (item->flags() & Qt::ItemIsEnabled) emit openRequested(item->data(Qt::UserRole).toString());
+        if (!(item->flags() & Qt::ItemIsEnabled)) return;
+        // Queued: opening rebuilds this list, which must not happen inside its own signal.
+        const QString path = item->data(Qt::UserRole).toString();
+        QMetaObject::invokeMethod(
+            this, [this, path] { emit openRequested(path); }, Qt::QueuedConnection);
     });
     filesLayout->addWidget(recentList_, 1);
     setCapturesFolder(CaptureFiles::capturesFolder());
