@@ -347,7 +347,8 @@ void MainWindow::exportDialog() {
 }
 
 void MainWindow::updateActions() {
-    saveCaptureAction_->setEnabled(!capture_->lastCaptureFile().isEmpty());
+    saveCaptureAction_->setEnabled(!capture_->lastCaptureFile().isEmpty() &&
+                                   QFileInfo::exists(capture_->lastCaptureFile()));  // not discarded
     TraceFilePage* page = currentTracePage();
     exportAction_->setEnabled(page && page->loaded());
     // The title names the file the current tab shows.

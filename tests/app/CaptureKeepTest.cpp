@@ -115,6 +115,12 @@ bool fileIsComplete(const QString& path, QString& why) {
         why = "the reader found errors in " + path;
         return false;
     }
+    // Completed, not merely readable: a file left unfinished keeps a header with
+    // data size 0 and no features, which the reader recovers by scanning.
+    if (reader->dataSizeRecovered() || reader->header().features[0] == 0) {
+        why = path + " was not completed (its header has no data size or no features)";
+        return false;
+    }
     const auto& byType = reader->summary().recordsByType;
     auto it = byType.find(PERF_RECORD_SAMPLE);
     if (it == byType.end() || it->second == 0) {
@@ -334,6 +340,26 @@ private slots:
         QString why;
         QVERIFY2(fileIsComplete(file, why), qPrintable(why));
         QCOMPARE(CaptureFiles::recentFiles().value(0), file);
+    }
+
+    // A window destroyed under a running capture (no close: the application
+    // quit) still completes the file.
+    void windowDestroyedWhileCapturingCompletesTheFile() {
+        if (QString why = perfDenied(); !why.isEmpty())
+            QSKIP(qPrintable("perf_event_open is not permitted here: " + why));
+        QTemporaryDir dir;
+        CaptureFiles::setCapturesFolder(dir.path());
+        QString file;
+        {
+            MainWindow window;
+            window.show();
+            window.capturePage()->start();
+            QVERIFY(window.capturePage()->capturing());
+            file = window.capturePage()->currentCaptureFile();
+            QTest::qWait(400);
+        }
+        QString why;
+        QVERIFY2(fileIsComplete(file, why), qPrintable(why));
     }
 
     // A captures folder that cannot be made does not stop a capture: it goes to
