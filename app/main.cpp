@@ -19,21 +19,40 @@
 
 namespace {
 
-const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
-       auxscope record [options] [-- cmd]  capture headless and print per-CPU totals
+const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with a perf.data open)
+       auxscope record [-a | -C LIST | -p PID | -- cmd ...] [-e EVENT]... [-F HZ]
+                       [-g | --call-graph fp|dwarf[,SIZE]|lbr] [-m PAGES[,AUX_PAGES]]
+                       [-S[[e]SIZE]] [--overwrite] [--filter FILTERS] [--duration S]
+                       [--control fifo:CTL[,ACK]] [--replay FILE [--replay-speed X]]
+                       [-o OUT [-z]] [--json] [--list-events]
+                                          capture headless, print per-CPU totals, write perf.data
        auxscope info [--json] FILE        what a perf.data holds: events, features, records, losses
-       auxscope export FILE [--format perfetto|csv] [-o OUT]
+       auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
+                       [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
+                       [--kallsyms FILE] [-j N] [--pt-decoder walk|block]
+                                          Intel PT or CoreSight ETM/ETE in a perf.data: call-stack
+                                          spans (default), basic blocks, CoreSight ranges, packets
+       auxscope decode SNAPSHOT_DIR [--format ranges|packets]
+                                          an OpenCSD/DS-5 CoreSight snapshot folder: ranges (default)
+                                          or packets; for spans, make it a perf.data first with
+                                          auxscope-etmsnap SNAPSHOT_DIR -o OUT.data
+       auxscope decode --pt FILE [--raw BIN:ADDR | --elf ELF[:BASE]]... [--format ptxed|packets]
+                                          raw Intel PT bytes with libipt, as ptxed and ptdump print
+       auxscope export FILE [--format perfetto|csv] [-o OUT] [--decode|--no-decode] [--cpu N]
+                       [--tid T] [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
                                           convert a perf.data for ui.perfetto.dev or scripts
-       auxscope report FILE [--tid T] [--time A-B] [--sort self|total|calls|insns]
-                       [--format text|csv|json] [--top N] [--tree]
-                                          top functions and call tree of a decoded AUX trace
-       auxscope decode --pt FILE [--raw BIN:ADDR | --elf ELF] [--format ptxed|packets]
-                                          decode raw Intel PT trace with libipt
+       auxscope report FILE [--source auto|trace|samples|off-cpu] [--tid T] [--time A-B]
+                       [--sort KEY] [--format text|csv|json] [--top N] [--tree] [--symfs DIR]
+                                          top functions and call tree of a decoded AUX trace or
+                                          of samples
        auxscope --version                 versions of auxscope and its libraries
-       auxscope help COMMAND              help for a command
+       auxscope help COMMAND              every option of a command (also COMMAND --help)
 
 Without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM), `auxscope`
 runs a 3-second system-wide headless capture and prints its summary instead.
+GUI captures are written into the captures folder (default
+$XDG_DATA_HOME/auxscope/captures, shown and changed on the capture page) and stay
+there until you discard them.
 )";
 
 // Loads the GUI library that sits beside this binary (or in ../lib/auxscope).

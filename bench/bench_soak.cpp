@@ -267,5 +267,8 @@ int main(int argc, char** argv) {
             std::printf("bench_soak: perf report --stats: %s\n", qPrintable(line.trimmed()));
     std::printf("bench_soak: perf %s the file\n", perfOk ? "reads" : "FAILED to read");
     if (!keep.empty()) QFile::copy(file, QString::fromStdString(keep));
+    // The GUI keeps every capture in the captures folder (issue 27); this one
+    // was the benchmark's own (--keep copies it).
+    QFile::remove(file);
     return perfOk && !reader->hasErrors() ? 0 : 1;
 }

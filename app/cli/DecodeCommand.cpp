@@ -64,6 +64,8 @@ decoded with OpenCSD, every trace buffer with the snapshot's memory dumps:
                     and last instruction address, instruction count, ISA (what
                     trc_pkt_lister -decode_only prints as OCSD_GEN_TRC_ELEM_INSTR_RANGE)
   --format packets  the protocol packets of each trace ID, as trc_pkt_lister lists them
+For call-stack spans (--format spans|insn), the timeline and reports, convert the
+snapshot to a cs_etm perf.data first: auxscope-etmsnap SNAPSHOT_DIR -o OUT.data.
 The notes (sources without a decoder, missing memory dumps) and the counts per trace ID
 go to stderr.
 
@@ -293,7 +295,9 @@ static int runSnapshotDecode(const std::vector<std::string>& args, const std::st
                 format = etm::EtmOutputFormat::Packets;
             } else {
                 std::cerr << "auxscope decode: --format " << f
-                          << ": a snapshot decodes to ranges or packets (see auxscope decode --help)\n";
+                          << ": a snapshot decodes to ranges or packets; for spans or insn, make it a "
+                             "perf.data first: auxscope-etmsnap "
+                          << dir << " -o OUT.data (see auxscope decode --help)\n";
                 return 2;
             }
             continue;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "gui/MainWindow.h"
+#include "gui/QuitSignals.h"
 
 extern "C" const char* auxscope_gui_qt_version() {
     return qVersion();
@@ -18,6 +19,8 @@ extern "C" int auxscope_run_gui(int argc, char** argv) {
     QApplication::setApplicationName("auxscope");
     QApplication::setApplicationVersion(AUXSCOPE_VERSION);
     auxscope::MainWindow window;
+    // SIGTERM (and SIGINT, SIGHUP) finish a running capture and keep it.
+    auxscope::installQuitSignals(window);
     const QStringList args = QApplication::arguments();
     if (args.size() > 1) window.openFile(args.at(1));
     window.show();

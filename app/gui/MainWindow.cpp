@@ -5,20 +5,25 @@
 #include <QCloseEvent>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QStatusBar>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolButton>
 
 #include <unistd.h>
 
+#include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/timeline/SearchBar.h"
 #include "gui/timeline/TimelineView.h"
@@ -79,30 +84,50 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     tabs_->addTab(capture_, "Capture");
     tabs_->tabBar()->setTabButton(0, QTabBar::RightSide, nullptr);  // the capture page stays
     setCentralWidget(tabs_);
-    connect(tabs_, &QTabWidget::tabCloseRequested, this, [this](int index) {
-        if (tabs_->widget(index) == capture_) return;  // the capture page stays
-        QWidget* page = tabs_->widget(index);
-        tabs_->removeTab(index);
-        page->deleteLater();
-        updateActions();
-    });
+    connect(tabs_, &QTabWidget::tabCloseRequested, this, &MainWindow::closeTab);
     connect(tabs_, &QTabWidget::currentChanged, this, [this] { updateActions(); });
-    connect(capture_, &CapturePage::statusMessage, statusBar(),
-            [this](const QString& text) { statusBar()->showMessage(text.section('\n', 0, 0)); });
-    // A finished capture opens as a trace, like a file.
+    // The status bar shows a capture message's first line, and where the file
+    // is whenever the message says it.
+    connect(capture_, &CapturePage::statusMessage, statusBar(), [this](const QString& text) {
+        const QStringList lines = text.split('\n');
+        QString shown = lines.value(0);
+        for (const QString& line : lines.mid(1))
+            if (line.startsWith("Capture written to")) shown += "  " + line;
+        statusBar()->showMessage(shown);
+        updateActions();  // the file named on the status bar
+    });
+    // A finished capture opens as a trace, like a file, and stays in the
+    // captures folder until the person discards it.
     connect(capture_, &CapturePage::captureFileReady, this, [this](const QString& path) {
+        CaptureFiles::addRecent(path);
+        if (closeAfterCapture_) {
+            // Running when the window closed: finished and kept, nothing asked.
+            statusBar()->showMessage("Capture kept in " + path);
+            recentChanged();
+            return;
+        }
+        unkept_.insert(path);
         openFile(path);
         updateActions();
     });
+    connect(capture_, &CapturePage::captureFinished, this, [this] {
+        if (closeAfterCapture_) QTimer::singleShot(0, this, &QWidget::close);
+    });
+    connect(capture_, &CapturePage::captureStarted, this, [this] { updateActions(); });
+    connect(capture_, &CapturePage::openRequested, this, [this](const QString& path) { openFile(path); });
 
     auto* file = menuBar()->addMenu("&File");
     file->addAction("&Open perf.data…", QKeySequence::Open, this, &MainWindow::openDialog);
+    recentMenu_ = file->addMenu("Open &Recent");
+    recentMenu_->setObjectName("recentMenu");
+    connect(recentMenu_, &QMenu::aboutToShow, this, &MainWindow::rebuildRecentMenu);
     saveCaptureAction_ =
         file->addAction("&Save capture as…", QKeySequence::Save, this, &MainWindow::saveCaptureDialog);
     exportAction_ =
         file->addAction("&Export…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
     file->addSeparator();
-    file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+    // Ctrl+Q on every platform theme (QKeySequence::Quit is empty on some).
+    file->addAction("&Quit", QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
     auto* captureMenu = menuBar()->addMenu("&Capture");
     captureMenu->addAction("&Start", QKeySequence(Qt::CTRL | Qt::Key_R), capture_, &CapturePage::start);
     captureMenu->addAction("S&top", QKeySequence(Qt::CTRL | Qt::Key_T), capture_, &CapturePage::stop);
@@ -138,12 +163,145 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                            "captures are perf.data files that perf, hotspot and Perfetto read.<br>"
                            "Licence: GPL-3.0-or-later.");
     });
+    statusFile_ = new QLabel;
+    statusFile_->setObjectName("statusFile");
+    statusFile_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    statusBar()->addPermanentWidget(statusFile_);
     if (guiRunsAsRoot()) addRootWarning(statusBar());
     updateActions();
+    rebuildRecentMenu();
     resize(1200, 800);
 }
 
+QStringList MainWindow::unkeptCaptures() const {
+    QStringList files;
+    for (const QString& f : unkept_)
+        if (QFileInfo::exists(f)) files << f;
+    files.sort();
+    return files;
+}
+
+MainWindow::KeepChoice MainWindow::askKeep(const QStringList& files, bool wholeWindow) {
+    QMessageBox box(this);
+    box.setObjectName("keepCapturesBox");
+    box.setIcon(QMessageBox::Question);
+    box.setWindowTitle(files.size() == 1 ? "Keep the capture?" : "Keep the captures?");
+    const QString what = files.size() == 1 ? QString("This capture was not saved:")
+                                           : QString("These %1 captures were not saved:").arg(files.size());
+    box.setText(what + "\n\n" + files.join('\n'));
+    box.setInformativeText(
+        QString("Keep leaves %1 in the captures folder (File > Open Recent lists %2); Discard deletes %1; "
+                "Cancel %3.")
+            .arg(files.size() == 1 ? "it" : "them", files.size() == 1 ? "it" : "them",
+                 wholeWindow ? "keeps the window open" : "keeps the tab open"));
+    QPushButton* keep = box.addButton("Keep", QMessageBox::AcceptRole);
+    keep->setObjectName("keepButton");
+    QPushButton* discardButton = box.addButton("Discard", QMessageBox::DestructiveRole);
+    discardButton->setObjectName("discardButton");
+    QPushButton* cancel = box.addButton("Cancel", QMessageBox::RejectRole);
+    cancel->setObjectName("cancelButton");
+    box.setDefaultButton(keep);
+    box.setEscapeButton(cancel);
+    box.exec();
+    if (box.clickedButton() == keep) return KeepChoice::Keep;
+    if (box.clickedButton() == discardButton) return KeepChoice::Discard;
+    return KeepChoice::Cancel;
+}
+
+void MainWindow::discard(const QStringList& files) {
+    for (const QString& f : files) {
+        unkept_.remove(f);
+        // Its tab goes first: nothing should show a file that is gone.
+        for (int i = tabs_->count() - 1; i >= 0; --i)
+            if (auto* page = qobject_cast<TraceFilePage*>(tabs_->widget(i)); page && page->path() == f) {
+                tabs_->removeTab(i);
+                page->deleteLater();
+            }
+        if (QFile::remove(f))
+            statusBar()->showMessage("Discarded " + f);
+        else
+            statusBar()->showMessage("Could not delete " + f);
+    }
+    CaptureFiles::pruneMissing();
+    recentChanged();
+    updateActions();
+}
+
+void MainWindow::closeTab(int index) {
+    if (tabs_->widget(index) == capture_) return;  // the capture page stays
+    QWidget* page = tabs_->widget(index);
+    if (auto* trace = qobject_cast<TraceFilePage*>(page);
+        trace && unkept_.contains(trace->path()) && QFileInfo::exists(trace->path())) {
+        const QString path = trace->path();
+        switch (askKeep({path}, false)) {
+            case KeepChoice::Cancel:
+                return;
+            case KeepChoice::Discard:
+                discard({path});  // closes the tab
+                return;
+            case KeepChoice::Keep:
+                unkept_.remove(path);
+                statusBar()->showMessage("Capture kept in " + path);
+                break;
+        }
+    }
+    index = tabs_->indexOf(page);
+    if (index < 0) return;
+    tabs_->removeTab(index);
+    page->deleteLater();
+    updateActions();
+}
+
+void MainWindow::quitKeepingCaptures() {
+    keepWithoutAsking_ = true;
+    close();
+}
+
+void MainWindow::recentChanged() {
+    rebuildRecentMenu();
+    capture_->refreshRecent();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    // Deleted later, not now: this runs inside the triggered signal of one of them.
+    for (QAction* a : recentMenu_->actions()) {
+        recentMenu_->removeAction(a);
+        a->deleteLater();
+    }
+    const QStringList files = CaptureFiles::recentFiles();
+    int missing = 0;
+    for (const QString& f : files) {
+        const bool exists = QFileInfo::exists(f);
+        QAction* a = recentMenu_->addAction(QFileInfo(f).fileName() + "  —  " + QFileInfo(f).path() +
+                                            (exists ? QString() : QString("  (missing)")));
+        a->setData(f);
+        a->setToolTip(f);
+        a->setEnabled(exists);
+        if (!exists) ++missing;
+        connect(a, &QAction::triggered, this, [this, f] { openFile(f); });
+    }
+    if (files.isEmpty()) recentMenu_->addAction("No recent files")->setEnabled(false);
+    recentMenu_->addSeparator();
+    QAction* prune =
+        recentMenu_->addAction(QString("Remove &missing entries (%1)").arg(missing), this, [this] {
+            CaptureFiles::pruneMissing();
+            recentChanged();
+        });
+    prune->setObjectName("recentPrune");
+    prune->setEnabled(missing > 0);
+    QAction* clear = recentMenu_->addAction("&Clear list", this, [this] {
+        CaptureFiles::clearRecent();
+        recentChanged();
+    });
+    clear->setObjectName("recentClear");
+    clear->setEnabled(!files.isEmpty());
+}
+
 TraceFilePage* MainWindow::openFile(const QString& path) {
+    if (QFileInfo::exists(path)) {
+        CaptureFiles::addRecent(path);
+        recentChanged();
+    }
     auto* page = new TraceFilePage(path);
     const int index = tabs_->addTab(page, QFileInfo(path).fileName());
     tabs_->setTabToolTip(index, path);
@@ -169,7 +327,11 @@ void MainWindow::saveCaptureDialog() {
     if (capture_->lastCaptureFile().isEmpty()) return;
     const QString path = QFileDialog::getSaveFileName(this, "Save capture as perf.data", "perf.data",
                                                       "perf.data files (*.data);;All files (*)");
-    if (!path.isEmpty()) capture_->saveCaptureAs(path);
+    if (!path.isEmpty() && capture_->saveCaptureAs(path)) {
+        unkept_.remove(capture_->lastCaptureFile());  // saved: nothing left to ask about
+        CaptureFiles::addRecent(path);
+        recentChanged();
+    }
 }
 
 void MainWindow::exportDialog() {
@@ -185,13 +347,50 @@ void MainWindow::exportDialog() {
 }
 
 void MainWindow::updateActions() {
-    saveCaptureAction_->setEnabled(!capture_->lastCaptureFile().isEmpty());
+    saveCaptureAction_->setEnabled(!capture_->lastCaptureFile().isEmpty() &&
+                                   QFileInfo::exists(capture_->lastCaptureFile()));  // not discarded
     TraceFilePage* page = currentTracePage();
     exportAction_->setEnabled(page && page->loaded());
+    // The title names the file the current tab shows.
+    setWindowTitle(page ? "auxscope — " + page->path() : QString("auxscope"));
+    if (page)
+        statusFile_->setText(page->path());
+    else if (capture_->capturing())
+        statusFile_->setText("Capturing into " + capture_->currentCaptureFile());
+    else if (!capture_->lastCaptureFile().isEmpty())
+        statusFile_->setText("Last capture: " + capture_->lastCaptureFile());
+    else
+        statusFile_->setText("Captures go to " + CaptureFiles::capturesFolder());
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (capture_->capturing()) capture_->stop();
+    if (capture_->capturing()) {
+        // A running capture is finished and kept first; the window closes when
+        // its file is complete (captureFinished).
+        event->ignore();
+        if (!closeAfterCapture_) {
+            closeAfterCapture_ = true;
+            capture_->stop();
+            statusBar()->showMessage(
+                "Finishing the capture before closing: " + capture_->currentCaptureFile() + "…");
+        }
+        return;
+    }
+    const QStringList files = unkeptCaptures();
+    if (!files.isEmpty() && !keepWithoutAsking_) {
+        switch (askKeep(files, true)) {
+            case KeepChoice::Cancel:
+                closeAfterCapture_ = false;
+                event->ignore();
+                return;
+            case KeepChoice::Discard:
+                discard(files);
+                break;
+            case KeepChoice::Keep:
+                break;
+        }
+    }
+    unkept_.clear();  // kept: they stay in the captures folder
     event->accept();
 }
 

@@ -6,7 +6,11 @@
 // trace page per file opened, menus, drag and drop) and the entry the
 // `auxscope` binary loads (Gui.h); they may include every folder.
 #include <QMainWindow>
+#include <QSet>
+#include <QStringList>
 
+class QLabel;
+class QMenu;
 class QTabWidget;
 
 namespace auxscope {
@@ -29,10 +33,24 @@ public:
     TraceFilePage* openFile(const QString& path);
     TraceFilePage* currentTracePage() const;
 
+    // Captures made in this window that the person has neither saved, kept nor
+    // discarded (issue 27): closing their tab or the window asks about them.
+    QStringList unkeptCaptures() const;
+    // What closing does with them; the person answers in a QMessageBox
+    // (object name "keepCapturesBox", buttons "Keep", "Discard", "Cancel").
+    enum class KeepChoice { Keep, Discard, Cancel };
+    KeepChoice askKeep(const QStringList& files, bool wholeWindow);
+    // File > Open Recent (object name "recentMenu"), rebuilt from the list.
+    QMenu* recentMenu() const { return recentMenu_; }
+
 public slots:
     void openDialog();
     void saveCaptureDialog();
     void exportDialog();
+    // Closes without asking (SIGTERM, SIGINT, SIGHUP): a running capture is
+    // finished first, and every capture is kept.
+    void quitKeepingCaptures();
+    void rebuildRecentMenu();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -41,11 +59,23 @@ protected:
 
 private:
     void updateActions();
+    void closeTab(int index);
+    void discard(const QStringList& files);
+    void recentChanged();  // the menu and the capture page's list
 
     QTabWidget* tabs_ = nullptr;
     CapturePage* capture_ = nullptr;
     QAction* saveCaptureAction_ = nullptr;
     QAction* exportAction_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    // On the status bar, always: the file the current tab shows, or the one the
+    // capture page writes (object name "statusFile").
+    QLabel* statusFile_ = nullptr;
+    QSet<QString> unkept_;
+    // Close was asked while capturing: the capture is stopped, its file
+    // completed and kept, then the window closes.
+    bool closeAfterCapture_ = false;
+    bool keepWithoutAsking_ = false;
 };
 
 }  // namespace auxscope

@@ -13,7 +13,7 @@ target_compile_definitions(app_gui_call_stacks_tests PRIVATE
   AUXSCOPE_STACKS_PROG_FP="$<TARGET_FILE:stacks_prog_fp>")
 add_dependencies(app_gui_call_stacks_tests stacks_prog_fp)
 add_test(NAME app_gui_call_stacks_tests COMMAND app_gui_call_stacks_tests)
-set_tests_properties(app_gui_call_stacks_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen"
+set_tests_properties(app_gui_call_stacks_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen;${AUXSCOPE_GUI_TEST_HOME}"
   RUN_SERIAL TRUE TIMEOUT 180)
 add_test(NAME app_gui_call_stacks_helper
   COMMAND capture_helper_harness nobody $<TARGET_FILE:auxscope-capture-helper> -- $<TARGET_FILE:app_gui_call_stacks_tests>

@@ -6,11 +6,13 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QListWidget>
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
@@ -24,6 +26,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -31,6 +34,7 @@
 #include "PerfEvent.h"
 #include "auxtrace/LiveTraceDecoder.h"
 #include "gui/capture/AuxOptionsPanel.h"
+#include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CaptureForm.h"
 #include "gui/capture/HelperCapture.h"
 #include "gui/capture/LiveStatsView.h"
@@ -43,14 +47,6 @@
 #include "spans/TimelineData.h"
 
 namespace auxscope {
-
-namespace {
-
-QString captureFolder() {
-    return QDir::temp().filePath(QString("auxscope-%1").arg(QCoreApplication::applicationPid()));
-}
-
-}  // namespace
 
 CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::discover()) {
     form_ = new CaptureForm(pmus_, this);
@@ -133,8 +129,45 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     split->setStretchFactor(1, 2);
     split->setStretchFactor(2, 3);
 
+    // Where captures go and what was made or opened lately (issue 27): captures
+    // are written into a folder the person sees and can change, and stay there.
+    auto* files = new QGroupBox("Captures and recent files");
+    files->setMaximumWidth(420);
+    auto* filesLayout = new QVBoxLayout(files);
+    auto* folderRow = new QHBoxLayout;
+    folderLabel_ = new QLabel;
+    folderLabel_->setObjectName("capturesFolder");
+    folderLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    folderLabel_->setWordWrap(true);
+    auto* change = new QPushButton("Change…");
+    change->setObjectName("capturesFolderChange");
+    change->setToolTip("Choose the folder new captures are written to (kept in the settings)");
+    connect(change, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, "Folder for captures", capturesFolder());
+        if (!dir.isEmpty()) setCapturesFolder(dir);
+    });
+    folderRow->addWidget(folderLabel_, 1);
+    folderRow->addWidget(change);
+    filesLayout->addLayout(folderRow);
+    recentList_ = new QListWidget;
+    recentList_->setObjectName("recentList");
+    recentList_->setToolTip("Captures made and files opened, newest first (double-click opens)");
+    connect(recentList_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        if (!(item->flags() & Qt::ItemIsEnabled)) return;
+        // Queued: opening rebuilds this list, which must not happen inside its own signal.
+        const QString path = item->data(Qt::UserRole).toString();
+        QMetaObject::invokeMethod(
+            this, [this, path] { emit openRequested(path); }, Qt::QueuedConnection);
+    });
+    filesLayout->addWidget(recentList_, 1);
+    setCapturesFolder(CaptureFiles::capturesFolder());
+    refreshRecent();
+
+    auto* top = new QHBoxLayout;
+    top->addWidget(controls, 1);
+    top->addWidget(files);
     auto* layout = new QVBoxLayout(this);
-    layout->addWidget(controls);
+    layout->addLayout(top);
     layout->addWidget(split, 1);
 
     timer_ = new QTimer(this);
@@ -166,11 +199,46 @@ CapturePage::~CapturePage() {
         session_->wait();
     }
     if (finishThread_.joinable()) finishThread_.join();
+    // A capture the page goes away with (no Stop, no window close: the
+    // application quit under it) is completed here, never left half written.
+    if (file_ && !finishing_) {
+        if (auto done = file_->finish(); !done)
+            std::fprintf(stderr, "auxscope: the capture file %s could not be completed: %s\n",
+                         qPrintable(captureFile_), done.error().message.c_str());
+    }
     if (replayOpening_) replayOpening_->cancel = true;
     if (replayOpenThread_.joinable()) replayOpenThread_.join();
     live_->abort();  // before the session its lanes read goes
-    // Unsaved captures live in a per-process temporary folder; they go with the window.
-    QDir(captureFolder()).removeRecursively();
+    // Captures stay in the captures folder: nothing is deleted here.
+}
+
+QString CapturePage::capturesFolder() const {
+    return CaptureFiles::capturesFolder();
+}
+
+void CapturePage::setCapturesFolder(const QString& folder) {
+    CaptureFiles::setCapturesFolder(folder);
+    const QString shown = CaptureFiles::capturesFolder();
+    folderLabel_->setText("New captures go to " + shown);
+    folderLabel_->setToolTip(shown);
+    emit statusMessage("New captures go to " + shown);
+}
+
+void CapturePage::refreshRecent() {
+    recentList_->clear();
+    for (const QString& f : CaptureFiles::recentFiles()) {
+        const bool exists = QFileInfo::exists(f);
+        auto* item = new QListWidgetItem(QFileInfo(f).fileName() + (exists ? QString() : "  (missing)"));
+        item->setData(Qt::UserRole, f);
+        item->setToolTip(f);
+        if (!exists) item->setFlags(item->flags() & ~Qt::ItemIsEnabled);  // greyed
+        recentList_->addItem(item);
+    }
+    if (recentList_->count() == 0) {
+        auto* item = new QListWidgetItem("No captures or files yet");
+        item->setFlags(Qt::NoItemFlags);
+        recentList_->addItem(item);
+    }
 }
 
 void CapturePage::setStatus(const QString& text, bool error) {
@@ -189,9 +257,27 @@ void CapturePage::start() {
     if (form_->replaySelected() && !openedReplay_) return openReplayThenStart(form_->target());
     // Every capture streams into a perf.data while it runs (File > Save capture as
     // keeps it); the drain thread only hands records to the file's queue.
-    static int captureNumber = 0;
-    QDir().mkpath(captureFolder());
-    const QString path = QDir(captureFolder()).filePath(QString("capture-%1.data").arg(++captureNumber));
+    // It goes straight into the captures folder, named by date, time and target.
+    // A folder that cannot be made (a home that is not writable) does not stop a
+    // capture: it goes to a folder of this user's in the temporary folder, and
+    // the status line says so.
+    const QString target = form_->replaySelected() ? "replay-" + QFileInfo(form_->target()).fileName()
+                                                   : QString::fromStdString(describeTarget(*opts));
+    QString folderError, folderNote;
+    QString path = CaptureFiles::newCapturePath(CaptureFiles::capturesFolder(), target, &folderError);
+    if (path.isEmpty()) {
+        const QString fallback = QDir::temp().filePath(QString("auxscope-captures-%1").arg(::getuid()));
+        QString fallbackError;
+        path = CaptureFiles::newCapturePath(fallback, target, &fallbackError);
+        if (path.isEmpty()) {
+            openedReplay_.reset();
+            setStatus("Cannot start: " + folderError + ", nor " + fallback +
+                          " (choose another folder with Change…)",
+                      true);
+            return;
+        }
+        folderNote = " (" + folderError + ": this capture goes to " + fallback + ")";
+    }
     PerfDataWriterCaptureOptions fileOptions;
     fileOptions.path = path.toStdString();
     fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
@@ -245,13 +331,14 @@ void CapturePage::start() {
     if (replay_)
         setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
                   QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
-                  " — a REPLAY of recorded trace through simulated CPUs, not live hardware…");
+                  " — a REPLAY of recorded trace through simulated CPUs, not live hardware — into " + path +
+                  "…" + folderNote);
     else
         setStatus("Capturing " + QString::fromStdString(describeTarget(*opts)) +
                   (opts->callGraph.enabled()
                        ? ", call stacks: " + QString::fromStdString(describeCallGraph(opts->callGraph))
                        : QString()) +
-                  "…");
+                  " into " + path + "…" + folderNote);
     timer_->start();
     emit captureStarted();
 }
@@ -347,6 +434,11 @@ void CapturePage::takeSnapshot() {
 
 void CapturePage::stop() {
     if (helperCapture_) {
+        // Still authenticating or starting: stop as soon as it runs (or ends
+        // there if it fails), so that a window closing meanwhile still closes.
+        if (!stopping_ && (helper_->state() == HelperCapture::State::Connecting ||
+                           helper_->state() == HelperCapture::State::Starting))
+            stopWhenRunning_ = true;
         if (stopping_ || helper_->state() != HelperCapture::State::Running) return;
         stopping_ = true;
         stopButton_->setEnabled(false);
@@ -385,13 +477,14 @@ void CapturePage::refresh() {
     if (replay_ && !stopping_) {
         const auto p = replay_->progress();
         status_->setText(QString("REPLAY of %1 (recorded trace through simulated CPUs, not live hardware): "
-                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6")
+                                 "%2 of %3 AUX bytes fed, %4 of %5 s of recorded time%6; writing %7")
                              .arg(QString::fromStdString(replay_->path()))
                              .arg(p.auxBytesFed)
                              .arg(p.auxBytesTotal)
                              .arg(p.recordedSecondsFed, 0, 'f', 3)
                              .arg(p.recordedSeconds, 0, 'f', 3)
-                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString()));
+                             .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString())
+                             .arg(captureFile_));
     }
     live_->tick();
     if (session_->finished() && !finishing_) beginFinishing();
@@ -412,6 +505,7 @@ void CapturePage::startWithHelper(const CaptureOptions& options, const QString& 
     if (!helper_) helper_ = std::make_unique<HelperCapture>();
     helperCapture_ = true;
     helperRowsBuilt_ = false;
+    stopWhenRunning_ = false;
     helperCallGraph_ = options.callGraph;
     stopping_ = false;
     captureFile_ = path;
@@ -439,7 +533,7 @@ void CapturePage::refreshHelper() {
             snapshotButton_->setEnabled(helper_->takesSnapshots());
             snapshotLabel_->setText(helper_->takesSnapshots() ? "Snapshots: 0" : QString());
             setStatus(QString("Capturing %1 in the capture helper (running as %2, writing into a file owned "
-                              "by uid %3)…")
+                              "by uid %3) into %4…")
                           .arg(QString::fromStdString(helper_->target()) +
                                (helperCallGraph_.enabled()
                                     ? ", call stacks: " +
@@ -447,8 +541,10 @@ void CapturePage::refreshHelper() {
                                     : QString()))
                           .arg(helper_->helperEuid() == 0 ? QString("root")
                                                           : QString("uid %1").arg(helper_->helperEuid()))
-                          .arg(helper_->helperUid()));
+                          .arg(helper_->helperUid())
+                          .arg(captureFile_));
             emit captureStarted();
+            if (stopWhenRunning_) stop();
         }
         if (auto* stats = helper_->stats()) {
             const double t =
@@ -469,7 +565,8 @@ void CapturePage::refreshHelper() {
         setStatus((started ? "The capture ended with an error: " : "Cannot start: ") +
                       QString::fromStdString(helper_->failure()),
                   true);
-        if (started) emit captureFinished();
+        if (started || stopWhenRunning_) emit captureFinished();
+        stopWhenRunning_ = false;
         return;
     }
     if (state == HelperCapture::State::Finished) {
@@ -493,7 +590,7 @@ void CapturePage::beginFinishing() {
     session_->wait();              // the drain thread has ended: this returns at once
     lastSummary_ = session_->summary();
     live_->captureEnded();
-    setStatus("Writing " + captureFile_ + "…");
+    setStatus("Completing " + captureFile_ + "…");
     // Completing the file (queued records, features, build-ids) touches the disk:
     // not on the GUI thread.
     if (finishThread_.joinable()) finishThread_.join();
@@ -556,11 +653,14 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
                     .arg(report.heldBack);
     if (error.isEmpty()) {
         lastCaptureFile_ = captureFile_;
-        text += QString("\nCapture written to %1 (%2 bytes); File > Save capture as… keeps it.")
-                    .arg(captureFile_)
-                    .arg(report.fileBytes);
+        text +=
+            QString(
+                "\nCapture written to %1 (%2 bytes); it stays in the captures folder until you discard it "
+                "(File > Save capture as… copies it elsewhere).")
+                .arg(captureFile_)
+                .arg(report.fileBytes);
     } else {
-        text += "\nThe capture file could not be completed: " + error;
+        text += "\nThe capture file " + captureFile_ + " could not be completed (it is left there): " + error;
     }
     live_->finish();
     session_.reset();

@@ -32,6 +32,7 @@ class QShortcut;
 class QSplitter;
 class QLabel;
 class QLineEdit;
+class QListWidget;
 class QProgressBar;
 class QPushButton;
 class QTimer;
@@ -57,8 +58,17 @@ public:
     // The privileged capture helper this page uses when a capture needs
     // privileges the GUI has not (null until the first such capture).
     const HelperCapture* helper() const { return helper_.get(); }
-    // The perf.data of the last finished capture (in a temporary folder until saved).
+    // The perf.data of the last finished capture (in the captures folder, where
+    // it stays until the person discards it).
     const QString& lastCaptureFile() const { return lastCaptureFile_; }
+    // The perf.data the running (or last started) capture writes.
+    const QString& currentCaptureFile() const { return captureFile_; }
+    // Where the next capture is written (CaptureFiles::capturesFolder(); shown
+    // on the page, object name "capturesFolder", with "Change…").
+    QString capturesFolder() const;
+    void setCapturesFolder(const QString& folder);
+    // Rebuilds the page's recent list (object name "recentList") from CaptureFiles.
+    void refreshRecent();
     bool saveCaptureAs(const QString& path);
     const LiveHistory& history() const;
     // The summary of the last finished capture (empty target before the first).
@@ -83,6 +93,8 @@ signals:
     void captureFinished();
     void statusMessage(const QString& text);
     void captureFileReady(const QString& path);
+    // The person picked an entry of the recent list.
+    void openRequested(const QString& path);
 
 private slots:
     void refresh();
@@ -106,6 +118,7 @@ private:
     void refreshHelper();
     std::unique_ptr<HelperCapture> helper_;
     bool helperCapture_ = false, helperRowsBuilt_ = false;
+    bool stopWhenRunning_ = false;      // Stop came while the helper was still starting
     CallGraphOptions helperCallGraph_;  // what the helper's capture was asked for (its status line)
 
     CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
@@ -119,6 +132,8 @@ private:
     QPushButton* stopButton_ = nullptr;
     QLabel* status_ = nullptr;
     QSplitter* split_ = nullptr;  // table, charts, live timeline
+    QLabel* folderLabel_ = nullptr;
+    QListWidget* recentList_ = nullptr;
     QTimer* timer_ = nullptr;
 
     PmuRegistry pmus_;
