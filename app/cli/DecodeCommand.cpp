@@ -189,6 +189,18 @@ void printKernel(const ImageResolver& images, std::ostream& out) {
         << (k.symbols.empty() ? "none" : k.symbols) << "\n";
 }
 
+// The JIT files read (perf maps, jitdumps): what names and code came from where.
+void printJit(const ImageResolver& images, std::ostream& out) {
+    for (const ImageResolver::JitFileStatus& j : images.jitFiles()) {
+        out << "jit: " << (j.dump ? "jitdump " : "perf map ") << j.path;
+        if (j.pid >= 0) out << " (pid " << j.pid << ")";
+        out << ": " << j.functions << (j.dump ? " functions with code" : " functions named");
+        if (j.malformed) out << ", " << j.malformed << " malformed lines";
+        if (!j.error.empty()) out << "; " << j.error;
+        out << "\n";
+    }
+}
+
 void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
                 const ImageResolver* images = nullptr) {
     char line[256];
@@ -250,6 +262,7 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
         });
         printStats(stats, elapsed(), std::cerr, &s.images());
         printKernel(s.images(), std::cerr);
+        printJit(s.images(), std::cerr);
         for (const std::string& loss : s.lossLines(window.cpu))
             std::cerr << loss;
         return 0;
@@ -279,6 +292,7 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
     }
     printStats(result.stats, seconds, std::cerr, &s.images());
     printKernel(s.images(), std::cerr);
+    printJit(s.images(), std::cerr);
     for (const std::string& loss : s.lossLines(window.cpu))
         std::cerr << loss;
     std::snprintf(line, sizeof line,

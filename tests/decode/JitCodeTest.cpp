@@ -24,9 +24,11 @@
 
 #include "PtSynthTruth.h"
 #include "TestSupport.h"
+#include "images/ImageResolver.h"
 #include "images/JitCode.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtSpanDecoder.h"
+#include "sideband/Sideband.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;
@@ -470,6 +472,38 @@ TEST(JitCodeTrace, PtDecodeThroughTheDumpsCodeEqualsTheTruth) {
     EXPECT_EQ(stats.instructions, truth->instructions);
     for (const auto& [name, n] : want)
         EXPECT_EQ(got[name], n) << name;
+
+    // The resolver's memory interface (what the CoreSight decoder reads code
+    // through) gives the JIT's bytes at their addresses, from the dump.
+    {
+        auto reader = PerfDataReader::open(data.string());
+        ASSERT_TRUE(reader.ok());
+        auto sideband = Sideband::load(*reader);
+        ASSERT_TRUE(sideband.ok()) << sideband.error().message;
+        FunctionTable table;
+        ImageResolver images(*sideband, table, {});
+        images.prepare();
+        const uint64_t loop = functions.at("jit_loop").first;
+        const std::vector<uint8_t> loopCode{0x31, 0xc0, 0x48, 0x01, 0xf8, 0x48, 0xff, 0xcf, 0x75, 0xf8, 0xc3};
+        std::vector<uint8_t> bytes(64);
+        ASSERT_EQ(images.readSome(truth->pid, loop, bytes.data(), bytes.size()), loopCode.size());
+        bytes.resize(loopCode.size());
+        EXPECT_EQ(bytes, loopCode);
+        EXPECT_EQ(table[images.functionAt(truth->pid, loop + 5)].name, "jit_loop");
+        EXPECT_EQ(images.missingFileAt(truth->pid, loop), nullptr);
+        // Between the functions (int3 padding no record names): the anonymous mapping, no code.
+        EXPECT_EQ(images.readSome(truth->pid, loop + 0x20, bytes.data(), 1), 0u);
+        ASSERT_EQ(images.jitFiles().size(), 1u);
+        EXPECT_TRUE(images.jitFiles()[0].dump);
+        EXPECT_EQ(images.jitFiles()[0].functions, 3u);
+    }
+    std::string cli;
+    run("(" + std::string(AUXSCOPE_BIN) + " decode " + data.string() + " >/dev/null) 2>&1", &cli);
+    EXPECT_NE(
+        cli.find("jit: jitdump " + (dir.path / ("jit-" + std::to_string(truth->pid) + ".dump")).string() +
+                 " (pid " + std::to_string(truth->pid) + "): 3 functions with code"),
+        std::string::npos)
+        << cli;
 
     // Without the dump the JIT code is a missing image: the dump is what decodes it.
     fs::rename(dir.path / ("jit-" + std::to_string(truth->pid) + ".dump"), dir.path / "hidden.dump");
