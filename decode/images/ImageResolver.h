@@ -47,7 +47,9 @@
 // marker mmap names it, found there or by name in binaryDirs, and
 // ImageOptions::jitDumps) name it and hold its bytes, which codeSections() and
 // readSome() hand to decoders as ranges of the dump file. Where two loads cover
-// one address the later (by the dump's order) wins.
+// one address the later (by the dump's order) wins, for the whole recording: a
+// look-up by time is not done yet, so code reloaded at an address is named (and
+// decoded) as its last load everywhere; notes() says when a dump does that.
 //
 // prepare() does all loading up front on one thread; afterwards every method is
 // const and safe to call from decoder threads.
@@ -244,7 +246,9 @@ private:
     // Reads the JIT files of the sideband's processes not read before: the pids whose JIT code changed.
     std::vector<int32_t> loadJit();
     void addJitFile(const std::string& path, bool dump, int32_t pid, std::vector<int32_t>& changed);
-    void addJitRange(int32_t pid, const JitRange& range);
+    // Places `range` over what `pid` had there; true when it covered part of an
+    // earlier jitdump range (code reloaded at an address).
+    bool addJitRange(int32_t pid, const JitRange& range);
     const JitRange* jitAt(int32_t pid, uint64_t ip) const;
 
     const Sideband* sideband_;

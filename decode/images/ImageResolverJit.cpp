@@ -35,8 +35,9 @@ std::string fileKey(const std::string& path) {
 
 }  // namespace
 
-void ImageResolver::addJitRange(int32_t pid, const JitRange& range) {
-    if (range.end <= range.start) return;
+bool ImageResolver::addJitRange(int32_t pid, const JitRange& range) {
+    if (range.end <= range.start) return false;
+    bool reloaded = false;
     std::map<uint64_t, JitRange>& ranges = jit_[pid];
     // What the new range covers of older ones goes; their parts outside it stay.
     auto cutTail = [&](const JitRange& r) {
@@ -50,17 +51,20 @@ void ImageResolver::addJitRange(int32_t pid, const JitRange& range) {
     if (it != ranges.begin()) {
         auto before = std::prev(it);
         if (before->second.end > range.start) {
+            reloaded = reloaded || before->second.mapped >= 0;
             if (before->second.end > range.end) tails.push_back(cutTail(before->second));
             before->second.end = range.start;
         }
     }
     while (it != ranges.end() && it->first < range.end) {
+        reloaded = reloaded || it->second.mapped >= 0;
         if (it->second.end > range.end) tails.push_back(cutTail(it->second));
         it = ranges.erase(it);
     }
     ranges[range.start] = range;
     for (const JitRange& t : tails)
         ranges[t.start] = t;
+    return reloaded;
 }
 
 const ImageResolver::JitRange* ImageResolver::jitAt(int32_t pid, uint64_t ip) const {
@@ -140,13 +144,15 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                 uint64_t offset;
             };
             std::map<uint64_t, Placed> byIndex;  // code_index -> its load
-            size_t move = 0;
+            size_t move = 0, reloads = 0;
             auto applyMove = [&](const JitCodeMove& m) {
                 auto it = byIndex.find(m.index);
                 if (it == byIndex.end()) return;  // a move of code this dump never loaded
+                bool reloaded = false;
                 for (int32_t p : pids)
-                    addJitRange(p, {m.newAddress, m.newAddress + m.size, it->second.function, mapped,
-                                    it->second.offset});
+                    reloaded |= addJitRange(p, {m.newAddress, m.newAddress + m.size, it->second.function,
+                                                mapped, it->second.offset});
+                reloads += reloaded;
             };
             for (const JitCodeLoad& l : d.loads) {
                 while (move < d.moves.size() && d.moves[move].time < l.time)
@@ -154,12 +160,24 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                 if (!l.size) continue;
                 const uint32_t function = functions_.add({l.name, path, l.address, false});
                 byIndex[l.index] = {function, l.codeOffset};
+                bool reloaded = false;
                 for (int32_t p : pids)
-                    addJitRange(p, {l.address, l.address + l.size, function, mapped, l.codeOffset});
+                    reloaded |=
+                        addJitRange(p, {l.address, l.address + l.size, function, mapped, l.codeOffset});
+                reloads += reloaded;
                 ++status.functions;
             }
             while (move < d.moves.size())
                 applyMove(d.moves[move++]);
+            if (reloads)
+                notes_.push_back(
+                    "jitdump " + path + ": " + std::to_string(reloads) +
+                    " code loads or moves reuse addresses of earlier ones: there, names and code are "
+                    "the last one's for the whole recording (no look-up by time yet)");
+            // The marker mapping of the dump is no missing image: it is the dump, read here.
+            for (const auto& [recorded, index] : fileIndex_)
+                if (files_[index].resolved.empty() && baseName(recorded) == baseName(path))
+                    files_[index].resolved = path;
         }
     }
     for (int32_t p : pids)

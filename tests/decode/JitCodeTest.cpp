@@ -496,6 +496,14 @@ TEST(JitCodeTrace, PtDecodeThroughTheDumpsCodeEqualsTheTruth) {
         ASSERT_EQ(images.jitFiles().size(), 1u);
         EXPECT_TRUE(images.jitFiles()[0].dump);
         EXPECT_EQ(images.jitFiles()[0].functions, 3u);
+        // The dump's marker mapping is no missing image.
+        bool marker = false;
+        for (const auto& f : images.files())
+            if (f.recorded.find("/jit-") != std::string::npos) {
+                marker = true;
+                EXPECT_FALSE(f.resolved.empty()) << f.recorded;
+            }
+        EXPECT_TRUE(marker) << "the recording should name the dump (ptsynth's MMAP2 of the marker)";
     }
     std::string cli;
     run("(" + std::string(AUXSCOPE_BIN) + " decode " + data.string() + " >/dev/null) 2>&1", &cli);
