@@ -278,6 +278,15 @@ private:
     std::map<int32_t, std::map<uint64_t, JitRange>> jit_;  // pid -> ranges by start
     std::vector<JitFileStatus> jitFiles_;
     std::map<std::string, int> jitRead_;  // path -> jitFiles_
+    // How far each JIT file was read (it is read again, from there, when it grew).
+    struct JitProgress {
+        uint64_t size = 0;  // of the file when read
+        size_t items = 0;   // perf map symbols / jitdump code loads taken
+        size_t moves = 0;   // jitdump code moves taken
+        int mapped = -1;    // the dump's newest mapping (mapped_)
+        std::map<uint64_t, std::pair<uint32_t, uint64_t>> byIndex;  // code_index -> function, code offset
+    };
+    std::map<std::string, JitProgress> jitProgress_;
 };
 
 }  // namespace auxscope

@@ -79,11 +79,29 @@ const ImageResolver::JitRange* ImageResolver::jitAt(int32_t pid, uint64_t ip) co
 void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                                std::vector<int32_t>& changed) {
     const std::string key = fileKey(path);
-    if (jitRead_.count(key)) return;
-    JitFileStatus status;
-    status.path = path;
-    status.dump = dump;
-    status.pid = pid;
+    struct stat st;
+    const uint64_t size = ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
+    // A file read before is read again only when it grew (a JIT appends as it
+    // compiles; a live decoder's update() sees the new functions): what was read
+    // stays, the records after it are added.
+    auto known = jitRead_.find(key);
+    if (known == jitRead_.end()) {
+        JitFileStatus fresh;
+        fresh.path = path;
+        fresh.dump = dump;
+        fresh.pid = pid;
+        jitFiles_.push_back(std::move(fresh));
+        known = jitRead_.emplace(key, int(jitFiles_.size() - 1)).first;
+    } else if (jitProgress_[key].size == size) {
+        return;
+    }
+    JitFileStatus& status = jitFiles_[known->second];
+    JitProgress& progress = jitProgress_[key];
+    progress.size = size;
+    status.error.clear();
+    auto note = [&](const std::string& text) {
+        if (std::find(notes_.begin(), notes_.end(), text) == notes_.end()) notes_.push_back(text);
+    };
     std::vector<int32_t> pids;  // the processes it applies to
     auto forPids = [&](int32_t which) {
         pids.clear();
@@ -94,96 +112,104 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                 pids.push_back(p);
         }
     };
+    bool added = false;
     if (!dump) {
         auto map = loadPerfMap(path);
         if (!map) {
             status.error = map.error().message;
-            notes_.push_back("perf map " + status.error);
+            note("perf map " + status.error);
         } else {
             if (status.pid < 0) status.pid = pidFromJitFileName(path);
             forPids(status.pid);
             status.malformed = map->malformed;
             for (const std::string& n : map->notes)
-                notes_.push_back("perf map " + n);
+                note("perf map " + n);
             if (map->malformed > map->notes.size())
-                notes_.push_back("perf map " + path + ": " +
-                                 std::to_string(map->malformed - map->notes.size()) +
-                                 " more malformed lines");
-            for (const PerfMapSymbol& s : map->symbols) {
+                note("perf map " + path + ": " + std::to_string(map->malformed - map->notes.size()) +
+                     " more malformed lines");
+            for (size_t i = progress.items; i < map->symbols.size(); ++i) {
+                const PerfMapSymbol& s = map->symbols[i];
                 const uint32_t function = functions_.add({s.name, path, s.start, false});
                 for (int32_t p : pids)
                     addJitRange(p, {s.start, s.start + s.size, function, -1, 0});
                 ++status.functions;
+                added = true;
             }
+            progress.items = std::max(progress.items, map->symbols.size());
         }
     } else {
         auto loaded = loadJitDump(path);
         if (!loaded) {
             status.error = loaded.error().message;
-            notes_.push_back("jitdump " + status.error);
+            note("jitdump " + status.error);
         } else {
             const JitDump& d = *loaded;
             status.pid = int32_t(d.pid);
             forPids(status.pid);
             if (d.error) {
                 status.error = d.error->message;
-                notes_.push_back("jitdump " + status.error + " (the " + std::to_string(d.loads.size()) +
-                                 " code loads before it are used)");
+                note("jitdump " + status.error + " (the " + std::to_string(d.loads.size()) +
+                     " code loads before it are used)");
             }
             if (d.unknownRecords)
-                notes_.push_back("jitdump " + path + ": " + std::to_string(d.unknownRecords) +
-                                 " records of unknown kinds skipped");
-            // The dump holds the code bytes: decoders read them from it as from an ELF file.
-            const int mapped = d.loads.empty() ? -1 : mapFile(path);
-            if (!d.loads.empty() && mapped < 0)
-                notes_.push_back("jitdump " + path + ": cannot map it: " + std::strerror(errno) +
-                                 " (names only, no code for decoders)");
+                note("jitdump " + path + ": " + std::to_string(d.unknownRecords) +
+                     " records of unknown kinds skipped");
+            // The dump holds the code bytes: decoders read them from it as from an
+            // ELF file. A grown dump is mapped again (new entry; the earlier
+            // mapping stays valid for the ranges and spans that point into it).
+            if (d.loads.size() > progress.items) {
+                if (progress.mapped >= 0) mappedIndex_.erase(path);
+                const int again = mapFile(path);
+                if (again < 0)
+                    note("jitdump " + path + ": cannot map it: " + std::strerror(errno) +
+                         " (names only, no code for decoders)");
+                progress.mapped = again;
+            }
+            const int mapped = progress.mapped;
             // Loads and moves in the order they happened (each list is in file order).
-            struct Placed {
-                uint32_t function;
-                uint64_t offset;
-            };
-            std::map<uint64_t, Placed> byIndex;  // code_index -> its load
-            size_t move = 0, reloads = 0;
+            size_t move = progress.moves, reloads = 0;
             auto applyMove = [&](const JitCodeMove& m) {
-                auto it = byIndex.find(m.index);
-                if (it == byIndex.end()) return;  // a move of code this dump never loaded
+                auto it = progress.byIndex.find(m.index);
+                if (it == progress.byIndex.end()) return;  // a move of code this dump never loaded
                 bool reloaded = false;
                 for (int32_t p : pids)
-                    reloaded |= addJitRange(p, {m.newAddress, m.newAddress + m.size, it->second.function,
-                                                mapped, it->second.offset});
+                    reloaded |= addJitRange(p, {m.newAddress, m.newAddress + m.size, it->second.first, mapped,
+                                                it->second.second});
                 reloads += reloaded;
+                added = true;
             };
-            for (const JitCodeLoad& l : d.loads) {
+            for (size_t i = progress.items; i < d.loads.size(); ++i) {
+                const JitCodeLoad& l = d.loads[i];
                 while (move < d.moves.size() && d.moves[move].time < l.time)
                     applyMove(d.moves[move++]);
                 if (!l.size) continue;
                 const uint32_t function = functions_.add({l.name, path, l.address, false});
-                byIndex[l.index] = {function, l.codeOffset};
+                progress.byIndex[l.index] = {function, l.codeOffset};
                 bool reloaded = false;
                 for (int32_t p : pids)
                     reloaded |=
                         addJitRange(p, {l.address, l.address + l.size, function, mapped, l.codeOffset});
                 reloads += reloaded;
                 ++status.functions;
+                added = true;
             }
             while (move < d.moves.size())
                 applyMove(d.moves[move++]);
+            progress.items = std::max(progress.items, d.loads.size());
+            progress.moves = move;
             if (reloads)
-                notes_.push_back(
-                    "jitdump " + path + ": " + std::to_string(reloads) +
-                    " code loads or moves reuse addresses of earlier ones: there, names and code are "
-                    "the last one's for the whole recording (no look-up by time yet)");
+                note("jitdump " + path + ": " + std::to_string(reloads) +
+                     " code loads or moves reuse addresses of earlier ones: there, names and code are "
+                     "the last one's for the whole recording (no look-up by time yet)");
             // The marker mapping of the dump is no missing image: it is the dump, read here.
             for (const auto& [recorded, index] : fileIndex_)
                 if (files_[index].resolved.empty() && baseName(recorded) == baseName(path))
                     files_[index].resolved = path;
         }
     }
-    for (int32_t p : pids)
-        changed.push_back(p);
-    jitFiles_.push_back(std::move(status));
-    jitRead_[key] = int(jitFiles_.size() - 1);
+    if (added)
+        for (int32_t p : pids)
+            changed.push_back(p);
 }
 
 std::vector<int32_t> ImageResolver::loadJit() {
@@ -207,7 +233,6 @@ std::vector<int32_t> ImageResolver::loadJit() {
         for (const Mapping& m : process.maps) {
             const std::string name = baseName(m.file);
             if (name.rfind("jit-", 0) != 0 || pidFromJitFileName(name) < 0) continue;
-            if (jitRead_.count(fileKey(m.file))) continue;
             bool seen = isRegular(m.file);
             if (seen) addJitFile(m.file, true, -1, changed);
             for (const std::string& dir : options_.binaryDirs)

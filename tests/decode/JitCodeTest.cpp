@@ -505,6 +505,50 @@ TEST(JitCodeTrace, PtDecodeThroughTheDumpsCodeEqualsTheTruth) {
             }
         EXPECT_TRUE(marker) << "the recording should name the dump (ptsynth's MMAP2 of the marker)";
     }
+    // A dump still being written (a live capture): the resolver read its first
+    // function; update() reads the functions the JIT appended since.
+    {
+        const fs::path dumpPath = dir.path / ("jit-" + std::to_string(truth->pid) + ".dump");
+        std::ifstream in(dumpPath, std::ios::binary);
+        const std::vector<uint8_t> whole((std::istreambuf_iterator<char>(in)),
+                                         std::istreambuf_iterator<char>());
+        auto parsed = parseJitDump(whole, dumpPath.string());
+        ASSERT_TRUE(parsed.ok());
+        ASSERT_EQ(parsed->loads.size(), 3u);
+        const size_t firstEnd = size_t(parsed->loads[0].codeOffset + parsed->loads[0].size);
+        auto write = [&](size_t n) {
+            std::ofstream out(dumpPath, std::ios::binary | std::ios::trunc);
+            out.write(reinterpret_cast<const char*>(whole.data()), std::streamsize(n));
+        };
+        write(firstEnd + 20);  // the first load and a part of the next record
+        auto reader = PerfDataReader::open(data.string());
+        ASSERT_TRUE(reader.ok());
+        auto sideband = Sideband::load(*reader);
+        ASSERT_TRUE(sideband.ok());
+        FunctionTable table;
+        ImageResolver images(*sideband, table, {});
+        images.prepare();
+        const uint64_t outer = functions.at("jit_outer").first, loop = functions.at("jit_loop").first;
+        EXPECT_EQ(table[images.functionAt(truth->pid, outer)].name, "jit_outer");
+        EXPECT_EQ(images.functionAt(truth->pid, loop), FunctionTable::kUnknown);
+        uint8_t byte = 0;
+        EXPECT_EQ(images.readSome(truth->pid, loop, &byte, 1), 0u);
+        ASSERT_EQ(images.jitFiles().size(), 1u);
+        EXPECT_NE(images.jitFiles()[0].error.find("truncated"), std::string::npos)
+            << images.jitFiles()[0].error;
+        write(whole.size());
+        const ImageResolver::Update u = images.update(*sideband);
+        EXPECT_EQ(u.pids, std::vector<int32_t>{truth->pid});
+        EXPECT_EQ(table[images.functionAt(truth->pid, loop)].name, "jit_loop");
+        EXPECT_EQ(images.readSome(truth->pid, loop, &byte, 1), 1u);
+        EXPECT_EQ(byte, 0x31);  // xor eax, eax
+        EXPECT_EQ(table[images.functionAt(truth->pid, outer)].name, "jit_outer");
+        ASSERT_EQ(images.jitFiles().size(), 1u);
+        EXPECT_EQ(images.jitFiles()[0].functions, 3u);
+        EXPECT_EQ(images.jitFiles()[0].error, "");
+        // Unchanged: nothing read again.
+        EXPECT_TRUE(images.update(*sideband).pids.empty());
+    }
     std::string cli;
     run("(" + std::string(AUXSCOPE_BIN) + " decode " + data.string() + " >/dev/null) 2>&1", &cli);
     EXPECT_NE(
