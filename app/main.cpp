@@ -27,6 +27,11 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
        auxscope report FILE [--tid T] [--time A-B] [--sort self|total|calls|insns]
                        [--format text|csv|json] [--top N] [--tree]
                                           top functions and call tree of a decoded AUX trace
+       auxscope decode FILE [--format spans|insn|ranges|packets] [--symfs DIR]
+                       [--jit-dump FILE] [--perf-map FILE]
+                                          decode a perf.data's Intel PT or CoreSight trace
+       auxscope decode SNAPSHOT_DIR [--format ranges|packets]
+                                          decode an OpenCSD/DS-5 CoreSight snapshot
        auxscope decode --pt FILE [--raw BIN:ADDR | --elf ELF] [--format ptxed|packets]
                                           decode raw Intel PT trace with libipt
        auxscope --version                 versions of auxscope and its libraries
