@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "MappedRegion.h"
+#include "images/JitCode.h"
 #include "sideband/Sideband.h"
 #include "spans/FunctionTable.h"
 
@@ -197,6 +198,16 @@ public:
         std::string error;     // why reading stopped early or failed ("" when it did not)
     };
     const std::vector<JitFileStatus>& jitFiles() const { return jitFiles_; }
+    // JIT code from a jitdump at `ip`: the dump's ELF machine (its header's
+    // elf_mach, e.g. 62 for x86-64) and the source line its debug info gives
+    // (JIT_CODE_DEBUG_INFO: the entry at or before `ip`; line 0 when none).
+    struct JitSource {
+        std::string dump;
+        unsigned machine = 0;
+        std::string file;
+        int line = 0;
+    };
+    std::optional<JitSource> jitSourceAt(int32_t pid, uint64_t ip) const;
 
 private:
     struct Region {
@@ -242,7 +253,17 @@ private:
         uint32_t function;
         int mapped = -1;
         uint64_t offset = 0;  // of `start`'s byte in the dump
+        int dump = -1;        // jitDumps_ (-1: a perf map's)
+        uint64_t loadOffset =
+            0;  // of the first byte of the load it comes from (a cut range's may be before `offset`)
     };
+    // What a jitdump says beyond names and code: its machine and line tables.
+    struct JitDumpInfo {
+        std::string path;
+        unsigned machine = 0;
+        std::map<uint64_t, std::vector<JitLine>> lines;  // code address -> its debug info (the latest)
+    };
+    std::vector<JitDumpInfo> jitDumps_;
     // Reads the JIT files of the sideband's processes not read before: the pids whose JIT code changed.
     std::vector<int32_t> loadJit();
     void addJitFile(const std::string& path, bool dump, int32_t pid, std::vector<int32_t>& changed);
@@ -284,6 +305,7 @@ private:
         size_t items = 0;   // perf map symbols / jitdump code loads taken
         size_t moves = 0;   // jitdump code moves taken
         int mapped = -1;    // the dump's newest mapping (mapped_)
+        int dump = -1;      // jitDumps_
         std::map<uint64_t, std::pair<uint32_t, uint64_t>> byIndex;  // code_index -> function, code offset
     };
     std::map<std::string, JitProgress> jitProgress_;

@@ -166,6 +166,13 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                 progress.mapped = again;
             }
             const int mapped = progress.mapped;
+            if (progress.dump < 0) {
+                jitDumps_.push_back({path, d.elfMach, {}});
+                progress.dump = int(jitDumps_.size() - 1);
+            }
+            const int dumpIndex = progress.dump;
+            for (const JitDebugInfo& info : d.debugInfo)
+                jitDumps_[size_t(dumpIndex)].lines[info.codeAddress] = info.lines;
             // Loads and moves in the order they happened (each list is in file order).
             size_t move = progress.moves, reloads = 0;
             auto applyMove = [&](const JitCodeMove& m) {
@@ -174,7 +181,7 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                 bool reloaded = false;
                 for (int32_t p : pids)
                     reloaded |= addJitRange(p, {m.newAddress, m.newAddress + m.size, it->second.first, mapped,
-                                                it->second.second});
+                                                it->second.second, dumpIndex, it->second.second});
                 reloads += reloaded;
                 added = true;
             };
@@ -187,8 +194,8 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
                 progress.byIndex[l.index] = {function, l.codeOffset};
                 bool reloaded = false;
                 for (int32_t p : pids)
-                    reloaded |=
-                        addJitRange(p, {l.address, l.address + l.size, function, mapped, l.codeOffset});
+                    reloaded |= addJitRange(p, {l.address, l.address + l.size, function, mapped, l.codeOffset,
+                                                dumpIndex, l.codeOffset});
                 reloads += reloaded;
                 ++status.functions;
                 added = true;
@@ -210,6 +217,26 @@ void ImageResolver::addJitFile(const std::string& path, bool dump, int32_t pid,
     if (added)
         for (int32_t p : pids)
             changed.push_back(p);
+}
+
+std::optional<ImageResolver::JitSource> ImageResolver::jitSourceAt(int32_t pid, uint64_t ip) const {
+    const JitRange* range = jitAt(pid, ip);
+    if (!range || range->dump < 0) return std::nullopt;
+    const JitDumpInfo& dump = jitDumps_[size_t(range->dump)];
+    JitSource out;
+    out.dump = dump.path;
+    out.machine = dump.machine;
+    // The line table of the load the range came from (by the address it was
+    // loaded at; a moved one's lines move with it).
+    const FunctionInfo& f = functions_[range->function];
+    auto table = dump.lines.find(f.address);
+    if (table == dump.lines.end()) return out;
+    const uint64_t at = f.address + (range->offset - range->loadOffset) + (ip - range->start);
+    const JitLine* best = nullptr;
+    for (const JitLine& l : table->second)
+        if (l.address <= at && (!best || l.address >= best->address)) best = &l;
+    if (best) out.file = best->file, out.line = best->line;
+    return out;
 }
 
 std::vector<int32_t> ImageResolver::loadJit() {

@@ -24,6 +24,7 @@
 
 #include "PtSynthTruth.h"
 #include "TestSupport.h"
+#include "images/CodeAnnotation.h"
 #include "images/ImageResolver.h"
 #include "images/JitCode.h"
 #include "perfdata/PerfDataReader.h"
@@ -504,6 +505,21 @@ TEST(JitCodeTrace, PtDecodeThroughTheDumpsCodeEqualsTheTruth) {
                 EXPECT_FALSE(f.resolved.empty()) << f.recorded;
             }
         EXPECT_TRUE(marker) << "the recording should name the dump (ptsynth's MMAP2 of the marker)";
+        // The code view of a JIT function: disassembled from the dump's bytes
+        // (its machine from the dump's header), lines from its debug info.
+        // JitProgram.c puts line 10*(i+1) at a function's first byte and the
+        // next line at its last instruction (jit_loop: i = 1; ret is its last).
+        const uint32_t loopId = images.functionAt(truth->pid, loop);
+        auto code = annotateFunction(images, table, truth->pid, loopId, {{loop, loop + 10, 5, 1}});
+        ASSERT_TRUE(code.ok()) << code.error().message;
+        EXPECT_EQ(code->arch, "x86-64");
+        ASSERT_EQ(code->instructions.size(), 5u);
+        EXPECT_NE(code->instructions[0].text.find("xor"), std::string::npos) << code->instructions[0].text;
+        EXPECT_EQ(code->sourceFile, "jit_source.js");
+        EXPECT_EQ(code->instructions[0].line, 20);
+        EXPECT_EQ(code->instructions[3].line, 20);
+        EXPECT_EQ(code->instructions[4].line, 21);
+        EXPECT_EQ(code->executed, 5u);
     }
     // A dump still being written (a live capture): the resolver read its first
     // function; update() reads the functions the JIT appended since.
