@@ -246,7 +246,8 @@ std::vector<int32_t> ImageResolver::loadJit() {
         addJitFile(path, false, -1, changed);
     for (const std::string& path : options_.jitDumps)
         addJitFile(path, true, -1, changed);
-    for (const auto& [pid, process] : sideband_->processes()) {
+    for (const auto& [processId, process] : sideband_->processes()) {
+        const int32_t pid = processId;  // a lambda cannot capture a structured binding (clang 14)
         const std::string id = std::to_string(pid);
         auto found = [&](const std::string& path, bool dump) {
             if (isRegular(path)) addJitFile(path, dump, dump ? -1 : pid, changed);
