@@ -29,7 +29,8 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
        auxscope info [--json] FILE        what a perf.data holds: events, features, records, losses
        auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
                        [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
-                       [--kallsyms FILE] [-j N] [--pt-decoder walk|block]
+                       [--kallsyms FILE] [--jit-dump FILE] [--perf-map FILE] [-j N]
+                       [--pt-decoder walk|block]
                                           Intel PT or CoreSight ETM/ETE in a perf.data: call-stack
                                           spans (default), basic blocks, CoreSight ranges, packets
        auxscope decode SNAPSHOT_DIR [--format ranges|packets]
@@ -45,6 +46,8 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
                        [--sort KEY] [--format text|csv|json] [--top N] [--tree] [--symfs DIR]
                                           top functions and call tree of a decoded AUX trace or
                                           of samples
+       decode, export and report find code and names with --symfs DIR, --vmlinux FILE,
+       --kcore DIR|FILE, --kallsyms FILE, --jit-dump FILE and --perf-map FILE (help COMMAND)
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              every option of a command (also COMMAND --help)
 

@@ -25,6 +25,7 @@ const char* kHelp =
     R"(usage: auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
                        [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
                        [--kallsyms FILE] [-j N] [--pt-decoder walk|block]
+                       [--jit-dump FILE] [--perf-map FILE]
        auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
                        [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
                        [--format ptxed|packets] [options]
@@ -52,6 +53,14 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
                     names from its kallsyms. Without either: perf's build-id cache, then
                     /proc/kcore when the running kernel has the recorded build-id
   --kallsyms FILE   kernel symbols (with --kcore FILE, or names without code)
+  --jit-dump FILE   a JIT's jitdump (perf's format, jit-<pid>.dump): names of its
+                    functions and their code bytes, so the trace decodes through JIT
+                    code (no perf inject --jit needed). Found without the option: the
+                    dump the recording's mmaps name (perf's marker mmap), or
+                    jit-<pid>.dump beside PERF.DATA
+  --perf-map FILE   a perf map ("START SIZE name" lines, hex): names of JIT code.
+                    Found without the option: /tmp/perf-<pid>.map, perf-<pid>.map
+                    beside PERF.DATA. Both options may be given more than once
   -j N              decode threads (default: all CPUs)
   --pt-decoder walk|block  Intel PT spans through auxscope's flow walker over libipt's
                     query decoder (default, about twice as fast), or through libipt's
@@ -147,6 +156,7 @@ Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& arg
             return makeError("more than one file: " + out.path + ", " + a);
         }
     }
+    if (!out.path.empty()) addOpenedFileFolder(out.path, out);
     return out;
 }
 
@@ -179,6 +189,18 @@ void printKernel(const ImageResolver& images, std::ostream& out) {
     out << "kernel: code " << (k.code.empty() ? "missing" : k.code) << " (" << k.sections << " ranges, "
         << k.codeBytes << " bytes, KASLR offset " << offset << "), symbols "
         << (k.symbols.empty() ? "none" : k.symbols) << "\n";
+}
+
+// The JIT files read (perf maps, jitdumps): what names and code came from where.
+void printJit(const ImageResolver& images, std::ostream& out) {
+    for (const ImageResolver::JitFileStatus& j : images.jitFiles()) {
+        out << "jit: " << (j.dump ? "jitdump " : "perf map ") << j.path;
+        if (j.pid >= 0) out << " (pid " << j.pid << ")";
+        out << ": " << j.functions << (j.dump ? " functions with code" : " functions named");
+        if (j.malformed) out << ", " << j.malformed << " malformed lines";
+        if (!j.error.empty()) out << "; " << j.error;
+        out << "\n";
+    }
 }
 
 void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
@@ -242,6 +264,7 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
         });
         printStats(stats, elapsed(), std::cerr, &s.images());
         printKernel(s.images(), std::cerr);
+        printJit(s.images(), std::cerr);
         for (const std::string& loss : s.lossLines(window.cpu))
             std::cerr << loss;
         return 0;
@@ -271,6 +294,7 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
     }
     printStats(result.stats, seconds, std::cerr, &s.images());
     printKernel(s.images(), std::cerr);
+    printJit(s.images(), std::cerr);
     for (const std::string& loss : s.lossLines(window.cpu))
         std::cerr << loss;
     std::snprintf(line, sizeof line,

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,8 @@ std::optional<uint64_t> number(const std::string& s) {
 
 bool isDecodeSelectionOption(const std::string& o) {
     return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j" || o == "--vmlinux" ||
-           o == "--kcore" || o == "--kallsyms" || o == "--pt-decoder";
+           o == "--kcore" || o == "--kallsyms" || o == "--pt-decoder" || o == "--jit-dump" ||
+           o == "--perf-map";
 }
 
 Expected<void> applyDecodeSelectionOption(const std::string& a, const std::string& v, DecodeSelection& out) {
@@ -48,6 +50,11 @@ Expected<void> applyDecodeSelectionOption(const std::string& a, const std::strin
         out.session.ptFlowWalker = v == "walk";
     } else if (a == "--symfs") {
         out.session.images.symfs = v;
+    } else if (a == "--jit-dump" || a == "--perf-map") {
+        struct stat st;
+        if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
+        if (!S_ISREG(st.st_mode)) return makeError(a + " " + v + ": not a file");
+        (a == "--jit-dump" ? out.session.images.jitDumps : out.session.images.perfMaps).push_back(v);
     } else if (a == "--vmlinux" || a == "--kcore" || a == "--kallsyms") {
         struct stat st;
         if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
@@ -58,6 +65,13 @@ Expected<void> applyDecodeSelectionOption(const std::string& a, const std::strin
         return makeError("not a decode selection option: " + a);
     }
     return {};
+}
+
+void addOpenedFileFolder(const std::string& path, DecodeSelection& selection) {
+    const size_t slash = path.rfind('/');
+    const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    auto& dirs = selection.session.images.binaryDirs;
+    if (std::find(dirs.begin(), dirs.end(), folder) == dirs.end()) dirs.push_back(folder);
 }
 
 }  // namespace auxscope

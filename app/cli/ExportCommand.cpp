@@ -25,6 +25,7 @@ namespace {
 const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
                        [--no-stacks] [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B]
                        [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
+                       [--jit-dump FILE] [--perf-map FILE]
 
 Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
@@ -73,6 +74,8 @@ callchains; "[off-CPU: no stack]" without).
   --vmlinux FILE  kernel code and symbols (see auxscope decode --help)
   --kcore DIR|FILE  kernel code from a kcore copy, names from its kallsyms
   --kallsyms FILE kernel symbols
+  --jit-dump FILE, --perf-map FILE  JIT code's names (and, from a jitdump, its
+                  code for the decoders); see auxscope decode --help
   -j N            decode and stack symbolizing threads (default: all CPUs)
 )";
 
@@ -135,6 +138,7 @@ int runExportCommand(const std::vector<std::string>& args) {
         std::cerr << kHelp;
         return 2;
     }
+    addOpenedFileFolder(input, selection);
     if (format != "perfetto" && format != "csv") {
         std::cerr << "auxscope export: unknown format '" << format << "' (perfetto or csv)\n";
         return 2;

@@ -25,7 +25,7 @@ const char* kHelp =
     R"(usage: auxscope report PERF.DATA [--source auto|trace|samples|off-cpu] [--event NAME]
                        [--tid T] [--time A-B] [--sort KEY] [--format text|csv|json] [--top N]
                        [--tree] [--threads] [--no-inline] [--cpu N] [--symfs DIR] [--vmlinux FILE]
-                       [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
+                       [--kcore DIR|FILE] [--kallsyms FILE] [-j N] [--jit-dump FILE] [--perf-map FILE]
 
 Prints the statistics of a time range of a perf.data: the top functions and, with
 --tree, the call tree. Two sources answer:
@@ -59,7 +59,8 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
                   perf report --no-inline counts them)
   --format F      text (default), csv (one row per function, gap and, with --tree,
                   call tree node) or json
-  --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N:
+  --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N,
+  --jit-dump FILE, --perf-map FILE:
                   as for auxscope decode (see auxscope decode --help)
 
 What the numbers mean:
@@ -168,6 +169,7 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
         }
     }
     if (out.path.empty()) return makeError("no file given");
+    addOpenedFileFolder(out.path, out);
     return out;
 }
 

@@ -166,8 +166,11 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
             std::snprintf(b, sizeof b, "%llx", (unsigned long long)begin);
             return std::string(b);
         }());
+    // JIT code from a jitdump: the machine its header names, lines from its debug info.
+    const auto jit = images.jitSourceAt(pid, begin);
     bool is64 = true;
-    const unsigned machine = elfMachine(path, is64);
+    const unsigned machine = jit ? jit->machine : elfMachine(path, is64);
+    if (jit) is64 = machine != 3 && machine != 40;  // EM_386, EM_ARM
     const bool thumb = machine == 40 && function < functions.size() && (functions[function].address & 1);
     auto arch = archOf(machine, is64, thumb);
     if (!arch)
@@ -268,6 +271,25 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
     for (const AnnotatedInstruction& a : out.instructions) {
         out.executed += a.count;
         if (a.count) ++out.executedInstructions;
+    }
+    if (jit) {
+        std::map<std::string, uint64_t> perFile;
+        for (AnnotatedInstruction& a : out.instructions)
+            if (auto s = images.jitSourceAt(pid, a.address); s && s->line) {
+                a.file = s->file, a.line = s->line;
+                perFile[a.file] += 1 + a.count;
+            }
+        if (perFile.empty()) {
+            out.notes.push_back("no source lines: " + path +
+                                " has no debug info (JIT_CODE_DEBUG_INFO) for it");
+            return out;
+        }
+        out.sourceFile = std::max_element(perFile.begin(), perFile.end(), [](const auto& x, const auto& y) {
+                             return x.second < y.second;
+                         })->first;
+        for (const AnnotatedInstruction& a : out.instructions)
+            if (a.file == out.sourceFile) out.lineCounts[a.line] += a.count;
+        return out;
     }
     // Source lines: the link-time address of each instruction, looked up in the file's DWARF.
     auto segments = elfLoadSegments(path);

@@ -525,6 +525,7 @@ void ImageResolver::prepare() {
                                (kernelStatus_.fromVmlinux ? ", e.g. modules: pass --kcore)" : ")");
     kernelMapSeen_ = kernelMap() != nullptr;
     buildImages(kernelOnly_, processes_);
+    loadJit();
 }
 
 void ImageResolver::buildImages(ProcessImage& kernelOnly, std::map<int32_t, ProcessImage>& processes) {
@@ -562,9 +563,13 @@ ImageResolver::Update ImageResolver::update(const Sideband& sideband) {
     }
     for (const auto& [pid, p] : processes_)
         if (!processes.count(pid)) u.pids.push_back(pid);
-    std::sort(u.pids.begin(), u.pids.end());
     kernelOnly_ = std::move(kernelOnly);
     processes_ = std::move(processes);
+    // JIT files of processes the new sideband adds (those read before are kept).
+    for (int32_t pid : loadJit())
+        if (processes_.count(pid)) u.pids.push_back(pid);
+    std::sort(u.pids.begin(), u.pids.end());
+    u.pids.erase(std::unique(u.pids.begin(), u.pids.end()), u.pids.end());
     return u;
 }
 
@@ -580,6 +585,12 @@ std::vector<ImageResolver::CodeSection> ImageResolver::codeSections(int32_t pid)
         if (r.pgoff >= f.size) continue;
         out.push_back({r.start, std::min(r.end - r.start, f.size - r.pgoff), &f.path, r.pgoff});
     }
+    // JIT code from jitdumps last: it wins over whatever mapping it lies in.
+    if (auto j = jit_.find(pid); j != jit_.end())
+        for (const auto& [start, range] : j->second)
+            if (range.mapped >= 0)
+                out.push_back(
+                    {range.start, range.end - range.start, &mapped_[range.mapped].path, range.offset});
     return out;
 }
 
@@ -607,6 +618,9 @@ uint32_t ImageResolver::functionAt(int32_t pid, uint64_t ip) const {
     if (r && r->kernel && symbols_[r->file]) return symbols_[r->file]->functionAtAddress(ip);
     if ((r && r->kernel) || (!r && isKernelAddress(ip)))
         return kernelSymbols_ ? kernelSymbols_->functionAtAddress(ip) : FunctionTable::kUnknown;
+    // JIT code: in a mapping without a file of its own (//anon, memfd) or outside any.
+    if (!r || !symbols_[r->file])
+        if (const JitRange* j = jitAt(pid, ip)) return j->function;
     if (!r) return FunctionTable::kUnknown;
     const ElfSymbols* symbols = symbols_[r->file].get();
     if (!symbols) return FunctionTable::kUnknown;
@@ -621,6 +635,7 @@ const std::string* ImageResolver::missingFileAt(int32_t pid, uint64_t ip) const 
         return r ? &files_[r->file].recorded : &kernelMissing_;
     }
     if (!r || !files_[r->file].resolved.empty()) return nullptr;
+    if (const JitRange* j = jitAt(pid, ip); j && j->mapped >= 0) return nullptr;  // a jitdump's code
     return &files_[r->file].recorded;
 }
 
@@ -664,6 +679,14 @@ std::span<const uint8_t> ImageResolver::bytesAt(int32_t pid, uint64_t ip) const 
         if (offset >= f.size) return {};
         from = f.data + offset;
         available = std::min(r->end - ip, f.size - offset);
+    }
+    // JIT code from a jitdump (it wins over the mapping it lies in, as in codeSections()).
+    if (const JitRange* j = isKernelAddress(ip) ? nullptr : jitAt(pid, ip); j && j->mapped >= 0) {
+        const MappedFile& f = mapped_[j->mapped];
+        const uint64_t offset = j->offset + (ip - j->start);
+        if (offset >= f.size) return {};
+        from = f.data + offset;
+        available = std::min(j->end - ip, f.size - offset);
     }
     if (!from) return {};
     return {from, size_t(available)};

@@ -41,6 +41,16 @@
 // kernel map ("[kernel.kallsyms]_text"), with missingHint() saying what to pass
 // ("kernel code: pass --kcore or --vmlinux").
 //
+// JIT code (images/JitCode.h): perf maps (/tmp/perf-<pid>.map, perf-<pid>.map
+// in binaryDirs, ImageOptions::perfMaps) name code in mappings that have no
+// file of their own (//anon, memfd); jitdumps (jit-<pid>.dump as the recording's
+// marker mmap names it, found there or by name in binaryDirs, and
+// ImageOptions::jitDumps) name it and hold its bytes, which codeSections() and
+// readSome() hand to decoders as ranges of the dump file. Where two loads cover
+// one address the later (by the dump's order) wins, for the whole recording: a
+// look-up by time is not done yet, so code reloaded at an address is named (and
+// decoded) as its last load everywhere; notes() says when a dump does that.
+//
 // prepare() does all loading up front on one thread; afterwards every method is
 // const and safe to call from decoder threads.
 #include <cstdint>
@@ -52,6 +62,7 @@
 #include <vector>
 
 #include "MappedRegion.h"
+#include "images/JitCode.h"
 #include "sideband/Sideband.h"
 #include "spans/FunctionTable.h"
 
@@ -177,6 +188,27 @@ public:
     };
     std::vector<MappedModule> mappedModules(int32_t pid) const;
 
+    // The JIT files read (perf maps and jitdumps) and what they gave.
+    struct JitFileStatus {
+        std::string path;
+        int32_t pid = -1;      // the process it describes (-1: every process, a map without a pid)
+        bool dump = false;     // a jitdump (code bytes), else a perf map (names)
+        size_t functions = 0;  // code ranges named
+        size_t malformed = 0;  // perf map lines not understood
+        std::string error;     // why reading stopped early or failed ("" when it did not)
+    };
+    const std::vector<JitFileStatus>& jitFiles() const { return jitFiles_; }
+    // JIT code from a jitdump at `ip`: the dump's ELF machine (its header's
+    // elf_mach, e.g. 62 for x86-64) and the source line its debug info gives
+    // (JIT_CODE_DEBUG_INFO: the entry at or before `ip`; line 0 when none).
+    struct JitSource {
+        std::string dump;
+        unsigned machine = 0;
+        std::string file;
+        int line = 0;
+    };
+    std::optional<JitSource> jitSourceAt(int32_t pid, uint64_t ip) const;
+
 private:
     struct Region {
         uint64_t start, end;
@@ -214,6 +246,31 @@ private:
     // The kernel-only image and every process's, from the sideband's mappings.
     void buildImages(ProcessImage& kernelOnly, std::map<int32_t, ProcessImage>& processes);
     const Region* regionAt(int32_t pid, uint64_t ip) const;
+    // JIT code of one process: named ranges by start, not overlapping; `mapped`
+    // is the jitdump holding the bytes (mapped_; -1: a perf map's, names only).
+    struct JitRange {
+        uint64_t start, end;
+        uint32_t function;
+        int mapped = -1;
+        uint64_t offset = 0;  // of `start`'s byte in the dump
+        int dump = -1;        // jitDumps_ (-1: a perf map's)
+        uint64_t loadOffset =
+            0;  // of the first byte of the load it comes from (a cut range's may be before `offset`)
+    };
+    // What a jitdump says beyond names and code: its machine and line tables.
+    struct JitDumpInfo {
+        std::string path;
+        unsigned machine = 0;
+        std::map<uint64_t, std::vector<JitLine>> lines;  // code address -> its debug info (the latest)
+    };
+    std::vector<JitDumpInfo> jitDumps_;
+    // Reads the JIT files of the sideband's processes not read before: the pids whose JIT code changed.
+    std::vector<int32_t> loadJit();
+    void addJitFile(const std::string& path, bool dump, int32_t pid, std::vector<int32_t>& changed);
+    // Places `range` over what `pid` had there; true when it covered part of an
+    // earlier jitdump range (code reloaded at an address).
+    bool addJitRange(int32_t pid, const JitRange& range);
+    const JitRange* jitAt(int32_t pid, uint64_t ip) const;
 
     const Sideband* sideband_;
     bool kernelMapSeen_ = false;  // prepare() or update() saw the recorded kernel map
@@ -239,6 +296,19 @@ private:
     std::string kernelMissing_;  // kernel code at an address no kernel code covers
     std::string tempKcore_;      // /proc/kcore's copy, removed with the resolver
     std::vector<std::string> notes_;
+    std::map<int32_t, std::map<uint64_t, JitRange>> jit_;  // pid -> ranges by start
+    std::vector<JitFileStatus> jitFiles_;
+    std::map<std::string, int> jitRead_;  // path -> jitFiles_
+    // How far each JIT file was read (it is read again, from there, when it grew).
+    struct JitProgress {
+        uint64_t size = 0;  // of the file when read
+        size_t items = 0;   // perf map symbols / jitdump code loads taken
+        size_t moves = 0;   // jitdump code moves taken
+        int mapped = -1;    // the dump's newest mapping (mapped_)
+        int dump = -1;      // jitDumps_
+        std::map<uint64_t, std::pair<uint32_t, uint64_t>> byIndex;  // code_index -> function, code offset
+    };
+    std::map<std::string, JitProgress> jitProgress_;
 };
 
 }  // namespace auxscope

@@ -9,3 +9,8 @@ target_sources(auxscope_decode PRIVATE
 target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/LiveSymbols.cpp)
 # The code view: capstone disassembly with per-instruction counts, libdw source lines.
 target_sources(auxscope_decode PRIVATE ${CMAKE_CURRENT_LIST_DIR}/CodeAnnotation.cpp)
+# JIT code: perf maps and jitdumps (names, and code bytes for the decoders).
+target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/JitCode.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ImageResolverJit.cpp
+)
