@@ -101,6 +101,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         file->addAction("&Save capture as…", QKeySequence::Save, this, &MainWindow::saveCaptureDialog);
     exportAction_ =
         file->addAction("&Export…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+    symbolsAction_ = file->addAction("S&ymbols && binaries…", this, [this] {
+        if (TraceFilePage* page = currentTracePage()) page->openSymbolsDialog();
+    });
+    symbolsAction_->setToolTip("Where the open file's code and names come from (per file)");
     file->addSeparator();
     file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
     auto* captureMenu = menuBar()->addMenu("&Capture");
@@ -188,6 +192,7 @@ void MainWindow::updateActions() {
     saveCaptureAction_->setEnabled(!capture_->lastCaptureFile().isEmpty());
     TraceFilePage* page = currentTracePage();
     exportAction_->setEnabled(page && page->loaded());
+    symbolsAction_->setEnabled(page != nullptr);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

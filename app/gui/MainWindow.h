@@ -46,6 +46,7 @@ private:
     CapturePage* capture_ = nullptr;
     QAction* saveCaptureAction_ = nullptr;
     QAction* exportAction_ = nullptr;
+    QAction* symbolsAction_ = nullptr;  // File > Symbols & binaries… of the current file
 };
 
 }  // namespace auxscope
