@@ -12,6 +12,7 @@
 //  - the automatic folder turned off, then on again, re-decodes each time;
 //  - "Use for every file" makes the defaults of files without settings.
 // QSettings go to a temporary folder, never the person's.
+#include <QAction>
 #include <QCheckBox>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -29,6 +30,7 @@
 #include <set>
 
 #include "TestData.h"
+#include "gui/MainWindow.h"
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/SymbolSettings.h"
 #include "gui/trace/SymbolsDialog.h"
@@ -271,6 +273,59 @@ private slots:
         QVERIFY(!page.missingImages().contains(kBinary));
         QCOMPARE(decodedOf(page).byFunction, named.byFunction);
         QSettings().clear();
+    }
+
+    // What cannot be used is said, nothing crashes: a vmlinux that is no ELF, a
+    // kcore that does not exist. The dialog names the missing path; the header
+    // carries the resolver's note; the user code still decodes.
+    void badPathsAreNamed() {
+        AUXSCOPE_QNEED_TEST_DATA();
+        QTemporaryDir dir;
+        const QString notElf = dir.filePath("vmlinux");
+        {
+            QFile f(notElf);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("not an ELF file at all\n");
+        }
+        const QString file = etmDir() + "/perf_etm.data";
+        TraceFilePage page(file);
+        QVERIFY(openDecoded(page));
+        const Decoded named = decodedOf(page);
+        SymbolsDialog* dialog = page.openSymbolsDialog();
+        QVERIFY(dialog);
+        dialog->vmlinuxEdit()->setText(notElf);
+        dialog->kcoreEdit()->setText(dir.filePath("no-such-kcore"));
+        QVERIFY2(dialog->problems().contains("no-such-kcore"), qPrintable(dialog->problems()));
+        QVERIFY(!dialog->problems().contains(notElf + ";"));
+        const int opens = page.timelineOpens();
+        dialog->accept();
+        QVERIFY(QTest::qWaitFor([&] { return page.timelineOpens() > opens; }, 5000));
+        QVERIFY(waitDecoded(page));
+        QVERIFY(QTest::qWaitFor([&] { return page.imagesResolved(); }, 30000));
+        QVERIFY2(page.missingImagesLine()->text().contains(notElf),
+                 qPrintable(page.missingImagesLine()->text()));
+        QVERIFY(page.missingImagesLine()->isVisibleTo(&page));
+        QCOMPARE(decodedOf(page).byFunction, named.byFunction);
+        QSettings().clear();
+    }
+
+    // The main window: File > Symbols & binaries… opens the current file's dialog.
+    void mainWindowMenu() {
+        AUXSCOPE_QNEED_TEST_DATA();
+        MainWindow window;
+        QAction* action = nullptr;
+        for (QAction* a : window.findChildren<QAction*>())
+            if (a->text().contains("binaries")) action = a;
+        QVERIFY(action);
+        QVERIFY(!action->isEnabled());  // the capture page: no file
+        TraceFilePage* page = window.openFile(etmDir() + "/perf_etm.data");
+        QVERIFY(action->isEnabled());
+        action->trigger();
+        QVERIFY(page->symbolsDialog());
+        QVERIFY(page->symbolsDialog()->isVisible());
+        page->symbolsDialog()->reject();
+        QVERIFY(QTest::qWaitFor([&] { return !page->symbolsDialog(); }, 5000));  // closed, deleted
+        QVERIFY(!SymbolSettings::forFile(page->path()).ownEntry);                // Cancel keeps nothing
     }
 
     // "Use for every file": the defaults of files without settings of their own.

@@ -329,8 +329,11 @@ void TraceFilePage::resolveAgain() {
 
 void TraceFilePage::updateMissingImages() {
     missingImages_.clear();
-    QStringList tips;
+    QStringList tips, notes;
     if (const ImageResolver* images = decoder_ ? decoder_->images() : nullptr) {
+        // What the settings gave that could not be used ("vmlinux X: not an ELF file").
+        for (const std::string& note : images->notes())
+            notes << QString::fromStdString(note);
         for (const ImageResolver::FileStatus& f : images->files()) {
             if (!f.resolved.empty() || !f.mappings || namesNoFile(f.recorded)) continue;
             // Kernel maps say how to provide their code; other pseudo names ([vdso]) are no file.
@@ -341,19 +344,19 @@ void TraceFilePage::updateMissingImages() {
         }
     }
     imagesResolved_ = true;
-    if (missingImages_.isEmpty()) {
-        missing_->setVisible(false);
-    } else {
+    QStringList lines;
+    if (!missingImages_.isEmpty()) {
         const int n = int(missingImages_.size());
-        QStringList shown = missingImages_.mid(0, 3);
-        missing_->setText(QString("%1 image%2 missing: %3%4 — Symbols & binaries… says where to look")
-                              .arg(n)
-                              .arg(n == 1 ? "" : "s")
-                              .arg(shown.join(", "))
-                              .arg(n > 3 ? QString(" … (%1 more)").arg(n - 3) : QString()));
-        missing_->setToolTip(tips.join('\n'));
-        missing_->setVisible(true);
+        lines << QString("%1 image%2 missing: %3%4 — Symbols & binaries… says where to look")
+                     .arg(n)
+                     .arg(n == 1 ? "" : "s")
+                     .arg(missingImages_.mid(0, 3).join(", "))
+                     .arg(n > 3 ? QString(" … (%1 more)").arg(n - 3) : QString());
     }
+    lines << notes;
+    missing_->setText(lines.join('\n'));
+    missing_->setToolTip((tips + notes).join('\n'));
+    missing_->setVisible(!lines.isEmpty());
     emit imagesChanged();
 }
 

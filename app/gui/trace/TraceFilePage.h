@@ -154,7 +154,8 @@ public:
     SymbolsDialog* openSymbolsDialog();
     SymbolsDialog* symbolsDialog() const;
     QPushButton* symbolsButton() const { return symbolsButton_; }
-    // The header's line naming the images still missing (hidden when none is).
+    // The header's line naming the images still missing, and what the resolver
+    // could not use of the settings (its notes); hidden when there is neither.
     QLabel* missingImagesLine() const { return missing_; }
     // The recorded names of the mapped files not found (kernel maps by their
     // recorded name), once the timeline resolved them (imagesResolved()).
