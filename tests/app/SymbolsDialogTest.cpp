@@ -31,6 +31,7 @@
 
 #include "TestData.h"
 #include "gui/MainWindow.h"
+#include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/SymbolSettings.h"
 #include "gui/trace/SymbolsDialog.h"
@@ -263,8 +264,16 @@ private slots:
             QVERIFY(waitDecoded(page));
             QVERIFY(QTest::qWaitFor([&] { return page.imagesResolved(); }, 30000));
         };
+        // The view keeps its window across the new decode.
+        TimelineState* state = page.timeline()->state();
+        const auto whole = state->window();
+        const uint64_t quarter = (whole.end - whole.begin) / 4;
+        state->setWindow(whole.begin + quarter, whole.end - quarter);
+        QVERIFY(waitDecoded(page));
         apply(false);
         if (QTest::currentTestFailed()) return;
+        QCOMPARE(page.timeline()->state()->window().begin, whole.begin + quarter);
+        QCOMPARE(page.timeline()->state()->window().end, whole.end - quarter);
         QVERIFY(!SymbolSettings::forFile(file).searchFileFolder);
         QVERIFY(page.missingImages().contains(kBinary));
         QVERIFY(decodedOf(page).byFunction.empty());
@@ -273,6 +282,31 @@ private slots:
         QVERIFY(!page.missingImages().contains(kBinary));
         QCOMPARE(decodedOf(page).byFunction, named.byFunction);
         QSettings().clear();
+    }
+
+    // Another build under the recorded name beside the file (a program of this
+    // machine copied as etm_test_loop) is refused by its build-id: still missing,
+    // still gaps; the right one beside it is taken.
+    void otherBuildBesideTheFileIsRefused() {
+        AUXSCOPE_QNEED_TEST_DATA();
+        QTemporaryDir dir;
+        const QString file = dir.filePath("perf_etm.data");
+        QVERIFY(QFile::copy(etmDir() + "/perf_etm.data", file));
+        QVERIFY(QFile::copy(AUXSCOPE_BINARY, dir.filePath("etm_test_loop")));
+        {
+            TraceFilePage page(file);
+            QVERIFY(openDecoded(page));
+            QVERIFY(QTest::qWaitFor([&] { return page.imagesResolved(); }, 30000));
+            QVERIFY2(page.missingImages().contains(kBinary), qPrintable(page.missingImages().join(", ")));
+            QVERIFY(decodedOf(page).byFunction.empty());
+        }
+        QVERIFY(QFile::remove(dir.filePath("etm_test_loop")));
+        QVERIFY(QFile::copy(etmDir() + "/etm_test_loop", dir.filePath("etm_test_loop")));
+        TraceFilePage page(file);
+        QVERIFY(openDecoded(page));
+        QVERIFY(QTest::qWaitFor([&] { return page.imagesResolved(); }, 30000));
+        QVERIFY(!page.missingImages().contains(kBinary));
+        QCOMPARE(decodedOf(page).instructions, uint64_t(944));
     }
 
     // What cannot be used is said, nothing crashes: a vmlinux that is no ELF, a
