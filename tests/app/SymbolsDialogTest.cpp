@@ -173,6 +173,11 @@ private slots:
         dialog.symfsEdit()->setText(dir.path() + "/");
         QVERIFY(!dialog.problems().contains("sysroot"));
         QCOMPARE(dialog.settings().options.symfs, dir.path().toStdString());  // no trailing slash
+        dialog.debuginfodUrlsEdit()->setText("127.0.0.1:8002 https://debuginfod.debian.net");
+        QVERIFY2(dialog.problems().contains("debuginfod URL 127.0.0.1:8002"), qPrintable(dialog.problems()));
+        QVERIFY(!dialog.problems().contains("debian.net"));
+        QCOMPARE(dialog.settings().options.debuginfodUrls,
+                 (std::vector<std::string>{"127.0.0.1:8002", "https://debuginfod.debian.net"}));
         QSettings().clear();
     }
 

@@ -162,7 +162,7 @@ SymbolsDialog::SymbolsDialog(const QString& file, const SymbolSettings& current,
     layout->addWidget(defaults_);
     layout->addWidget(buttons);
 
-    for (QLineEdit* e : {symfs_, vmlinux_, kcore_, kallsyms_})
+    for (QLineEdit* e : {symfs_, vmlinux_, kcore_, kallsyms_, debuginfodUrls_})
         connect(e, &QLineEdit::textChanged, this, &SymbolsDialog::checkPaths);
     for (QPlainTextEdit* e : {binaryDirs_, debugDirs_, jitDumps_, perfMaps_})
         connect(e, &QPlainTextEdit::textChanged, this, &SymbolsDialog::checkPaths);
@@ -227,6 +227,10 @@ void SymbolsDialog::checkPaths() {
         check("JIT dump", p);
     for (const QString& p : lines(perfMaps_))
         check("perf map", p);
+    // debuginfod takes http://, https:// and file:// URLs.
+    for (const QString& url : debuginfodUrls_->text().split(QRegularExpression("\\s+"), Qt::SkipEmptyParts))
+        if (!QRegularExpression("^(https?|file)://\\S+$").match(url).hasMatch())
+            missing << "debuginfod URL " + url + " (not http://, https:// or file://)";
     problemsText_ = missing.isEmpty() ? QString() : "Not found (kept as typed): " + missing.join("; ");
     problems_->setText(problemsText_);
     problems_->setVisible(!problemsText_.isEmpty());

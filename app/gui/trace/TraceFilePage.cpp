@@ -339,8 +339,10 @@ void TraceFilePage::updateMissingImages() {
             // Kernel maps say how to provide their code; other pseudo names ([vdso]) are no file.
             if (f.recorded[0] != '/' && f.hint.empty()) continue;
             missingImages_ << QString::fromStdString(f.recorded);
-            tips << QString::fromStdString(f.recorded) +
-                        (f.hint.empty() ? QString() : " — " + QString::fromStdString(f.hint));
+            // The resolver's hint names the CLI's options; here they are the dialog's fields.
+            QString hint = QString::fromStdString(f.hint);
+            hint.replace("pass ", "set ").replace("--symfs", "a sysroot").replace("--", "");
+            tips << QString::fromStdString(f.recorded) + (hint.isEmpty() ? QString() : " — " + hint);
         }
     }
     imagesResolved_ = true;
