@@ -125,6 +125,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         file->addAction("&Save capture as…", QKeySequence::Save, this, &MainWindow::saveCaptureDialog);
     exportAction_ =
         file->addAction("&Export…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::exportDialog);
+    symbolsAction_ = file->addAction("S&ymbols && binaries…", this, [this] {
+        if (TraceFilePage* page = currentTracePage()) page->openSymbolsDialog();
+    });
+    symbolsAction_->setToolTip("Where the open file's code and names come from (per file)");
     file->addSeparator();
     // Ctrl+Q on every platform theme (QKeySequence::Quit is empty on some).
     file->addAction("&Quit", QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
@@ -361,6 +365,7 @@ void MainWindow::updateActions() {
         statusFile_->setText("Last capture: " + capture_->lastCaptureFile());
     else
         statusFile_->setText("Captures go to " + CaptureFiles::capturesFolder());
+    symbolsAction_->setEnabled(page != nullptr);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -76,6 +76,7 @@ private:
     // completed and kept, then the window closes.
     bool closeAfterCapture_ = false;
     bool keepWithoutAsking_ = false;
+    QAction* symbolsAction_ = nullptr;  // File > Symbols & binaries… of the current file
 };
 
 }  // namespace auxscope

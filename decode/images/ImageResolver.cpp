@@ -29,6 +29,14 @@ bool isRegularFile(const std::string& path, uint64_t* size = nullptr) {
     return true;
 }
 
+// A recorded build-id and the file's: perf pads shorter ids (an md5's 16 bytes) to 20 with zeros.
+bool sameRecordedBuildId(const std::vector<uint8_t>& recorded, const std::vector<uint8_t>& file) {
+    if (file.empty() || recorded.size() < file.size()) return false;
+    if (!std::equal(file.begin(), file.end(), recorded.begin())) return false;
+    return std::all_of(recorded.begin() + ptrdiff_t(file.size()), recorded.end(),
+                       [](uint8_t b) { return b == 0; });
+}
+
 bool isDirectory(const std::string& path) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -425,8 +433,19 @@ int ImageResolver::resolveFile(const Mapping& m) {
         fileIndex_[m.file] = int(files_.size() - 1);
         return int(files_.size() - 1);
     }
+    // Found in a binary folder (as a sysroot, then by name): only the recorded build-id's file.
+    std::vector<std::string> fromBinaryDirs;
     if (!isPseudoFile(m.file)) {
         if (!options_.symfs.empty()) candidates.push_back(options_.symfs + m.file);
+        const std::string base = m.file.substr(m.file.rfind('/') + 1);
+        for (const std::string& dir : options_.binaryDirs) {
+            if (dir.empty()) continue;
+            for (const std::string& c : {dir + (m.file[0] == '/' ? "" : "/") + m.file, dir + "/" + base}) {
+                if (std::find(candidates.begin(), candidates.end(), c) != candidates.end()) continue;
+                candidates.push_back(c);
+                fromBinaryDirs.push_back(c);
+            }
+        }
         candidates.push_back(m.file);
     }
     if (m.buildId.size() >= 2) {
@@ -438,6 +457,11 @@ int ImageResolver::resolveFile(const Mapping& m) {
     }
     for (const std::string& c : candidates) {
         if (!isRegularFile(c)) continue;
+        if (!m.buildId.empty() &&
+            std::find(fromBinaryDirs.begin(), fromBinaryDirs.end(), c) != fromBinaryDirs.end()) {
+            const auto id = elfBuildId(c);
+            if (!id || !sameRecordedBuildId(m.buildId, *id)) continue;  // another build of that name
+        }
         // A stripped file's names come from its separate debug file (same layout), its code from itself.
         const std::string debug = elfSeparateDebugFile(c);
         auto symbols = ElfSymbols::load(c, functions_, m.file, 0, {}, debug);

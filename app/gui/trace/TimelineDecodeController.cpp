@@ -116,8 +116,14 @@ QString profileLine(const SampleProfile& profile) {
 
 TimelineDecodeController::TimelineDecodeController(TraceTimelineTab* tab,
                                                    std::shared_ptr<PerfDataReader> reader, bool hasTrace,
-                                                   const QString& traceKind, QObject* parent)
-    : QObject(parent), tab_(tab), reader_(std::move(reader)), hasTrace_(hasTrace), traceKind_(traceKind) {
+                                                   const QString& traceKind, ImageOptions images,
+                                                   QObject* parent)
+    : QObject(parent),
+      tab_(tab),
+      reader_(std::move(reader)),
+      hasTrace_(hasTrace),
+      traceKind_(traceKind),
+      images_(std::move(images)) {
     connect(tab_, &TraceTimelineTab::cancelRequested, this, &TimelineDecodeController::cancel);
     // A window the view settles on is decoded (the strip follows the view at once: it obeys the state).
     connect(tab_->state(), &TimelineState::windowSettled, this,
@@ -127,6 +133,11 @@ TimelineDecodeController::TimelineDecodeController(TraceTimelineTab* tab,
         if (tab_->view()->undecodedHint() == kDecodingHint) tab_->view()->setUndecodedHint({});
         emit updated();
     });
+}
+
+const ImageResolver* TimelineDecodeController::images() const {
+    if (session_) return &session_->images();
+    return profile_ ? &profile_->images() : nullptr;
 }
 
 TimelineDecodeController::~TimelineDecodeController() {
@@ -147,7 +158,7 @@ void TimelineDecodeController::open() {
     tab_->setBusyProgress("Opening %p%");  // busy: the session opens in one step
     staleTimeline();
     QPointer<TimelineDecodeController> self(this);
-    std::thread([self, reader = reader_, lock = sessionLock_, cancel = timelineCancel_] {
+    std::thread([self, reader = reader_, lock = sessionLock_, cancel = timelineCancel_, images = images_] {
         std::unique_lock guard(*lock);
         const auto started = std::chrono::steady_clock::now();
         auto lastReport = started - std::chrono::seconds(1);
@@ -164,7 +175,9 @@ void TimelineDecodeController::open() {
             }
             return !*cancel;
         };
-        auto opened = AuxTraceSession::open(*reader);
+        AuxTraceOptions traceOptions;
+        traceOptions.images = images;
+        auto opened = AuxTraceSession::open(*reader, traceOptions);
         std::shared_ptr<AuxTraceSession> session;
         std::shared_ptr<const TimelineData> base;
         std::shared_ptr<const TimelineOverview> overview;
@@ -190,6 +203,7 @@ void TimelineDecodeController::open() {
             if (hasSamples(*reader) && !*cancel) {
                 report(0, "Reading samples and stacks");
                 SampleProfileOptions po;
+                po.images = images;
                 po.progress = [&](uint64_t done, uint64_t total) {
                     return report(int(80 * done / std::max<uint64_t>(total, 1)),
                                   "Reading samples and stacks");
@@ -303,7 +317,7 @@ void TimelineDecodeController::buildSidebandTimeline() {
     tab_->showBusy(true);
     tab_->setProgress(0, "Reading the sideband");
     QPointer<TimelineDecodeController> self(this);
-    std::thread([self, reader = reader_, cancel = timelineCancel_] {
+    std::thread([self, reader = reader_, cancel = timelineCancel_, imageOptions = images_] {
         const auto started = std::chrono::steady_clock::now();
         auto lastReport = started - std::chrono::seconds(1);
         // Progress to the page at most every 50 ms; false once the page is gone.
@@ -336,6 +350,7 @@ void TimelineDecodeController::buildSidebandTimeline() {
             // also names the lanes' samples, and it carries their stacks.
             report(40, "Loading symbols");
             SampleProfileOptions po;
+            po.images = imageOptions;
             po.progress = [&](uint64_t done, uint64_t total) {
                 return report(40 + int(45 * done / std::max<uint64_t>(total, 1)),
                               "Reading samples and stacks");
@@ -356,7 +371,7 @@ void TimelineDecodeController::buildSidebandTimeline() {
                 // the decoders' symbol code alone, without stacks.
                 profileError = loaded.error().message;
                 report(70, "Loading symbols");
-                images.emplace(*sideband, *functions, ImageOptions{});
+                images.emplace(*sideband, *functions, imageOptions);
                 images->prepare();
                 options.functions = functions;
                 options.functionAt = [&images](int32_t pid, uint64_t ip) {

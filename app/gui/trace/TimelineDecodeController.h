@@ -29,6 +29,8 @@
 #include <optional>
 #include <set>
 
+#include "images/ImageResolver.h"
+
 class QPushButton;
 
 namespace auxscope {
@@ -42,9 +44,10 @@ struct TimelineData;
 class TimelineDecodeController : public QObject {
     Q_OBJECT
 public:
-    // `hasTrace`: the file has a decodable AUX trace, of kind `traceKind` ("Intel PT").
+    // `hasTrace`: the file has a decodable AUX trace, of kind `traceKind` ("Intel PT");
+    // `images`: where its code and names come from (the page's Symbols & binaries).
     TimelineDecodeController(TraceTimelineTab* tab, std::shared_ptr<PerfDataReader> reader, bool hasTrace,
-                             const QString& traceKind, QObject* parent = nullptr);
+                             const QString& traceKind, ImageOptions images, QObject* parent = nullptr);
     ~TimelineDecodeController() override;
 
     // Builds the first frame (and, with a trace, decodes its first window).
@@ -60,6 +63,9 @@ public:
     void showCode(int32_t tid, uint32_t function, uint64_t begin, uint64_t end);
     // The file's sampled profile (null: none read, or the file has no samples beside its trace).
     const std::shared_ptr<const SampleProfile>& profile() const { return profile_; }
+    // The images the timeline resolved (the session's, else the profile's): null
+    // until opened, and for a file without either.
+    const ImageResolver* images() const;
     // Shows the code of the profile's `function` with the samples of `event`
     // (an index into its events) whose leaf is in it, of `tid` (-1: any thread)
     // in [begin, end): per instruction and per source line.
@@ -82,6 +88,7 @@ private:
     std::shared_ptr<PerfDataReader> reader_;
     bool hasTrace_ = false;
     QString traceKind_;
+    ImageOptions images_;
     bool ptOpening_ = false;
     QString timelineNote_;  // shown above the timeline's status (the AUX session could not open)
     std::shared_ptr<std::atomic<bool>> timelineCancel_ = std::make_shared<std::atomic<bool>>(false);

@@ -16,16 +16,32 @@
 #include <thread>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
+#include "gui/trace/SymbolsDialog.h"
 #include "gui/trace/TimelineDecodeController.h"
 #include "gui/trace/TraceExporter.h"
 #include "gui/trace/TraceSummaryTree.h"
 #include "gui/trace/TraceTimelineTab.h"
+#include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 
 namespace auxscope {
 
-TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(parent), path_(path) {
+namespace {
+
+// Recorded names that stand for no file to look for (anonymous memory, memfds,
+// deleted files): not "missing".
+bool namesNoFile(const std::string& recorded) {
+    return recorded.empty() || recorded.rfind("//anon", 0) == 0 || recorded.rfind("/memfd:", 0) == 0 ||
+           recorded.rfind("/dev/", 0) == 0 || recorded.rfind("anon_inode:", 0) == 0 ||
+           recorded.find(" (deleted)") != std::string::npos;
+}
+
+}  // namespace
+
+TraceFilePage::TraceFilePage(const QString& path, QWidget* parent)
+    : QWidget(parent), path_(path), symbols_(SymbolSettings::forFile(path)) {
     status_ = new QLabel("Reading " + path + "…");
     status_->setObjectName("traceStatus");
     status_->setWordWrap(true);
@@ -48,9 +64,26 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent) : QWidget(par
         b->setEnabled(false);
     connect(exportPerfetto_, &QPushButton::clicked, this, [this] { exportTo("perfetto"); });
     connect(exportCsv_, &QPushButton::clicked, this, [this] { exportTo("csv"); });
+    symbolsButton_ = new QPushButton("Symbols && binaries…");
+    symbolsButton_->setObjectName("symbolsButton");
+    symbolsButton_->setToolTip(
+        "Where the file's code and names come from: sysroot, binary and debug folders, kernel images, "
+        "debuginfod, JIT maps");
+    connect(symbolsButton_, &QPushButton::clicked, this, [this] { openSymbolsDialog(); });
+    missing_ = new QLabel;
+    missing_->setObjectName("missingImages");
+    missing_->setWordWrap(true);
+    missing_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    missing_->setStyleSheet("color: #b00020;");
+    missing_->setVisible(false);
+    auto* header = new QVBoxLayout;
+    header->setSpacing(2);
+    header->addWidget(status_);
+    header->addWidget(missing_);
     auto* buttons = new QHBoxLayout;
-    buttons->addWidget(status_, 1);
+    buttons->addLayout(header, 1);
     buttons->addWidget(progress_);
+    buttons->addWidget(symbolsButton_);
     buttons->addWidget(decode_);
     buttons->addWidget(exportPerfetto_);
     buttons->addWidget(exportCsv_);
@@ -146,7 +179,10 @@ bool TraceFilePage::startDecode() {
     if (cancel_) *cancel_ = true;
     cancel_ = std::make_shared<std::atomic<bool>>(false);
     QPointer<TraceFilePage> self(this);
-    std::thread([self, reader = reader_, cancel = cancel_] {
+    AuxTraceOptions options;
+    options.images = imageOptions();
+    const uint64_t generation = ++decodeGeneration_;
+    std::thread([self, reader = reader_, cancel = cancel_, options, generation] {
         const auto started = std::chrono::steady_clock::now();
         auto report = [&](size_t done, size_t total) {
             QMetaObject::invokeMethod(
@@ -159,7 +195,7 @@ bool TraceFilePage::startDecode() {
                 Qt::QueuedConnection);
             return !*cancel;
         };
-        auto decoded = decodeAuxTraceSpans(*reader, {}, {}, 0, report);
+        auto decoded = decodeAuxTraceSpans(*reader, {}, options, 0, report);
         auto spans = std::make_shared<std::shared_ptr<const AuxTraceSpans>>();
         auto summary = std::make_shared<PtSpanSummary>();
         std::string error;
@@ -173,8 +209,8 @@ bool TraceFilePage::startDecode() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, spans, summary, error, seconds] {
-                if (!self) return;
+            [self, spans, summary, error, seconds, generation] {
+                if (!self || generation != self->decodeGeneration_) return;  // a later decode replaced it
                 self->decoding_ = false;
                 self->progress_->setVisible(false);
                 self->decode_->setEnabled(true);
@@ -210,8 +246,11 @@ void TraceFilePage::openTimeline() {
         path_, hasPt_ ? "Opening the " + traceKind_ + " trace…" : QString("Building the timeline…"));
     tabs_->insertTab(0, timeline_, "Timeline");
     tabs_->setCurrentIndex(0);
-    decoder_ = new TimelineDecodeController(timeline_, reader_, hasPt_, traceKind_, this);
+    ++timelineOpens_;
+    imagesResolved_ = false;
+    decoder_ = new TimelineDecodeController(timeline_, reader_, hasPt_, traceKind_, imageOptions(), this);
     decoder_->setBudget(timelineBudget_);
+    connect(decoder_, &TimelineDecodeController::opened, this, &TraceFilePage::updateMissingImages);
     connect(decoder_, &TimelineDecodeController::opened, this, &TraceFilePage::timelineOpened);
     connect(decoder_, &TimelineDecodeController::updated, this, &TraceFilePage::timelineUpdated);
     connect(timeline_, &TraceTimelineTab::exportRequested, this,
@@ -220,6 +259,107 @@ void TraceFilePage::openTimeline() {
     connect(timeline_, &TraceTimelineTab::sampleCodeRequested, decoder_,
             &TimelineDecodeController::showSampleCode);
     decoder_->open();
+}
+
+// ---- Symbols & binaries ----
+
+SymbolsDialog* TraceFilePage::openSymbolsDialog() {
+    if (dialog_) {
+        dialog_->raise();
+        dialog_->activateWindow();
+        return dialog_;
+    }
+    dialog_ = new SymbolsDialog(path_, symbols_, this);
+    dialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog_, &QDialog::accepted, this, [this, dialog = dialog_] {
+        if (dialog) setSymbolSettings(dialog->settings(), dialog->saveAsDefaults());
+    });
+    dialog_->open();
+    return dialog_;
+}
+
+SymbolsDialog* TraceFilePage::symbolsDialog() const {
+    return dialog_;
+}
+
+void TraceFilePage::setSymbolSettings(const SymbolSettings& s, bool asDefaults) {
+    const bool changed = !(s == symbols_) || !symbols_.ownEntry;
+    symbols_ = s;
+    symbols_.ownEntry = true;
+    SymbolSettings::saveForFile(path_, symbols_);
+    if (asDefaults) SymbolSettings::saveDefaults(symbols_);
+    if (changed) resolveAgain();
+}
+
+void TraceFilePage::resolveAgain() {
+    if (!reader_) return;  // not read yet: the timeline opens with the new settings
+    const QString note = "Symbols & binaries changed: resolving " + QFileInfo(path_).fileName() + " again…";
+    emit statusMessage(note);
+    if (timeline_) {
+        // The view comes back to the window it showed.
+        const auto window = timeline_->state()->window();
+        const bool hadData = timeline()->data() != nullptr;
+        const int index = tabs_->indexOf(timeline_);
+        const bool current = tabs_->currentWidget() == timeline_;
+        delete decoder_;  // stops its workers (they check the controller before touching the tab)
+        decoder_ = nullptr;
+        tabs_->removeTab(index);
+        timeline_->deleteLater();
+        timeline_ = nullptr;
+        missingImages_.clear();
+        missing_->setVisible(false);
+        openTimeline();
+        timeline_->setStatus(note);
+        if (!current) tabs_->setCurrentIndex(1);
+        if (hadData && window.end > window.begin) {
+            connect(
+                decoder_, &TimelineDecodeController::opened, this,
+                [this, window] {
+                    if (timeline_) timeline_->state()->setWindow(window.begin, window.end);
+                },
+                Qt::SingleShotConnection);
+        }
+    }
+    if (decoded_ || decoding_) {
+        decoding_ = false;
+        decoded_.reset();
+        startDecode();
+    }
+}
+
+void TraceFilePage::updateMissingImages() {
+    missingImages_.clear();
+    QStringList tips, notes;
+    if (const ImageResolver* images = decoder_ ? decoder_->images() : nullptr) {
+        // What the settings gave that could not be used ("vmlinux X: not an ELF file").
+        for (const std::string& note : images->notes())
+            notes << QString::fromStdString(note);
+        for (const ImageResolver::FileStatus& f : images->files()) {
+            if (!f.resolved.empty() || !f.mappings || namesNoFile(f.recorded)) continue;
+            // Kernel maps say how to provide their code; other pseudo names ([vdso]) are no file.
+            if (f.recorded[0] != '/' && f.hint.empty()) continue;
+            missingImages_ << QString::fromStdString(f.recorded);
+            // The resolver's hint names the CLI's options; here they are the dialog's fields.
+            QString hint = QString::fromStdString(f.hint);
+            hint.replace("pass ", "set ").replace("--symfs", "a sysroot").replace("--", "");
+            tips << QString::fromStdString(f.recorded) + (hint.isEmpty() ? QString() : " — " + hint);
+        }
+    }
+    imagesResolved_ = true;
+    QStringList lines;
+    if (!missingImages_.isEmpty()) {
+        const int n = int(missingImages_.size());
+        lines << QString("%1 image%2 missing: %3%4 — Symbols & binaries… says where to look")
+                     .arg(n)
+                     .arg(n == 1 ? "" : "s")
+                     .arg(missingImages_.mid(0, 3).join(", "))
+                     .arg(n > 3 ? QString(" … (%1 more)").arg(n - 3) : QString());
+    }
+    lines << notes;
+    missing_->setText(lines.join('\n'));
+    missing_->setToolTip((tips + notes).join('\n'));
+    missing_->setVisible(!lines.isEmpty());
+    emit imagesChanged();
 }
 
 void TraceFilePage::cancelTimeline() {

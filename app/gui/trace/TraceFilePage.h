@@ -45,12 +45,22 @@
 // time where the file has switches), the lanes' samples carry their stacks on
 // hover, and a sampled function's code shows its samples per instruction and
 // source line.
+//
+// Where the file's code and names come from (issue 27): its Symbols & binaries
+// (SymbolSettings, kept per file, defaults for all; the file's folder searched
+// automatically) go to everything that resolves images (the timeline's
+// session and profile, the summary's decode). The header names the images
+// still missing ("2 images missing: /data/local/tmp/etm_test_loop, …") beside
+// a button to the dialog (SymbolsDialog); OK there resolves the file again:
+// the timeline and its panes are rebuilt, the summary's decode redone.
+#include <QPointer>
 #include <QWidget>
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 
+#include "gui/trace/SymbolSettings.h"
 #include "gui/trace/TraceTimelineTab.h"
 
 class QLabel;
@@ -72,6 +82,7 @@ class CodeView;
 class TraceExporter;
 class TraceSummaryTree;
 class TimelineDecodeController;
+class SymbolsDialog;
 struct AuxTraceSpans;
 
 class TraceFilePage : public QWidget {
@@ -131,6 +142,29 @@ public:
     // The file's sampled profile (null until the timeline opened, or without samples beside a trace).
     std::shared_ptr<const SampleProfile> sampleProfile() const;
 
+    // Where its code and names come from (the file's settings, else the defaults),
+    // and what the resolver gets (the file's folder added when searched automatically).
+    const SymbolSettings& symbolSettings() const { return symbols_; }
+    ImageOptions imageOptions() const { return symbols_.effective(path_); }
+    // Keeps `s` for this file (and as the defaults for every file with
+    // `asDefaults`), then resolves and decodes the file again with it.
+    void setSymbolSettings(const SymbolSettings& s, bool asDefaults = false);
+    // Opens the Symbols & binaries dialog (not blocking; OK applies it): the one
+    // open, or a new one.
+    SymbolsDialog* openSymbolsDialog();
+    SymbolsDialog* symbolsDialog() const;
+    QPushButton* symbolsButton() const { return symbolsButton_; }
+    // The header's line naming the images still missing, and what the resolver
+    // could not use of the settings (its notes); hidden when there is neither.
+    QLabel* missingImagesLine() const { return missing_; }
+    // The recorded names of the mapped files not found (kernel maps by their
+    // recorded name), once the timeline resolved them (imagesResolved()).
+    const QStringList& missingImages() const { return missingImages_; }
+    bool imagesResolved() const { return imagesResolved_; }
+    // How many times the Timeline tab was built (1 after the first open; each
+    // change of the Symbols & binaries adds one).
+    int timelineOpens() const { return timelineOpens_; }
+
 public slots:
     // Without a path, ask for one. Runs on a worker thread (false: not started).
     bool exportTo(const QString& format, QString outPath = {});
@@ -148,6 +182,8 @@ signals:
     void timelineOpened();
     // An export ended: written (ok), failed or cancelled; `message` says which and where.
     void exportFinished(bool ok, const QString& message);
+    // The images were resolved (again): missingImages() says what is missing.
+    void imagesChanged();
 
 private:
     // A part of the Timeline tab (null until the file is read).
@@ -157,6 +193,9 @@ private:
     }
     void populate();
     void openTimeline();
+    // The Timeline tab and the summary's decode again, with the current settings.
+    void resolveAgain();
+    void updateMissingImages();
 
     QString path_;
     QLabel* status_ = nullptr;
@@ -178,6 +217,15 @@ private:
     bool failed_ = false;
     bool hasPt_ = false;
     bool decoding_ = false;
+    uint64_t decodeGeneration_ = 0;  // a summary decode's result is dropped when it moved on
+
+    SymbolSettings symbols_;
+    QPushButton* symbolsButton_ = nullptr;
+    QLabel* missing_ = nullptr;
+    QPointer<SymbolsDialog> dialog_;
+    QStringList missingImages_;
+    bool imagesResolved_ = false;
+    int timelineOpens_ = 0;
 
     QTabWidget* tabs_ = nullptr;
     TraceTimelineTab* timeline_ = nullptr;  // the Timeline tab (null until the file is read)
