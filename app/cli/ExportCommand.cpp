@@ -24,7 +24,8 @@ namespace {
 
 const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
                        [--no-stacks] [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B]
-                       [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
+                       [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE]
+                       [--binary-dir DIR] [--debug-dir DIR] [--debuginfod URL] [--no-debuginfod] [-j N]
 
 Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
@@ -73,7 +74,7 @@ callchains; "[off-CPU: no stack]" without).
   --vmlinux FILE  kernel code and symbols (see auxscope decode --help)
   --kcore DIR|FILE  kernel code from a kcore copy, names from its kallsyms
   --kallsyms FILE kernel symbols
-  -j N            decode and stack symbolizing threads (default: all CPUs)
+%LOOKUP%  -j N            decode and stack symbolizing threads (default: all CPUs)
 )";
 
 // Whether any sampling event of the file records call stacks
@@ -102,10 +103,12 @@ int runExportCommand(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "-h" || a == "--help") {
-            std::cout << kHelp;
+            std::cout << withImageLookupHelp(kHelp);
             return 0;
         } else if (a == "--decode" || a == "--no-decode") {
             decode = a == "--decode";
+        } else if (isDecodeSelectionFlag(a)) {
+            applyDecodeSelectionFlag(a, selection);
         } else if (isDecodeSelectionOption(a) && i + 1 < args.size()) {
             if (auto r = applyDecodeSelectionOption(a, args[i + 1], selection); !r)
                 return bad(r.error().message);
@@ -132,7 +135,7 @@ int runExportCommand(const std::vector<std::string>& args) {
         }
     }
     if (input.empty()) {
-        std::cerr << kHelp;
+        std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
     if (format != "perfetto" && format != "csv") {

@@ -426,6 +426,20 @@ std::optional<std::vector<uint8_t>> elfBuildId(const std::string& path) {
 }
 
 std::string elfSeparateDebugFile(const std::string& path, const std::string& root) {
+    return elfSeparateDebugFile(path, std::vector<std::string>{root});
+}
+
+bool elfHasSymtab(const std::string& path) {
+    ElfFile file(path);
+    if (!file.elf) return false;
+    for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB) return true;
+    }
+    return false;
+}
+
+std::string elfSeparateDebugFile(const std::string& path, const std::vector<std::string>& roots) {
     ElfFile file(path);
     if (!file.elf) return {};
     size_t shstrndx = 0;
@@ -456,15 +470,21 @@ std::string elfSeparateDebugFile(const std::string& path, const std::string& roo
         std::string text;
         for (uint8_t b : *id)
             text += hex[b >> 4], text += hex[b & 15];
-        const std::string candidate =
-            root + "/.build-id/" + text.substr(0, 2) + "/" + text.substr(2) + ".debug";
-        if (matches(candidate)) return candidate;
+        for (const std::string& root : roots) {
+            const std::string candidate =
+                root + "/.build-id/" + text.substr(0, 2) + "/" + text.substr(2) + ".debug";
+            if (matches(candidate)) return candidate;
+        }
     }
     if (!debuglink.empty()) {
         const size_t slash = path.rfind('/');
         const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-        for (const std::string& candidate :
-             {dir + "/" + debuglink, dir + "/.debug/" + debuglink, root + dir + "/" + debuglink})
+        std::vector<std::string> candidates = {dir + "/" + debuglink, dir + "/.debug/" + debuglink};
+        for (const std::string& root : roots)
+            candidates.push_back(root + dir + "/" + debuglink);
+        for (const std::string& root : roots)
+            candidates.push_back(root + "/" + debuglink);  // a debug folder holding the file by name
+        for (const std::string& candidate : candidates)
             if (matches(candidate)) return candidate;
     }
     return {};
