@@ -30,20 +30,29 @@ std::string hexOf(std::span<const uint8_t> bytes) {
 
 struct QueryState {
     const DebuginfodClient::Progress* progress = nullptr;
-    std::chrono::steady_clock::time_point deadline;
+    std::chrono::milliseconds timeout;
+    std::chrono::steady_clock::time_point deadline;  // moved on while bytes arrive
+    long done = -1;
     bool cancelled = false, timedOut = false;
 };
 
-// libdebuginfod calls this about once a second while a transfer runs (and as
-// bytes arrive): a non-zero return ends the query.
+// libdebuginfod calls this about once a second while a query runs: before a
+// server has answered with `done` counting its loops and `total` 0, then with
+// the bytes received of the file's size. A non-zero return ends the query.
+// The timeout runs from the start until a server answers, then from the last
+// bytes received (a large debug file on a slow link is not cut off).
 int onProgress(debuginfod_client* client, long done, long total) {
     auto* state = static_cast<QueryState*>(debuginfod_get_user_data(client));
     if (!state) return 0;
-    if (std::chrono::steady_clock::now() > state->deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool receiving = total > 0;
+    if (receiving && done > state->done) state->done = done, state->deadline = now + state->timeout;
+    if (now > state->deadline) {
         state->timedOut = true;
         return 1;
     }
-    if (state->progress && *state->progress && !(*state->progress)(int64_t(done), int64_t(total))) {
+    if (state->progress && *state->progress &&
+        !(*state->progress)(receiving ? int64_t(done) : 0, receiving ? int64_t(total) : 0)) {
         state->cancelled = true;
         return 1;
     }
@@ -109,6 +118,7 @@ Expected<std::string> DebuginfodClient::find(Kind kind, std::span<const uint8_t>
                          std::string(std::strerror(errno)));
     QueryState state;
     state.progress = &progress;
+    state.timeout = timeout_;
     state.deadline = std::chrono::steady_clock::now() + timeout_;
     debuginfod_set_user_data(client, &state);
     debuginfod_set_progressfn(client, onProgress);
@@ -128,8 +138,8 @@ Expected<std::string> DebuginfodClient::find(Kind kind, std::span<const uint8_t>
     std::free(path);
     const std::string where = "debuginfod " + urls_ + ": " + what + " of " + id + ": ";
     if (state.timedOut)
-        return makeError(where + "timed out after " + std::to_string(timeout_.count() / 1000) +
-                         " s (server unreachable or slow; offline?)");
+        return makeError(where + "timed out: nothing received for " + std::to_string(timeout_.count()) +
+                         " ms (server unreachable or stalled; offline?)");
     if (state.cancelled) return makeError(where + "cancelled");
     switch (-fd) {
         case ENOENT:

@@ -8,8 +8,8 @@
 // neither (or ImageOptions::debuginfod false) no request is ever made.
 // libdebuginfod keeps what it fetched in its cache ($DEBUGINFOD_CACHE_PATH,
 // else $XDG_CACHE_HOME/debuginfod_client) and answers from there without a
-// request the next time. Every query is bounded in time (kTimeout unless the
-// caller says otherwise) and hears a progress callback that may cancel it, so
+// request the next time. Every query is bounded in time: it ends when nothing
+// arrives for kTimeout (unless the caller sets another), and hears a progress callback that may cancel it, so
 // a caller can run it on a worker thread with a progress bar and Cancel.
 //
 // libdebuginfod reads the server list from the environment only: a query with
@@ -30,7 +30,7 @@ struct ImageOptions;
 
 class DebuginfodClient {
 public:
-    static constexpr std::chrono::seconds kTimeout{30};
+    static constexpr std::chrono::seconds kTimeout{15};
     // What a query has received so far: `done` of `total` bytes (total 0: not
     // known yet). Returning false cancels the query.
     using Progress = std::function<bool(int64_t done, int64_t total)>;
