@@ -15,7 +15,8 @@
 //    program, its code when the program is missing; the second time from
 //    libdebuginfod's cache with the server stopped; a stopped server gives a note
 //    and no hang, a server that never answers a timeout, a cancel ends a query;
-//    no URL (or --no-debuginfod) makes no request at all.
+//    no URL (or --no-debuginfod) makes no request at all; auxscope report
+//    names a perf record of the stripped program with --debuginfod URL.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -379,6 +380,22 @@ std::string debuginfodMissing() {
     return {};
 }
 
+// `command` through sh -c, stdout and stderr together; its exit status in `status`.
+std::string run(const std::string& command, int* status) {
+    std::string out;
+    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+    if (!p) {
+        *status = -1;
+        return "cannot run " + command;
+    }
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, p)) > 0;)
+        out.append(buffer, n);
+    const int rc = ::pclose(p);
+    *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    return out;
+}
+
 bool ciRequires() {
     const char* ci = std::getenv("CI");
     return ci && std::string(ci) == "true";
@@ -543,4 +560,28 @@ TEST_F(DebuginfodLookup, SilentServerTimesOutAndCancelEndsAQuery) {
     auto nothing = none.find(DebuginfodClient::Kind::Debuginfo, id_);
     ASSERT_FALSE(nothing);
     EXPECT_NE(nothing.error().message.find("no URL"), std::string::npos);
+}
+
+// The command line: auxscope report names the samples of a stripped program
+// with its functions from the server's debug file (--debuginfod URL), and not
+// with --no-debuginfod.
+TEST_F(DebuginfodLookup, ReportNamesAStrippedProgramsSamples) {
+    int status = 0;
+    const std::string perfCheck = run("perf record -q -N -e cpu-clock -o /dev/null -- true", &status);
+    if (status != 0) GTEST_SKIP() << "perf record -e cpu-clock does not work here: " << perfCheck;
+    TempDir work;
+    const std::string data = work.path + "/stripped.data";
+    const std::string recorded =
+        run("perf record -q -N -e cpu-clock -F 2000 -o " + data + " -- " + stripped() + " 300", &status);
+    ASSERT_EQ(status, 0) << recorded;
+    const std::string report = std::string(AUXSCOPE_BIN) + " report " + data + " --source samples --top 0";
+    const std::string without = run(report + " --no-debuginfod", &status);
+    EXPECT_EQ(status, 0) << without;
+    EXPECT_EQ(without.find("lookup_alpha"), std::string::npos) << without;
+    EXPECT_EQ(without.find("debuginfod "), std::string::npos) << without;
+    const std::string with = run(report + " --debuginfod " + server_->url(), &status);
+    EXPECT_EQ(status, 0) << with;
+    EXPECT_NE(with.find("lookup_beta"), std::string::npos) << with;
+    EXPECT_NE(with.find("lookup_alpha"), std::string::npos) << with;
+    EXPECT_NE(with.find("1 debug files"), std::string::npos) << with;
 }

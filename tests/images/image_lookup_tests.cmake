@@ -6,7 +6,8 @@
 # (/usr/bin/debuginfod on 127.0.0.1, started by the test: names and source
 # lines of a stripped program from its debug file, its code when the program is
 # missing, the cache reused with the server stopped, a note and no hang when no
-# server answers, no request without a URL). Without debuginfod installed those
+# server answers, no request without a URL; auxscope report --debuginfod URL
+# naming a perf record of the stripped program, which needs perf). Without debuginfod installed those
 # skip with the reason (fail with CI=true).
 find_program(AUXSCOPE_OBJCOPY objcopy)
 find_program(AUXSCOPE_STRIP strip)
@@ -34,8 +35,8 @@ if(AUXSCOPE_OBJCOPY AND AUXSCOPE_STRIP)
   add_executable(image_lookup_tests ${CMAKE_CURRENT_LIST_DIR}/ImageLookupTest.cpp)
   target_link_libraries(image_lookup_tests PRIVATE auxscope_decode GTest::gtest_main)
   target_compile_definitions(image_lookup_tests PRIVATE AUXSCOPE_LOOKUP_IMAGES="${_lookup_dir}"
-                             AUXSCOPE_DEBUGINFOD="${AUXSCOPE_DEBUGINFOD}")
-  add_dependencies(image_lookup_tests lookup_images)
+                             AUXSCOPE_DEBUGINFOD="${AUXSCOPE_DEBUGINFOD}" AUXSCOPE_BIN="$<TARGET_FILE:auxscope>")
+  add_dependencies(image_lookup_tests lookup_images auxscope)
   # Serial: the debuginfod tests start a server and set DEBUGINFOD_* in the process.
   gtest_discover_tests(image_lookup_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
 endif()
