@@ -62,6 +62,15 @@ bool isKernelMapName(const std::string& name) {
     return name.rfind(kKernelName, 0) == 0;
 }
 
+// Build-ids as perf compares them: a recording's HEADER_BUILD_ID holds 20
+// bytes, a shorter id (16: MD5, simpleperf's) padded with zeros.
+bool sameBuildId(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    const std::vector<uint8_t>& shorter = a.size() <= b.size() ? a : b;
+    const std::vector<uint8_t>& longer = a.size() <= b.size() ? b : a;
+    if (shorter.empty() || !std::equal(shorter.begin(), shorter.end(), longer.begin())) return false;
+    return std::all_of(longer.begin() + long(shorter.size()), longer.end(), [](uint8_t x) { return x == 0; });
+}
+
 bool isKernelAddress(uint64_t ip) {
     return ip >> 63;
 }
@@ -477,7 +486,7 @@ int ImageResolver::resolveFile(const Mapping& m) {
 bool ImageResolver::acceptCandidate(const Mapping& m, const std::string& path, FileStatus& status) {
     if (m.buildId.empty()) return true;  // nothing recorded to compare with: the path decides, as before
     auto id = elfBuildId(path);
-    if (id && *id == m.buildId) return true;
+    if (id && sameBuildId(*id, m.buildId)) return true;
     // perf's build-id cache also holds kallsyms/kcore copies under the same
     // layout: only an ELF file counts as a candidate to reject.
     if (!id && !elfLoadSegments(path)) return false;
@@ -498,7 +507,7 @@ std::string ImageResolver::localDebugFile(const std::string& path,
             options_.buildIdCache + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + "/debug";
         if (isRegularFile(cached)) {
             auto id = elfBuildId(cached);
-            if (!id || *id == buildId) return cached;
+            if (!id || sameBuildId(*id, buildId)) return cached;
         }
     }
     std::vector<std::string> roots;
@@ -520,7 +529,10 @@ void ImageResolver::fetchFromDebuginfod(size_t from) {
     if (!client.configured()) return;  // never a request without a URL
     for (size_t i = from; i < files_.size(); ++i) {
         FileStatus& f = files_[i];
-        const std::vector<uint8_t>& id = recordedBuildId_[i];
+        std::vector<uint8_t> id = recordedBuildId_[i];
+        // A 16-byte id padded to perf's 20: the server knows it by its 16.
+        if (id.size() == 20 && std::all_of(id.begin() + 16, id.end(), [](uint8_t x) { return x == 0; }))
+            id.resize(16);
         // User-space files with a recorded build-id whose code, or names, are missing here.
         if (id.size() < 2 || isPseudoFile(f.recorded) || isKernelMapName(f.recorded)) continue;
         const bool needCode = f.resolved.empty();
