@@ -27,8 +27,14 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI
        auxscope report FILE [--tid T] [--time A-B] [--sort self|total|calls|insns]
                        [--format text|csv|json] [--top N] [--tree]
                                           top functions and call tree of a decoded AUX trace
+       auxscope decode FILE [--format spans|insn|ranges|packets] [--cpu N] [--tid T] [--time A-B]
+                                          decode a perf.data's Intel PT or CoreSight trace
+       auxscope decode SNAPSHOT_DIR [--format ranges|packets]
+                                          decode an OpenCSD/DS-5 CoreSight snapshot
        auxscope decode --pt FILE [--raw BIN:ADDR | --elf ELF] [--format ptxed|packets]
                                           decode raw Intel PT trace with libipt
+       decode, report and export find code and names with [--symfs DIR] [--binary-dir DIR]
+       [--debug-dir DIR] [--debuginfod URL] [--no-debuginfod] [--vmlinux FILE] [--kcore DIR|FILE]
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              help for a command
 
