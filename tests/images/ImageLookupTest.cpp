@@ -9,7 +9,8 @@
 //  - another build of the program (other build-id) is rejected, counted and
 //    noted, and the right one after it is taken; alone, the file stays missing;
 //  - the stripped copy's names from debugDirs (by .build-id path and by its
-//    .gnu_debuglink name), none without;
+//    .gnu_debuglink name), none without; a stripped copy with MiniDebugInfo
+//    (.gnu_debugdata) named from there;
 //  - debuginfod (/usr/bin/debuginfod started here on a free port, indexing the
 //    stripped program and its debug file): names and source lines of the stripped
 //    program, its code when the program is missing; the second time from
@@ -253,6 +254,22 @@ TEST_F(ImageLookup, StrippedNamesFromDebugDirs) {
     auto byId = resolve(o, id_, cache_.path);
     EXPECT_EQ(byId->file()->debugFile, debug);
     EXPECT_EQ(byId->nameAt("lookup_beta"), "lookup_beta");
+}
+
+// MiniDebugInfo: a stripped file whose .symtab is xz-compressed in
+// .gnu_debugdata (no separate debug file): its functions are named from there.
+TEST_F(ImageLookup, StrippedNamesFromGnuDebugdata) {
+    const std::string mini = kImages + "/mini/lookup_prog";
+    if (!fs::exists(mini)) GTEST_SKIP() << mini << " was not made (xz is not installed)";
+    ASSERT_FALSE(elfHasSymtab(mini));
+    ImageOptions o;
+    o.binaryDirs = {kImages + "/mini"};
+    auto r = resolve(o, id_, cache_.path);
+    ASSERT_TRUE(r->file());
+    EXPECT_EQ(r->file()->resolved, mini);
+    EXPECT_EQ(r->file()->debugFile, "");
+    EXPECT_EQ(r->nameAt("lookup_alpha"), "lookup_alpha");
+    EXPECT_EQ(r->nameAt("lookup_beta"), "lookup_beta");
 }
 
 // ---------------------------------------------------------------- debuginfod
