@@ -256,6 +256,27 @@ TEST_F(ImageLookup, StrippedNamesFromDebugDirs) {
     EXPECT_EQ(byId->nameAt("lookup_beta"), "lookup_beta");
 }
 
+// A 16-byte (MD5) build-id as a recording pads it to perf's 20 bytes with
+// zeros (simpleperf's perf_etm.data does): the same id, the file is taken; other
+// bytes after the 16 are another id.
+TEST_F(ImageLookup, ShortBuildIdPaddedToTwentyBytes) {
+    const std::string md5 = kImages + "/md5/lookup_prog";
+    std::vector<uint8_t> id = buildIdOf(md5);
+    ASSERT_EQ(id.size(), 16u) << md5;
+    ImageOptions o;
+    o.binaryDirs = {kImages + "/md5"};
+    std::vector<uint8_t> padded = id;
+    padded.resize(20, 0);
+    auto r = resolve(o, padded, cache_.path);
+    ASSERT_TRUE(r->file());
+    EXPECT_EQ(r->file()->resolved, md5) << r->notes();
+    EXPECT_EQ(r->file()->rejected, 0u);
+    padded[19] = 1;
+    auto other = resolve(o, padded, cache_.path);
+    EXPECT_EQ(other->file()->resolved, "");
+    EXPECT_EQ(other->file()->rejected, 1u);
+}
+
 // MiniDebugInfo: a stripped file whose .symtab is xz-compressed in
 // .gnu_debugdata (no separate debug file): its functions are named from there.
 TEST_F(ImageLookup, StrippedNamesFromGnuDebugdata) {

@@ -23,11 +23,17 @@ if(AUXSCOPE_OBJCOPY AND AUXSCOPE_STRIP)
   target_compile_options(lookup_prog_other PRIVATE -O1 -g)
   target_compile_definitions(lookup_prog_other PRIVATE LOOKUP_OTHER_BUILD)
   target_link_options(lookup_prog_other PRIVATE -Wl,--build-id)
+  # A 16-byte (MD5) build-id, as simpleperf's recordings pad to perf's 20.
+  add_executable(lookup_prog_md5 ${CMAKE_CURRENT_LIST_DIR}/lookup_prog.c)
+  target_compile_options(lookup_prog_md5 PRIVATE -O1 -g)
+  target_link_options(lookup_prog_md5 PRIVATE -Wl,--build-id=md5)
   set(_lookup_dir ${CMAKE_CURRENT_BINARY_DIR}/lookup_images)
   add_custom_command(OUTPUT ${_lookup_dir}/stripped/lookup_prog
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/make_lookup_images.sh $<TARGET_FILE:lookup_prog>
             $<TARGET_FILE:lookup_prog_other> ${_lookup_dir}
-    DEPENDS lookup_prog lookup_prog_other ${CMAKE_CURRENT_LIST_DIR}/make_lookup_images.sh
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${_lookup_dir}/md5
+    COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:lookup_prog_md5> ${_lookup_dir}/md5/lookup_prog
+    DEPENDS lookup_prog lookup_prog_other lookup_prog_md5 ${CMAKE_CURRENT_LIST_DIR}/make_lookup_images.sh
     COMMENT "lookup_images: the look-up tests' program, stripped, its debug file, another build"
     VERBATIM)
   add_custom_target(lookup_images ALL DEPENDS ${_lookup_dir}/stripped/lookup_prog)
