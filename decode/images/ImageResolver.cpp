@@ -538,6 +538,10 @@ void ImageResolver::fetchFromDebuginfod(size_t from) {
         const bool needCode = f.resolved.empty();
         const bool needNames = !needCode && f.debugFile.empty() && !elfHasSymtab(f.resolved);
         if (!needCode && !needNames) continue;
+        if (options_.debuginfodWanted && !options_.debuginfodWanted(f.recorded)) {
+            ++debuginfodStatus_.notWanted;
+            continue;
+        }
         if (debuginfodOffline_ || debuginfodStatus_.cancelled) {
             ++debuginfodStatus_.notAsked;
             continue;

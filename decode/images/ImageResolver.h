@@ -96,6 +96,10 @@ struct ImageOptions {
     // query's progress (`recorded`: the file asked for; bytes done of total, 0:
     // not known); returning false cancels that query and every later one.
     std::function<bool(const std::string& recorded, int64_t done, int64_t total)> debuginfodProgress;
+    // Which files debuginfod may be asked for (by recorded name); unset: every
+    // file whose code or names are missing here. A view passes the images it
+    // shows (first opened without debuginfod, then again with those it needs).
+    std::function<bool(const std::string& recorded)> debuginfodWanted;
 };
 
 class ElfSymbols;
@@ -173,6 +177,7 @@ public:
         size_t executables = 0;  // executables received (code)
         size_t failed = 0;       // not found, unreachable, timed out
         size_t notAsked = 0;     // left out after the server could not be reached or a cancel
+        size_t notWanted = 0;    // left out by ImageOptions::debuginfodWanted
         bool cancelled = false;
     };
     const DebuginfodStatus& debuginfod() const { return debuginfodStatus_; }

@@ -544,6 +544,25 @@ TEST_F(DebuginfodLookup, NamesLinesAndCodeFromTheServerThenFromTheCache) {
     EXPECT_LT(seconds, 2.0);
 }
 
+// Only the files a view wants are asked for.
+TEST_F(DebuginfodLookup, OnlyWantedFilesAreAskedFor) {
+    ImageOptions o;
+    o.binaryDirs = {kImages + "/stripped"};
+    o.debuginfodUrls = {server_->url()};
+    o.debuginfodWanted = [](const std::string& recorded) { return recorded != kRecorded; };
+    const uint64_t before = server_->fileRequests();
+    auto r = resolve(o, id_, cache_.path);
+    EXPECT_EQ(r->images->debuginfod().asked, 0u);
+    EXPECT_EQ(r->images->debuginfod().notWanted, 1u);
+    EXPECT_NE(r->nameAt("lookup_alpha"), "lookup_alpha");
+    EXPECT_EQ(server_->fileRequests(), before);
+    o.debuginfodWanted = [](const std::string& recorded) { return recorded == kRecorded; };
+    auto wanted = resolve(o, id_, cache_.path);
+    EXPECT_EQ(wanted->images->debuginfod().asked, 1u);
+    EXPECT_EQ(wanted->nameAt("lookup_alpha"), "lookup_alpha");
+    EXPECT_EQ(server_->fileRequests(), before + 1);
+}
+
 TEST_F(DebuginfodLookup, StoppedServerGivesANoteAndNoHang) {
     const std::string url = server_->url();
     server_->stop();
