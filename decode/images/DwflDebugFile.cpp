@@ -12,10 +12,13 @@ int findResolvedDebuginfo(Dwfl_Module* module, void** userdata, const char* modu
                           const char* fileName, const char* debuglinkFile, GElf_Word debuglinkCrc,
                           char** debuginfoFileName) {
     if (userdata && *userdata) {
-        const auto* path = static_cast<const std::string*>(*userdata);
-        const int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            *debuginfoFileName = ::strdup(path->c_str());
+        auto* file = static_cast<DwflDebugFile*>(*userdata);
+        if (!file->given) {
+            file->given = true;
+            if (file->path.empty()) return -1;  // the resolver's whole look-up found none
+            const int fd = ::open(file->path.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd < 0) return -1;
+            *debuginfoFileName = ::strdup(file->path.c_str());
             return fd;
         }
     }
@@ -23,11 +26,11 @@ int findResolvedDebuginfo(Dwfl_Module* module, void** userdata, const char* modu
                                         debuglinkCrc, debuginfoFileName);
 }
 
-void setDwflDebugFile(Dwfl_Module* module, const std::string& debugFile) {
-    if (!module || debugFile.empty()) return;
+void setDwflDebugFile(Dwfl_Module* module, DwflDebugFile& file) {
+    if (!module) return;
     void** userdata = nullptr;
     dwfl_module_info(module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
-    if (userdata) *userdata = const_cast<std::string*>(&debugFile);
+    if (userdata) *userdata = &file;
 }
 
 }  // namespace auxscope

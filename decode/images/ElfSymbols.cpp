@@ -487,7 +487,8 @@ bool elfHasSymtab(const std::string& path) {
     return false;
 }
 
-std::string elfSeparateDebugFile(const std::string& path, const std::vector<std::string>& roots) {
+std::string elfSeparateDebugFile(const std::string& path, const std::vector<std::string>& roots,
+                                 bool forDwarf) {
     ElfFile file(path);
     if (!file.elf) return {};
     size_t shstrndx = 0;
@@ -496,8 +497,10 @@ std::string elfSeparateDebugFile(const std::string& path, const std::vector<std:
     for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
         GElf_Shdr shdr;
         if (!gelf_getshdr(scn, &shdr)) continue;
-        if (shdr.sh_type == SHT_SYMTAB) return {};  // its own symbols are all there is to read
+        if (shdr.sh_type == SHT_SYMTAB && !forDwarf) return {};  // its own symbols are all there is to read
         const char* name = elf_strptr(file.elf, shstrndx, shdr.sh_name);
+        if (forDwarf && name && shdr.sh_type != SHT_NOBITS && std::strcmp(name, ".debug_info") == 0)
+            return {};  // its own DWARF
         if (name && std::strcmp(name, ".gnu_debuglink") == 0) {
             Elf_Data* data = elf_getdata(scn, nullptr);
             if (data && data->d_buf && data->d_size)

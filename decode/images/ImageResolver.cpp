@@ -469,7 +469,8 @@ int ImageResolver::resolveFile(const Mapping& m) {
         mappedOf_.push_back(mapped);
         status.resolved = c;
         status.debugFile = debug;
-        if (!debug.empty()) debugFiles_[c] = debug;
+        // DWARF readers: the names' debug file, else one for the DWARF of a file that kept .symtab.
+        debugFiles_[c] = debug.empty() ? localDebugFile(c, m.buildId, true) : debug;
         status.symbols = (*symbols)->symbolCount();
         symbols_.push_back(std::move(*symbols));
         break;
@@ -497,9 +498,9 @@ bool ImageResolver::acceptCandidate(const Mapping& m, const std::string& path, F
     return false;
 }
 
-std::string ImageResolver::localDebugFile(const std::string& path,
-                                          const std::vector<uint8_t>& buildId) const {
-    if (elfHasSymtab(path)) return {};
+std::string ImageResolver::localDebugFile(const std::string& path, const std::vector<uint8_t>& buildId,
+                                          bool forDwarf) const {
+    if (!forDwarf && elfHasSymtab(path)) return {};
     // perf's build-id cache keeps a debug file beside the copy (.../debug).
     if (buildId.size() >= 2) {
         const std::string hex = hexBytes(buildId);
@@ -515,11 +516,12 @@ std::string ImageResolver::localDebugFile(const std::string& path,
     roots.push_back("/usr/lib/debug");
     for (const std::string& d : options_.debugDirs)
         if (!d.empty()) roots.push_back(d);
-    return elfSeparateDebugFile(path, roots);
+    return elfSeparateDebugFile(path, roots, forDwarf);
 }
 
-std::string ImageResolver::debugFileOf(const std::string& path) const {
+std::string ImageResolver::debugFileOf(const std::string& path, bool* searched) const {
     auto it = debugFiles_.find(path);
+    if (searched) *searched = it != debugFiles_.end();
     return it == debugFiles_.end() ? std::string() : it->second;
 }
 
@@ -601,7 +603,7 @@ void ImageResolver::fetchFromDebuginfod(size_t from) {
             ++debuginfodStatus_.executables;
         }
         f.debugFile = debug;
-        if (!debug.empty()) debugFiles_[code] = debug;
+        if (!debug.empty() || !debugFiles_.count(code)) debugFiles_[code] = debug;
         f.symbols = (*symbols)->symbolCount();
         symbols_[i] = std::move(*symbols);
     }

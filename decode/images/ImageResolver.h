@@ -164,10 +164,13 @@ public:
     };
     const std::vector<FileStatus>& files() const { return files_; }
     size_t missingFiles() const;
-    // The separate debug file names and lines of `path` (a resolved file, see
-    // FileStatus::resolved) come from ("" : none, the file itself). libdwfl
-    // readers (CodeAnnotation, InlineFrames) open this one for DWARF.
-    std::string debugFileOf(const std::string& path) const;
+    // The separate debug file the DWARF (source lines, inlined frames) of
+    // `path` comes from ("" : none, the file's own). `searched` (optional):
+    // whether the resolver looked for one (every file it resolved: then its
+    // answer is the whole look-up, debuginfod included, and libdwfl readers
+    // (CodeAnnotation, InlineFrames) search no further, so that libdwfl never
+    // asks a debuginfod server on its own).
+    std::string debugFileOf(const std::string& path, bool* searched = nullptr) const;
 
     // What debuginfod did in prepare()/update().
     struct DebuginfodStatus {
@@ -249,7 +252,9 @@ private:
     // recorded one (when one was recorded); else counted in `status.rejected` with a note.
     bool acceptCandidate(const Mapping& m, const std::string& path, FileStatus& status);
     // The separate debug file of a found file without .symtab ("" : none here).
-    std::string localDebugFile(const std::string& path, const std::vector<uint8_t>& buildId) const;
+    // `forDwarf`: for the DWARF of a file that has .symtab too (elfSeparateDebugFile's).
+    std::string localDebugFile(const std::string& path, const std::vector<uint8_t>& buildId,
+                               bool forDwarf = false) const;
     // Asks debuginfod for the files added since `from` that need it.
     void fetchFromDebuginfod(size_t from);
     std::unique_ptr<ElfSymbols> loadModule(const Mapping& m, FileStatus& status);
@@ -288,7 +293,8 @@ private:
     std::string kernelMissing_;  // kernel code at an address no kernel code covers
     std::string tempKcore_;      // /proc/kcore's copy, removed with the resolver
     std::vector<std::string> notes_;
-    std::map<std::string, std::string> debugFiles_;      // resolved path -> its separate debug file
+    std::map<std::string, std::string>
+        debugFiles_;  // resolved path -> its DWARF's debug file ("" : own / none)
     std::vector<std::vector<uint8_t>> recordedBuildId_;  // files_ -> the build-id its mapping recorded
     DebuginfodStatus debuginfodStatus_;
     bool debuginfodOffline_ = false;

@@ -38,16 +38,16 @@ struct FileDwarf {
     };
     std::unordered_map<uint64_t, Chain> byAddress;
 
-    std::string debugFile;  // the resolver's separate debug file ("" : libdwfl's standard search)
+    DwflDebugFile debugFile;  // the resolver's separate debug file ("" : none, when it searched)
 
-    FileDwarf(const std::string& path, const std::string& name, std::string debug)
-        : debugFile(std::move(debug)) {
+    FileDwarf(const std::string& path, const std::string& name, std::string debug, bool searched)
+        : debugFile{std::move(debug)} {
         dwfl = dwfl_begin(&kCallbacks);
         if (!dwfl) return;
         dwfl_report_begin(dwfl);
         Dwfl_Module* m = dwfl_report_elf(dwfl, name.c_str(), path.c_str(), -1, 0, true);
         dwfl_report_end(dwfl, nullptr, nullptr);
-        setDwflDebugFile(m, debugFile);
+        if (searched) setDwflDebugFile(m, debugFile);
         GElf_Addr bias = 0;
         Elf* elf = m ? dwfl_module_getelf(m, &bias) : nullptr;
         size_t phnum = 0;
@@ -96,7 +96,9 @@ struct InlineFrames::Worker::Impl {
         auto& slot = files[index];
         if (!slot) {
             const ImageResolver::FileStatus& f = images.files()[index];
-            slot = std::make_unique<FileDwarf>(f.resolved, f.recorded, images.debugFileOf(f.resolved));
+            bool searched = false;
+            std::string debug = images.debugFileOf(f.resolved, &searched);
+            slot = std::make_unique<FileDwarf>(f.resolved, f.recorded, std::move(debug), searched);
         }
         return *slot;
     }

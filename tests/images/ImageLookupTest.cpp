@@ -621,7 +621,7 @@ TEST_F(DebuginfodLookup, SilentServerTimesOutAndCancelEndsAQuery) {
 
 // The command line: auxscope report names the samples of a stripped program
 // with its functions from the server's debug file (--debuginfod URL), and not
-// with --no-debuginfod.
+// with --no-debuginfod, which asks no server at all.
 TEST_F(DebuginfodLookup, ReportNamesAStrippedProgramsSamples) {
     int status = 0;
     const std::string perfCheck = run("perf record -q -N -e cpu-clock -o /dev/null -- true", &status);
@@ -632,10 +632,16 @@ TEST_F(DebuginfodLookup, ReportNamesAStrippedProgramsSamples) {
         run("perf record -q -N -e cpu-clock -F 2000 -o " + data + " -- " + stripped() + " 300", &status);
     ASSERT_EQ(status, 0) << recorded;
     const std::string report = std::string(AUXSCOPE_BIN) + " report " + data + " --source samples --top 0";
-    const std::string without = run(report + " --no-debuginfod", &status);
+    // --no-debuginfod with DEBUGINFOD_URLS set when auxscope starts: no request
+    // at all, not even from libdwfl (which reads that variable at start-up) for
+    // the inlined frames and lines of the stripped program.
+    const uint64_t before = server_->fileRequests();
+    const std::string without =
+        run("DEBUGINFOD_URLS=" + server_->url() + " " + report + " --no-debuginfod", &status);
     EXPECT_EQ(status, 0) << without;
     EXPECT_EQ(without.find("lookup_alpha"), std::string::npos) << without;
     EXPECT_EQ(without.find("debuginfod "), std::string::npos) << without;
+    EXPECT_EQ(server_->fileRequests(), before);
     const std::string with = run(report + " --debuginfod " + server_->url(), &status);
     EXPECT_EQ(status, 0) << with;
     EXPECT_NE(with.find("lookup_beta"), std::string::npos) << with;
