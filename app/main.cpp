@@ -46,8 +46,9 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
                        [--sort KEY] [--format text|csv|json] [--top N] [--tree] [--symfs DIR]
                                           top functions and call tree of a decoded AUX trace or
                                           of samples
-       decode, export and report find code and names with --symfs DIR, --vmlinux FILE,
-       --kcore DIR|FILE, --kallsyms FILE, --jit-dump FILE and --perf-map FILE (help COMMAND)
+       decode, export and report find code and names with --symfs DIR, --binary-dir DIR,
+       --debug-dir DIR, --debuginfod URL, --no-debuginfod, --vmlinux FILE, --kcore DIR|FILE,
+       --kallsyms FILE, --jit-dump FILE and --perf-map FILE (help COMMAND)
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              every option of a command (also COMMAND --help)
 

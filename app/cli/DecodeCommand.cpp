@@ -24,8 +24,9 @@ namespace {
 const char* kHelp =
     R"(usage: auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
                        [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
-                       [--kallsyms FILE] [-j N] [--pt-decoder walk|block]
-                       [--jit-dump FILE] [--perf-map FILE]
+                       [--kallsyms FILE] [--binary-dir DIR] [--debug-dir DIR]
+                       [--debuginfod URL] [--no-debuginfod] [--jit-dump FILE] [--perf-map FILE]
+                       [-j N] [--pt-decoder walk|block]
        auxscope decode --pt FILE [--raw BIN:ADDR]... [--elf ELF[:ADDR]]...
                        [--cpu F/M[/S]] [--mtc-freq N] [--nom-freq N] [--cpuid-15 EAX,EBX]
                        [--format ptxed|packets] [options]
@@ -44,8 +45,8 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
   --format packets  per CPU buffer, the packet listing and the packet counts per type
   --cpu N           only that CPU's trace        --tid T    only that thread
   --time A-B        only [A, B] in perf time (ns; either side may be empty)
-  --symfs DIR       look for mapped files under DIR first (then their path, then
-                    ~/.debug/.build-id by build-id)
+  --symfs DIR       look for mapped files under DIR (after ~/.debug/.build-id by
+                    build-id, before their recorded path)
   --vmlinux FILE    the kernel's code and symbols from its ELF, moved by the KASLR offset
                     (the recorded kernel map's address of _text minus the vmlinux's)
   --kcore DIR|FILE  the kernel's code from a kcore: perf record --kcore's copy (DIR with
@@ -61,7 +62,7 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
   --perf-map FILE   a perf map ("START SIZE name" lines, hex): names of JIT code.
                     Found without the option: /tmp/perf-<pid>.map, perf-<pid>.map
                     beside PERF.DATA. Both options may be given more than once
-  -j N              decode threads (default: all CPUs)
+%LOOKUP%  -j N              decode threads (default: all CPUs)
   --pt-decoder walk|block  Intel PT spans through auxscope's flow walker over libipt's
                     query decoder (default, about twice as fast), or through libipt's
                     block decoder (the same spans; for comparison)
@@ -148,6 +149,8 @@ Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& arg
             } else if (auto r = applyDecodeSelectionOption(a, *v, out); !r) {
                 return r.error();
             }
+        } else if (isDecodeSelectionFlag(a)) {
+            applyDecodeSelectionFlag(a, out);
         } else if (!a.empty() && a[0] == '-') {
             return makeError("unknown option " + a + " for a perf.data decode");
         } else if (out.path.empty()) {
@@ -181,6 +184,7 @@ const char* branchName(BranchClass c) {
 }
 
 void printKernel(const ImageResolver& images, std::ostream& out) {
+    if (std::string d = debuginfodSummary(images); !d.empty()) out << d << "\n";
     const ImageResolver::KernelStatus& k = images.kernel();
     if (k.code.empty() && k.symbols.empty()) return;
     char offset[64];
@@ -336,12 +340,12 @@ static int runSnapshotDecode(const std::vector<std::string>& args, const std::st
 int runDecodeCommand(const std::vector<std::string>& args) {
     for (const std::string& a : args) {
         if (a == "-h" || a == "--help") {
-            std::cout << kHelp;
+            std::cout << withImageLookupHelp(kHelp);
             return 0;
         }
     }
     if (args.empty()) {
-        std::cerr << kHelp;
+        std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
     for (size_t i = 0; i < args.size(); ++i)

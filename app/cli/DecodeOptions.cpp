@@ -26,7 +26,47 @@ std::optional<uint64_t> number(const std::string& s) {
 bool isDecodeSelectionOption(const std::string& o) {
     return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j" || o == "--vmlinux" ||
            o == "--kcore" || o == "--kallsyms" || o == "--pt-decoder" || o == "--jit-dump" ||
-           o == "--perf-map";
+           o == "--perf-map" || o == "--binary-dir" || o == "--debug-dir" || o == "--debuginfod";
+}
+
+bool isDecodeSelectionFlag(const std::string& o) {
+    return o == "--no-debuginfod";
+}
+
+void applyDecodeSelectionFlag(const std::string& o, DecodeSelection& out) {
+    if (o == "--no-debuginfod") out.session.images.debuginfod = false;
+}
+
+const char* const kImageLookupHelp =
+    R"(  --binary-dir DIR  also look for mapped files in DIR, as a sysroot (DIR + recorded
+                    path) and by name (DIR/NAME); repeatable. A file is taken only
+                    when its build-id is the recorded one (others: a note)
+  --debug-dir DIR   a debug root laid out as /usr/lib/debug (.build-id/xx/rest.debug,
+                    or by path / .gnu_debuglink name) for stripped files; repeatable
+  --debuginfod URL  ask this debuginfod server for the debug files (names, source
+                    lines) of stripped files and for missing files, by build-id;
+                    repeatable (default: $DEBUGINFOD_URLS; without either no server
+                    is asked). Fetched files stay in libdebuginfod's cache
+                    ($DEBUGINFOD_CACHE_PATH, else ~/.cache/debuginfod_client)
+  --no-debuginfod   ask no server, even with DEBUGINFOD_URLS set
+)";
+
+std::string debuginfodSummary(const ImageResolver& images) {
+    const ImageResolver::DebuginfodStatus& d = images.debuginfod();
+    if (d.urls.empty()) return {};
+    std::string line = "debuginfod " + d.urls + ": " + std::to_string(d.asked) + " asked, " +
+                       std::to_string(d.debugFiles) + " debug files, " + std::to_string(d.executables) +
+                       " executables received, " + std::to_string(d.failed) + " failed";
+    if (d.notAsked) line += ", " + std::to_string(d.notAsked) + " not asked";
+    if (d.cancelled) line += " (cancelled)";
+    return line;
+}
+
+std::string withImageLookupHelp(const char* help) {
+    std::string text = help;
+    const size_t at = text.find("%LOOKUP%");
+    if (at != std::string::npos) text.replace(at, 8, kImageLookupHelp);
+    return text;
 }
 
 Expected<void> applyDecodeSelectionOption(const std::string& a, const std::string& v, DecodeSelection& out) {
@@ -55,6 +95,15 @@ Expected<void> applyDecodeSelectionOption(const std::string& a, const std::strin
         if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
         if (!S_ISREG(st.st_mode)) return makeError(a + " " + v + ": not a file");
         (a == "--jit-dump" ? out.session.images.jitDumps : out.session.images.perfMaps).push_back(v);
+    } else if (a == "--binary-dir" || a == "--debug-dir") {
+        struct stat st;
+        if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
+        if (!S_ISDIR(st.st_mode)) return makeError(a + " " + v + ": not a folder");
+        (a == "--binary-dir" ? out.session.images.binaryDirs : out.session.images.debugDirs).push_back(v);
+    } else if (a == "--debuginfod") {
+        if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0 && v.rfind("file://", 0) != 0)
+            return makeError("--debuginfod " + v + ": expected a URL (http://HOST:PORT, https://...)");
+        out.session.images.debuginfodUrls.push_back(v);
     } else if (a == "--vmlinux" || a == "--kcore" || a == "--kallsyms") {
         struct stat st;
         if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));

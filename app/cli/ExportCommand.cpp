@@ -24,8 +24,9 @@ namespace {
 
 const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
                        [--no-stacks] [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B]
-                       [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE] [-j N]
-                       [--jit-dump FILE] [--perf-map FILE]
+                       [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE]
+                       [--binary-dir DIR] [--debug-dir DIR] [--debuginfod URL] [--no-debuginfod]
+                       [--jit-dump FILE] [--perf-map FILE] [-j N]
 
 Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
@@ -76,7 +77,7 @@ callchains; "[off-CPU: no stack]" without).
   --kallsyms FILE kernel symbols
   --jit-dump FILE, --perf-map FILE  JIT code's names (and, from a jitdump, its
                   code for the decoders); see auxscope decode --help
-  -j N            decode and stack symbolizing threads (default: all CPUs)
+%LOOKUP%  -j N            decode and stack symbolizing threads (default: all CPUs)
 )";
 
 // Whether any sampling event of the file records call stacks
@@ -105,10 +106,12 @@ int runExportCommand(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         if (a == "-h" || a == "--help") {
-            std::cout << kHelp;
+            std::cout << withImageLookupHelp(kHelp);
             return 0;
         } else if (a == "--decode" || a == "--no-decode") {
             decode = a == "--decode";
+        } else if (isDecodeSelectionFlag(a)) {
+            applyDecodeSelectionFlag(a, selection);
         } else if (isDecodeSelectionOption(a) && i + 1 < args.size()) {
             if (auto r = applyDecodeSelectionOption(a, args[i + 1], selection); !r)
                 return bad(r.error().message);
@@ -135,7 +138,7 @@ int runExportCommand(const std::vector<std::string>& args) {
         }
     }
     if (input.empty()) {
-        std::cerr << kHelp;
+        std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
     addOpenedFileFolder(input, selection);

@@ -25,7 +25,8 @@ const char* kHelp =
     R"(usage: auxscope report PERF.DATA [--source auto|trace|samples|off-cpu] [--event NAME]
                        [--tid T] [--time A-B] [--sort KEY] [--format text|csv|json] [--top N]
                        [--tree] [--threads] [--no-inline] [--cpu N] [--symfs DIR] [--vmlinux FILE]
-                       [--kcore DIR|FILE] [--kallsyms FILE] [-j N] [--jit-dump FILE] [--perf-map FILE]
+                       [--kcore DIR|FILE] [--kallsyms FILE] [--binary-dir DIR] [--debug-dir DIR]
+                       [--debuginfod URL] [--no-debuginfod] [--jit-dump FILE] [--perf-map FILE] [-j N]
 
 Prints the statistics of a time range of a perf.data: the top functions and, with
 --tree, the call tree. Two sources answer:
@@ -62,6 +63,7 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
   --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N,
   --jit-dump FILE, --perf-map FILE:
                   as for auxscope decode (see auxscope decode --help)
+%LOOKUP%
 
 What the numbers mean:
   total time      time in frames of the function, callees included; a function
@@ -160,6 +162,8 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
             out.threadTable = true;
         } else if (a == "--no-inline") {
             out.inlineFrames = false;
+        } else if (isDecodeSelectionFlag(a)) {
+            applyDecodeSelectionFlag(a, out);
         } else if (!a.empty() && a[0] == '-') {
             return makeError("unknown option " + a);
         } else if (out.path.empty()) {
@@ -583,6 +587,8 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
         std::cerr << "auxscope report: " << a.path << ": " << n.samples << " " << n.reason << "\n";
     for (const std::string& note : profile.images().notes())
         std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+    if (std::string d = debuginfodSummary(profile.images()); !d.empty())
+        std::cerr << "auxscope report: " << a.path << ": " << d << "\n";
     SampleQuery query;
     std::string sourceName;
     if (offCpu) {
@@ -650,12 +656,12 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
 int runReportCommand(const std::vector<std::string>& args) {
     for (const std::string& a : args) {
         if (a == "-h" || a == "--help") {
-            std::cout << kHelp;
+            std::cout << withImageLookupHelp(kHelp);
             return 0;
         }
     }
     if (args.empty()) {
-        std::cerr << kHelp;
+        std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
     auto parsed = parseReportArgs(args);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "images/CodeAnnotation.h"
 
+#include "images/DwflDebugFile.h"
+
 #include <capstone/capstone.h>
 #include <elfutils/libdwfl.h>
 
@@ -81,13 +83,17 @@ std::string hexBytes(const uint8_t* b, size_t n) {
 // Source lines through libdwfl: the ELF (and its separate debug file) reported offline.
 class SourceLines {
 public:
-    explicit SourceLines(const std::string& path) {
-        static const Dwfl_Callbacks callbacks = {dwfl_build_id_find_elf, dwfl_standard_find_debuginfo,
+    // `debugFile`: the separate debug file the resolver found ("" : none) when
+    // it `searched`, else libdwfl's standard search.
+    SourceLines(const std::string& path, const std::string& debugFile, bool searched)
+        : debugFile_{debugFile} {
+        static const Dwfl_Callbacks callbacks = {dwfl_build_id_find_elf, findResolvedDebuginfo,
                                                  dwfl_offline_section_address, nullptr};
         dwfl_ = dwfl_begin(&callbacks);
         if (!dwfl_) return;
         module_ = dwfl_report_offline(dwfl_, "", path.c_str(), -1);
         dwfl_report_end(dwfl_, nullptr, nullptr);
+        if (searched) setDwflDebugFile(module_, debugFile_);
         if (module_) {
             Dwarf_Addr bias = 0;
             hasDwarf_ = dwfl_module_getdwarf(module_, &bias) != nullptr;
@@ -113,6 +119,7 @@ public:
     }
 
 private:
+    DwflDebugFile debugFile_;
     Dwfl* dwfl_ = nullptr;
     Dwfl_Module* module_ = nullptr;
     Dwarf_Addr bias_ = 0;
@@ -298,7 +305,9 @@ Expected<AnnotatedCode> annotateFunction(const ImageResolver& images, const Func
         for (const ElfLoadSegment& s : *segments)
             if (fileOffset >= s.offset && fileOffset < s.offset + s.fileSize)
                 linkBegin = s.vaddr + (fileOffset - s.offset);
-    SourceLines lines(path);
+    bool searched = false;
+    const std::string debugFile = images.debugFileOf(path, &searched);
+    SourceLines lines(path, debugFile, searched);
     if (!linkBegin || !lines.ok()) {
         out.notes.push_back("no source lines: " + path +
                             (linkBegin ? " has no debug information (nor a separate debug file found)"

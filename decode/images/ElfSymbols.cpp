@@ -2,9 +2,11 @@
 #include "images/ElfSymbols.h"
 
 #include <cxxabi.h>
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +124,46 @@ bool isRelocatable(Elf* elf) {
 }
 }  // namespace
 
+namespace {
+// The ELF in a file's .gnu_debugdata section (xz-compressed), decompressed by
+// libdwelf from an anonymous file holding the section, while symbols are read.
+struct MiniDebugInfo {
+    int fd = -1;
+    Elf* elf = nullptr;
+    Elf_Scn* symtab = nullptr;
+    void open(Elf* outer, size_t shstrndx) {
+        for (Elf_Scn* scn = elf_nextscn(outer, nullptr); scn; scn = elf_nextscn(outer, scn)) {
+            GElf_Shdr shdr;
+            if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS) continue;
+            const char* name = elf_strptr(outer, shstrndx, shdr.sh_name);
+            if (!name || std::strcmp(name, ".gnu_debugdata") != 0) continue;
+            Elf_Data* data = elf_rawdata(scn, nullptr);
+            if (!data || !data->d_buf || !data->d_size) return;
+            fd = ::memfd_create("auxscope-gnu-debugdata", MFD_CLOEXEC);
+            if (fd < 0) return;
+            const char* p = static_cast<const char*>(data->d_buf);
+            for (size_t left = data->d_size; left;) {
+                const ssize_t n = ::write(fd, p, left);
+                if (n <= 0) return;
+                p += n, left -= size_t(n);
+            }
+            if (::lseek(fd, 0, SEEK_SET) != 0) return;
+            elf = dwelf_elf_begin(fd);
+            if (!elf || elf_kind(elf) != ELF_K_ELF) return;
+            for (Elf_Scn* s = elf_nextscn(elf, nullptr); s; s = elf_nextscn(elf, s)) {
+                GElf_Shdr h;
+                if (gelf_getshdr(s, &h) && h.sh_type == SHT_SYMTAB) symtab = s;
+            }
+            return;
+        }
+    }
+    ~MiniDebugInfo() {
+        if (elf) elf_end(elf);
+        if (fd >= 0) ::close(fd);
+    }
+};
+}  // namespace
+
 Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, FunctionTable& functions,
                                                        const std::string& displayName, int64_t bias,
                                                        std::optional<uint64_t> moduleBase,
@@ -186,7 +228,11 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         bool label = false;
     };
     std::vector<Raw> raw;
-    if (Elf_Scn* scn = symtab ? symtab : dynsym) {
+    // A stripped file's MiniDebugInfo (.gnu_debugdata, Fedora's): its .symtab
+    // holds the functions .dynsym lacks; both are read, as perf reads them.
+    MiniDebugInfo mini;
+    if (!symtab && !module) mini.open(elf, shstrndx);
+    auto collect = [&](Elf* elf, Elf_Scn* scn) {
         GElf_Shdr shdr;
         gelf_getshdr(scn, &shdr);
         Elf_Data* data = elf_getdata(scn, nullptr);
@@ -223,7 +269,9 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
             raw.push_back({start, sym.st_size, name, GELF_ST_BIND(sym.st_info) == STB_GLOBAL,
                            GELF_ST_BIND(sym.st_info) == STB_WEAK, label});
         }
-    }
+    };
+    if (Elf_Scn* scn = symtab ? symtab : dynsym) collect(elf, scn);
+    if (mini.symtab) collect(mini.elf, mini.symtab);
     {
         std::vector<std::pair<uint64_t, uint64_t>> sized;
         for (const Raw& r : raw)
@@ -426,6 +474,21 @@ std::optional<std::vector<uint8_t>> elfBuildId(const std::string& path) {
 }
 
 std::string elfSeparateDebugFile(const std::string& path, const std::string& root) {
+    return elfSeparateDebugFile(path, std::vector<std::string>{root});
+}
+
+bool elfHasSymtab(const std::string& path) {
+    ElfFile file(path);
+    if (!file.elf) return false;
+    for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
+        GElf_Shdr shdr;
+        if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_SYMTAB) return true;
+    }
+    return false;
+}
+
+std::string elfSeparateDebugFile(const std::string& path, const std::vector<std::string>& roots,
+                                 bool forDwarf) {
     ElfFile file(path);
     if (!file.elf) return {};
     size_t shstrndx = 0;
@@ -434,8 +497,10 @@ std::string elfSeparateDebugFile(const std::string& path, const std::string& roo
     for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
         GElf_Shdr shdr;
         if (!gelf_getshdr(scn, &shdr)) continue;
-        if (shdr.sh_type == SHT_SYMTAB) return {};  // its own symbols are all there is to read
+        if (shdr.sh_type == SHT_SYMTAB && !forDwarf) return {};  // its own symbols are all there is to read
         const char* name = elf_strptr(file.elf, shstrndx, shdr.sh_name);
+        if (forDwarf && name && shdr.sh_type != SHT_NOBITS && std::strcmp(name, ".debug_info") == 0)
+            return {};  // its own DWARF
         if (name && std::strcmp(name, ".gnu_debuglink") == 0) {
             Elf_Data* data = elf_getdata(scn, nullptr);
             if (data && data->d_buf && data->d_size)
@@ -456,15 +521,21 @@ std::string elfSeparateDebugFile(const std::string& path, const std::string& roo
         std::string text;
         for (uint8_t b : *id)
             text += hex[b >> 4], text += hex[b & 15];
-        const std::string candidate =
-            root + "/.build-id/" + text.substr(0, 2) + "/" + text.substr(2) + ".debug";
-        if (matches(candidate)) return candidate;
+        for (const std::string& root : roots) {
+            const std::string candidate =
+                root + "/.build-id/" + text.substr(0, 2) + "/" + text.substr(2) + ".debug";
+            if (matches(candidate)) return candidate;
+        }
     }
     if (!debuglink.empty()) {
         const size_t slash = path.rfind('/');
         const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-        for (const std::string& candidate :
-             {dir + "/" + debuglink, dir + "/.debug/" + debuglink, root + dir + "/" + debuglink})
+        std::vector<std::string> candidates = {dir + "/" + debuglink, dir + "/.debug/" + debuglink};
+        for (const std::string& root : roots)
+            candidates.push_back(root + dir + "/" + debuglink);
+        for (const std::string& root : roots)
+            candidates.push_back(root + "/" + debuglink);  // a debug folder holding the file by name
+        for (const std::string& candidate : candidates)
             if (matches(candidate)) return candidate;
     }
     return {};

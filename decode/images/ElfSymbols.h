@@ -57,6 +57,14 @@ std::optional<std::vector<uint8_t>> elfBuildId(const std::string& path);
 // when both have one). "" when the file has its .symtab or no debug file is
 // found. `root` is normally /usr/lib/debug.
 std::string elfSeparateDebugFile(const std::string& path, const std::string& root = "/usr/lib/debug");
+// The same over several roots in order (all of them by build-id first, then
+// by .gnu_debuglink: beside the file, its .debug/, under each root).
+// `forDwarf`: for DWARF readers (source lines, inlined frames): looked for even
+// when the file has .symtab, "" when it has its own .debug_info.
+std::string elfSeparateDebugFile(const std::string& path, const std::vector<std::string>& roots,
+                                 bool forDwarf = false);
+// Whether the ELF file has a .symtab (false: stripped, or not an ELF).
+bool elfHasSymtab(const std::string& path);
 
 class ElfSymbols {
 public:

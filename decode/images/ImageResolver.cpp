@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "images/DebuginfodClient.h"
 #include "images/ElfSymbols.h"
 #include "perfdata/FeatureWriter.h"
 
@@ -27,14 +28,6 @@ bool isRegularFile(const std::string& path, uint64_t* size = nullptr) {
     if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
     if (size) *size = uint64_t(st.st_size);
     return true;
-}
-
-// A recorded build-id and the file's: perf pads shorter ids (an md5's 16 bytes) to 20 with zeros.
-bool sameRecordedBuildId(const std::vector<uint8_t>& recorded, const std::vector<uint8_t>& file) {
-    if (file.empty() || recorded.size() < file.size()) return false;
-    if (!std::equal(file.begin(), file.end(), recorded.begin())) return false;
-    return std::all_of(recorded.begin() + ptrdiff_t(file.size()), recorded.end(),
-                       [](uint8_t b) { return b == 0; });
 }
 
 bool isDirectory(const std::string& path) {
@@ -67,6 +60,15 @@ constexpr const char* kKernelName = "[kernel.kallsyms]";
 
 bool isKernelMapName(const std::string& name) {
     return name.rfind(kKernelName, 0) == 0;
+}
+
+// Build-ids as perf compares them: a recording's HEADER_BUILD_ID holds 20
+// bytes, a shorter id (16: MD5, simpleperf's) padded with zeros.
+bool sameBuildId(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    const std::vector<uint8_t>& shorter = a.size() <= b.size() ? a : b;
+    const std::vector<uint8_t>& longer = a.size() <= b.size() ? b : a;
+    if (shorter.empty() || !std::equal(shorter.begin(), shorter.end(), longer.begin())) return false;
+    return std::all_of(longer.begin() + long(shorter.size()), longer.end(), [](uint8_t x) { return x == 0; });
 }
 
 bool isKernelAddress(uint64_t ip) {
@@ -429,57 +431,189 @@ int ImageResolver::resolveFile(const Mapping& m) {
         if (!module) status.symbols = kernelSymbols_ ? kernelSymbols_->symbolCount() : 0;
         symbols_.push_back(std::move(module));
         files_.push_back(status);
+        recordedBuildId_.emplace_back();
         mappedOf_.push_back(-1);
         fileIndex_[m.file] = int(files_.size() - 1);
         return int(files_.size() - 1);
     }
-    // Found in a binary folder (as a sysroot, then by name): only the recorded build-id's file.
-    std::vector<std::string> fromBinaryDirs;
-    if (!isPseudoFile(m.file)) {
-        if (!options_.symfs.empty()) candidates.push_back(options_.symfs + m.file);
-        const std::string base = m.file.substr(m.file.rfind('/') + 1);
-        for (const std::string& dir : options_.binaryDirs) {
-            if (dir.empty()) continue;
-            for (const std::string& c : {dir + (m.file[0] == '/' ? "" : "/") + m.file, dir + "/" + base}) {
-                if (std::find(candidates.begin(), candidates.end(), c) != candidates.end()) continue;
-                candidates.push_back(c);
-                fromBinaryDirs.push_back(c);
-            }
-        }
-        candidates.push_back(m.file);
-    }
     if (m.buildId.size() >= 2) {
-        // perf's build-id cache: .build-id/<first byte>/<rest>/elf (vdso too).
+        // perf's build-id cache first, as perf looks: .build-id/<first byte>/<rest>/elf (vdso too).
         std::string hex = hexBytes(m.buildId);
         std::string dir = options_.buildIdCache + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2);
         // perf names the copy by its kind (build_id_cache__basename): vdso, else elf.
         candidates.push_back(dir + (m.file == "[vdso]" ? "/vdso" : "/elf"));
     }
-    for (const std::string& c : candidates) {
-        if (!isRegularFile(c)) continue;
-        if (!m.buildId.empty() &&
-            std::find(fromBinaryDirs.begin(), fromBinaryDirs.end(), c) != fromBinaryDirs.end()) {
-            const auto id = elfBuildId(c);
-            if (!id || !sameRecordedBuildId(m.buildId, *id)) continue;  // another build of that name
+    if (!isPseudoFile(m.file)) {
+        if (!options_.symfs.empty()) candidates.push_back(options_.symfs + m.file);
+        candidates.push_back(m.file);
+        // The binary folders: as a sysroot (DIR + recorded path), then by name.
+        const size_t slash = m.file.rfind('/');
+        const std::string base = slash == std::string::npos ? m.file : m.file.substr(slash + 1);
+        for (const std::string& dir : options_.binaryDirs) {
+            if (dir.empty()) continue;
+            if (m.file[0] == '/') candidates.push_back(dir + m.file);
+            if (!base.empty()) candidates.push_back(dir + "/" + base);
         }
+    }
+    std::vector<std::string> tried;
+    for (const std::string& c : candidates) {
+        if (std::find(tried.begin(), tried.end(), c) != tried.end()) continue;
+        tried.push_back(c);
+        if (!isRegularFile(c) || !acceptCandidate(m, c, status)) continue;
         // A stripped file's names come from its separate debug file (same layout), its code from itself.
-        const std::string debug = elfSeparateDebugFile(c);
+        const std::string debug = localDebugFile(c, m.buildId);
         auto symbols = ElfSymbols::load(c, functions_, m.file, 0, {}, debug);
         if (!symbols) continue;  // not an ELF (e.g. a kallsyms copy): keep looking
         const int mapped = mapFile(c);
         if (mapped < 0) continue;
         mappedOf_.push_back(mapped);
         status.resolved = c;
+        status.debugFile = debug;
+        // DWARF readers: the names' debug file, else one for the DWARF of a file that kept .symtab.
+        debugFiles_[c] = debug.empty() ? localDebugFile(c, m.buildId, true) : debug;
         status.symbols = (*symbols)->symbolCount();
         symbols_.push_back(std::move(*symbols));
         break;
     }
     if (status.resolved.empty()) symbols_.push_back(nullptr), mappedOf_.push_back(-1);
     files_.push_back(status);
+    recordedBuildId_.resize(files_.size());
+    recordedBuildId_.back() = m.buildId;
     int index = int(files_.size() - 1);
     fileIndex_[m.file] = index;
     return index;
 }
+
+bool ImageResolver::acceptCandidate(const Mapping& m, const std::string& path, FileStatus& status) {
+    if (m.buildId.empty()) return true;  // nothing recorded to compare with: the path decides, as before
+    auto id = elfBuildId(path);
+    if (id && sameBuildId(*id, m.buildId)) return true;
+    // perf's build-id cache also holds kallsyms/kcore copies under the same
+    // layout: only an ELF file counts as a candidate to reject.
+    if (!id && !elfLoadSegments(path)) return false;
+    ++status.rejected;
+    notes_.push_back(path + ": rejected for " + m.file + ": its build-id is " +
+                     (id ? hexBytes(*id) : std::string("missing")) + ", the recording's " +
+                     hexBytes(m.buildId) + " (another build: its code and names would not match the trace)");
+    return false;
+}
+
+std::string ImageResolver::localDebugFile(const std::string& path, const std::vector<uint8_t>& buildId,
+                                          bool forDwarf) const {
+    if (!forDwarf && elfHasSymtab(path)) return {};
+    // perf's build-id cache keeps a debug file beside the copy (.../debug).
+    if (buildId.size() >= 2) {
+        const std::string hex = hexBytes(buildId);
+        const std::string cached =
+            options_.buildIdCache + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + "/debug";
+        if (isRegularFile(cached)) {
+            auto id = elfBuildId(cached);
+            if (!id || sameBuildId(*id, buildId)) return cached;
+        }
+    }
+    std::vector<std::string> roots;
+    if (!options_.symfs.empty()) roots.push_back(options_.symfs + "/usr/lib/debug");
+    roots.push_back("/usr/lib/debug");
+    for (const std::string& d : options_.debugDirs)
+        if (!d.empty()) roots.push_back(d);
+    return elfSeparateDebugFile(path, roots, forDwarf);
+}
+
+std::string ImageResolver::debugFileOf(const std::string& path, bool* searched) const {
+    auto it = debugFiles_.find(path);
+    if (searched) *searched = it != debugFiles_.end();
+    return it == debugFiles_.end() ? std::string() : it->second;
+}
+
+void ImageResolver::fetchFromDebuginfod(size_t from) {
+    const DebuginfodClient client = DebuginfodClient::fromOptions(options_);
+    debuginfodStatus_.urls = client.urls();
+    if (!client.configured()) return;  // never a request without a URL
+    for (size_t i = from; i < files_.size(); ++i) {
+        FileStatus& f = files_[i];
+        std::vector<uint8_t> id = recordedBuildId_[i];
+        // A 16-byte id padded to perf's 20: the server knows it by its 16.
+        if (id.size() == 20 && std::all_of(id.begin() + 16, id.end(), [](uint8_t x) { return x == 0; }))
+            id.resize(16);
+        // User-space files with a recorded build-id whose code, or names, are missing here.
+        if (id.size() < 2 || isPseudoFile(f.recorded) || isKernelMapName(f.recorded)) continue;
+        const bool needCode = f.resolved.empty();
+        const bool needNames = !needCode && f.debugFile.empty() && !elfHasSymtab(f.resolved);
+        if (!needCode && !needNames) continue;
+        if (options_.debuginfodWanted && !options_.debuginfodWanted(f.recorded)) {
+            ++debuginfodStatus_.notWanted;
+            continue;
+        }
+        if (debuginfodOffline_ || debuginfodStatus_.cancelled) {
+            ++debuginfodStatus_.notAsked;
+            continue;
+        }
+        DebuginfodClient::Progress progress;
+        if (options_.debuginfodProgress)
+            progress = [&](int64_t done, int64_t total) {
+                return options_.debuginfodProgress(f.recorded, done, total);
+            };
+        auto failed = [&](const Error& e) {
+            ++debuginfodStatus_.failed;
+            notes_.push_back(f.recorded + ": " + e.message);
+            if (e.message.find("cannot reach") != std::string::npos ||
+                e.message.find("timed out") != std::string::npos)
+                debuginfodOffline_ = true;
+            if (e.message.find("cancelled") != std::string::npos) debuginfodStatus_.cancelled = true;
+        };
+        std::string code = f.resolved;
+        if (needCode) {
+            ++debuginfodStatus_.asked;
+            auto got = client.find(DebuginfodClient::Kind::Executable, id, progress);
+            if (!got) {
+                failed(got.error());
+                continue;
+            }
+            code = *got;
+        }
+        // Names (and lines): the code's own .symtab, else a local debug file, else debuginfod's.
+        std::string debug = needCode ? localDebugFile(code, id) : std::string();
+        if (debug.empty() && !elfHasSymtab(code) && !debuginfodOffline_ && !debuginfodStatus_.cancelled) {
+            ++debuginfodStatus_.asked;
+            auto got = client.find(DebuginfodClient::Kind::Debuginfo, id, progress);
+            if (got) {
+                debug = *got;
+                ++debuginfodStatus_.debugFiles;
+            } else if (got.error().message.find("not found") == std::string::npos || needCode) {
+                failed(got.error());
+            } else {
+                ++debuginfodStatus_.failed;  // no debug file on the server: .dynsym's names stay
+                notes_.push_back(f.recorded + ": " + got.error().message);
+            }
+        }
+        auto symbols = ElfSymbols::load(code, functions_, f.recorded, 0, {}, debug);
+        if (!symbols) {
+            notes_.push_back(f.recorded + ": debuginfod's " + code + ": " + symbols.error().message);
+            continue;
+        }
+        if (needCode) {
+            const int mapped = mapFile(code);
+            if (mapped < 0) {
+                notes_.push_back(f.recorded + ": debuginfod's " + code +
+                                 ": cannot map: " + std::strerror(errno));
+                continue;
+            }
+            mappedOf_[i] = mapped;
+            f.resolved = code;
+            ++debuginfodStatus_.executables;
+        }
+        f.debugFile = debug;
+        if (!debug.empty() || !debugFiles_.count(code)) debugFiles_[code] = debug;
+        f.symbols = (*symbols)->symbolCount();
+        symbols_[i] = std::move(*symbols);
+    }
+    if (debuginfodStatus_.notAsked)
+        notes_.push_back("debuginfod " + client.urls() + ": " + std::to_string(debuginfodStatus_.notAsked) +
+                         " file(s) not asked for (" +
+                         (debuginfodStatus_.cancelled ? "cancelled" : "the server could not be reached") +
+                         ")");
+}
+
 std::unique_ptr<ElfSymbols> ImageResolver::loadModule(const Mapping& m, FileStatus& status) {
     // The module's .ko (no kcore covers it): --symfs first, the recorded path,
     // perf's build-id cache; its code sections laid out from the map's start as
@@ -550,6 +684,7 @@ void ImageResolver::prepare() {
     kernelMapSeen_ = kernelMap() != nullptr;
     buildImages(kernelOnly_, processes_);
     loadJit();
+    fetchFromDebuginfod(0);
 }
 
 void ImageResolver::buildImages(ProcessImage& kernelOnly, std::map<int32_t, ProcessImage>& processes) {
@@ -579,6 +714,7 @@ ImageResolver::Update ImageResolver::update(const Sideband& sideband) {
     ProcessImage kernelOnly;
     std::map<int32_t, ProcessImage> processes;
     buildImages(kernelOnly, processes);
+    fetchFromDebuginfod(filesBefore);
     u.filesLoaded = files_.size() - filesBefore;
     u.all = kernelSections_.size() != kernelSectionsBefore || kernelOnly.regions != kernelOnly_.regions;
     for (const auto& [pid, p] : processes) {

@@ -6,10 +6,24 @@
 // table) and perfdata/ (build-ids); no trace decoder.
 //
 // The code a trace ran through, per process, from the mappings the sideband
-// recorded: each mapped file is looked up (--symfs prefix, then the recorded path,
-// then perf's build-id cache ~/.debug/.build-id/xx/yyyy.../elf), mapped once
-// (read-only) for every process that maps it, and its ELF symbols (.symtab,
-// else .dynsym; demangled) become FunctionTable entries. A mapping whose file
+// recorded: each mapped file is looked up, mapped once (read-only) for every
+// process that maps it, and its ELF symbols (.symtab, else .dynsym; demangled)
+// become FunctionTable entries. The look-up, as perf orders it:
+//   code: perf's build-id cache (~/.debug/.build-id/xx/yyyy.../elf), the
+//     recorded path under --symfs, the recorded path, each binaryDirs folder
+//     as a sysroot (DIR + recorded path) and by name (DIR/basename), then
+//     debuginfod's copy of the executable. Where the recording gave a build-id,
+//     a candidate is taken only when its build-id equals it; the others are
+//     rejected, counted (FileStatus::rejected) and named in notes().
+//   names and source lines of a file without .symtab: its separate debug
+//     file: the build-id cache's .../debug, /usr/lib/debug (under --symfs too)
+//     and each debugDirs root by .build-id/xx/yyyy.debug, its .gnu_debuglink
+//     name beside it, in .debug/ and under those roots; then debuginfod's
+//     debug file (FileStatus::debugFile says which was used).
+// debuginfod (DebuginfodClient) is asked only with a URL configured, only for
+// user-space files with a recorded build-id whose code or names are missing
+// here, one query at a time with ImageOptions::debuginfodProgress; once a
+// server cannot be reached the rest are not asked (one note says so). A mapping whose file
 // cannot be found stays out of the image: a decoder then fails there with "no
 // memory mapped", which it turns into a "missing image" gap naming the file
 // (see missingFileAt()).
@@ -54,6 +68,7 @@
 // prepare() does all loading up front on one thread; afterwards every method is
 // const and safe to call from decoder threads.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,6 +103,14 @@ struct ImageOptions {
     // files, beyond /tmp/perf-<pid>.map and those beside the opened file.
     std::vector<std::string> jitDumps;
     std::vector<std::string> perfMaps;
+    // debuginfod in prepare()/update() (issue 27, look-up part): hears each
+    // query's progress (`recorded`: the file asked for; bytes done of total, 0:
+    // not known); returning false cancels that query and every later one.
+    std::function<bool(const std::string& recorded, int64_t done, int64_t total)> debuginfodProgress;
+    // Which files debuginfod may be asked for (by recorded name); unset: every
+    // file whose code or names are missing here. A view passes the images it
+    // shows (first opened without debuginfod, then again with those it needs).
+    std::function<bool(const std::string& recorded)> debuginfodWanted;
 };
 
 class ElfSymbols;
@@ -147,9 +170,31 @@ public:
         std::string hint;      // kernel maps: how to provide the code when it is missing
         size_t mappings = 0;
         size_t symbols = 0;
+        std::string debugFile;  // where its names (and lines) come from when not `resolved` ("" : itself)
+        size_t rejected = 0;    // candidates found with another build-id than the recorded one
     };
     const std::vector<FileStatus>& files() const { return files_; }
     size_t missingFiles() const;
+    // The separate debug file the DWARF (source lines, inlined frames) of
+    // `path` comes from ("" : none, the file's own). `searched` (optional):
+    // whether the resolver looked for one (every file it resolved: then its
+    // answer is the whole look-up, debuginfod included, and libdwfl readers
+    // (CodeAnnotation, InlineFrames) search no further, so that libdwfl never
+    // asks a debuginfod server on its own).
+    std::string debugFileOf(const std::string& path, bool* searched = nullptr) const;
+
+    // What debuginfod did in prepare()/update().
+    struct DebuginfodStatus {
+        std::string urls;        // the servers asked ("" : none configured, nothing asked)
+        size_t asked = 0;        // queries made (each answered from libdebuginfod's cache or a server)
+        size_t debugFiles = 0;   // debug files received (names, lines)
+        size_t executables = 0;  // executables received (code)
+        size_t failed = 0;       // not found, unreachable, timed out
+        size_t notAsked = 0;     // left out after the server could not be reached or a cancel
+        size_t notWanted = 0;    // left out by ImageOptions::debuginfodWanted
+        bool cancelled = false;
+    };
+    const DebuginfodStatus& debuginfod() const { return debuginfodStatus_; }
 
     // The kernel's code and symbols as found.
     struct KernelStatus {
@@ -235,6 +280,15 @@ private:
     };
     int mapFile(const std::string& path);
     int resolveFile(const Mapping& m);
+    // A candidate for `m`'s code: a regular ELF file whose build-id equals the
+    // recorded one (when one was recorded); else counted in `status.rejected` with a note.
+    bool acceptCandidate(const Mapping& m, const std::string& path, FileStatus& status);
+    // The separate debug file of a found file without .symtab ("" : none here).
+    // `forDwarf`: for the DWARF of a file that has .symtab too (elfSeparateDebugFile's).
+    std::string localDebugFile(const std::string& path, const std::vector<uint8_t>& buildId,
+                               bool forDwarf = false) const;
+    // Asks debuginfod for the files added since `from` that need it.
+    void fetchFromDebuginfod(size_t from);
     std::unique_ptr<ElfSymbols> loadModule(const Mapping& m, FileStatus& status);
     void loadKernel();
     bool useVmlinux(const std::string& path, const std::string& how);
@@ -309,6 +363,11 @@ private:
         std::map<uint64_t, std::pair<uint32_t, uint64_t>> byIndex;  // code_index -> function, code offset
     };
     std::map<std::string, JitProgress> jitProgress_;
+    std::map<std::string, std::string>
+        debugFiles_;  // resolved path -> its DWARF's debug file ("" : own / none)
+    std::vector<std::vector<uint8_t>> recordedBuildId_;  // files_ -> the build-id its mapping recorded
+    DebuginfodStatus debuginfodStatus_;
+    bool debuginfodOffline_ = false;
 };
 
 }  // namespace auxscope

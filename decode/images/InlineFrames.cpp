@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "images/DwflDebugFile.h"
 #include "images/ElfSymbols.h"
 #include "images/ImageResolver.h"
 
@@ -20,7 +21,7 @@ namespace auxscope {
 namespace {
 
 char* gDebuginfoPath = nullptr;  // libdwfl's default search
-const Dwfl_Callbacks kCallbacks = {nullptr, dwfl_standard_find_debuginfo, dwfl_offline_section_address,
+const Dwfl_Callbacks kCallbacks = {nullptr, findResolvedDebuginfo, dwfl_offline_section_address,
                                    &gDebuginfoPath};
 
 // One file's DWARF, opened by libdwfl at its link-time addresses, and the answers so far.
@@ -37,12 +38,16 @@ struct FileDwarf {
     };
     std::unordered_map<uint64_t, Chain> byAddress;
 
-    FileDwarf(const std::string& path, const std::string& name) {
+    DwflDebugFile debugFile;  // the resolver's separate debug file ("" : none, when it searched)
+
+    FileDwarf(const std::string& path, const std::string& name, std::string debug, bool searched)
+        : debugFile{std::move(debug)} {
         dwfl = dwfl_begin(&kCallbacks);
         if (!dwfl) return;
         dwfl_report_begin(dwfl);
         Dwfl_Module* m = dwfl_report_elf(dwfl, name.c_str(), path.c_str(), -1, 0, true);
         dwfl_report_end(dwfl, nullptr, nullptr);
+        if (searched) setDwflDebugFile(m, debugFile);
         GElf_Addr bias = 0;
         Elf* elf = m ? dwfl_module_getelf(m, &bias) : nullptr;
         size_t phnum = 0;
@@ -91,7 +96,9 @@ struct InlineFrames::Worker::Impl {
         auto& slot = files[index];
         if (!slot) {
             const ImageResolver::FileStatus& f = images.files()[index];
-            slot = std::make_unique<FileDwarf>(f.resolved, f.recorded);
+            bool searched = false;
+            std::string debug = images.debugFileOf(f.resolved, &searched);
+            slot = std::make_unique<FileDwarf>(f.resolved, f.recorded, std::move(debug), searched);
         }
         return *slot;
     }

@@ -35,6 +35,9 @@ struct LiveSymbols::Loaded {
 };
 
 LiveSymbols::LiveSymbols(ImageOptions options) : options_(std::move(options)) {
+    // No debuginfod while capturing: its downloads (and their disk writes) would
+    // land in the capture, and names come when the capture is opened.
+    options_.debuginfod = false;
     cache_.resize(size_t(1) << 16);
     loader_ = std::thread([this] { loaderLoop(); });
 }

@@ -53,6 +53,7 @@ struct LiveSymbolsStats {
 
 class LiveSymbols {
 public:
+    // `options` as for ImageResolver, but debuginfod is never asked while capturing.
     explicit LiveSymbols(ImageOptions options);
     // Waits for a load that runs (its files are being read).
     ~LiveSymbols();

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # images/: ELF images, symbols, build-ids, kernel images; decoder-neutral.
 target_sources(auxscope_decode PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/DebuginfodClient.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/DwflDebugFile.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ElfSymbols.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/InlineFrames.cpp

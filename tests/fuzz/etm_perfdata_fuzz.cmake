@@ -23,4 +23,4 @@ auxscope_add_fuzzer(NAME etm_perfdata_fuzz TARGET etm_perfdata_fuzzer
   SOURCES ${_epf_sources}
   HEADERS ${_epf_headers}
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
-  LIBS -lopencsd_c_api -lopencsd -lipt -ldw -lelf -lzstd -lcapstone)
+  LIBS -lopencsd_c_api -lopencsd -lipt -ldw -ldebuginfod -lelf -lzstd -lcapstone)

@@ -25,7 +25,7 @@ if(AUXSCOPE_FUZZ_REASON STREQUAL "")
   auxscope_fuzz_objects(_hf_capture_objects ${_hf_capture_sources})
   auxscope_fuzz_objects(_hf_decode_objects ${_hf_decode_sources})
 endif()
-set(_hf_decode_libs -lopencsd_c_api -lopencsd -lipt -ldw -lelf -lzstd -lcapstone -lpthread)
+set(_hf_decode_libs -lopencsd_c_api -lopencsd -lipt -ldw -ldebuginfod -lelf -lzstd -lcapstone -lpthread)
 
 auxscope_add_fuzzer(NAME pt_perfdata_fuzz TARGET pt_perfdata_fuzzer
   SCRIPT ${CMAKE_CURRENT_LIST_DIR}/run_pt_perfdata_fuzzer.sh

@@ -10,7 +10,7 @@ auxscope_add_fuzzer(NAME sample_profile_fuzz TARGET sample_profile_fuzzer NO_DAT
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/SampleProfileFuzzer.cpp
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
   OBJECTS ${_uf_decode_objects} ${_uf_capture_objects}
-  LIBS -lopencsd_c_api -lopencsd -lipt -ldw -lelf -lzstd -lcapstone -lpthread
+  LIBS -lopencsd_c_api -lopencsd -lipt -ldw -ldebuginfod -lelf -lzstd -lcapstone -lpthread
   SCRIPT_ARGS $<TARGET_FILE:stacks_prog_fp>
   DEPENDS stacks_prog_fp
   CRASHES ${CMAKE_CURRENT_LIST_DIR}/sample_profile_fuzzer-crashes)

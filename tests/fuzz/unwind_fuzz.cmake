@@ -20,7 +20,7 @@ auxscope_add_fuzzer(NAME unwind_fuzz TARGET unwind_fuzzer NO_DATA
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/UnwindFuzzer.cpp
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
   OBJECTS ${_uf_decode_objects} ${_uf_capture_objects}
-  LIBS -lopencsd_c_api -lopencsd -lipt -ldw -lelf -lzstd -lcapstone -lpthread
+  LIBS -lopencsd_c_api -lopencsd -lipt -ldw -ldebuginfod -lelf -lzstd -lcapstone -lpthread
   SCRIPT_ARGS $<TARGET_FILE:stacks_prog_nofp>
   DEPENDS stacks_prog_nofp
   CRASHES ${CMAKE_CURRENT_LIST_DIR}/unwind_fuzzer-crashes)
