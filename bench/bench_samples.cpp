@@ -206,10 +206,17 @@ void benchFile(const std::string& path, bool perf, bool perfparser, int limit) {
         }
         std::sort(times.begin(), times.end());
         const double t = times[times.size() / 2];
-        std::printf(
-            "  range statistics, %-10s %9zu samples: %7.1f ms on one core (%.0f ms per 10 M samples; "
-            "target <= 200)\n",
-            what, n, t * 1e3, n ? t * 1e3 * 1e7 / double(n) : 0.0);
+        // The target is for 10 M samples: met or missed only by a run of at
+        // least that many (a smaller one's cost is mostly per stack node, not
+        // per sample, and does not scale to 10 M).
+        if (n >= 10000000)
+            std::printf(
+                "  range statistics, %-10s %9zu samples: %7.1f ms on one core (target <= 200 ms for 10 M: "
+                "%s)\n",
+                what, n, t * 1e3, t * 1e3 * 1e7 / double(n) <= 200 ? "PASS" : "BELOW");
+        else
+            std::printf("  range statistics, %-10s %9zu samples: %7.1f ms on one core (%zu stack nodes)\n",
+                        what, n, t * 1e3, p.tree().size());
     };
     range(0, UINT64_MAX, "whole file");
     const uint64_t a = p.firstTime(), b = p.lastTime();

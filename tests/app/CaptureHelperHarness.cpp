@@ -6,7 +6,9 @@
 // as USER (groups, gid, uid dropped as setpriv does) with the other end as
 // descriptor 3 and AUXSCOPE_CAPTURE_HELPER_FD=3. Exits with PROGRAM's status, or
 // 1 when the helper did not exit cleanly; 77 (skip) when not run as root or the
-// user is unknown.
+// user is unknown. PROGRAM gets a home of its own (HOME, XDG_DATA_HOME,
+// XDG_CONFIG_HOME in a temporary folder owned by USER), removed afterwards:
+// the GUI keeps its captures in the captures folder there.
 #include <grp.h>
 #include <pwd.h>
 #include <sys/socket.h>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 int main(int argc, char** argv) {
@@ -50,12 +53,19 @@ int main(int argc, char** argv) {
         _exit(127);
     }
     close(sv[0]);
+    char home[] = "/tmp/auxscope-harness-home-XXXXXX";
+    if (!mkdtemp(home) || chown(home, uid, gid) != 0) {
+        std::perror("a home for the program");
+        return 1;
+    }
     const pid_t gui = fork();
     if (gui == 0) {
         dup2(sv[1], 3);
         if (sv[1] != 3) close(sv[1]);
         setenv("AUXSCOPE_CAPTURE_HELPER_FD", "3", 1);
-        setenv("HOME", "/tmp", 1);
+        setenv("HOME", home, 1);
+        setenv("XDG_DATA_HOME", (std::string(home) + "/data").c_str(), 1);
+        setenv("XDG_CONFIG_HOME", (std::string(home) + "/config").c_str(), 1);
         unsetenv("XDG_RUNTIME_DIR");
         if (setgroups(0, nullptr) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
             std::perror("dropping to the user");
@@ -69,6 +79,8 @@ int main(int argc, char** argv) {
     int guiStatus = 0, helperStatus = 0;
     waitpid(gui, &guiStatus, 0);
     waitpid(helper, &helperStatus, 0);  // the GUI's end is closed: the helper ends
+    std::error_code ignored;
+    std::filesystem::remove_all(home, ignored);
     if (!WIFEXITED(helperStatus) || WEXITSTATUS(helperStatus) != 0) {
         std::fprintf(stderr, "capture_helper_harness: the helper ended with status %d\n", helperStatus);
         return 1;
