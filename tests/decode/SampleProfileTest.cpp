@@ -185,7 +185,15 @@ protected:
             const uint64_t self = it == ours.end() ? 0 : it->second.selfSamples;
             const uint64_t total = it == ours.end() ? 0 : it->second.totalSamples;
             EXPECT_EQ(self, n) << "self samples of " << name;
-            EXPECT_EQ(total, perf.total.at(name)) << "total samples of " << name;
+            // perf 6.1 (libunwind) lists the signal trampoline's frame at its
+            // address minus one, outside __restore_rt (samples_unwind_tests
+            // count that apart): its total holds only the samples taken in it,
+            // ours every sample of a handler too. It is compared when a sample
+            // happens to land in it (then perf lists it at all), so sometimes.
+            if (name != "__restore_rt")
+                EXPECT_EQ(total, perf.total.at(name)) << "total samples of " << name;
+            else
+                EXPECT_GE(total, perf.total.at(name)) << "total samples of " << name;
             ++compared;
         }
         // With stacks every caller counts too; without, the sampled functions alone.
