@@ -403,9 +403,13 @@ void TraceFilePage::debuginfodStep() {
             if (d.failed) text += QString(", %1 failed").arg(d.failed);
             if (d.notAsked) text += QString(", %1 not asked").arg(d.notAsked);
             if (d.cancelled || cancelled) text += "; cancelled";
-            for (const std::string& note : images->notes())
-                if (QString::fromStdString(note).contains("debuginfod"))
-                    text += "\n" + QString::fromStdString(note);
+            // Why a file did not come (the server's answer, "cannot reach …"), and what was not asked.
+            for (const std::string& note : images->notes()) {
+                const QString n = QString::fromStdString(note);
+                const bool ofWanted = std::any_of(debuginfodWanted_.begin(), debuginfodWanted_.end(),
+                                                  [&](const QString& w) { return n.startsWith(w + ": "); });
+                if (ofWanted || n.startsWith("debuginfod ")) text += "\n" + n;
+            }
         } else {
             text = cancelled ? "debuginfod: cancelled" : "debuginfod: nothing resolved";
         }
