@@ -8,9 +8,11 @@
 //    the images its samples fall in; afterwards the samples are named
 //    (lookup_alpha, lookup_beta) and the page says what came; the GUI thread is
 //    never late by more than 200 ms meanwhile (a 10 ms QTimer measures it);
-//  - Cancel stops it: the page says cancelled and asks nothing more;
+//  - Cancel stops it, as the fetch starts or while the resolve asks the
+//    server: the page says cancelled and asks nothing more;
 //  - a stopped server gives a note on the page, and no hang;
-//  - no URL (and no DEBUGINFOD_URLS): nothing is asked.
+//  - no URL (and no DEBUGINFOD_URLS): nothing is asked;
+//  - the live capture's timeline takes the defaults' folders, never debuginfod.
 // Skips with one line when debuginfod or perf record cannot run here (fails with CI=true).
 #include <QElapsedTimer>
 #include <QLabel>
@@ -29,6 +31,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "gui/capture/LiveTimeline.h"
 #include "gui/trace/SymbolSettings.h"
 #include "gui/trace/TraceFilePage.h"
 #include "samples/SampleProfile.h"
@@ -206,7 +209,7 @@ private slots:
         QVERIFY2(startServer(), server_.readAll().constData());
     }
     void init() {
-        if (!skip_.isEmpty()) {
+        if (!skip_.isEmpty() && QByteArray(QTest::currentTestFunction()) != "liveTimelineNeverAsks") {
             if (ciRequires()) QFAIL(qPrintable(skip_ + "; CI=true requires it"));
             QSKIP(qPrintable(skip_));
         }
@@ -280,6 +283,58 @@ private slots:
         QVERIFY(!page->debuginfodCancelButton()->isVisible());
     }
 
+    // Cancel while the resolve with debuginfod runs (its progress callback answers false).
+    void cancelDuringTheResolve() {
+        QDir(cache_.path()).removeRecursively();
+        QDir().mkpath(cache_.path());
+        auto page = openWith({url()});
+        bool clicked = false;
+        // The second build of the timeline is the one that asks the server.
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                if (!clicked && page->timelineOpens() == 2 &&
+                    page->debuginfodState() == TraceFilePage::Debuginfod::Fetching) {
+                    page->debuginfodCancelButton()->click();
+                    clicked = true;
+                }
+                return finished(*page) && !page->timelineDecoding();
+            },
+            120000));
+        QVERIFY(clicked);
+        QCOMPARE(page->debuginfodState(), TraceFilePage::Debuginfod::Cancelled);
+        QVERIFY2(page->debuginfodLine()->text().contains("cancelled"),
+                 qPrintable(page->debuginfodLine()->text()));
+        qInfo("cancelled during the resolve: %s", qPrintable(page->debuginfodLine()->text()));
+    }
+
+    // The live capture's timeline: the defaults' folders, never debuginfod, the running kernel.
+    void liveTimelineNeverAsks() {
+        LiveTimeline live;
+        ImageOptions d;
+        d.binaryDirs = {"/opt/bins"};
+        d.debugDirs = {"/opt/debug"};
+        d.debuginfodUrls = {url().toStdString()};
+        d.debuginfod = true;
+        d.kallsyms = "/elsewhere/kallsyms";
+        live.setImageOptions([d] { return d; });
+        const ImageOptions o = live.liveImageOptions(false);
+        QVERIFY(!o.debuginfod);
+        QVERIFY(o.debuginfodUrls.empty());
+        QCOMPARE(o.binaryDirs, d.binaryDirs);
+        QCOMPARE(o.debugDirs, d.debugDirs);
+        QCOMPARE(o.kallsyms, std::string("/proc/kallsyms"));
+        QVERIFY(!o.runningKernel);
+        // From the settings the main window passes: the defaults for every file.
+        SymbolSettings s;
+        s.options = d;
+        SymbolSettings::saveDefaults(s);
+        live.setImageOptions([] { return SymbolSettings::defaults().options; });
+        QCOMPARE(live.liveImageOptions(true).binaryDirs, d.binaryDirs);
+        QVERIFY(!live.liveImageOptions(true).debuginfod);
+        QVERIFY(live.liveImageOptions(true).kallsyms.empty());  // a replay: another boot's kernel
+        QSettings().remove("symbols/defaults");
+    }
+
     // The server stopped: a note on the page, no hang, the GUI thread never waits.
     void stoppedServerGivesANote() {
         QDir(cache_.path()).removeRecursively();
@@ -298,6 +353,12 @@ private slots:
         QVERIFY2(lateness.worst() <= 200,
                  qPrintable(QString("GUI thread late by %1 ms").arg(lateness.worst())));
         qInfo("stopped server: %s (in %lld ms)", qPrintable(line), t.elapsed());
+        // For the README's screenshot (under Xvfb): the page with the note.
+        const QByteArray shot = qgetenv("AUXSCOPE_SCREENSHOT_DEBUGINFOD");
+        if (!shot.isEmpty()) {
+            QTest::qWait(300);  // its layout, after the line's last change
+            page->grab().save(QString::fromLocal8Bit(shot));
+        }
     }
 };
 

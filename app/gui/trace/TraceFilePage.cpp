@@ -105,17 +105,15 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent)
     fetchCancel_->setVisible(false);
     connect(fetchCancel_, &QPushButton::clicked, this, [this] { cancelDebuginfod(); });
     if (debuginfodConfigured(symbols_.effective(path_))) debuginfodState_ = Debuginfod::Pending;
-    auto* fetchRow = new QHBoxLayout;
-    fetchRow->addWidget(fetchLine_, 1);
-    fetchRow->addWidget(fetchCancel_);
     auto* header = new QVBoxLayout;
     header->setSpacing(2);
     header->addWidget(status_);
     header->addWidget(missing_);
-    header->addLayout(fetchRow);
+    header->addWidget(fetchLine_);
     auto* buttons = new QHBoxLayout;
     buttons->addLayout(header, 1);
     buttons->addWidget(progress_);
+    buttons->addWidget(fetchCancel_);
     buttons->addWidget(symbolsButton_);
     buttons->addWidget(decode_);
     buttons->addWidget(exportPerfetto_);
@@ -524,8 +522,13 @@ void TraceFilePage::updateMissingImages() {
     QStringList tips, notes;
     if (const ImageResolver* images = decoder_ ? decoder_->images() : nullptr) {
         // What the settings gave that could not be used ("vmlinux X: not an ELF file").
-        for (const std::string& note : images->notes())
-            notes << QString::fromStdString(note);
+        // (debuginfod's own go to the debuginfod line, once.)
+        for (const std::string& note : images->notes()) {
+            const QString n = QString::fromStdString(note);
+            if (debuginfodState_ == Debuginfod::Off || debuginfodState_ == Debuginfod::Pending ||
+                (!n.startsWith("debuginfod ") && !n.contains(": debuginfod ")))
+                notes << n;
+        }
         for (const ImageResolver::FileStatus& f : images->files()) {
             if (!f.resolved.empty() || !f.mappings || namesNoFile(f.recorded)) continue;
             // Kernel maps say how to provide their code; other pseudo names ([vdso]) are no file.
