@@ -25,8 +25,10 @@
 
 #include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CapturePage.h"
+#include "gui/capture/LiveTimeline.h"
 #include "gui/timeline/SearchBar.h"
 #include "gui/timeline/TimelineView.h"
+#include "gui/trace/SymbolSettings.h"
 #include "gui/trace/TraceFilePage.h"
 
 namespace auxscope {
@@ -78,6 +80,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle("auxscope");
     setAcceptDrops(true);
     capture_ = new CapturePage;
+    // The live timeline looks for code where Symbols & binaries' defaults say (never debuginfod).
+    capture_->live()->setImageOptions([] { return SymbolSettings::defaults().options; });
     tabs_ = new QTabWidget;
     tabs_->setObjectName("tabs");
     tabs_->setTabsClosable(true);

@@ -75,6 +75,8 @@ public:
     const CaptureSummary& lastSummary() const { return lastSummary_; }
     // The live timeline: sideband lanes of every capture, and the instruction
     // flow decoded while capturing (Intel PT, CoreSight).
+    // The live timeline itself (where its code files are looked for: LiveTimeline::setImageOptions).
+    LiveTimeline* live() const { return live_; }
     TimelineView* liveTimeline() const;
     // Its decoder while an AUX capture runs (null otherwise).
     const LiveTraceDecoder* liveDecoder() const;

@@ -90,6 +90,25 @@ void LiveTimeline::abort() {
     lanes_.reset();
 }
 
+ImageOptions LiveTimeline::liveImageOptions(bool simulated) const {
+    ImageOptions o;
+    if (imageOptions_) {
+        // The person's folders for code, debug files and JIT maps; the kernel is this one.
+        const ImageOptions d = imageOptions_();
+        o.symfs = d.symfs;
+        o.binaryDirs = d.binaryDirs;
+        o.debugDirs = d.debugDirs;
+        o.jitDumps = d.jitDumps;
+        o.perfMaps = d.perfMaps;
+    }
+    o.debuginfod = false;  // never a server while capturing (LiveSymbols loads on its own thread, but
+                           // a capture's symbols must not wait on the network)
+    o.debuginfodUrls.clear();
+    o.runningKernel = false;
+    if (!simulated) o.kallsyms = "/proc/kallsyms";
+    return o;
+}
+
 void LiveTimeline::captureEnded() {
     if (ended_) ended_->store(true, std::memory_order_release);
 }
@@ -175,9 +194,7 @@ void LiveTimeline::attachLanes(CaptureSession& session) {
     // kernel's names come from /proc/kallsyms (it is the kernel that records; its
     // code is not needed here, so /proc/kcore is not copied); a replay's
     // recording is of another boot: no kernel names for it.
-    ImageOptions imageOptions;
-    imageOptions.runningKernel = false;
-    if (!session.simulated()) imageOptions.kallsyms = "/proc/kallsyms";
+    ImageOptions imageOptions = liveImageOptions(session.simulated());
     auto symbols = std::make_shared<LiveSymbols>(imageOptions);
     auto ended = ended_ = std::make_shared<std::atomic<bool>>(false);
     auto publish = [feed, joined, symbols, ended, decoder = decoder_, events, window = options.windowSeconds](

@@ -13,9 +13,11 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 
+#include "images/ImageResolver.h"
 #include "record/PerfDataWriterCapture.h"
 
 class QLabel;
@@ -50,6 +52,13 @@ public:
                 const std::optional<PerfDataWriterCaptureOptions::AuxtraceInfoBlock>& auxtraceInfo);
     // The capture did not start: the decoder and the lanes stop.
     void abort();
+    // Where the samples' code files are looked for (issue 27): the GUI's
+    // Symbols & binaries defaults for all files, asked at each attach (unset:
+    // the recorded paths alone). The live timeline never asks debuginfod, and
+    // its kernel is the running one (/proc/kallsyms), whatever the defaults say.
+    void setImageOptions(std::function<ImageOptions()> provider) { imageOptions_ = std::move(provider); }
+    // What the next attach resolves with (the provider's folders, debuginfod off).
+    ImageOptions liveImageOptions(bool simulated) const;
     // The timer's tick: the newest timeline the worker built, and the status line.
     void tick();
     // The capture's drain thread has ended: the ticks from now on (the flush that
@@ -66,6 +75,7 @@ public:
 
 private:
     void attachLanes(CaptureSession& session);
+    std::function<ImageOptions()> imageOptions_;
     void show(bool final);
 
     QLabel* status_ = nullptr;

@@ -13,7 +13,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <thread>
+#include <unordered_set>
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "gui/timeline/TimelineState.h"
@@ -25,6 +29,7 @@
 #include "gui/trace/TraceTimelineTab.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
+#include "samples/SampleProfile.h"
 
 namespace auxscope {
 
@@ -36,6 +41,19 @@ bool namesNoFile(const std::string& recorded) {
     return recorded.empty() || recorded.rfind("//anon", 0) == 0 || recorded.rfind("/memfd:", 0) == 0 ||
            recorded.rfind("/dev/", 0) == 0 || recorded.rfind("anon_inode:", 0) == 0 ||
            recorded.find(" (deleted)") != std::string::npos;
+}
+
+// debuginfod may be asked: it is on and a URL is configured (the settings', else $DEBUGINFOD_URLS).
+bool debuginfodConfigured(const ImageOptions& o) {
+    if (!o.debuginfod) return false;
+    if (!o.debuginfodUrls.empty()) return true;
+    const char* env = std::getenv("DEBUGINFOD_URLS");
+    return env && QString::fromUtf8(env).trimmed().size() > 0;
+}
+
+QString kilobytes(int64_t bytes) {
+    return bytes >= (1 << 20) ? QString("%1 MB").arg(double(bytes) / (1 << 20), 0, 'f', 1)
+                              : QString("%1 kB").arg((bytes + 1023) / 1024);
 }
 
 }  // namespace
@@ -76,13 +94,26 @@ TraceFilePage::TraceFilePage(const QString& path, QWidget* parent)
     missing_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     missing_->setStyleSheet("color: #b00020;");
     missing_->setVisible(false);
+    fetchLine_ = new QLabel;
+    fetchLine_->setObjectName("debuginfodLine");
+    fetchLine_->setWordWrap(true);
+    fetchLine_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    fetchLine_->setVisible(false);
+    fetchCancel_ = new QPushButton("Cancel debuginfod");
+    fetchCancel_->setObjectName("debuginfodCancel");
+    fetchCancel_->setToolTip("Stop asking the debuginfod servers (what came stays; the rest is not asked)");
+    fetchCancel_->setVisible(false);
+    connect(fetchCancel_, &QPushButton::clicked, this, [this] { cancelDebuginfod(); });
+    if (debuginfodConfigured(symbols_.effective(path_))) debuginfodState_ = Debuginfod::Pending;
     auto* header = new QVBoxLayout;
     header->setSpacing(2);
     header->addWidget(status_);
     header->addWidget(missing_);
+    header->addWidget(fetchLine_);
     auto* buttons = new QHBoxLayout;
     buttons->addLayout(header, 1);
     buttons->addWidget(progress_);
+    buttons->addWidget(fetchCancel_);
     buttons->addWidget(symbolsButton_);
     buttons->addWidget(decode_);
     buttons->addWidget(exportPerfetto_);
@@ -288,12 +319,171 @@ void TraceFilePage::setSymbolSettings(const SymbolSettings& s, bool asDefaults) 
     symbols_.ownEntry = true;
     SymbolSettings::saveForFile(path_, symbols_);
     if (asDefaults) SymbolSettings::saveDefaults(symbols_);
-    if (changed) resolveAgain();
+    if (!changed) return;
+    // New settings: resolved first without debuginfod, then (configured) fetched in the background.
+    *fetchCancelled_ = true;  // a fetch running with the old ones stops
+    fetchCancelled_ = std::make_shared<std::atomic<bool>>(false);
+    fetchCancel_->setVisible(false);
+    fetchLine_->setVisible(false);
+    debuginfodWanted_.clear();
+    debuginfodState_ =
+        debuginfodConfigured(symbols_.effective(path_)) ? Debuginfod::Pending : Debuginfod::Off;
+    resolveAgain();
+}
+
+ImageOptions TraceFilePage::imageOptions() const {
+    ImageOptions o = symbols_.effective(path_);
+    if (debuginfodState_ != Debuginfod::Fetching && debuginfodState_ != Debuginfod::Done) {
+        o.debuginfod = false;  // first without it: the first frame never waits on a server
+        return o;
+    }
+    auto wanted = std::make_shared<std::set<std::string>>();
+    for (const QString& w : debuginfodWanted_)
+        wanted->insert(w.toStdString());
+    o.debuginfodWanted = [wanted](const std::string& recorded) { return wanted->count(recorded) != 0; };
+    // On the resolving worker: the page shows the file and bytes (at most every 100 ms per file).
+    QPointer<TraceFilePage> self(const_cast<TraceFilePage*>(this));
+    struct Last {
+        std::mutex mutex;
+        std::string file;
+        std::chrono::steady_clock::time_point at;
+    };
+    auto last = std::make_shared<Last>();
+    o.debuginfodProgress = [self, cancel = fetchCancelled_, last](const std::string& file, int64_t done,
+                                                                  int64_t total) {
+        {
+            std::lock_guard lock(last->mutex);
+            const auto now = std::chrono::steady_clock::now();
+            if (file == last->file && now - last->at < std::chrono::milliseconds(100)) return !*cancel;
+            last->file = file, last->at = now;
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, cancel, name = QString::fromStdString(file), done, total] {
+                if (!self || self->debuginfodState_ != Debuginfod::Fetching || *cancel) return;
+                QString text = "debuginfod: fetching " + name;
+                if (done > 0 || total > 0)
+                    text += total > 0 ? QString(" (%1 of %2)").arg(kilobytes(done), kilobytes(total))
+                                      : QString(" (%1)").arg(kilobytes(done));
+                text += "…";
+                self->fetchLine_->setText(text);
+            },
+            Qt::QueuedConnection);
+        return !*cancel;
+    };
+    return o;
+}
+
+void TraceFilePage::cancelDebuginfod() {
+    if (debuginfodState_ != Debuginfod::Fetching) return;
+    *fetchCancelled_ = true;
+    fetchCancel_->setEnabled(false);
+    fetchLine_->setText("debuginfod: cancelling…");
+}
+
+void TraceFilePage::debuginfodStep() {
+    if (debuginfodState_ == Debuginfod::Fetching) {
+        // The resolve with debuginfod is done: say what it did.
+        const ImageResolver* images = decoder_ ? decoder_->images() : nullptr;
+        const bool cancelled = *fetchCancelled_;
+        debuginfodState_ = cancelled ? Debuginfod::Cancelled : Debuginfod::Done;
+        fetchCancel_->setVisible(false);
+        QString text;
+        if (images) {
+            const ImageResolver::DebuginfodStatus& d = images->debuginfod();
+            text = QString("debuginfod (%1): %2 asked, %3 debug file%4, %5 executable%6")
+                       .arg(QString::fromStdString(d.urls))
+                       .arg(d.asked)
+                       .arg(d.debugFiles)
+                       .arg(d.debugFiles == 1 ? "" : "s")
+                       .arg(d.executables)
+                       .arg(d.executables == 1 ? "" : "s");
+            if (d.failed) text += QString(", %1 failed").arg(d.failed);
+            if (d.notAsked) text += QString(", %1 not asked").arg(d.notAsked);
+            if (d.cancelled || cancelled) text += "; cancelled";
+            // Why a file did not come (the server's answer, "cannot reach …"), and what was not asked.
+            for (const std::string& note : images->notes()) {
+                const QString n = QString::fromStdString(note);
+                const bool ofWanted = std::any_of(debuginfodWanted_.begin(), debuginfodWanted_.end(),
+                                                  [&](const QString& w) { return n.startsWith(w + ": "); });
+                if (ofWanted || n.startsWith("debuginfod ")) text += "\n" + n;
+            }
+        } else {
+            text = cancelled ? "debuginfod: cancelled" : "debuginfod: nothing resolved";
+        }
+        fetchLine_->setText(text);
+        fetchLine_->setStyleSheet(images && images->debuginfod().failed ? "color: #b00020;" : "");
+        fetchLine_->setVisible(true);
+        emit statusMessage(text.section('\n', 0, 0));
+        emit debuginfodFinished();
+        return;
+    }
+    if (debuginfodState_ != Debuginfod::Pending || !decoder_ || !decoder_->images()) return;
+    // Which images the view needs: those its samples fall in (every user-space
+    // file mapped when there are none, e.g. a trace's), the missing ones too;
+    // found on a worker (a profile may hold millions of samples).
+    debuginfodState_ = Debuginfod::Fetching;
+    fetchCancelled_ = std::make_shared<std::atomic<bool>>(false);
+    fetchLine_->setText("debuginfod: finding the images the view needs…");
+    fetchLine_->setStyleSheet("");
+    fetchLine_->setVisible(true);
+    fetchCancel_->setEnabled(true);
+    fetchCancel_->setVisible(true);
+    // Every mapped file (a few thousand at most: read here, where the resolver is not in use).
+    std::vector<std::string> mapped;
+    for (const ImageResolver::FileStatus& f : decoder_->images()->files())
+        if (f.mappings) mapped.push_back(f.recorded);
+    QPointer<TraceFilePage> self(this);
+    std::thread([self, profile = decoder_->profile(), mapped = std::move(mapped), missing = missingImages_,
+                 cancel = fetchCancelled_] {
+        std::set<std::string> wanted;
+        for (const QString& m : missing)
+            wanted.insert(m.toStdString());
+        if (profile && profile->size()) {
+            std::unordered_set<uint64_t> seen;  // (pid, page) already looked at
+            for (size_t i = 0; i < profile->size() && !*cancel; ++i) {
+                const uint64_t ip = profile->ip(i);
+                const uint64_t key = (uint64_t(uint32_t(profile->pid(i))) << 40) ^ (ip >> 12);
+                if (!seen.insert(key).second) continue;
+                std::string name = profile->images().mappingAt(profile->pid(i), ip);
+                if (!name.empty()) wanted.insert(std::move(name));
+            }
+        } else {
+            wanted.insert(mapped.begin(), mapped.end());
+        }
+        QStringList list;
+        for (const std::string& w : wanted)
+            if (!w.empty() && w[0] == '/' && !namesNoFile(w)) list << QString::fromStdString(w);
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, list, cancel] {
+                if (!self || self->debuginfodState_ != Debuginfod::Fetching ||
+                    cancel != self->fetchCancelled_)
+                    return;
+                self->debuginfodWanted_ = list;
+                if (list.isEmpty() || *cancel) {
+                    self->debuginfodState_ = *cancel ? Debuginfod::Cancelled : Debuginfod::Done;
+                    self->fetchCancel_->setVisible(false);
+                    self->fetchLine_->setText(*cancel ? "debuginfod: cancelled"
+                                                      : "debuginfod: no image of this file needs it");
+                    emit self->debuginfodFinished();
+                    return;
+                }
+                self->fetchLine_->setText(QString("debuginfod: asking for %1 image%2…")
+                                              .arg(list.size())
+                                              .arg(list.size() == 1 ? "" : "s"));
+                self->resolveAgain();
+            },
+            Qt::QueuedConnection);
+    }).detach();
 }
 
 void TraceFilePage::resolveAgain() {
     if (!reader_) return;  // not read yet: the timeline opens with the new settings
-    const QString note = "Symbols & binaries changed: resolving " + QFileInfo(path_).fileName() + " again…";
+    const QString note =
+        (debuginfodState_ == Debuginfod::Fetching
+             ? "debuginfod: resolving " + QFileInfo(path_).fileName() + " with the servers' files…"
+             : "Symbols & binaries changed: resolving " + QFileInfo(path_).fileName() + " again…");
     emit statusMessage(note);
     if (timeline_) {
         // The view comes back to the window it showed.
@@ -332,8 +522,13 @@ void TraceFilePage::updateMissingImages() {
     QStringList tips, notes;
     if (const ImageResolver* images = decoder_ ? decoder_->images() : nullptr) {
         // What the settings gave that could not be used ("vmlinux X: not an ELF file").
-        for (const std::string& note : images->notes())
-            notes << QString::fromStdString(note);
+        // (debuginfod's own go to the debuginfod line, once.)
+        for (const std::string& note : images->notes()) {
+            const QString n = QString::fromStdString(note);
+            if (debuginfodState_ == Debuginfod::Off || debuginfodState_ == Debuginfod::Pending ||
+                (!n.startsWith("debuginfod ") && !n.contains(": debuginfod ")))
+                notes << n;
+        }
         for (const ImageResolver::FileStatus& f : images->files()) {
             if (!f.resolved.empty() || !f.mappings || namesNoFile(f.recorded)) continue;
             // Kernel maps say how to provide their code; other pseudo names ([vdso]) are no file.
@@ -360,6 +555,7 @@ void TraceFilePage::updateMissingImages() {
     missing_->setToolTip((tips + notes).join('\n'));
     missing_->setVisible(!lines.isEmpty());
     emit imagesChanged();
+    debuginfodStep();
 }
 
 void TraceFilePage::cancelTimeline() {

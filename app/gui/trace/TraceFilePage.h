@@ -145,7 +145,21 @@ public:
     // Where its code and names come from (the file's settings, else the defaults),
     // and what the resolver gets (the file's folder added when searched automatically).
     const SymbolSettings& symbolSettings() const { return symbols_; }
-    ImageOptions imageOptions() const { return symbols_.effective(path_); }
+    // debuginfod (issue 27) never delays the first frame: the file opens without
+    // it; then, when a URL is configured (the dialog's, else $DEBUGINFOD_URLS)
+    // and debuginfod is on, it is resolved again in the background asking the
+    // server only for the images it maps that lack code or names, with the
+    // fetch's file and bytes and a Cancel button on the page; the timeline is
+    // rebuilt with what came (names, source lines). The workers ask, never the
+    // GUI thread.
+    ImageOptions imageOptions() const;
+    enum class Debuginfod { Off, Pending, Fetching, Done, Cancelled };
+    Debuginfod debuginfodState() const { return debuginfodState_; }
+    // The recorded names debuginfod may be asked for (set when the fetch starts).
+    const QStringList& debuginfodWanted() const { return debuginfodWanted_; }
+    QLabel* debuginfodLine() const { return fetchLine_; }
+    QPushButton* debuginfodCancelButton() const { return fetchCancel_; }
+    void cancelDebuginfod();
     // Keeps `s` for this file (and as the defaults for every file with
     // `asDefaults`), then resolves and decodes the file again with it.
     void setSymbolSettings(const SymbolSettings& s, bool asDefaults = false);
@@ -184,6 +198,8 @@ signals:
     void exportFinished(bool ok, const QString& message);
     // The images were resolved (again): missingImages() says what is missing.
     void imagesChanged();
+    // The background debuginfod fetch ended (done or cancelled): the page shows what it fetched.
+    void debuginfodFinished();
 
 private:
     // A part of the Timeline tab (null until the file is read).
@@ -196,6 +212,8 @@ private:
     // The Timeline tab and the summary's decode again, with the current settings.
     void resolveAgain();
     void updateMissingImages();
+    // After a resolve: starts the debuginfod fetch (Pending), or ends it (Fetching).
+    void debuginfodStep();
 
     QString path_;
     QLabel* status_ = nullptr;
@@ -226,6 +244,11 @@ private:
     QStringList missingImages_;
     bool imagesResolved_ = false;
     int timelineOpens_ = 0;
+    Debuginfod debuginfodState_ = Debuginfod::Off;
+    QStringList debuginfodWanted_;
+    QLabel* fetchLine_ = nullptr;
+    QPushButton* fetchCancel_ = nullptr;
+    std::shared_ptr<std::atomic<bool>> fetchCancelled_ = std::make_shared<std::atomic<bool>>(false);
 
     QTabWidget* tabs_ = nullptr;
     TraceTimelineTab* timeline_ = nullptr;  // the Timeline tab (null until the file is read)
