@@ -266,8 +266,8 @@ void expectDecodersAgree(const fs::path& file, const Truth& truth,
 }
 
 // perf's call and return branches (--itrace=b) must be the truth's call and
-// ret events, in order, at times that lag the truth's TSC by at most about one
-// MTC period (perf times instructions between timing packets by estimate).
+// ret events, in order, at times within about one MTC period of the truth's TSC
+// (perf times instructions between timing packets by estimate).
 void expectPerfBranchesMatchEvents(const fs::path& file, const Truth& truth) {
     if (run("perf version") != 0) return;  // expectDecodersAgree reports it
     FILE* p = popen(
@@ -298,7 +298,9 @@ void expectPerfBranchesMatchEvents(const fs::path& file, const Truth& truth) {
         ASSERT_EQ(perf[i].to, want[i].to) << "branch #" << i;
         // perf time == TSC (TIME_CONV: one tick per nanosecond, time_zero 0).
         const int64_t lag = int64_t(want[i].tsc) - int64_t(perf[i].time);
-        ASSERT_GE(lag, -200) << "branch #" << i;
+        // perf's estimate between timing packets also runs ahead of the
+        // truth at times (244 ticks seen under load): within one MTC period.
+        ASSERT_GE(lag, -mtcPeriod) << "branch #" << i;
         ASSERT_LE(lag, 2 * mtcPeriod) << "branch #" << i;
     }
 }
