@@ -127,31 +127,26 @@ void CodeView::showCode(const AnnotatedCode& code, const QString& context, const
     }
     insns_->addTopLevelItems(rows);
     if (hottest) insns_->scrollToItem(hottest, QAbstractItemView::PositionAtCenter);
-    QString text =
-        countsSamples_
-            ? QString(
-                  "<b>%1</b> in %2 (%3, pid %4) · %5 · %6 samples of %7 whose leaf is here (%8 of %9 "
-                  "instructions sampled): counts are samples, not executions")
-                  .arg(QString::fromStdString(code.name).toHtmlEscaped())
-                  .arg(QString::fromStdString(code.image).toHtmlEscaped())
-                  .arg(QString::fromStdString(code.arch))
-                  .arg(code.pid)
-                  .arg(context.toHtmlEscaped())
-                  .arg(formatCount(code.executed))
-                  .arg(sampledEvent.toHtmlEscaped())
-                  .arg(code.executedInstructions)
-                  .arg(code.instructions.size())
-            : QString(
-                  "<b>%1</b> in %2 (%3, pid %4) · %5 · %6 instructions executed (%7 of %8 distinct "
-                  "instructions), counts from the decoded flow")
-                  .arg(QString::fromStdString(code.name).toHtmlEscaped())
-                  .arg(QString::fromStdString(code.image).toHtmlEscaped())
-                  .arg(QString::fromStdString(code.arch))
-                  .arg(code.pid)
-                  .arg(context.toHtmlEscaped())
-                  .arg(formatCount(code.executed))
-                  .arg(code.executedInstructions)
-                  .arg(code.instructions.size());
+    QString text = QString("<b>%1</b> in %2 (%3, pid %4) · %5 · ")
+                       .arg(QString::fromStdString(code.name).toHtmlEscaped())
+                       .arg(QString::fromStdString(code.image).toHtmlEscaped())
+                       .arg(QString::fromStdString(code.arch))
+                       .arg(code.pid)
+                       .arg(context.toHtmlEscaped());
+    text += countsSamples_
+                ? QString(
+                      "%1 samples of %2 whose leaf is here (%3 of %4 instructions sampled): counts "
+                      "are samples, not executions")
+                      .arg(formatCount(code.executed))
+                      .arg(sampledEvent.toHtmlEscaped())
+                      .arg(code.executedInstructions)
+                      .arg(code.instructions.size())
+                : QString(
+                      "%1 instructions executed (%2 of %3 distinct instructions), counts from "
+                      "the decoded flow")
+                      .arg(formatCount(code.executed))
+                      .arg(code.executedInstructions)
+                      .arg(code.instructions.size());
     for (const std::string& note : code.notes)
         text += "<br>" + QString::fromStdString(note).toHtmlEscaped();
     // The source file, when it can be read: the lines around the function's, with counts.

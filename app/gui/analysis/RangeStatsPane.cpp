@@ -32,6 +32,26 @@
 namespace auxscope {
 namespace {
 
+// A tree's rows as tab-separated lines, depth first: column 0's text indented
+// two spaces a level, then the numbers under Qt::UserRole of columns 1..last
+// (empty where a row has none).
+QString treeRowsText(const QTreeWidget* tree, int last) {
+    QString out;
+    std::function<void(const QTreeWidgetItem*, int)> walk = [&](const QTreeWidgetItem* item, int depth) {
+        out += QString(depth * 2, ' ') + item->text(0);
+        for (int c = 1; c <= last; ++c) {
+            const QVariant v = item->data(c, Qt::UserRole);
+            out += "\t" + (v.isValid() ? QString::number(v.toULongLong()) : QString());
+        }
+        out += "\n";
+        for (int k = 0; k < item->childCount(); ++k)
+            walk(item->child(k), depth + 1);
+    };
+    for (int i = 0; i < tree->topLevelItemCount(); ++i)
+        walk(tree->topLevelItem(i), 0);
+    return out;
+}
+
 // A row sorted by the number under Qt::UserRole of the sort column (names: by text).
 class NumericItem : public QTreeWidgetItem {
 public:
@@ -885,20 +905,7 @@ void RangeStatsPane::showCallerCallee(uint32_t function) {
 }
 
 QString RangeStatsPane::callerCalleeText() const {
-    QString out = "function\ttotal_period\ttotal_samples\n";
-    std::function<void(const QTreeWidgetItem*, int)> walk = [&](const QTreeWidgetItem* item, int depth) {
-        out += QString(depth * 2, ' ') + item->text(0);
-        for (int c = 1; c <= 2; ++c) {
-            const QVariant v = item->data(c, Qt::UserRole);
-            out += "\t" + (v.isValid() ? QString::number(v.toULongLong()) : QString());
-        }
-        out += "\n";
-        for (int k = 0; k < item->childCount(); ++k)
-            walk(item->child(k), depth + 1);
-    };
-    for (int i = 0; i < callerCallee_->topLevelItemCount(); ++i)
-        walk(callerCallee_->topLevelItem(i), 0);
-    return out;
+    return "function\ttotal_period\ttotal_samples\n" + treeRowsText(callerCallee_, 2);
 }
 
 QString RangeStatsPane::topFunctionsText() const {
@@ -922,19 +929,7 @@ QString RangeStatsPane::topFunctionsText() const {
 QString RangeStatsPane::threadsText() const {
     QString out = sampled() ? "thread\tsamples\tperiod\ton_cpu_ns\toff_cpu_ns\twall_ns\n"
                             : "thread\tframe_ns\ton_cpu_ns\tinstructions\tcalls\tspans\n";
-    std::function<void(const QTreeWidgetItem*, int)> walk = [&](const QTreeWidgetItem* item, int depth) {
-        out += QString(depth * 2, ' ') + item->text(0);
-        for (int c = 1; c <= 5; ++c) {
-            const QVariant v = item->data(c, Qt::UserRole);
-            out += "\t" + (v.isValid() ? QString::number(v.toULongLong()) : QString());
-        }
-        out += "\n";
-        for (int k = 0; k < item->childCount(); ++k)
-            walk(item->child(k), depth + 1);
-    };
-    for (int i = 0; i < threadsTable_->topLevelItemCount(); ++i)
-        walk(threadsTable_->topLevelItem(i), 0);
-    return out;
+    return out + treeRowsText(threadsTable_, 5);
 }
 
 QString RangeStatsPane::currentText() const {
