@@ -563,8 +563,9 @@ Expected<RangeStats> computeSampleRangeStats(const SampleProfile& profile, const
             want[t] = wanted(profile.threadTid(t));
         std::vector<uint64_t> threadSamples(threadCount, 0), threadPeriod(threadCount, 0);
         const size_t first = profile.lowerBound(q.begin);
-        const size_t n = profile.size();
-        for (size_t i = first; i < n && profile.time(i) < q.end; ++i) {
+        // end UINT64_MAX: to the end, a sample stamped UINT64_MAX included.
+        const size_t last = q.end == UINT64_MAX ? profile.size() : profile.lowerBound(q.end);
+        for (size_t i = first; i < last; ++i) {
             if (profile.event(i) != q.event) continue;
             const uint32_t t = profile.threadIndex(i);
             if (!want[t]) continue;
