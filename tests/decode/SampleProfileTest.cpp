@@ -177,6 +177,38 @@ protected:
         ASSERT_GT(perf.samples, 100u) << "too few samples to compare";
         ASSERT_LT(perf.samples, 10000u) << "perf's children percentages resolve single samples below 10,000";
         EXPECT_EQ(stats->tree.nodes[0].cost.totalSamples, perf.samples);
+        // Sample by sample: the stacks perf script prints, resolved names only.
+        const auto script = perfScriptStacks(path);
+        ASSERT_EQ(script.size(), profile->size());
+        size_t differing = 0, astray = 0;
+        for (size_t i = 0; i < script.size(); ++i) {
+            std::vector<std::string> mine;
+            for (const SampleProfile::Frame& f : profile->stack(i))
+                mine.push_back(plain(profile->functions()[f.function].name));
+            const std::vector<std::string>& theirs = script[i].second;
+            auto agree = [&](size_t k) { return !resolved(theirs[k]) || mine[k] == theirs[k]; };
+            bool same = mine.size() == theirs.size();
+            for (size_t k = 0; same && k < mine.size(); ++k)
+                same = agree(k);
+            // perf's libunwind went astray on its last step (at exit: _fini ->
+            // __run_exit_handlers -> the data object __quick_exit_funcs) where
+            // ours goes on to exit -> __libc_start_call_main -> _start: its
+            // frames before that one agree with ours, ours is longer.
+            bool lastStepAstray = !same && !theirs.empty() && theirs.size() <= mine.size() &&
+                                  mine[theirs.size() - 1] != theirs.back();
+            for (size_t k = 0; lastStepAstray && k + 1 < theirs.size(); ++k)
+                lastStepAstray = agree(k);
+            if (lastStepAstray) {
+                ++astray;
+                continue;
+            }
+            if (!same && ++differing <= 3)
+                ADD_FAILURE() << "sample " << i << " (" << script[i].first << "): perf script has "
+                              << ::testing::PrintToString(theirs) << ", auxscope "
+                              << ::testing::PrintToString(mine);
+        }
+        EXPECT_EQ(differing, 0u) << "of " << script.size() << " samples";
+        EXPECT_LE(astray, script.size() / 100) << "perf's unwinding went astray too often to compare";
         const auto ours = byName(*profile, *stats);
         size_t compared = 0;
         for (const auto& [name, n] : perf.self) {
@@ -190,10 +222,14 @@ protected:
             // count that apart): its total holds only the samples taken in it,
             // ours every sample of a handler too. It is compared when a sample
             // happens to land in it (then perf lists it at all), so sometimes.
+            // Each sample whose last step perf took astray moves one count
+            // between the functions of its outer frames.
+            const uint64_t theirs = perf.total.at(name);
             if (name != "__restore_rt")
-                EXPECT_EQ(total, perf.total.at(name)) << "total samples of " << name;
+                EXPECT_LE(std::max(total, theirs) - std::min(total, theirs), astray)
+                    << "total samples of " << name << ": ours " << total << ", perf's " << theirs;
             else
-                EXPECT_GE(total, perf.total.at(name)) << "total samples of " << name;
+                EXPECT_GE(total + astray, theirs) << "total samples of " << name;
             ++compared;
         }
         // With stacks every caller counts too; without, the sampled functions alone.
@@ -202,25 +238,6 @@ protected:
             EXPECT_TRUE(ours.count(f) ||
                         (callGraph.empty() && (f == std::string("main") || f == std::string("hot"))))
                 << f << " is in no stack";
-
-        // Sample by sample: the stacks perf script prints, resolved names only.
-        const auto script = perfScriptStacks(path);
-        ASSERT_EQ(script.size(), profile->size());
-        size_t differing = 0;
-        for (size_t i = 0; i < script.size(); ++i) {
-            std::vector<std::string> mine;
-            for (const SampleProfile::Frame& f : profile->stack(i))
-                mine.push_back(plain(profile->functions()[f.function].name));
-            const std::vector<std::string>& theirs = script[i].second;
-            bool same = mine.size() == theirs.size();
-            for (size_t k = 0; same && k < mine.size(); ++k)
-                same = !resolved(theirs[k]) || mine[k] == theirs[k];
-            if (!same && ++differing <= 3)
-                ADD_FAILURE() << "sample " << i << " (" << script[i].first << "): perf script has "
-                              << ::testing::PrintToString(theirs) << ", auxscope "
-                              << ::testing::PrintToString(mine);
-        }
-        EXPECT_EQ(differing, 0u) << "of " << script.size() << " samples";
     }
 };
 
