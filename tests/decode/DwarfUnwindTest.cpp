@@ -536,7 +536,10 @@ TEST(DwarfUnwindBadInput, BinaryThatNoLongerMatches) {
             const Unwound u = unwindBoth(*c, s.pid, c->copyOf(s));
             ++stops[u.stop];
             if (u.stop == UnwindStop::WrongImage || u.stop == UnwindStop::MissingImage) {
-                EXPECT_EQ(c->images->mappingAt(s.pid, u.frames.back()), prog);
+                // The vdso is missing too now and then: its copy is in the
+                // build-id cache this test points away from.
+                const std::string at = c->images->mappingAt(s.pid, u.frames.back());
+                EXPECT_TRUE(at == prog || at == "[vdso]") << at;
             }
         }
         // The other build at the recorded path is rejected by its build-id
