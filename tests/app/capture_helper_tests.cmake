@@ -19,7 +19,8 @@ add_test(NAME app_capture_helper_as_user
   COMMAND capture_helper_harness nobody $<TARGET_FILE:auxscope-capture-helper> -- $<TARGET_FILE:app_capture_helper_tests>
           captureThroughTheHelper)
 set_tests_properties(app_capture_helper_as_user PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen;TMPDIR=/tmp"
-  TIMEOUT 180 SKIP_RETURN_CODE 77)
+  TIMEOUT 180 SKIP_RETURN_CODE 77
+  SKIP_REGULAR_EXPRESSION "${AUXSCOPE_QT_SKIPPED}")
 add_test(NAME app_capture_helper_no_polkit
   COMMAND sh -c "if [ \"$(id -u)\" != 0 ]; then echo \"SKIPPED: not root: cannot switch to another user\"; exit 77; fi
 command -v setpriv >/dev/null || { echo \"SKIPPED: setpriv (util-linux) not found\"; exit 77; }
@@ -27,4 +28,5 @@ export HOME=/tmp XDG_RUNTIME_DIR= TMPDIR=/tmp
 exec setpriv --reuid=nobody --regid=nogroup --clear-groups \"$0\" withoutPolkitTheRemedyIsShown" $<TARGET_FILE:app_capture_helper_tests>)
 set_tests_properties(app_capture_helper_no_polkit PROPERTIES
   ENVIRONMENT "QT_QPA_PLATFORM=offscreen;AUXSCOPE_CAPTURE_HELPER=$<TARGET_FILE:auxscope-capture-helper>"
-  TIMEOUT 120 SKIP_RETURN_CODE 77)
+  TIMEOUT 120 SKIP_RETURN_CODE 77
+  SKIP_REGULAR_EXPRESSION "${AUXSCOPE_QT_SKIPPED}")

@@ -7,9 +7,7 @@
 # It runs in a temporary XDG_DATA_HOME / XDG_CONFIG_HOME of its own.
 add_executable(app_capture_keep_tests ${CMAKE_CURRENT_LIST_DIR}/CaptureKeepTest.cpp)
 target_link_libraries(app_capture_keep_tests PRIVATE auxscope_app Qt6::Test)
-add_test(NAME app_capture_keep_tests COMMAND app_capture_keep_tests)
-set_tests_properties(app_capture_keep_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
-  TIMEOUT 180)
+auxscope_add_qt_test(app_capture_keep_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen RUN_SERIAL TIMEOUT 180)
 
 # auxscope --help lists every command with its main options, the decode of a
 # perf.data and of a snapshot folder included.

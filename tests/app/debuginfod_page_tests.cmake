@@ -11,8 +11,6 @@ if(TARGET lookup_images)
   target_link_libraries(debuginfod_page_tests PRIVATE auxscope_app Qt6::Test)
   add_dependencies(debuginfod_page_tests lookup_images)
   target_compile_definitions(debuginfod_page_tests PRIVATE AUXSCOPE_LOOKUP_IMAGES="${_lookup_dir}")
-  add_test(NAME debuginfod_page_tests COMMAND debuginfod_page_tests)
   # Serial: it starts a server and runs perf record.
-  set_tests_properties(debuginfod_page_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 300
-                       RUN_SERIAL TRUE)
+  auxscope_add_qt_test(debuginfod_page_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 300 RUN_SERIAL)
 endif()

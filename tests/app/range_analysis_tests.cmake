@@ -15,5 +15,4 @@ target_compile_definitions(range_analysis_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARG
                                                         AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
                                                         AUXSCOPE_CV_WORKLOAD="$<TARGET_FILE:cv_workload>"
                                                         AUXSCOPE_CV_SOURCE="${CMAKE_CURRENT_LIST_DIR}/CodeViewWorkload.c")
-add_test(NAME range_analysis_tests COMMAND range_analysis_tests)
-set_tests_properties(range_analysis_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 300)
+auxscope_add_qt_test(range_analysis_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 300)

@@ -8,12 +8,12 @@
 #    setpriv is missing.
 add_executable(app_root_warning_tests ${CMAKE_CURRENT_LIST_DIR}/RootWarningTest.cpp)
 target_link_libraries(app_root_warning_tests PRIVATE auxscope_app Qt6::Test)
-add_test(NAME app_root_warning_tests COMMAND app_root_warning_tests)
-set_tests_properties(app_root_warning_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 60)
+auxscope_add_qt_test(app_root_warning_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 60)
 add_test(NAME app_root_warning_tests_as_user
   COMMAND sh -c "if [ \"$(id -u)\" != 0 ]; then echo \"SKIPPED: not root: cannot switch to another user\"; exit 77; fi
 command -v setpriv >/dev/null || { echo \"SKIPPED: setpriv (util-linux) not found\"; exit 77; }
 export HOME=/tmp XDG_RUNTIME_DIR=
 exec setpriv --reuid=nobody --regid=nogroup --clear-groups \"$0\"" $<TARGET_FILE:app_root_warning_tests>)
 set_tests_properties(app_root_warning_tests_as_user PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen"
-  TIMEOUT 60 SKIP_RETURN_CODE 77)
+  TIMEOUT 60 SKIP_RETURN_CODE 77
+  SKIP_REGULAR_EXPRESSION "${AUXSCOPE_QT_SKIPPED}")

@@ -9,6 +9,4 @@ add_executable(sample_analysis_tests ${CMAKE_CURRENT_LIST_DIR}/SampleAnalysisTes
 target_link_libraries(sample_analysis_tests PRIVATE auxscope_app Qt6::Test)
 add_dependencies(sample_analysis_tests stacks_prog_fp)
 target_compile_definitions(sample_analysis_tests PRIVATE AUXSCOPE_STACKS_PROG_FP="$<TARGET_FILE:stacks_prog_fp>")
-add_test(NAME sample_analysis_tests COMMAND sample_analysis_tests)
-set_tests_properties(sample_analysis_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
-                                                      TIMEOUT 300)
+auxscope_add_qt_test(sample_analysis_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen RUN_SERIAL TIMEOUT 300)

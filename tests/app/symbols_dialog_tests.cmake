@@ -8,5 +8,4 @@ add_executable(symbols_dialog_tests ${CMAKE_CURRENT_LIST_DIR}/SymbolsDialogTest.
 target_link_libraries(symbols_dialog_tests PRIVATE auxscope_app auxscope_test_data Qt6::Test)
 add_dependencies(symbols_dialog_tests auxscope)
 target_compile_definitions(symbols_dialog_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>")
-add_test(NAME symbols_dialog_tests COMMAND symbols_dialog_tests)
-set_tests_properties(symbols_dialog_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 300)
+auxscope_add_qt_test(symbols_dialog_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 300)

@@ -8,20 +8,17 @@ add_executable(timeline_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineViewTest.cpp)
 target_link_libraries(timeline_tests PRIVATE auxscope_app Qt6::Test)
 add_dependencies(timeline_tests auxscope-ptsynth)
 target_compile_definitions(timeline_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
-add_test(NAME timeline_tests COMMAND timeline_tests)
-set_tests_properties(timeline_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 180)
+auxscope_add_qt_test(timeline_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 180)
 
 # Flame-chart rows deeper than 128 and the CPU lanes' level of detail (issue 13).
 add_executable(timeline_depth_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineDepthTest.cpp)
 target_link_libraries(timeline_depth_tests PRIVATE auxscope_app Qt6::Test)
-add_test(NAME timeline_depth_tests COMMAND timeline_depth_tests)
-set_tests_properties(timeline_depth_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 120)
+auxscope_add_qt_test(timeline_depth_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 120)
 
 # The trace page's word on AUX bytes missing from the file (issue 16).
 add_executable(trace_page_aux_tests ${CMAKE_CURRENT_LIST_DIR}/TraceFilePageAuxTest.cpp)
 target_link_libraries(trace_page_aux_tests PRIVATE auxscope_app Qt6::Test)
-add_test(NAME trace_page_aux_tests COMMAND trace_page_aux_tests)
-set_tests_properties(trace_page_aux_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" TIMEOUT 120)
+auxscope_add_qt_test(trace_page_aux_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 120)
 
 # Timelines from the sideband alone (issue 13): real software-event captures made
 # with `auxscope record` (a workload with named threads; a tiny ring under a
@@ -34,9 +31,7 @@ target_link_libraries(timeline_sideband_tests PRIVATE auxscope_app auxscope_test
 add_dependencies(timeline_sideband_tests auxscope tl_workload)
 target_compile_definitions(timeline_sideband_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
                                                            AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>")
-add_test(NAME timeline_sideband_tests COMMAND timeline_sideband_tests)
-set_tests_properties(timeline_sideband_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE
-                                                        TIMEOUT 180)
+auxscope_add_qt_test(timeline_sideband_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen RUN_SERIAL TIMEOUT 180)
 
 # The whole-recording overview strip above the timeline (issue 13): perf's Skylake
 # file opened whole, navigation on the strip, a software capture made here. Serial:
@@ -47,5 +42,4 @@ add_dependencies(overview_tests auxscope tl_workload auxscope-ptsynth)
 target_compile_definitions(overview_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
                                                   AUXSCOPE_TL_WORKLOAD="$<TARGET_FILE:tl_workload>"
                                                   AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
-add_test(NAME overview_tests COMMAND overview_tests)
-set_tests_properties(overview_tests PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen" RUN_SERIAL TRUE TIMEOUT 180)
+auxscope_add_qt_test(overview_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen RUN_SERIAL TIMEOUT 180)
