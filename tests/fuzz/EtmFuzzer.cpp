@@ -8,6 +8,15 @@
 //      picks ETMv4/ETMv3/PTM/ETE, formatted or raw), with a fixed code image.
 // Errors must be values with a message; nothing may crash or hang. Built with
 // clang and AddressSanitizer/UBSan by tests/fuzz/etm_fuzz.cmake.
+//
+// With AUXSCOPE_ETM_FUZZ_SNAPSHOT=DIR in the environment an input is not decoded:
+// it is written as the OpenCSD snapshot folders that feed OpenCSD's own
+// trc_pkt_lister the same bytes with the same configuration (DIR/a and DIR/b: for
+// selector 2 the two halves the decoder is fed with a reset between, with the
+// fixed configuration and code image; for selector 1 the snapshot itself in
+// DIR/a). tests/fuzz/opencsd_reproduce.sh runs trc_pkt_lister on them, so that a
+// crash inside libopencsd is called the library's only when the library's own
+// tool crashes on the same trace without auxscope in the way.
 #include <unistd.h>
 
 #include <cstdint>
@@ -46,9 +55,20 @@ void fuzzIni(const uint8_t* data, size_t size) {
     if (!ini.ok() && ini.error().message.rfind("fuzz.ini", 0) != 0) std::abort();
 }
 
+const char* snapshotOut() {
+    return std::getenv("AUXSCOPE_ETM_FUZZ_SNAPSHOT");
+}
+
+void writeFile(const std::filesystem::path& file, const uint8_t* data, size_t size) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+}
+
 void fuzzSnapshot(const uint8_t* data, size_t size) {
     static const std::filesystem::path dir =
-        std::filesystem::temp_directory_path() / ("auxscope-etm-fuzz-" + std::to_string(getpid()));
+        snapshotOut()
+            ? std::filesystem::path(snapshotOut()) / "a"
+            : std::filesystem::temp_directory_path() / ("auxscope-etm-fuzz-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir);
     const char* names[] = {"snapshot.ini", "device1.ini", "device2.ini", "trace.ini", "trace.bin"};
     size_t part = 0, start = 0;
@@ -62,6 +82,7 @@ void fuzzSnapshot(const uint8_t* data, size_t size) {
     }
     for (; part < 5; ++part)
         std::filesystem::remove(dir / names[part]);
+    if (snapshotOut()) return;
     auto snap = EtmSnapshot::read(dir.string());
     if (!snap.ok()) {
         if (snap.error().message.empty()) std::abort();
@@ -76,6 +97,61 @@ void fuzzSnapshot(const uint8_t* data, size_t size) {
         std::ostringstream out;
         auto sum = decodeSnapshot(dir.string(), format, out);
         if (!sum.ok() && sum.error().message.empty()) std::abort();
+    }
+}
+
+// Selector 2's input as two OpenCSD snapshot folders (see the top of this file):
+// the same configuration registers, the same code at the same addresses, each half
+// of the trace in a folder of its own (the decoder is reset between the halves).
+void writeDecoderSnapshots(const EtmSourceConfig& c, bool raw, const std::vector<uint8_t>& page,
+                           const std::vector<uint64_t>& bases, const uint8_t* data, size_t size) {
+    auto reg = [](const char* name, uint32_t value) {
+        char line[64];
+        std::snprintf(line, sizeof line, "%s=0x%X\n", name, value);
+        return std::string(line);
+    };
+    std::string regs;
+    if (c.protocol == EtmProtocol::EtmV4 || c.protocol == EtmProtocol::Ete) {
+        regs = reg("TRCCONFIGR(0x004)", c.trcconfigr) + reg("TRCTRACEIDR(0x010)", c.trctraceidr) +
+               reg("TRCIDR0(0x078)", c.trcidr0) + reg("TRCIDR1(0x079)", c.trcidr1) +
+               reg("TRCIDR2(0x07A)", c.trcidr2) + reg("TRCIDR8(0x060)", c.trcidr8);
+        if (c.protocol == EtmProtocol::Ete) regs += reg("TRCDEVARCH(0x3EE)", c.trcdevarch);
+    } else {
+        regs = reg("ETMCR(0x000)", c.etmcr) + reg("ETMIDR(0x079)", c.etmidr) +
+               reg("ETMCCER(0x07A)", c.etmccer) + reg("ETMTRACEIDR(0x080)", c.etmtraceidr);
+    }
+    const char* type = c.protocol == EtmProtocol::EtmV4   ? "ETM4"
+                       : c.protocol == EtmProtocol::Ete   ? "ETE"
+                       : c.protocol == EtmProtocol::EtmV3 ? "ETM3"
+                                                          : "PTM1";
+    const char* core = c.core.arch == EtmArch::V7     ? "ARMv7-A"
+                       : c.core.arch == EtmArch::AA64 ? "ARM-AA64"
+                                                      : "ARMv8-A";
+    const size_t half = size / 2;
+    const std::pair<const char*, std::pair<size_t, size_t>> parts[] = {{"a", {0, half}}, {"b", {half, size}}};
+    for (const auto& [name, range] : parts) {
+        const std::filesystem::path dir = std::filesystem::path(snapshotOut()) / name;
+        std::filesystem::create_directories(dir);
+        writeFile(dir / "code.bin", page.data(), page.size());
+        writeFile(dir / "trace.bin", data + range.first, range.second - range.first);
+        std::ofstream(dir / "etm.ini")
+            << "[device]\nname=ETM_0\nclass=trace_source\ntype=" << type << "\n\n[regs]\n"
+            << regs;
+        std::ofstream cpu(dir / "cpu.ini");
+        cpu << "[device]\nname=cpu_0\nclass=core\ntype=" << core << "\n\n[regs]\nPC(size:64)=0\n";
+        for (size_t i = 0; i < bases.size(); ++i) {
+            char dump[128];
+            std::snprintf(dump, sizeof dump, "\n[dump%zu]\nfile=code.bin\naddress=0x%llX\nlength=0x%zX\n",
+                          i + 1, static_cast<unsigned long long>(bases[i]), page.size());
+            cpu << dump;
+        }
+        std::ofstream(dir / "snapshot.ini") << "[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu.ini\n"
+                                               "device1=etm.ini\n\n[trace]\nmetadata=trace.ini\n";
+        std::ofstream(dir / "trace.ini") << "[trace_buffers]\nbuffers=buffer0\n\n[buffer0]\nname=ETB_0\n"
+                                            "file=trace.bin\nformat="
+                                         << (raw ? "source_data" : "coresight")
+                                         << "\n\n[source_buffers]\nETM_0=ETB_0\n\n[core_trace_sources]\n"
+                                            "cpu_0=ETM_0\n";
     }
 }
 
@@ -124,10 +200,15 @@ void fuzzDecoder(const uint8_t* data, size_t size) {
         }
         return v;
     }();
+    static const std::vector<uint64_t> bases = {0, 0xffffffc000080000ull, 0xc0000000ull};
+    if (snapshotOut()) {
+        writeDecoderSnapshots(c, sel & 4, *page, bases, data, size);
+        return;
+    }
     EtmImageMemory image;
-    (void)image.addBuffer(0, page, 0, 0, kMemAny, "low");
-    (void)image.addBuffer(0xffffffc000080000ull, page, 0, 0, kMemAny, "kernel");
-    (void)image.addBuffer(0xc0000000ull, page, 0, 0, kMemAny, "v7 kernel");
+    (void)image.addBuffer(bases[0], page, 0, 0, kMemAny, "low");
+    (void)image.addBuffer(bases[1], page, 0, 0, kMemAny, "kernel");
+    (void)image.addBuffer(bases[2], page, 0, 0, kMemAny, "v7 kernel");
     EtmMemoryCache cache(image, 16);
     Sink sink;
     EtmDecoderOptions o;

@@ -10,9 +10,14 @@
 # crash inside a system library auxscope may not patch (FUZZ_LIBRARY_CRASHES, a
 # library file name such as libopencsd.so) must not fail the suite at random:
 # with it set the fuzzer runs forked, goes on after a crash, and every crashing
-# input is run again alone; a crash whose first frame outside libc, libstdc++
-# and the sanitizers lies in that library is counted and reported, any other
-# crash (ours) fails the test.
+# input is run again alone. A crash whose first frame outside libc, libstdc++
+# and the sanitizers lies in that library is the library's only when
+# FUZZ_LIBRARY_REPRODUCE (a script: FUZZER INPUT) reproduces it without
+# auxscope's code (tests/fuzz/opencsd_reproduce.sh: OpenCSD's own trc_pkt_lister
+# on the same trace); it is then counted and reported, its input kept in
+# FUZZ_ARTIFACTS when set. Any other crash, one in the library that its own tool
+# does not reproduce included (auxscope may have handed it bad state), is ours
+# and fails the test.
 #
 # Long runs (bench/fuzz-long): FUZZ_LONG=1 runs RUNS executions in all (the run
 # scripts pass FUZZ_RUNS) within FUZZ_SECONDS, going on past every crash: the
@@ -65,9 +70,15 @@ for artifact in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
         head -n 1)
     # UBSan reports without a stack: its "file:line: runtime error" line then.
     [ -n "$frame" ] || frame=" $("$fuzzer" "$artifact" 2>&1 | grep -m 1 'runtime error')"
-    if [ -n "${FUZZ_LIBRARY_CRASHES:-}" ] && printf '%s\n' "$frame" | grep -q "$FUZZ_LIBRARY_CRASHES"; then
+    if [ -n "${FUZZ_LIBRARY_CRASHES:-}" ] && printf '%s\n' "$frame" | grep -q "$FUZZ_LIBRARY_CRASHES" &&
+        why=$(${FUZZ_LIBRARY_REPRODUCE:-false} "$fuzzer" "$artifact"); then
         library=$((library + 1))
-        echo "in $FUZZ_LIBRARY_CRASHES (not auxscope's code): $(basename "$artifact"):$frame"
+        keep=${FUZZ_ARTIFACTS:-${TMPDIR:-/tmp}/auxscope-library-crashes}
+        mkdir -p "$keep" && cp "$artifact" "$keep/"
+        echo "in $FUZZ_LIBRARY_CRASHES (not auxscope's code; $why): $(basename "$artifact"):$frame; kept in $keep"
+    elif [ -n "${FUZZ_LIBRARY_CRASHES:-}" ] && printf '%s\n' "$frame" | grep -q "$FUZZ_LIBRARY_CRASHES"; then
+        ours=$((ours + 1))
+        echo "CRASH: $(basename "$artifact"):$frame (inside $FUZZ_LIBRARY_CRASHES, counted as ours: ${why:-no reproducer})"
     else
         ours=$((ours + 1))
         echo "CRASH: $(basename "$artifact"):$frame"
