@@ -15,6 +15,11 @@ add_executable(timeline_depth_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineDepthTest.
 target_link_libraries(timeline_depth_tests PRIVATE auxscope_app Qt6::Test)
 auxscope_add_qt_test(timeline_depth_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 120)
 
+# The label cache the flame charts and CPU lanes draw names with (issue 28: deep stacks).
+add_executable(timeline_labels_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineLabelsTest.cpp)
+target_link_libraries(timeline_labels_tests PRIVATE auxscope_app Qt6::Test)
+auxscope_add_qt_test(timeline_labels_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 60)
+
 # The trace page's word on AUX bytes missing from the file (issue 16).
 add_executable(trace_page_aux_tests ${CMAKE_CURRENT_LIST_DIR}/TraceFilePageAuxTest.cpp)
 target_link_libraries(trace_page_aux_tests PRIVATE auxscope_app Qt6::Test)

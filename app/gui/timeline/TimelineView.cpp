@@ -105,7 +105,10 @@ void TimelineView::install(std::shared_ptr<const TimelineData> data, TimelineSum
     preparing_ = false;
     const std::shared_ptr<const TimelineData> old = state_->data();
     const bool first = !old || state_->window().end <= state_->window().begin;
-    if (!old || !data || old->functions != data->functions) colors_.clear();
+    if (!old || !data || old->functions != data->functions) {
+        colors_.clear();
+        labels_.clear();
+    }
     summaries_ = std::move(summaries);
     state_->setData(data);  // the panes hear of it; this view lays it out (dataShown)
     if (!data) {
@@ -348,6 +351,7 @@ void TimelineView::paintTracks(QPainter& p, size_t begin, size_t end, int top, c
                           *state_,
                           summaries_,
                           colors_,
+                          labels_,
                           state_->window().begin,
                           state_->window().end,
                           plotWidth(),

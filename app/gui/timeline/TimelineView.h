@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "gui/timeline/TimelineHit.h"
+#include "gui/timeline/TimelineLabels.h"
 #include "gui/timeline/TimelineLaneState.h"
 #include "gui/timeline/TimelineMetrics.h"
 #include "gui/timeline/TimelinePalette.h"
@@ -254,6 +255,7 @@ private:
     size_t asyncMinSpans_ = 4'000'000;
     bool asyncSummaries_ = true, preparing_ = false;
     FunctionColors colors_;
+    TimelineLabels labels_;
     QString hint_;
     QScrollBar* vbar_ = nullptr;
     FrameStats frame_;

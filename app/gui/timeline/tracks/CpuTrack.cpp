@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gui/timeline/HitDescription.h"
+#include "gui/timeline/TimelineLabels.h"
 #include "gui/timeline/TimelinePalette.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/lod/PixelColumns.h"
@@ -190,9 +191,8 @@ void CpuTrack::paintLane(TrackPaintContext& ctx, int y) const {
             if (w.rect.width() >= kLabelMinWidth) {
                 p.setPen(QColor(20, 20, 20));
                 const QRect visible = w.rect.intersected(QRect(kLabelWidth, y, W, height));
-                p.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                           p.fontMetrics().elidedText(QString("%1 %2").arg(nameOf(w.tid)).arg(w.tid),
-                                                      Qt::ElideRight, visible.width() - 5));
+                ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), TimelineLabels::threadKey(w.tid),
+                                [&] { return QString("%1 %2").arg(nameOf(w.tid)).arg(w.tid); });
             }
         }
     }

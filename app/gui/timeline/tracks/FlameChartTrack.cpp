@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "gui/timeline/TimelineLabels.h"
 #include "gui/timeline/TimelinePalette.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/lod/PixelColumns.h"
@@ -163,15 +164,19 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
         }
         if (r.width() >= kLabelMinWidth && label) {
             const QRect visible = r.intersected(QRect(kLabelWidth, r.y(), W, r.height()));
-            QString text = gap ? QString("gap") : functionNameOf(&data, function);
+            int reason = -1;  // a gap whose reason is known
             if (gap && index < store.size()) {
                 const Span g = store.at(index);
                 if (g.isGap() && size_t(g.gap) < store.gaps().size())
-                    text = QString("gap: ") + gapReasonName(store.gaps()[size_t(g.gap)].reason);
+                    reason = int(store.gaps()[size_t(g.gap)].reason);
             }
             p.setPen(QColor(20, 20, 20));
-            p.drawText(visible.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       p.fontMetrics().elidedText(text, Qt::ElideRight, visible.width() - 5));
+            const uint64_t key =
+                !gap ? TimelineLabels::functionKey(function) : TimelineLabels::gapKey(reason);
+            ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), key, [&] {
+                if (!gap) return functionNameOf(&data, function);
+                return reason < 0 ? QString("gap") : QString("gap: ") + gapReasonName(GapReason(reason));
+            });
         }
     };
 

@@ -31,6 +31,7 @@ class QPainter;
 namespace auxscope {
 
 class FunctionColors;
+class TimelineLabels;
 class TimelineState;
 
 // Last frame's work, for benchmarks and tests.
@@ -49,6 +50,7 @@ struct TrackPaintContext {
     const TimelineState& state;
     const TimelineSummaries& summaries;
     FunctionColors& colors;
+    TimelineLabels& labels;  // span and slice names, laid out once
     uint64_t viewBegin = 0, viewEnd = 0;
     int plotWidth = 1;
     const QString& hint;  // shown where nothing is decoded
