@@ -23,6 +23,7 @@
 
 #include <unistd.h>
 
+#include "gui/WindowMemory.h"
 #include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/capture/LiveTimeline.h"
@@ -326,15 +327,19 @@ TraceFilePage* MainWindow::currentTracePage() const {
 }
 
 void MainWindow::openDialog() {
-    const QString path = QFileDialog::getOpenFileName(this, "Open perf.data", QString(),
-                                                      "perf.data files (*.data perf.data*);;All files (*)");
+    const QString path =
+        QFileDialog::getOpenFileName(this, "Open perf.data", window_memory::lastFolder("open"),
+                                     "perf.data files (*.data perf.data*);;All files (*)");
+    window_memory::setLastFolder("open", path);
     if (!path.isEmpty()) openFile(path);
 }
 
 void MainWindow::saveCaptureDialog() {
     if (capture_->lastCaptureFile().isEmpty()) return;
-    const QString path = QFileDialog::getSaveFileName(this, "Save capture as perf.data", "perf.data",
+    const QString path = QFileDialog::getSaveFileName(this, "Save capture as perf.data",
+                                                      window_memory::inLastFolder("save", "perf.data"),
                                                       "perf.data files (*.data);;All files (*)");
+    window_memory::setLastFolder("save", path);
     if (!path.isEmpty() && capture_->saveCaptureAs(path)) {
         unkept_.remove(capture_->lastCaptureFile());  // saved: nothing left to ask about
         CaptureFiles::addRecent(path);
@@ -347,9 +352,11 @@ void MainWindow::exportDialog() {
     if (!page) return;
     const QString csvFilter = "CSV (*.csv)";
     QString filter;
-    const QString path =
-        QFileDialog::getSaveFileName(this, "Export", QFileInfo(page->path()).completeBaseName() + ".pftrace",
-                                     "Perfetto trace (*.pftrace);;" + csvFilter, &filter);
+    const QString path = QFileDialog::getSaveFileName(
+        this, "Export",
+        window_memory::inLastFolder("export", QFileInfo(page->path()).completeBaseName() + ".pftrace"),
+        "Perfetto trace (*.pftrace);;" + csvFilter, &filter);
+    window_memory::setLastFolder("export", path);
     if (path.isEmpty()) return;
     page->exportTo(filter == csvFilter || path.endsWith(".csv") ? "csv" : "perfetto", path);
 }
@@ -400,6 +407,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         }
     }
     unkept_.clear();  // kept: they stay in the captures folder
+    window_memory::saveWindow(this);
     event->accept();
 }
 

@@ -9,3 +9,8 @@ target_link_libraries(symbols_dialog_tests PRIVATE auxscope_app auxscope_test_da
 add_dependencies(symbols_dialog_tests auxscope)
 target_compile_definitions(symbols_dialog_tests PRIVATE AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>")
 auxscope_add_qt_test(symbols_dialog_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 300)
+
+# What the GUI remembers between runs: window geometry, splitter sizes, dialog folders (issue 33).
+add_executable(window_memory_tests ${CMAKE_CURRENT_LIST_DIR}/WindowMemoryTest.cpp)
+target_link_libraries(window_memory_tests PRIVATE auxscope_app Qt6::Test)
+auxscope_add_qt_test(window_memory_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 60)

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gui/WindowMemory.h"
 #include "gui/analysis/CallTreeModel.h"
 
 namespace auxscope {
@@ -59,6 +60,7 @@ CodeView::CodeView(QWidget* parent) : QWidget(parent) {
     split_->addWidget(source_);
     split_->setStretchFactor(0, 3);
     split_->setStretchFactor(1, 2);
+    window_memory::rememberSplitter(split_, "codeViewSplit");
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(header_);

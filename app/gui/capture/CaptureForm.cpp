@@ -18,6 +18,7 @@
 
 #include "PerfEvent.h"
 #include "Tracefs.h"
+#include "gui/WindowMemory.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/LiveStatsView.h"
 
@@ -65,8 +66,10 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner)
     replayLayout->addStretch(1);
     form_->addRow("Replay", replayRow_);
     connect(replayBrowse_, &QPushButton::clicked, this, [this] {
-        const QString f = QFileDialog::getOpenFileName(owner_, "Replay a recorded trace", QString(),
+        const QString f = QFileDialog::getOpenFileName(owner_, "Replay a recorded trace",
+                                                       window_memory::lastFolder("replay"),
                                                        "perf.data files (*.data perf.data*);;All files (*)");
+        window_memory::setLastFolder("replay", f);
         if (!f.isEmpty()) targetValue_->setText(f);
     });
 

@@ -33,6 +33,7 @@
 
 #include "PerfEvent.h"
 #include "auxtrace/LiveTraceDecoder.h"
+#include "gui/WindowMemory.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CaptureForm.h"
@@ -128,6 +129,8 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 2);
     split->setStretchFactor(2, 3);
+    window_memory::rememberSplitter(split, "captureSplit");
+    window_memory::rememberSplitter(charts, "captureCharts");
 
     // Where captures go and what was made or opened lately (issue 27): captures
     // are written into a folder the person sees and can change, and stay there.

@@ -15,6 +15,7 @@
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
+#include "gui/WindowMemory.h"
 #include "gui/trace/TraceText.h"
 #include "perfdata/PerfDataReader.h"
 #include "sideband/TraceModelLoader.h"
@@ -53,9 +54,11 @@ bool TraceExporter::exportRange(const QString& format, uint64_t begin, uint64_t 
                                    .arg(double(end - origin) / 1e6, 0, 'f', 3);
         QString suggestion = in.dir().filePath(in.completeBaseName() + suffix + (csv ? ".csv" : ".pftrace"));
         outPath = QFileDialog::getSaveFileName(
-            owner_, csv ? "Export the range as CSV" : "Export the range to Perfetto", suggestion,
+            owner_, csv ? "Export the range as CSV" : "Export the range to Perfetto",
+            window_memory::inLastFolder("export", suggestion),
             csv ? "CSV (*.csv)" : "Perfetto trace (*.pftrace *.perfetto-trace)");
         if (outPath.isEmpty()) return false;
+        window_memory::setLastFolder("export", outPath);
     }
     // The worker keeps what it reads alive: the reader, the timeline's data, the session.
     auto loadedError = std::make_shared<QString>();
@@ -143,9 +146,11 @@ bool TraceExporter::exportFile(const QString& format, QString outPath, std::shar
         QFileInfo in(input_);
         QString suggestion = in.dir().filePath(in.completeBaseName() + (csv ? ".csv" : ".pftrace"));
         outPath =
-            QFileDialog::getSaveFileName(owner_, csv ? "Export CSV" : "Export to Perfetto", suggestion,
+            QFileDialog::getSaveFileName(owner_, csv ? "Export CSV" : "Export to Perfetto",
+                                         window_memory::inLastFolder("export", suggestion),
                                          csv ? "CSV (*.csv)" : "Perfetto trace (*.pftrace *.perfetto-trace)");
         if (outPath.isEmpty()) return false;
+        window_memory::setLastFolder("export", outPath);
     }
     struct Counts {
         size_t runSlices = 0, samples = 0;

@@ -10,6 +10,7 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include "gui/WindowMemory.h"
 #include "gui/analysis/CodeView.h"
 #include "gui/analysis/RangeStatsPane.h"
 #include "gui/analysis/SpanDetailsPane.h"
@@ -96,6 +97,7 @@ TraceTimelineTab::TraceTimelineTab(const QString& path, const QString& opening, 
     split->addWidget(analysisTabs_);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
+    window_memory::rememberSplitter(split, "timelineSplit");
     selection->setText("Shift+drag or drag on the time axis: select a range · / search · ? keys");
     layout->addWidget(split, 1);
     auto* find = new QShortcut(QKeySequence("/"), this);
