@@ -8,7 +8,7 @@
 
 #include "gui/MainWindow.h"
 #include "gui/QuitSignals.h"
-#include "gui/WindowMemory.h"
+#include "gui/common/WindowMemory.h"
 
 extern "C" const char* auxscope_gui_qt_version() {
     return qVersion();

@@ -23,10 +23,10 @@
 
 #include <unistd.h>
 
-#include "gui/WindowMemory.h"
 #include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/capture/LiveTimeline.h"
+#include "gui/common/WindowMemory.h"
 #include "gui/timeline/SearchBar.h"
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/SymbolSettings.h"

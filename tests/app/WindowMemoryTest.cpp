@@ -12,7 +12,7 @@
 #include <QtTest>
 
 #include "gui/MainWindow.h"
-#include "gui/WindowMemory.h"
+#include "gui/common/WindowMemory.h"
 
 using namespace auxscope;
 

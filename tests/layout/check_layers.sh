@@ -5,7 +5,8 @@
 # include app/gui/, and that app/gui/'s folders include only down: timeline/ (its
 # lod/ at the bottom, then its tracks/, then the view and the panes) under
 # analysis/ under trace/, and timeline/ under capture/; the main window (app/gui/
-# itself) on top. Prints every offending include with file and line; exit 1 if any.
+# itself) on top; common/ (what every folder may use: what the GUI remembers
+# between runs) at the very bottom. Prints every offending include with file and line; exit 1 if any.
 # usage: check_layers.sh REPO_ROOT
 set -eu
 root=${1:-.}
@@ -59,10 +60,11 @@ done
 # app/gui/: "gui/FOLDER/..." includes, by the folder of the including file.
 gui_allowed() {
     case $1 in
-        timeline) echo "timeline" ;;
-        analysis) echo "analysis timeline" ;;
-        trace) echo "trace analysis timeline" ;;
-        capture) echo "capture timeline" ;;
+        common) echo "common" ;;
+        timeline) echo "timeline common" ;;
+        analysis) echo "analysis timeline common" ;;
+        trace) echo "trace analysis timeline common" ;;
+        capture) echo "capture timeline common" ;;
         *) echo "" ;;
     esac
 }

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gui/WindowMemory.h"
 #include "gui/analysis/CallTreeModel.h"
+#include "gui/common/WindowMemory.h"
 
 namespace auxscope {
 namespace {

@@ -18,9 +18,9 @@
 
 #include "PerfEvent.h"
 #include "Tracefs.h"
-#include "gui/WindowMemory.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/LiveStatsView.h"
+#include "gui/common/WindowMemory.h"
 
 namespace auxscope {
 

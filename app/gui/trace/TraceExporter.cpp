@@ -15,7 +15,7 @@
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
-#include "gui/WindowMemory.h"
+#include "gui/common/WindowMemory.h"
 #include "gui/trace/TraceText.h"
 #include "perfdata/PerfDataReader.h"
 #include "sideband/TraceModelLoader.h"

@@ -10,10 +10,10 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
-#include "gui/WindowMemory.h"
 #include "gui/analysis/CodeView.h"
 #include "gui/analysis/RangeStatsPane.h"
 #include "gui/analysis/SpanDetailsPane.h"
+#include "gui/common/WindowMemory.h"
 #include "gui/timeline/HitDescription.h"
 #include "gui/timeline/LaneBar.h"
 #include "gui/timeline/OverviewStrip.h"

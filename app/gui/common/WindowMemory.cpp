@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "gui/WindowMemory.h"
+#include "gui/common/WindowMemory.h"
 
 #include <QDir>
 #include <QFileInfo>
