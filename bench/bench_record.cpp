@@ -844,7 +844,10 @@ int main(int argc, char** argv) {
     std::printf("\n");
 
     bool verdictFailed = false, countMismatch = false;
-    auto verdict = [&verdictFailed](bool ok) { return ok ? "PASS" : "FAIL"; };
+    auto verdict = [&verdictFailed](bool ok) {
+        verdictFailed |= !ok;
+        return ok ? "PASS" : "FAIL";
+    };
     auto lostOf = [](const Column& c) { return c.lost.empty() ? -1.0 : median(c.lost); };
     // One tool against another, round by round: medians, and in how many rounds the
     // first was not slower.
