@@ -23,15 +23,15 @@
 //       `--format spans -j 1` (every call-stack span, beside perf's calls and
 //       returns): open (PSB index, images, sideband), decode and text. (b)'s
 //       decode phase alone is printed there as context, not as the ratio.
-// Every ratio needs the same instructions on both sides: (b) and (a), (c) and
-// (b), auxscope's process and perf script --itrace=i0ns (its instruction lines,
-// counted in an untimed run). A difference is a FAIL line and exit status 3.
 //   (e) first frame: from opening the file to having the spans of the first
 //       1/1000 of the time range on every CPU, which is what a timeline needs
 //       before it can draw
 //   (a) and (b) once more on a trace of realistic density (ptsynth --straight
 //       4: about 60 instructions a span where the main trace has ~13), and
 //       the bytes each stored span takes
+// Every ratio needs the same instructions on both sides: (b) and (a), (c) and
+// (b), auxscope's process and perf script --itrace=i0ns (its instruction lines,
+// counted in an untimed run). A difference is a FAIL line and exit status 3.
 // Then the targets of the issue as PASS/BELOW lines, and the shared real traces
 // where they can be decoded (the Skylake perf.data has no binaries: packet level).
 //
