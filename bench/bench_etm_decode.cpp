@@ -30,19 +30,27 @@
 //   (a*) (a) on every core (a decode tree per thread), for reference: how far
 //        OpenCSD alone scales on the machine, the yardstick for (c)
 //   (d)  trc_pkt_lister -ss_dir DIR -decode_only -logstdout -logfilename /dev/null (it writes
-//        trc_pkt_lister.ppl, 3.9 GB here, unless told otherwise) >/dev/null, timed on
-//        the snapshot (median of --lister-runs runs); for the larger trace its
-//        snapshot time is scaled by the number of copies (it reads snapshot
-//        directories only, and a repeated buffer in one file would not restart
-//        at each copy)
+//        trc_pkt_lister.ppl, 3.9 GB here, unless told otherwise) >/dev/null, its whole
+//        process. For the N-copy trace it runs on a snapshot directory of its own
+//        holding the N copies: the snapshot's files linked, its buffer file
+//        replaced by the buffer written N times over (frame formatted, 16-byte
+//        frames: each copy starts on a frame boundary; the lister's count on 2
+//        copies is checked to be exactly twice the snapshot's, so the copies
+//        decode as copies). Its process start counts once, as auxscope's open does.
 // Before timing, the instruction counts are checked: the snapshot decoded by
 // etm/EtmSnapshotDecode (what `auxscope decode SNAPSHOT_DIR` does) against the
-// perf.data decoded by AuxTraceSession, and (a), (a'), (b), (c) against N x that.
+// perf.data decoded by AuxTraceSession; after, (a), (a'), (b), (c) and the
+// lister's own count against N x that: a difference is a FAIL line and exit
+// status 3 (the ratios would compare different work).
 //
-// (a), (a') and (b) are measured interleaved, copy by copy in rotating order ((b)
-// decodes one copy's time window at a time, as a timeline asks for windows), so
-// that a machine whose speed drifts affects them alike; on the single copy each
-// is the fastest of --repeat passes, (c) the fastest of --repeat runs.
+// Every column includes its set-up: (a) creating and destroying its decode tree,
+// (a') its decoder, (b) and (c) AuxTraceSession::open (index, images, sideband),
+// (a*) its trees, (d) its whole process. Every column is the median run of the
+// same number of runs: --repeat (3) on the single copy, --repeat-copies (1) on
+// the N copies (the lister alone takes minutes there). (a), (a') and (b) are
+// measured interleaved, copy by copy in rotating order ((b) decodes one copy's
+// time window at a time, as a timeline asks for windows), so that a machine whose
+// speed drifts affects them alike.
 // Figures: wall time and CPU time, instructions/s and ranges/s (wall),
 // the load average beside each line (the machine is shared: with a load above
 // the core count, wall times say more about the neighbours than about the code,
@@ -95,8 +103,9 @@ struct Options {
         std::string(AUXSCOPE_SHARED_DATA_DIR) + "/coresight/opencsd-snapshots/bugfix-exact-match";
     std::string tmp;  // empty: a fresh directory under $TMPDIR or /tmp, removed at the end
     unsigned copies = 32;
-    unsigned listerRuns = 3;
-    unsigned repeat = 3;  // runs per figure on the single copy (the fastest is kept)
+    unsigned repeat = 3;          // runs per column on the single copy (the median is kept)
+    unsigned repeatCopies = 1;    // runs per column on the N copies (the median is kept)
+    bool listerCountAll = false;  // count the lister's instructions on the N copies too (slow)
     bool lister = true;
     bool keep = false;
 };
@@ -343,11 +352,12 @@ private:
 Figure bareOpenCsdAllCores(const Snapshot& s, unsigned copies, unsigned threads) {
     Figure f{"(a*) bare OpenCSD, every core"};
     threads = std::max(1u, std::min(threads, copies));
+    // Set-up included, as in (a): the trees are made and destroyed inside the clock.
+    const double c0 = cpuSeconds(RUSAGE_SELF);
+    const auto t0 = Clock::now();
     std::vector<std::unique_ptr<BareOpenCsd>> trees;
     for (unsigned t = 0; t < threads; ++t)
         trees.push_back(std::make_unique<BareOpenCsd>(s));
-    const double c0 = cpuSeconds(RUSAGE_SELF);
-    const auto t0 = Clock::now();
     std::atomic<unsigned> next{0};
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
@@ -357,11 +367,12 @@ Figure bareOpenCsdAllCores(const Snapshot& s, unsigned copies, unsigned threads)
         });
     for (std::thread& t : pool)
         t.join();
-    f.wall = since(t0);
-    f.cpu = cpuSeconds(RUSAGE_SELF) - c0;
     uint64_t errors = 0;
     for (const auto& t : trees)
         f.instructions += t->counts.instructions, f.ranges += t->counts.ranges, errors += t->counts.errors;
+    trees.clear();
+    f.wall = since(t0);
+    f.cpu = cpuSeconds(RUSAGE_SELF) - c0;
     f.bytes = uint64_t(copies) * s.buffer.size();
     f.note = std::to_string(threads) + " threads, " + std::to_string(errors) + " error responses";
     return f;
@@ -374,10 +385,12 @@ struct SpanFigure {
     uint64_t spans = 0, segments = 0;
 };
 
+// The decode figure includes the open (set-up included on every side); the open
+// alone is kept beside it.
 SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads) {
     SpanFigure r;
-    r.open.name = std::string(name) + ": open";
-    r.decode.name = name;
+    r.open.name = std::string(name) + ": of which open";
+    r.decode.name = std::string(name) + ": open + decode";
     const double c0 = cpuSeconds(RUSAGE_SELF);
     auto t0 = Clock::now();
     auto session = AuxTraceSession::open(file);
@@ -387,8 +400,8 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     const double c1 = cpuSeconds(RUSAGE_SELF);
     auto t1 = Clock::now();
     DecodedSpans result = (*session)->decodeSpans(DecodeWindow{}, threads);
-    r.decode.wall = since(t1);
-    r.decode.cpu = cpuSeconds(RUSAGE_SELF) - c1;
+    r.decode.wall = since(t1) + r.open.wall;
+    r.decode.cpu = cpuSeconds(RUSAGE_SELF) - c1 + r.open.cpu;
     const DecodeStats& st = result.decodedStats;
     r.decode.instructions = st.instructions;
     r.decode.ranges = st.blocks;
@@ -419,8 +432,72 @@ struct Lister {
     bool ran = false;
 };
 
+// The run whose wall time is the median of `runs` (of an even number, the lower middle).
+template <typename T, typename Wall>
+T medianRun(std::vector<T> runs, Wall wall) {
+    std::sort(runs.begin(), runs.end(), [&](const T& x, const T& y) { return wall(x) < wall(y); });
+    return runs[(runs.size() - 1) / 2];
+}
+
+std::string runsNote(size_t n, double lo, double hi) {
+    char note[96];
+    if (n == 1) return "1 run";
+    std::snprintf(note, sizeof note, "median of %zu runs (wall %.3f .. %.3f s)", n, lo, hi);
+    return note;
+}
+
+// A snapshot directory holding `copies` copies of the snapshot's buffer: every
+// file of the snapshot linked, the buffer's file written `copies` times over.
+// Empty, with `why`, where that cannot be done.
+std::string copiesSnapshot(const Snapshot& s, const std::string& snapshotDir, const std::string& tmp,
+                           unsigned copies, std::string& why) {
+    auto ini = EtmSnapshot::read(snapshotDir);
+    if (!ini) {
+        why = ini.error().message;
+        return {};
+    }
+    const SnapshotBuffer* buffer = ini->buffer(s.bufferName);
+    if (!buffer) {
+        why = "no buffer " + s.bufferName + " in " + snapshotDir + "/trace.ini";
+        return {};
+    }
+    if (buffer->file.find('/') != std::string::npos) {
+        why = "the buffer file " + buffer->file + " is in a subdirectory (only a top-level one is replaced)";
+        return {};
+    }
+    if (s.input == EtmInput::Formatted && s.buffer.size() % 16 != 0) {
+        why = "the buffer is " + std::to_string(s.buffer.size()) +
+              " bytes, not whole 16-byte frames: copy k + 1 would not start on a frame";
+        return {};
+    }
+    const std::string dir = tmp + "/snapshot-x" + std::to_string(copies);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path source = std::filesystem::absolute(snapshotDir);
+    for (const auto& entry : std::filesystem::directory_iterator(source)) {
+        const std::string name = entry.path().filename().string();
+        if (name == buffer->file) continue;
+        std::error_code ec;
+        std::filesystem::create_symlink(entry.path(), dir + "/" + name, ec);
+        if (ec) {
+            why = dir + "/" + name + ": " + ec.message();
+            return {};
+        }
+    }
+    std::ofstream out(dir + "/" + buffer->file, std::ios::binary);
+    for (unsigned k = 0; k < copies && out; ++k)
+        out.write(reinterpret_cast<const char*>(s.buffer.data()), std::streamsize(s.buffer.size()));
+    out.close();
+    if (!out) {
+        why = dir + "/" + buffer->file + ": cannot write";
+        return {};
+    }
+    return dir;
+}
+
+// (d) on `dir`: the median of `runs` runs of the whole process.
 Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs, uint64_t instructions,
-                  uint64_t ranges) {
+                  uint64_t ranges, uint64_t bytes) {
     Lister l;
     l.f.name = "(d) trc_pkt_lister -decode_only";
     if (std::system("command -v trc_pkt_lister >/dev/null 2>&1") != 0) {
@@ -429,32 +506,32 @@ Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs,
     }
     const std::string cmd = "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir +
                             "' -decode_only -logstdout -logfilename /dev/null >/dev/null 2>&1";
-    std::vector<std::pair<double, double>> times;
+    std::vector<Figure> times;
     for (unsigned i = 0; i < std::max(1u, runs); ++i) {
+        Figure f = l.f;
         const double c0 = cpuSeconds(RUSAGE_CHILDREN);
         const auto t0 = Clock::now();
         const int rc = std::system(cmd.c_str());
-        const double wall = since(t0);
+        f.wall = since(t0);
         if (rc != 0) {
             l.f.note = "exit status " + std::to_string(rc);
             return l;
         }
-        times.push_back({wall, cpuSeconds(RUSAGE_CHILDREN) - c0});
+        f.cpu = cpuSeconds(RUSAGE_CHILDREN) - c0;
+        times.push_back(f);
     }
-    std::sort(times.begin(), times.end());
-    l.f.wall = times[times.size() / 2].first;
-    l.f.cpu = times[times.size() / 2].second;
+    auto wall = [](const Figure& f) { return f.wall; };
+    l.f = medianRun(times, wall);
     l.f.instructions = instructions;
     l.f.ranges = ranges;
-    char note[128];
-    std::snprintf(note, sizeof note, "median of %zu runs (wall %.3f .. %.3f s)", times.size(),
-                  times.front().first, times.back().first);
-    l.f.note = note;
+    l.f.bytes = bytes;
+    std::sort(times.begin(), times.end(), [](const Figure& x, const Figure& y) { return x.wall < y.wall; });
+    l.f.note = runsNote(times.size(), times.front().wall, times.back().wall);
     l.ran = true;
     return l;
 }
 
-// trc_pkt_lister's own count of the snapshot's ranges and instructions (one untimed run).
+// trc_pkt_lister's own count of a snapshot's ranges and instructions (one untimed run).
 std::pair<uint64_t, uint64_t> listerCounts(const std::string& dir, const std::string& cwd) {
     const std::string cmd = "cd '" + cwd + "' && trc_pkt_lister -ss_dir '" + dir +
                             "' -decode_only -logstdout -logfilename /dev/null 2>/dev/null";
@@ -495,8 +572,8 @@ void interleaved(const Snapshot& s, const PerfDataReader& file, unsigned copies,
     r.a = {"(a) bare OpenCSD (C API, buffer accessors)"};
     r.a2 = {"(a') etm/EtmDecoder, no-op sink"};
     r.b = {};
-    r.b.open.name = "(b) auxscope spans, 1 thread: open";
-    r.b.decode.name = "(b) auxscope spans, 1 thread";
+    r.b.open.name = "(b) auxscope spans, 1 thread: of which open";
+    r.b.decode.name = "(b) auxscope spans, 1 thread: open + decode";
     auto bare = timed(r.a, [&] { return std::make_unique<BareOpenCsd>(s); });
     auto wrapped = timed(r.a2, [&] { return std::make_unique<WrappedOpenCsd>(s); });
     auto session = timed(r.b.open, [&] { return AuxTraceSession::open(file); });
@@ -543,50 +620,65 @@ void interleaved(const Snapshot& s, const PerfDataReader& file, unsigned copies,
                   " decode errors",
                   r.b.segments, r.b.spans, gaps, st.decodeErrors);
     r.b.decode.note = note;
+    // Set-up included, as (a) includes its decode tree's.
+    r.b.decode.wall += r.b.open.wall;
+    r.b.decode.cpu += r.b.open.cpu;
 }
 
-// One trace: (a), (a'), (b) interleaved, the fastest of `passes` passes each;
-// (c) the fastest of `repeat` runs; (d) from the snapshot's timing.
-Run runOne(const Snapshot& s, const std::string& perfData, unsigned copies, unsigned passes, unsigned repeat,
-           const Lister& lister1) {
+// One trace: (a), (a'), (b) interleaved, `runs` passes; (c) and (a*) `runs`
+// runs; the lister's figure (`runs` runs on the same input) given. Every column is
+// its median run.
+Run runOne(const Snapshot& s, const std::string& perfData, unsigned copies, unsigned runs,
+           const Lister& lister) {
     Run r;
     auto file = PerfDataReader::open(perfData);
     if (!file) fail(file.error().message);
-    if (passes > 1) std::printf("  ((a), (a'), (b): the fastest of %u interleaved passes each)\n", passes);
-    for (unsigned p = 0; p < passes; ++p) {
+    if (runs > 1)
+        std::printf("  (every column: the median of %u runs; (a), (a'), (b) in %u interleaved passes)\n",
+                    runs, runs);
+    else
+        std::printf("  (every column: 1 run)\n");
+    std::vector<Figure> as, a2s, aAlls;
+    std::vector<SpanFigure> bs, cs;
+    for (unsigned p = 0; p < runs; ++p) {
         Run t;
         interleaved(s, *file, copies, t);
-        if (p == 0 || t.a.wall < r.a.wall) r.a = t.a;
-        if (p == 0 || t.a2.wall < r.a2.wall) r.a2 = t.a2;
-        if (p == 0 || t.b.decode.wall < r.b.decode.wall) r.b = t.b;
+        as.push_back(t.a), a2s.push_back(t.a2), bs.push_back(t.b);
     }
+    auto wall = [](const Figure& f) { return f.wall; };
+    auto spanWall = [](const SpanFigure& f) { return f.decode.wall; };
+    r.a = medianRun(as, wall);
+    r.a2 = medianRun(a2s, wall);
+    r.b = medianRun(bs, spanWall);
     print(r.a);
     print(r.a2);
-    print(r.b.open);
     print(r.b.decode);
-    if (repeat > 1) std::printf("  ((c): the fastest of %u runs, each on a fresh session)\n", repeat);
-    for (unsigned i = 0; i < repeat; ++i)
-        if (SpanFigure t = auxscopeSpans(*file, "(c) auxscope spans, all cores", 0);
-            i == 0 || t.decode.wall < r.c.decode.wall)
-            r.c = std::move(t);
+    print(r.b.open);
+    for (unsigned i = 0; i < runs; ++i)
+        cs.push_back(auxscopeSpans(*file, "(c) auxscope spans, all cores", 0));
+    r.c = medianRun(cs, spanWall);
     print(r.c.decode);
     if (copies > 1) {
-        r.aAll = bareOpenCsdAllCores(s, copies, std::max(1u, std::thread::hardware_concurrency()));
+        for (unsigned i = 0; i < runs; ++i)
+            aAlls.push_back(
+                bareOpenCsdAllCores(s, copies, std::max(1u, std::thread::hardware_concurrency())));
+        r.aAll = medianRun(aAlls, wall);
         print(r.aAll);
     }
-    r.lister = lister1.f;
-    if (lister1.ran) {
-        r.lister.wall *= copies;
-        r.lister.cpu *= copies;
-        r.lister.instructions *= copies;
-        r.lister.ranges *= copies;
-        if (copies > 1) {
-            r.lister.name += " (snapshot x " + std::to_string(copies) + ")";
-            r.lister.note = "scaled from the snapshot's time";
-        }
-    }
+    r.lister = lister.f;
     print(r.lister);
     return r;
+}
+
+// FAIL (and exit status 3) when a column decoded other instructions or ranges than
+// its anchor: the ratios would compare different work.
+bool countsFailed = false;
+void sameCounts(const char* what, const Figure& f, uint64_t instructions, uint64_t ranges) {
+    const bool same = f.instructions == instructions && f.ranges == ranges;
+    countsFailed |= !same;
+    std::printf("  %-6s %-58s %" PRIu64 " instructions / %" PRIu64 " ranges (anchor %" PRIu64 " / %" PRIu64
+                ")\n",
+                same ? "PASS" : "FAIL", what, f.instructions, f.ranges, instructions, ranges);
 }
 
 void verdicts(const Run& r, unsigned cores, bool oneSegment) {
@@ -640,10 +732,12 @@ int main(int argc, char** argv) {
             o.copies = unsigned(std::strtoul(next().c_str(), nullptr, 0));
         else if (a == "--dir")
             o.tmp = next();
-        else if (a == "--lister-runs")
-            o.listerRuns = unsigned(std::strtoul(next().c_str(), nullptr, 0));
         else if (a == "--repeat")
             o.repeat = std::max(1u, unsigned(std::strtoul(next().c_str(), nullptr, 0)));
+        else if (a == "--repeat-copies")
+            o.repeatCopies = std::max(1u, unsigned(std::strtoul(next().c_str(), nullptr, 0)));
+        else if (a == "--lister-count-all")
+            o.listerCountAll = true;
         else if (a == "--no-lister")
             o.lister = false;
         else if (a == "--keep")
@@ -651,8 +745,11 @@ int main(int argc, char** argv) {
         else {
             std::printf(
                 "usage: bench_etm_decode [--snapshot DIR (bugfix-exact-match)] [--copies N (32)]\n"
-                "                        [--dir DIR] [--repeat N (3)] [--lister-runs N (3)] [--no-lister] "
-                "[--keep]\n");
+                "                        [--dir DIR] [--repeat N (3)] [--repeat-copies N (1)] [--no-lister]\n"
+                "                        [--lister-count-all] [--keep]\n"
+                "  every column is the median of --repeat runs on the snapshot, of --repeat-copies runs on\n"
+                "  the N copies; --lister-count-all counts trc_pkt_lister's instructions on the N copies\n"
+                "  (N x ~12 s of its text) instead of on 2 copies\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
@@ -727,53 +824,92 @@ int main(int argc, char** argv) {
         for (const std::string& n : (*session)->imageNotes())
             std::printf("  note (images): %s\n", n.c_str());
         const DecodeStats st = (*session)->decodeSpans(DecodeWindow{}, 0).decodedStats;
-        std::printf("  check: snapshot decode %" PRIu64 " instructions in %" PRIu64
-                    " ranges; the perf.data through AuxTraceSession %" PRIu64 " in %" PRIu64 " -> %s\n",
-                    snapInsns, snapRanges, st.instructions, st.blocks,
-                    st.instructions == snapInsns && st.blocks == snapRanges ? "equal" : "DIFFERENT");
+        Figure check{"the perf.data through AuxTraceSession"};
+        check.instructions = st.instructions, check.ranges = st.blocks;
+        sameCounts("check: the perf.data vs the snapshot decode", check, snapInsns, snapRanges);
     }
 
-    Lister lister1;
-    if (o.lister) {
-        auto [lr, li] = listerCounts(o.snapshot, o.tmp);
-        std::printf("  trc_pkt_lister's own count: %" PRIu64 " ranges, %" PRIu64 " instructions\n", lr, li);
-        lister1 = timeLister(o.snapshot, o.tmp, o.listerRuns, li ? li : snapInsns, lr ? lr : snapRanges);
+    // The lister on the snapshot and on a snapshot directory of the N copies,
+    // with its own counts: on the snapshot, and on 2 copies (or on the N copies
+    // with --lister-count-all), which must be exactly that many times the
+    // snapshot's.
+    const uint64_t bytes1 = s.buffer.size(), bytesN = uint64_t(o.copies) * s.buffer.size();
+    Lister lister1, listerN;
+    lister1.f.name = listerN.f.name = "(d) trc_pkt_lister -decode_only";
+    Figure listerCount1{"trc_pkt_lister's own count, the snapshot"}, listerCountK;
+    std::string manyDir;
+    unsigned countCopies = 0;
+    if (!o.lister) {
+        lister1.f.note = listerN.f.note = "--no-lister";
+    } else if (std::system("command -v trc_pkt_lister >/dev/null 2>&1") != 0) {
+        lister1.f.note = listerN.f.note = "trc_pkt_lister not found (Debian: libopencsd-bin)";
     } else {
-        lister1.f.name = "(d) trc_pkt_lister -decode_only";
-        lister1.f.note = "--no-lister";
+        std::string why;
+        manyDir = copiesSnapshot(s, o.snapshot, o.tmp, o.copies, why);
+        countCopies = o.listerCountAll ? o.copies : std::min(2u, o.copies);
+        std::string countDir = countCopies == o.copies ? manyDir
+                               : countCopies == 1      ? o.snapshot
+                                                  : copiesSnapshot(s, o.snapshot, o.tmp, countCopies, why);
+        auto [lr, li] = listerCounts(o.snapshot, o.tmp);
+        listerCount1.instructions = li, listerCount1.ranges = lr;
+        if (!countDir.empty() && countCopies > 1) {
+            auto [kr, ki] = listerCounts(countDir, o.tmp);
+            listerCountK.name = "trc_pkt_lister's own count, " + std::to_string(countCopies) + " copies";
+            listerCountK.instructions = ki, listerCountK.ranges = kr;
+        }
+        std::printf("  trc_pkt_lister's own count: %" PRIu64 " ranges, %" PRIu64 " instructions (snapshot)",
+                    lr, li);
+        if (countCopies > 1)
+            std::printf("; %" PRIu64 " ranges, %" PRIu64 " instructions (%u copies)", listerCountK.ranges,
+                        listerCountK.instructions, countCopies);
+        std::printf(" [%s]\n", load().c_str());
+        lister1 = timeLister(o.snapshot, o.tmp, o.repeat, li, lr, bytes1);
+        if (manyDir.empty()) {
+            listerN.f.note = "cannot run on the " + std::to_string(o.copies) + " copies: " + why;
+        } else {
+            listerN = timeLister(manyDir, o.tmp, o.repeatCopies, snapInsns * o.copies, snapRanges * o.copies,
+                                 bytesN);
+            listerN.f.name += " (" + std::to_string(o.copies) + "-copy snapshot)";
+            if (countCopies == o.copies)
+                listerN.f.instructions = listerCountK.instructions, listerN.f.ranges = listerCountK.ranges;
+        }
     }
 
     std::printf("\n== 1 copy: the snapshot's buffer as one AUX buffer (%s)\n", one.c_str());
-    Run r1 = runOne(s, one, 1, o.repeat, o.repeat, lister1);
-    std::printf("  check: snapshot decode %" PRIu64 " instructions / %" PRIu64
-                " ranges; perf.data (b) %" PRIu64 " / %" PRIu64 "; (a) %" PRIu64 " / %" PRIu64
-                "; (a') %" PRIu64 " / %" PRIu64 " -> %s\n",
-                snapInsns, snapRanges, r1.b.decode.instructions, r1.b.decode.ranges, r1.a.instructions,
-                r1.a.ranges, r1.a2.instructions, r1.a2.ranges,
-                r1.b.decode.instructions == snapInsns && r1.a.instructions == snapInsns &&
-                        r1.a2.instructions == snapInsns
-                    ? "equal"
-                    : "DIFFERENT");
+    Run r1 = runOne(s, one, 1, o.repeat, lister1);
+    std::printf("  counts against the snapshot decode (the anchor of every column):\n");
+    sameCounts("(a) bare OpenCSD", r1.a, snapInsns, snapRanges);
+    sameCounts("(a') etm/EtmDecoder", r1.a2, snapInsns, snapRanges);
+    sameCounts("(b) auxscope spans, 1 thread", r1.b.decode, snapInsns, snapRanges);
+    sameCounts("(c) auxscope spans, all cores", r1.c.decode, snapInsns, snapRanges);
+    if (lister1.ran) sameCounts("(d) trc_pkt_lister, its own count", listerCount1, snapInsns, snapRanges);
     verdicts(r1, cores, true);
 
     std::printf("\n== %u copies, one AUX buffer each (%s, %.1f MB of trace)\n", o.copies, many.c_str(),
                 double(s.buffer.size()) * o.copies / 1e6);
-    Run rn = runOne(s, many, o.copies, 1, o.repeat, lister1);
-    const uint64_t expect = snapInsns * o.copies;
-    std::printf("  check: %u x snapshot = %" PRIu64 " instructions; (a) %" PRIu64 ", (a') %" PRIu64
-                ", (b) %" PRIu64 ", (c) %" PRIu64 " -> %s\n",
-                o.copies, expect, rn.a.instructions, rn.a2.instructions, rn.b.decode.instructions,
-                rn.c.decode.instructions,
-                rn.a.instructions == expect && rn.a2.instructions == expect &&
-                        rn.b.decode.instructions == expect && rn.c.decode.instructions == expect
-                    ? "equal"
-                    : "DIFFERENT");
+    if (!manyDir.empty())
+        std::printf("  trc_pkt_lister on %s: the snapshot's files, its buffer %u times over\n",
+                    manyDir.c_str(), o.copies);
+    Run rn = runOne(s, many, o.copies, o.repeatCopies, listerN);
+    const uint64_t expect = snapInsns * o.copies, expectRanges = snapRanges * o.copies;
+    std::printf("  counts against %u x the snapshot decode:\n", o.copies);
+    sameCounts("(a) bare OpenCSD", rn.a, expect, expectRanges);
+    sameCounts("(a') etm/EtmDecoder", rn.a2, expect, expectRanges);
+    sameCounts("(b) auxscope spans, 1 thread", rn.b.decode, expect, expectRanges);
+    sameCounts("(c) auxscope spans, all cores", rn.c.decode, expect, expectRanges);
+    sameCounts("(a*) bare OpenCSD, every core", rn.aAll, expect, expectRanges);
+    if (listerN.ran && countCopies > 1) {
+        const std::string what = "(d) trc_pkt_lister, its own count on " + std::to_string(countCopies) +
+                                 " copies" + (countCopies < o.copies ? " (the copies decode as copies)" : "");
+        sameCounts(what.c_str(), listerCountK, snapInsns * countCopies, snapRanges * countCopies);
+    }
     verdicts(rn, cores, false);
 
     if (removeDir)
         std::filesystem::remove_all(o.tmp);
     else
         std::printf("\n  files kept in %s\n", o.tmp.c_str());
-    std::printf("\nbench_etm_decode: done, %s\n", load().c_str());
-    return 0;
+    std::printf("\nbench_etm_decode: done, %s%s\n", load().c_str(),
+                countsFailed ? "; FAIL: a column decoded other instructions or ranges than its anchor" : "");
+    return countsFailed ? 3 : 0;
 }
