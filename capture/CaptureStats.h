@@ -59,7 +59,7 @@ struct CpuCounters {
     // Of parseErrors, the samples whose id names no event of the capture (the
     // others are records too short for their type).
     uint64_t parseErrorsUnknownEvent = 0;
-    // The stop gave up on a sink that had no room for kStopDeliveryTimeout
+    // The stop gave up on a sink that took nothing for kStopDeliveryTimeout
     // (DrainThread.h): what was left for it, never delivered.
     uint64_t undeliveredRecords = 0;   // records left in the data ring (or a backward snapshot)
     uint64_t undeliveredBytes = 0;     // their bytes

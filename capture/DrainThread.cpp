@@ -198,6 +198,7 @@ void DrainThread::handleRecord(RingSlot& r, const perf_event_header& h, std::spa
         ++c.byType[h.type];
     else
         ++c.unknownTypes;
+    ++progress_;
     if (auto error = parseRecord(bytes, ids_, rec)) {
         // Kept and handed on (a consumer may still use its header); counted by
         // kind, the first one's message kept for the summary.
@@ -358,6 +359,7 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
             for (RecordSink* sink : ctl_.auxSinks)
                 sink->onAux(r.cpu, ringIndex, bytes);
             r.auxHanded = w.to;
+            progress_ += w.bytes();
         }
     }
     // 2. aux_tail moves past what every sink is done with: only then may the
@@ -374,6 +376,7 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
     const bool full = head - tailBefore + 1 >= size || head - r.auxPrevTail == size - 1;
     uint64_t tail = tailBefore;
     if (int64_t(release - tailBefore) > 0) {
+        progress_ += release - tailBefore;  // a sink is done with them: it is moving
         aux.setTail(release);
         tail = release;
         r.auxPrevTail = tailBefore;
@@ -700,7 +703,8 @@ void DrainThread::finishCapture() {
     // Everything taken from the rings reaches the sinks: the passes here wait for
     // a sink that has no room rather than drop anything.
     auxReenableAllowed_ = false;
-    stopDeadline_ = Clock::now() + kStopDeliveryTimeout;
+    stopBegan_ = stopProgressAt_ = Clock::now();
+    stopProgress_ = progress_;
     for (auto* fd : ctl_.primaryEvents)
         (void)fd->disable();
     drainUntilDelivered();
@@ -808,9 +812,11 @@ void DrainThread::countUndelivered() {
         std::string what;
         if (records) what = std::to_string(records) + " records (" + std::to_string(bytes) + " bytes)";
         if (auxBytes) what += (what.empty() ? "" : " and ") + std::to_string(auxBytes) + " AUX bytes";
-        note("cpu " + std::to_string(r.cpu) + ": " + what +
-             " not delivered: a sink (the file writer) did not make room for them within " +
-             std::to_string(kStopDeliveryTimeout.count()) + " s of the stop");
+        note("cpu " + std::to_string(r.cpu) + ": " + what + " not delivered: " +
+             (stopHitLimit_ ? "the stop had waited " + std::to_string(kStopDeliveryLimit.count()) +
+                                  " s for a sink (the file writer) slower than the records still arriving"
+                            : "a sink (the file writer) took nothing for " +
+                                  std::to_string(kStopDeliveryTimeout.count()) + " s during the stop"));
     }
 }
 
@@ -960,6 +966,7 @@ bool DrainThread::deliverSnapshot(RingSlot& r) {
             return false;
         }
     r.snapshotPending = false;
+    ++progress_;
     for (RecordSink* sink : ctl_.auxSinks)
         sink->onAux(r.cpu, ringIndex, bytes);
     return true;
@@ -980,9 +987,13 @@ bool DrainThread::drainUntilDelivered() {
         }
         if (ctl_.afterPass) ctl_.afterPass();
         if (!owed) return true;
-        // One bound for the whole stop: once it has passed, each later call makes
-        // one pass (records the sinks can still take go) and gives up.
-        if (Clock::now() >= stopDeadline_) return false;
+        // The bounds hold for the whole stop: once it gave up, each later call
+        // makes one pass (what the sinks can still take goes) and returns.
+        const auto now = Clock::now();
+        if (progress_ != stopProgress_) stopProgress_ = progress_, stopProgressAt_ = now;
+        if (stopGaveUp_) return false;
+        if (now - stopProgressAt_ >= kStopDeliveryTimeout) return stopGaveUp_ = true, false;
+        if (now - stopBegan_ >= kStopDeliveryLimit) return stopGaveUp_ = stopHitLimit_ = true, false;
         usleep(500);
     }
 }

@@ -32,9 +32,10 @@
 // grace period, copies each, and hands the records written since the previous
 // snapshot of that ring to the consumers, oldest first, as a drain pass would.
 //
-// Stopping is bounded: the passes at stop wait for sinks without room at most
-// kStopDeliveryTimeout in all, then count what is left (records in the data
-// rings, AUX bytes, snapshot copies) as not delivered, per CPU, with the reason;
+// Stopping is bounded: the passes at stop wait for sinks without room until they
+// have taken nothing for kStopDeliveryTimeout (or kStopDeliveryLimit in all),
+// then count what is left (records in the data rings, AUX bytes, snapshot
+// copies) as not delivered, per CPU, with the reason;
 // a launched command that outlives the capture gets SIGTERM, and SIGKILL after
 // kChildTermTimeout. The wait itself (epoll_pwait2, epoll_pwait where the kernel
 // or libc lacks it) never spins: EINTR is retried, any other failure ends the
@@ -219,9 +220,14 @@ struct DrainControl {
 class DrainThread : private DrainActions {
 public:
     // How long the stop keeps offering records and AUX bytes to sinks that have no
-    // room (a writer stuck on a slow disk), counted from the stop request. What is
-    // left after it is counted as not delivered (CpuCounters::undelivered*) and said.
+    // room and take nothing (a writer stuck on a hung disk): the stop gives up once
+    // the sinks have taken nothing for kStopDeliveryTimeout, or once it has waited
+    // for them kStopDeliveryLimit in all (a writer slower than the records still
+    // arriving). What is left then is counted as not delivered
+    // (CpuCounters::undelivered*) and said, per CPU, with the reason. A writer that
+    // keeps taking data is not cut short for being slow before the limit.
     static constexpr std::chrono::seconds kStopDeliveryTimeout{5};
+    static constexpr std::chrono::seconds kStopDeliveryLimit{60};
     // A launched command still running at stop gets SIGTERM, then SIGKILL if it
     // has not exited this long after; the wait for it after SIGKILL is bounded too.
     static constexpr std::chrono::seconds kChildTermTimeout{2};
@@ -279,7 +285,7 @@ private:
     bool sinksOwed() const;
     // Passes over every ring until nothing is left waiting for a sink (used while
     // the capture stops: records and AUX bytes end up in the sinks, not dropped),
-    // or until kStopDeliveryTimeout after the stop began; false then.
+    // or until the stop gives up on the sinks (kStopDeliveryTimeout); false then.
     bool drainUntilDelivered();
     // After a stop that gave up on the sinks: counts what is left for them as not
     // delivered (per CPU, with a note saying why).
@@ -334,7 +340,12 @@ private:
     std::string failure_;
     bool epollPwait2Missing_ = false;  // ENOSYS once: epoll_pwait for the rest of the capture
     unsigned waitErrors_ = 0;          // consecutive failed waits
-    std::chrono::steady_clock::time_point stopDeadline_ = std::chrono::steady_clock::time_point::max();
+    // Delivery progress (records, AUX bytes handed over or released, snapshots
+    // delivered), and what the stop made of it: when it last moved, when the stop
+    // began, whether the stop gave up on the sinks (and why).
+    uint64_t progress_ = 0, stopProgress_ = 0;
+    std::chrono::steady_clock::time_point stopProgressAt_{}, stopBegan_{};
+    bool stopGaveUp_ = false, stopHitLimit_ = false;
     std::chrono::steady_clock::time_point lastPublish_;
     std::chrono::steady_clock::time_point started_;
     // ctl_.watchCpuHotplug: traced CPUs seen offline (true once back online was said too).

@@ -307,9 +307,8 @@ std::string formatSummary(const CaptureSummary& s) {
           << t.parseErrorsUnknownEvent << " samples of an unknown event id)\n";
     if (t.undeliveredRecords || t.undeliveredAuxBytes)
         o << "not delivered: " << t.undeliveredRecords << " records (" << human(double(t.undeliveredBytes))
-          << "), " << human(double(t.undeliveredAuxBytes))
-          << " of AUX trace: the writer did not take them within "
-          << DrainThread::kStopDeliveryTimeout.count() << " s of the stop\n";
+          << ") and " << human(double(t.undeliveredAuxBytes))
+          << " of AUX trace: the writer stopped taking them while the capture stopped (see the notes)\n";
     if (t.corruptBytes) o << "bytes skipped after corrupt ring headers: " << t.corruptBytes << "\n";
     bool flightRecorder = false;
     for (auto& c : s.cpus)
@@ -763,7 +762,10 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 line << ", " << rep.writerStoppedRecords << " records not written after the write error";
             if (rep.recordsHeldBack + rep.auxHeldBack)
                 line << "; the writer was behind " << rep.recordsHeldBack + rep.auxHeldBack
-                     << " times: the data waited in the kernel's rings (nothing dropped by auxscope)";
+                     << " times: the data waited in the kernel's rings"
+                     << (summary.total().undeliveredRecords + summary.total().undeliveredAuxBytes
+                             ? ""
+                             : " (nothing dropped by auxscope)");
             line << "\nperf.data: synthesized " << rep.synthesized.threads << " threads of "
                  << rep.synthesized.processes << " processes and " << rep.synthesized.mmap2
                  << " executable maps from /proc in " << int(rep.synthesisSeconds * 1000) << " ms";
