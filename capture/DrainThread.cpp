@@ -40,9 +40,12 @@ constexpr auto kWaitRetryDelay = std::chrono::milliseconds(10);
 
 int realPwait2(int epfd, epoll_event* events, int maxevents, const timespec* timeout,
                const sigset_t* sigmask) {
-#ifdef SYS_epoll_pwait2
-    // The syscall itself: a libc without the wrapper (glibc < 2.35) builds too,
-    // and a kernel without it (< 5.11) says ENOSYS.
+    // A kernel without it (< 5.11) says ENOSYS. A libc without the wrapper
+    // (glibc < 2.35) builds too: the syscall itself where its timespec is the
+    // kernel's (64-bit time_t), else ENOSYS, so that epoll_pwait is used.
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+    return ::epoll_pwait2(epfd, events, maxevents, timeout, sigmask);
+#elif defined(SYS_epoll_pwait2) && defined(__LP64__)
     return int(syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, sigmask, _NSIG / 8));
 #else
     (void)epfd, (void)events, (void)maxevents, (void)timeout, (void)sigmask;
