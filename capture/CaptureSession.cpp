@@ -96,6 +96,9 @@ CpuCounters CaptureSummary::total() const {
         t.backwardSnapshots += x.backwardSnapshots, t.backwardRecords += x.backwardRecords;
         t.backwardBytes += x.backwardBytes, t.backwardOverwrittenBytes += x.backwardOverwrittenBytes;
         t.backwardTornBytes += x.backwardTornBytes, t.backwardErrors += x.backwardErrors;
+        t.parseErrorsUnknownEvent += x.parseErrorsUnknownEvent;
+        t.undeliveredRecords += x.undeliveredRecords, t.undeliveredBytes += x.undeliveredBytes;
+        t.undeliveredAuxBytes += x.undeliveredAuxBytes;
         for (size_t i = 0; i < t.byType.size(); ++i)
             t.byType[i] += x.byType[i];
     }
@@ -533,6 +536,7 @@ CaptureSummary CaptureSession::summary() const {
         s.commandExited = drain_->childExited();
         s.commandStatus = drain_->childExitStatus();
         s.snapshots = drain_->snapshotsTaken();
+        if (drain_->finished()) s.failure = drain_->failure();  // written before finished()
     }
     for (RecordSink* sink : sinks_) {
         for (auto& loss : sink->losses())

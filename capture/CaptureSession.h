@@ -32,6 +32,8 @@ struct CaptureSummary {
     bool commandExited = false;
     int commandStatus = -1;  // wait status of the launched command
     std::vector<std::string> messages;
+    // Why the capture ended on its own error (the drain thread's wait failed); empty otherwise.
+    std::string failure;
     // What sinks (e.g. the perf.data writer) had to drop, per CPU and reason.
     std::vector<SinkLoss> sinkLosses;
     uint64_t snapshots = 0;      // snapshot requests served (per-CPU copies: cpus[i].totals.auxSnapshots)

@@ -24,7 +24,7 @@ struct CpuCounters {
     uint64_t kernelLost = 0;    // PERF_FORMAT_LOST summed over the ring's events (the kernel's own count)
     uint64_t throttles = 0;     // PERF_RECORD_THROTTLE
     uint64_t unthrottles = 0;   // PERF_RECORD_UNTHROTTLE
-    uint64_t parseErrors = 0;   // records too short for their type (kept, counted)
+    uint64_t parseErrors = 0;   // records that did not parse (kept, counted), of either kind
     uint64_t corruptBytes = 0;  // bytes skipped after a corrupt header
     uint64_t unknownTypes = 0;  // record types beyond kRecordTypeSlots
     uint64_t auxBytes = 0;      // AUX area bytes drained (AUX capture)
@@ -56,6 +56,14 @@ struct CpuCounters {
         0;                           // history overwritten before a snapshot reached it (expected loss)
     uint64_t backwardTornBytes = 0;  // of those, a torn oldest record or a writer racing the copy
     uint64_t backwardErrors = 0;     // snapshots that found a corrupt header (bytes in corruptBytes)
+    // Of parseErrors, the samples whose id names no event of the capture (the
+    // others are records too short for their type).
+    uint64_t parseErrorsUnknownEvent = 0;
+    // The stop gave up on a sink that took nothing for kStopDeliveryTimeout
+    // (DrainThread.h): what was left for it, never delivered.
+    uint64_t undeliveredRecords = 0;   // records left in the data ring (or a backward snapshot)
+    uint64_t undeliveredBytes = 0;     // their bytes
+    uint64_t undeliveredAuxBytes = 0;  // AUX bytes never handed over (area or snapshot copy)
     std::array<uint64_t, kRecordTypeSlots> byType{};
 };
 

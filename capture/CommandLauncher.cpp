@@ -161,7 +161,8 @@ void LaunchedCommand::abort() {
         kill(pid_, SIGKILL);
     }
     int status;
-    waitpid(pid_, &status, 0);
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
     reaped_ = true;
     released_ = true;
 }

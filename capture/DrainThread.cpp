@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/membarrier.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
@@ -17,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "DrainThreadTesting.h"
+
 namespace auxscope {
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -30,7 +33,63 @@ constexpr size_t kMaxHistory = size_t(1) << 20;
 constexpr uint64_t kTagStop = ~0ull, kTagChild = ~0ull - 1, kTagSnapshot = ~0ull - 2;
 // Command source i is tagged kTagCommand + i.
 constexpr uint64_t kTagCommand = ~0ull - 1024;
+// A wait that fails (other than EINTR, ENOSYS) is tried again this many times,
+// kWaitRetryDelay apart, before the capture ends with its error.
+constexpr unsigned kMaxWaitErrors = 3;
+constexpr auto kWaitRetryDelay = std::chrono::milliseconds(10);
+
+int realPwait2(int epfd, epoll_event* events, int maxevents, const timespec* timeout,
+               const sigset_t* sigmask) {
+    // A kernel without it (< 5.11) says ENOSYS. A libc without the wrapper
+    // (glibc < 2.35) builds too: the syscall itself where its timespec is the
+    // kernel's (64-bit time_t), else ENOSYS, so that epoll_pwait is used.
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 35)
+    return ::epoll_pwait2(epfd, events, maxevents, timeout, sigmask);
+#elif defined(SYS_epoll_pwait2) && defined(__LP64__)
+    return int(syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, sigmask, _NSIG / 8));
+#else
+    (void)epfd, (void)events, (void)maxevents, (void)timeout, (void)sigmask;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+std::atomic<decltype(DrainEpollCalls::pwait2)> gPwait2{nullptr};
+std::atomic<decltype(DrainEpollCalls::pwait)> gPwait{nullptr};
+std::atomic<decltype(DrainEpollCalls::ctl)> gCtl{nullptr};
+
+DrainEpollCalls currentEpoll() {
+    DrainEpollCalls real = realDrainEpoll();
+    DrainEpollCalls c;
+    c.pwait2 = gPwait2.load(std::memory_order_acquire);
+    c.pwait = gPwait.load(std::memory_order_acquire);
+    c.ctl = gCtl.load(std::memory_order_acquire);
+    if (!c.pwait2) c.pwait2 = real.pwait2;
+    if (!c.pwait) c.pwait = real.pwait;
+    if (!c.ctl) c.ctl = real.ctl;
+    return c;
+}
+
+std::string errnoText(int e) {
+    return std::string(std::strerror(e)) + " (errno " + std::to_string(e) + ")";
+}
 }  // namespace
+
+DrainEpollCalls realDrainEpoll() {
+    DrainEpollCalls c;
+    c.pwait2 = realPwait2;
+    c.pwait = ::epoll_pwait;
+    c.ctl = ::epoll_ctl;
+    return c;
+}
+
+DrainEpollCalls setDrainEpollForTesting(DrainEpollCalls calls) {
+    DrainEpollCalls old;
+    old.pwait2 = gPwait2.exchange(calls.pwait2, std::memory_order_acq_rel);
+    old.pwait = gPwait.exchange(calls.pwait, std::memory_order_acq_rel);
+    old.ctl = gCtl.exchange(calls.ctl, std::memory_order_acq_rel);
+    return old;
+}
 
 DrainThread::DrainThread(std::vector<RingSlot>& rings, const IdTable& ids, CaptureStats& stats,
                          DrainControl control, std::vector<RecordConsumer*> consumers)
@@ -55,33 +114,38 @@ Expected<void> DrainThread::start() {
     if (epollFd_ < 0 || controlEpollFd_ < 0 || stopFd_ < 0 || snapshotFd_ < 0)
         return makeError(std::string("epoll/eventfd: ") + std::strerror(errno));
     // Both wait sets watch the stop and snapshot requests, the command sources and
-    // the launched command; only the first also watches the rings.
-    epoll_event ev{};
-    ev.events = EPOLLIN;
+    // the launched command; only the first also watches the rings. A watch that
+    // cannot be added fails the start: a stop request nobody hears would leave
+    // the capture running until its deadline, or forever.
+    const DrainEpollCalls calls = currentEpoll();
+    auto add = [&](int ep, int fd, uint64_t tag, uint32_t events, const std::string& what) -> Expected<void> {
+        epoll_event ev{};
+        ev.events = events;
+        ev.data.u64 = tag;
+        if (calls.ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+            return makeError("drain thread: cannot watch " + what + " (fd " + std::to_string(fd) +
+                             ") with epoll_ctl: " + errnoText(errno));
+        return {};
+    };
     for (int ep : {epollFd_, controlEpollFd_}) {
-        ev.data.u64 = kTagStop;
-        epoll_ctl(ep, EPOLL_CTL_ADD, stopFd_, &ev);
-        ev.data.u64 = kTagSnapshot;
-        epoll_ctl(ep, EPOLL_CTL_ADD, snapshotFd_, &ev);
-        if (ctl_.childPidFd >= 0) {
-            ev.data.u64 = kTagChild;
-            epoll_ctl(ep, EPOLL_CTL_ADD, ctl_.childPidFd, &ev);
-        }
-        for (size_t i = 0; i < ctl_.commandSources.size(); ++i) {
-            ev.data.u64 = kTagCommand + i;
-            if (epoll_ctl(ep, EPOLL_CTL_ADD, ctl_.commandSources[i]->fd(), &ev) != 0)
-                return makeError("epoll_ctl on command fd " + std::to_string(ctl_.commandSources[i]->fd()) +
-                                 ": " + std::strerror(errno));
-        }
+        if (auto r = add(ep, stopFd_, kTagStop, EPOLLIN, "the stop request eventfd"); !r) return r;
+        if (auto r = add(ep, snapshotFd_, kTagSnapshot, EPOLLIN, "the snapshot request eventfd"); !r)
+            return r;
+        if (ctl_.childPidFd >= 0)
+            if (auto r = add(ep, ctl_.childPidFd, kTagChild, EPOLLIN, "the launched command's pidfd"); !r)
+                return r;
+        for (size_t i = 0; i < ctl_.commandSources.size(); ++i)
+            if (auto r = add(ep, ctl_.commandSources[i]->fd(), kTagCommand + i, EPOLLIN, "a command source");
+                !r)
+                return r;
     }
     for (size_t i = 0; i < rings_.size(); ++i) {
         // A backward ring is read at snapshots only: no wakeups, but its hang-up
         // (EPOLLHUP is always reported) still tells that its task exited.
-        ev.events = rings_[i].backward.mapped() ? 0u : uint32_t(EPOLLIN);
-        ev.data.u64 = i;
-        if (epoll_ctl(epollFd_, EPOLL_CTL_ADD, rings_[i].ownerFd, &ev) != 0)
-            return makeError("epoll_ctl on cpu " + std::to_string(rings_[i].cpu) +
-                             " ring: " + std::strerror(errno));
+        if (auto r = add(epollFd_, rings_[i].ownerFd, i, rings_[i].backward.mapped() ? 0u : uint32_t(EPOLLIN),
+                         "the cpu " + std::to_string(rings_[i].cpu) + " ring");
+            !r)
+            return r;
     }
     publishPeriod_ = std::chrono::microseconds(1'000'000 / std::max(10u, ctl_.publishHz));
     lastPublish_ = started_ = Clock::now();
@@ -131,13 +195,27 @@ void DrainThread::note(std::string msg) {
 }
 
 void DrainThread::handleRecord(RingSlot& r, const perf_event_header& h, std::span<const uint8_t> bytes,
-                               ParsedRecord& rec, PassFlags& f) {
+                               ParsedRecord& rec, PassFlags& f, uint64_t offset, bool backward) {
     CpuCounters& c = r.counters;
     if (h.type < kRecordTypeSlots)
         ++c.byType[h.type];
     else
         ++c.unknownTypes;
-    if (parseRecord(bytes, ids_, rec)) ++c.parseErrors;
+    ++progress_;
+    if (auto error = parseRecord(bytes, ids_, rec)) {
+        // Kept and handed on (a consumer may still use its header); counted by
+        // kind, the first one's message kept for the summary.
+        ++c.parseErrors;
+        if (error->starts_with(kUnknownEventIdError)) ++c.parseErrorsUnknownEvent;
+        if (r.firstParseError.empty()) {
+            const char* name = recordTypeName(h.type);
+            r.firstParseError =
+                (backward ? "byte " + std::to_string(offset) + " of a sideband flight recorder snapshot"
+                          : "data ring offset " + std::to_string(offset)) +
+                " (" + (name ? std::string(name) : "type " + std::to_string(h.type)) + ", " +
+                std::to_string(h.size) + " bytes): " + *error;
+        }
+    }
     if (rec.hasSampleId && rec.time > newestRecordTime_) newestRecordTime_ = rec.time;
     switch (h.type) {
         case PERF_RECORD_SAMPLE:
@@ -211,10 +289,12 @@ bool DrainThread::drainRing(RingSlot& r) {
         if (fill > r.fillMaxPercent) r.fillMaxPercent = fill;
         CpuCounters& c = r.counters;
         ParsedRecord rec;
+        uint64_t pos = tail;
         auto result =
             reader_.walk(r.ring.data(), size, tail, head, [&](const perf_event_header& h, auto bytes) {
                 if (!consumersHaveRoom(r, bytes.size())) return false;
-                handleRecord(r, h, bytes, rec, flags);
+                handleRecord(r, h, bytes, rec, flags, pos, false);
+                pos += bytes.size();
                 return true;
             });
         if (result.stopped) ++c.sinkHeldBack, r.heldBack = true;
@@ -282,6 +362,7 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
             for (RecordSink* sink : ctl_.auxSinks)
                 sink->onAux(r.cpu, ringIndex, bytes);
             r.auxHanded = w.to;
+            progress_ += w.bytes();
         }
     }
     // 2. aux_tail moves past what every sink is done with: only then may the
@@ -298,6 +379,7 @@ bool DrainThread::drainAux(RingSlot& r, bool sawTruncated, uint64_t truncatedEnd
     const bool full = head - tailBefore + 1 >= size || head - r.auxPrevTail == size - 1;
     uint64_t tail = tailBefore;
     if (int64_t(release - tailBefore) > 0) {
+        progress_ += release - tailBefore;  // a sink is done with them: it is moving
         aux.setTail(release);
         tail = release;
         r.auxPrevTail = tailBefore;
@@ -438,16 +520,92 @@ void DrainThread::publish(double seconds) {
     stats_.bumpGeneration();
 }
 
-void DrainThread::reapChild(bool kill) {
-    if (ctl_.childPid <= 0 || childExited_) return;
+void DrainThread::reapChild() {
+    if (ctl_.childPid <= 0 || childExited_ || childGone_) return;
     int status = 0;
-    pid_t p = waitpid(ctl_.childPid, &status, kill ? 0 : WNOHANG);
-    if (p == 0 && kill) return;
-    if (p == 0) return;
+    pid_t p;
+    do
+        p = waitpid(ctl_.childPid, &status, WNOHANG);
+    while (p < 0 && errno == EINTR);
     if (p == ctl_.childPid) {
         childExited_ = true;
         childStatus_ = status;
+    } else if (p < 0) {
+        // ECHILD: someone else reaped it (or it is not ours): nothing to wait for.
+        childGone_ = true;
+        note("the launched command (pid " + std::to_string(ctl_.childPid) +
+             ") cannot be waited for: " + errnoText(errno) + "; its exit status is unknown");
     }
+}
+
+bool DrainThread::waitChildUntil(Clock::time_point until) {
+    for (;;) {
+        reapChild();
+        if (childExited_ || childGone_) return true;
+        const auto now = Clock::now();
+        if (now >= until) return false;
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - now);
+        if (ctl_.childPidFd >= 0) {
+            // The pidfd turns readable when the process exits; EINTR just loops.
+            pollfd p{ctl_.childPidFd, POLLIN, 0};
+            (void)poll(&p, 1, int(std::min<std::chrono::milliseconds::rep>(left.count(), 100)));
+        } else {
+            usleep(useconds_t(std::min<std::chrono::milliseconds::rep>(left.count(), 5) * 1000));
+        }
+    }
+}
+
+void DrainThread::endChild() {
+    if (ctl_.childPid <= 0 || childExited_ || childGone_) return;
+    reapChild();
+    if (childExited_ || childGone_) return;
+    kill(ctl_.childPid, SIGTERM);
+    if (waitChildUntil(Clock::now() + kChildTermTimeout)) return;
+    kill(ctl_.childPid, SIGKILL);
+    childKilled_ = true;
+    const std::string what = "the launched command (pid " + std::to_string(ctl_.childPid) +
+                             ") did not exit within " + std::to_string(kChildTermTimeout.count()) +
+                             " s of SIGTERM at the end of the capture";
+    if (waitChildUntil(Clock::now() + kChildKillTimeout))
+        note(what + ": it was killed (SIGKILL)");
+    else
+        note(what + ", nor within " + std::to_string(kChildKillTimeout.count()) +
+             " s of SIGKILL (stuck in the kernel?): left running, not reaped");
+}
+
+int DrainThread::waitForEvents(int epfd, epoll_event* events, int max, const timespec& timeout) {
+    const DrainEpollCalls calls = currentEpoll();
+    int n;
+    if (!epollPwait2Missing_) {
+        n = calls.pwait2(epfd, events, max, &timeout, nullptr);
+        if (n < 0 && errno == ENOSYS) {
+            // Kernels before 5.11 (or a libc/seccomp that refuses it): the
+            // millisecond wait from here on, rounded up so a short wait cannot
+            // become a busy loop of zero timeouts.
+            epollPwait2Missing_ = true;
+            note("epoll_pwait2 is not available here (" + errnoText(ENOSYS) +
+                 "): the drain thread waits with epoll_pwait (millisecond timeouts)");
+        }
+    }
+    if (epollPwait2Missing_) {
+        const int64_t ms = (int64_t(timeout.tv_sec) * 1'000'000'000 + timeout.tv_nsec + 999'999) / 1'000'000;
+        n = calls.pwait(epfd, events, max, int(std::min<int64_t>(ms, 60'000)), nullptr);
+    }
+    if (n >= 0) {
+        waitErrors_ = 0;
+        return n;
+    }
+    const int e = errno;
+    if (e == EINTR) return 0;  // a signal: the loop waits again
+    if (++waitErrors_ < kMaxWaitErrors) {
+        std::this_thread::sleep_for(kWaitRetryDelay);
+        return 0;
+    }
+    failure_ = std::string(epollPwait2Missing_ ? "epoll_pwait" : "epoll_pwait2") + " failed " +
+               std::to_string(waitErrors_) + " times in a row: " + errnoText(e) +
+               "; the drain thread cannot wait for the rings any more, so the capture stopped";
+    note(failure_);
+    return -1;
 }
 
 void DrainThread::run() {
@@ -478,7 +636,8 @@ void DrainThread::run() {
                          long((wait % std::chrono::seconds(1)) / std::chrono::nanoseconds(1))};
         // While polling, the ring fds are left out of the wait: their wakeups come
         // from the traced CPUs and would pull this thread onto a busy CPU.
-        int n = epoll_pwait2(polling ? controlEpollFd_ : epollFd_, events, 64, &timeout, nullptr);
+        const int n = waitForEvents(polling ? controlEpollFd_ : epollFd_, events, 64, timeout);
+        if (n < 0) break;  // the capture ends with the error (failure_): finishCapture below
         for (int i = 0; i < n; ++i) {
             uint64_t tag = events[i].data.u64;
             if (tag == kTagStop) {
@@ -490,11 +649,12 @@ void DrainThread::run() {
             } else if (tag >= kTagCommand && tag - kTagCommand < ctl_.commandSources.size()) {
                 ctl_.commandSources[tag - kTagCommand]->onReadable(*this);
             } else if (tag == kTagChild) {
-                reapChild(false);
-                if (childExited_) {
+                reapChild();
+                if (childExited_ || childGone_) {
                     stop = true;
-                    epoll_ctl(epollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
-                    epoll_ctl(controlEpollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
+                    // A failed removal only leaves a watch that is not read again.
+                    (void)epoll_ctl(epollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
+                    (void)epoll_ctl(controlEpollFd_, EPOLL_CTL_DEL, ctl_.childPidFd, nullptr);
                 }
             } else if (tag < rings_.size() && rings_[tag].ownerFdIsEventfd && (events[i].events & EPOLLIN)) {
                 uint64_t count;
@@ -504,7 +664,7 @@ void DrainThread::run() {
                 RingSlot& r = rings_[tag];
                 if (!r.hungUp) {
                     r.hungUp = true;
-                    epoll_ctl(epollFd_, EPOLL_CTL_DEL, r.ownerFd, nullptr);
+                    (void)epoll_ctl(epollFd_, EPOLL_CTL_DEL, r.ownerFd, nullptr);
                 }
             }
         }
@@ -546,6 +706,8 @@ void DrainThread::finishCapture() {
     // Everything taken from the rings reaches the sinks: the passes here wait for
     // a sink that has no room rather than drop anything.
     auxReenableAllowed_ = false;
+    stopBegan_ = stopProgressAt_ = Clock::now();
+    stopProgress_ = progress_;
     for (auto* fd : ctl_.primaryEvents)
         (void)fd->disable();
     drainUntilDelivered();
@@ -597,10 +759,7 @@ void DrainThread::finishCapture() {
     // with the capture, as under perf record.
     for (auto* fd : ctl_.trackingEvents)
         (void)fd->disable();
-    if (ctl_.childPid > 0 && !childExited_) {
-        kill(ctl_.childPid, SIGTERM);
-        reapChild(true);
-    }
+    endChild();
     drainUntilDelivered();
     // The sideband flight recorders' tail: every event is stopped, so this is the
     // last of their history (records an earlier snapshot delivered are not repeated).
@@ -618,9 +777,65 @@ void DrainThread::finishCapture() {
                  std::to_string(r.counters.kernelLost - r.counters.lostRecords) +
                  " were still pending in the kernel when capture stopped");
     }
+    if (!drainUntilDelivered()) countUndelivered();
+    noteParseErrors();
     checkCpusOnline();
     auto now = Clock::now();
     publish(std::chrono::duration<double>(now - lastPublish_).count());
+}
+
+void DrainThread::countUndelivered() {
+    for (auto& r : rings_) {
+        CpuCounters& c = r.counters;
+        uint64_t records = 0, bytes = 0, auxBytes = 0;
+        if (r.ring.mapped() && !r.backward.mapped()) {
+            const uint64_t head = r.ring.head(), tail = r.ring.tail();
+            auto walked = reader_.walk(r.ring.data(), r.ring.size(), tail, head,
+                                       [](const perf_event_header&, std::span<const uint8_t>) {});
+            records += walked.records;
+            bytes += walked.bytes + walked.skippedBytes;
+            r.ring.setTail(head);  // given up: the kernel may have the space back
+        }
+        if (r.backwardPending) {
+            const BackwardSnapshot& s = *r.backwardPending;
+            for (size_t i = r.backwardNext; i < s.offsets.size(); ++i)
+                ++records, bytes += s.record(i).size();
+            r.backwardPending.reset();
+        }
+        if (r.aux.mapped() && r.aux.mode() == AuxMode::Full) {
+            const uint64_t head = r.aux.head();
+            if (int64_t(head - r.auxHanded) > 0) auxBytes += head - r.auxHanded;
+        }
+        if (r.snapshotPending) {
+            auxBytes += r.snapshotCopy ? r.snapshotCopy->size() : 0;
+            r.snapshotPending = false;
+        }
+        if (!records && !auxBytes) continue;
+        c.undeliveredRecords += records, c.undeliveredBytes += bytes, c.undeliveredAuxBytes += auxBytes;
+        std::string what;
+        if (records) what = std::to_string(records) + " records (" + std::to_string(bytes) + " bytes)";
+        if (auxBytes) what += (what.empty() ? "" : " and ") + std::to_string(auxBytes) + " AUX bytes";
+        note("cpu " + std::to_string(r.cpu) + ": " + what + " not delivered: " +
+             (stopHitLimit_ ? "the stop had waited " + std::to_string(kStopDeliveryLimit.count()) +
+                                  " s for a sink (the file writer) slower than the records still arriving"
+                            : "a sink (the file writer) took nothing for " +
+                                  std::to_string(kStopDeliveryTimeout.count()) + " s during the stop"));
+    }
+}
+
+void DrainThread::noteParseErrors() {
+    for (auto& r : rings_) {
+        const CpuCounters& c = r.counters;
+        if (!c.parseErrors) continue;
+        const uint64_t unknown = c.parseErrorsUnknownEvent, cut = c.parseErrors - unknown;
+        std::string kinds;
+        if (cut) kinds = std::to_string(cut) + " too short for their type";
+        if (unknown)
+            kinds +=
+                (kinds.empty() ? "" : ", ") + std::to_string(unknown) + " samples of an unknown event id";
+        note("cpu " + std::to_string(r.cpu) + ": " + std::to_string(c.parseErrors) +
+             " records did not parse (" + kinds + "; kept and counted); the first, at " + r.firstParseError);
+    }
 }
 
 namespace {
@@ -754,6 +969,7 @@ bool DrainThread::deliverSnapshot(RingSlot& r) {
             return false;
         }
     r.snapshotPending = false;
+    ++progress_;
     for (RecordSink* sink : ctl_.auxSinks)
         sink->onAux(r.cpu, ringIndex, bytes);
     return true;
@@ -765,7 +981,7 @@ bool DrainThread::sinksOwed() const {
     return false;
 }
 
-void DrainThread::drainUntilDelivered() {
+bool DrainThread::drainUntilDelivered() {
     for (;;) {
         bool owed = false;
         for (auto& r : rings_) {
@@ -773,7 +989,14 @@ void DrainThread::drainUntilDelivered() {
             owed |= r.heldBack;
         }
         if (ctl_.afterPass) ctl_.afterPass();
-        if (!owed) return;
+        if (!owed) return true;
+        // The bounds hold for the whole stop: once it gave up, each later call
+        // makes one pass (what the sinks can still take goes) and returns.
+        const auto now = Clock::now();
+        if (progress_ != stopProgress_) stopProgress_ = progress_, stopProgressAt_ = now;
+        if (stopGaveUp_) return false;
+        if (now - stopProgressAt_ >= kStopDeliveryTimeout) return stopGaveUp_ = true, false;
+        if (now - stopBegan_ >= kStopDeliveryLimit) return stopGaveUp_ = stopHitLimit_ = true, false;
         usleep(500);
     }
 }
@@ -862,7 +1085,7 @@ bool DrainThread::continueBackward(RingSlot& r) {
         }
         perf_event_header h;
         std::memcpy(&h, bytes.data(), sizeof h);
-        handleRecord(r, h, bytes, rec, flags);
+        handleRecord(r, h, bytes, rec, flags, s.offsets[r.backwardNext], true);
         ++c.records, c.bytes += bytes.size();
         ++c.backwardRecords, c.backwardBytes += bytes.size();
     }

@@ -31,10 +31,21 @@
 // Every snapshot trigger, and the stop, pauses all backward rings, waits one RCU
 // grace period, copies each, and hands the records written since the previous
 // snapshot of that ring to the consumers, oldest first, as a drain pass would.
+//
+// Stopping is bounded: the passes at stop wait for sinks without room until they
+// have taken nothing for kStopDeliveryTimeout (or kStopDeliveryLimit in all),
+// then count what is left (records in the data rings, AUX bytes, snapshot
+// copies) as not delivered, per CPU, with the reason;
+// a launched command that outlives the capture gets SIGTERM, and SIGKILL after
+// kChildTermTimeout. The wait itself (epoll_pwait2, epoll_pwait where the kernel
+// or libc lacks it) never spins: EINTR is retried, any other failure ends the
+// capture with its error (failure()).
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -106,6 +117,9 @@ struct RingSlot {
     bool auxRecordSizesReliable = true;
     // Drain-thread state.
     CpuCounters counters;
+    // The first record of this ring that did not parse: where, and why (said in
+    // the summary with the count, when the capture stops).
+    std::string firstParseError;
     double fillPercent = 0, fillPeakPercent = 0, fillMaxPercent = 0;
     uint64_t publishedBytes = 0, publishedRecords = 0;
     bool hungUp = false;
@@ -205,6 +219,20 @@ struct DrainControl {
 
 class DrainThread : private DrainActions {
 public:
+    // How long the stop keeps offering records and AUX bytes to sinks that have no
+    // room and take nothing (a writer stuck on a hung disk): the stop gives up once
+    // the sinks have taken nothing for kStopDeliveryTimeout, or once it has waited
+    // for them kStopDeliveryLimit in all (a writer slower than the records still
+    // arriving). What is left then is counted as not delivered
+    // (CpuCounters::undelivered*) and said, per CPU, with the reason. A writer that
+    // keeps taking data is not cut short for being slow before the limit.
+    static constexpr std::chrono::seconds kStopDeliveryTimeout{5};
+    static constexpr std::chrono::seconds kStopDeliveryLimit{60};
+    // A launched command still running at stop gets SIGTERM, then SIGKILL if it
+    // has not exited this long after; the wait for it after SIGKILL is bounded too.
+    static constexpr std::chrono::seconds kChildTermTimeout{2};
+    static constexpr std::chrono::seconds kChildKillTimeout{2};
+
     DrainThread(std::vector<RingSlot>& rings, const IdTable& ids, CaptureStats& stats, DrainControl control,
                 std::vector<RecordConsumer*> consumers);
     ~DrainThread();
@@ -222,6 +250,11 @@ public:
 
     int childExitStatus() const { return childStatus_; }
     bool childExited() const { return childExited_; }
+    // The launched command did not end within kChildTermTimeout of SIGTERM and was killed.
+    bool childKilled() const { return childKilled_; }
+    // Why the drain thread ended the capture on its own (its wait for events
+    // failed); empty when it did not. Read it after join().
+    const std::string& failure() const { return failure_; }
     std::vector<std::string> messages() const;
     // Every CPU's statistics at every publish (thinned out on very long
     // captures). Read it only after join().
@@ -235,8 +268,10 @@ private:
         uint64_t truncatedEnd = 0;
     };
     // Parses and counts one record and gives it to the consumers.
+    // `offset`: where the record sat, for a parse error's message (the data ring
+    // position, or the byte in a backward ring's snapshot when `backward`).
     void handleRecord(RingSlot& r, const perf_event_header& h, std::span<const uint8_t> bytes,
-                      ParsedRecord& rec, PassFlags& f);
+                      ParsedRecord& rec, PassFlags& f, uint64_t offset, bool backward);
     bool drainRing(RingSlot& r);
     // Whether every consumer can take a record of `bytes` bytes of this ring now.
     bool consumersHaveRoom(RingSlot& r, size_t bytes);
@@ -249,8 +284,16 @@ private:
     // Whether anything taken from the rings still waits for a sink.
     bool sinksOwed() const;
     // Passes over every ring until nothing is left waiting for a sink (used while
-    // the capture stops: records and AUX bytes end up in the sinks, not dropped).
-    void drainUntilDelivered();
+    // the capture stops: records and AUX bytes end up in the sinks, not dropped),
+    // or until the stop gives up on the sinks (kStopDeliveryTimeout); false then.
+    bool drainUntilDelivered();
+    // After a stop that gave up on the sinks: counts what is left for them as not
+    // delivered (per CPU, with a note saying why).
+    void countUndelivered();
+    // Waits for events on `epfd` until `timeout`: epoll_pwait2, or epoll_pwait
+    // (milliseconds) once the former is known to be missing. Returns the number
+    // of events, 0 on timeout or EINTR, -1 after a failure that ends the capture.
+    int waitForEvents(int epfd, epoll_event* events, int max, const timespec& timeout);
     // Snapshots every backward ring (one shared grace period) and delivers their
     // new records; false if there is none.
     bool snapshotBackwardRings();
@@ -267,7 +310,13 @@ private:
     void publish(double seconds);
     void readKernelLost(RingSlot& r);
     void finishCapture();
-    void reapChild(bool kill);
+    // Collects the launched command's exit status if it has exited (never blocks).
+    void reapChild();
+    // Waits (bounded) until the launched command has exited; false at `until`.
+    bool waitChildUntil(std::chrono::steady_clock::time_point until);
+    // SIGTERM to a launched command still running at stop, SIGKILL after kChildTermTimeout.
+    void endChild();
+    void noteParseErrors();
     void checkCpusOnline();
     void note(std::string msg);
     void noteOnce(bool& noted, std::string msg);
@@ -286,6 +335,17 @@ private:
     std::atomic<bool> finished_{false};
     int childStatus_ = -1;
     bool childExited_ = false;
+    bool childKilled_ = false;
+    bool childGone_ = false;  // waitpid says it is not our child (reaped elsewhere)
+    std::string failure_;
+    bool epollPwait2Missing_ = false;  // ENOSYS once: epoll_pwait for the rest of the capture
+    unsigned waitErrors_ = 0;          // consecutive failed waits
+    // Delivery progress (records, AUX bytes handed over or released, snapshots
+    // delivered), and what the stop made of it: when it last moved, when the stop
+    // began, whether the stop gave up on the sinks (and why).
+    uint64_t progress_ = 0, stopProgress_ = 0;
+    std::chrono::steady_clock::time_point stopProgressAt_{}, stopBegan_{};
+    bool stopGaveUp_ = false, stopHitLimit_ = false;
     std::chrono::steady_clock::time_point lastPublish_;
     std::chrono::steady_clock::time_point started_;
     // ctl_.watchCpuHotplug: traced CPUs seen offline (true once back online was said too).

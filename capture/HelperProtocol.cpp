@@ -603,6 +603,7 @@ std::string encodeFinished(const FinishedReport& r) {
         kv.emplace_back("sink-loss",
                         std::to_string(l.cpu) + "," + std::to_string(l.records) + "," + oneLine(l.reason));
     kv.emplace_back("snapshots", std::to_string(s.snapshots));
+    if (!s.failure.empty()) kv.emplace_back("failure", oneLine(s.failure));
     if (s.callGraph.enabled()) kv.emplace_back("call-graph", formatCallGraph(s.callGraph));
     kv.emplace_back("file-bytes", std::to_string(r.fileBytes));
     kv.emplace_back("aux-bytes", std::to_string(r.auxBytes));
@@ -679,6 +680,8 @@ Expected<FinishedReport> decodeFinished(const std::string& payload) {
             r.auxHeldBack = num(v);
         else if (k == "file-error")
             r.fileError = v;
+        else if (k == "failure")
+            s.failure = v;
     }
     return r;
 }

@@ -88,7 +88,7 @@ std::optional<std::string> parseSample(const uint8_t* body, size_t len, const Id
     out.event = sampleEvent(body, len, ids, out.id, idRead);
     if (!out.event) {
         if (!idRead) return "sample too short for its identifier";
-        return "sample with unknown event id " + std::to_string(out.id);
+        return std::string(kUnknownEventIdError) + " " + std::to_string(out.id);
     }
     Cursor c(body, len);
     const uint64_t st = out.event->sampleType;

@@ -149,6 +149,9 @@ struct ParsedRecord {
 // for; `out` then holds what was read. Records perf itself writes (type >= 64) are
 // only classified: they have no sample_id trailer.
 std::optional<std::string> parseRecord(std::span<const uint8_t> rec, const IdTable& ids, ParsedRecord& out);
+// How the error for a sample of an unknown event id begins (the other errors are
+// records cut short), so that callers can count the two kinds apart.
+constexpr std::string_view kUnknownEventIdError = "sample with unknown event id";
 
 // Size of the sample_id trailer implied by a sample_type.
 unsigned sampleIdSize(uint64_t sampleType);

@@ -301,7 +301,14 @@ std::string formatSummary(const CaptureSummary& s) {
         o << l.sink << " dropped " << l.records << " records (" << human(double(l.bytes)) << ") "
           << (l.cpu >= 0 ? "of cpu " + std::to_string(l.cpu) : std::string("of all CPUs")) << ": " << l.reason
           << "\n";
-    if (t.parseErrors) o << "records too short for their type (kept): " << t.parseErrors << "\n";
+    if (t.parseErrors)
+        o << "records that did not parse (kept): " << t.parseErrors << " ("
+          << t.parseErrors - t.parseErrorsUnknownEvent << " too short for their type, "
+          << t.parseErrorsUnknownEvent << " samples of an unknown event id)\n";
+    if (t.undeliveredRecords || t.undeliveredAuxBytes)
+        o << "not delivered: " << t.undeliveredRecords << " records (" << human(double(t.undeliveredBytes))
+          << ") and " << human(double(t.undeliveredAuxBytes))
+          << " of AUX trace: the writer stopped taking them while the capture stopped (see the notes)\n";
     if (t.corruptBytes) o << "bytes skipped after corrupt ring headers: " << t.corruptBytes << "\n";
     bool flightRecorder = false;
     for (auto& c : s.cpus)
@@ -357,7 +364,11 @@ std::string formatSummaryJson(const CaptureSummary& s) {
         o << "\"records\":" << c.records << ",\"bytes\":" << c.bytes << ",\"samples\":" << c.samples
           << ",\"lost_records\":" << c.lostRecords << ",\"lost_samples\":" << c.lostSamples
           << ",\"kernel_lost\":" << c.kernelLost << ",\"throttles\":" << c.throttles
-          << ",\"parse_errors\":" << c.parseErrors << ",\"corrupt_bytes\":" << c.corruptBytes
+          << ",\"parse_errors\":" << c.parseErrors
+          << ",\"parse_errors_unknown_event\":" << c.parseErrorsUnknownEvent
+          << ",\"undelivered_records\":" << c.undeliveredRecords
+          << ",\"undelivered_bytes\":" << c.undeliveredBytes
+          << ",\"undelivered_aux_bytes\":" << c.undeliveredAuxBytes << ",\"corrupt_bytes\":" << c.corruptBytes
           << ",\"aux_snapshots\":" << c.auxSnapshots << ",\"aux_snapshot_bytes\":" << c.auxSnapshotBytes
           << ",\"aux_snapshots_zero_scan\":" << c.auxSnapshotsZeroScan
           << ",\"backward_snapshots\":" << c.backwardSnapshots
@@ -394,7 +405,7 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     counters(s.total());
     o << "},\"snapshots\":" << s.snapshots << ",\"command_exit_status\":"
       << (s.commandExited && WIFEXITED(s.commandStatus) ? WEXITSTATUS(s.commandStatus) : -1)
-      << ",\"sink_lost\":[";
+      << ",\"failure\":" << jsonString(s.failure) << ",\"sink_lost\":[";
     for (size_t i = 0; i < s.sinkLosses.size(); ++i) {
         auto& l = s.sinkLosses[i];
         o << (i ? "," : "") << "{\"sink\":" << jsonString(l.sink) << ",\"cpu\":" << l.cpu
@@ -751,7 +762,10 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 line << ", " << rep.writerStoppedRecords << " records not written after the write error";
             if (rep.recordsHeldBack + rep.auxHeldBack)
                 line << "; the writer was behind " << rep.recordsHeldBack + rep.auxHeldBack
-                     << " times: the data waited in the kernel's rings (nothing dropped by auxscope)";
+                     << " times: the data waited in the kernel's rings"
+                     << (summary.total().undeliveredRecords + summary.total().undeliveredAuxBytes
+                             ? ""
+                             : " (nothing dropped by auxscope)");
             line << "\nperf.data: synthesized " << rep.synthesized.threads << " threads of "
                  << rep.synthesized.processes << " processes and " << rep.synthesized.mmap2
                  << " executable maps from /proc in " << int(rep.synthesisSeconds * 1000) << " ms";
@@ -773,6 +787,10 @@ int runRecordCommand(const std::vector<std::string>& args) {
         std::cerr << "auxscope record: " << written.error().message
                   << "\nauxscope record: the capture stopped; " << output
                   << " keeps everything written before the error, with a valid header\n";
+        return 1;
+    }
+    if (!summary.failure.empty()) {
+        std::cerr << "auxscope record: " << summary.failure << "\n";
         return 1;
     }
     if (summary.commandExited && WIFEXITED(summary.commandStatus)) return WEXITSTATUS(summary.commandStatus);

@@ -393,6 +393,8 @@ TEST(HelperCodec, StatsAndFinishedRoundTrip) {
     f.summary.cpus = cpus;
     f.fileBytes = 4096;
     f.fileError = "disk full";
+    f.summary.failure = "epoll_pwait2 failed 3 times in a row";
+    f.summary.cpus[1].totals.undeliveredRecords = 77;
     auto fb = decodeFinished(encodeFinished(f));
     ASSERT_TRUE(fb.ok()) << fb.error().message;
     EXPECT_EQ(fb->summary.target, "system-wide");
@@ -406,6 +408,8 @@ TEST(HelperCodec, StatsAndFinishedRoundTrip) {
     EXPECT_EQ(fb->fileBytes, 4096u);
     EXPECT_EQ(fb->fileError, "disk full");
     EXPECT_EQ(fb->summary.cpus[0].totals.records, 12345u);
+    EXPECT_EQ(fb->summary.failure, "epoll_pwait2 failed 3 times in a row");
+    EXPECT_EQ(fb->summary.cpus[1].totals.undeliveredRecords, 77u);
 }
 
 TEST(HelperServe, EveryHostileMessageIsAnsweredWithAReason) {

@@ -650,10 +650,13 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
                     .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
                     .arg(total.auxTruncated);
     if (report.heldBack)
-        text += QString(
-                    "\nThe file writer was behind %1 times: the data waited in the kernel's rings, nothing "
-                    "was dropped by auxscope")
-                    .arg(report.heldBack);
+        text += QString("\nThe file writer was behind %1 times: the data waited in the kernel's rings%2")
+                    .arg(report.heldBack)
+                    .arg(total.undeliveredRecords + total.undeliveredAuxBytes
+                             ? QString("; %1 records and %2 AUX bytes were never taken (see above)")
+                                   .arg(total.undeliveredRecords)
+                                   .arg(total.undeliveredAuxBytes)
+                             : QString(", nothing was dropped by auxscope"));
     if (error.isEmpty()) {
         lastCaptureFile_ = captureFile_;
         text +=
