@@ -11,10 +11,27 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <memory>
+
 #include "gui/MainWindow.h"
 #include "gui/common/WindowMemory.h"
 
 using namespace auxscope;
+
+namespace {
+
+// A shown 600 x 200 splitter of two labels whose sizes are remembered under `key`.
+std::unique_ptr<QSplitter> rememberedSplitter(const QString& key) {
+    auto s = std::make_unique<QSplitter>(Qt::Horizontal);
+    s->addWidget(new QLabel("left"));
+    s->addWidget(new QLabel("right"));
+    s->resize(600, 200);
+    window_memory::rememberSplitter(s.get(), key);
+    s->show();
+    return s;
+}
+
+}  // namespace
 
 class WindowMemoryTest : public QObject {
     Q_OBJECT
@@ -53,43 +70,27 @@ private slots:
     void splitterAfterDragging() {
         QList<int> dragged;
         {
-            QSplitter s(Qt::Horizontal);
-            s.addWidget(new QLabel("left"));
-            s.addWidget(new QLabel("right"));
-            s.resize(600, 200);
-            window_memory::rememberSplitter(&s, "test");
-            s.show();
-            QVERIFY(QTest::qWaitForWindowExposed(&s));
-            const QList<int> before = s.sizes();
+            auto s = rememberedSplitter("test");
+            QVERIFY(QTest::qWaitForWindowExposed(s.get()));
+            const QList<int> before = s->sizes();
             // The person drags the handle 120 px to the left.
-            QSplitterHandle* handle = s.handle(1);
-            const QPoint mid(handle->width() / 2, handle->height() / 2);
+            QSplitterHandle* handle = s->handle(1);
+            const QPoint mid(handle->width() / 2, handle->height() / 2), to = mid - QPoint(120, 0);
             QTest::mousePress(handle, Qt::LeftButton, {}, mid);
-            QMouseEvent move(QEvent::MouseMove, QPointF(mid - QPoint(120, 0)),
-                             handle->mapToGlobal(mid - QPoint(120, 0)), Qt::NoButton, Qt::LeftButton,
-                             Qt::NoModifier);
+            QMouseEvent move(QEvent::MouseMove, QPointF(to), handle->mapToGlobal(to), Qt::NoButton,
+                             Qt::LeftButton, Qt::NoModifier);
             QApplication::sendEvent(handle, &move);
-            QTest::mouseRelease(handle, Qt::LeftButton, {}, mid - QPoint(120, 0));
-            dragged = s.sizes();
+            QTest::mouseRelease(handle, Qt::LeftButton, {}, to);
+            dragged = s->sizes();
             QVERIFY2(dragged != before && dragged[0] < before[0], "the drag did not move the handle");
         }
-        QSplitter t(Qt::Horizontal);
-        t.addWidget(new QLabel("left"));
-        t.addWidget(new QLabel("right"));
-        t.resize(600, 200);
-        window_memory::rememberSplitter(&t, "test");
-        t.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&t));
-        QCOMPARE(t.sizes(), dragged);
+        auto t = rememberedSplitter("test");
+        QVERIFY(QTest::qWaitForWindowExposed(t.get()));
+        QCOMPARE(t->sizes(), dragged);
         // Another role keeps its own sizes.
-        QSplitter u(Qt::Horizontal);
-        u.addWidget(new QLabel("a"));
-        u.addWidget(new QLabel("b"));
-        u.resize(600, 200);
-        window_memory::rememberSplitter(&u, "other");
-        u.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&u));
-        QVERIFY(u.sizes() != dragged);
+        auto u = rememberedSplitter("other");
+        QVERIFY(QTest::qWaitForWindowExposed(u.get()));
+        QVERIFY(u->sizes() != dragged);
     }
 
     void foldersPerKind() {
