@@ -52,6 +52,10 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              every option of a command (also COMMAND --help)
 
+Every command reads its options as perf does: --opt VALUE or --opt=VALUE, -F 99 or
+-F99, short flags combined (-ag), -e a,b (two events), -- before a command to launch;
+numbers are decimal and range-checked, an unknown option is refused by name (exit 2).
+
 Without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM), `auxscope`
 runs a 3-second system-wide headless capture and prints its summary instead.
 GUI captures are written into the captures folder (default
@@ -120,10 +124,6 @@ int main(int argc, char** argv) {
                 std::cout << "  Qt: GUI library not loadable: " << error << "\n";
             }
             return 0;
-        }
-        if (cmd == "decode" || cmd == "export") {
-            std::cerr << "auxscope " << cmd << ": not available in this build yet (see auxscope --help)\n";
-            return 2;
         }
     }
     if (!haveDisplay()) {

@@ -33,6 +33,9 @@ const char* kHelp =
                        [--format ptxed|packets] [options]
        auxscope decode SNAPSHOT_DIR [--format ranges|packets]
 
+Options are read as perf reads them: --opt VALUE or --opt=VALUE; numbers of CPUs,
+threads and -j are decimal (--pt's values in C syntax, as ptxed reads them: 0x...).
+
 A perf.data with Intel PT AUX data (recorded by perf or auxscope) is decoded with
 libipt's block decoder, one with CoreSight ETM/ETE AUX data (cs_etm, recorded by perf
 or simpleperf; frame formatted or raw) with OpenCSD, into per-thread call stacks,
@@ -45,7 +48,9 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
                     ID, first and last instruction address, instruction count, ISA
   --format packets  per CPU buffer, the packet listing and the packet counts per type
   --cpu N           only that CPU's trace        --tid T    only that thread
-  --time A-B        only [A, B] in perf time (ns; either side may be empty)
+  --time A-B        only [A, B] in perf time: N ns, S.F seconds (as perf script prints
+                    times), +N / +S.F after the recording's start; either side may be
+                    empty, and perf's A,B works too (auxscope report --help)
   --symfs DIR       look for mapped files under DIR (after ~/.debug/.build-id by
                     build-id, before their recorded path)
   --vmlinux FILE    the kernel's code and symbols from its ELF, moved by the KASLR offset
@@ -112,6 +117,7 @@ COMM.EXEC and SWITCH records. The --pevent:* values apply to the files named aft
   --pevent:vdso-x64 FILE --pevent:vdso-x32 FILE --pevent:vdso-ia32 FILE
   --sb:compact --sb:verbose --sb:filename --sb:offset --sb:time   how records are shown
   --sb:switch (show process image switches) --sb:warn (show sideband warnings)
+  (--pevent:kcore is refused: give the kernel's code with --elf or --raw)
 
 Decode errors are printed inline where they happen ([offset: error] for packets,
 [offset, ip: error: cause] for the flow), then summarised on stderr with the

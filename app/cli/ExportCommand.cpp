@@ -66,7 +66,9 @@ callchains; "[off-CPU: no stack]" without).
   --decode        decode Intel PT (default when the file has Intel PT data)
   --no-decode     do not decode: scheduling, samples and losses only
   --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
-  --time A-B      only [A, B] in perf time (ns; either side may be empty): only
+  --time A-B      only [A, B] in perf time (N ns, S.F seconds, +N after the
+                  recording's start; either side may be empty; auxscope report
+                  --help says more): only
                   that window is decoded, and the run slices and spans that
                   overlap it are exported clipped to it (off-CPU stretches too),
                   with the samples, losses and counter points inside it (what the
@@ -79,6 +81,8 @@ callchains; "[off-CPU: no stack]" without).
   --jit-dump FILE, --perf-map FILE  JIT code's names (and, from a jitdump, its
                   code for the decoders); see auxscope decode --help
 %LOOKUP%  -j N            decode and stack symbolizing threads (default: all CPUs)
+  --pt-decoder walk|block  Intel PT spans through auxscope's flow walker (default)
+                  or libipt's block decoder (see auxscope decode --help)
 )";
 
 // Whether any sampling event of the file records call stacks

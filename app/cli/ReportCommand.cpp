@@ -41,10 +41,12 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
             context-switches samples with callchains)
 --source auto (the default) takes the trace when the file has one, else samples.
 
-  --time A-B      the range [A, B): A and B in ns; a plain number is absolute perf
-                  time (the clock of the file's records, as auxscope decode --time
-                  takes it), +N is N ns after the start of the recording. Either side
-                  may be empty (the recording's start / end): --time +1000000-+2000000
+  --time A-B      the range [A, B): A and B in perf time (the clock of the
+                  file's records, as auxscope decode --time takes it): N in ns,
+                  S.F in seconds (1234.5678, as perf script prints times);
+                  +N is N ns after the start of the recording (+S.F: seconds).
+                  Either side may be empty (the recording's start / end), and
+                  perf's A,B works too: --time +1000000-+2000000, --time 1234.5,1234.6
   --tid T         only that thread (default: every thread)
   --event NAME    samples: the sampled event (default: the first with samples that
                   is not a switch event)
@@ -62,7 +64,7 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
   --format F      text (default), csv (one row per function, gap and, with --tree,
                   call tree node) or json
   --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N,
-  --jit-dump FILE, --perf-map FILE:
+  --jit-dump FILE, --perf-map FILE, --pt-decoder walk|block:
                   as for auxscope decode (see auxscope decode --help)
 %LOOKUP%
 
