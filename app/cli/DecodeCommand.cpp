@@ -154,7 +154,7 @@ Expected<PerfDecodeArgs> parsePerfDecodeArgs(const ParsedCommandLine& cl) {
         }
     }
     if (cl.operands.size() > 1)
-        return makeError("more than one file: " + cl.operands[0] + ", " + cl.operands[1]);
+        return makeError("more than one file: '" + cl.operands[0] + "', '" + cl.operands[1] + "'");
     out.path = cl.operands.at(0);
     addOpenedFileFolder(out.path, out);
     return out;
@@ -164,7 +164,8 @@ Expected<SnapshotDecodeArgs> parseSnapshotDecodeArgs(const ParsedCommandLine& cl
     SnapshotDecodeArgs out;
     out.dir = cl.operands.at(0);
     if (cl.operands.size() > 1)
-        return makeError(cl.operands[1] + ": one snapshot directory at a time (" + out.dir + " given)");
+        return makeError("'" + cl.operands[1] + "': one snapshot directory at a time ('" + out.dir +
+                         "' given)");
     for (const ParsedOption& o : cl.options) {
         if (!o.is("format"))
             return makeError(o.spelling + ": not an option for a snapshot directory (" + out.dir + ")");

@@ -50,8 +50,8 @@ constexpr OptionSpec kRecordOptions[] = {
      "  -- command ...          launch a command and trace it from its first instruction\n"},
     {"", 0, OptionArg::None, "", "Events:"},
     {"event", 'e', OptionArg::Required, "SPEC",
-     "perf-style event; repeatable, comma lists allowed (-e a,b: two events):\n"
-     "cpu-clock, task-clock, context-switches, page-faults,\n"
+     "perf-style event; repeatable, comma lists allowed\n"
+     "(-e a,b: two events): cpu-clock, task-clock, context-switches, page-faults,\n"
      "raw_syscalls:sys_enter, 'sched:*', pmu/term=value,.../u\n"
      "default: cpu-clock sampling; context switches, MMAP2, COMM\n"
      "and fork/exit records are always captured"},

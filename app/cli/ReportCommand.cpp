@@ -135,7 +135,7 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
         }
     }
     if (cl->operands.size() > 1)
-        return makeError("more than one file: " + cl->operands[0] + ", " + cl->operands[1]);
+        return makeError("more than one file: '" + cl->operands[0] + "', '" + cl->operands[1] + "'");
     if (cl->operands.empty()) return makeError("no file given");
     out.path = cl->operands[0];
     addOpenedFileFolder(out.path, out);

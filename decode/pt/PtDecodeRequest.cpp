@@ -184,8 +184,8 @@ constexpr OptionSpec kPtDecodeOptions[] = {
 
 Expected<void> setTrace(PtDecodeRequest& request, const std::string& what, const std::string& argument) {
     if (!request.tracePath.empty())
-        return makeError(what + ": only one trace can be decoded at a time (" + request.tracePath +
-                         " given)");
+        return makeError(what + ": only one trace can be decoded at a time ('" + request.tracePath +
+                         "' given)");
     auto range = splitFileRange(argument);
     if (!range) return range.error();
     request.tracePath = range->path;
@@ -248,7 +248,7 @@ Expected<PtDecodeRequest> parsePtDecodeArguments(const std::vector<std::string>&
         }
     }
     for (const std::string& operand : parsed->operands)
-        if (auto r = setTrace(request, operand, operand); !r) return r.error();
+        if (auto r = setTrace(request, "'" + operand + "'", operand); !r) return r.error();
     if (request.tracePath.empty()) return makeError("no trace given (--pt FILE)");
     return request;
 }
