@@ -109,6 +109,11 @@ int main(int argc, char** argv) {
             if (args.size() > 1 && args[1] == "export") return auxscope::runExportCommand({"--help"});
             if (args.size() > 1 && args[1] == "decode") return auxscope::runDecodeCommand({"--help"});
             if (args.size() > 1 && args[1] == "report") return auxscope::runReportCommand({"--help"});
+            if (args.size() > 1) {
+                std::cerr << "auxscope help: unknown command '" << args[1]
+                          << "' (record, info, decode, export or report; auxscope --help)\n";
+                return 2;
+            }
             std::cout << kHelp;
             return 0;
         }
