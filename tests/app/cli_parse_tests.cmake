@@ -27,3 +27,11 @@ auxscope_expect_exit(cli_report_bad_time)
 add_test(NAME cli_expect_exit_wrong_status COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 sh -c "echo 'unknown option'; exit 0")
 set_tests_properties(cli_expect_exit_wrong_status PROPERTIES PASS_REGULAR_EXPRESSION "unknown option" WILL_FAIL TRUE)
 auxscope_expect_exit(cli_expect_exit_wrong_status)
+# record --json with -o: one JSON object, the output file's path escaped by
+# jsonString (a quote, a backslash and a tab in it), "output" a member of it.
+add_test(NAME cli_record_json_output_path COMMAND sh -c
+  "set -e; d=$(mktemp -d); $<TARGET_FILE:auxscope> record -a --duration=0.2 --json -o \"$d/a\\\"b\\\\c$(printf '\\t')t.data\" | \
+   python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"path\", d[\"output\"][\"path\"].rsplit(\"/\",1)[1], d[\"output\"][\"ok\"], len(d[\"cpus\"]) > 0)'; \
+   rm -rf $d")
+set_tests_properties(cli_record_json_output_path PROPERTIES RUN_SERIAL TRUE
+  PASS_REGULAR_EXPRESSION "^path a\"b\\\\c\tt.data True True\n$")
