@@ -52,6 +52,10 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
        auxscope --version                 versions of auxscope and its libraries
        auxscope help COMMAND              every option of a command (also COMMAND --help)
 
+Every command reads its options as perf does: --opt VALUE or --opt=VALUE, -F 99 or
+-F99, short flags combined (-ag), -e a,b (two events), -- before a command to launch;
+numbers are decimal and range-checked, an unknown option is refused by name (exit 2).
+
 Without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM), `auxscope`
 runs a 3-second system-wide headless capture and prints its summary instead.
 GUI captures are written into the captures folder (default
@@ -105,6 +109,11 @@ int main(int argc, char** argv) {
             if (args.size() > 1 && args[1] == "export") return auxscope::runExportCommand({"--help"});
             if (args.size() > 1 && args[1] == "decode") return auxscope::runDecodeCommand({"--help"});
             if (args.size() > 1 && args[1] == "report") return auxscope::runReportCommand({"--help"});
+            if (args.size() > 1) {
+                std::cerr << "auxscope help: unknown command '" << args[1]
+                          << "' (record, info, decode, export or report; auxscope --help)\n";
+                return 2;
+            }
             std::cout << kHelp;
             return 0;
         }
@@ -120,10 +129,6 @@ int main(int argc, char** argv) {
                 std::cout << "  Qt: GUI library not loadable: " << error << "\n";
             }
             return 0;
-        }
-        if (cmd == "decode" || cmd == "export") {
-            std::cerr << "auxscope " << cmd << ": not available in this build yet (see auxscope --help)\n";
-            return 2;
         }
     }
     if (!haveDisplay()) {

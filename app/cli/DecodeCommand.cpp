@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "cli/DecodeOptions.h"
 #include "etm/EtmSnapshotDecode.h"
@@ -32,6 +33,9 @@ const char* kHelp =
                        [--format ptxed|packets] [options]
        auxscope decode SNAPSHOT_DIR [--format ranges|packets]
 
+Options are read as perf reads them: --opt VALUE or --opt=VALUE; numbers of CPUs,
+threads and -j are decimal (--pt's values in C syntax, as ptxed reads them: 0x...).
+
 A perf.data with Intel PT AUX data (recorded by perf or auxscope) is decoded with
 libipt's block decoder, one with CoreSight ETM/ETE AUX data (cs_etm, recorded by perf
 or simpleperf; frame formatted or raw) with OpenCSD, into per-thread call stacks,
@@ -44,7 +48,9 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
                     ID, first and last instruction address, instruction count, ISA
   --format packets  per CPU buffer, the packet listing and the packet counts per type
   --cpu N           only that CPU's trace        --tid T    only that thread
-  --time A-B        only [A, B] in perf time (ns; either side may be empty)
+  --time A-B        only [A, B] in perf time: N ns, S.F seconds (as perf script prints
+                    times), +N / +S.F after the recording's start; either side may be
+                    empty, and perf's A,B works too (auxscope report --help)
   --symfs DIR       look for mapped files under DIR (after ~/.debug/.build-id by
                     build-id, before their recorded path)
   --vmlinux FILE    the kernel's code and symbols from its ELF, moved by the KASLR offset
@@ -111,6 +117,7 @@ COMM.EXEC and SWITCH records. The --pevent:* values apply to the files named aft
   --pevent:vdso-x64 FILE --pevent:vdso-x32 FILE --pevent:vdso-ia32 FILE
   --sb:compact --sb:verbose --sb:filename --sb:offset --sb:time   how records are shown
   --sb:switch (show process image switches) --sb:warn (show sideband warnings)
+  (--pevent:kcore is refused: give the kernel's code with --elf or --raw)
 
 Decode errors are printed inline where they happen ([offset: error] for packets,
 [offset, ip: error: cause] for the flow), then summarised on stderr with the
@@ -126,40 +133,53 @@ bool looksLikePerfData(const std::string& path) {
     return in.gcount() == 8 && std::memcmp(magic, "PERFILE2", 8) == 0;
 }
 
-struct PerfDecodeArgs : DecodeSelection {
-    std::string path;
-    std::string format = "spans";
-};
+const std::vector<OptionSpec>& perfDecodeOptions() {
+    static const std::vector<OptionSpec> table = withDecodeSelectionOptions({
+        {"format", 0, OptionArg::Required, "spans|insn|ranges|packets", ""},
+        {"help", 'h', OptionArg::None, "", ""},
+    });
+    return table;
+}
 
-Expected<PerfDecodeArgs> parsePerfDecodeArgs(const std::vector<std::string>& args) {
+Expected<PerfDecodeArgs> parsePerfDecodeArgs(const ParsedCommandLine& cl) {
     PerfDecodeArgs out;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> Expected<std::string> {
-            if (i + 1 >= args.size()) return makeError(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--format" || isDecodeSelectionOption(a)) {
-            auto v = value();
-            if (!v) return v.error();
-            if (a == "--format") {
-                if (*v != "spans" && *v != "insn" && *v != "packets" && *v != "ranges")
-                    return makeError("--format " + *v + ": expected spans, insn, ranges or packets");
-                out.format = *v;
-            } else if (auto r = applyDecodeSelectionOption(a, *v, out); !r) {
-                return r.error();
-            }
-        } else if (isDecodeSelectionFlag(a)) {
-            applyDecodeSelectionFlag(a, out);
-        } else if (!a.empty() && a[0] == '-') {
-            return makeError("unknown option " + a + " for a perf.data decode");
-        } else if (out.path.empty()) {
-            out.path = a;
-        } else {
-            return makeError("more than one file: " + out.path + ", " + a);
+    for (const ParsedOption& o : cl.options) {
+        if (o.is("format")) {
+            const std::string& v = *o.value;
+            if (v != "spans" && v != "insn" && v != "packets" && v != "ranges")
+                return makeError("--format " + v + ": expected spans, insn, ranges or packets");
+            out.format = v;
+        } else if (auto r = applyDecodeSelectionOption(o, out); !r) {
+            return r.error();
         }
     }
-    if (!out.path.empty()) addOpenedFileFolder(out.path, out);
+    if (cl.operands.size() > 1)
+        return makeError("more than one file: '" + cl.operands[0] + "', '" + cl.operands[1] + "'");
+    out.path = cl.operands.at(0);
+    addOpenedFileFolder(out.path, out);
+    return out;
+}
+
+Expected<SnapshotDecodeArgs> parseSnapshotDecodeArgs(const ParsedCommandLine& cl) {
+    SnapshotDecodeArgs out;
+    out.dir = cl.operands.at(0);
+    if (cl.operands.size() > 1)
+        return makeError("'" + cl.operands[1] + "': one snapshot directory at a time ('" + out.dir +
+                         "' given)");
+    for (const ParsedOption& o : cl.options) {
+        if (!o.is("format"))
+            return makeError(o.spelling + ": not an option for a snapshot directory (" + out.dir + ")");
+        if (*o.value == "ranges") {
+            out.format = etm::EtmOutputFormat::Ranges;
+        } else if (*o.value == "packets") {
+            out.format = etm::EtmOutputFormat::Packets;
+        } else {
+            return makeError("--format " + *o.value +
+                             ": a snapshot decodes to ranges or packets; for spans or insn, make it a "
+                             "perf.data first: auxscope-etmsnap " +
+                             out.dir + " -o OUT.data");
+        }
+    }
     return out;
 }
 
@@ -229,12 +249,8 @@ void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
     }
 }
 
-int runPerfDataDecode(const std::vector<std::string>& args) {
-    auto parsed = parsePerfDecodeArgs(args);
-    if (!parsed) {
-        std::cerr << "auxscope decode: " << parsed.error().message << " (see auxscope decode --help)\n";
-        return 2;
-    }
+int runPerfDataDecode(PerfDecodeArgs& args) {
+    PerfDecodeArgs* parsed = &args;
     auto file = PerfDataReader::open(parsed->path);
     if (!file) {
         std::cerr << "auxscope decode: " << file.error().message << "\n";
@@ -250,6 +266,10 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
         std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
     for (const std::string& note : s.imageNotes())
         std::cerr << "auxscope decode: " << parsed->path << ": " << note << "\n";
+    if (auto r = resolveTime(*parsed, recordingExtent(s).begin); !r) {
+        std::cerr << "auxscope decode: " << r.error().message << "\n";
+        return 2;
+    }
     const DecodeWindow& window = parsed->window;
     auto started = std::chrono::steady_clock::now();
     auto elapsed = [&] {
@@ -310,60 +330,80 @@ int runPerfDataDecode(const std::vector<std::string>& args) {
 
 }  // namespace
 
-// `auxscope decode SNAPSHOT_DIR [--format ranges|packets]`: CoreSight snapshots (decode/etm).
-static int runSnapshotDecode(const std::vector<std::string>& args, const std::string& dir) {
-    etm::EtmOutputFormat format = etm::EtmOutputFormat::Ranges;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == dir) continue;
-        if (args[i] == "--format" && i + 1 < args.size()) {
-            const std::string& f = args[++i];
-            if (f == "ranges") {
-                format = etm::EtmOutputFormat::Ranges;
-            } else if (f == "packets") {
-                format = etm::EtmOutputFormat::Packets;
-            } else {
-                std::cerr << "auxscope decode: --format " << f
-                          << ": a snapshot decodes to ranges or packets; for spans or insn, make it a "
-                             "perf.data first: auxscope-etmsnap "
-                          << dir << " -o OUT.data (see auxscope decode --help)\n";
-                return 2;
+DecodeInput classifyDecodeInput(const std::string& path) {
+    if (etm::isEtmSnapshotDir(path)) return DecodeInput::EtmSnapshot;
+    if (looksLikePerfData(path)) return DecodeInput::PerfData;
+    return DecodeInput::Other;
+}
+
+Expected<DecodeArgs> parseDecodeArgs(const std::vector<std::string>& args,
+                                     const DecodeInputClassifier& classify) {
+    DecodeArgs out;
+    // Raw Intel PT bytes (--pt, --raw, --elf) are decoded as libipt's tools do,
+    // with their options; otherwise the operand says which decode it is.
+    bool raw = false;
+    for (const std::string& a : args)
+        for (const char* o : {"--pt", "--raw", "--elf"})
+            if (a == o || a.rfind(std::string(o) + "=", 0) == 0) raw = true;
+    if (!raw) {
+        auto cl = parseCommandLine(perfDecodeOptions(), args);
+        if (cl) {
+            for (const ParsedOption& o : cl->options)
+                if (o.is("help")) {
+                    out.help = true;
+                    return out;
+                }
+            if (cl->operands.empty())
+                return makeError("no file given (PERF.DATA, SNAPSHOT_DIR or --pt FILE)");
+            const DecodeInput kind = classify(cl->operands[0]);
+            if (kind == DecodeInput::EtmSnapshot) {
+                auto s = parseSnapshotDecodeArgs(*cl);
+                if (!s) return s.error();
+                out.mode = std::move(*s);
+                return out;
             }
-            continue;
+            if (kind == DecodeInput::PerfData) {
+                auto p = parsePerfDecodeArgs(*cl);
+                if (!p) return p.error();
+                out.mode = std::move(*p);
+                return out;
+            }
         }
-        std::cerr << "auxscope decode: " << args[i] << ": not an option for a snapshot directory (" << dir
-                  << "; see auxscope decode --help)\n";
-        return 2;
+        // A perf.data or snapshot with an option they do not take: that error.
+        if (!cl)
+            for (const std::string& a : args)
+                if (!a.empty() && a[0] != '-' && classify(a) != DecodeInput::Other) return cl.error();
+        // Not a perf.data or a snapshot: raw trace bytes (FILE alone works as --pt FILE).
     }
-    return etm::decodeSnapshot(dir, format, std::cout, std::cerr);
+    for (const std::string& a : args)
+        if (a == "-h" || a == "--help") {
+            out.help = true;
+            return out;
+        }
+    auto request = parsePtDecodeArguments(args);
+    if (!request) return request.error();
+    out.mode = std::move(*request);
+    return out;
 }
 
 int runDecodeCommand(const std::vector<std::string>& args) {
-    for (const std::string& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::cout << withImageLookupHelp(kHelp);
-            return 0;
-        }
-    }
     if (args.empty()) {
         std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
-    for (size_t i = 0; i < args.size(); ++i)
-        if (!args[i].empty() && args[i][0] != '-' && (i == 0 || args[i - 1] != "--format") &&
-            etm::isEtmSnapshotDir(args[i]))
-            return runSnapshotDecode(args, args[i]);
-    // A perf.data is decoded to spans; raw trace bytes (--pt, --raw, --elf) as libipt's tools do.
-    bool conformance = false;
-    for (const std::string& a : args)
-        if (a == "--pt" || a == "--raw" || a == "--elf") conformance = true;
-    if (!conformance)
-        for (const std::string& a : args)
-            if (!a.empty() && a[0] != '-' && looksLikePerfData(a)) return runPerfDataDecode(args);
-    auto request = parsePtDecodeArguments(args);
-    if (!request) {
-        std::cerr << "auxscope decode: " << request.error().message << " (see auxscope decode --help)\n";
+    auto parsed = parseDecodeArgs(args, classifyDecodeInput);
+    if (!parsed) {
+        std::cerr << "auxscope decode: " << parsed.error().message << " (auxscope decode --help)\n";
         return 2;
     }
+    if (parsed->help) {
+        std::cout << withImageLookupHelp(kHelp);
+        return 0;
+    }
+    if (auto* perf = std::get_if<PerfDecodeArgs>(&parsed->mode)) return runPerfDataDecode(*perf);
+    if (auto* snapshot = std::get_if<SnapshotDecodeArgs>(&parsed->mode))
+        return etm::decodeSnapshot(snapshot->dir, snapshot->format, std::cout, std::cerr);
+    const PtDecodeRequest* request = &std::get<PtDecodeRequest>(parsed->mode);
     auto summary = runPtDecode(*request, std::cout);
     std::cout.flush();
     if (!summary) {

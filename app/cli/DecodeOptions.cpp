@@ -7,34 +7,51 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <optional>
 
 namespace auxscope {
 namespace {
 
-std::optional<uint64_t> number(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-    if (errno || *end) return std::nullopt;
-    return v;
-}
+// Their help lives in each command's text (the commands word them for what
+// they do); tests/app/CliParseTest checks that every option is in it.
+constexpr OptionSpec kSelectionOptions[] = {
+    {"cpu", 0, OptionArg::Required, "N", ""},
+    {"tid", 0, OptionArg::Required, "T", ""},
+    {"time", 0, OptionArg::Required, "A-B", ""},
+    {"symfs", 0, OptionArg::Required, "DIR", ""},
+    {"", 'j', OptionArg::Required, "N", ""},
+    {"vmlinux", 0, OptionArg::Required, "FILE", ""},
+    {"kcore", 0, OptionArg::Required, "DIR|FILE", ""},
+    {"kallsyms", 0, OptionArg::Required, "FILE", ""},
+    {"pt-decoder", 0, OptionArg::Required, "walk|block", ""},
+    {"jit-dump", 0, OptionArg::Required, "FILE", ""},
+    {"perf-map", 0, OptionArg::Required, "FILE", ""},
+    {"binary-dir", 0, OptionArg::Required, "DIR", ""},
+    {"debug-dir", 0, OptionArg::Required, "DIR", ""},
+    {"debuginfod", 0, OptionArg::Required, "URL", ""},
+    {"no-debuginfod", 0, OptionArg::None, "", ""},
+};
 
 }  // namespace
 
-bool isDecodeSelectionOption(const std::string& o) {
-    return o == "--cpu" || o == "--tid" || o == "--time" || o == "--symfs" || o == "-j" || o == "--vmlinux" ||
-           o == "--kcore" || o == "--kallsyms" || o == "--pt-decoder" || o == "--jit-dump" ||
-           o == "--perf-map" || o == "--binary-dir" || o == "--debug-dir" || o == "--debuginfod";
+std::span<const OptionSpec> decodeSelectionOptions() {
+    return kSelectionOptions;
 }
 
-bool isDecodeSelectionFlag(const std::string& o) {
-    return o == "--no-debuginfod";
+std::vector<OptionSpec> withDecodeSelectionOptions(std::initializer_list<OptionSpec> own) {
+    std::vector<OptionSpec> all(own);
+    all.insert(all.end(), std::begin(kSelectionOptions), std::end(kSelectionOptions));
+    return all;
 }
 
-void applyDecodeSelectionFlag(const std::string& o, DecodeSelection& out) {
-    if (o == "--no-debuginfod") out.session.images.debuginfod = false;
+bool isDecodeSelectionOption(const ParsedOption& o) {
+    // By name: the commands' tables hold copies of these entries.
+    return o.spec &&
+           std::any_of(std::begin(kSelectionOptions), std::end(kSelectionOptions), [&](const OptionSpec& s) {
+               return std::string_view(s.longName) == o.spec->longName && s.shortName == o.spec->shortName;
+           });
 }
 
 const char* const kImageLookupHelp =
@@ -69,50 +86,84 @@ std::string withImageLookupHelp(const char* help) {
     return text;
 }
 
-Expected<void> applyDecodeSelectionOption(const std::string& a, const std::string& v, DecodeSelection& out) {
-    if (a == "--cpu" || a == "--tid" || a == "-j") {
-        auto n = number(v);
-        if (!n) return makeError(a + " " + v + ": not a number");
-        if (a == "--cpu") out.window.cpu = int(*n);
-        if (a == "--tid") out.window.tid = int32_t(*n);
-        if (a == "-j") out.threads = unsigned(*n);
-    } else if (a == "--time") {
-        const size_t dash = v.find('-');
-        if (dash == std::string::npos) return makeError("--time " + v + ": expected A-B");
-        const std::string from = v.substr(0, dash), to = v.substr(dash + 1);
-        auto b = number(from), e = number(to);
-        if ((!from.empty() && !b) || (!to.empty() && !e))
-            return makeError("--time " + v + ": expected A-B in ns");
-        if (b) out.window.begin = *b;
-        if (e) out.window.end = *e;
-    } else if (a == "--pt-decoder") {
-        if (v != "walk" && v != "block") return makeError("--pt-decoder " + v + ": expected walk or block");
+Expected<void> applyDecodeSelectionOption(const ParsedOption& o, DecodeSelection& out) {
+    // The table's own entry (withDecodeSelectionOptions copies them): matched by name.
+    const std::string& a = o.spelling;
+    const std::string v = o.value.value_or(std::string());
+    if (o.is("no-debuginfod")) {
+        out.session.images.debuginfod = false;
+    } else if (o.is("cpu")) {
+        // perf numbers CPUs from 0; 65535 is far past any machine (and parseCpuList's limit).
+        auto n = parseIntegerOption(a, v, 0, 65535);
+        if (!n) return n.error();
+        out.window.cpu = int(*n);
+    } else if (o.is("tid")) {
+        // Thread ids are positive pids (decimal, as perf reads them: 010 is ten).
+        auto n = parseIntegerOption(a, v, 0, std::numeric_limits<int32_t>::max());
+        if (!n) return n.error();
+        out.window.tid = int32_t(*n);
+    } else if (o.isShort('j')) {
+        auto n = parseIntegerOption(a, v, 0, 4096);
+        if (!n) return n.error();
+        out.threads = unsigned(*n);
+    } else if (o.is("time")) {
+        auto t = parseTimeRangeOption(a, v);
+        if (!t) return t.error();
+        out.time = *t;
+        out.window.begin = t->begin && !t->beginRelative ? *t->begin : 0;
+        out.window.end = t->end && !t->endRelative ? *t->end : UINT64_MAX;
+    } else if (o.is("pt-decoder")) {
+        if (v != "walk" && v != "block") return makeError(a + " " + v + ": expected walk or block");
         out.session.ptFlowWalker = v == "walk";
-    } else if (a == "--symfs") {
+    } else if (o.is("symfs")) {
         out.session.images.symfs = v;
-    } else if (a == "--jit-dump" || a == "--perf-map") {
+    } else if (o.is("jit-dump") || o.is("perf-map")) {
         struct stat st;
         if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
         if (!S_ISREG(st.st_mode)) return makeError(a + " " + v + ": not a file");
-        (a == "--jit-dump" ? out.session.images.jitDumps : out.session.images.perfMaps).push_back(v);
-    } else if (a == "--binary-dir" || a == "--debug-dir") {
+        (o.is("jit-dump") ? out.session.images.jitDumps : out.session.images.perfMaps).push_back(v);
+    } else if (o.is("binary-dir") || o.is("debug-dir")) {
         struct stat st;
         if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
         if (!S_ISDIR(st.st_mode)) return makeError(a + " " + v + ": not a folder");
-        (a == "--binary-dir" ? out.session.images.binaryDirs : out.session.images.debugDirs).push_back(v);
-    } else if (a == "--debuginfod") {
+        (o.is("binary-dir") ? out.session.images.binaryDirs : out.session.images.debugDirs).push_back(v);
+    } else if (o.is("debuginfod")) {
         if (v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0 && v.rfind("file://", 0) != 0)
-            return makeError("--debuginfod " + v + ": expected a URL (http://HOST:PORT, https://...)");
+            return makeError(a + " " + v + ": expected a URL (http://HOST:PORT, https://...)");
         out.session.images.debuginfodUrls.push_back(v);
-    } else if (a == "--vmlinux" || a == "--kcore" || a == "--kallsyms") {
+    } else if (o.is("vmlinux") || o.is("kcore") || o.is("kallsyms")) {
         struct stat st;
         if (::stat(v.c_str(), &st) != 0) return makeError(a + " " + v + ": " + std::strerror(errno));
-        if (a == "--vmlinux") out.session.images.vmlinux = v;
-        if (a == "--kcore") out.session.images.kcore = v;
-        if (a == "--kallsyms") out.session.images.kallsyms = v;
+        if (o.is("vmlinux")) out.session.images.vmlinux = v;
+        if (o.is("kcore")) out.session.images.kcore = v;
+        if (o.is("kallsyms")) out.session.images.kallsyms = v;
     } else {
         return makeError("not a decode selection option: " + a);
     }
+    return {};
+}
+
+Expected<void> resolveTime(DecodeSelection& selection, uint64_t recordingStart) {
+    if (!selection.time) return {};
+    const TimeRangeOption& t = *selection.time;
+    auto side = [&](const std::optional<uint64_t>& v, bool relative,
+                    uint64_t otherwise) -> Expected<uint64_t> {
+        if (!v) return otherwise;
+        if (!relative) return *v;
+        if (*v > UINT64_MAX - recordingStart)
+            return makeError("--time +" + std::to_string(*v) + ": past the end of perf time");
+        return recordingStart + *v;
+    };
+    auto b = side(t.begin, t.beginRelative, 0);
+    if (!b) return b.error();
+    auto e = side(t.end, t.endRelative, UINT64_MAX);
+    if (!e) return e.error();
+    if (*e < *b)
+        return makeError("--time: the range " + std::to_string(*b) + "-" + std::to_string(*e) +
+                         " ends before it begins (the recording starts at " + std::to_string(recordingStart) +
+                         ")");
+    selection.window.begin = *b;
+    selection.window.end = *e;
     return {};
 }
 

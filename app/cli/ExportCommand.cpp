@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "cli/DecodeOptions.h"
 #include "export/TraceExport.h"
@@ -65,7 +66,9 @@ callchains; "[off-CPU: no stack]" without).
   --decode        decode Intel PT (default when the file has Intel PT data)
   --no-decode     do not decode: scheduling, samples and losses only
   --cpu N         decode only that CPU's trace      --tid T   only that thread's spans
-  --time A-B      only [A, B] in perf time (ns; either side may be empty): only
+  --time A-B      only [A, B] in perf time (N ns, S.F seconds, +N after the
+                  recording's start; either side may be empty; auxscope report
+                  --help says more): only
                   that window is decoded, and the run slices and spans that
                   overlap it are exported clipped to it (off-CPU stretches too),
                   with the samples, losses and counter points inside it (what the
@@ -78,6 +81,8 @@ callchains; "[off-CPU: no stack]" without).
   --jit-dump FILE, --perf-map FILE  JIT code's names (and, from a jitdump, its
                   code for the decoders); see auxscope decode --help
 %LOOKUP%  -j N            decode and stack symbolizing threads (default: all CPUs)
+  --pt-decoder walk|block  Intel PT spans through auxscope's flow walker (default)
+                  or libipt's block decoder (see auxscope decode --help)
 )";
 
 // Whether any sampling event of the file records call stacks
@@ -93,62 +98,75 @@ bool hasSampleStacks(const PerfDataReader& file) {
 
 }  // namespace
 
-int runExportCommand(const std::vector<std::string>& args) {
-    std::string input, output, format = "perfetto";
-    ExportOptions options;
-    std::optional<bool> decode;  // unset: when the file has Intel PT data
-    bool stacks = true;          // the samples' call stacks, when they have some
-    DecodeSelection selection;
-    auto bad = [](const std::string& what) {
-        std::cerr << "auxscope export: " << what << " (see auxscope export --help)\n";
-        return 2;
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "-h" || a == "--help") {
-            std::cout << withImageLookupHelp(kHelp);
-            return 0;
-        } else if (a == "--decode" || a == "--no-decode") {
-            decode = a == "--decode";
-        } else if (isDecodeSelectionFlag(a)) {
-            applyDecodeSelectionFlag(a, selection);
-        } else if (isDecodeSelectionOption(a) && i + 1 < args.size()) {
-            if (auto r = applyDecodeSelectionOption(a, args[i + 1], selection); !r)
-                return bad(r.error().message);
-            ++i;
-        } else if ((a == "--format" || a == "-F") && i + 1 < args.size()) {
-            format = args[++i];
-        } else if (a.rfind("--format=", 0) == 0) {
-            format = a.substr(9);
-        } else if ((a == "-o" || a == "--output") && i + 1 < args.size()) {
-            output = args[++i];
-        } else if (a == "--no-samples") {
-            options.includeSamples = false;
-        } else if (a == "--no-stacks") {
-            stacks = false;
-        } else if (!a.empty() && a[0] == '-') {
-            std::cerr << "auxscope export: unknown or incomplete option '" << a
-                      << "' (see auxscope export --help)\n";
-            return 2;
-        } else if (input.empty()) {
-            input = a;
-        } else {
-            std::cerr << "auxscope export: more than one input file given\n";
-            return 2;
+Expected<ExportArgs> parseExportArgs(const std::vector<std::string>& args) {
+    static const std::vector<OptionSpec> table = withDecodeSelectionOptions({
+        {"format", 'F', OptionArg::Required, "perfetto|csv", ""},
+        {"output", 'o', OptionArg::Required, "OUT", ""},
+        {"no-samples", 0, OptionArg::None, "", ""},
+        {"no-stacks", 0, OptionArg::None, "", ""},
+        {"decode", 0, OptionArg::None, "", ""},
+        {"no-decode", 0, OptionArg::None, "", ""},
+        {"help", 'h', OptionArg::None, "", ""},
+    });
+    auto cl = parseCommandLine(table, args);
+    if (!cl) return cl.error();
+    ExportArgs out;
+    for (const ParsedOption& o : cl->options) {
+        if (o.is("help")) {
+            out.help = true;
+            return out;
+        } else if (o.is("decode") || o.is("no-decode")) {
+            out.decode = o.is("decode");
+        } else if (o.is("format")) {
+            if (*o.value != "perfetto" && *o.value != "csv")
+                return makeError(o.spelling + " '" + *o.value + "': unknown format (perfetto or csv)");
+            out.format = *o.value;
+        } else if (o.is("output")) {
+            if (o.value->empty()) return makeError(o.spelling + " wants a file name");
+            out.output = *o.value;
+        } else if (o.is("no-samples")) {
+            out.includeSamples = false;
+        } else if (o.is("no-stacks")) {
+            out.stacks = false;
+        } else if (auto r = applyDecodeSelectionOption(o, out.selection); !r) {
+            return r.error();
         }
     }
-    if (input.empty()) {
+    if (cl->operands.size() > 1)
+        return makeError("more than one input file given ('" + cl->operands[0] + "', '" + cl->operands[1] +
+                         "')");
+    if (cl->operands.empty()) return makeError("no input file given");
+    out.input = cl->operands[0];
+    addOpenedFileFolder(out.input, out.selection);
+    if (out.output.empty())
+        out.output = std::filesystem::path(out.input)
+                         .replace_extension(out.format == "csv" ? ".csv" : ".pftrace")
+                         .string();
+    return out;
+}
+
+int runExportCommand(const std::vector<std::string>& args) {
+    if (args.empty()) {
         std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
-    addOpenedFileFolder(input, selection);
-    if (format != "perfetto" && format != "csv") {
-        std::cerr << "auxscope export: unknown format '" << format << "' (perfetto or csv)\n";
+    auto parsed = parseExportArgs(args);
+    if (!parsed) {
+        std::cerr << "auxscope export: " << parsed.error().message << " (auxscope export --help)\n";
         return 2;
     }
-    if (output.empty())
-        output =
-            std::filesystem::path(input).replace_extension(format == "csv" ? ".csv" : ".pftrace").string();
+    if (parsed->help) {
+        std::cout << withImageLookupHelp(kHelp);
+        return 0;
+    }
+    const std::string& input = parsed->input;
+    const std::string& output = parsed->output;
+    const std::string& format = parsed->format;
+    ExportOptions options;
+    options.includeSamples = parsed->includeSamples;
+    const std::optional<bool> decode = parsed->decode;  // unset: when the file has Intel PT data
+    const bool stacks = parsed->stacks;                 // the samples' call stacks, when they have some
+    DecodeSelection& selection = parsed->selection;
 
     auto file = PerfDataReader::open(input);
     if (!file) {
@@ -162,6 +180,10 @@ int runExportCommand(const std::vector<std::string>& args) {
     if (!loaded)
         std::cerr << "auxscope export: " << loaded.error().message
                   << " (exporting what was read before it)\n";
+    if (auto r = resolveTime(selection, model.firstTime()); !r) {
+        std::cerr << "auxscope export: " << r.error().message << "\n";
+        return 2;
+    }
 
     const bool hasTrace = hasDecodableAuxTrace(*file);
     const char* kind = auxTraceKindName(auxTraceKind(*file));

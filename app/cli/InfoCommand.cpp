@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/InfoCommand.h"
 
+#include "OptionParser.h"
 #include "cli/JsonString.h"
 #include "perfdata/CaptureStatsFeature.h"
 
@@ -696,30 +697,40 @@ std::string formatInfoJson(const PerfDataReader& r) {
     return o;
 }
 
-int runInfoCommand(const std::vector<std::string>& args) {
-    bool json = false;
-    std::string file;
-    for (const std::string& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::cout << kInfoHelp;
-            return 0;
+Expected<InfoArgs> parseInfoArgs(const std::vector<std::string>& args) {
+    static constexpr OptionSpec kOptions[] = {
+        {"json", 0, OptionArg::None, "", ""},
+        {"help", 'h', OptionArg::None, "", ""},
+    };
+    auto cl = parseCommandLine(kOptions, args);
+    if (!cl) return cl.error();
+    InfoArgs out;
+    for (const ParsedOption& o : cl->options) {
+        if (o.is("help")) {
+            out.help = true;
+            return out;
         }
-        if (a == "--json") {
-            json = true;
-        } else if (!a.empty() && a[0] == '-' && a != "-") {
-            std::cerr << "auxscope info: unknown option '" << a << "' (see auxscope info --help)\n";
-            return 2;
-        } else if (file.empty()) {
-            file = a;
-        } else {
-            std::cerr << "auxscope info: one file at a time (got '" << file << "' and '" << a << "')\n";
-            return 2;
-        }
+        if (o.is("json")) out.json = true;
     }
-    if (file.empty()) {
-        std::cerr << "auxscope info: which file? (usage: auxscope info [--json] FILE)\n";
+    if (cl->operands.size() > 1)
+        return makeError("one file at a time (got '" + cl->operands[0] + "' and '" + cl->operands[1] + "')");
+    if (cl->operands.empty()) return makeError("which file? (usage: auxscope info [--json] FILE)");
+    out.file = cl->operands[0];
+    return out;
+}
+
+int runInfoCommand(const std::vector<std::string>& args) {
+    auto parsed = parseInfoArgs(args);
+    if (!parsed) {
+        std::cerr << "auxscope info: " << parsed.error().message << " (auxscope info --help)\n";
         return 2;
     }
+    if (parsed->help) {
+        std::cout << kInfoHelp;
+        return 0;
+    }
+    const bool json = parsed->json;
+    const std::string& file = parsed->file;
     auto reader = PerfDataReader::open(file == "-" ? "/dev/stdin" : file);
     if (!reader) {
         if (json)

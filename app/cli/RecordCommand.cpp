@@ -9,9 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include "CaptureControl.h"
+#include "EventSpec.h"
+#include "OptionParser.h"
 #include "Tracefs.h"
 #include "cli/JsonString.h"
 #include "record/PerfDataWriterCapture.h"
@@ -26,93 +29,115 @@ void onSignal(int) {
     if (gSession) gSession->requestStop();  // writes an eventfd: async-signal-safe
 }
 
-const char* kRecordHelp = R"(usage: auxscope record [options] [-- command [args...]]
+const char* kRecordUsage = R"(usage: auxscope record [options] [-- command [args...]]
 
 Captures perf events on every CPU's data ring and prints per-CPU totals.
+Options are read as perf record reads them: --opt VALUE or --opt=VALUE, -F 99 or
+-F99, short flags combined (-ag); the first argument that is not an option (or
+what follows --) is the command to launch. Numbers are decimal.
 
-Target (default: system-wide when no command is given):
-  -a, --all-cpus          system-wide, every online CPU
-  -C, --cpu LIST          only these CPUs, e.g. 0-3,6
-  -p, --pid PID           an existing process (all its threads, and what they spawn)
-  -- command ...          launch a command and trace it from its first instruction
+)";
 
-Events:
-  -e, --event SPEC        perf-style event; repeatable, comma lists allowed:
-                          cpu-clock, task-clock, context-switches, page-faults,
-                          raw_syscalls:sys_enter, 'sched:*', pmu/term=value,.../u
-                          default: cpu-clock sampling; context switches, MMAP2, COMM
-                          and fork/exit records are always captured
-  -F, --freq HZ           sampling frequency for counting events (default 4000)
-  -g                      call stacks on every sample: --call-graph fp
-      --call-graph MODE   call stacks on every sample, as perf record takes them
-                          (also --call-graph=MODE); the tracking event gets none:
-                            fp           frame pointers: the kernel walks them, kernel and
-                                         user part in one callchain
-                            dwarf[,SIZE] the user registers and SIZE bytes of user stack
-                                         per sample (default 8192; a multiple of 8 up to
-                                         65528), unwound later with the binaries' DWARF
-                                         CFI; the kernel part stays a callchain. A sample
-                                         holds ~SIZE bytes: at 4000 Hz 32 MiB/s per busy
-                                         CPU, which the default ring drains; what the
-                                         kernel could not store shows as lost-rec
-                            lbr          Intel's Last Branch Records as the user call
-                                         stack: hardware events (-e cycles) on an Intel
-                                         PMU with LBR only (not cpu-clock, AMD or most VMs)
-                          The summary (and --json) names the mode; nothing is unwound
-                          while capturing
-      --no-switch         do not record context switches
-      --no-realtime       keep the drain thread at normal priority (default: SCHED_FIFO
-                          where permitted, so it never waits behind the traced workload)
-      --list-events       list symbolic events, PMUs and tracepoints, then exit
+// Every option of `auxscope record`: the parser reads this table and the help
+// prints it, so the two never disagree. Entries without a name are the help's
+// section headings.
+constexpr OptionSpec kRecordOptions[] = {
+    {"", 0, OptionArg::None, "", "Target (default: system-wide when no command is given):"},
+    {"all-cpus", 'a', OptionArg::None, "", "system-wide, every online CPU"},
+    {"cpu", 'C', OptionArg::Required, "LIST", "only these CPUs, e.g. 0-3,6"},
+    {"pid", 'p', OptionArg::Required, "PID", "an existing process (all its threads, and what they spawn)"},
+    {"", 0, OptionArg::None, "",
+     "  -- command ...          launch a command and trace it from its first instruction\n"},
+    {"", 0, OptionArg::None, "", "Events:"},
+    {"event", 'e', OptionArg::Required, "SPEC",
+     "perf-style event; repeatable, comma lists allowed\n"
+     "(-e a,b: two events): cpu-clock, task-clock, context-switches, page-faults,\n"
+     "raw_syscalls:sys_enter, 'sched:*', pmu/term=value,.../u\n"
+     "default: cpu-clock sampling; context switches, MMAP2, COMM\n"
+     "and fork/exit records are always captured"},
+    {"freq", 'F', OptionArg::Required, "HZ", "sampling frequency for counting events (default 4000)"},
+    {"", 'g', OptionArg::None, "", "call stacks on every sample: --call-graph fp"},
+    {"call-graph", 0, OptionArg::Required, "MODE",
+     "call stacks on every sample, as perf record takes them\n"
+     "(also --call-graph=MODE); the tracking event gets none:\n"
+     "  fp           frame pointers: the kernel walks them, kernel and\n"
+     "               user part in one callchain\n"
+     "  dwarf[,SIZE] the user registers and SIZE bytes of user stack\n"
+     "               per sample (default 8192; a multiple of 8 up to\n"
+     "               65528), unwound later with the binaries' DWARF\n"
+     "               CFI; the kernel part stays a callchain. A sample\n"
+     "               holds ~SIZE bytes: at 4000 Hz 32 MiB/s per busy\n"
+     "               CPU, which the default ring drains; what the\n"
+     "               kernel could not store shows as lost-rec\n"
+     "  lbr          Intel's Last Branch Records as the user call\n"
+     "               stack: hardware events (-e cycles) on an Intel\n"
+     "               PMU with LBR only (not cpu-clock, AMD or most VMs)\n"
+     "The summary (and --json) names the mode; nothing is unwound\n"
+     "while capturing"},
+    {"no-switch", 0, OptionArg::None, "", "do not record context switches"},
+    {"no-realtime", 0, OptionArg::None, "",
+     "keep the drain thread at normal priority (default: SCHED_FIFO\n"
+     "where permitted, so it never waits behind the traced workload)"},
+    {"list-events", 0, OptionArg::None, "", "list symbolic events, PMUs and tracepoints, then exit\n"},
+    {"", 0, OptionArg::None, "", "Buffers and duration:"},
+    {"mmap-pages", 'm', OptionArg::Required, "N[,M]",
+     "data ring pages per CPU, a power of two (default 2048 = 8 MiB);\n"
+     "M: AUX area pages per CPU (default 1024 = 4 MiB, perf's)"},
+    {"filter", 0, OptionArg::Required, "FILTERS",
+     "address filters for the AUX event, perf's syntax, e.g.\n"
+     "'filter main @ /usr/bin/prog' or 'tracestop memcpy @ /lib/libc.so.6';\n"
+     "symbols are resolved from the ELF; checked against caps/ip_filtering\n"
+     "and nr_addr_filters"},
+    {"duration", 0, OptionArg::Required, "SECONDS",
+     "stop after this long (a number > 0, e.g. 0.5; default: until Ctrl-C\n"
+     "or the command exits)\n"},
+    {"", 0, OptionArg::None, "", "Replay (no trace hardware needed):"},
+    {"replay", 0, OptionArg::Required, "FILE",
+     "feed the AUX trace and sideband of a recorded perf.data (perf's or\n"
+     "simpleperf's: intel_pt, cs_etm, ...) through simulated CPUs: drain,\n"
+     "statistics, -o file and decode run as in a live capture; the summary\n"
+     "and the file say it is a replay"},
+    {"replay-speed", 0, OptionArg::Required, "X",
+     "X times the recorded speed (default 1; 0.1: ten times slower), or\n"
+     "max: as fast as the drain takes the data"},
+    {"replay-loop", 0, OptionArg::None, "",
+     "start over at the end (demos); stop with Ctrl-C or --duration\n"},
+    {"", 0, OptionArg::None, "",
+     "Flight recorders (-S: an AUX trace event, -e intel_pt//, cs_etm//, arm_spe//, or --replay;\n"
+     "--overwrite: the sideband, any events):"},
+    {"snapshot", 'S', OptionArg::Optional, "[e]SIZE",
+     "snapshot mode, as perf record -S: the AUX area is overwritten all\n"
+     "the time (the sideband is still drained in full) and each trigger copies\n"
+     "its newest SIZE bytes per CPU into the output (K, M, G suffixes;\n"
+     "default: the whole AUX area). Triggers: SIGUSR2 (kill -USR2 PID) and\n"
+     "'snapshot' on the control FIFO. 'e' takes one more when the capture\n"
+     "ends (-Se, --snapshot=e4M). The summary counts snapshots per CPU"},
+    {"overwrite", 0, OptionArg::None, "",
+     "sideband flight recorder, as perf record --overwrite: every event\n"
+     "writes backward into a read-only data ring (-m) that the kernel\n"
+     "overwrites, so it holds the newest history at no drain cost.\n"
+     "Records reach the output ONLY at snapshots (SIGUSR2, 'snapshot' on\n"
+     "the control FIFO) and when the capture stops; each delivers what is\n"
+     "new since the previous one. Needs no AUX event; not with one"},
+    {"control", 0, OptionArg::Required, "fifo:CTL[,ACK]",
+     "perf's control FIFOs (mkfifo them first): one command per line\n"
+     "written to CTL (snapshot, stop, enable, disable, ping), \"ack\" written\n"
+     "to ACK after each, or \"error: ...\" for a command it cannot do\n"},
+    {"", 0, OptionArg::None, "", "Output (default: print the per-CPU summary only):"},
+    {"output", 'o', OptionArg::Required, "FILE",
+     "also write a perf.data file, streamed while capturing\n"
+     "(perf script / perf report read it)"},
+    {"compress", 'z', OptionArg::None, "", "zstd-compress the file's records (like perf record -z)"},
+    {"json", 0, OptionArg::None, "", "print the summary as JSON"},
+    {"help", 'h', OptionArg::None, "", "this text\n"},
+};
 
-Buffers and duration:
-  -m, --mmap-pages N[,M]  data ring pages per CPU, a power of two (default 2048 = 8 MiB);
-                          M: AUX area pages per CPU (default 1024 = 4 MiB, perf's)
-      --filter FILTERS    address filters for the AUX event, perf's syntax, e.g.
-                          'filter main @ /usr/bin/prog' or 'tracestop memcpy @ /lib/libc.so.6';
-                          symbols are resolved from the ELF; checked against caps/ip_filtering
-                          and nr_addr_filters
-      --duration SECONDS  stop after this long (default: until Ctrl-C or the command exits)
-
-Replay (no trace hardware needed):
-      --replay FILE       feed the AUX trace and sideband of a recorded perf.data (perf's or
-                          simpleperf's: intel_pt, cs_etm, ...) through simulated CPUs: drain,
-                          statistics, -o file and decode run as in a live capture; the summary
-                          and the file say it is a replay
-      --replay-speed X    X times the recorded speed (default 1; 0.1: ten times slower), or
-                          max: as fast as the drain takes the data
-      --replay-loop       start over at the end (demos); stop with Ctrl-C or --duration
-
-Flight recorders (-S: an AUX trace event, -e intel_pt//, cs_etm//, arm_spe//, or --replay;
---overwrite: the sideband, any events):
-  -S, --snapshot[=[e]SIZE]  snapshot mode, as perf record -S: the AUX area is overwritten all
-                          the time (the sideband is still drained in full) and each trigger copies
-                          its newest SIZE bytes per CPU into the output (K, M, G suffixes;
-                          default: the whole AUX area). Triggers: SIGUSR2 (kill -USR2 PID) and
-                          'snapshot' on the control FIFO. 'e' takes one more when the capture
-                          ends (-Se, --snapshot=e4M). The summary counts snapshots per CPU
-      --overwrite         sideband flight recorder, as perf record --overwrite: every event
-                          writes backward into a read-only data ring (-m) that the kernel
-                          overwrites, so it holds the newest history at no drain cost.
-                          Records reach the output ONLY at snapshots (SIGUSR2, 'snapshot' on
-                          the control FIFO) and when the capture stops; each delivers what is
-                          new since the previous one. Needs no AUX event; not with one
-      --control fifo:CTL[,ACK]  perf's control FIFOs (mkfifo them first): one command per line
-                          written to CTL (snapshot, stop, enable, disable, ping), "ack" written
-                          to ACK after each, or "error: ..." for a command it cannot do
-
-Output (default: print the per-CPU summary only):
-  -o, --output FILE       also write a perf.data file, streamed while capturing
-                          (perf script / perf report read it)
-  -z, --compress          zstd-compress the file's records (like perf record -z)
-      --json              print the summary as JSON
-  -h, --help              this text
-
-Ending: Ctrl-C (SIGINT) or SIGTERM ends the capture as --duration does: the rings are
+const char* kRecordEnding =
+    R"(Ending: Ctrl-C (SIGINT) or SIGTERM ends the capture as --duration does: the rings are
 drained, the file finished (final header, features) and the summary printed. The exit
 status is then 0; with a launched command, its exit status when it exited (0 when it was
 killed). A CPU that goes offline during the capture stops being traced there (the kernel
-detaches its events) and the summary says when.
+detaches its events) and the summary says when. Exit status 2: bad arguments.
 )";
 
 std::string human(double bytes) {
@@ -136,7 +161,7 @@ bool parseSnapshotArg(std::string_view s, bool& onExit, uint64_t& bytes) {
     char* end = nullptr;
     errno = 0;
     const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
-    if (errno || end == text.c_str() || text[0] == '-') return false;
+    if (errno || end == text.c_str() || text[0] < '0' || text[0] > '9') return false;
     unsigned shift = 0;
     switch (*end) {
         case '\0':
@@ -159,12 +184,6 @@ bool parseSnapshotArg(std::string_view s, bool& onExit, uint64_t& bytes) {
     if (*end || v == 0 || v > (~0ull >> shift)) return false;
     bytes = uint64_t(v) << shift;
     return true;
-}
-
-bool parseNumberArg(const std::string& s, double& out) {
-    char* end = nullptr;
-    out = std::strtod(s.c_str(), &end);
-    return end && *end == 0 && !s.empty();
 }
 
 void listEvents() {
@@ -201,7 +220,7 @@ std::string formatReplay(const ReplaySource& r, const ReplayOptions& o, bool jso
     const ReplayProgress p = r.progress();
     std::ostringstream out;
     if (json) {
-        out << ",\"replay\":{\"file\":" << jsonString(r.path())
+        out << "{\"file\":" << jsonString(r.path())
             << ",\"speed\":" << (o.speed.max ? std::string("\"max\"") : std::to_string(o.speed.factor))
             << ",\"loop\":" << (o.loop ? "true" : "false") << ",\"aux_bytes_fed\":" << p.auxBytesFed
             << ",\"aux_bytes_total\":" << p.auxBytesTotal << ",\"records_fed\":" << p.recordsFed
@@ -358,7 +377,8 @@ std::string formatSummary(const CaptureSummary& s) {
     return o.str();
 }
 
-std::string formatSummaryJson(const CaptureSummary& s) {
+std::string formatSummaryJson(const CaptureSummary& s,
+                              const std::vector<std::pair<std::string, std::string>>& members) {
     std::ostringstream o;
     auto counters = [&](const CpuCounters& c) {
         o << "\"records\":" << c.records << ",\"bytes\":" << c.bytes << ",\"samples\":" << c.samples
@@ -379,8 +399,8 @@ std::string formatSummaryJson(const CaptureSummary& s) {
         bool first = true;
         for (uint32_t i = 0; i < c.byType.size(); ++i) {
             if (!c.byType[i]) continue;
-            o << (first ? "" : ",") << "\""
-              << (recordTypeName(i) ? recordTypeName(i) : std::to_string(i).c_str()) << "\":" << c.byType[i];
+            o << (first ? "" : ",") << jsonString(recordTypeName(i) ? recordTypeName(i) : std::to_string(i))
+              << ":" << c.byType[i];
             first = false;
         }
         o << "}";
@@ -388,7 +408,7 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     o << "{\"target\":" << jsonString(s.target) << ",\"seconds\":" << s.seconds << ",\"events\":[";
     for (size_t i = 0; i < s.events.size(); ++i)
         o << (i ? "," : "") << jsonString(s.events[i]);
-    o << "],\"call_graph\":{\"mode\":\"" << callGraphModeName(s.callGraph.mode) << "\"";
+    o << "],\"call_graph\":{\"mode\":" << jsonString(callGraphModeName(s.callGraph.mode));
     if (s.callGraph.mode == CallGraphMode::Dwarf)
         o << ",\"stack_user_bytes\":" << s.callGraph.dwarfStackBytes
           << ",\"regs_user_mask\":" << dwarfUserRegsMask();
@@ -415,221 +435,175 @@ std::string formatSummaryJson(const CaptureSummary& s) {
     o << "],\"messages\":[";
     for (size_t i = 0; i < s.messages.size(); ++i)
         o << (i ? "," : "") << jsonString(s.messages[i]);
-    o << "]}\n";
+    o << "]";
+    for (const auto& [name, value] : members)
+        o << "," << jsonString(name) << ":" << value;
+    o << "}\n";
     return o.str();
 }
 
-int runRecordCommand(const std::vector<std::string>& args) {
-    CaptureOptions opts;
-    std::string output;
-    bool compress = false;
-    bool json = false;
+Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
+    auto cl = parseCommandLine(kRecordOptions, args, OperandsEnd::AtFirst);
+    if (!cl) return cl.error();
+    RecordArgs out;
+    CaptureOptions& opts = out.capture;
     bool haveTarget = false;
-    std::string replayFile;
-    ReplayOptions replayOptions;
-    bool replayOptionGiven = false;
-    bool snapshotOnExit = false;
-    std::string controlSpec;
-    auto need = [&](size_t& i, const std::string& opt) -> const std::string* {
-        if (i + 1 >= args.size()) {
-            std::cerr << "auxscope record: option " << opt << " needs a value\n";
-            return nullptr;
-        }
-        return &args[++i];
-    };
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        if (a == "-h" || a == "--help") {
-            std::cout << kRecordHelp;
-            return 0;
-        } else if (a == "--list-events") {
-            listEvents();
-            return 0;
-        } else if (a == "-a" || a == "--all-cpus") {
+    for (const ParsedOption& o : cl->options) {
+        const std::string v = o.value.value_or(std::string());
+        const std::string& n = o.spelling;
+        if (o.is("help")) {
+            out.help = true;
+            return out;
+        } else if (o.is("list-events")) {
+            out.listEvents = true;
+            return out;
+        } else if (o.is("all-cpus")) {
             opts.target = TargetKind::SystemWide;
             haveTarget = true;
-        } else if (a == "-C" || a == "--cpu") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            auto cpus = parseCpuList(*v);
-            if (!cpus) {
-                std::cerr << "auxscope record: " << cpus.error().message << "\n";
-                return 2;
-            }
+        } else if (o.is("cpu")) {
+            auto cpus = parseCpuList(v);
+            if (!cpus) return makeError(n + " '" + v + "': " + cpus.error().message);
             opts.target = TargetKind::CpuList;
             opts.cpus = cpus.value();
             haveTarget = true;
-        } else if (a == "-p" || a == "--pid") {
-            auto v = need(i, a);
-            double pid;
-            if (!v) return 2;
-            if (!parseNumberArg(*v, pid) || pid <= 0) {
-                std::cerr << "auxscope record: bad pid '" << *v << "'\n";
-                return 2;
-            }
+        } else if (o.is("pid")) {
+            auto pid = parseIntegerOption(n, v, 1, std::numeric_limits<pid_t>::max());
+            if (!pid) return pid.error();
             opts.target = TargetKind::Process;
-            opts.pid = pid_t(pid);
+            opts.pid = pid_t(*pid);
             haveTarget = true;
-        } else if (a == "-e" || a == "--event") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            opts.events.push_back(*v);
-        } else if (a == "-F" || a == "--freq") {
-            auto v = need(i, a);
-            double f;
-            if (!v) return 2;
-            if (!parseNumberArg(*v, f) || f < 1) {
-                std::cerr << "auxscope record: bad frequency '" << *v << "'\n";
-                return 2;
-            }
-            opts.sampleFreq = uint64_t(f);
-        } else if (a == "-g") {
+        } else if (o.is("event")) {
+            // perf's -e a,b: two events (commas inside a pmu/terms/ list stay).
+            const auto events = EventParser::splitList(v);
+            if (events.empty()) return makeError(n + " '" + v + "': no event named");
+            opts.events.insert(opts.events.end(), events.begin(), events.end());
+        } else if (o.is("freq")) {
+            // The kernel takes up to perf_event_max_sample_rate; it refuses what is above.
+            auto f = parseUnsignedOption(n, v, 1, std::numeric_limits<uint32_t>::max());
+            if (!f) return f.error();
+            opts.sampleFreq = *f;
+        } else if (o.isShort('g')) {
             opts.callGraph = CallGraphOptions{CallGraphMode::FramePointer};
-        } else if (a == "--call-graph" || a.rfind("--call-graph=", 0) == 0) {
-            const bool attached = a.size() > 12;
-            const std::string* v = attached ? nullptr : need(i, a);
-            if (!attached && !v) return 2;
-            const std::string text = attached ? a.substr(13) : *v;
-            auto cg = parseCallGraph(text, "--call-graph");
-            if (!cg) {
-                std::cerr << "auxscope record: " << cg.error().message << "\n";
-                return 2;
-            }
+        } else if (o.is("call-graph")) {
+            auto cg = parseCallGraph(v, "--call-graph");
+            if (!cg) return cg.error();
             opts.callGraph = *cg;
-        } else if (a == "-m" || a == "--mmap-pages") {
+        } else if (o.is("mmap-pages")) {
             // perf's spelling: PAGES[,AUXPAGES]; either part may be left out.
-            auto v = need(i, a);
-            if (!v) return 2;
-            const std::string text = *v;
-            const size_t comma = text.find(',');
-            auto pow2 = [&](const std::string& part, size_t& out, const char* what) {
-                double p;
-                if (!parseNumberArg(part, p) || p < 1 || (uint64_t(p) & (uint64_t(p) - 1))) {
-                    std::cerr << "auxscope record: -m wants a power of two number of " << what
-                              << " pages, got '" << part << "'\n";
-                    return false;
-                }
-                out = size_t(p);
-                return true;
+            const size_t comma = v.find(',');
+            auto pow2 = [&](const std::string& part, size_t& into, const char* what) -> Expected<void> {
+                // At most 2^30 pages (4 TiB of ring per CPU): far past what the kernel maps.
+                auto p = parseUnsignedOption(n, part, 1, uint64_t(1) << 30);
+                if (!p || (*p & (*p - 1)))
+                    return makeError(n + " wants a power of two number of " + what + " pages, got '" + part +
+                                     "'" + (p ? "" : " (a decimal number from 1 to 2^30 is expected)"));
+                into = size_t(*p);
+                return {};
             };
-            const std::string data = text.substr(0, comma);
-            if (!data.empty() && !pow2(data, opts.dataPages, "data ring")) return 2;
-            if (comma != std::string::npos && !pow2(text.substr(comma + 1), opts.auxPages, "AUX area"))
-                return 2;
-            if (data.empty() && comma == std::string::npos) {
-                std::cerr << "auxscope record: -m wants PAGES[,AUXPAGES]\n";
-                return 2;
-            }
-        } else if (a == "--filter") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            opts.auxFilter = *v;
-        } else if (a == "--duration") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            if (!parseNumberArg(*v, opts.durationSeconds) || opts.durationSeconds <= 0) {
-                std::cerr << "auxscope record: bad duration '" << *v << "'\n";
-                return 2;
-            }
-        } else if (a == "--no-switch") {
+            const std::string data = v.substr(0, comma);
+            if (data.empty() && comma == std::string::npos) return makeError(n + " wants PAGES[,AUXPAGES]");
+            if (!data.empty())
+                if (auto r = pow2(data, opts.dataPages, "data ring"); !r) return r.error();
+            if (comma != std::string::npos)
+                if (auto r = pow2(v.substr(comma + 1), opts.auxPages, "AUX area"); !r) return r.error();
+        } else if (o.is("filter")) {
+            opts.auxFilter = v;
+        } else if (o.is("duration")) {
+            auto d = parsePositiveRealOption(n, v);
+            if (!d) return d.error();
+            // Past a year is a typo, and would overflow the clocks' nanosecond counts.
+            if (*d > 365.0 * 24 * 3600) return makeError(n + " '" + v + "': more than a year");
+            opts.durationSeconds = *d;
+        } else if (o.is("no-switch")) {
             opts.contextSwitches = false;
-        } else if (a == "--no-realtime") {
+        } else if (o.is("no-realtime")) {
             opts.realtimeDrain = false;
-        } else if (a == "--json") {
-            json = true;
-        } else if (a == "-o" || a == "--output") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            if (v->empty() || *v == "-") {
-                std::cerr << "auxscope record: -o wants a file name (pipe output is not supported)\n";
-                return 2;
-            }
-            output = *v;
-        } else if (a == "-z" || a == "--compress") {
-            compress = true;
-        } else if (a.rfind("-S", 0) == 0 || a == "--snapshot" || a.rfind("--snapshot=", 0) == 0) {
+        } else if (o.is("json")) {
+            out.json = true;
+        } else if (o.is("output")) {
+            if (v.empty() || v == "-")
+                return makeError(n + " wants a file name (pipe output is not supported)");
+            out.output = v;
+        } else if (o.is("compress")) {
+            out.compress = true;
+        } else if (o.is("snapshot")) {
             // perf's spelling: the argument is optional, so only ever attached.
-            const std::string_view arg = a[1] == 'S'     ? std::string_view(a).substr(2)
-                                         : a.size() > 10 ? std::string_view(a).substr(11)
-                                                         : std::string_view{};
-            if (!parseSnapshotArg(arg, snapshotOnExit, opts.snapshotBytes)) {
-                std::cerr
-                    << "auxscope record: bad snapshot size '" << arg
-                    << "' (bytes, K/M/G suffixes allowed, after an optional 'e': -S4M, --snapshot=e64K)\n";
-                return 2;
-            }
+            if (!parseSnapshotArg(v, out.snapshotOnExit, opts.snapshotBytes))
+                return makeError(n + ": bad snapshot size '" + v +
+                                 "' (bytes, K/M/G suffixes allowed, after an optional 'e': -S4M, "
+                                 "--snapshot=e64K)");
             opts.auxSnapshot = true;
-        } else if (a == "--overwrite") {
+        } else if (o.is("overwrite")) {
             opts.overwrite = true;
-        } else if (a == "--control") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            controlSpec = *v;
-        } else if (a.rfind("--control=", 0) == 0) {
-            controlSpec = a.substr(10);
-        } else if (a == "--replay") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            replayFile = *v;
-        } else if (a == "--replay-speed") {
-            auto v = need(i, a);
-            if (!v) return 2;
-            auto speed = parseReplaySpeed(*v);
-            if (!speed) {
-                std::cerr << "auxscope record: " << speed.error().message << "\n";
-                return 2;
-            }
-            replayOptions.speed = *speed;
-            replayOptionGiven = true;
-        } else if (a == "--replay-loop") {
-            replayOptions.loop = true;
-            replayOptionGiven = true;
-        } else if (a == "--") {
-            opts.command.assign(args.begin() + long(i) + 1, args.end());
-            break;
-        } else if (!a.empty() && a[0] == '-') {
-            std::cerr << "auxscope record: unknown option '" << a << "' (see auxscope record --help)\n";
-            return 2;
-        } else {
-            opts.command.assign(args.begin() + long(i), args.end());
-            break;
+        } else if (o.is("control")) {
+            out.controlSpec = v;
+        } else if (o.is("replay")) {
+            out.replayFile = v;
+        } else if (o.is("replay-speed")) {
+            auto speed = parseReplaySpeed(v);
+            if (!speed) return makeError(n + ": " + speed.error().message);
+            out.replay.speed = *speed;
+            out.replayOptionGiven = true;
+        } else if (o.is("replay-loop")) {
+            out.replay.loop = true;
+            out.replayOptionGiven = true;
         }
     }
-    if (compress && output.empty()) {
-        std::cerr << "auxscope record: -z compresses the perf.data file: give it with -o FILE\n";
-        return 2;
-    }
+    opts.command = cl->rest;
+    if (cl->dashDash && opts.command.empty()) return makeError("-- wants a command after it");
+    if (out.compress && out.output.empty())
+        return makeError("-z compresses the perf.data file: give it with -o FILE");
     if (!opts.command.empty()) {
-        if (haveTarget) {
-            std::cerr << "auxscope record: give either a command or -a/-C/-p, not both\n";
-            return 2;
-        }
+        if (haveTarget) return makeError("give either a command or -a/-C/-p, not both");
         opts.target = TargetKind::Command;
     }
+    if (out.replayOptionGiven && out.replayFile.empty())
+        return makeError("--replay-speed and --replay-loop go with --replay FILE");
+    if (!out.replayFile.empty() && opts.callGraph.enabled())
+        return makeError(
+            "--call-graph / -g ask the kernel for call stacks; a replay feeds the recorded file's own "
+            "records "
+            "(give no -g with --replay)");
+    if (!out.replayFile.empty() && opts.overwrite)
+        return makeError(
+            "--overwrite makes the kernel's data rings flight recorders; a replay has none (its sideband is "
+            "replayed as recorded)");
+    if (!out.replayFile.empty() && (haveTarget || !opts.command.empty() || !opts.events.empty()))
+        return makeError(
+            "--replay FILE replays the file's own CPUs and events: give no -a/-C/-p, -e or command with it");
+    return out;
+}
+
+std::string recordHelp() {
+    return std::string(kRecordUsage) + formatOptionHelp(kRecordOptions) + kRecordEnding;
+}
+
+int runRecordCommand(const std::vector<std::string>& args) {
+    auto parsed = parseRecordArgs(args);
+    if (!parsed) {
+        std::cerr << "auxscope record: " << parsed.error().message << " (auxscope record --help)\n";
+        return 2;
+    }
+    if (parsed->help) {
+        std::cout << recordHelp();
+        return 0;
+    }
+    if (parsed->listEvents) {
+        listEvents();
+        return 0;
+    }
+    CaptureOptions& opts = parsed->capture;
+    const std::string& output = parsed->output;
+    const bool compress = parsed->compress;
+    const bool json = parsed->json;
+    const std::string& replayFile = parsed->replayFile;
+    ReplayOptions& replayOptions = parsed->replay;
+    const bool snapshotOnExit = parsed->snapshotOnExit;
+    const std::string& controlSpec = parsed->controlSpec;
 
     // A replay stands in for the kernel: simulated CPUs fed from a recorded file.
     std::unique_ptr<ReplaySource> replay;
-    if (replayOptionGiven && replayFile.empty()) {
-        std::cerr << "auxscope record: --replay-speed and --replay-loop go with --replay FILE\n";
-        return 2;
-    }
-    if (!replayFile.empty() && opts.callGraph.enabled()) {
-        std::cerr << "auxscope record: --call-graph / -g ask the kernel for call stacks; a replay feeds the "
-                     "recorded file's own records (give no -g with --replay)\n";
-        return 2;
-    }
-    if (!replayFile.empty() && opts.overwrite) {
-        std::cerr
-            << "auxscope record: --overwrite makes the kernel's data rings flight recorders; a replay has "
-               "none (its sideband is replayed as recorded)\n";
-        return 2;
-    }
     if (!replayFile.empty()) {
-        if (haveTarget || !opts.command.empty() || !opts.events.empty()) {
-            std::cerr << "auxscope record: --replay FILE replays the file's own CPUs and events: give no "
-                         "-a/-C/-p, -e or command with it\n";
-            return 2;
-        }
         auto r = ReplaySource::open(replayFile);
         if (!r) {
             std::cerr << "auxscope record: " << r.error().message << "\n";
@@ -735,20 +709,20 @@ int runRecordCommand(const std::vector<std::string>& args) {
                                                              " answers dropped (the ack FIFO was full)"
                                                        : std::string()));
     }
-    std::string text = json ? formatSummaryJson(summary) : formatSummary(summary);
+    // --json: the summary's object, with "output" and "replay" as members of it.
+    std::vector<std::pair<std::string, std::string>> jsonMembers;
+    std::string text = json ? std::string() : formatSummary(summary);
     if (file) {
         auto rep = file->report();
         std::ostringstream line;
         if (json) {
-            line << ",\"output\":{\"path\":\"";
-            for (char ch : rep.path)
-                line << ((ch == '"' || ch == '\\') ? "\\" : "") << ch;
-            line << "\",\"bytes\":" << rep.fileBytes << ",\"records\":" << rep.records
+            line << "{\"path\":" << jsonString(rep.path) << ",\"bytes\":" << rep.fileBytes
+                 << ",\"records\":" << rep.records
                  << ",\"compressed\":" << (rep.compressed ? "true" : "false")
                  << ",\"dropped_records\":" << rep.droppedRecords << ",\"aux_bytes\":" << rep.auxBytes
                  << ",\"held_back\":" << rep.recordsHeldBack + rep.auxHeldBack
                  << ",\"ok\":" << (written ? "true" : "false") << "}";
-            text.insert(text.rfind('}'), line.str());
+            jsonMembers.emplace_back("output", line.str());
         } else {
             line << "perf.data: " << rep.path << ", " << human(double(rep.fileBytes)) << ", " << rep.records
                  << " records";
@@ -777,10 +751,11 @@ int runRecordCommand(const std::vector<std::string>& args) {
     if (replay) {
         const std::string r = formatReplay(*replay, replayOptions, json);
         if (json)
-            text.insert(text.rfind('}'), r);
+            jsonMembers.emplace_back("replay", r);
         else
             text += r;
     }
+    if (json) text = formatSummaryJson(summary, jsonMembers);
     std::cout << text;
     std::cout.flush();
     if (!written) {

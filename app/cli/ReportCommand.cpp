@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "cli/DecodeOptions.h"
 #include "cli/JsonString.h"
@@ -40,10 +41,12 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
             context-switches samples with callchains)
 --source auto (the default) takes the trace when the file has one, else samples.
 
-  --time A-B      the range [A, B): A and B in ns; a plain number is absolute perf
-                  time (the clock of the file's records, as auxscope decode --time
-                  takes it), +N is N ns after the start of the recording. Either side
-                  may be empty (the recording's start / end): --time +1000000-+2000000
+  --time A-B      the range [A, B): A and B in perf time (the clock of the
+                  file's records, as auxscope decode --time takes it): N in ns,
+                  S.F in seconds (1234.5678, as perf script prints times);
+                  +N is N ns after the start of the recording (+S.F: seconds).
+                  Either side may be empty (the recording's start / end), and
+                  perf's A,B works too: --time +1000000-+2000000, --time 1234.5,1234.6
   --tid T         only that thread (default: every thread)
   --event NAME    samples: the sampled event (default: the first with samples that
                   is not a switch event)
@@ -61,7 +64,7 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
   --format F      text (default), csv (one row per function, gap and, with --tree,
                   call tree node) or json
   --cpu N, --symfs DIR, --vmlinux FILE, --kcore DIR|FILE, --kallsyms FILE, -j N,
-  --jit-dump FILE, --perf-map FILE:
+  --jit-dump FILE, --perf-map FILE, --pt-decoder walk|block:
                   as for auxscope decode (see auxscope decode --help)
 %LOOKUP%
 
@@ -83,99 +86,63 @@ untraced time) are summed per reason.
 Exit status 0; 1 when the file cannot be read or decoded; 2 for bad arguments.
 )";
 
-struct ReportArgs : DecodeSelection {
-    std::string path;
-    std::string format = "text";
-    std::string source = "auto";  // auto, trace, samples, off-cpu
-    std::string event;            // samples: the event's name
-    std::string sortName = "self";
-    size_t top = 30;
-    bool tree = false;
-    bool threadTable = false;
-    bool inlineFrames = true;
-    // --time: each side absolute or relative to the recording's start.
-    std::optional<uint64_t> begin, end;
-    bool beginRelative = false, endRelative = false;
-};
-
-std::optional<uint64_t> number(const std::string& s) {
-    if (s.empty()) return std::nullopt;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-    if (errno || *end || s[0] == '-') return std::nullopt;
-    return v;
-}
+}  // namespace
 
 Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
+    static const std::vector<OptionSpec> table = withDecodeSelectionOptions({
+        {"format", 0, OptionArg::Required, "text|csv|json", ""},
+        {"sort", 0, OptionArg::Required, "KEY", ""},
+        {"top", 0, OptionArg::Required, "N", ""},
+        {"source", 0, OptionArg::Required, "auto|trace|samples|off-cpu", ""},
+        {"event", 0, OptionArg::Required, "NAME", ""},
+        {"tree", 0, OptionArg::None, "", ""},
+        {"threads", 0, OptionArg::None, "", ""},
+        {"no-inline", 0, OptionArg::None, "", ""},
+        {"help", 'h', OptionArg::None, "", ""},
+    });
+    auto cl = parseCommandLine(table, args);
+    if (!cl) return cl.error();
     ReportArgs out;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> Expected<std::string> {
-            if (i + 1 >= args.size()) return makeError(a + " needs a value");
-            return args[++i];
-        };
-        if (a == "--format" || a == "--sort" || a == "--top" || a == "--time" || a == "--tid" ||
-            a == "--source" || a == "--event" || isDecodeSelectionOption(a)) {
-            auto v = value();
-            if (!v) return v.error();
-            if (a == "--format") {
-                if (*v != "text" && *v != "csv" && *v != "json")
-                    return makeError("--format " + *v + ": expected text, csv or json");
-                out.format = *v;
-            } else if (a == "--sort") {
-                out.sortName = *v;  // checked against the source's keys once the source is known
-            } else if (a == "--source") {
-                if (*v != "auto" && *v != "trace" && *v != "samples" && *v != "off-cpu")
-                    return makeError("--source " + *v + ": expected auto, trace, samples or off-cpu");
-                out.source = *v;
-            } else if (a == "--event") {
-                out.event = *v;
-            } else if (a == "--top") {
-                auto n = number(*v);
-                if (!n) return makeError("--top " + *v + ": not a number");
-                out.top = *n ? size_t(*n) : SIZE_MAX;
-            } else if (a == "--time") {
-                const size_t dash = v->find('-', 1);
-                if (dash == std::string::npos)
-                    return makeError("--time " + *v + ": expected A-B (ns; +N: after the recording's start)");
-                auto side = [&](std::string s, std::optional<uint64_t>& into, bool& relative) -> bool {
-                    if (s.empty()) return true;
-                    if (s[0] == '+') relative = true, s.erase(0, 1);
-                    into = number(s);
-                    return into.has_value();
-                };
-                if (!side(v->substr(0, dash), out.begin, out.beginRelative) ||
-                    !side(v->substr(dash + 1), out.end, out.endRelative))
-                    return makeError("--time " + *v +
-                                     ": expected A-B in ns (+N: after the recording's start)");
-            } else if (a == "--tid") {
-                auto n = number(*v);
-                if (!n) return makeError("--tid " + *v + ": not a thread id");
-                out.window.tid = int32_t(*n);
-            } else if (auto r = applyDecodeSelectionOption(a, *v, out); !r) {
-                return r.error();
-            }
-        } else if (a == "--tree") {
+    for (const ParsedOption& o : cl->options) {
+        const std::string v = o.value.value_or(std::string());
+        if (o.is("help")) {
+            out.help = true;
+            return out;
+        } else if (o.is("format")) {
+            if (v != "text" && v != "csv" && v != "json")
+                return makeError("--format " + v + ": expected text, csv or json");
+            out.format = v;
+        } else if (o.is("sort")) {
+            out.sortName = v;  // checked against the source's keys once the source is known
+        } else if (o.is("source")) {
+            if (v != "auto" && v != "trace" && v != "samples" && v != "off-cpu")
+                return makeError("--source " + v + ": expected auto, trace, samples or off-cpu");
+            out.source = v;
+        } else if (o.is("event")) {
+            out.event = v;
+        } else if (o.is("top")) {
+            auto n = parseUnsignedOption(o.spelling, v);
+            if (!n) return n.error();
+            out.top = *n ? size_t(*n) : SIZE_MAX;
+        } else if (o.is("tree")) {
             out.tree = true;
-        } else if (a == "--threads") {
+        } else if (o.is("threads")) {
             out.threadTable = true;
-        } else if (a == "--no-inline") {
+        } else if (o.is("no-inline")) {
             out.inlineFrames = false;
-        } else if (isDecodeSelectionFlag(a)) {
-            applyDecodeSelectionFlag(a, out);
-        } else if (!a.empty() && a[0] == '-') {
-            return makeError("unknown option " + a);
-        } else if (out.path.empty()) {
-            out.path = a;
-        } else {
-            return makeError("more than one file: " + out.path + ", " + a);
+        } else if (auto r = applyDecodeSelectionOption(o, out); !r) {
+            return r.error();
         }
     }
-    if (out.path.empty()) return makeError("no file given");
+    if (cl->operands.size() > 1)
+        return makeError("more than one file: '" + cl->operands[0] + "', '" + cl->operands[1] + "'");
+    if (cl->operands.empty()) return makeError("no file given");
+    out.path = cl->operands[0];
     addOpenedFileFolder(out.path, out);
     return out;
 }
+
+namespace {
 
 // CSV field: always quoted (function names hold commas: templates, argument lists).
 std::string csvField(const std::string& s) {
@@ -505,12 +472,10 @@ int print(const Report& report) {
 
 // The range the arguments name, in perf time; an error when it is empty.
 Expected<std::pair<uint64_t, uint64_t>> rangeOf(const ReportArgs& a, const TimeExtent& extent) {
-    auto resolve = [&](const std::optional<uint64_t>& v, bool relative, uint64_t otherwise) {
-        if (!v) return otherwise;
-        return relative ? extent.begin + *v : *v;
-    };
-    const uint64_t begin = resolve(a.begin, a.beginRelative, extent.begin);
-    const uint64_t end = resolve(a.end, a.endRelative, UINT64_MAX);
+    DecodeSelection resolved = a;
+    if (auto r = resolveTime(resolved, extent.begin); !r) return r.error();
+    const uint64_t begin = a.time && a.time->begin ? resolved.window.begin : extent.begin;
+    const uint64_t end = resolved.window.end;
     if (end <= begin)
         return makeError("--time: the range " + std::to_string(begin) + "-" + std::to_string(end) +
                          " is empty (the recording runs " + std::to_string(extent.begin) + "-" +
@@ -654,20 +619,18 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
 }  // namespace
 
 int runReportCommand(const std::vector<std::string>& args) {
-    for (const std::string& a : args) {
-        if (a == "-h" || a == "--help") {
-            std::cout << withImageLookupHelp(kHelp);
-            return 0;
-        }
-    }
     if (args.empty()) {
         std::cerr << withImageLookupHelp(kHelp);
         return 2;
     }
     auto parsed = parseReportArgs(args);
     if (!parsed) {
-        std::cerr << "auxscope report: " << parsed.error().message << " (see auxscope report --help)\n";
+        std::cerr << "auxscope report: " << parsed.error().message << " (auxscope report --help)\n";
         return 2;
+    }
+    if (parsed->help) {
+        std::cout << withImageLookupHelp(kHelp);
+        return 0;
     }
     ReportArgs& a = *parsed;
     auto file = PerfDataReader::open(a.path);

@@ -4,6 +4,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "OptionParser.h"
+
 namespace auxscope {
 namespace {
 
@@ -96,76 +98,157 @@ bool PtDecodeSummary::hasErrors() const {
     return false;
 }
 
+namespace {
+
+// Every option of `auxscope decode --pt`: libipt's ptxed and ptdump spellings.
+// The common parser (OptionParser.h) reads them (--opt VALUE and --opt=VALUE
+// alike) and refuses anything else; each option group then applies its own.
+constexpr OptionSpec kPtDecodeOptions[] = {
+    {"pt", 0, OptionArg::Required, "FILE[:FROM[-TO]]", ""},
+    {"raw", 0, OptionArg::Required, "BIN[:FROM[-TO]]:ADDR", ""},
+    {"elf", 0, OptionArg::Required, "ELF[:BASE]", ""},
+    {"format", 0, OptionArg::Required, "ptxed|packets", ""},
+    // PtConfigOptions
+    {"cpu", 0, OptionArg::Required, "F/M[/S]", ""},
+    {"mtc-freq", 0, OptionArg::Required, "N", ""},
+    {"nom-freq", 0, OptionArg::Required, "N", ""},
+    {"cpuid-0x15.eax", 0, OptionArg::Required, "N", ""},
+    {"cpuid-0x15.ebx", 0, OptionArg::Required, "N", ""},
+    {"cpuid-15", 0, OptionArg::Required, "EAX,EBX", ""},
+    {"filter:addr0_cfg", 0, OptionArg::Required, "C", ""},
+    {"filter:addr0_a", 0, OptionArg::Required, "A", ""},
+    {"filter:addr0_b", 0, OptionArg::Required, "B", ""},
+    {"filter:addr1_cfg", 0, OptionArg::Required, "C", ""},
+    {"filter:addr1_a", 0, OptionArg::Required, "A", ""},
+    {"filter:addr1_b", 0, OptionArg::Required, "B", ""},
+    {"filter:addr2_cfg", 0, OptionArg::Required, "C", ""},
+    {"filter:addr2_a", 0, OptionArg::Required, "A", ""},
+    {"filter:addr2_b", 0, OptionArg::Required, "B", ""},
+    {"filter:addr3_cfg", 0, OptionArg::Required, "C", ""},
+    {"filter:addr3_a", 0, OptionArg::Required, "A", ""},
+    {"filter:addr3_b", 0, OptionArg::Required, "B", ""},
+    // PtPacketDumpOptions (--time, --quiet: the flow's too)
+    {"no-offset", 0, OptionArg::None, "", ""},
+    {"raw-bytes", 0, OptionArg::None, "", ""},
+    {"lastip", 0, OptionArg::None, "", ""},
+    {"exec-mode", 0, OptionArg::None, "", ""},
+    {"time-delta", 0, OptionArg::None, "", ""},
+    {"quiet", 'q', OptionArg::None, "", ""},
+    {"no-pad", 0, OptionArg::None, "", ""},
+    {"no-sync", 0, OptionArg::None, "", ""},
+    {"no-tcal", 0, OptionArg::None, "", ""},
+    {"no-wall-clock", 0, OptionArg::None, "", ""},
+    {"no-timing", 0, OptionArg::None, "", ""},
+    {"no-cyc", 0, OptionArg::None, "", ""},
+    {"time", 0, OptionArg::None, "", ""},
+    {"tcal", 0, OptionArg::None, "", ""},
+    // PtInsnFlowOptions
+    {"offset", 0, OptionArg::None, "", ""},
+    {"check", 0, OptionArg::None, "", ""},
+    {"event:time", 0, OptionArg::None, "", ""},
+    {"event:ip", 0, OptionArg::None, "", ""},
+    {"event:tick", 0, OptionArg::None, "", ""},
+    {"block:show-blocks", 0, OptionArg::None, "", ""},
+    {"block:end-on-call", 0, OptionArg::None, "", ""},
+    {"block:end-on-jump", 0, OptionArg::None, "", ""},
+    {"stat", 0, OptionArg::None, "", ""},
+    {"stat:insn", 0, OptionArg::None, "", ""},
+    {"stat:blocks", 0, OptionArg::None, "", ""},
+    {"no-inst", 0, OptionArg::None, "", ""},
+    {"insn-decoder", 0, OptionArg::None, "", ""},
+    {"block-decoder", 0, OptionArg::None, "", ""},
+    // PtSidebandOptions
+    {"sb", 0, OptionArg::None, "", ""},
+    {"sb:compact", 0, OptionArg::None, "", ""},
+    {"sb:verbose", 0, OptionArg::None, "", ""},
+    {"sb:filename", 0, OptionArg::None, "", ""},
+    {"sb:offset", 0, OptionArg::None, "", ""},
+    {"sb:time", 0, OptionArg::None, "", ""},
+    {"sb:switch", 0, OptionArg::None, "", ""},
+    {"sb:warn", 0, OptionArg::None, "", ""},
+    {"pevent", 0, OptionArg::Required, "FILE", ""},
+    {"pevent:primary", 0, OptionArg::Required, "FILE", ""},
+    {"pevent:secondary", 0, OptionArg::Required, "FILE", ""},
+    {"pevent:sample-type", 0, OptionArg::Required, "N", ""},
+    {"pevent:time-zero", 0, OptionArg::Required, "N", ""},
+    {"pevent:tsc-offset", 0, OptionArg::Required, "N", ""},
+    {"pevent:kernel-start", 0, OptionArg::Required, "ADDR", ""},
+    {"pevent:time-shift", 0, OptionArg::Required, "N", ""},
+    {"pevent:time-mult", 0, OptionArg::Required, "N", ""},
+    {"pevent:sysroot", 0, OptionArg::Required, "DIR", ""},
+    {"pevent:vdso-x64", 0, OptionArg::Required, "FILE", ""},
+    {"pevent:vdso-x32", 0, OptionArg::Required, "FILE", ""},
+    {"pevent:vdso-ia32", 0, OptionArg::Required, "FILE", ""},
+    {"pevent:kcore", 0, OptionArg::Required, "FILE", ""},
+};
+
+Expected<void> setTrace(PtDecodeRequest& request, const std::string& what, const std::string& argument) {
+    if (!request.tracePath.empty())
+        return makeError(what + ": only one trace can be decoded at a time ('" + request.tracePath +
+                         "' given)");
+    auto range = splitFileRange(argument);
+    if (!range) return range.error();
+    request.tracePath = range->path;
+    request.traceOffset = range->offset;
+    request.traceSize = range->size;
+    return {};
+}
+
+}  // namespace
+
+std::span<const OptionSpec> ptDecodeOptionTable() {
+    return kPtDecodeOptions;
+}
+
 Expected<PtDecodeRequest> parsePtDecodeArguments(const std::vector<std::string>& args) {
+    auto parsed = parseCommandLine(kPtDecodeOptions, args);
+    if (!parsed) return parsed.error();
     PtDecodeRequest request;
-    for (size_t i = 0; i < args.size();) {
-        const std::string& a = args[i];
-        auto value = [&]() -> Expected<std::string> {
-            if (i + 1 >= args.size()) return makeError(a + ": missing value");
-            return args[i + 1];
-        };
-        if (a == "--pt" || a == "--raw" || a == "--elf" || a == "--format") {
-            auto v = value();
-            if (!v) return v.error();
-            if (a == "--pt") {
-                if (!request.tracePath.empty())
-                    return makeError("--pt " + *v + ": only one trace can be decoded at a time");
-                auto range = splitFileRange(*v);
-                if (!range) return range.error();
-                request.tracePath = range->path;
-                request.traceOffset = range->offset;
-                request.traceSize = range->size;
-            } else if (a == "--raw") {
-                auto spec = parseRawImage(*v);
-                if (!spec) return spec.error();
-                request.images.push_back(*spec);
-            } else if (a == "--elf") {
-                request.images.push_back(parseElfImage(*v));
-            } else if (*v == "packets" || *v == "ptdump") {
+    for (const ParsedOption& o : parsed->options) {
+        const std::string& v = o.value ? *o.value : std::string();
+        if (o.is("pt")) {
+            if (auto r = setTrace(request, "--pt " + v, v); !r) return r.error();
+        } else if (o.is("raw")) {
+            auto spec = parseRawImage(v);
+            if (!spec) return spec.error();
+            request.images.push_back(*spec);
+        } else if (o.is("elf")) {
+            request.images.push_back(parseElfImage(v));
+        } else if (o.is("format")) {
+            if (v == "packets" || v == "ptdump")
                 request.format = PtOutputFormat::Packets;
-            } else if (*v == "ptxed" || *v == "flow") {
+            else if (v == "ptxed" || v == "flow")
                 request.format = PtOutputFormat::Ptxed;
-            } else {
-                return makeError("--format " + *v + ": unknown format (ptxed or packets)");
+            else
+                return makeError("--format " + v + ": unknown format (ptxed or packets)");
+        } else {
+            // The option groups apply what they know (the table above holds
+            // nothing else), each from its normalized spelling: "--name" [value].
+            std::vector<std::string> one{"--" + std::string(o.spec->longName)};
+            if (o.value) one.push_back(*o.value);
+            bool known = false;
+            for (auto parse : {+[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
+                                   return parsePtSidebandFlag(r.sideband, a, j);
+                               },
+                               +[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
+                                   return parsePtConfigFlag(r.config, a, j);
+                               },
+                               +[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
+                                   return parsePtPacketDumpFlag(r.packets, a, j);
+                               },
+                               +[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
+                                   return parsePtInsnFlowFlag(r.flow, a, j);
+                               }}) {
+                size_t j = 0;
+                auto took = parse(request, one, j);
+                if (!took) return took.error();
+                known |= *took;
             }
-            i += 2;
-            continue;
+            if (!known) return makeError("option '" + o.spelling + "': not handled (internal)");
         }
-        if (a.empty() || a[0] != '-') {
-            if (!request.tracePath.empty()) return makeError(a + ": only one trace can be decoded at a time");
-            auto range = splitFileRange(a);
-            if (!range) return range.error();
-            request.tracePath = range->path;
-            request.traceOffset = range->offset;
-            request.traceSize = range->size;
-            i += 1;
-            continue;
-        }
-        if (a.rfind("--pevent", 0) == 0 || a.rfind("--sb", 0) == 0) {
-            auto known = parsePtSidebandFlag(request.sideband, args, i);
-            if (!known) return known.error();
-            if (!*known) return makeError("unknown option '" + a + "'");
-            continue;
-        }
-        // Each option group reads the flags it knows; one both views share sets both.
-        size_t next = i;
-        for (auto parse : {+[](PtDecodeRequest&r, const std::vector<std::string>&v, size_t&j) {
-                               return parsePtConfigFlag(r.config, v, j);
-                           },
-                           +[](PtDecodeRequest&r, const std::vector<std::string>&v, size_t&j) {
-                               return parsePtPacketDumpFlag(r.packets, v, j);
-                           },
-                           +[](PtDecodeRequest&r, const std::vector<std::string>&v, size_t&j) {
-                               return parsePtInsnFlowFlag(r.flow, v, j);
-                           }}) {
-            size_t j = i;
-            auto known = parse(request, args, j);
-            if (!known) return known.error();
-            if (*known) next = std::max(next, j);
-        }
-        if (next == i) return makeError("unknown option '" + a + "'");
-        i = next;
     }
+    for (const std::string& operand : parsed->operands)
+        if (auto r = setTrace(request, "'" + operand + "'", operand); !r) return r.error();
     if (request.tracePath.empty()) return makeError("no trace given (--pt FILE)");
     return request;
 }

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "OptionParser.h"
 #include "Result.h"
 #include "pt/PtConfig.h"
 #include "pt/PtInsnFlow.h"
@@ -51,6 +53,9 @@ struct PtDecodeRequest {
 // PtSidebandOptions (a flag both views know, like --quiet or --time, applies to
 // both). Errors name the argument.
 Expected<PtDecodeRequest> parsePtDecodeArguments(const std::vector<std::string>& args);
+// The options parsePtDecodeArguments reads (ptxed's and ptdump's spellings), as
+// the common option parser takes them: --opt VALUE and --opt=VALUE alike.
+std::span<const OptionSpec> ptDecodeOptionTable();
 
 struct PtDecodeSummary {
     PtPacketCounts packetCounts;  // packets view

@@ -41,12 +41,15 @@ auxscope_add_data_test(NAME cli_record_snapshot_control_fifo
 set_tests_properties(cli_record_snapshot_control_fifo PROPERTIES TIMEOUT 60
   PASS_REGULAR_EXPRESSION "snapshot: ack\nping: ack\nevlist: error: 'evlist' is not supported[^\n]*\nstop: ack\n.*AUX snapshots: 3 taken, [1-9][0-9]* copies.*cpu 3 [1-9].*control FIFO [^\n]*: 5 commands, 4 acked, 1 refused.*AUXTRACE buffers: [1-9]")
 # Refused while parsing, before the file is opened: runs without the data.
-add_test(NAME cli_record_snapshot_bad_size COMMAND auxscope record --replay ${_snapshot_skylake} -S12Q)
+add_test(NAME cli_record_snapshot_bad_size COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> record --replay ${_snapshot_skylake} -S12Q)
 set_tests_properties(cli_record_snapshot_bad_size PROPERTIES PASS_REGULAR_EXPRESSION "bad snapshot size '12Q'")
+auxscope_expect_exit(cli_record_snapshot_bad_size)
 auxscope_add_data_test(NAME cli_record_control_missing_fifo
-  COMMAND auxscope record --replay ${_snapshot_skylake} -S --control fifo:/nonexistent/auxscope-ctl)
+  COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> record --replay ${_snapshot_skylake} -S
+          --control fifo:/nonexistent/auxscope-ctl)
 set_tests_properties(cli_record_control_missing_fifo PROPERTIES
   PASS_REGULAR_EXPRESSION "control FIFO '/nonexistent/auxscope-ctl': No such file or directory")
+auxscope_expect_exit(cli_record_control_missing_fifo)
 add_test(NAME cli_record_snapshot_help COMMAND auxscope record --help)
 set_tests_properties(cli_record_snapshot_help PROPERTIES
   PASS_REGULAR_EXPRESSION "-S, --snapshot\\[=\\[e\\]SIZE\\].*--control fifo:CTL\\[,ACK\\]")

@@ -39,9 +39,10 @@ set_tests_properties(etm_cli_decode_snapshot_ranges PROPERTIES PASS_REGULAR_EXPR
 auxscope_add_data_test(NAME etm_cli_decode_snapshot_packets COMMAND auxscope decode --format packets "${_etm_snapshots}/TC2")
 set_tests_properties(etm_cli_decode_snapshot_packets PROPERTIES PASS_REGULAR_EXPRESSION
   "Idx:[0-9]+; ID:13;\t[A-Z_]+.*ID:10\tEND OF TRACE DATA.*note: ETB_0: trace source ITM_0 \\(ITM\\) is not decoded.*ETB_0: trace ID 0x13: [1-9][0-9]* packets")
-auxscope_add_data_test(NAME etm_cli_decode_snapshot_bad_format COMMAND auxscope decode "${_etm_snapshots}/TC2" --format spans)
+auxscope_add_data_test(NAME etm_cli_decode_snapshot_bad_format COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> decode "${_etm_snapshots}/TC2" --format spans)
 set_tests_properties(etm_cli_decode_snapshot_bad_format PROPERTIES PASS_REGULAR_EXPRESSION
   "--format spans: a snapshot decodes to ranges or packets")
+auxscope_expect_exit(etm_cli_decode_snapshot_bad_format)
 add_test(NAME etm_cli_decode_usage COMMAND auxscope decode --help)
 set_tests_properties(etm_cli_decode_usage PROPERTIES PASS_REGULAR_EXPRESSION
   "auxscope decode SNAPSHOT_DIR \\[--format ranges\\|packets\\].*OpenCSD / DS-5 CoreSight trace snapshot")

@@ -30,8 +30,9 @@ auxscope_add_data_test(NAME cli_decode_ptxed_sideband COMMAND auxscope decode --
   WORKING_DIRECTORY "${_pt_synthetic}")
 set_tests_properties(cli_decode_ptxed_sideband PROPERTIES PASS_REGULAR_EXPRESSION
   "ITRACE_START  1/1  { 1/1 0 }\n\\[context: pid-1\\]\n0000000000001000\n\\[disabled\\]\n\\[enabled\\]\n.*SWITCH.IN  { 2/2 3 }\n\\[context: pid-2\\]\n0000000000002000\n\\[disabled\\]\n$")
-add_test(NAME cli_decode_missing_file COMMAND auxscope decode --format packets /nonexistent/trace.pt)
+add_test(NAME cli_decode_missing_file COMMAND ${AUXSCOPE_EXPECT_EXIT} 1 $<TARGET_FILE:auxscope> decode --format packets /nonexistent/trace.pt)
 set_tests_properties(cli_decode_missing_file PROPERTIES PASS_REGULAR_EXPRESSION
   "auxscope decode: /nonexistent/trace.pt: cannot open the trace")
+auxscope_expect_exit(cli_decode_missing_file)
 add_test(NAME cli_decode_usage COMMAND auxscope decode --help)
 set_tests_properties(cli_decode_usage PROPERTIES PASS_REGULAR_EXPRESSION "usage: auxscope decode")

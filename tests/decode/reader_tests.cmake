@@ -33,17 +33,20 @@ set_tests_properties(cli_info_intel_pt PROPERTIES PASS_REGULAR_EXPRESSION
 auxscope_add_data_test(NAME cli_info_coresight_truncated COMMAND auxscope info "${_reader_cs}/perf_kernel.data")
 set_tests_properties(cli_info_coresight_truncated PROPERTIES PASS_REGULAR_EXPRESSION
   "#0 cs-etm: type 8.*losses:.*cpu 0: AUX truncated 1.*cpu 6: AUX truncated 1.*AUX flags: truncated 1, partial 0, collision 0, overwrite 0.*flags truncated.*AUXTRACE buffers: 3, 39200 bytes")
-auxscope_add_data_test(NAME cli_info_missing_aux_data COMMAND auxscope info "${_reader_cs}/perf_with_missing_aux_data.data")
+auxscope_add_data_test(NAME cli_info_missing_aux_data COMMAND ${AUXSCOPE_EXPECT_EXIT} 1 $<TARGET_FILE:auxscope> info "${_reader_cs}/perf_with_missing_aux_data.data")
 set_tests_properties(cli_info_missing_aux_data PROPERTIES PASS_REGULAR_EXPRESSION
   "losses:.*simpleperf record_stat: sample_record_count=0.*AUX records announce 1535344 bytes of trace \\(cpu 4, 7\\) but the file holds no AUXTRACE record: the AUX data is missing.*problems: 1 errors.*error: [^\n]*perf_with_missing_aux_data.data: offset 3224 \\(0xc98\\)")
+auxscope_expect_exit(cli_info_missing_aux_data)
 auxscope_add_data_test(NAME cli_info_json COMMAND auxscope info --json "${_reader_cs}/perf_kernel.data")
 set_tests_properties(cli_info_json PROPERTIES PASS_REGULAR_EXPRESSION
   "^\\{\"file\":.*\"cpu\":6,.*\"aux\":\\{\"records\":2,\"bytes\":22832,\"truncated\":1,\"partial\":0,\"collision\":0,\"overwrite\":0,\"coresight_raw\":0\\}.*\"issues\":\\[\\]\\}")
-auxscope_add_data_test(NAME cli_info_not_perf_data COMMAND auxscope info "${_reader_cs}/perf_inject.data")
+auxscope_add_data_test(NAME cli_info_not_perf_data COMMAND ${AUXSCOPE_EXPECT_EXIT} 1 $<TARGET_FILE:auxscope> info "${_reader_cs}/perf_inject.data")
 set_tests_properties(cli_info_not_perf_data PROPERTIES PASS_REGULAR_EXPRESSION
   "perf_inject.data: offset 0 \\(0x0\\): not a perf.data file: wrong magic")
-add_test(NAME cli_info_usage COMMAND auxscope info)
+auxscope_expect_exit(cli_info_not_perf_data)
+add_test(NAME cli_info_usage COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> info)
 set_tests_properties(cli_info_usage PROPERTIES PASS_REGULAR_EXPRESSION "usage: auxscope info")
+auxscope_expect_exit(cli_info_usage)
 
 include(${CMAKE_CURRENT_LIST_DIR}/../fuzz/reader_fuzz.cmake)
 

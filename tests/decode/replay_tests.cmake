@@ -25,10 +25,12 @@ add_test(NAME cli_record_replay_help COMMAND auxscope record --help)
 set_tests_properties(cli_record_replay_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--replay FILE.*--replay-speed.*--replay-loop")
 # Refused while parsing, before the file is opened: runs without the data.
-add_test(NAME cli_record_replay_bad_speed COMMAND auxscope record --replay ${_replay_skylake} --replay-speed fast)
+add_test(NAME cli_record_replay_bad_speed COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> record --replay ${_replay_skylake} --replay-speed fast)
 set_tests_properties(cli_record_replay_bad_speed PROPERTIES
   PASS_REGULAR_EXPRESSION "bad replay speed 'fast'")
-auxscope_add_data_test(NAME cli_record_replay_no_aux COMMAND auxscope record
+auxscope_expect_exit(cli_record_replay_bad_speed)
+auxscope_add_data_test(NAME cli_record_replay_no_aux COMMAND ${AUXSCOPE_EXPECT_EXIT} 1 $<TARGET_FILE:auxscope> record
   --replay ${AUXSCOPE_TEST_DATA_DIR}/coresight/simpleperf-etm/perf_with_missing_aux_data.data)
 set_tests_properties(cli_record_replay_no_aux PROPERTIES
   PASS_REGULAR_EXPRESSION "perf_with_missing_aux_data.data: offset [0-9]+: nothing to replay: the file holds no AUX trace data")
+auxscope_expect_exit(cli_record_replay_no_aux)

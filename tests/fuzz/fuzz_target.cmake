@@ -64,9 +64,10 @@ function(auxscope_fuzz_objects out)
 endfunction()
 
 # auxscope_add_fuzzer(NAME test-name TARGET fuzzer-target SCRIPT run-script
-#                     SOURCES ... [HEADERS ...] [INCLUDES ...] [OBJECTS ...] [LIBS ...]
+#                     SOURCES ... [HEADERS ...] [INCLUDES ...] [DEFINES ...] [OBJECTS ...] [LIBS ...]
 #                     [SCRIPT_ARGS ...] [DEPENDS target ...] [CRASHES dir] [NO_DATA])
-# OBJECTS (from auxscope_fuzz_objects) are linked in beside SOURCES. SCRIPT_ARGS
+# OBJECTS (from auxscope_fuzz_objects) are linked in beside SOURCES; DEFINES
+# (NAME=VALUE) are -D flags for SOURCES. SCRIPT_ARGS
 # follow the fuzzer on the run script's command line (generator expressions
 # allowed); DEPENDS are targets the run script uses. CRASHES: a folder of inputs
 # that once crashed the target (tests/fuzz/<target>-crashes), replayed by the
@@ -74,13 +75,16 @@ endfunction()
 # makes its seeds without the shared test data, so the test runs without it too.
 function(auxscope_add_fuzzer)
   cmake_parse_arguments(F "NO_DATA" "NAME;TARGET;SCRIPT;CRASHES"
-                        "SOURCES;HEADERS;INCLUDES;OBJECTS;LIBS;SCRIPT_ARGS;DEPENDS" ${ARGN})
+                        "SOURCES;HEADERS;INCLUDES;DEFINES;OBJECTS;LIBS;SCRIPT_ARGS;DEPENDS" ${ARGN})
   if(AUXSCOPE_FUZZ_REASON STREQUAL "")
     file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
     set(_fuzzer ${CMAKE_CURRENT_BINARY_DIR}/fuzz/${F_TARGET})
     set(_includes)
     foreach(dir ${F_INCLUDES})
       list(APPEND _includes -I${dir})
+    endforeach()
+    foreach(def ${F_DEFINES})
+      list(APPEND _includes -D${def})
     endforeach()
     add_custom_command(OUTPUT ${_fuzzer}
       COMMAND ${AUXSCOPE_FUZZ_CXX} ${AUXSCOPE_FUZZ_FLAGS}
