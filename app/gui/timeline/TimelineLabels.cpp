@@ -5,6 +5,7 @@
 #include <QPainter>
 #include <QRect>
 #include <QTransform>
+#include <algorithm>
 
 namespace auxscope {
 namespace {
@@ -24,40 +25,42 @@ void TimelineLabels::clear() {
     labels_.clear();
 }
 
-void TimelineLabels::draw(QPainter& p, const QRect& room, uint64_t key,
-                          const std::function<QString()>& text) {
-    if (room.width() <= 0) return;
+bool TimelineLabels::known(const QPainter& p, uint64_t key) {
     if (!haveFont_ || p.font() != font_) {
         clear();
         font_ = p.font();
         haveFont_ = true;
         ascentOffset_ = QFontMetrics(font_).height();
     }
+    return full_.count(key) != 0;
+}
+
+void TimelineLabels::add(uint64_t key, const QString& text) {
     if (full_.size() + labels_.size() >= kMaxEntries) clear();
-    auto it = full_.find(key);
-    if (it == full_.end()) {
-        Full f;
-        f.text = text();
-        f.width = QFontMetrics(font_).horizontalAdvance(f.text);
-        f.whole = prepared(f.text, font_);
-        it = full_.emplace(key, std::move(f)).first;
-    }
-    const QPointF at(room.x(), room.y() + (room.height() - ascentOffset_) / 2.0);
-    const Full& f = it->second;
-    if (f.width <= room.width()) {
-        p.drawStaticText(at, f.whole);
-        return;
-    }
-    const int bucket = room.width() / kBucket;
-    if (bucket == 0) return;
-    const uint64_t k = (key << 12) | uint64_t(std::min(bucket, 4095));
+    Full f;
+    f.text = text;
+    f.width = QFontMetrics(font_).horizontalAdvance(text);
+    f.whole = prepared(text, font_);
+    full_.insert_or_assign(key, std::move(f));
+}
+
+const QStaticText* TimelineLabels::find(const QRect& room, uint64_t key) {
+    const Full& f = full_.at(key);
+    if (f.width <= room.width()) return &f.whole;
+    const int bucket = std::min(room.width() / kBucket, 4095);
+    if (bucket == 0) return nullptr;
+    const uint64_t k = (key << 12) | uint64_t(bucket);
     auto l = labels_.find(k);
     if (l == labels_.end()) {
-        const QString elided =
-            QFontMetrics(font_).elidedText(f.text, Qt::ElideRight, std::min(bucket, 4095) * kBucket);
+        if (full_.size() + labels_.size() >= kMaxEntries) labels_.clear();  // the whole texts stay
+        const QString elided = QFontMetrics(font_).elidedText(f.text, Qt::ElideRight, bucket * kBucket);
         l = labels_.emplace(k, prepared(elided, font_)).first;
     }
-    p.drawStaticText(at, l->second);
+    return &l->second;
+}
+
+void TimelineLabels::drawAt(QPainter& p, const QRect& room, const QStaticText& label) const {
+    p.drawStaticText(QPointF(room.x(), room.y() + (room.height() - ascentOffset_) / 2.0), label);
 }
 
 }  // namespace auxscope

@@ -6,7 +6,6 @@
 #include <QString>
 
 #include <cstdint>
-#include <functional>
 #include <unordered_map>
 
 class QPainter;
@@ -36,11 +35,25 @@ public:
     // Draws the text of `key` (made by `text` the first time) left-aligned and
     // vertically centred in `room`, elided on the right to fit its width, in the
     // painter's font and pen.
-    void draw(QPainter& p, const QRect& room, uint64_t key, const std::function<QString()>& text);
+    // `text` runs only when the key is new: a frame of cached labels makes no strings.
+    template <typename MakeText>
+    void draw(QPainter& p, const QRect& room, uint64_t key, const MakeText& text) {
+        if (room.width() <= 0) return;
+        if (!known(p, key)) add(key, text());
+        if (const QStaticText* label = find(room, key)) drawAt(p, room, *label);
+    }
     void clear();
     size_t size() const { return labels_.size() + full_.size(); }
 
 private:
+    // Whether `key`'s text is held (in the painter's font: a new font starts the cache again).
+    bool known(const QPainter& p, uint64_t key);
+    void add(uint64_t key, const QString& text);
+    // The prepared label of a known `key` for `room` (elided to its bucket, made on first use);
+    // nullptr when the room is too narrow for any.
+    const QStaticText* find(const QRect& room, uint64_t key);
+    void drawAt(QPainter& p, const QRect& room, const QStaticText& label) const;
+
     struct Full {
         QString text;
         int width = 0;  // its advance in font_
