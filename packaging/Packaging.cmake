@@ -81,3 +81,30 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)  # private libraries: no shlibs file, no ldconfig
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
+
+# Man pages, made at build time from the programs' own --help (packaging/help2roff.sh), so
+# `man auxscope-record` and `auxscope record --help` never disagree: auxscope(1), one page
+# per command, auxscope-ptsynth(1) and auxscope-etmsnap(1), gzipped as Debian installs them.
+set(_man ${PROJECT_BINARY_DIR}/man)
+file(MAKE_DIRECTORY ${_man})
+set(_man_pages)
+function(_auxscope_man page target summary)
+  set(_out ${_man}/${page}.1.gz)
+  list(JOIN ARGN " " _args)
+  add_custom_command(OUTPUT ${_out}
+    COMMAND sh -c "\"$1\" ${_args} | sh \"$2\" \"$3\" \"$4\" \"$5\" | gzip -9n > \"$6\""
+            sh $<TARGET_FILE:${target}> ${PROJECT_SOURCE_DIR}/packaging/help2roff.sh ${page}
+            ${PROJECT_VERSION} "${summary}" ${_out}
+    DEPENDS ${target} ${PROJECT_SOURCE_DIR}/packaging/help2roff.sh
+    COMMENT "man page ${page}(1) from its --help"
+    VERBATIM)
+  set(_man_pages ${_man_pages} ${_out} PARENT_SCOPE)
+endfunction()
+_auxscope_man(auxscope auxscope "capture and browse hardware traces and sampled profiles" --help)
+foreach(_cmd record info decode export report)
+  _auxscope_man(auxscope-${_cmd} auxscope "" help ${_cmd})
+endforeach()
+_auxscope_man(auxscope-ptsynth auxscope-ptsynth "" --help)
+_auxscope_man(auxscope-etmsnap auxscope-etmsnap "" --help)
+add_custom_target(auxscope_man_pages ALL DEPENDS ${_man_pages})
+install(FILES ${_man_pages} DESTINATION share/man/man1)
