@@ -17,6 +17,8 @@ foreach(_tool auxscope-ptsynth auxscope-etmsnap)
 endforeach()
 
 install(FILES ${_desktop}/org.auxscope.auxscope.desktop DESTINATION share/applications)
+install(FILES ${PROJECT_SOURCE_DIR}/resources/completion/auxscope.bash
+        DESTINATION share/bash-completion/completions RENAME auxscope)
 install(FILES ${_desktop}/auxscope-perf-data.xml DESTINATION share/mime/packages)
 install(FILES ${_desktop}/icons/auxscope.svg DESTINATION share/icons/hicolor/scalable/apps)
 foreach(_size 16 24 32 48 64 128 256)
