@@ -6,7 +6,9 @@
 # usage: completion_test.sh COMPLETION_SCRIPT AUXSCOPE
 . "$1"
 A=$2
-cd "$(mktemp -d)" || exit 1  # an empty folder: file names do not mix in
+empty=$(mktemp -d) || exit 1  # an empty folder: file names do not mix in
+trap 'rm -rf "$empty"' EXIT
+cd "$empty" || exit 1
 fail=0
 expect() { # "expected words" word...
     local want=$1
