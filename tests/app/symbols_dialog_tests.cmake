@@ -14,8 +14,3 @@ auxscope_add_qt_test(symbols_dialog_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen 
 add_executable(window_memory_tests ${CMAKE_CURRENT_LIST_DIR}/WindowMemoryTest.cpp)
 target_link_libraries(window_memory_tests PRIVATE auxscope_app Qt6::Test)
 auxscope_add_qt_test(window_memory_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 60)
-
-# bash completion read from the program itself (issue 33).
-add_test(NAME bash_completion COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/completion_test.sh
-         ${PROJECT_SOURCE_DIR}/resources/completion/auxscope.bash $<TARGET_FILE:auxscope>)
-set_tests_properties(bash_completion PROPERTIES TIMEOUT 60)
