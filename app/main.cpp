@@ -84,7 +84,12 @@ void* loadGuiLibrary(std::string& error) {
     return nullptr;
 }
 
-bool haveDisplay() {
+// A display to show the GUI on: from the environment, or Qt's -platform option.
+bool haveDisplay(const std::vector<std::string>& args) {
+    for (const std::string& a : args)
+        if (a == "-platform" || a == "--platform" || a.starts_with("-platform=") ||
+            a.starts_with("--platform="))
+            return true;
     for (const char* var : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"}) {
         const char* v = std::getenv(var);
         if (v && *v) return true;
@@ -131,7 +136,17 @@ int main(int argc, char** argv) {
             return 0;
         }
     }
-    if (!haveDisplay()) {
+    if (!haveDisplay(args) && !args.empty()) {
+        // A file or option meant for the GUI: nothing to show it in, and a capture is not what was asked.
+        std::cerr
+            << "auxscope: no display for the GUI (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset), "
+               "so '"
+            << args[0]
+            << "' is not opened; without one: auxscope info FILE, decode FILE, report FILE "
+               "(auxscope --help)\n";
+        return 2;
+    }
+    if (!haveDisplay(args)) {
         std::cerr
             << "auxscope: no display (DISPLAY, WAYLAND_DISPLAY and QT_QPA_PLATFORM are unset); running a "
                "3-second headless capture instead: auxscope record -a --duration 3\n";

@@ -17,7 +17,26 @@ extern "C" const char* auxscope_gui_qt_version() {
 extern "C" int auxscope_run_gui(int argc, char** argv) {
     if (auxscope::guiRunsAsRoot())
         std::fprintf(stderr, "auxscope: warning: %s\n", auxscope::rootWarningText());
-    QApplication app(argc, argv);
+    QApplication app(argc, argv);  // takes Qt's own options (-platform, -style, ...) out of argv
+    // What is left is `auxscope [--] [FILE]`: anything else is refused before a window opens.
+    QString file;
+    bool endOfOptions = false;
+    for (int i = 1; i < argc; ++i) {
+        const QString a = QString::fromLocal8Bit(argv[i]);
+        if (!endOfOptions && a == "--") {
+            endOfOptions = true;
+        } else if (!endOfOptions && a.startsWith('-') && a != "-") {
+            std::fprintf(stderr, "auxscope: unknown option '%s' (commands and options: auxscope --help)\n",
+                         argv[i]);
+            return 2;
+        } else if (!file.isEmpty()) {
+            std::fprintf(stderr, "auxscope: one file at a time: '%s' and '%s' given (auxscope --help)\n",
+                         qPrintable(file), argv[i]);
+            return 2;
+        } else {
+            file = a;
+        }
+    }
     QApplication::setApplicationName("auxscope");
     QApplication::setApplicationVersion(AUXSCOPE_VERSION);
     // The installed .desktop entry (packaging/) and its icon, for the window manager and the task bar.
@@ -31,8 +50,7 @@ extern "C" int auxscope_run_gui(int argc, char** argv) {
     auxscope::MainWindow window;
     // SIGTERM (and SIGINT, SIGHUP) finish a running capture and keep it.
     auxscope::installQuitSignals(window);
-    const QStringList args = QApplication::arguments();
-    if (args.size() > 1) window.openFile(args.at(1));
+    if (!file.isEmpty()) window.openFile(file);
     auxscope::window_memory::restoreWindow(&window);  // where and how big it was last time
     window.show();
     return app.exec();

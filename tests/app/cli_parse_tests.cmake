@@ -35,3 +35,19 @@ add_test(NAME cli_record_json_output_path COMMAND sh -c
    rm -rf $d")
 set_tests_properties(cli_record_json_output_path PROPERTIES RUN_SERIAL TRUE
   PASS_REGULAR_EXPRESSION "^path a\"b\\\\c\tt.data True True\n$")
+
+# The GUI's own command line: `auxscope [--] [FILE]` plus Qt's options; anything else is refused
+# before a window opens, and without a display a file is not silently replaced by a capture.
+add_test(NAME cli_gui_unknown_option COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> --foo)
+set_tests_properties(cli_gui_unknown_option PROPERTIES ENVIRONMENT QT_QPA_PLATFORM=offscreen
+  PASS_REGULAR_EXPRESSION "auxscope: unknown option '--foo' \\(commands and options: auxscope --help\\)\n")
+auxscope_expect_exit(cli_gui_unknown_option)
+add_test(NAME cli_gui_two_files COMMAND ${AUXSCOPE_EXPECT_EXIT} 2 $<TARGET_FILE:auxscope> -platform offscreen a.data b.data)
+set_tests_properties(cli_gui_two_files PROPERTIES
+  PASS_REGULAR_EXPRESSION "auxscope: one file at a time: 'a.data' and 'b.data' given")
+auxscope_expect_exit(cli_gui_two_files)
+add_test(NAME cli_gui_file_without_display COMMAND ${AUXSCOPE_EXPECT_EXIT} 2
+  env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM $<TARGET_FILE:auxscope> cap.data)
+set_tests_properties(cli_gui_file_without_display PROPERTIES
+  PASS_REGULAR_EXPRESSION "^auxscope: no display for the GUI .*'cap.data' is not opened; without one: auxscope info FILE")
+auxscope_expect_exit(cli_gui_file_without_display)
