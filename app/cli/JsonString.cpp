@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/JsonString.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace auxscope {
@@ -63,6 +65,13 @@ std::string jsonString(const std::string& s) {
         }
     }
     return o + "\"";
+}
+
+std::string jsonNumber(double v) {
+    if (!std::isfinite(v)) return "null";
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    return ec == std::errc() ? std::string(buf, end) : "null";
 }
 
 }  // namespace auxscope

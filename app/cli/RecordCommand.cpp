@@ -221,12 +221,12 @@ std::string formatReplay(const ReplaySource& r, const ReplayOptions& o, bool jso
     std::ostringstream out;
     if (json) {
         out << "{\"file\":" << jsonString(r.path())
-            << ",\"speed\":" << (o.speed.max ? std::string("\"max\"") : std::to_string(o.speed.factor))
+            << ",\"speed\":" << (o.speed.max ? std::string("\"max\"") : jsonNumber(o.speed.factor))
             << ",\"loop\":" << (o.loop ? "true" : "false") << ",\"aux_bytes_fed\":" << p.auxBytesFed
             << ",\"aux_bytes_total\":" << p.auxBytesTotal << ",\"records_fed\":" << p.recordsFed
-            << ",\"records_total\":" << p.recordsTotal << ",\"recorded_seconds\":" << p.recordedSeconds
-            << ",\"passes\":" << p.passesDone << ",\"stopped_early\":" << (p.stoppedEarly ? "true" : "false")
-            << ",\"not_replayed\":[";
+            << ",\"records_total\":" << p.recordsTotal
+            << ",\"recorded_seconds\":" << jsonNumber(p.recordedSeconds) << ",\"passes\":" << p.passesDone
+            << ",\"stopped_early\":" << (p.stoppedEarly ? "true" : "false") << ",\"not_replayed\":[";
         bool first = true;
         for (const ReplaySkip& k : r.skipped()) {
             out << (first ? "" : ",") << "{\"type\":" << jsonString(perfRecordTypeName(k.type))
@@ -405,7 +405,8 @@ std::string formatSummaryJson(const CaptureSummary& s,
         }
         o << "}";
     };
-    o << "{\"target\":" << jsonString(s.target) << ",\"seconds\":" << s.seconds << ",\"events\":[";
+    o << "{\"target\":" << jsonString(s.target) << ",\"seconds\":" << jsonNumber(s.seconds)
+      << ",\"events\":[";
     for (size_t i = 0; i < s.events.size(); ++i)
         o << (i ? "," : "") << jsonString(s.events[i]);
     o << "],\"call_graph\":{\"mode\":" << jsonString(callGraphModeName(s.callGraph.mode));
@@ -417,7 +418,7 @@ std::string formatSummaryJson(const CaptureSummary& s,
     for (size_t i = 0; i < s.cpus.size(); ++i) {
         auto& c = s.cpus[i];
         o << (i ? "," : "") << "{\"cpu\":" << c.cpu << ",\"ring_bytes\":" << c.ringBytes
-          << ",\"max_fill_percent\":" << c.fillMaxPercent << ",";
+          << ",\"max_fill_percent\":" << jsonNumber(c.fillMaxPercent) << ",";
         counters(c.totals);
         o << "}";
     }

@@ -17,6 +17,7 @@
 #include "cli/DecodeOptions.h"
 #include "cli/ExportCommand.h"
 #include "cli/InfoCommand.h"
+#include "cli/JsonString.h"
 #include "cli/RecordCommand.h"
 #include "cli/ReportCommand.h"
 #include "pt/PtDecodeRequest.h"
@@ -372,3 +373,16 @@ TEST(OptionParser, HelpAndParserAgree) {
 }
 
 }  // namespace
+
+// --json numbers: the shortest text that reads back exactly, and null where JSON
+// has no number (a record summary of a capture that never sampled its fill).
+TEST(JsonOutput, NumbersReadBackAndNonFiniteIsNull) {
+    EXPECT_EQ(jsonNumber(0.0), "0");
+    EXPECT_EQ(jsonNumber(2.5), "2.5");
+    EXPECT_EQ(jsonNumber(-3.0), "-3");
+    EXPECT_EQ(std::stod(jsonNumber(0.1 + 0.2)), 0.1 + 0.2);
+    EXPECT_EQ(jsonNumber(std::nan("")), "null");
+    EXPECT_EQ(jsonNumber(HUGE_VAL), "null");
+    EXPECT_EQ(jsonNumber(-HUGE_VAL), "null");
+    EXPECT_EQ(jsonString("a\"b\\c\td"), "\"a\\\"b\\\\c\\td\"");
+}
