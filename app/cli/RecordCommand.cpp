@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <charconv>
 #include <climits>
 #include <csignal>
 #include <cstdio>
@@ -157,13 +158,14 @@ bool parseSnapshotArg(std::string_view s, bool& onExit, uint64_t& bytes) {
     if (onExit) s.remove_prefix(1);
     bytes = 0;
     if (s.empty()) return true;
-    const std::string text(s);
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 0);
-    if (errno || end == text.c_str() || text[0] < '0' || text[0] > '9') return false;
+    // Decimal, as every number on this command line (perf's strtoull base 0 would read -S010 as 8).
+    uint64_t v = 0;
+    auto [stop, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+    if (ec != std::errc() || stop == s.data()) return false;
+    const char* end = stop;
+    const char* const last = s.data() + s.size();
     unsigned shift = 0;
-    switch (*end) {
+    switch (end == last ? '\0' : *end) {
         case '\0':
             break;
         case 'k':
@@ -181,8 +183,8 @@ bool parseSnapshotArg(std::string_view s, bool& onExit, uint64_t& bytes) {
         default:
             return false;
     }
-    if (*end || v == 0 || v > (~0ull >> shift)) return false;
-    bytes = uint64_t(v) << shift;
+    if (end != last || v == 0 || v > (~0ull >> shift)) return false;
+    bytes = v << shift;
     return true;
 }
 

@@ -386,3 +386,24 @@ TEST(JsonOutput, NumbersReadBackAndNonFiniteIsNull) {
     EXPECT_EQ(jsonNumber(-HUGE_VAL), "null");
     EXPECT_EQ(jsonString("a\"b\\c\td"), "\"a\\\"b\\\\c\\td\"");
 }
+
+// -S's size is decimal like every other number (perf's base-0 read takes -S010 as 8 bytes).
+TEST(OptionParser, SnapshotSizeIsDecimal) {
+    auto ten = parseRecordArgs({"-S010", "-e", "intel_pt//"});
+    ASSERT_TRUE(ten) << ten.error().message;
+    EXPECT_EQ(ten->capture.snapshotBytes, 10u);
+    auto big = parseRecordArgs({"--snapshot=e16G", "-e", "intel_pt//"});
+    ASSERT_TRUE(big) << big.error().message;
+    EXPECT_EQ(big->capture.snapshotBytes, 16ull << 30);
+    for (const char* bad :
+         {"-S0x10", "-S0", "-S4T", "-S-4", "-S4MM", "-S18446744073709551616", "-Se", "-S17179869184G"}) {
+        auto r = parseRecordArgs({bad, "-e", "intel_pt//"});
+        if (std::string(bad) == "-Se") {  // 'e' alone: the whole area, one more at the end
+            ASSERT_TRUE(r) << r.error().message;
+            EXPECT_EQ(r->capture.snapshotBytes, 0u);
+            continue;
+        }
+        ASSERT_FALSE(r) << bad;
+        EXPECT_NE(r.error().message.find("bad snapshot size"), std::string::npos) << r.error().message;
+    }
+}
