@@ -27,6 +27,7 @@ enum Column {
     ColLostSamples,
     ColKernelLost,
     ColThrottle,
+    ColErrors,
     ColCount
 };
 
@@ -73,7 +74,7 @@ LiveStatsView::LiveStatsView(QObject* parent) : QObject(parent) {
     cpuTable_->setObjectName("cpuTable");
     cpuTable_->setHorizontalHeaderLabels({"CPU", "Data ring fill", "AUX ring fill", "AUX loss", "Throughput",
                                           "Records", "Lost records", "Lost samples", "Kernel lost",
-                                          "Throttles"});
+                                          "Throttles", "Errors"});
     cpuTable_->horizontalHeaderItem(ColAuxLoss)
         ->setToolTip(
             "PERF_RECORD_AUX flags that mean lost trace: TRUNCATED (the AUX area was full; the event "
@@ -82,6 +83,10 @@ LiveStatsView::LiveStatsView(QObject* parent) : QObject(parent) {
         ->setToolTip(
             "The kernel's own count of records it could not write (PERF_FORMAT_LOST). It leads the "
             "LOST records, which the kernel writes once space is free again.");
+    cpuTable_->horizontalHeaderItem(ColErrors)->setToolTip(
+        "Records that did not parse (too short for their type, or a sample of no event of this "
+        "capture: counted, and written to the file as they came), plus records a stop had to leave "
+        "undelivered because the writer took nothing for 5 s. The tooltip of each cell splits them.");
     cpuTable_->verticalHeader()->setVisible(false);
     cpuTable_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     cpuTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
@@ -223,6 +228,20 @@ void LiveStatsView::show(const std::vector<CpuStatsSnapshot>& snaps, double t) {
         cpuTable_->item(row, ColKernelLost)
             ->setText(s.kernelLostAvailable ? QString::number(s.totals.kernelLost) : "n/a");
         cpuTable_->item(row, ColThrottle)->setText(QString::number(s.totals.throttles));
+        auto* errors = cpuTable_->item(row, ColErrors);
+        errors->setText(QString::number(x.parseErrors + x.undeliveredRecords));
+        errors->setToolTip(QString("did not parse: %1 (a sample of no event of the capture: %2, too short "
+                                   "for its type: %3); corrupt bytes skipped: %4; unknown record types: %5\n"
+                                   "left undelivered at the stop (the writer took nothing for 5 s): %6 "
+                                   "records, %7 bytes, %8 AUX bytes")
+                               .arg(x.parseErrors)
+                               .arg(x.parseErrorsUnknownEvent)
+                               .arg(x.parseErrors - std::min(x.parseErrors, x.parseErrorsUnknownEvent))
+                               .arg(x.corruptBytes)
+                               .arg(x.unknownTypes)
+                               .arg(x.undeliveredRecords)
+                               .arg(x.undeliveredBytes)
+                               .arg(x.undeliveredAuxBytes));
     }
     for (size_t i = 0; i < throughputSeries_.size() && i < history_.cpuCount(); ++i) {
         throughputSeries_[i]->replace(history_.throughput(i));
