@@ -43,31 +43,28 @@ Expected<PtCpuIdentity> parsePtCpu(std::string_view text) {
 
 namespace {
 
-Expected<uint64_t> flagValue(const std::vector<std::string>& args, size_t i, uint64_t max) {
-    const std::string& flag = args[i];
-    if (i + 1 >= args.size()) return makeError(flag + ": missing value");
-    auto value = parsePtNumber(args[i + 1]);
-    if (!value) return makeError(flag + ": bad value '" + args[i + 1] + "' (a number is expected)");
+Expected<uint64_t> flagValue(const std::string& flag, const std::optional<std::string>& text, uint64_t max) {
+    if (!text) return makeError(flag + ": missing value");
+    auto value = parsePtNumber(*text);
+    if (!value) return makeError(flag + ": bad value '" + *text + "' (a number is expected)");
     if (*value > max)
-        return makeError(flag + ": value " + args[i + 1] + " too big (at most " + std::to_string(max) + ")");
+        return makeError(flag + ": value " + *text + " too big (at most " + std::to_string(max) + ")");
     return *value;
 }
 
 }  // namespace
 
-Expected<bool> parsePtConfigFlag(PtConfigOptions& options, const std::vector<std::string>& args, size_t& i) {
-    const std::string& flag = args[i];
+Expected<bool> parsePtConfigFlag(PtConfigOptions& options, const std::string& flag,
+                                 const std::optional<std::string>& value) {
     if (flag == "--cpu") {
-        if (i + 1 >= args.size()) return makeError("--cpu: missing value");
-        const std::string& value = args[i + 1];
-        if (value == "none") {
+        if (!value) return makeError("--cpu: missing value");
+        if (*value == "none") {
             options.cpu.reset();
         } else {
-            auto cpu = parsePtCpu(value);
+            auto cpu = parsePtCpu(*value);
             if (!cpu) return cpu.error();
             options.cpu = *cpu;
         }
-        i += 2;
         return true;
     }
     struct NumberFlag {
@@ -85,24 +82,22 @@ Expected<bool> parsePtConfigFlag(PtConfigOptions& options, const std::vector<std
     };
     for (const NumberFlag& number : kNumberFlags) {
         if (flag != number.name) continue;
-        auto value = flagValue(args, i, number.max);
-        if (!value) return value.error();
-        number.store(options, *value);
-        i += 2;
+        auto n = flagValue(flag, value, number.max);
+        if (!n) return n.error();
+        number.store(options, *n);
         return true;
     }
     if (flag == "--cpuid-15") {
         // One flag for the pair, as perf.data stores it: "EAX,EBX".
-        if (i + 1 >= args.size()) return makeError("--cpuid-15: missing value EAX,EBX");
-        const std::string& value = args[i + 1];
-        size_t comma = value.find(',');
-        auto eax = comma == std::string::npos ? std::nullopt : parsePtNumber(value.substr(0, comma));
-        auto ebx = comma == std::string::npos ? std::nullopt : parsePtNumber(value.substr(comma + 1));
+        if (!value) return makeError("--cpuid-15: missing value EAX,EBX");
+        const std::string& pair = *value;
+        size_t comma = pair.find(',');
+        auto eax = comma == std::string::npos ? std::nullopt : parsePtNumber(pair.substr(0, comma));
+        auto ebx = comma == std::string::npos ? std::nullopt : parsePtNumber(pair.substr(comma + 1));
         if (!eax || !ebx || *eax > 0xffffffff || *ebx > 0xffffffff)
-            return makeError("--cpuid-15: bad value '" + value + "' (EAX,EBX expected, e.g. 2,308)");
+            return makeError("--cpuid-15: bad value '" + pair + "' (EAX,EBX expected, e.g. 2,308)");
         options.cpuid15Eax = static_cast<uint32_t>(*eax);
         options.cpuid15Ebx = static_cast<uint32_t>(*ebx);
-        i += 2;
         return true;
     }
     // --filter:addrN_cfg / _a / _b with N in 0..3.
@@ -112,17 +107,16 @@ Expected<bool> parsePtConfigFlag(PtConfigOptions& options, const std::vector<std
         PtAddressRange& range = options.addressRanges[flag[prefix.size()] - '0'];
         std::string field = flag.substr(prefix.size() + 2);
         if (field == "cfg") {
-            auto value = flagValue(args, i, 15);
-            if (!value) return value.error();
-            range.config = static_cast<uint8_t>(*value);
+            auto n = flagValue(flag, value, 15);
+            if (!n) return n.error();
+            range.config = static_cast<uint8_t>(*n);
         } else if (field == "a" || field == "b") {
-            auto value = flagValue(args, i, UINT64_MAX);
-            if (!value) return value.error();
-            (field == "a" ? range.begin : range.end) = *value;
+            auto n = flagValue(flag, value, UINT64_MAX);
+            if (!n) return n.error();
+            (field == "a" ? range.begin : range.end) = *n;
         } else {
             return false;
         }
-        i += 2;
         return true;
     }
     return false;

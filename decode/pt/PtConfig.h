@@ -53,11 +53,12 @@ std::optional<uint64_t> parsePtNumber(std::string_view text);
 // "F/M" or "F/M/S", numbers in C syntax (decimal, 0x.., 0..), as pt_cpu_parse takes them.
 Expected<PtCpuIdentity> parsePtCpu(std::string_view text);
 
-// Reads the option at args[i] if it is one of PtConfigOptions' flags (--cpu,
-// --mtc-freq, --nom-freq, --cpuid-0x15.eax/.ebx, --cpuid-15 EAX,EBX,
-// --filter:addrN_cfg/_a/_b), advancing i past its value. Returns false, i untouched,
-// for any other option; an error names the option and the bad value.
-Expected<bool> parsePtConfigFlag(PtConfigOptions& options, const std::vector<std::string>& args, size_t& i);
+// Takes `flag` ("--name" as the command line's parser normalized it) with its
+// `value` if it is one of PtConfigOptions' flags (--cpu, --mtc-freq, --nom-freq,
+// --cpuid-0x15.eax/.ebx, --cpuid-15 EAX,EBX, --filter:addrN_cfg/_a/_b). Returns
+// false for any other option; an error names the option and the bad value.
+Expected<bool> parsePtConfigFlag(PtConfigOptions& options, const std::string& flag,
+                                 const std::optional<std::string>& value);
 
 struct IntelPtInfo;
 

@@ -223,24 +223,14 @@ Expected<PtDecodeRequest> parsePtDecodeArguments(const std::vector<std::string>&
                 return makeError("--format " + v + ": unknown format (ptxed or packets)");
         } else {
             // The option groups apply what they know (the table above holds
-            // nothing else), each from its normalized spelling: "--name" [value].
-            std::vector<std::string> one{"--" + std::string(o.spec->longName)};
-            if (o.value) one.push_back(*o.value);
+            // nothing else), each from its normalized spelling "--name" and value.
+            // A flag two groups know (--time: ptxed's and ptdump's) goes to both.
+            const std::string flag = "--" + std::string(o.spec->longName);
             bool known = false;
-            for (auto parse : {+[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
-                                   return parsePtSidebandFlag(r.sideband, a, j);
-                               },
-                               +[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
-                                   return parsePtConfigFlag(r.config, a, j);
-                               },
-                               +[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
-                                   return parsePtPacketDumpFlag(r.packets, a, j);
-                               },
-                               +[](PtDecodeRequest&r, const std::vector<std::string>&a, size_t&j) {
-                                   return parsePtInsnFlowFlag(r.flow, a, j);
-                               }}) {
-                size_t j = 0;
-                auto took = parse(request, one, j);
+            for (const Expected<bool>& took : {parsePtSidebandFlag(request.sideband, flag, o.value),
+                                               parsePtConfigFlag(request.config, flag, o.value),
+                                               parsePtPacketDumpFlag(request.packets, flag, o.value),
+                                               parsePtInsnFlowFlag(request.flow, flag, o.value)}) {
                 if (!took) return took.error();
                 known |= *took;
             }

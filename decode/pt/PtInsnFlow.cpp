@@ -617,9 +617,8 @@ Expected<void> PtImage::addElf(const std::string& path, std::optional<uint64_t> 
 
 // ---------------------------------------------------------------- options, entry
 
-Expected<bool> parsePtInsnFlowFlag(PtInsnFlowOptions& options, const std::vector<std::string>& args,
-                                   size_t& i) {
-    const std::string& flag = args[i];
+Expected<bool> parsePtInsnFlowFlag(PtInsnFlowOptions& options, const std::string& flag,
+                                   const std::optional<std::string>& /*value: switches only*/) {
     struct Switch {
         const char* name;
         bool PtInsnFlowOptions::*member;
@@ -643,17 +642,14 @@ Expected<bool> parsePtInsnFlowFlag(PtInsnFlowOptions& options, const std::vector
     for (const Switch& s : kSwitches) {
         if (flag != s.name) continue;
         options.*s.member = true;
-        i += 1;
         return true;
     }
     if (flag == "--no-inst") {
-        i += 1;
         return true;
     }
     if (flag == "--insn-decoder" || flag == "--block-decoder") {
         options.decoder = flag == "--insn-decoder" ? PtInsnFlowOptions::Decoder::Instruction
                                                    : PtInsnFlowOptions::Decoder::Block;
-        i += 1;
         return true;
     }
     return false;

@@ -71,11 +71,11 @@ struct PtInsnFlowOptions {
     bool statBlocks = false;     // --stat:blocks: total blocks (selects statistics)
 };
 
-// Reads args[i] if it is one of the flags above (ptxed's spelling; --no-inst is
-// accepted and changes nothing since instructions are never disassembled),
-// advancing i; false for any other option.
-Expected<bool> parsePtInsnFlowFlag(PtInsnFlowOptions& options, const std::vector<std::string>& args,
-                                   size_t& i);
+// Takes `flag` (with its `value`, which these switches have none of) if it is one
+// of the flags above (ptxed's spelling; --no-inst is accepted and changes nothing
+// since instructions are never disassembled); false for any other option.
+Expected<bool> parsePtInsnFlowFlag(PtInsnFlowOptions& options, const std::string& flag,
+                                   const std::optional<std::string>& value);
 
 struct PtInsnFlowResult {
     uint64_t instructions = 0;

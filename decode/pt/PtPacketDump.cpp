@@ -849,9 +849,8 @@ bool PtPacketDumpResult::hasErrors() const {
     return false;
 }
 
-Expected<bool> parsePtPacketDumpFlag(PtPacketDumpOptions& options, const std::vector<std::string>& args,
-                                     size_t& i) {
-    const std::string& flag = args[i];
+Expected<bool> parsePtPacketDumpFlag(PtPacketDumpOptions& options, const std::string& flag,
+                                     const std::optional<std::string>& /*value: switches only*/) {
     struct Switch {
         const char* name;
         bool PtPacketDumpOptions::*member;
@@ -874,14 +873,12 @@ Expected<bool> parsePtPacketDumpFlag(PtPacketDumpOptions& options, const std::ve
     for (const Switch& s : kSwitches) {
         if (flag != s.name) continue;
         options.*s.member = s.value;
-        i += 1;
         return true;
     }
     if (flag == "--time" || flag == "--tcal") {
         if ((flag == "--time" && options.showTcal) || (flag == "--tcal" && options.showTime))
             return makeError(flag + ": give either --time or --tcal, not both");
         (flag == "--time" ? options.showTime : options.showTcal) = true;
-        i += 1;
         return true;
     }
     return false;

@@ -8,6 +8,7 @@
 // (TSC + MTC + CYC) and calibration are auxscope's, since libipt keeps its own private.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -36,11 +37,11 @@ struct PtPacketDumpOptions {
     bool noCyc = false;         // --no-cyc: hide CYC and leave it out of the time estimate
 };
 
-// Reads args[i] if it is one of the flags above (ptdump's spelling, --raw-bytes
-// for ptdump's --raw), advancing i; false for any other option. --time and --tcal
-// exclude each other, as in ptdump.
-Expected<bool> parsePtPacketDumpFlag(PtPacketDumpOptions& options, const std::vector<std::string>& args,
-                                     size_t& i);
+// Takes `flag` (with its `value`, which these switches have none of) if it is one
+// of the flags above (ptdump's spelling, --raw-bytes for ptdump's --raw); false for
+// any other option. --time and --tcal exclude each other, as in ptdump.
+Expected<bool> parsePtPacketDumpFlag(PtPacketDumpOptions& options, const std::string& flag,
+                                     const std::optional<std::string>& value);
 
 // Packets decoded, by libipt packet type.
 struct PtPacketCounts {

@@ -834,15 +834,13 @@ Expected<PtSidebandFileSpec> parseSidebandFile(const std::string& argument) {
 
 }  // namespace
 
-Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::vector<std::string>& args,
-                                   size_t& i) {
-    const std::string& flag = args[i];
+Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::string& flag,
+                                   const std::optional<std::string>& valueGiven) {
     if (flag.rfind("--sb", 0) != 0 && flag.rfind("--pevent", 0) != 0) return false;
     if (flag == "--sb" || flag == "--sb:compact" || flag == "--sb:verbose") {
         // The later of the two formats wins, as in ptxed.
         options.compact = flag != "--sb:verbose";
         options.verbose = flag == "--sb:verbose";
-        i += 1;
         return true;
     }
     struct Switch {
@@ -857,11 +855,10 @@ Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::vector
     for (const Switch& s : kSwitches) {
         if (flag != s.name) continue;
         options.*s.member = true;
-        i += 1;
         return true;
     }
-    if (i + 1 >= args.size()) return makeError(flag + ": missing value");
-    const std::string& value = args[i + 1];
+    if (!valueGiven) return makeError(flag + ": missing value");
+    const std::string& value = *valueGiven;
     PtPeventConfig& pending = options.pending;
     auto number = [&](uint64_t limit) -> Expected<uint64_t> {
         auto parsed = parsePtNumber(value);
@@ -906,7 +903,6 @@ Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::vector
     } else {
         return makeError("unknown sideband option '" + flag + "'");
     }
-    i += 2;
     return true;
 }
 

@@ -62,10 +62,11 @@ struct PtSidebandOptions {
     bool printsRecords() const { return compact || verbose || filename || offset || time; }
 };
 
-// Reads args[i] if it is a --sb:* or --pevent:* option, advancing i; false for any
+// Takes `flag` ("--name" as the command line's parser normalized it, with its
+// `value` when it has one) if it is a --sb:* or --pevent:* option; false for any
 // other option. Numbers in C syntax; errors name the option and the value.
-Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::vector<std::string>& args,
-                                   size_t& i);
+Expected<bool> parsePtSidebandFlag(PtSidebandOptions& options, const std::string& flag,
+                                   const std::optional<std::string>& value);
 
 // The sideband of one decode: every file's records merged by time.
 class PtSidebandSession {
