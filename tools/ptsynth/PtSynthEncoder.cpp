@@ -28,7 +28,11 @@ PtFlowEncoder::PtFlowEncoder(const PtEncoderOptions& options, ChunkSink sink)
     if (!encoder_) fail("libipt refused the encoder configuration");
     // The first MTC comes at the first crystal-clock edge after the start, as
     // its payload names that edge (not the time it is emitted at).
-    const uint64_t ctc = tsc_ * options_.ctcEax / std::max<uint32_t>(options_.ctcEbx, 1);
+    skipMtcTo(tsc_);
+}
+
+void PtFlowEncoder::skipMtcTo(uint64_t tsc) {
+    const uint64_t ctc = tsc * options_.ctcEax / std::max<uint32_t>(options_.ctcEbx, 1);
     const uint64_t nextCtc = ((ctc >> options_.mtcFreq) + 1) << options_.mtcFreq;
     nextMtcTsc_ = (nextCtc * options_.ctcEbx + options_.ctcEax - 1) / std::max<uint32_t>(options_.ctcEax, 1);
 }
@@ -163,6 +167,9 @@ void PtFlowEncoder::psbPlus(uint64_t ip) {
         p.payload.tma.ctc = uint16_t(ctc);
         p.payload.tma.fc = uint16_t(tsc_ > edge ? std::min<uint64_t>(tsc_ - edge, 0x1ff) : 0);
         put(p);
+        // The TMA names this MTC period: an MTC for it (one still due after time
+        // passed untraced, addTime()) would read as a whole wrap of 256 periods later.
+        if (tsc_ >= nextMtcTsc_) skipMtcTo(tsc_);
     }
     std::memset(&p, 0, sizeof p);
     p.type = ppt_cbr;

@@ -144,6 +144,8 @@ private:
         if (options_.mtc && tsc_ >= nextMtcTsc_) mtc();
     }
     void mtc();
+    // The next MTC at the first crystal-clock edge after `tsc` (none for the edges before).
+    void skipMtcTo(uint64_t tsc);
     void uncompressedRet(uint64_t target);
     void psbPlus(uint64_t ip);
     void maybePsb(uint64_t nextIp) {
