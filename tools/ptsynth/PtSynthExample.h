@@ -36,7 +36,7 @@
 
 namespace auxscope::ptsynth {
 
-constexpr uint64_t kExampleTicksPerInsn = 4;
+constexpr uint64_t kExampleTicksPerInsn = 8;
 constexpr uint64_t kExampleSamplePeriodNs = 10000;
 
 struct ExampleOptions {
