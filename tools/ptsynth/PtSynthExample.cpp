@@ -83,7 +83,7 @@ class Recording {
 public:
     uint64_t seq = 0;
     std::vector<Pending> records;
-    uint64_t samples = 0, switches = 0, auxRecords = 0, ptBytes = 0;
+    uint64_t samples = 0, switches = 0, auxRecords = 0, ptBytes = 0, auxTransactions = 0;
     uint64_t auxOffset[kCpus] = {};
 
     void add(uint64_t time, RecordBuilder& b) {
@@ -142,6 +142,16 @@ public:
         add(t, b);
         ++samples;
     }
+    // PERF_RECORD_AUX: the kernel's word that [offset, offset + size) of the
+    // CPU's AUX area holds new trace (an AUX transaction ended: the traced task
+    // left the CPU, or a wakeup watermark was passed).
+    void auxWritten(uint64_t t, int cpu, int32_t tid, uint64_t offset, uint64_t size) {
+        RecordBuilder b(PERF_RECORD_AUX);
+        b.u64(offset).u64(size).u64(0);
+        b.sampleId({kSampleType, ptId(cpu), uint32_t(cpu)}, tid > 0 ? kPid : -1, tid > 0 ? tid : -1, t);
+        add(t, b);
+        ++auxTransactions;
+    }
     void aux(uint64_t t, int cpu, std::span<const uint8_t> chunk) {
         Pending p;
         p.time = t, p.seq = seq++, p.aux = true;
@@ -197,7 +207,15 @@ std::vector<PerfDataEventAttr> exampleAttrs(const PtEncoderOptions& e) {
 // Runs the threads of one CPU on its encoder, in turns, writing their trace,
 // switches, samples and exits.
 Expected<void> runCpu(int cpu, std::vector<Thread*> threads, Recording& rec) {
+    uint64_t announced = 0;  // AUX bytes told by PERF_RECORD_AUX so far
+    int32_t runningTid = -1;
     PtFlowEncoder enc(encoderOptions(), [&](std::span<const uint8_t> chunk) -> Expected<void> {
+        // The AUX data up to the chunk's end is announced before perf reads it.
+        const uint64_t end = rec.auxOffset[cpu] + chunk.size();
+        if (end > announced) {
+            rec.auxWritten(enc.tsc(), cpu, runningTid, announced, end - announced);
+            announced = end;
+        }
         rec.aux(enc.tsc(), cpu, chunk);
         return {};
     });
@@ -236,6 +254,7 @@ Expected<void> runCpu(int cpu, std::vector<Thread*> threads, Recording& rec) {
             th->started = true;
         }
         rec.contextSwitch(enc.tsc(), cpu, th->tid, false, previous, false);
+        runningTid = th->tid;
         enc.addTime(kKernelTicks);
         enc.enable(th->nextIp, true);
         uint64_t sliceStart = enc.tsc();
@@ -293,6 +312,11 @@ Expected<void> runCpu(int cpu, std::vector<Thread*> threads, Recording& rec) {
             return makeError("thread " + std::to_string(th->tid) + ": its walk ends early");
         if (preempted) enc.asyncDisable(th->nextIp);  // the timer interrupt: FUP + TIP.PGD
         enc.addTime(kKernelTicks);
+        // Scheduled out, the PT event ends its AUX transaction.
+        if (enc.bytes() > announced) {
+            rec.auxWritten(enc.tsc(), cpu, th->tid, announced, enc.bytes() - announced);
+            announced = enc.bytes();
+        }
         if (th->done) {
             rec.task(PERF_RECORD_EXIT, enc.tsc(), cpu, th->tid);
             th->truth.tscLast = enc.tsc();
@@ -303,6 +327,7 @@ Expected<void> runCpu(int cpu, std::vector<Thread*> threads, Recording& rec) {
         nextPick = next;
         rec.contextSwitch(enc.tsc(), cpu, th->tid, true, next ? next->tid : 0, preempted && !th->plan->sleep);
         previous = th->tid;
+        runningTid = -1;
         // The next task comes in at the same instant (the kernel writes both
         // records in one context switch); an idle CPU waits a little.
         if (!next) enc.addTime(kKernelTicks / 2);

@@ -16,8 +16,9 @@
 // TIP.PGE. The sideband is perf's: COMM (exec) and MMAP2 of the program, FORK
 // and COMM of each worker, ITRACE_START of each thread on its CPU,
 // PERF_RECORD_SWITCH_CPU_WIDE out/in at every switch (the tracking event has
-// context_switch set, AUXTRACE_INFO says have_sched_switch 3), EXIT of each
-// thread. cpu-clock samples (IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN) come
+// context_switch set, AUXTRACE_INFO says have_sched_switch 3), PERF_RECORD_AUX
+// where an AUX transaction ends (a switch-out, or before perf reads a chunk),
+// EXIT of each thread. cpu-clock samples (IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN) come
 // every 10 us of a thread's time on CPU, with the user call chain the kernel
 // would take (PERF_CONTEXT_USER, the IP, the return addresses) from the walk
 // itself. Records are written in time order.

@@ -39,7 +39,7 @@ const char* kUsage =
     "threads of one process on three CPUs (one thread sleeps now and then, two take\n"
     "turns on a CPU), as perf record -e intel_pt//u -e cpu-clock -g with context\n"
     "switches would write it: per-CPU Intel PT, sideband (COMM, FORK, MMAP2,\n"
-    "ITRACE_START, SWITCH_CPU_WIDE, EXIT) and cpu-clock samples every 10 us of a\n"
+    "ITRACE_START, SWITCH_CPU_WIDE, AUX, EXIT) and cpu-clock samples every 10 us of a\n"
     "thread's CPU time with their call chains; OUT.truth has each thread's counts.\n"
     "  auxscope-ptsynth --example -o /tmp/intel-pt-example.data\n"
     "  auxscope /tmp/intel-pt-example.data\n"
