@@ -1068,6 +1068,10 @@ TEST(PtSynthExample, MissingFolderIsAOneLineError) {
     EXPECT_NE(log.find("does not exist"), std::string::npos) << log;
     EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
     EXPECT_FALSE(fs::exists(dir.path / "no-such-folder"));
+    // A folder for -o: an error before anything is written into it.
+    EXPECT_NE(run(ptsynth() + " --example -q -o " + dir.path.string() + "/", &log), 0);
+    EXPECT_NE(log.find("is a folder"), std::string::npos) << log;
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "nothing written";
 }
 
 }  // namespace

@@ -351,6 +351,8 @@ Expected<ExampleSummary> writeExample(const ExampleOptions& options) {
     std::error_code ec;
     const auto absoluteElf = std::filesystem::absolute(summary.elfPath, ec);
     if (!ec) summary.elfPath = absoluteElf.string();
+    if (std::filesystem::is_directory(outPath, ec) || outPath.filename().empty())
+        return makeError(options.path + ": is a folder: give the perf.data's file name");
     const auto dir = std::filesystem::path(summary.elfPath).parent_path();
     if (!std::filesystem::is_directory(dir, ec))
         return makeError(options.path + ": cannot create: the folder " + dir.string() + " does not exist");
