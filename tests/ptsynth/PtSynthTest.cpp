@@ -1052,6 +1052,54 @@ TEST(PtSynthExample, AuxscopeDecodesSpansAndSampleStacksPerThread) {
     EXPECT_GT(prof.tree().size(), 20u);
 }
 
+// The trace's time and the samples' agree: at each sample, the top-level
+// function (task_N, called by the thread's entry) of the sample's stack is the
+// one whose span covers the sample's time in the decoded trace of that thread.
+// Spans are timed by MTC (1.2 us apart) and tasks run tens of us, so a few
+// samples near a task's start or end may land in its neighbour.
+TEST(PtSynthExample, SpansAndSamplesAgreeInTime) {
+    Example ex;
+    auto reader = PerfDataReader::open(ex.file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto session = PtSession::open(*reader);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const DecodedSpans result = (*session)->decodeSpans({}, 2);
+    auto sideband = Sideband::load(*reader);
+    ASSERT_TRUE(sideband.ok()) << sideband.error().message;
+    auto profile = SampleProfile::load(*reader, std::make_shared<const Sideband>(std::move(*sideband)));
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    const SampleProfile& prof = **profile;
+    for (const auto& t : ex.truth.threads) {
+        struct Task {
+            uint64_t start, end;
+            std::string name;
+        };
+        std::vector<Task> tasks;  // by start
+        const SpanStore& store = result.threads.at(int32_t(t.tid));
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span span = store.at(i);
+            if (span.isGap()) continue;
+            const std::string& name = (*session)->functions()[span.function].name;
+            if (name.rfind("task_", 0) == 0) tasks.push_back({span.start, span.end, name});
+        }
+        ASSERT_GT(tasks.size(), 50u) << t.name;
+        uint64_t compared = 0, agreed = 0;
+        for (size_t i = 0; i < prof.size(); ++i) {
+            if (prof.tid(i) != t.tid) continue;
+            const auto stack = prof.stack(i);
+            if (stack.size() < 2) continue;
+            const std::string& want = prof.functions()[stack[stack.size() - 2].function].name;
+            const uint64_t time = prof.time(i);
+            auto it = std::upper_bound(tasks.begin(), tasks.end(), time,
+                                       [](uint64_t v, const Task& k) { return v < k.start; });
+            ++compared;
+            if (it != tasks.begin() && time < std::prev(it)->end && std::prev(it)->name == want) ++agreed;
+        }
+        ASSERT_GT(compared, 100u) << t.name;
+        EXPECT_GE(agreed * 100, compared * 90) << t.name << ": " << agreed << " of " << compared;
+    }
+}
+
 TEST(PtSynthExample, QuietPrintsNothing) {
     TempDir dir{"ptsynth-example"};
     std::string log;
