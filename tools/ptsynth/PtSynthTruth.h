@@ -4,7 +4,7 @@
 // compare any decoder's output with. Written as OUT.truth, a text file:
 //
 //   # auxscope-ptsynth truth 1
-//   mode step|generate
+//   mode step|generate|example
 //   command <the traced command line, or the generator's parameters>
 //   pid <pid> / tid <tid>
 //   instructions <N>             every instruction executed while traced
@@ -85,7 +85,7 @@ struct TruthThread {
 };
 
 struct Truth {
-    std::string mode;     // "step" or "generate"
+    std::string mode;     // "step", "generate" or "example"
     std::string command;  // what ran
     int64_t pid = 0, tid = 0;
     uint64_t instructions = 0;
