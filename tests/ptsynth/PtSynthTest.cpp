@@ -8,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <streambuf>
 #include <string>
 #include <vector>
@@ -26,6 +28,8 @@
 #include "pt/PtInsnFlow.h"
 #include "pt/PtSpanDecoder.h"
 #include "pt/PtTraceSource.h"
+#include "samples/SampleProfile.h"
+#include "sideband/Sideband.h"
 
 using namespace auxscope;
 using namespace auxscope::ptsynth;
@@ -795,6 +799,327 @@ TEST(PtSynthGenerate, GeneratedProgramRunsTheSamePath) {
     EXPECT_EQ(walked.hash, stepped.hash);
     EXPECT_EQ(walked.calls, stepped.calls);
     EXPECT_EQ(walked.returns, stepped.returns);
+}
+
+// ---------------------------------------------------------------- example mode
+
+// The example every new user sees first (auxscope-ptsynth --example): four
+// threads on three CPUs with switches and cpu-clock samples.
+struct Example {
+    TempDir dir{"ptsynth-example"};
+    fs::path file = dir.path / "intel-pt-example.data";
+    Truth truth;
+    Example() { truth = synthesize("--example", file); }
+    const TruthThread* thread(int64_t tid) const {
+        for (const auto& t : truth.threads)
+            if (t.tid == tid) return &t;
+        return nullptr;
+    }
+    std::string entryName(int64_t tid) const {
+        return tid == truth.pid ? "_start" : "thread_main_" + std::to_string(tid - truth.pid);
+    }
+    // Times `tid` came onto its CPU (perf script's switch records).
+    uint64_t switchIns(int64_t tid) {
+        if (switches.empty()) {
+            std::string out;
+            EXPECT_EQ(
+                run("perf script -i " + file.string() + " --no-itrace --show-switch-events -F tid", &out), 0);
+            size_t pos = 0;
+            while (pos < out.size()) {
+                const size_t eol = std::min(out.find('\n', pos), out.size());
+                const std::string line = out.substr(pos, eol - pos);
+                pos = eol + 1;
+                if (line.find("SWITCH_CPU_WIDE IN") != std::string::npos)
+                    ++switches[std::strtoll(line.c_str(), nullptr, 10)];
+            }
+        }
+        return switches[tid];
+    }
+    std::map<int64_t, uint64_t> switches;
+};
+
+bool havePerf() {
+    if (run("perf version") == 0) return true;
+    ADD_FAILURE() << "perf is not installed (Debian: linux-perf): the independent oracle is missing";
+    return false;
+}
+
+TEST(PtSynthExample, TruthHasFourThreadsOnThreeCpus) {
+    Example ex;
+    ASSERT_EQ(ex.truth.mode, "example");
+    ASSERT_EQ(ex.truth.threads.size(), 4u);
+    std::set<int> cpus;
+    uint64_t instructions = 0, calls = 0;
+    for (const auto& t : ex.truth.threads) {
+        cpus.insert(t.cpu);
+        instructions += t.instructions;
+        calls += t.calls;
+        EXPECT_GT(t.instructions, 500000u) << t.name;
+        EXPECT_EQ(t.syscalls, 1u) << t.name << " exits by itself";
+        EXPECT_GT(t.samples, 100u) << t.name;
+        EXPECT_FALSE(t.functionCalls.empty()) << t.name;
+    }
+    EXPECT_EQ(cpus.size(), 3u);
+    EXPECT_EQ(instructions, ex.truth.instructions);
+    EXPECT_EQ(calls, ex.truth.calls);
+    EXPECT_TRUE(fs::exists(ex.dir.path / "intel-pt-example-code.elf"));
+    // The program's functions have names that say what they are.
+    std::string nm;
+    ASSERT_EQ(run("nm " + (ex.dir.path / "intel-pt-example-code.elf").string(), &nm), 0) << nm;
+    for (const char* name : {"fib_0", "task_0", "leaf_0", "thread_main_3", "_start"})
+        EXPECT_NE(nm.find(std::string(" ") + name + "\n"), std::string::npos) << name << " in\n" << nm;
+}
+
+// perf script, the independent decoder, per thread: every instruction of each
+// thread (count and hash of the IPs in order) and its calls, no decode errors.
+TEST(PtSynthExample, PerfScriptAgreesPerThread) {
+    Example ex;
+    if (!havePerf()) return;
+    std::map<int64_t, std::pair<uint64_t, uint64_t>> perf;  // tid -> instructions, hash
+    uint64_t errors = 0;
+    {
+        FILE* p = popen(
+            ("perf script -i " + ex.file.string() + " --itrace=i1ie -F tid,event,ip 2>&1").c_str(), "r");
+        ASSERT_TRUE(p);
+        char line[512];
+        while (fgets(line, sizeof line, p)) {
+            if (std::strstr(line, "instruction trace error")) ++errors;
+            const char* event = std::strstr(line, "instructions:");
+            if (!event) continue;
+            const int64_t tid = std::strtoll(line, nullptr, 10);
+            const uint64_t ip = std::strtoull(event + std::strlen("instructions:u:"), nullptr, 16);
+            auto& [count, hash] = perf.try_emplace(tid, 0, kTruthHashSeed).first->second;
+            ++count;
+            hash = truthHashStep(hash, ip);
+        }
+        pclose(p);
+    }
+    EXPECT_EQ(errors, 0u);
+    ASSERT_EQ(perf.size(), ex.truth.threads.size());
+    for (const auto& t : ex.truth.threads) {
+        EXPECT_EQ(perf[t.tid].first, t.instructions) << t.name;
+        EXPECT_EQ(perf[t.tid].second, t.hash) << t.name;
+    }
+    std::map<int64_t, uint64_t> calls;
+    FILE* p = popen(("perf script -i " + ex.file.string() + " --itrace=c -F tid,flags 2>&1").c_str(), "r");
+    ASSERT_TRUE(p);
+    char line[512];
+    while (fgets(line, sizeof line, p)) {
+        // "call" (not "syscall", the thread's exit, nor "tr strt call")
+        char flags[64] = {};
+        long long tid = 0;
+        if (std::sscanf(line, "%lld %63s", &tid, flags) == 2 && std::strcmp(flags, "call") == 0) ++calls[tid];
+    }
+    pclose(p);
+    for (const auto& t : ex.truth.threads)
+        EXPECT_EQ(calls[t.tid], t.calls) << t.name;
+}
+
+// The cpu-clock samples as perf reads them: each thread's count, and call
+// chains of named functions from the thread's entry down (perf script), and
+// perf report's callers of the recursive functions.
+TEST(PtSynthExample, PerfReadsSamplesWithNamedCallChains) {
+    Example ex;
+    if (!havePerf()) return;
+    std::string out;
+    ASSERT_EQ(run("perf script -i " + ex.file.string() + " --no-itrace -F tid,event,ip,sym", &out), 0) << out;
+    std::map<int64_t, uint64_t> samples;
+    std::map<int64_t, std::set<std::string>> roots;  // tid -> the outermost frames of its chains
+    size_t deep = 0, pos = 0;
+    int64_t tid = -1;
+    std::vector<std::string> chain;
+    auto endChain = [&]() {
+        if (tid >= 0 && !chain.empty()) roots[tid].insert(chain.back());
+        deep += chain.size() > 2;
+        chain.clear();
+    };
+    while (pos < out.size()) {
+        const size_t eol = std::min(out.find('\n', pos), out.size());
+        const std::string line = out.substr(pos, eol - pos);
+        pos = eol + 1;
+        if (line.find("cpu-clock") != std::string::npos) {
+            endChain();
+            tid = std::strtoll(line.c_str(), nullptr, 10);
+            ++samples[tid];
+        } else if (!line.empty() && line[0] == '\t') {
+            std::istringstream ls(line);
+            std::string address, name;
+            ls >> address >> name;
+            EXPECT_NE(name, "[unknown]") << line;
+            chain.push_back(name);
+        }
+    }
+    endChain();
+    ASSERT_EQ(samples.size(), ex.truth.threads.size()) << out.substr(0, 2000);
+    for (const auto& t : ex.truth.threads) {
+        EXPECT_EQ(samples[t.tid], t.samples) << t.name;
+        EXPECT_EQ(roots[t.tid], std::set<std::string>{ex.entryName(t.tid)})
+            << t.name << ": every chain starts at its entry";
+    }
+    EXPECT_GT(deep, ex.truth.threads.size() * 50) << "chains deeper than the entry and the leaf";
+
+    ASSERT_EQ(
+        run("perf report -i " + ex.file.string() +
+                " --no-itrace --stdio --children --sort sym -g caller,0.5,callee --percent-limit 0 2>&1",
+            &out),
+        0)
+        << out;
+    EXPECT_NE(out.find("fib_"), std::string::npos) << out.substr(0, 3000);
+    EXPECT_NE(out.find("thread_main_1"), std::string::npos) << out.substr(0, 3000);
+}
+
+// auxscope's own decode: spans on every thread, one per call the thread made
+// (plus its entry function's), with the generated names; the sample profile
+// has every sample with a stack of several named functions.
+TEST(PtSynthExample, AuxscopeDecodesSpansAndSampleStacksPerThread) {
+    Example ex;
+    auto reader = PerfDataReader::open(ex.file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto session = PtSession::open(*reader);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const DecodedSpans result = (*session)->decodeSpans({}, 2);
+    EXPECT_EQ(result.stats.decodeErrors, 0u);
+    for (const auto& t : ex.truth.threads) {
+        auto it = result.threads.find(int32_t(t.tid));
+        ASSERT_NE(it, result.threads.end()) << t.name;
+        uint64_t calls = 0, running = 0;
+        std::set<std::string> names;
+        for (size_t i = 0; i < it->second.size(); ++i) {
+            const Span span = it->second.at(i);
+            if (span.isGap()) continue;
+            ++(span.foundRunning ? running : calls);
+            names.insert((*session)->functions()[span.function].name);
+        }
+        // A span per call. Frames found running: the entry function's, and a
+        // few where a thread resumes after a switch (on the CPU the two workers
+        // share, a call made just before a switch can open its span as found
+        // running in the next decode segment: perf counts every call, above).
+        const uint64_t switchIns = ex.switchIns(t.tid);
+        EXPECT_LE(calls, t.calls) << t.name;
+        EXPECT_GE(calls + switchIns, t.calls) << t.name << ": a span per call";
+        EXPECT_GE(calls + running, t.calls + 1) << t.name;
+        EXPECT_GE(running, 1u) << t.name;
+        EXPECT_LE(running, 1 + 2 * switchIns) << t.name;
+        if (t.tid == ex.truth.pid) EXPECT_EQ(calls, t.calls) << t.name << " never leaves its CPU";
+        EXPECT_TRUE(names.count(ex.entryName(t.tid))) << t.name;
+        EXPECT_TRUE(names.count("fib_0") || names.count("fib_1") || names.count("fib_2")) << t.name;
+    }
+    // Only the idle task besides the four threads, and only with gaps.
+    for (const auto& [tid, store] : result.threads) {
+        if (ex.thread(tid)) continue;
+        EXPECT_EQ(tid, 0);
+        for (size_t i = 0; i < store.size(); ++i)
+            EXPECT_TRUE(store.at(i).isGap()) << "tid " << tid;
+    }
+
+    auto sideband = Sideband::load(*reader);
+    ASSERT_TRUE(sideband.ok()) << sideband.error().message;
+    auto profile = SampleProfile::load(*reader, std::make_shared<const Sideband>(std::move(*sideband)));
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    const SampleProfile& prof = **profile;
+    uint64_t want = 0;
+    for (const auto& t : ex.truth.threads)
+        want += t.samples;
+    ASSERT_EQ(prof.size(), want);
+    bool found = false;
+    for (const auto& e : prof.events())
+        if (e.name.find("cpu-clock") != std::string::npos) {
+            found = true;
+            EXPECT_TRUE(e.periodIsTime);
+            EXPECT_EQ(e.samples, want);
+            EXPECT_EQ(e.withCallchain, want);
+        }
+    EXPECT_TRUE(found);
+    std::map<int32_t, uint64_t> perThread;
+    size_t deep = 0, maxDepth = 0;
+    for (size_t i = 0; i < prof.size(); ++i) {
+        ++perThread[prof.tid(i)];
+        const auto stack = prof.stack(i);
+        maxDepth = std::max(maxDepth, stack.size());
+        deep += stack.size() > 1;
+        ASSERT_FALSE(stack.empty());
+        for (const auto& frame : stack)
+            EXPECT_NE(frame.function, FunctionTable::kUnknown)
+                << "sample " << i << " at 0x" << std::hex << frame.address;
+        EXPECT_EQ(prof.functions()[stack.back().function].name, ex.entryName(prof.tid(i)))
+            << "sample " << i << ": the outermost frame is the thread's entry";
+    }
+    for (const auto& t : ex.truth.threads)
+        EXPECT_EQ(perThread[int32_t(t.tid)], t.samples) << t.name;
+    // Samples in the entry function's own loop have a stack of one.
+    EXPECT_GT(deep, prof.size() * 9 / 10) << "stacks of the entry and the sampled function at least";
+    EXPECT_GE(maxDepth, 6u);
+    EXPECT_GT(prof.tree().size(), 20u);
+}
+
+// The trace's time and the samples' agree: at each sample, the top-level
+// function (task_N, called by the thread's entry) of the sample's stack is the
+// one whose span covers the sample's time in the decoded trace of that thread.
+// Spans are timed by MTC (1.2 us apart) and tasks run tens of us, so a few
+// samples near a task's start or end may land in its neighbour.
+TEST(PtSynthExample, SpansAndSamplesAgreeInTime) {
+    Example ex;
+    auto reader = PerfDataReader::open(ex.file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto session = PtSession::open(*reader);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    const DecodedSpans result = (*session)->decodeSpans({}, 2);
+    auto sideband = Sideband::load(*reader);
+    ASSERT_TRUE(sideband.ok()) << sideband.error().message;
+    auto profile = SampleProfile::load(*reader, std::make_shared<const Sideband>(std::move(*sideband)));
+    ASSERT_TRUE(profile.ok()) << profile.error().message;
+    const SampleProfile& prof = **profile;
+    for (const auto& t : ex.truth.threads) {
+        struct Task {
+            uint64_t start, end;
+            std::string name;
+        };
+        std::vector<Task> tasks;  // by start
+        const SpanStore& store = result.threads.at(int32_t(t.tid));
+        for (size_t i = 0; i < store.size(); ++i) {
+            const Span span = store.at(i);
+            if (span.isGap()) continue;
+            const std::string& name = (*session)->functions()[span.function].name;
+            if (name.rfind("task_", 0) == 0) tasks.push_back({span.start, span.end, name});
+        }
+        ASSERT_GT(tasks.size(), 50u) << t.name;
+        uint64_t compared = 0, agreed = 0;
+        for (size_t i = 0; i < prof.size(); ++i) {
+            if (prof.tid(i) != t.tid) continue;
+            const auto stack = prof.stack(i);
+            if (stack.size() < 2) continue;
+            const std::string& want = prof.functions()[stack[stack.size() - 2].function].name;
+            const uint64_t time = prof.time(i);
+            auto it = std::upper_bound(tasks.begin(), tasks.end(), time,
+                                       [](uint64_t v, const Task& k) { return v < k.start; });
+            ++compared;
+            if (it != tasks.begin() && time < std::prev(it)->end && std::prev(it)->name == want) ++agreed;
+        }
+        ASSERT_GT(compared, 100u) << t.name;
+        EXPECT_GE(agreed * 100, compared * 90) << t.name << ": " << agreed << " of " << compared;
+    }
+}
+
+TEST(PtSynthExample, QuietPrintsNothing) {
+    TempDir dir{"ptsynth-example"};
+    std::string log;
+    ASSERT_EQ(run(ptsynth() + " --example -q -o " + (dir.path / "x.data").string(), &log), 0) << log;
+    EXPECT_EQ(log, "");
+}
+
+TEST(PtSynthExample, MissingFolderIsAOneLineError) {
+    TempDir dir{"ptsynth-example"};
+    const std::string out = (dir.path / "no-such-folder" / "intel-pt-example.data").string();
+    std::string log;
+    EXPECT_NE(run(ptsynth() + " --example -q -o " + out, &log), 0);
+    EXPECT_NE(log.find(out), std::string::npos) << log;
+    EXPECT_NE(log.find("does not exist"), std::string::npos) << log;
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+    EXPECT_FALSE(fs::exists(dir.path / "no-such-folder"));
+    // A folder for -o: an error before anything is written into it.
+    EXPECT_NE(run(ptsynth() + " --example -q -o " + dir.path.string() + "/", &log), 0);
+    EXPECT_NE(log.find("is a folder"), std::string::npos) << log;
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "nothing written";
 }
 
 }  // namespace

@@ -28,7 +28,11 @@ PtFlowEncoder::PtFlowEncoder(const PtEncoderOptions& options, ChunkSink sink)
     if (!encoder_) fail("libipt refused the encoder configuration");
     // The first MTC comes at the first crystal-clock edge after the start, as
     // its payload names that edge (not the time it is emitted at).
-    const uint64_t ctc = tsc_ * options_.ctcEax / std::max<uint32_t>(options_.ctcEbx, 1);
+    skipMtcTo(tsc_);
+}
+
+void PtFlowEncoder::skipMtcTo(uint64_t tsc) {
+    const uint64_t ctc = tsc * options_.ctcEax / std::max<uint32_t>(options_.ctcEbx, 1);
     const uint64_t nextCtc = ((ctc >> options_.mtcFreq) + 1) << options_.mtcFreq;
     nextMtcTsc_ = (nextCtc * options_.ctcEbx + options_.ctcEax - 1) / std::max<uint32_t>(options_.ctcEax, 1);
 }
@@ -154,16 +158,7 @@ void PtFlowEncoder::psbPlus(uint64_t ip) {
     p.payload.tsc.tsc = tsc_;
     put(p);
     ++stats_.tsc;
-    if (options_.mtc) {
-        // TMA: the CTC at this TSC and how far (in TSC ticks) past its last edge.
-        const uint64_t ctc = tsc_ * options_.ctcEax / options_.ctcEbx;
-        const uint64_t edge = (ctc * options_.ctcEbx + options_.ctcEax - 1) / options_.ctcEax;
-        std::memset(&p, 0, sizeof p);
-        p.type = ppt_tma;
-        p.payload.tma.ctc = uint16_t(ctc);
-        p.payload.tma.fc = uint16_t(tsc_ > edge ? std::min<uint64_t>(tsc_ - edge, 0x1ff) : 0);
-        put(p);
-    }
+    if (options_.mtc) tma();
     std::memset(&p, 0, sizeof p);
     p.type = ppt_cbr;
     p.payload.cbr.ratio = options_.cbr;
@@ -184,10 +179,28 @@ void PtFlowEncoder::psbPlus(uint64_t ip) {
     stackSize_ = 0;
 }
 
+// TMA (SDM: follows every TSC packet while MTCEn=1): the CTC at this TSC and
+// how far (in TSC ticks) past its last edge. Decoders time MTCs from it
+// (libipt ignores MTCs after a TSC until a TMA came).
+void PtFlowEncoder::tma() {
+    const uint64_t ctc = tsc_ * options_.ctcEax / options_.ctcEbx;
+    const uint64_t edge = (ctc * options_.ctcEbx + options_.ctcEax - 1) / options_.ctcEax;
+    pt_packet p;
+    std::memset(&p, 0, sizeof p);
+    p.type = ppt_tma;
+    p.payload.tma.ctc = uint16_t(ctc);
+    p.payload.tma.fc = uint16_t(tsc_ > edge ? std::min<uint64_t>(tsc_ - edge, 0x1ff) : 0);
+    put(p);
+    // The TMA names this MTC period: an MTC for it (one still due after time
+    // passed untraced, addTime()) would read as a whole wrap of 256 periods later.
+    if (tsc_ >= nextMtcTsc_) skipMtcTo(tsc_);
+}
+
 void PtFlowEncoder::enable(uint64_t ip, bool withTsc) {
     reserve();
     if (stats_.psb == 0) psbPlus(ip);  // the first PSB+, before packets are enabled: no FUP
-    timing();
+    // After a gap with a TSC the TSC (and its TMA) tell the time: no MTC before it.
+    if (!withTsc || !modeSent_) timing();
     if (!modeSent_) {
         pt_packet p;
         std::memset(&p, 0, sizeof p);
@@ -204,6 +217,7 @@ void PtFlowEncoder::enable(uint64_t ip, bool withTsc) {
         p.payload.tsc.tsc = tsc_;
         put(p);
         ++stats_.tsc;
+        if (options_.mtc) tma();
     }
     putIp(ppt_tip_pge, ip);
     ++stats_.tipPge;

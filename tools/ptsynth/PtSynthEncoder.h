@@ -13,7 +13,7 @@
 //   - SYSCALL and the like         -> TIP.PGD with the IP suppressed: the
 //                                     target is in the kernel, which is not traced
 //   - resuming in user space       -> TIP.PGE with the IP (MODE.Exec before the
-//                                     first one), a TSC before it when asked
+//                                     first one), a TSC (and TMA) before it when asked
 //   - an asynchronous stop         -> FUP with the IP of the instruction not yet
 //     (interrupt, signal, end)        executed, then TIP.PGD
 //   - every psbPeriod bytes        -> PSB+: PSB, TSC, TMA, CBR, [MODE.Exec, FUP], PSBEND
@@ -76,7 +76,7 @@ public:
     void addTime(uint64_t ticks) { tsc_ += ticks; }
 
     // Tracing (re)starts at `ip` (the next instruction to execute): TIP.PGE, with a
-    // standalone TSC before it when `withTsc` (so a decoder has exact time after a
+    // standalone TSC (and TMA) before it when `withTsc` (so a decoder has exact time after a
     // gap in which side-band, e.g. a new mapping, happened).
     void enable(uint64_t ip, bool withTsc = false);
     // A conditional branch retired; `nextIp` is where execution goes on.
@@ -144,6 +144,9 @@ private:
         if (options_.mtc && tsc_ >= nextMtcTsc_) mtc();
     }
     void mtc();
+    // The next MTC at the first crystal-clock edge after `tsc` (none for the edges before).
+    void skipMtcTo(uint64_t tsc);
+    void tma();
     void uncompressedRet(uint64_t target);
     void psbPlus(uint64_t ip);
     void maybePsb(uint64_t nextIp) {

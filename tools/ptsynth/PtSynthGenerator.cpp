@@ -90,10 +90,16 @@ struct PtGenerator::Impl {
     std::vector<Fix> tableFixes;
     size_t segStart = 0;
 
-    // _start
-    uint32_t startSeg = 0, latchSeg = 0, exitSeg = 0;
-    Node top;
-    uint64_t topIp = 0, afterIp = 0, entryIp = 0, seedValue = 0;
+    // _start (entries[0]) and the further threads' entry functions
+    struct Entry {
+        std::string name;
+        uint32_t startSeg = 0, latchSeg = 0, exitSeg = 0;
+        Node top;
+        uint64_t topIp = 0, afterIp = 0, entryIp = 0, end = 0, seedValue = 0;
+        size_t iterationsAt = 0;  // code offset of the loop count (imm32)
+        uint32_t iterations = kMainIterations;
+    };
+    std::vector<Entry> entries;
     PtSynthMapping map;
     std::vector<TruthFunction> truthFns;
     GeneratorStats stats;
@@ -405,7 +411,7 @@ struct PtGenerator::Impl {
 
     void recursiveFunction(unsigned index) {
         Function f;
-        f.name = "rec" + std::to_string(index);
+        f.name = (o.friendlyNames ? "fib_" : "rec") + std::to_string(index);
         f.recursive = true;
         f.level = o.levels;
         f.entry = here();
@@ -451,7 +457,11 @@ struct PtGenerator::Impl {
 
     void function(unsigned level, unsigned index) {
         Function f;
-        f.name = "f" + std::to_string(level) + "_" + std::to_string(index);
+        static const char* const kLevelNames[] = {"task_", "stage_", "step_", "work_", "leaf_"};
+        if (o.friendlyNames && o.levels == std::size(kLevelNames))
+            f.name = kLevelNames[level] + std::to_string(index);
+        else
+            f.name = "f" + std::to_string(level) + "_" + std::to_string(index);
         f.level = level;
         f.entry = here();
         beginSeg();
@@ -479,36 +489,43 @@ struct PtGenerator::Impl {
         funcs.push_back(std::move(f));
     }
 
-    void startCode() {
-        entryIp = here();
-        seedValue = o.seed * 0x9e3779b97f4a7c15ULL + 1;
+    // _start (k = 0) or thread k's entry function: seeds r15, calls top-level
+    // functions through a table in a counted loop, exits. Thread k's table
+    // takes every threads-th top-level function from the k-th on.
+    void entryCode(unsigned k) {
+        Entry e;
+        e.name = k == 0 ? "_start" : "thread_main_" + std::to_string(k);
+        e.entryIp = here();
+        e.seedValue = (o.seed + k * 0x5851f42d4c957f2dULL) * 0x9e3779b97f4a7c15ULL + 1;
         beginSeg();
         begin();
         b({0x49, 0xbf});  // mov r15, imm64
-        u64(seedValue);
+        u64(e.seedValue);
         begin();
         b({0x48, 0x83, 0xec, 0x08});  // sub rsp, 8
         begin();
         b({0x48, 0xc7, 0x04, 0x24});  // mov qword [rsp], iterations
+        e.iterationsAt = code.size();
         u32(kMainIterations);
-        startSeg = endSeg();
-        topIp = here();
+        e.startSeg = endSeg();
+        e.topIp = here();
         std::vector<uint32_t> roots;
         for (uint32_t i = 0; i < funcs.size(); ++i)
             if (!funcs[i].recursive && funcs[i].level == 0) roots.push_back(i);
         std::vector<uint32_t> t(8);
+        const unsigned n = std::max(1u, o.threads);
         for (size_t i = 0; i < t.size(); ++i)
-            t[i] = roots[i % roots.size()];
+            t[i] = roots[(k + i * n) % roots.size()];
         uint64_t cost = 0;
-        top = icall(std::move(t), cost);
+        e.top = icall(std::move(t), cost);
         beginSeg();
         begin();
         b({0x48, 0x83, 0x2c, 0x24, 0x01});  // sub qword [rsp], 1
         begin();
         b({0x0f, 0x85});  // jnz TOP
-        patchRel(rel32(), topIp);
-        latchSeg = endSeg();
-        afterIp = here();
+        patchRel(rel32(), e.topIp);
+        e.latchSeg = endSeg();
+        e.afterIp = here();
         beginSeg();
         begin();
         b({0xb8, 0x3c, 0, 0, 0});  // mov eax, 60 (exit)
@@ -516,7 +533,13 @@ struct PtGenerator::Impl {
         b({0x31, 0xff});  // xor edi, edi
         begin();
         b({0x0f, 0x05});  // syscall
-        exitSeg = endSeg();
+        e.exitSeg = endSeg();
+        e.end = here();
+        entries.push_back(std::move(e));
+    }
+    void setIterations(Entry& e, uint32_t n) {
+        e.iterations = n;
+        std::memcpy(&code[e.iterationsAt], &n, 4);
     }
 
     void generate() {
@@ -527,7 +550,8 @@ struct PtGenerator::Impl {
         for (unsigned level = o.levels; level-- > 0;)
             for (unsigned i = 0; i < perLevel; ++i)
                 function(level, i);
-        startCode();
+        for (unsigned k = 0; k < std::max(1u, o.threads); ++k)
+            entryCode(k);
         // Tables after the code, 8-byte aligned, inside the same mapping.
         while (code.size() % 8)
             code.push_back(0xcc);
@@ -543,8 +567,11 @@ struct PtGenerator::Impl {
         stats.codeBytes = code.size();
         for (const auto& f : funcs)
             truthFns.push_back({f.entry, 0, f.name});
-        truthFns.push_back({entryIp, 0, "_start"});
+        for (const auto& e : entries)
+            truthFns.push_back({e.entryIp, 0, e.name});
     }
+    // Fits the loop counts to options.threadInsns (before the ELF is written).
+    void fitIterations();
 
     Expected<void> writeElf();
 };
@@ -561,7 +588,7 @@ Expected<void> PtGenerator::Impl::writeElf() {
     image.codeOffset = kCodeOffset;
     image.code = code;
     image.textSize = tableAddr.empty() ? code.size() : tableAddr.front() - kCodeAddr;
-    image.entry = entryIp;
+    image.entry = entries[0].entryIp;
     // Build-id: 20 bytes derived from the code (stable for a given seed and shape).
     for (int i = 0; i < 5; ++i) {
         uint64_t h = kTruthHashSeed + uint64_t(i) * 0x9e3779b97f4a7c15ULL;
@@ -571,7 +598,8 @@ Expected<void> PtGenerator::Impl::writeElf() {
     }
     for (const auto& fn : funcs)
         image.symbols.push_back({fn.name, fn.entry, fn.end - fn.entry});
-    image.symbols.push_back({"_start", entryIp, kCodeAddr + image.textSize - entryIp});
+    for (const auto& e : entries)
+        image.symbols.push_back({e.name, e.entryIp, e.end - e.entryIp});
     auto written = writeElfImage(image);
     if (!written) return written.error();
     map = *written;
@@ -582,16 +610,22 @@ Expected<void> PtGenerator::Impl::writeElf() {
 
 namespace {
 
-// Follows the program the way the CPU would, telling the encoder about every
-// branch and the truth about every instruction.
+// Follows the program the way the CPU would, telling the encoder (a
+// PtFlowEncoder, or a FlowLog recording a thread) about every branch and the
+// truth about every instruction. With a sample period (FlowLog only), it also
+// keeps the return addresses on the stack and samples every that many
+// instructions.
+template <class Enc>
 struct Walker {
     PtGenerator::Impl& g;
-    PtFlowEncoder& enc;
+    Enc& enc;
     Truth& t;
     std::vector<uint64_t> calls;
     uint64_t r15 = 0;
     uint64_t maxInsns = 0, stopBytes = 0;
     bool stop = false;
+    uint64_t samplePeriod = 0, nextSample = 0;
+    std::vector<uint64_t> stack;  // return addresses (only while sampling)
 
     void lcg() { r15 = r15 * kLcgMul + kLcgAdd; }
 
@@ -613,9 +647,26 @@ struct Walker {
             enc.retire(k);
             return halt(g.insnIps[s.first + k]);
         }
+        if constexpr (requires { enc.sample(uint64_t(0), stack); }) {
+            if (samplePeriod && t.instructions + s.count > nextSample) {
+                // Samples land inside the run: the instructions before each, then it.
+                uint64_t done = 0;
+                while (t.instructions + s.count > nextSample) {
+                    const uint64_t k = nextSample - t.instructions;
+                    enc.retire(k - done);
+                    done = k;
+                    enc.sample(g.insnIps[s.first + k], stack);
+                    nextSample += samplePeriod;
+                }
+                enc.retire(s.count - done);
+            } else {
+                enc.retire(s.count);
+            }
+        } else {
+            enc.retire(s.count);
+        }
         t.instructions += s.count;
         t.hash = t.hash * s.mul + s.add;
-        enc.retire(s.count);
         if (t.keepLists)
             for (uint32_t k = 0; k < s.count; ++k)
                 t.ips.push_back(g.insnIps[s.first + k]);
@@ -627,10 +678,12 @@ struct Walker {
         else
             enc.indirectCall(ret, target);
         ++t.calls;
+        if (samplePeriod) stack.push_back(ret);
         t.event(TruthEvent::Kind::Call, enc.tsc(), from, target);
     }
     void ret(uint64_t from, uint64_t target) {
         enc.ret(target);
+        if (samplePeriod && !stack.empty()) stack.pop_back();
         ++t.returns;
         t.event(TruthEvent::Kind::Ret, enc.tsc(), from, target);
     }
@@ -760,6 +813,7 @@ Expected<std::unique_ptr<PtGenerator>> PtGenerator::create(const GeneratorOption
     if (impl->o.levels < 2) impl->o.levels = 2;
     if (impl->o.functions < impl->o.levels) impl->o.functions = impl->o.levels;
     impl->generate();
+    impl->fitIterations();
     if (auto r = impl->writeElf(); !r) return r.error();
     return std::unique_ptr<PtGenerator>(new PtGenerator(std::move(impl)));
 }
@@ -768,7 +822,7 @@ const PtSynthMapping& PtGenerator::mapping() const {
     return d_->map;
 }
 uint64_t PtGenerator::entry() const {
-    return d_->entryIp;
+    return d_->entries[0].entryIp;
 }
 const std::vector<TruthFunction>& PtGenerator::functions() const {
     return d_->truthFns;
@@ -777,27 +831,57 @@ const GeneratorStats& PtGenerator::stats() const {
     return d_->stats;
 }
 
-Expected<void> PtGenerator::run(PtFlowEncoder& encoder, Truth& truth) {
-    Impl& g = *d_;
-    Walker w{g, encoder, truth, std::vector<uint64_t>(g.funcs.size() + 1, 0)};
-    w.maxInsns = g.o.maxInsns;
-    w.stopBytes = g.o.stopAtBytes ? g.o.stopAtBytes : UINT64_MAX;
-    w.r15 = g.seedValue;
+namespace {
+
+// An encoder that keeps nothing: fitting a loop count only counts.
+struct NullFlow {
+    void enable(uint64_t, bool = false) {}
+    void retire(uint64_t) {}
+    void conditional(bool, uint64_t) {}
+    void directCall(uint64_t, uint64_t) {}
+    void indirectCall(uint64_t, uint64_t) {}
+    void indirectJump(uint64_t) {}
+    void ret(uint64_t) {}
+    void farTransferOut() {}
+    void asyncDisable(uint64_t) {}
+    uint64_t bytes() const { return 0; }
+    uint64_t tsc() const { return 0; }
+    bool ok() const { return true; }
+    Error error() const { return makeError("no error"); }
+};
+
+// Walks entry k (0: _start) from its first instruction to its exit system
+// call or a limit. `fitTo` > 0: stops after the first loop iteration that
+// reaches that many instructions and returns the iterations walked (for
+// fitIterations); else returns 0.
+template <class Enc>
+Expected<uint32_t> walkEntry(PtGenerator::Impl& g, Enc& encoder, Truth& truth, unsigned k, uint64_t maxInsns,
+                             uint64_t stopBytes, uint64_t samplePeriod, uint64_t samplePhase,
+                             uint64_t fitTo) {
+    const auto& e = g.entries[k];
+    Walker<Enc> w{g, encoder, truth, std::vector<uint64_t>(g.funcs.size() + g.entries.size(), 0)};
+    w.maxInsns = maxInsns;
+    w.stopBytes = stopBytes;
+    w.samplePeriod = samplePeriod;
+    w.nextSample = samplePhase ? samplePhase : samplePeriod;
+    w.r15 = e.seedValue;
     truth.maps.push_back({g.map.start, g.map.end, g.map.pgoff, g.map.path});
     truth.tscFirst = encoder.tsc();
-    encoder.enable(g.entryIp);
-    w.calls.back() = 1;  // _start, entered by the kernel
-    w.seg(g.startSeg);
-    for (uint32_t k = 0; k < kMainIterations && !w.stop; ++k) {
-        w.node(g.top);
-        w.seg(g.latchSeg);
+    encoder.enable(e.entryIp);
+    w.calls[g.funcs.size() + k] = 1;  // entered by the kernel (a new thread: by clone)
+    w.seg(e.startSeg);
+    const uint32_t iterations = fitTo ? kMainIterations : e.iterations;
+    for (uint32_t n = 0; n < iterations && !w.stop; ++n) {
+        w.node(e.top);
+        w.seg(e.latchSeg);
         if (w.stop) break;
-        const bool again = k + 1 < kMainIterations;
-        encoder.conditional(again, again ? g.topIp : g.afterIp);
+        if (fitTo && truth.instructions >= fitTo) return n + 1;
+        const bool again = n + 1 < iterations;
+        encoder.conditional(again, again ? e.topIp : e.afterIp);
         if (!encoder.ok()) return encoder.error();
     }
     if (!w.stop) {
-        w.seg(g.exitSeg);
+        w.seg(e.exitSeg);
         if (!w.stop) {
             ++truth.syscalls;
             encoder.farTransferOut();
@@ -808,6 +892,46 @@ Expected<void> PtGenerator::run(PtFlowEncoder& encoder, Truth& truth) {
     for (size_t i = 0; i < truth.functions.size(); ++i)
         truth.functions[i].calls = w.calls[i];
     if (!encoder.ok()) return encoder.error();
+    return 0u;
+}
+
+}  // namespace
+
+void PtGenerator::Impl::fitIterations() {
+    for (size_t k = 0; k < entries.size() && k < o.threadInsns.size(); ++k) {
+        if (!o.threadInsns[k]) continue;
+        NullFlow null;
+        Truth scratch;
+        scratch.keepLists = false;
+        auto n = walkEntry(*this, null, scratch, unsigned(k), 0, UINT64_MAX, 0, 0, o.threadInsns[k]);
+        if (n && *n) setIterations(entries[k], *n);
+    }
+}
+
+Expected<void> PtGenerator::run(PtFlowEncoder& encoder, Truth& truth) {
+    Impl& g = *d_;
+    auto r = walkEntry(g, encoder, truth, 0, g.o.maxInsns, g.o.stopAtBytes ? g.o.stopAtBytes : UINT64_MAX, 0,
+                       0, 0);
+    if (!r) return r.error();
+    return {};
+}
+
+unsigned PtGenerator::threads() const {
+    return unsigned(d_->entries.size());
+}
+uint64_t PtGenerator::threadEntry(unsigned k) const {
+    return d_->entries.at(k).entryIp;
+}
+const std::string& PtGenerator::threadEntryName(unsigned k) const {
+    return d_->entries.at(k).name;
+}
+
+Expected<void> PtGenerator::walkThread(unsigned k, uint64_t samplePeriod, uint64_t samplePhase, FlowLog& log,
+                                       Truth& truth) {
+    if (k >= d_->entries.size()) return makeError("no thread " + std::to_string(k) + " in the program");
+    truth.keepLists = false;
+    auto r = walkEntry(*d_, log, truth, k, d_->o.maxInsns, UINT64_MAX, samplePeriod, samplePhase, 0);
+    if (!r) return r.error();
     return {};
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "PtSynthTruth.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -38,6 +39,15 @@ Expected<void> Truth::write(const std::string& path) const {
                      m.path.c_str());
     for (const auto& fn : functions)
         std::fprintf(f, "function %" PRIx64 " %" PRIu64 " %s\n", fn.entry, fn.calls, fn.name.c_str());
+    for (const auto& th : threads) {
+        std::fprintf(f,
+                     "thread %" PRId64 " %d %" PRIu64 " 0x%016" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                     " %" PRIu64 " %s\n",
+                     th.tid, th.cpu, th.instructions, th.hash, th.calls, th.returns, th.syscalls, th.samples,
+                     th.name.c_str());
+        for (const auto& [entry, n] : th.functionCalls)
+            std::fprintf(f, "thread-function %" PRId64 " %" PRIx64 " %" PRIu64 "\n", th.tid, entry, n);
+    }
     std::fprintf(f, "ips %zu\n", ips.size());
     for (uint64_t ip : ips)
         std::fprintf(f, "%" PRIx64 "\n", ip);
@@ -109,6 +119,29 @@ Expected<Truth> Truth::read(const std::string& path) {
             TruthFunction fn;
             rs >> std::hex >> fn.entry >> std::dec >> fn.calls >> fn.name;
             t.functions.push_back(fn);
+        } else if (key == "thread") {
+            TruthThread th;
+            std::string hash;
+            rs >> th.tid >> th.cpu >> th.instructions >> hash >> th.calls >> th.returns >> th.syscalls >>
+                th.samples;
+            if (!rs)
+                return bad(
+                    "a thread line needs tid, cpu, instructions, hash, calls, returns, syscalls, "
+                    "samples and a name");
+            th.hash = std::strtoull(hash.c_str(), nullptr, 16);
+            std::getline(rs, th.name);
+            if (!th.name.empty() && th.name[0] == ' ') th.name.erase(0, 1);
+            t.threads.push_back(th);
+        } else if (key == "thread-function") {
+            int64_t tid = 0;
+            uint64_t entry = 0, n = 0;
+            rs >> tid >> std::hex >> entry >> std::dec >> n;
+            if (!rs) return bad("a thread-function line needs tid, entry and calls");
+            auto it = std::find_if(t.threads.begin(), t.threads.end(),
+                                   [&](const TruthThread& th) { return th.tid == tid; });
+            if (it == t.threads.end())
+                return bad("thread-function of thread " + std::to_string(tid) + " before its thread line");
+            it->functionCalls[entry] = n;
         } else if (key == "ips") {
             uint64_t n = 0;
             rs >> n;

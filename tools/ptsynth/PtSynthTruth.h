@@ -4,15 +4,21 @@
 // compare any decoder's output with. Written as OUT.truth, a text file:
 //
 //   # auxscope-ptsynth truth 1
-//   mode step|generate
+//   mode step|generate|example
 //   command <the traced command line, or the generator's parameters>
 //   pid <pid> / tid <tid>
 //   instructions <N>             every instruction executed while traced
-//   hash <0x16 hex digits>       poly64 of the IP sequence (below)
+//   hash <0x16 hex digits>       poly64 of the IP sequence (below; example: the main thread's)
 //   calls <N> / returns <N> / syscalls <N> / signals <N>
 //   tsc-first <TSC> / tsc-last <TSC>
 //   map <start> <end> <pgoff> <path>           (hex; executable mappings)
 //   function <entry> <calls> <name>            (hex entry; generator only)
+//   thread <tid> <cpu> <instructions> <hash> <calls> <returns> <syscalls> <samples> <name>
+//                      (the example, one line per thread: what it executed, hash
+//                      in hex, on which CPU, how many cpu-clock samples it has;
+//                      the totals above are the sums over the threads)
+//   thread-function <tid> <entry> <calls>      (hex entry; the functions that thread
+//                      entered and how often; example only)
 //   ips <N>            then N lines: one instruction address in hex each, in
 //                      execution order (0 when the list was not kept)
 //   events <M>         then M lines "<tsc> <kind> <from> <to>" (hex addresses,
@@ -69,8 +75,17 @@ struct TruthFunction {
     std::string name;
 };
 
+struct TruthThread {
+    int64_t tid = 0;
+    int cpu = -1;
+    uint64_t instructions = 0, hash = kTruthHashSeed;
+    uint64_t calls = 0, returns = 0, syscalls = 0, samples = 0;
+    std::string name;
+    std::map<uint64_t, uint64_t> functionCalls;  // entry -> calls, entered functions only
+};
+
 struct Truth {
-    std::string mode;     // "step" or "generate"
+    std::string mode;     // "step", "generate" or "example"
     std::string command;  // what ran
     int64_t pid = 0, tid = 0;
     uint64_t instructions = 0;
@@ -79,6 +94,7 @@ struct Truth {
     uint64_t tscFirst = 0, tscLast = 0;
     std::vector<TruthMap> maps;
     std::vector<TruthFunction> functions;
+    std::vector<TruthThread> threads;
     bool keepLists = true;  // keep every IP and event (small traces)
     std::vector<uint64_t> ips;
     std::vector<TruthEvent> events;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "PtSynthEncoder.h"
+#include "PtSynthExample.h"
 #include "PtSynthGenerator.h"
 #include "PtSynthPerfData.h"
 #include "PtSynthStepper.h"
@@ -25,6 +26,7 @@ namespace {
 const char* kUsage =
     "usage: auxscope-ptsynth [OPTIONS] -o OUT -- COMMAND [ARGS...]\n"
     "       auxscope-ptsynth --generate SIZE_MB [--seed N] [OPTIONS] -o OUT\n"
+    "       auxscope-ptsynth --example [--seed N] [-q] -o OUT\n"
     "\n"
     "Writes a perf.data with an Intel PT trace (AUXTRACE) synthesized from a known\n"
     "execution, and OUT.truth with what really executed (format: PtSynthTruth.h).\n"
@@ -32,6 +34,15 @@ const char* kUsage =
     "Step mode runs COMMAND under ptrace single-step (user space; ~15k instructions/s).\n"
     "Generate mode writes a random executable next to OUT (OUT without extension\n"
     "+ '-code.elf') and encodes its control flow at full speed until SIZE_MB of PT.\n"
+    "Example mode writes a small recording to show auxscope on a machine without\n"
+    "Intel PT: a generated program with recursion and named functions, run by four\n"
+    "threads of one process on three CPUs (one thread sleeps now and then, two take\n"
+    "turns on a CPU), as perf record -e intel_pt//u -e cpu-clock -g with context\n"
+    "switches would write it: per-CPU Intel PT, sideband (COMM, FORK, MMAP2,\n"
+    "ITRACE_START, SWITCH_CPU_WIDE, AUX, EXIT) and cpu-clock samples every 10 us of a\n"
+    "thread's CPU time with their call chains; OUT.truth has each thread's counts.\n"
+    "  auxscope-ptsynth --example -o /tmp/intel-pt-example.data\n"
+    "  auxscope /tmp/intel-pt-example.data\n"
     "\n"
     "  -o, --output FILE    the perf.data (default ptsynth.data)\n"
     "  --max-insns N        stop after N instructions (step mode default 30000;\n"
@@ -39,7 +50,8 @@ const char* kUsage =
     "  --start SYMBOL       step mode: run untraced up to this function of the\n"
     "                       executable (e.g. main), trace from there\n"
     "  --aslr               step mode: keep address-space randomization (default off)\n"
-    "  --seed N             generate mode: program and path seed (default 1)\n"
+    "  --example            example mode (above); takes --seed, -o and -q only\n"
+    "  --seed N             generate and example mode: program and path seed (default 1)\n"
     "  --functions N        generate mode: functions in the program (default 120)\n"
     "  --straight N         generate mode: straight-line runs N times as long (default 1;\n"
     "                       above 1 also without recursive calls: denser spans, ~60\n"
@@ -77,7 +89,7 @@ int main(int argc, char** argv) {
     std::string out = "ptsynth.data", rawPath, startSymbol;
     std::optional<uint64_t> maxInsns, generateMb;
     uint64_t seed = 1, functions = 120, straight = 1;
-    bool aslr = false, quiet = false, truthList = false;
+    bool aslr = false, quiet = false, truthList = false, example = false;
     PtEncoderOptions enc;
     std::vector<std::string> command;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -110,6 +122,8 @@ int main(int argc, char** argv) {
         } else if (a == "--generate") {
             if (!numeric(n) || n == 0) return fail("--generate needs a size in MB");
             generateMb = n;
+        } else if (a == "--example") {
+            example = true;
         } else if (a == "--seed") {
             if (!numeric(seed)) return fail("--seed needs a number");
         } else if (a == "--functions") {
@@ -148,8 +162,37 @@ int main(int argc, char** argv) {
             return fail("unknown option '" + a + "' (see --help)");
         }
     }
+    if (example) {
+        for (const auto& a : args)
+            if (a.rfind("-", 0) == 0 && a != "--example" && a != "--seed" && a != "-o" && a != "--output" &&
+                a != "-q" && a != "--quiet")
+                return fail("--example takes only --seed, -o and -q, not " + a);
+        if (!command.empty()) return fail("--example takes no command");
+        const auto t0 = std::chrono::steady_clock::now();
+        ExampleOptions eo;
+        eo.path = out;
+        eo.seed = seed;
+        eo.cmdline = {"auxscope-ptsynth"};
+        eo.cmdline.insert(eo.cmdline.end(), args.begin(), args.end());
+        auto r = writeExample(eo);
+        if (!r) return fail(r.error().message);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!quiet) {
+            std::printf("auxscope-ptsynth: %s: an Intel PT example, %u threads on %u CPUs, %.2f s\n",
+                        out.c_str(), r->threads, r->cpus, secs);
+            std::printf("  %" PRIu64 " instructions, %" PRIu64 " calls, %" PRIu64 " bytes of PT in %" PRIu64
+                        " AUXTRACE records, %" PRIu64 " context switches, %" PRIu64
+                        " cpu-clock samples,"
+                        " %.2f ms\n",
+                        r->instructions, r->calls, r->ptBytes, r->auxRecords, r->switches, r->samples,
+                        double(r->lastTime - r->firstTime) / 1e6);
+            std::printf("  program: %s\n  truth: %s\n  open it: auxscope %s\n", r->elfPath.c_str(),
+                        r->truthPath.c_str(), out.c_str());
+        }
+        return 0;
+    }
     if (!generateMb && command.empty())
-        return fail("nothing to do: give -- COMMAND or --generate SIZE_MB (see --help)");
+        return fail("nothing to do: give -- COMMAND, --generate SIZE_MB or --example (see --help)");
     if (generateMb && !command.empty()) return fail("--generate takes no command");
 
     const auto t0 = std::chrono::steady_clock::now();
