@@ -136,7 +136,8 @@ Expected<SnapshotTrace> readSnapshotTrace(const std::string& dir, const std::str
 }
 
 Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(const SnapshotTrace& s,
-                                                             const std::string& pathPrefix) {
+                                                             const std::string& pathPrefix,
+                                                             const std::vector<ptsynth::ElfSymbol>& symbols) {
     std::vector<ptsynth::PtSynthMapping> maps;
     for (size_t i = 0; i < s.dumps.size();) {
         size_t j = i + 1;
@@ -161,6 +162,8 @@ Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(const SnapshotTrace
         image.code = code;
         image.textSize = code.size();
         image.entry = first;
+        for (const ptsynth::ElfSymbol& sym : symbols)
+            if (sym.value >= first && sym.value + sym.size <= last) image.symbols.push_back(sym);
         for (int b = 0; b < 5; ++b) {  // a build-id: FNV-1a of the code, 4 bytes at a time
             uint64_t h = 0xcbf29ce484222325ULL + uint64_t(b) * 0x9e3779b97f4a7c15ULL + first;
             for (uint8_t c : code)

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "PtSynthElf.h"
 #include "PtSynthPerfData.h"
 #include "Result.h"
 #include "etm/EtmSnapshot.h"
@@ -47,8 +48,10 @@ Expected<SnapshotTrace> readSnapshotTrace(const std::string& dir, const std::str
 
 // The dumps as ELF files `pathPrefix`-N.elf (aarch64, one PT_LOAD each): dumps
 // closer than 1 MiB share a file (zeros between them), farther ones get their own.
-Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(const SnapshotTrace& s,
-                                                             const std::string& pathPrefix);
+// `symbols` (functions, by address) go into the .symtab of the file that holds them.
+Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(
+    const SnapshotTrace& s, const std::string& pathPrefix,
+    const std::vector<ptsynth::ElfSymbol>& symbols = {});
 
 struct SnapPerfDataOptions {
     int cpu = 0;          // the CPU whose AUX ring holds the copies
