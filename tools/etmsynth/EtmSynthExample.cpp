@@ -67,10 +67,12 @@ Expected<Example> writeExample(const std::string& outArg, uint64_t seed) {
 
     ex.snapshotDir = prefix + "-snapshot";
     const fs::path dir(ex.snapshotDir);
+    if (fs::is_directory(out, ec)) return makeError(out + ": is a folder (give the perf.data's path)");
     if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
-        return makeError(ex.snapshotDir + ": exists and is not a folder");
+        return makeError(out + ": " + ex.snapshotDir + " (its snapshot folder) exists and is not a folder");
     fs::create_directory(dir, ec);
-    if (ec) return makeError(ex.snapshotDir + ": cannot create the folder: " + ec.message());
+    if (ec)
+        return makeError(out + ": cannot create its snapshot folder " + ex.snapshotDir + ": " + ec.message());
 
     const std::vector<uint8_t> code = ex.program.bytes();
     const std::string d = ex.snapshotDir + "/";
