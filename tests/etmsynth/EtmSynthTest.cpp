@@ -210,3 +210,94 @@ TEST(EtmSynthExample, EncodesA64AsTheArchitectureDoes) {
     EXPECT_EQ(encode({Op::Cbnz, 19, 0, 0, 0, 0xff0}, 0x1000), 0xb5ffff93u);     // cbnz x19, -0x10
     EXPECT_EQ(encode({Op::Cbz, 9, 0, 0, 0, 0x100c}, 0x1000), 0xb4000069u);      // cbz x9, +0xc
 }
+
+// The code ELF as an independent disassembler reads it: every instruction the
+// one the generator meant, every branch to its target, every function named.
+TEST(EtmSynthExample, LlvmObjdumpReadsTheCodeAsGenerated) {
+    const char* objdump = "/usr/bin/llvm-objdump";
+    if (!std::filesystem::exists(objdump)) GTEST_SKIP() << objdump << " is not installed";
+    TempDir dir("etmsynth");
+    auto ex = writeExample((dir.path / "coresight-example.data").string(), 5);
+    ASSERT_TRUE(ex) << ex.error().message;
+    std::string out;
+    ASSERT_EQ(runCommand(std::string(objdump) + " -d --triple=aarch64 '" + ex->elfPath + "'", &out), 0)
+        << out;
+    std::map<uint64_t, std::string> text;  // address -> "mnemonic operands"
+    std::set<std::string> labels;
+    std::istringstream in(out);
+    std::string line;
+    while (std::getline(in, line)) {
+        unsigned long long a = 0;
+        char name[64] = {};
+        if (std::sscanf(line.c_str(), "%llx <%63[^>]>:", &a, name) == 2) labels.insert(name);
+        const size_t tab = line.find('\t');
+        if (tab != std::string::npos && std::sscanf(line.c_str(), " %llx:", &a) == 1)
+            text[a] = line.substr(tab + 1);
+    }
+    for (const ptsynth::ElfSymbol& f : ex->program.functions)
+        EXPECT_TRUE(labels.count(f.name)) << f.name;
+    ASSERT_EQ(text.size(), ex->program.code.size());
+    for (size_t k = 0; k < ex->program.code.size(); ++k) {
+        const Insn& i = ex->program.code[k];
+        const uint64_t pc = ex->program.base + 4 * k;
+        const std::string& t = text[pc];
+        std::string want;
+        switch (i.op) {
+            case Op::Nop:
+                want = "nop";
+                break;
+            case Op::Movz:
+                want = "mov\tx" + std::to_string(i.rd) + ", #" + std::to_string(i.imm);
+                break;
+            case Op::AddImm:
+                want = i.rn == 31 && i.imm == 0 ? "mov\tx29, sp"
+                                                : "add\tx" + std::to_string(i.rd) + ", x" +
+                                                      std::to_string(i.rn) + ", #" + std::to_string(i.imm);
+                break;
+            case Op::SubImm:
+                want = "sub\tx" + std::to_string(i.rd) + ", x" + std::to_string(i.rn) + ", #" +
+                       std::to_string(i.imm);
+                break;
+            case Op::CmpImm:
+                want = "cmp\tx" + std::to_string(i.rn) + ", #" + std::to_string(i.imm);
+                break;
+            case Op::AddReg:
+                want = "add\tx" + std::to_string(i.rd) + ", x" + std::to_string(i.rn) + ", x" +
+                       std::to_string(i.rm);
+                break;
+            case Op::MovReg:
+                want = "mov\tx" + std::to_string(i.rd) + ", x" + std::to_string(i.rm);
+                break;
+            case Op::StpPre:
+                want = "stp\tx29, x30, [sp, #" + std::to_string(i.imm) + "]!";
+                break;
+            case Op::StpOff:
+                want = "stp\tx19, x20, [sp, #" + std::to_string(i.imm) + "]";
+                break;
+            case Op::LdpOff:
+                want = "ldp\tx19, x20, [sp, #" + std::to_string(i.imm) + "]";
+                break;
+            case Op::LdpPost:
+                want = "ldp\tx29, x30, [sp], #" + std::to_string(i.imm);
+                break;
+            case Op::Ret:
+                want = "ret";
+                break;
+            default: {
+                char b[64];
+                static const char* const kCond[] = {"eq", "ne", "hs", "lo", "mi", "pl", "vs", "vc",
+                                                    "hi", "ls", "ge", "lt", "gt", "le", "al", "nv"};
+                const std::string m = i.op == Op::B      ? "b"
+                                      : i.op == Op::Bl   ? "bl"
+                                      : i.op == Op::Cbz  ? "cbz\tx" + std::to_string(i.rd) + ","
+                                      : i.op == Op::Cbnz ? "cbnz\tx" + std::to_string(i.rd) + ","
+                                                         : std::string("b.") + kCond[i.rn & 15];
+                std::snprintf(b, sizeof b, "%s%s0x%llx", m.c_str(), m.back() == ',' ? " " : "\t",
+                              (unsigned long long)i.target);
+                want = b;
+                break;
+            }
+        }
+        EXPECT_EQ(t.substr(0, want.size()), want) << "at 0x" << std::hex << pc;
+    }
+}
