@@ -121,7 +121,7 @@ TEST(EtmSynthExample, TrcPktListerDecodesExactlyTheWalkedPath) {
     EXPECT_EQ(lastFrameFill.size(), 2u);
 }
 
-TEST(EtmSynthExample, AuxscopeDecodesThePerfDataToTheTruth) {
+TEST(EtmSynthExample, AuxscopeDecodesThePerfDataAndTheSnapshotToTheTruth) {
     TempDir dir("etmsynth");
     auto ex = writeExample((dir.path / "coresight-example.data").string(), 7);
     ASSERT_TRUE(ex) << ex.error().message;
@@ -149,6 +149,24 @@ TEST(EtmSynthExample, AuxscopeDecodesThePerfDataToTheTruth) {
     for (Seen& s : want)
         s.taken = false;  // the ranges format has no atom
     expectSameRanges(got, want, "auxscope decode --format ranges");
+
+    // The snapshot folder itself, as auxscope decodes snapshots.
+    ASSERT_EQ(runCommand(std::string(AUXSCOPE_CLI) + " decode '" + ex->snapshotDir + "' --format ranges",
+                         &out, false),
+              0)
+        << out;
+    got.clear();
+    std::istringstream snap(out);
+    while (std::getline(snap, line)) {
+        if (line.empty() || line[0] == '#') continue;
+        unsigned id = 0, count = 0;
+        unsigned long long first = 0, last = 0;
+        ASSERT_EQ(std::sscanf(line.c_str(), "0x%x 0x%llx 0x%llx %u A64", &id, &first, &last, &count), 4)
+            << line;
+        EXPECT_EQ(id, 0x10u);
+        got.push_back({first, last + 4, count, false});
+    }
+    expectSameRanges(got, want, "auxscope decode SNAPSHOT_DIR --format ranges");
 
     // Spans: one per call (and _start's), each named from the code ELF's symbols.
     ASSERT_EQ(runCommand(std::string(AUXSCOPE_CLI) + " decode '" + data + "'", &out, false), 0) << out;
