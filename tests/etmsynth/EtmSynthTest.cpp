@@ -11,10 +11,13 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "EtmSynth.h"
 #include "TestSupport.h"
+#include "auxtrace/LiveTraceDecoder.h"
+#include "record/ReplaySource.h"
 
 using namespace auxscope;
 using namespace auxscope::etmsynth;
@@ -318,4 +321,48 @@ TEST(EtmSynthExample, LlvmObjdumpReadsTheCodeAsGenerated) {
         }
         EXPECT_EQ(t.substr(0, want.size()), want) << "at 0x" << std::hex << pc;
     }
+}
+
+// Replay (the capture path with simulated hardware) of the example with the
+// live decoder attached, as the GUI's Replay does: its 20 AUX records arrive
+// over the run and every instruction of the truth decodes live.
+TEST(EtmSynthExample, ReplayDecodesTheWholeRunLive) {
+    TempDir dir("etmsynth");
+    const std::string data = (dir.path / "coresight-example.data").string();
+    auto ex = writeExample(data, 2);
+    ASSERT_TRUE(ex) << ex.error().message;
+    auto src = ReplaySource::open(data);
+    ASSERT_TRUE(src) << src.error().message;
+    ReplayOptions ro;
+    ro.speed.factor = (*src)->recordedSeconds() / 0.5;  // the recorded second in about half a second
+    auto session = (*src)->openSession(ro);
+    ASSERT_TRUE(session) << session.error().message;
+    LiveDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    lo.auxtraceInfo = (*src)->auxtraceInfo(ro);
+    auto live = LiveTraceDecoder::attach(**session, lo);
+    ASSERT_TRUE(live) << live.error().message;
+    ASSERT_TRUE((*session)->start());
+    ASSERT_TRUE((*src)->start(**session, ro));
+    size_t timelinesWhileRunning = 0;
+    std::shared_ptr<const TimelineData> seen;
+    while (!(*session)->finished()) {
+        if (auto t = (*live)->latest(); t && t != seen) {
+            seen = t;
+            ++timelinesWhileRunning;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    (*src)->wait();
+    (*session)->wait();
+    (*live)->flush();
+    (*live)->stop();
+    const LiveDecodeStats stats = (*live)->stats();
+    EXPECT_TRUE(stats.lastError.empty()) << stats.lastError;
+    EXPECT_EQ(stats.decodeErrors, 0u);
+    EXPECT_EQ(stats.auxBytes, ex->buffer.size());
+    EXPECT_EQ(stats.skippedBytes, 0u);
+    EXPECT_EQ(stats.instructions, ex->truth.instructions) << "every instruction of the run, decoded live";
+    EXPECT_EQ(stats.spans, ex->truth.calls + 1);
+    EXPECT_GE(timelinesWhileRunning, 2u) << "timelines published while the replay ran";
 }

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The generated CoreSight example (auxscope-etmsnap --example; include()d by
-# tests/CMakeLists.txt): trc_pkt_lister and auxscope decode it to its truth.
+# tests/CMakeLists.txt): trc_pkt_lister and auxscope decode it to its truth,
+# offline and live (replay).
 add_executable(etmsynth_tests ${CMAKE_CURRENT_LIST_DIR}/EtmSynthTest.cpp)
-target_link_libraries(etmsynth_tests PRIVATE auxscope_etmsynth GTest::gtest_main)
+target_link_libraries(etmsynth_tests PRIVATE auxscope_etmsynth auxscope_decode GTest::gtest_main)
 add_dependencies(etmsynth_tests auxscope)
 target_compile_definitions(etmsynth_tests PRIVATE AUXSCOPE_CLI="$<TARGET_FILE:auxscope>")
 gtest_discover_tests(etmsynth_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)

@@ -258,26 +258,36 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
     }
     uint64_t auxOffset = 0;
     std::vector<uint8_t> all;
+    const unsigned pieces = std::max(1u, o.auxRecords);
     for (unsigned k = 0; k < o.copies; ++k) {
-        t += o.bufferNs;
         const std::vector<uint8_t>& bytes = k > 0 && !withBarrier.empty() ? withBarrier : s.buffer;
-        RecordBuilder aux(PERF_RECORD_AUX);
-        aux.u64(auxOffset).u64(bytes.size()).u64(0).sampleId(etmId, pid, pid, t);
-        AUXSCOPE_TRY(w.writeRecord(aux.finish()));
-        if (o.oneAuxtrace) {
-            all.insert(all.end(), bytes.begin(), bytes.end());
-            auxOffset += bytes.size();
-            if (k + 1 < o.copies) continue;
+        // The copy in `pieces` AUX records, cut at frame boundaries (16 bytes) when formatted.
+        const uint64_t unit = s.input == EtmInput::Formatted ? 16 : 1;
+        const uint64_t units = (bytes.size() + unit - 1) / unit;
+        for (unsigned j = 0; j < pieces; ++j) {
+            const uint64_t from = std::min<uint64_t>(bytes.size(), units * j / pieces * unit);
+            const uint64_t to = std::min<uint64_t>(bytes.size(), units * (j + 1) / pieces * unit);
+            if (to == from) continue;
+            const std::span<const uint8_t> piece(bytes.data() + from, to - from);
+            t = o.startTime + k * o.bufferNs + o.bufferNs * (j + 1) / pieces;
+            RecordBuilder aux(PERF_RECORD_AUX);
+            aux.u64(auxOffset).u64(piece.size()).u64(0).sampleId(etmId, pid, pid, t);
+            AUXSCOPE_TRY(w.writeRecord(aux.finish()));
+            if (o.oneAuxtrace) {
+                all.insert(all.end(), piece.begin(), piece.end());
+                auxOffset += piece.size();
+                if (k + 1 < o.copies || j + 1 < pieces) continue;
+            }
+            perfdata::AuxtraceRecord head{};
+            head.offset = o.oneAuxtrace ? 0 : auxOffset;
+            head.reference = t;
+            head.idx = 0;
+            head.tid = uint32_t(pid);
+            head.cpu = uint32_t(o.cpu);
+            AUXSCOPE_TRY(w.writeAuxtrace(head, o.oneAuxtrace ? std::span<const uint8_t>(all) : piece));
+            AUXSCOPE_TRY(w.writeFinishedRound());
+            if (!o.oneAuxtrace) auxOffset += piece.size();
         }
-        perfdata::AuxtraceRecord head{};
-        head.offset = o.oneAuxtrace ? 0 : auxOffset;
-        head.reference = t;
-        head.idx = 0;
-        head.tid = uint32_t(pid);
-        head.cpu = uint32_t(o.cpu);
-        AUXSCOPE_TRY(w.writeAuxtrace(head, o.oneAuxtrace ? std::span<const uint8_t>(all) : bytes));
-        AUXSCOPE_TRY(w.writeFinishedRound());
-        if (!o.oneAuxtrace) auxOffset += bytes.size();
     }
     {
         RecordBuilder b(PERF_RECORD_EXIT);

@@ -60,6 +60,10 @@ struct SnapPerfDataOptions {
     std::string comm = "snapshot";
     uint64_t startTime = 1'000'000'000;  // perf time of the first record, ns
     uint64_t bufferNs = 10'000'000;      // perf time between the copies' AUX records
+    // Each copy as this many AUX records (cut at frame boundaries), evenly over
+    // its bufferNs: a replay hands the trace over piece by piece, as a sink
+    // drained while tracing would.
+    unsigned auxRecords = 1;
     // The copies in one AUXTRACE buffer (one AUX record each): one stream a
     // decoder takes whole, as a live decoder or a big sink buffer gives it.
     bool oneAuxtrace = false;

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
             f,
             "usage: auxscope-etmsnap SNAPSHOT_DIR -o OUT.data [--buffer NAME] [--copies N] [--cpu N]\n"
             "                        [--one-auxtrace] [--timestamps-are-perf-time]\n"
-            "                        [--start-time NS] [--buffer-ns NS]\n"
+            "                        [--start-time NS] [--buffer-ns NS] [--aux-records N]\n"
             "       auxscope-etmsnap --example [-q] [--seed N] -o OUT.data\n"
             "\n"
             "Writes the snapshot's trace buffer as a cs_etm perf.data: AUXTRACE_INFO from the\n"
@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
             "  --start-time NS, --buffer-ns NS\n"
             "                      the first record's perf time and the time between the\n"
             "                      copies' AUX records (default 1 s and 10 ms)\n"
+            "  --aux-records N     each copy as N AUX records over its buffer-ns, cut at\n"
+            "                      frame boundaries (default 1): a replay hands it over piecewise\n"
             "\n"
             "--example generates a small CoreSight example, with no recorded data in it: an\n"
             "AArch64 program (main's loop, a recursive fib, workers calling leaf functions\n"
@@ -42,7 +44,8 @@ int main(int argc, char** argv) {
             "(Cortex-A57 registers, trace ID 0x10, 16-byte CoreSight frames), written as an\n"
             "OpenCSD snapshot folder (OUT without .data + -snapshot: trc_pkt_lister -ss_dir\n"
             "decodes it) and as a perf.data made from that folder as above, its code an ELF\n"
-            "with the functions' symbols (OUT without .data + -code-0.elf).\n"
+            "with the functions' symbols (OUT without .data + -code-0.elf); the trace in 20\n"
+            "AUX records over 1 s, so that a replay shows it arriving.\n"
             "  -q, --quiet         print nothing on success\n"
             "  --seed N            the program and its run (default 1)\n");
     };
@@ -69,6 +72,8 @@ int main(int argc, char** argv) {
             options.startTime = std::strtoull(next().c_str(), nullptr, 0);
         else if (a == "--buffer-ns")
             options.bufferNs = std::strtoull(next().c_str(), nullptr, 0);
+        else if (a == "--aux-records")
+            options.auxRecords = unsigned(std::strtoul(next().c_str(), nullptr, 10));
         else if (a == "--example")
             example = true;
         else if (a == "-q" || a == "--quiet")
@@ -114,7 +119,7 @@ int main(int argc, char** argv) {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         return 0;
     }
-    if (dir.empty() || out.empty() || options.copies == 0) {
+    if (dir.empty() || out.empty() || options.copies == 0 || options.auxRecords == 0) {
         usage(stderr);
         return 2;
     }

@@ -112,6 +112,12 @@ Expected<Example> writeExample(const std::string& outArg, uint64_t seed) {
     ex.elfPath = elfs->front().path;
     etmsnap::SnapPerfDataOptions options;
     options.comm = "etm-example";
+    // The run over 1 s of perf time, in 20 AUX records of one AUXTRACE buffer
+    // (one stream, as a sink drained while tracing gives it): a replay shows the
+    // trace arriving and decoding live.
+    options.bufferNs = 1'000'000'000;
+    options.auxRecords = 20;
+    options.oneAuxtrace = true;
     if (auto w = etmsnap::writeSnapshotPerfData(*s, *elfs, options, out); !w)
         return makeError(out + ": " + w.error().message);
     return ex;
