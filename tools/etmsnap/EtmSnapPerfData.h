@@ -13,7 +13,7 @@
 // For the tests and benchmarks (a trace with known content, decoded by
 // trc_pkt_lister from the snapshot and by auxscope from the perf.data) and for
 // people who have a snapshot and want the perf.data tools on it
-// (auxscope-etmsnap).
+// (auxscope-etmsnap), and for the generated CoreSight example (EtmSynth.h).
 #include <cstdint>
 #include <string>
 #include <vector>
