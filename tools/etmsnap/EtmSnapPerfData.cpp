@@ -136,7 +136,8 @@ Expected<SnapshotTrace> readSnapshotTrace(const std::string& dir, const std::str
 }
 
 Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(const SnapshotTrace& s,
-                                                             const std::string& pathPrefix) {
+                                                             const std::string& pathPrefix,
+                                                             const std::vector<ptsynth::ElfSymbol>& symbols) {
     std::vector<ptsynth::PtSynthMapping> maps;
     for (size_t i = 0; i < s.dumps.size();) {
         size_t j = i + 1;
@@ -161,6 +162,8 @@ Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(const SnapshotTrace
         image.code = code;
         image.textSize = code.size();
         image.entry = first;
+        for (const ptsynth::ElfSymbol& sym : symbols)
+            if (sym.value >= first && sym.value + sym.size <= last) image.symbols.push_back(sym);
         for (int b = 0; b < 5; ++b) {  // a build-id: FNV-1a of the code, 4 bytes at a time
             uint64_t h = 0xcbf29ce484222325ULL + uint64_t(b) * 0x9e3779b97f4a7c15ULL + first;
             for (uint8_t c : code)
@@ -255,26 +258,36 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
     }
     uint64_t auxOffset = 0;
     std::vector<uint8_t> all;
+    const unsigned pieces = std::max(1u, o.auxRecords);
     for (unsigned k = 0; k < o.copies; ++k) {
-        t += o.bufferNs;
         const std::vector<uint8_t>& bytes = k > 0 && !withBarrier.empty() ? withBarrier : s.buffer;
-        RecordBuilder aux(PERF_RECORD_AUX);
-        aux.u64(auxOffset).u64(bytes.size()).u64(0).sampleId(etmId, pid, pid, t);
-        AUXSCOPE_TRY(w.writeRecord(aux.finish()));
-        if (o.oneAuxtrace) {
-            all.insert(all.end(), bytes.begin(), bytes.end());
-            auxOffset += bytes.size();
-            if (k + 1 < o.copies) continue;
+        // The copy in `pieces` AUX records, cut at frame boundaries (16 bytes) when formatted.
+        const uint64_t unit = s.input == EtmInput::Formatted ? 16 : 1;
+        const uint64_t units = (bytes.size() + unit - 1) / unit;
+        for (unsigned j = 0; j < pieces; ++j) {
+            const uint64_t from = std::min<uint64_t>(bytes.size(), units * j / pieces * unit);
+            const uint64_t to = std::min<uint64_t>(bytes.size(), units * (j + 1) / pieces * unit);
+            if (to == from) continue;
+            const std::span<const uint8_t> piece(bytes.data() + from, to - from);
+            t = o.startTime + k * o.bufferNs + o.bufferNs * (j + 1) / pieces;
+            RecordBuilder aux(PERF_RECORD_AUX);
+            aux.u64(auxOffset).u64(piece.size()).u64(0).sampleId(etmId, pid, pid, t);
+            AUXSCOPE_TRY(w.writeRecord(aux.finish()));
+            if (o.oneAuxtrace) {
+                all.insert(all.end(), piece.begin(), piece.end());
+                auxOffset += piece.size();
+                if (k + 1 < o.copies || j + 1 < pieces) continue;
+            }
+            perfdata::AuxtraceRecord head{};
+            head.offset = o.oneAuxtrace ? 0 : auxOffset;
+            head.reference = t;
+            head.idx = 0;
+            head.tid = uint32_t(pid);
+            head.cpu = uint32_t(o.cpu);
+            AUXSCOPE_TRY(w.writeAuxtrace(head, o.oneAuxtrace ? std::span<const uint8_t>(all) : piece));
+            AUXSCOPE_TRY(w.writeFinishedRound());
+            if (!o.oneAuxtrace) auxOffset += piece.size();
         }
-        perfdata::AuxtraceRecord head{};
-        head.offset = o.oneAuxtrace ? 0 : auxOffset;
-        head.reference = t;
-        head.idx = 0;
-        head.tid = uint32_t(pid);
-        head.cpu = uint32_t(o.cpu);
-        AUXSCOPE_TRY(w.writeAuxtrace(head, o.oneAuxtrace ? std::span<const uint8_t>(all) : bytes));
-        AUXSCOPE_TRY(w.writeFinishedRound());
-        if (!o.oneAuxtrace) auxOffset += bytes.size();
     }
     {
         RecordBuilder b(PERF_RECORD_EXIT);

@@ -13,11 +13,12 @@
 // For the tests and benchmarks (a trace with known content, decoded by
 // trc_pkt_lister from the snapshot and by auxscope from the perf.data) and for
 // people who have a snapshot and want the perf.data tools on it
-// (auxscope-etmsnap).
+// (auxscope-etmsnap), and for the generated CoreSight example (EtmSynth.h).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "PtSynthElf.h"
 #include "PtSynthPerfData.h"
 #include "Result.h"
 #include "etm/EtmSnapshot.h"
@@ -47,8 +48,10 @@ Expected<SnapshotTrace> readSnapshotTrace(const std::string& dir, const std::str
 
 // The dumps as ELF files `pathPrefix`-N.elf (aarch64, one PT_LOAD each): dumps
 // closer than 1 MiB share a file (zeros between them), farther ones get their own.
-Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(const SnapshotTrace& s,
-                                                             const std::string& pathPrefix);
+// `symbols` (functions, by address) go into the .symtab of the file that holds them.
+Expected<std::vector<ptsynth::PtSynthMapping>> writeDumpElfs(
+    const SnapshotTrace& s, const std::string& pathPrefix,
+    const std::vector<ptsynth::ElfSymbol>& symbols = {});
 
 struct SnapPerfDataOptions {
     int cpu = 0;          // the CPU whose AUX ring holds the copies
@@ -57,6 +60,10 @@ struct SnapPerfDataOptions {
     std::string comm = "snapshot";
     uint64_t startTime = 1'000'000'000;  // perf time of the first record, ns
     uint64_t bufferNs = 10'000'000;      // perf time between the copies' AUX records
+    // Each copy as this many AUX records (cut at frame boundaries), evenly over
+    // its bufferNs: a replay hands the trace over piece by piece, as a sink
+    // drained while tracing would.
+    unsigned auxRecords = 1;
     // The copies in one AUXTRACE buffer (one AUX record each): one stream a
     // decoder takes whole, as a live decoder or a big sink buffer gives it.
     bool oneAuxtrace = false;
