@@ -583,8 +583,13 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
                 advance(eventTime(ev));
                 break;
             case ptev_disabled:
-            case ptev_async_disabled:
                 addGap(eventTime(ev), GapReason::Untraced, "tracing disabled", offsetNow());
+                break;
+            case ptev_async_disabled:
+                // An interrupt: the flow resumes at ev.variant.async_disabled.at, where the
+                // last block's branch (a call, a return) had already gone.
+                ++stats.gaps[GapReason::Untraced];
+                flow.interruptedGap(eventTime(ev), "tracing disabled", offsetNow(), seg.cpu);
                 break;
             case ptev_stop:
                 addGap(eventTime(ev), GapReason::Untraced, "trace stopped (TraceStop)", offsetNow());

@@ -36,7 +36,7 @@ void FlowToSpans::closeStretch(Thread& t) {
     t.stretchBegin = spans.size();
 }
 
-void FlowToSpans::openGap(Thread& t, uint64_t time) {
+void FlowToSpans::openGap(Thread& t, uint64_t time, bool keepBranch) {
     if (t.gapOpen) endGap(t, time);
     if (!t.out.spans.empty() && time < t.out.spans.back().start) t.unordered = true;
     int32_t depth = 0;
@@ -53,7 +53,7 @@ void FlowToSpans::openGap(Thread& t, uint64_t time) {
             t.ends.firstStretchEndTime = time;
         }
     }
-    t.pending = Pending::None;
+    if (!keepBranch) t.pending = Pending::None;
     t.gapOpen = true;
     t.gapSlot = t.out.spans.size();
     t.out.gaps.push_back(gap_);
@@ -67,10 +67,11 @@ void FlowToSpans::endGap(Thread& t, uint64_t time) {
     s.end = std::max(time, s.start);
 }
 
-void FlowToSpans::gap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset, int cpu) {
+void FlowToSpans::openGap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset, int cpu,
+                          bool keepBranch) {
     gap_ = Gap{reason, std::move(detail), traceOffset, cpu};
     gapOpen_ = true;
-    openGap(thread(), time);
+    openGap(thread(), time, keepBranch && reason == GapReason::Untraced);
 }
 
 void FlowToSpans::switchThread(uint64_t time, int32_t tid) {
@@ -79,7 +80,9 @@ void FlowToSpans::switchThread(uint64_t time, int32_t tid) {
     current_ = tid;
     currentThread_ = nullptr;
     // What the incoming thread does during the rest of the gap is just as unknown.
-    if (gapOpen_) openGap(thread(), time);
+    // Untraced, it is the kernel resuming it: the branch it left its flow at (kept
+    // when an interrupt switched it out, forgotten at a system call) still holds.
+    if (gapOpen_) openGap(thread(), time, gap_.reason == GapReason::Untraced);
 }
 
 void FlowToSpans::interrupt(uint64_t) {

@@ -108,7 +108,19 @@ public:
     // From `time` on, instructions belong to `tid`.
     void switchThread(uint64_t time, int32_t tid);
     // From `time` on, nothing is known until the next instructions (or finish()).
-    void gap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset = 0, int cpu = -1);
+    void gap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset = 0, int cpu = -1) {
+        openGap(time, reason, std::move(detail), traceOffset, cpu, false);
+    }
+    // Tracing stopped asynchronously (an interrupt or exception in a user-only
+    // trace: Intel PT's FUP + TIP.PGD) before the instruction where the flow will
+    // resume: an Untraced gap, after which the branch that ended the last run
+    // still applies (a call completed just before the interrupt enters its callee
+    // when the thread resumes there, a return returns). After a synchronous stop
+    // (a syscall or a call into untraced code) the flow resumes after that branch
+    // has returned: gap() forgets the branch.
+    void interruptedGap(uint64_t time, std::string detail, uint64_t traceOffset = 0, int cpu = -1) {
+        openGap(time, GapReason::Untraced, std::move(detail), traceOffset, cpu, true);
+    }
     // Closes every open frame and gap at `time`.
     void finish(uint64_t time);
 
@@ -227,7 +239,10 @@ private:
     }
     void closeAll(Thread& t, uint64_t end);
     void closeStretch(Thread& t);
-    void openGap(Thread& t, uint64_t time);
+    void openGap(uint64_t time, GapReason reason, std::string detail, uint64_t traceOffset, int cpu,
+                 bool keepBranch);
+    // keepBranch: the thread's pending branch survives the gap (Untraced only).
+    void openGap(Thread& t, uint64_t time, bool keepBranch);
     void endGap(Thread& t, uint64_t time);
 
     std::map<int32_t, Thread> threads_;

@@ -174,6 +174,33 @@ TEST(FlowToSpans, UntracedGapKeepsTheStack) {
               (std::vector<Span>{fn(10, 40, A, 0, 2), fn(12, 35, B, 1, 2), gapSpan(15, 30, 2, 0)}));
 }
 
+// A user-only trace interrupted (FUP + TIP.PGD) right after a call or a return:
+// the thread resumes, after untraced time in which another thread ran, at the
+// callee's first instruction (at the caller's next one), and the branch still
+// holds there: the callee is a call, the return closes its frame.
+TEST(FlowToSpans, InterruptRightAfterABranchKeepsItAcrossASwitch) {
+    FlowToSpans flow;
+    flow.switchThread(0, 1);
+    flow.instructions(10, A, 2, BranchClass::Call);
+    flow.interruptedGap(12, "tracing disabled");
+    flow.switchThread(14, 2);  // scheduled out in the gap; thread 2 resumes from a syscall
+    flow.instructions(20, X, 1, BranchClass::FarCall);
+    flow.gap(22, GapReason::Untraced, "tracing disabled");
+    flow.switchThread(24, 1);
+    flow.instructions(30, B, 3, BranchClass::Return);
+    flow.interruptedGap(33, "tracing disabled");
+    flow.instructions(40, A, 1, BranchClass::Other);
+    Built b = build(flow, 50);
+    EXPECT_EQ(b.spans[1],
+              (std::vector<Span>{fn(10, 50, A, 0, 3), gapSpan(12, 14, 1, 0), gapSpan(24, 30, 1, 1),
+                                 fn(30, 40, B, 1, 3), gapSpan(33, 40, 2, 2)}));
+    for (const Span& s : b.spans[1])
+        EXPECT_FALSE(!s.isGap() && s.function == B && s.foundRunning) << "B was called";
+    // Thread 2's syscall forgot its branch: it resumes in X, the same frame.
+    EXPECT_EQ(b.spans[2],
+              (std::vector<Span>{gapSpan(14, 20, 0, 0), fn(20, 50, X, 0, 1), gapSpan(22, 24, 1, 1)}));
+}
+
 TEST(FlowToSpans, ThreadsKeepTheirOwnStacks) {
     FlowToSpans flow;
     flow.switchThread(0, 1);

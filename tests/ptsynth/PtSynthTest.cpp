@@ -990,17 +990,12 @@ TEST(PtSynthExample, AuxscopeDecodesSpansAndSampleStacksPerThread) {
             ++(span.foundRunning ? running : calls);
             names.insert((*session)->functions()[span.function].name);
         }
-        // A span per call. Frames found running: the entry function's, and a
-        // few where a thread resumes after a switch (on the CPU the two workers
-        // share, a call made just before a switch can open its span as found
-        // running in the next decode segment: perf counts every call, above).
-        const uint64_t switchIns = ex.switchIns(t.tid);
-        EXPECT_LE(calls, t.calls) << t.name;
-        EXPECT_GE(calls + switchIns, t.calls) << t.name << ": a span per call";
-        EXPECT_GE(calls + running, t.calls + 1) << t.name;
-        EXPECT_GE(running, 1u) << t.name;
-        EXPECT_LE(running, 1 + 2 * switchIns) << t.name;
-        if (t.tid == ex.truth.pid) EXPECT_EQ(calls, t.calls) << t.name << " never leaves its CPU";
+        // A span per call, and only the entry function's frame found running:
+        // a thread preempted right after a call (or a return) resumes in the
+        // callee (the caller) after its untraced time, also on the CPU the two
+        // workers share, as perf counts every call above.
+        EXPECT_EQ(calls, t.calls) << t.name << ": a span per call (" << ex.switchIns(t.tid) << " switch-ins)";
+        EXPECT_EQ(running, 1u) << t.name << ": only the entry frame found running";
         EXPECT_TRUE(names.count(ex.entryName(t.tid))) << t.name;
         EXPECT_TRUE(names.count("fib_0") || names.count("fib_1") || names.count("fib_2")) << t.name;
     }
