@@ -35,9 +35,9 @@ TimelineTour::TimelineTour(QWidget* parent) : QFrame(parent) {
     pal.setColor(QPalette::WindowText, Qt::black);
     setPalette(pal);
     auto* title = new QLabel(
-        "<b>The timeline's keys</b> — the flow of each thread, decoded; "
-        "zoom in to see every call. <b>?</b> on the timeline (or Help &gt; Timeline keys) "
-        "shows them again.");
+        "<b>A tour of the timeline</b>: each thread's calls, decoded from the trace, one row per call depth; "
+        "click a span for its function and code. Its keys (<b>?</b> on the timeline, or Help &gt; Timeline "
+        "keys, shows them again):");
     title->setObjectName("timelineTourTitle");
     title->setWordWrap(true);
     close_ = new QToolButton;
