@@ -14,6 +14,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
 #include <QTabBar>
@@ -156,6 +157,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     viewMenu->addAction("&Clear the selection\tEsc", this,
                         onTimeline([](TraceFilePage& p) { p.timeline()->clearTimeSelection(); }));
     auto* help = menuBar()->addMenu("&Help");
+    // No trace hardware needed: a recording made here by the bundled generators.
+    auto* examples = help->addMenu("Open an &example");
+    examples->setObjectName("examplesMenu");
+    examples
+        ->addAction(exampleTitle(ExampleKind::IntelPt), this, [this] { openExample(ExampleKind::IntelPt); })
+        ->setObjectName("exampleIntelPt");
+    examples
+        ->addAction(exampleTitle(ExampleKind::CoreSight), this,
+                    [this] { openExample(ExampleKind::CoreSight); })
+        ->setObjectName("exampleCoreSight");
+    connect(capture_, &CapturePage::openExampleRequested, this, &MainWindow::openExample);
     help->addAction("Timeline &keys", this, [this] {
         QString text = "<table>";
         for (const QString& line : TimelineView::keysHelp().split('\n')) {
@@ -176,10 +188,50 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     statusFile_->setObjectName("statusFile");
     statusFile_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     statusBar()->addPermanentWidget(statusFile_);
+    exampleBusy_ = new QProgressBar;
+    exampleBusy_->setObjectName("exampleBusy");
+    exampleBusy_->setRange(0, 0);  // busy: the generator says nothing of its progress
+    exampleBusy_->setMaximumWidth(120);
+    exampleBusy_->setVisible(false);
+    statusBar()->addPermanentWidget(exampleBusy_);
     if (guiRunsAsRoot()) addRootWarning(statusBar());
     updateActions();
     rebuildRecentMenu();
     resize(1200, 800);
+}
+
+void MainWindow::openExample(ExampleKind kind) {
+    ExampleMaker& maker = ExampleMaker::instance();
+    ++examplesMaking_;
+    exampleBusy_->setVisible(true);
+    statusBar()->showMessage(QString("Making the %1…").arg(exampleTitle(kind)));
+    maker.make(kind, this, [this, kind](const QString& path, const QString& error) {
+        exampleBusy_->setVisible(--examplesMaking_ > 0);
+        if (!error.isEmpty()) {
+            statusBar()->showMessage(QString("Could not make the %1").arg(exampleTitle(kind)));
+            // Not exec(): nothing waits on the box.
+            if (exampleError_) exampleError_->close();
+            auto* box = new QMessageBox(
+                QMessageBox::Warning, QString("Cannot open the %1").arg(exampleTitle(kind)),
+                QString("The %1 could not be made.").arg(exampleTitle(kind)), QMessageBox::Ok, this);
+            box->setObjectName("exampleErrorBox");
+            box->setInformativeText(error);
+            box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+            box->setAttribute(Qt::WA_DeleteOnClose);
+            exampleError_ = box;
+            box->open();
+            emit exampleFailed(kind, error);
+            return;
+        }
+        TraceFilePage* page = openFile(path);
+        page->showTimelineTour();
+        statusBar()->showMessage(QString("Opened the %1: %2").arg(exampleTitle(kind), path));
+        emit exampleOpened(kind, page);
+    });
+}
+
+QMessageBox* MainWindow::exampleErrorBox() const {
+    return exampleError_;
 }
 
 QStringList MainWindow::unkeptCaptures() const {

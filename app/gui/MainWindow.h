@@ -6,11 +6,16 @@
 // trace page per file opened, menus, drag and drop) and the entry the
 // `auxscope` binary loads (Gui.h); they may include every folder.
 #include <QMainWindow>
+#include <QPointer>
 #include <QSet>
 #include <QStringList>
 
+#include "gui/common/ExampleMaker.h"
+
 class QLabel;
 class QMenu;
+class QMessageBox;
+class QProgressBar;
 class QTabWidget;
 
 namespace auxscope {
@@ -26,6 +31,7 @@ class TraceFilePage;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
+    Q_MOC_INCLUDE("gui/trace/TraceFilePage.h")
 public:
     explicit MainWindow(QWidget* parent = nullptr);
     CapturePage* capturePage() const { return capture_; }
@@ -42,6 +48,20 @@ public:
     KeepChoice askKeep(const QStringList& files, bool wholeWindow);
     // File > Open Recent (object name "recentMenu"), rebuilt from the list.
     QMenu* recentMenu() const { return recentMenu_; }
+
+    // Help > Open an example (object names "exampleIntelPt", "exampleCoreSight"),
+    // and the capture page's "Open an example": the example is made (or reused)
+    // by ExampleMaker off the GUI thread, a busy bar on the status bar meanwhile
+    // (object name "exampleBusy"); then it opens like File > Open, with the tour
+    // of the timeline's keys on its page. A failure shows in a box that waits
+    // on nobody (object name "exampleErrorBox") with the generator's stderr.
+    void openExample(ExampleKind kind);
+    QMessageBox* exampleErrorBox() const;
+
+signals:
+    // The example opened in `page` (exampleFailed: why it did not).
+    void exampleOpened(ExampleKind kind, TraceFilePage* page);
+    void exampleFailed(ExampleKind kind, const QString& error);
 
 public slots:
     void openDialog();
@@ -77,6 +97,9 @@ private:
     bool closeAfterCapture_ = false;
     bool keepWithoutAsking_ = false;
     QAction* symbolsAction_ = nullptr;  // File > Symbols & binaries… of the current file
+    QProgressBar* exampleBusy_ = nullptr;
+    int examplesMaking_ = 0;
+    QPointer<QMessageBox> exampleError_;
 };
 
 }  // namespace auxscope

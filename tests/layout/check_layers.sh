@@ -6,7 +6,7 @@
 # lod/ at the bottom, then its tracks/, then the view and the panes) under
 # analysis/ under trace/, and timeline/ under capture/; the main window (app/gui/
 # itself) on top; common/ (what every folder may use: what the GUI remembers
-# between runs) at the very bottom. Prints every offending include with file and line; exit 1 if any.
+# between runs, the examples it makes) at the very bottom. Prints every offending include with file and line; exit 1 if any.
 # usage: check_layers.sh REPO_ROOT
 set -eu
 root=${1:-.}

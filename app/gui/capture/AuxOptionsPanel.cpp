@@ -7,7 +7,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QSpinBox>
+#include <QToolButton>
 
 #include "CaptureOptions.h"
 #include "DataRing.h"
@@ -34,7 +36,29 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
         pmu_->setEnabled(false);
         pmu_->setToolTip(
             "This machine has no AUX-area trace PMU (no intel_pt, cs_etm, arm_spe or intel_bts under "
-            "/sys/bus/event_source/devices). Replay a recorded trace to see the AUX path.");
+            "/sys/bus/event_source/devices). Replay a recorded trace to see the AUX path, or open an "
+            "example.");
+        // The examples need no trace hardware: one click away.
+        exampleButton_ = new QToolButton;
+        exampleButton_->setObjectName("openExampleButton");
+        exampleButton_->setPopupMode(QToolButton::MenuButtonPopup);
+        exampleButton_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+        auto* menu = new QMenu(exampleButton_);
+        auto* pt = menu->addAction("Open the " + exampleTitle(ExampleKind::IntelPt), this,
+                                   [this] { emit exampleRequested(ExampleKind::IntelPt); });
+        pt->setObjectName("openExampleIntelPt");
+        menu->addAction("Open the " + exampleTitle(ExampleKind::CoreSight), this,
+                        [this] { emit exampleRequested(ExampleKind::CoreSight); })
+            ->setObjectName("openExampleCoreSight");
+        menu->addAction("Replay the " + exampleTitle(ExampleKind::IntelPt) + " (live AUX path and decode)",
+                        this, [this] { emit replayExampleRequested(); })
+            ->setObjectName("replayExampleIntelPt");
+        exampleButton_->setMenu(menu);
+        connect(exampleButton_, &QToolButton::clicked, pt, &QAction::trigger);
+        exampleButton_->setText("Open an example");
+        exampleButton_->setToolTip(
+            "A small Intel PT recording made by the bundled synthesizer, opened on its timeline (the "
+            "arrow: the CoreSight example, or the Intel PT one replayed through the live AUX path)");
     }
 
     auto check = [this](const char* text, const char* name, bool on, const char* tip) {
@@ -116,7 +140,14 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
     form->addRow("Filters", filter_);
     form->addRow("Mode", mode_);
     form->addRow("AUX area", auxSize_);
-    form->addRow(verdict_);
+    if (exampleButton_) {
+        auto* row = new QHBoxLayout;
+        row->addWidget(verdict_, 1);
+        row->addWidget(exampleButton_, 0, Qt::AlignTop);
+        form->addRow(row);
+    } else {
+        form->addRow(verdict_);
+    }
     connect(pmu_, &QComboBox::currentIndexChanged, this, &AuxOptionsPanel::validate);
     validate();
 }

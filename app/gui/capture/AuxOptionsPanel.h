@@ -16,6 +16,7 @@
 #include "AuxEventConfig.h"
 #include "Pmu.h"
 #include "Result.h"
+#include "gui/common/ExampleMaker.h"
 
 class QCheckBox;
 class QComboBox;
@@ -23,6 +24,7 @@ class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
+class QToolButton;
 
 namespace auxscope {
 
@@ -46,8 +48,17 @@ public:
     // For tests and for the page: the PMUs offered.
     QComboBox* pmuBox() const { return pmu_; }
 
+    // On a machine without a trace PMU: the button beside the verdict that opens
+    // an example (object name "openExampleButton": a click, the Intel PT one; its
+    // menu, either, or the Intel PT one replayed); null where there is a trace PMU.
+    QToolButton* exampleButton() const { return exampleButton_; }
+
 signals:
     void changed();
+    // The person asked to open an example (the main window opens it).
+    void exampleRequested(ExampleKind kind);
+    // ... or to replay the Intel PT example (the form fills its Replay row).
+    void replayExampleRequested();
 
 private:
     void validate();
@@ -55,6 +66,7 @@ private:
 
     const PmuRegistry& pmus_;
     QComboBox* pmu_ = nullptr;
+    QToolButton* exampleButton_ = nullptr;
     QCheckBox *user_ = nullptr, *kernel_ = nullptr, *branch_ = nullptr, *tsc_ = nullptr, *mtc_ = nullptr,
               *cyc_ = nullptr, *noretcomp_ = nullptr, *ptwrite_ = nullptr;
     QSpinBox *mtcPeriod_ = nullptr, *cycThresh_ = nullptr, *psbPeriod_ = nullptr;

@@ -20,6 +20,7 @@
 #include "Tracefs.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/LiveStatsView.h"
+#include "gui/common/ExampleMaker.h"
 #include "gui/common/WindowMemory.h"
 
 namespace auxscope {
@@ -44,6 +45,12 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner)
 
     replayBrowse_ = new QPushButton("Browse…");
     replayBrowse_->setObjectName("replayBrowse");
+    replayExample_ = new QPushButton("Example");
+    replayExample_->setObjectName("replayExample");
+    replayExample_->setToolTip(
+        "Replay the Intel PT example (made by the bundled synthesizer auxscope-ptsynth, no trace hardware "
+        "needed): the live AUX path and its decode while capturing");
+    connect(replayExample_, &QPushButton::clicked, this, &CaptureForm::replayExample);
     replaySpeed_ = new QComboBox;
     replaySpeed_->setObjectName("replaySpeed");
     replaySpeed_->addItem("recorded speed", "1");
@@ -51,6 +58,12 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner)
     replaySpeed_->addItem("100× faster", "100");
     replaySpeed_->addItem("10× slower", "0.1");
     replaySpeed_->addItem("as fast as the drain takes it", "max");
+    // The examples last milliseconds as recorded: slowed down, the live path can be watched.
+    replaySpeed_->addItem("slow motion (a short recording made to last 5 s)", "stretch:5");
+    replaySpeed_->setItemData(replaySpeed_->count() - 1,
+                              "A recording shorter than 5 s replayed as much slower as makes it last 5 s "
+                              "(longer ones at the recorded speed)",
+                              Qt::ToolTipRole);
     replaySnapshot_ = new QCheckBox("flight-recorder (snapshot) mode");
     replaySnapshot_->setObjectName("replaySnapshot");
     replayLoop_ = new QCheckBox("loop");
@@ -59,6 +72,7 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner)
     auto* replayLayout = new QHBoxLayout(replayRow_);
     replayLayout->setContentsMargins(0, 0, 0, 0);
     replayLayout->addWidget(replayBrowse_);
+    replayLayout->addWidget(replayExample_);
     replayLayout->addWidget(new QLabel("Speed"));
     replayLayout->addWidget(replaySpeed_);
     replayLayout->addWidget(replaySnapshot_);
@@ -210,6 +224,29 @@ void CaptureForm::targetKindChanged(int index) {
     auxPanel_->setVisible(index != 4);
 }
 
+void CaptureForm::replayExample() {
+    targetKind_->setCurrentIndex(4);
+    replayExample_->setEnabled(false);
+    emit statusMessage(QString("Making the %1 to replay…").arg(exampleTitle(ExampleKind::IntelPt)), false);
+    ExampleMaker::instance().make(
+        ExampleKind::IntelPt, this, [this](const QString& path, const QString& error) {
+            replayExample_->setEnabled(true);
+            if (!error.isEmpty()) {
+                emit statusMessage("Cannot replay the example: " + error, true);
+                return;
+            }
+            targetKind_->setCurrentIndex(4);
+            targetValue_->setText(path);
+            liveDecode_->setChecked(true);
+            // The example lasts milliseconds as recorded: stretched to seconds, it can be watched.
+            replaySpeed_->setCurrentIndex(replaySpeed_->findData(QString("stretch:5")));
+            emit statusMessage(QString("Ready to replay the %1 (%2): Start feeds it through simulated CPUs, "
+                                       "in slow motion, decoding while capturing.")
+                                   .arg(exampleTitle(ExampleKind::IntelPt), path),
+                               false);
+        });
+}
+
 void CaptureForm::chooseTracepoint() {
     QDialog dialog(owner_);
     dialog.setWindowTitle("Add tracepoint");
@@ -316,8 +353,16 @@ bool CaptureForm::decodeWhileCapturing() const {
     return liveDecode_->isChecked();
 }
 
-Expected<ReplayOptions> CaptureForm::replayOptions() const {
-    auto speed = parseReplaySpeed(replaySpeed_->currentData().toString().toStdString());
+Expected<ReplayOptions> CaptureForm::replayOptions(double recordedSeconds) const {
+    QString factor = replaySpeed_->currentData().toString();
+    if (factor.startsWith("stretch:")) {
+        // Never faster than recorded: a long recording plays as recorded.
+        const double seconds = factor.mid(8).toDouble();
+        factor = recordedSeconds > 0 && recordedSeconds < seconds
+                     ? QString::number(recordedSeconds / seconds, 'g', 6)
+                     : QString("1");
+    }
+    auto speed = parseReplaySpeed(factor.toStdString());
     if (!speed) return speed.error();
     ReplayOptions options;
     options.speed = *speed;

@@ -43,11 +43,21 @@ public:
     // A replay: the recording (target()) fed at the chosen speed, snapshot mode and loop.
     bool replaySelected() const;
     QString target() const;
-    Expected<ReplayOptions> replayOptions() const;
+    // `recordedSeconds`: the recording's time span, for the speed that stretches
+    // a short recording to a few seconds ("slow motion", the example's).
+    Expected<ReplayOptions> replayOptions(double recordedSeconds) const;
     bool decodeWhileCapturing() const;
     // Why LBR call stacks are not offered for the events the form names now
     // (checkCallGraphFor's refusal; empty when they are).
     QString lbrRefusal() const { return lbrRefusal_; }
+    // The Replay row's "Example" (object name "replayExample"): makes (or reuses)
+    // the Intel PT example, chooses Replay and fills its path, so Start replays it
+    // through the live AUX path with decoding while capturing.
+    void replayExample();
+
+signals:
+    // What the form has to say on the page (the example being made, or why it could not be).
+    void statusMessage(const QString& text, bool error);
 
 private:
     void targetKindChanged(int index);
@@ -72,6 +82,7 @@ private:
     QCheckBox* overwrite_ = nullptr;
     // Replay: a recorded perf.data fed through simulated CPUs (target kind 4).
     QPushButton* replayBrowse_ = nullptr;
+    QPushButton* replayExample_ = nullptr;
     QComboBox* replaySpeed_ = nullptr;
     QCheckBox* replaySnapshot_ = nullptr;
     QCheckBox* replayLoop_ = nullptr;

@@ -107,6 +107,9 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     auto* controlsLayout = new QVBoxLayout(controls);
     controlsLayout->addLayout(form_->layout());
     controlsLayout->addWidget(form_->auxPanel());
+    connect(form_, &CaptureForm::statusMessage, this, &CapturePage::setStatus);
+    connect(form_->auxPanel(), &AuxOptionsPanel::exampleRequested, this, &CapturePage::openExampleRequested);
+    connect(form_->auxPanel(), &AuxOptionsPanel::replayExampleRequested, form_, &CaptureForm::replayExample);
     controlsLayout->addLayout(buttons);
 
     stats_ = new LiveStatsView(this);
@@ -411,7 +414,7 @@ Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
     Expected<std::unique_ptr<ReplaySource>> source = std::move(openedReplay_);
     openedReplay_.reset();
     const std::string path = (*source)->path();
-    auto replayOptions = form_->replayOptions();
+    auto replayOptions = form_->replayOptions((*source)->recordedSeconds());
     if (!replayOptions) return replayOptions.error();
     replayOptions_ = *replayOptions;
     auto session = (*source)->openSession(replayOptions_);

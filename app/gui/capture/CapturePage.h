@@ -23,6 +23,7 @@
 
 #include "CaptureSession.h"
 #include "gui/capture/LiveHistory.h"
+#include "gui/common/ExampleMaker.h"
 #include "record/PerfDataWriterCapture.h"
 #include "record/ReplaySource.h"
 
@@ -97,6 +98,8 @@ signals:
     void captureFileReady(const QString& path);
     // The person picked an entry of the recent list.
     void openRequested(const QString& path);
+    // The person asked to open an example (the AUX panel's "Open an example").
+    void openExampleRequested(ExampleKind kind);
 
 private slots:
     void refresh();

@@ -24,6 +24,7 @@
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/SymbolsDialog.h"
 #include "gui/trace/TimelineDecodeController.h"
+#include "gui/trace/TimelineTour.h"
 #include "gui/trace/TraceExporter.h"
 #include "gui/trace/TraceSummaryTree.h"
 #include "gui/trace/TraceTimelineTab.h"
@@ -164,6 +165,19 @@ TraceFilePage::~TraceFilePage() {
     // A decode still running stops at its next batch of segments; it keeps the
     // reader alive until then. So does a timeline being built (its controller stops it).
     if (cancel_) *cancel_ = true;
+}
+
+TimelineTour* TraceFilePage::showTimelineTour() {
+    if (tour_ || !TimelineTour::wanted()) return tour_;
+    tour_ = new TimelineTour;
+    // Under the header, above the Summary and Timeline tabs.
+    static_cast<QVBoxLayout*>(layout())->insertWidget(1, tour_);
+    tour_->setVisible(true);  // now, not when the layout gets to it
+    return tour_;
+}
+
+TimelineTour* TraceFilePage::timelineTour() const {
+    return tour_;
 }
 
 void TraceFilePage::populate() {

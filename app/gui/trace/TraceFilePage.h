@@ -83,6 +83,7 @@ class TraceExporter;
 class TraceSummaryTree;
 class TimelineDecodeController;
 class SymbolsDialog;
+class TimelineTour;
 struct AuxTraceSpans;
 
 class TraceFilePage : public QWidget {
@@ -178,6 +179,10 @@ public:
     // How many times the Timeline tab was built (1 after the first open; each
     // change of the Symbols & binaries adds one).
     int timelineOpens() const { return timelineOpens_; }
+    // The tour of the timeline's keys above the page's tabs (an example opened:
+    // issue 33), unless the person asked not to see it again (null then); one per page.
+    TimelineTour* showTimelineTour();
+    TimelineTour* timelineTour() const;
 
 public slots:
     // Without a path, ask for one. Runs on a worker thread (false: not started).
@@ -253,6 +258,7 @@ private:
     QTabWidget* tabs_ = nullptr;
     TraceTimelineTab* timeline_ = nullptr;  // the Timeline tab (null until the file is read)
     TimelineDecodeController* decoder_ = nullptr;
+    QPointer<TimelineTour> tour_;
 };
 
 }  // namespace auxscope
