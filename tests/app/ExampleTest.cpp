@@ -356,18 +356,7 @@ private slots:
     }
 
     // Help > Open an example > CoreSight (ETMv4) example: a decoded timeline too.
-    // Skipped, saying so, where this auxscope-etmsnap has no --example yet.
     void openCoreSightExampleShowsDecodedSpans() {
-        QTemporaryDir d;
-        QProcess probe;
-        probe.start(QString(AUXSCOPE_ETMSNAP_DIR) + "/auxscope-etmsnap",
-                    exampleCommand(ExampleKind::CoreSight, d.filePath("probe.data")).args);
-        QVERIFY(probe.waitForFinished(60000));
-        const QString err = QString::fromLocal8Bit(probe.readAllStandardError());
-        if (probe.exitCode() != 0 && err.contains("unknown option"))
-            QSKIP(qPrintable("auxscope-etmsnap does not take --example yet (issue 33's CoreSight example): " +
-                             err.section('\n', 0, 0)));
-        QVERIFY2(probe.exitCode() == 0, qPrintable(err));
         MainWindow window;
         window.show();
         QElapsedTimer clock;

@@ -29,7 +29,7 @@ QString examplesFolder() {
 ExampleCommand exampleCommand(ExampleKind kind, const QString& out) {
     if (kind == ExampleKind::IntelPt)
         // A generated program (recursion, a few threads) traced with its sideband and samples.
-        return {"auxscope-ptsynth", {"--generate", "1", "--functions", "40", "-q", "-o", out}};
+        return {"auxscope-ptsynth", {"--example", "-q", "-o", out}};
     // A small ETMv4 recording as a cs_etm perf.data, its code beside it.
     return {"auxscope-etmsnap", {"--example", "-q", "-o", out}};
 }
