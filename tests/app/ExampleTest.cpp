@@ -309,6 +309,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 60000);
         QVERIFY2(status->text().contains("not live hardware") || !page->lastCaptureFile().isEmpty(),
                  qPrintable(status->text()));
+        // Named after the recording: DATE_TIME_replay-intel-pt-example.data, one .data.
+        QVERIFY2(page->lastCaptureFile().endsWith("_replay-intel-pt-example.data"),
+                 qPrintable(page->lastCaptureFile()));
     }
 
     // No generator anywhere: nothing hangs, a box that blocks nobody says what

@@ -267,8 +267,11 @@ void CapturePage::start() {
     // A folder that cannot be made (a home that is not writable) does not stop a
     // capture: it goes to a folder of this user's in the temporary folder, and
     // the status line says so.
-    const QString target = form_->replaySelected() ? "replay-" + QFileInfo(form_->target()).fileName()
-                                                   : QString::fromStdString(describeTarget(*opts));
+    // A replay is named after its recording, less a ".data" the capture's own name adds back.
+    QString replayed = QFileInfo(form_->target()).fileName();
+    if (replayed.endsWith(".data")) replayed.chop(5);
+    const QString target =
+        form_->replaySelected() ? "replay-" + replayed : QString::fromStdString(describeTarget(*opts));
     QString folderError, folderNote;
     QString path = CaptureFiles::newCapturePath(CaptureFiles::capturesFolder(), target, &folderError);
     if (path.isEmpty()) {
