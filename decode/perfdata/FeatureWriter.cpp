@@ -236,13 +236,22 @@ std::map<unsigned, std::vector<uint8_t>> FeatureWriter::hostFeatures(const std::
             }
         }
         std::sort(pmus.begin(), pmus.end());
-        FeatureBlob b;
-        b.u32(uint32_t(pmus.size()));
-        for (auto& [type, name] : pmus)
-            b.u32(type).str(name);
-        f[perfdata::kFeatPmuMappings] = b.take();
+        f[perfdata::kFeatPmuMappings] = pmuMappings(pmus);
     }
     return f;
+}
+
+std::vector<uint8_t> FeatureWriter::pmuMappings(const std::vector<std::pair<uint32_t, std::string>>& pmus) {
+    FeatureBlob b;
+    b.u32(uint32_t(pmus.size()));
+    for (const auto& [type, name] : pmus)
+        b.u32(type).str(name);
+    return b.take();
+}
+
+std::vector<uint8_t> FeatureWriter::auxPmuMappings(uint32_t auxType, const std::string& auxName) {
+    return pmuMappings(
+        {{PERF_TYPE_SOFTWARE, "software"}, {PERF_TYPE_TRACEPOINT, "tracepoint"}, {auxType, auxName}});
 }
 
 std::vector<uint8_t> FeatureWriter::eventDesc(const std::vector<PerfDataEventAttr>& attrs) {

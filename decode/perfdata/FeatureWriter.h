@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "Result.h"
@@ -45,6 +46,11 @@ public:
                                                                  const std::string& version,
                                                                  std::vector<std::string>* notes = nullptr);
 
+    // HEADER_PMU_MAPPINGS: each PMU's type and name.
+    static std::vector<uint8_t> pmuMappings(const std::vector<std::pair<uint32_t, std::string>>& pmus);
+    // The PMU_MAPPINGS of a recording made with one AUX-area PMU (`auxType`, `auxName`):
+    // the software and tracepoint PMUs and it.
+    static std::vector<uint8_t> auxPmuMappings(uint32_t auxType, const std::string& auxName);
     // HEADER_EVENT_DESC: every attr with its name and ids.
     static std::vector<uint8_t> eventDesc(const std::vector<PerfDataEventAttr>& attrs);
     // HEADER_SAMPLE_TIME: first and last sample time.

@@ -298,16 +298,7 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
     w.setFeature(perfdata::kFeatArch, FeatureBlob().str("aarch64").take());
     w.setFeature(perfdata::kFeatNrCpus,
                  FeatureBlob().u32(uint32_t(byCpu.size())).u32(uint32_t(byCpu.size())).take());
-    {
-        const std::pair<uint32_t, const char*> pmus[] = {{PERF_TYPE_SOFTWARE, "software"},
-                                                         {PERF_TYPE_TRACEPOINT, "tracepoint"},
-                                                         {kCsEtmPmuType, "cs_etm"}};
-        FeatureBlob b;
-        b.u32(uint32_t(std::size(pmus)));
-        for (auto& [type, name] : pmus)
-            b.u32(type).str(name);
-        w.setFeature(perfdata::kFeatPmuMappings, b.take());
-    }
+    w.setFeature(perfdata::kFeatPmuMappings, FeatureWriter::auxPmuMappings(kCsEtmPmuType, "cs_etm"));
     w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs));
     std::vector<BuildIdEntry> ids;
     for (const ptsynth::PtSynthMapping& elf : elfs)

@@ -27,8 +27,6 @@ constexpr uint64_t kChunkBytes = 32 << 10;
 constexpr uint64_t kSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 constexpr uint64_t kClockSampleType = kSampleType | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
-constexpr uint16_t kTimeShift = 31;
-constexpr uint32_t kTimeMult = 1u << 31;
 
 uint64_t ptId(int cpu) {
     return 1 + uint64_t(cpu);
@@ -409,30 +407,10 @@ Expected<ExampleSummary> writeExample(const ExampleOptions& options) {
         for (size_t cpu = 0; cpu < a.ids.size(); ++cpu)
             index.push_back({a.ids[cpu], cpu, cpu, uint64_t(kPid)});
     if (auto r = w.writeIdIndex(index); !r) return r.error();
-    perf_event_mmap_page page;
-    std::memset(&page, 0, sizeof page);
-    page.time_shift = kTimeShift;
-    page.time_mult = kTimeMult;
-    page.cap_user_time_zero = 1;
-    if (auto r = w.writeTimeConv(page); !r) return r.error();
-    IntelPtInfo info;
-    info.pmuType = kPmuType;
-    info.timeShift = kTimeShift;
-    info.timeMult = kTimeMult;
-    info.timeZero = 0;
-    info.capUserTimeZero = 1;
-    info.tscBit = kConfigTsc;
-    info.noretcompBit = kConfigNoRetComp;
-    info.haveSchedSwitch = 3;  // context-switch records, CPU-wide
-    info.snapshotMode = 0;
-    info.perCpuMmaps = 1;
-    info.mtcBit = kConfigMtc;
-    info.mtcFreqBits = uint64_t(0xf) << kConfigMtcPeriodShift;
-    info.tscCtcRatioN = enc.ctcEbx;
-    info.tscCtcRatioD = enc.ctcEax;
-    info.cycBit = kConfigCyc;
-    info.maxNonTurboRatio = enc.cbr;
-    if (auto r = w.writeAuxtraceInfo(auxtrace::kTypeIntelPt, encodeIntelPtInfo(info)); !r) return r.error();
+    if (auto r = w.writeTimeConv(synthTimeConv()); !r) return r.error();
+    // Context-switch records, CPU-wide: have_sched_switch 3.
+    if (auto r = w.writeAuxtraceInfo(auxtrace::kTypeIntelPt, encodeIntelPtInfo(synthIntelPtInfo(enc, 3))); !r)
+        return r.error();
     for (const Pending& p : rec.records) {
         auto r = p.aux ? w.writeAuxtrace(p.head, p.bytes) : w.writeRecord(p.bytes);
         if (!r) return r.error();
@@ -448,15 +426,7 @@ Expected<ExampleSummary> writeExample(const ExampleOptions& options) {
     w.setFeature(perfdata::kFeatCpuId, FeatureBlob().str(kCpuId).take());
     w.setFeature(perfdata::kFeatCpuDesc,
                  FeatureBlob().str("Intel(R) Xeon(R) (Skylake-SP, example by auxscope-ptsynth)").take());
-    {
-        const std::pair<uint32_t, const char*> pmus[] = {
-            {PERF_TYPE_SOFTWARE, "software"}, {PERF_TYPE_TRACEPOINT, "tracepoint"}, {kPmuType, "intel_pt"}};
-        FeatureBlob b;
-        b.u32(uint32_t(std::size(pmus)));
-        for (auto& [type, name] : pmus)
-            b.u32(type).str(name);
-        w.setFeature(perfdata::kFeatPmuMappings, b.take());
-    }
+    w.setFeature(perfdata::kFeatPmuMappings, FeatureWriter::auxPmuMappings(kPmuType, "intel_pt"));
     w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs));
     summary.firstTime = rec.records.empty() ? kStart : rec.records.front().time;
     summary.lastTime = rec.records.empty() ? kStart : rec.records.back().time;

@@ -81,14 +81,23 @@ Expected<std::unique_ptr<PtSynthPerfData>> PtSynthPerfData::create(const PtSynth
     const perfdata::IdIndexEntry index[] = {{kPtId, 0, 0, tid}, {kTrackingId, 0, 0, tid}};
     if (auto r = writer.writeIdIndex(index); !r) return r.error();
 
+    if (auto r = writer.writeTimeConv(synthTimeConv()); !r) return r.error();
+    const auto priv = encodeIntelPtInfo(synthIntelPtInfo(options.encoder, 0));
+    if (auto r = writer.writeAuxtraceInfo(auxtrace::kTypeIntelPt, priv); !r) return r.error();
+    return p;
+}
+
+perf_event_mmap_page synthTimeConv() {
     perf_event_mmap_page page;
     std::memset(&page, 0, sizeof page);
     page.time_shift = kTimeShift;
     page.time_mult = kTimeMult;
     page.time_zero = 0;
     page.cap_user_time_zero = 1;
-    if (auto r = writer.writeTimeConv(page); !r) return r.error();
+    return page;
+}
 
+IntelPtInfo synthIntelPtInfo(const PtEncoderOptions& encoder, uint32_t haveSchedSwitch) {
     IntelPtInfo info;
     info.pmuType = kPmuType;
     info.timeShift = kTimeShift;
@@ -97,18 +106,16 @@ Expected<std::unique_ptr<PtSynthPerfData>> PtSynthPerfData::create(const PtSynth
     info.capUserTimeZero = 1;
     info.tscBit = kConfigTsc;
     info.noretcompBit = kConfigNoRetComp;
-    info.haveSchedSwitch = 0;
+    info.haveSchedSwitch = haveSchedSwitch;
     info.snapshotMode = 0;
     info.perCpuMmaps = 1;
     info.mtcBit = kConfigMtc;
     info.mtcFreqBits = uint64_t(0xf) << kConfigMtcPeriodShift;
-    info.tscCtcRatioN = options.encoder.ctcEbx;
-    info.tscCtcRatioD = options.encoder.ctcEax;
+    info.tscCtcRatioN = encoder.ctcEbx;
+    info.tscCtcRatioD = encoder.ctcEax;
     info.cycBit = kConfigCyc;
-    info.maxNonTurboRatio = options.encoder.cbr;
-    const auto priv = encodeIntelPtInfo(info);
-    if (auto r = writer.writeAuxtraceInfo(auxtrace::kTypeIntelPt, priv); !r) return r.error();
-    return p;
+    info.maxNonTurboRatio = encoder.cbr;
+    return info;
 }
 
 Expected<void> PtSynthPerfData::comm(uint64_t tsc) {
@@ -175,15 +182,7 @@ Expected<void> PtSynthPerfData::finish() {
     w.setFeature(perfdata::kFeatCpuId, FeatureBlob().str(kCpuId).take());
     w.setFeature(perfdata::kFeatCpuDesc,
                  FeatureBlob().str("Intel(R) Xeon(R) (Skylake-SP, synthesized by auxscope-ptsynth)").take());
-    {
-        const std::pair<uint32_t, const char*> pmus[] = {
-            {PERF_TYPE_SOFTWARE, "software"}, {PERF_TYPE_TRACEPOINT, "tracepoint"}, {kPmuType, "intel_pt"}};
-        FeatureBlob b;
-        b.u32(uint32_t(std::size(pmus)));
-        for (auto& [type, name] : pmus)
-            b.u32(type).str(name);
-        w.setFeature(perfdata::kFeatPmuMappings, b.take());
-    }
+    w.setFeature(perfdata::kFeatPmuMappings, FeatureWriter::auxPmuMappings(kPmuType, "intel_pt"));
     w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs_));
     std::vector<BuildIdEntry> ids;
     for (const auto& path : mappedFiles_)

@@ -19,6 +19,8 @@
 //
 // Time: TSC ticks are perf nanoseconds (time_shift 31, time_mult 2^31,
 // time_zero 0), so perf time == virtual TSC.
+#include <linux/perf_event.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -27,6 +29,7 @@
 
 #include "PtSynthEncoder.h"
 #include "Result.h"
+#include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataWriter.h"
 
 namespace auxscope::ptsynth {
@@ -65,6 +68,13 @@ struct PtSynthMapping {
 // `sampleType` with sample_id_all, user only, enabled on exec.
 std::vector<PerfDataEventAttr> userAuxTraceAttrs(const std::string& name, uint32_t type, uint64_t config,
                                                  uint64_t sampleType, uint64_t traceId, uint64_t trackingId);
+
+// The TIME_CONV and AUXTRACE_INFO every synthesized Intel PT file carries: perf
+// time == virtual TSC (time_shift 31, time_mult 2^31, time_zero 0), Skylake's
+// intel_pt format bits, per-CPU mmaps, the encoder's TSC:CTC ratio and CBR.
+// `haveSchedSwitch`: 0 without context-switch records, 3 with CPU-wide ones.
+perf_event_mmap_page synthTimeConv();
+IntelPtInfo synthIntelPtInfo(const PtEncoderOptions& encoder, uint32_t haveSchedSwitch);
 
 class PtSynthPerfData {
 public:
