@@ -450,7 +450,8 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
     if (!cl) return cl.error();
     RecordArgs out;
     CaptureOptions& opts = out.capture;
-    bool haveTarget = false;
+    std::string targetGiven;    // the -a/-C/-p spelling that chose the target
+    std::string compressGiven;  // -z or --compress, as given
     for (const ParsedOption& o : cl->options) {
         const std::string v = o.value.value_or(std::string());
         const std::string& n = o.spelling;
@@ -462,19 +463,19 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
             return out;
         } else if (o.is("all-cpus")) {
             opts.target = TargetKind::SystemWide;
-            haveTarget = true;
+            targetGiven = n;
         } else if (o.is("cpu")) {
             auto cpus = parseCpuList(v);
             if (!cpus) return makeError(n + " '" + v + "': " + cpus.error().message);
             opts.target = TargetKind::CpuList;
             opts.cpus = cpus.value();
-            haveTarget = true;
+            targetGiven = n;
         } else if (o.is("pid")) {
             auto pid = parseIntegerOption(n, v, 1, std::numeric_limits<pid_t>::max());
             if (!pid) return pid.error();
             opts.target = TargetKind::Process;
             opts.pid = pid_t(*pid);
-            haveTarget = true;
+            targetGiven = n;
         } else if (o.is("event")) {
             // perf's -e a,b: two events (commas inside a pmu/terms/ list stay).
             const auto events = EventParser::splitList(v);
@@ -529,6 +530,7 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
             out.output = v;
         } else if (o.is("compress")) {
             out.compress = true;
+            compressGiven = n;
         } else if (o.is("snapshot")) {
             // perf's spelling: the argument is optional, so only ever attached.
             if (!parseSnapshotArg(v, out.snapshotOnExit, opts.snapshotBytes))
@@ -555,9 +557,11 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
     opts.command = cl->rest;
     if (cl->dashDash && opts.command.empty()) return makeError("-- wants a command after it");
     if (out.compress && out.output.empty())
-        return makeError("-z compresses the perf.data file: give it with -o FILE");
+        return makeError(compressGiven + " compresses the perf.data file: give it with -o FILE");
     if (!opts.command.empty()) {
-        if (haveTarget) return makeError("give either a command or -a/-C/-p, not both");
+        if (!targetGiven.empty())
+            return makeError("give either a command or -a/-C/-p, not both: " + targetGiven +
+                             " and the command '" + opts.command.front() + "'");
         opts.target = TargetKind::Command;
     }
     if (out.replayOptionGiven && out.replayFile.empty())
@@ -571,7 +575,7 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
         return makeError(
             "--overwrite makes the kernel's data rings flight recorders; a replay has none (its sideband is "
             "replayed as recorded)");
-    if (!out.replayFile.empty() && (haveTarget || !opts.command.empty() || !opts.events.empty()))
+    if (!out.replayFile.empty() && (!targetGiven.empty() || !opts.command.empty() || !opts.events.empty()))
         return makeError(
             "--replay FILE replays the file's own CPUs and events: give no -a/-C/-p, -e or command with it");
     return out;

@@ -103,7 +103,14 @@ TEST(OptionParser, TheCommandEndsTheOptions) {
     ASSERT_TRUE(dashes);
     EXPECT_EQ(dashes->capture.command, (std::vector<std::string>{"ls", "--", "-l"}));
     EXPECT_EQ(recordRefusal({"--"}), "-- wants a command after it");
-    EXPECT_EQ(recordRefusal({"-a", "--", "true"}), "give either a command or -a/-C/-p, not both");
+    EXPECT_EQ(recordRefusal({"-a", "--", "true"}),
+              "give either a command or -a/-C/-p, not both: -a and the command 'true'");
+    // The spelling given is named (the fuzzer's rule: a refusal names what was given).
+    EXPECT_EQ(recordRefusal({"-a", "--compress"}),
+              "--compress compresses the perf.data file: give it with -o FILE");
+    EXPECT_EQ(recordRefusal({"-az"}), "-z compresses the perf.data file: give it with -o FILE");
+    EXPECT_EQ(recordRefusal({"--all-cpus", "ls", "-l"}),
+              "give either a command or -a/-C/-p, not both: --all-cpus and the command 'ls'");
 }
 
 TEST(OptionParser, UnknownOptionsAreNamed) {

@@ -27,6 +27,9 @@ seed() { # selector(octal) args...
 # record (0)
 seed 000 -ag -F99 -e cpu-clock,task-clock --mmap-pages=64,8 --duration=0.5 -o out.data -z --json
 seed 000 -p 1.9
+# found by this fuzzer: the refusal of a target and a command named neither as given
+seed 000 --all-cpus in --foo
+seed 000 -a --compress
 seed 000 -p nan -F inf -m 1e30
 seed 000 --tid 010 -m -1 --cpu -1
 seed 000 -C0-3,6 --call-graph=dwarf,4096 -- sh -c 'exit 7'
