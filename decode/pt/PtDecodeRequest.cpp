@@ -46,7 +46,7 @@ Expected<PtImageFileSpec> parseRawImage(const std::string& argument) {
         return makeError("--raw " + argument +
                          ": the load address is missing (--raw FILE:ADDRESS, e.g. code.bin:0x1000)");
     auto range = splitFileRange(argument.substr(0, colon));
-    if (!range) return range.error();
+    if (!range) return makeError("--raw " + argument + ": " + range.error().message);
     PtImageFileSpec spec;
     spec.kind = PtImageFileSpec::Kind::Raw;
     spec.path = range->path;

@@ -278,6 +278,10 @@ TEST(OptionParser, DecodeModes) {
               "--mtc-freq: value 300 too big (at most 255)");
     EXPECT_EQ(refusal(parsePtDecodeArguments, {"--pt", "t.pt", "--time=1"}),
               "option '--time' takes no value (got '--time=1')");
+    // The whole --raw value is named, not only its FILE:RANGE part (found by cli_parse_fuzz).
+    EXPECT_EQ(
+        refusal(parsePtDecodeArguments, {"--pt", "t.pt", "--raw", "code.bin:0x10-0x8:0x1000"}),
+        "--raw code.bin:0x10-0x8:0x1000: code.bin:0x10-0x8: empty range 0x10-0x8 (end must lie after begin)");
 
     // A snapshot folder takes --format only.
     auto snapshot = [](const Args& a) {
