@@ -178,19 +178,8 @@ std::vector<PerfDataEventAttr> exampleAttrs(const PtEncoderOptions& e) {
     uint64_t config = kConfigPt | kConfigBranch | kConfigTsc;
     if (e.mtc) config |= kConfigMtc | (uint64_t(e.mtcFreq) << kConfigMtcPeriodShift);
     auto attrs = userAuxTraceAttrs("intel_pt//u", kPmuType, config, kSampleType, 0, 0);
-    PerfDataEventAttr clock;
-    clock.name = "cpu-clock:u";
-    clock.attr.size = sizeof(perf_event_attr);
-    clock.attr.type = PERF_TYPE_SOFTWARE;
-    clock.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-    clock.attr.sample_period = kExampleSamplePeriodNs;
-    clock.attr.sample_type = kClockSampleType;
-    clock.attr.disabled = 1;
-    clock.attr.exclude_kernel = 1;
-    clock.attr.exclude_hv = 1;
-    clock.attr.enable_on_exec = 1;
-    clock.attr.sample_id_all = 1;
-    attrs.push_back(clock);
+    attrs.push_back(userEventAttr("cpu-clock:u", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+                                  kClockSampleType, kExampleSamplePeriodNs));
     attrs[1].attr.context_switch = 1;  // the tracking event: PERF_RECORD_SWITCH_CPU_WIDE
     for (auto& a : attrs)
         a.ids.clear();

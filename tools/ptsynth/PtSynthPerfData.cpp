@@ -35,29 +35,29 @@ SampleIdSpec PtSynthPerfData::ptId() const {
     return {kSampleType, kPtId, 0};
 }
 
+PerfDataEventAttr userEventAttr(const std::string& name, uint32_t type, uint64_t config, uint64_t sampleType,
+                                uint64_t period) {
+    PerfDataEventAttr e;
+    e.name = name;
+    e.attr.size = sizeof(perf_event_attr);
+    e.attr.type = type;
+    e.attr.config = config;
+    e.attr.sample_period = period;
+    e.attr.sample_type = sampleType;
+    e.attr.disabled = 1;
+    e.attr.exclude_kernel = 1;
+    e.attr.exclude_hv = 1;
+    e.attr.enable_on_exec = 1;
+    e.attr.sample_id_all = 1;
+    return e;
+}
+
 std::vector<PerfDataEventAttr> userAuxTraceAttrs(const std::string& name, uint32_t type, uint64_t config,
                                                  uint64_t sampleType, uint64_t traceId, uint64_t trackingId) {
-    auto common = [&](PerfDataEventAttr& e) {
-        e.attr.size = sizeof(perf_event_attr);
-        e.attr.sample_period = 1;
-        e.attr.sample_type = sampleType;
-        e.attr.disabled = 1;
-        e.attr.exclude_kernel = 1;
-        e.attr.exclude_hv = 1;
-        e.attr.enable_on_exec = 1;
-        e.attr.sample_id_all = 1;
-    };
-    PerfDataEventAttr trace;
-    trace.name = name;
-    trace.attr.type = type;
-    trace.attr.config = config;
-    common(trace);
+    PerfDataEventAttr trace = userEventAttr(name, type, config, sampleType);
     trace.ids = {traceId};
-    PerfDataEventAttr tracking;
-    tracking.name = "dummy:u";
-    tracking.attr.type = PERF_TYPE_SOFTWARE;
-    tracking.attr.config = PERF_COUNT_SW_DUMMY;
-    common(tracking);
+    PerfDataEventAttr tracking =
+        userEventAttr("dummy:u", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, sampleType);
     tracking.attr.mmap = 1;
     tracking.attr.mmap2 = 1;
     tracking.attr.comm = 1;

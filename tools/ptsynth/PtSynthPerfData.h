@@ -62,6 +62,11 @@ struct PtSynthMapping {
     std::string path;
 };
 
+// A user-space event as perf record sets one up: sampling `sampleType` every
+// `period`, sample_id_all, disabled until exec; no ids yet.
+PerfDataEventAttr userEventAttr(const std::string& name, uint32_t type, uint64_t config, uint64_t sampleType,
+                                uint64_t period = 1);
+
 // The two events of a user-space AUX trace recording as perf sets them up: the
 // AUX event (`name`, PMU `type`, `config`, ids {traceId}) and the dummy event
 // that tracks mmaps, comms and tasks (ids {trackingId}); both sample

@@ -10,6 +10,8 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <algorithm>
+
 namespace auxscope {
 
 QString exampleTitle(ExampleKind kind) {
@@ -88,9 +90,7 @@ ExampleMaker::Job* ExampleMaker::job(ExampleKind kind) {
 }
 
 bool ExampleMaker::busy(ExampleKind kind) const {
-    for (const Job& j : jobs_)
-        if (j.kind == kind) return true;
-    return false;
+    return std::any_of(jobs_.begin(), jobs_.end(), [kind](const Job& j) { return j.kind == kind; });
 }
 
 void ExampleMaker::make(ExampleKind kind, QObject* context, Done done) {
@@ -98,7 +98,7 @@ void ExampleMaker::make(ExampleKind kind, QObject* context, Done done) {
         running->waiters.push_back({context, std::move(done)});
         return;
     }
-    jobs_.push_back({kind, nullptr, {{context, std::move(done)}}});
+    jobs_.push_back({kind, {{context, std::move(done)}}});
     const QString folder = examplesFolder();
     const QString out = folder + "/" + exampleFileName(kind);
     const ExampleCommand command = exampleCommand(kind, out);
@@ -125,7 +125,6 @@ void ExampleMaker::make(ExampleKind kind, QObject* context, Done done) {
     emit started(kind,
                  QString("Making the %1 (%2)…").arg(exampleTitle(kind), QFileInfo(tool.path).fileName()));
     auto* process = new QProcess(this);
-    job(kind)->process = process;
     process->setWorkingDirectory(folder);
     process->setStandardInputFile(QProcess::nullDevice());
     auto* timeout = new QTimer(process);

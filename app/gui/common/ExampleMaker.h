@@ -83,7 +83,6 @@ private:
     };
     struct Job {
         ExampleKind kind;
-        QProcess* process = nullptr;
         std::vector<Waiter> waiters;
     };
     void finish(ExampleKind kind, const QString& path, const QString& error);
