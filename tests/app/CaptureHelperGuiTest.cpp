@@ -129,6 +129,27 @@ private slots:
         QVERIFY(!page.capturing());
         QVERIFY(page.findChild<QPushButton*>("startButton")->isEnabled());
     }
+
+    // The page's line before a capture follows the target: a live capture needs
+    // the helper's permission, a replay needs none.
+    void theAccessHintFollowsTheTarget() {
+        if (::geteuid() == 0) QSKIP("root needs no permission (run as nobody by app_capture_access_hint)");
+        if (!perfCaptureUnavailableReason())
+            QSKIP("this user may capture system-wide here (perf_event_paranoid <= 0): no hint is given");
+        CapturePage page;
+        auto* label = page.findChild<QLabel*>("status");
+        auto* kind = page.findChild<QComboBox*>("targetKind");
+        kind->setCurrentIndex(0);
+        const QString live = label->text();
+        QVERIFY2(live.startsWith("Capturing system-wide needs privileges") ||
+                     live.startsWith("Capture is not permitted here"),
+                 qPrintable(live));
+        kind->setCurrentIndex(4);
+        QCOMPARE(label->text(),
+                 QString("A replay needs no privileges: Start feeds the recording through simulated CPUs."));
+        kind->setCurrentIndex(0);
+        QCOMPARE(label->text(), live);
+    }
 };
 
 QTEST_MAIN(CaptureHelperGuiTest)

@@ -26,6 +26,15 @@ add_test(NAME app_capture_helper_no_polkit
 command -v setpriv >/dev/null || { echo \"SKIPPED: setpriv (util-linux) not found\"; exit 77; }
 export HOME=/tmp XDG_RUNTIME_DIR= TMPDIR=/tmp
 exec setpriv --reuid=nobody --regid=nogroup --clear-groups \"$0\" withoutPolkitTheRemedyIsShown" $<TARGET_FILE:app_capture_helper_tests>)
+add_test(NAME app_capture_access_hint
+  COMMAND sh -c "if [ \"$(id -u)\" != 0 ]; then echo \"SKIPPED: not root: cannot switch to another user\"; exit 77; fi
+command -v setpriv >/dev/null || { echo \"SKIPPED: setpriv (util-linux) not found\"; exit 77; }
+export HOME=/tmp XDG_RUNTIME_DIR= TMPDIR=/tmp
+exec setpriv --reuid=nobody --regid=nogroup --clear-groups \"$0\" theAccessHintFollowsTheTarget" $<TARGET_FILE:app_capture_helper_tests>)
+set_tests_properties(app_capture_access_hint PROPERTIES
+  ENVIRONMENT "QT_QPA_PLATFORM=offscreen;AUXSCOPE_CAPTURE_HELPER=$<TARGET_FILE:auxscope-capture-helper>"
+  TIMEOUT 60 SKIP_RETURN_CODE 77
+  SKIP_REGULAR_EXPRESSION "${AUXSCOPE_QT_SKIPPED}")
 set_tests_properties(app_capture_helper_no_polkit PROPERTIES
   ENVIRONMENT "QT_QPA_PLATFORM=offscreen;AUXSCOPE_CAPTURE_HELPER=$<TARGET_FILE:auxscope-capture-helper>"
   TIMEOUT 120 SKIP_RETURN_CODE 77

@@ -222,6 +222,7 @@ void CaptureForm::targetKindChanged(int index) {
     callGraphChanged();
     auxPanel_->setEnabled(index != 4);
     auxPanel_->setVisible(index != 4);
+    emit replayChosen(index == 4);
 }
 
 void CaptureForm::replayExample() {

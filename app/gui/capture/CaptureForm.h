@@ -58,6 +58,8 @@ public:
 signals:
     // What the form has to say on the page (the example being made, or why it could not be).
     void statusMessage(const QString& text, bool error);
+    // The target kind changed to a replay (true) or to a live capture (false).
+    void replayChosen(bool replay);
 
 private:
     void targetKindChanged(int index);

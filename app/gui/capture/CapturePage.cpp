@@ -185,16 +185,23 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
 
     // Show the CPUs before the first capture so the page is not empty.
     stats_->showCpus(onlineCpus(), split_);
-    if (auto denied = perfCaptureUnavailableReason()) {
-        if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
-            setStatus(
-                QString("Capturing system-wide needs privileges this user lacks (perf_event_paranoid is %1, "
-                        "no CAP_PERFMON): Start runs the capture in auxscope's capture helper, asking for "
-                        "permission through pkexec.")
-                    .arg(perfEventParanoid()));
-        else
-            setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
-    }
+    showAccessHint(form_->replaySelected());
+    connect(form_, &CaptureForm::replayChosen, this, &CapturePage::showAccessHint);
+}
+
+void CapturePage::showAccessHint(bool replay) {
+    const auto denied = perfCaptureUnavailableReason();
+    if (!denied) return;
+    if (replay)
+        setStatus("A replay needs no privileges: Start feeds the recording through simulated CPUs.");
+    else if (geteuid() != 0 && access(HelperCapture::helperPath().c_str(), X_OK) == 0)
+        setStatus(
+            QString("Capturing system-wide needs privileges this user lacks (perf_event_paranoid is %1, "
+                    "no CAP_PERFMON): Start runs the capture in auxscope's capture helper, asking for "
+                    "permission through pkexec.")
+                .arg(perfEventParanoid()));
+    else
+        setStatus("Capture is not permitted here: " + QString::fromStdString(*denied), true);
 }
 
 CapturePage::~CapturePage() {

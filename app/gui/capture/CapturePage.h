@@ -106,6 +106,9 @@ private slots:
 
 private:
     void setStatus(const QString& text, bool error = false);
+    // What this user may capture live (the helper asks for permission, or nothing
+    // may), or that a replay needs no privileges: the page's line before a capture.
+    void showAccessHint(bool replay);
     void setFormEnabled(bool enabled);  // the form and Start
     // Opens the session for the form: the kernel's, or a replay's simulated CPUs.
     Expected<std::unique_ptr<CaptureSession>> openSession(const CaptureOptions& options,
