@@ -838,6 +838,8 @@ Expected<std::string> auxEventStringFromToggles(const AuxToggles& t) {
     flag("noretcomp", t.noretcomp);
     num("psb_period", t.psbPeriod);
     flag("ptw", t.ptwrite);
+    for (const auto& term : t.terms)
+        if (!term.empty()) terms.push_back(term);
     std::string s = t.pmu + "/";
     for (size_t i = 0; i < terms.size(); ++i)
         s += (i ? "," : "") + terms[i];

@@ -92,6 +92,9 @@ struct AuxToggles {
     std::optional<bool> noretcomp;
     std::optional<unsigned> psbPeriod;
     std::optional<bool> ptwrite;
+    // Further terms in the order given, as perf spells them ("load_filter",
+    // "min_latency=20", "event_filter=0x8"): the other PMUs' options (Arm SPE).
+    std::vector<std::string> terms;
     std::string filter;  // address filters (perf --filter syntax)
 };
 

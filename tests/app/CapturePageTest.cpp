@@ -243,6 +243,76 @@ private slots:
         QVERIFY(panel.selection().value()->snapshot);
     }
 
+    // Over an arm_spe_0 as drivers/perf/arm_spe_pmu.c publishes it: SPE's own
+    // options replace PT's timing row, become the terms perf takes, and a term
+    // the PMU's format/ lacks is shown but not offered.
+    void auxPanelOffersArmSpeTerms() {
+        QTemporaryDir dir;
+        auto put = [&](const QString& rel, const QByteArray& text) {
+            QDir().mkpath(QFileInfo(dir.filePath(rel)).path());
+            QFile f(dir.filePath(rel));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(text + "\n");
+        };
+        put("arm_spe_0/type", "10");
+        const std::pair<const char*, const char*> format[] = {
+            {"ts_enable", "config:0"},     {"pa_enable", "config:1"},        {"pct_enable", "config:2"},
+            {"jitter", "config:16"},       {"branch_filter", "config:32"},   {"load_filter", "config:33"},
+            {"store_filter", "config:34"}, {"event_filter", "config1:0-63"}, {"min_latency", "config2:0-11"}};
+        for (auto& [k, v] : format)
+            put(QString("arm_spe_0/format/") + k, v);
+        put("arm_spe_0/caps/min_interval", "1024");
+        put("arm_spe_0/caps/count_size", "12");
+        const PmuRegistry fake = PmuRegistry::discover(dir.path().toStdString());
+        AuxOptionsPanel panel(fake);
+        panel.show();
+        panel.pmuBox()->setCurrentIndex(1);
+        QCOMPARE(panel.pmuBox()->currentText(), QString("arm_spe_0"));
+        QVERIFY(panel.findChild<QCheckBox*>("speLoads")->isVisible());
+        QVERIFY(!panel.findChild<QCheckBox*>("auxCyc")->isVisible());  // PT's timing row is not SPE's
+        auto spec = [&] {
+            auto sel = panel.selection();
+            return sel.ok() && sel.value()
+                       ? QString::fromStdString(sel.value()->eventSpec)
+                       : QString("refused: ") + (sel.ok() ? "" : sel.error().message.c_str());
+        };
+        QCOMPARE(spec(), QString("arm_spe_0//"));
+        panel.findChild<QCheckBox*>("speLoads")->setChecked(true);
+        panel.findChild<QSpinBox*>("speMinLatency")->setValue(20);
+        panel.findChild<QCheckBox*>("speEvent3")->setChecked(true);   // L1D refill
+        panel.findChild<QCheckBox*>("speEvent10")->setChecked(true);  // remote
+        panel.findChild<QSpinBox*>("spePeriod")->setValue(2048);
+        panel.findChild<QCheckBox*>("speTs")->setChecked(false);
+        panel.findChild<QCheckBox*>("auxKernel")->setChecked(false);
+        QCOMPARE(
+            spec(),
+            QString("arm_spe_0/load_filter,min_latency=20,event_filter=0x408,period=2048,ts_enable=0/u"));
+        // What the capture plans from it: the filters in config, the latency in config2.
+        auto plan = planAuxEvent(fake, spec().toStdString(), {});
+        QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message.c_str());
+        QCOMPARE(plan.value().attr.config, uint64_t(1) << 33);
+        QCOMPARE(plan.value().attr.config1, uint64_t(0x408));
+        QCOMPARE(plan.value().attr.config2, uint64_t(20));
+        QCOMPARE(plan.value().attr.sample_period, uint64_t(2048));
+        // The spin box stops at what format/min_latency's 12 bits hold; the verdict shows the event.
+        panel.findChild<QSpinBox*>("speMinLatency")->setValue(4095);
+        QVERIFY(panel.selection().ok());
+        auto* verdict = panel.findChild<QLabel*>("auxVerdict");
+        QVERIFY2(verdict->text().contains("min_latency=4095"), qPrintable(verdict->text()));
+
+        // A driver without load_filter in format/: offered no more.
+        QFile::remove(dir.filePath("arm_spe_0/format/load_filter"));
+        const PmuRegistry older = PmuRegistry::discover(dir.path().toStdString());
+        AuxOptionsPanel panel2(older);
+        panel2.pmuBox()->setCurrentIndex(1);
+        QVERIFY(!panel2.findChild<QCheckBox*>("speLoads")->isEnabled());
+        QVERIFY(panel2.findChild<QCheckBox*>("speStores")->isEnabled());
+        panel2.findChild<QCheckBox*>("speLoads")->setChecked(true);
+        auto sel2 = panel2.selection();
+        QVERIFY(sel2.ok() && sel2.value());
+        QCOMPARE(QString::fromStdString(sel2.value()->eventSpec), QString("arm_spe_0//"));
+    }
+
     // Decode while capturing: a generated program's Intel PT (its code on disk),
     // replayed through simulated CPUs; the live decoder's timeline fills with the
     // program's functions, and the page says what was decoded and what skipped.

@@ -11,6 +11,8 @@
 #include <QSpinBox>
 #include <QToolButton>
 
+#include <cstdio>
+
 #include "CaptureOptions.h"
 #include "DataRing.h"
 
@@ -90,6 +92,38 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
     psbPeriod_ = spin("auxPsbPeriod", 15, 3, "psb_period: PSB+ every 2^(n+11) bytes; caps/psb_periods");
     ptwrite_ = check("ptwrite", "auxPtwrite", false, "PTWRITE packets (caps/ptwrite)");
 
+    // Arm SPE (drivers/perf/arm_spe_pmu.c's format/ terms).
+    speLoads_ = check("loads", "speLoads", false,
+                      "load_filter: sample loads only (with stores/branches: any of them)");
+    speStores_ = check("stores", "speStores", false, "store_filter: sample stores");
+    speBranches_ = check("branches", "speBranches", false, "branch_filter: sample branches");
+    speMinLatency_ =
+        spin("speMinLatency", 4095, 0,
+             "min_latency: keep only operations whose total latency is at least this many cycles "
+             "(0: all)");
+    spePeriod_ = spin("spePeriod", 1 << 24, 0,
+                      "period: one operation sampled every N (0: caps/min_interval, the driver's minimum)");
+    spePeriod_->setSpecialValueText("default");
+    speTs_ =
+        check("timestamps", "speTs", true,
+              "ts_enable: a timestamp per record, so samples land on the timeline (perf adds it per CPU)");
+    spePa_ =
+        check("physical addresses", "spePa", false, "pa_enable: the data's physical address (CAP_PERFMON)");
+    spePct_ = check("physical timestamps", "spePct", false,
+                    "pct_enable: physical counter timestamps (CAP_PERFMON)");
+    speJitter_ =
+        check("jitter", "speJitter", false,
+              "jitter: randomise the interval, so loops in step with it are not missed or over-sampled");
+    const std::pair<const char*, int> speEvents[] = {{"retired", 1},      {"L1D refill", 3}, {"TLB walk", 5},
+                                                     {"mispredicted", 7}, {"LLC miss", 9},   {"remote", 10}};
+    for (auto [name, bit] : speEvents) {
+        auto* c = check(name, "", false, "");
+        c->setObjectName(QString("speEvent%1").arg(bit));
+        c->setToolTip(
+            QString("event_filter bit %1: keep only samples with the event '%2'").arg(bit).arg(name));
+        speEvents_.push_back({c, bit});
+    }
+
     auto* levels = new QHBoxLayout;
     for (QWidget* w : std::initializer_list<QWidget*>{user_, kernel_, branch_, tsc_, noretcomp_, ptwrite_})
         levels->addWidget(w);
@@ -137,6 +171,30 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
     form->addRow("PMU", pmu_);
     form->addRow("Trace", levels);
     form->addRow("Timing", timing);
+    timingRow_ = timing;
+    auto* speOps = new QHBoxLayout;
+    for (QWidget* w : std::initializer_list<QWidget*>{speLoads_, speStores_, speBranches_})
+        speOps->addWidget(w);
+    speOps->addWidget(new QLabel("min latency"));
+    speOps->addWidget(speMinLatency_);
+    speOps->addWidget(new QLabel("interval"));
+    speOps->addWidget(spePeriod_);
+    speOps->addWidget(speJitter_);
+    speOps->addStretch(1);
+    auto* speEv = new QHBoxLayout;
+    for (auto& [c, bit] : speEvents_)
+        speEv->addWidget(c);
+    speEv->addStretch(1);
+    auto* speData = new QHBoxLayout;
+    for (QWidget* w : std::initializer_list<QWidget*>{speTs_, spePa_, spePct_})
+        speData->addWidget(w);
+    speData->addStretch(1);
+    form->addRow("Sample", speOps);
+    form->addRow("Only with", speEv);
+    form->addRow("Record", speData);
+    speOpsRow_ = speOps;
+    speEventsRow_ = speEv;
+    speDataRow_ = speData;
     form->addRow("Filters", filter_);
     form->addRow("Mode", mode_);
     form->addRow("AUX area", auxSize_);
@@ -172,6 +230,52 @@ void AuxOptionsPanel::updateEnabled() {
     if (form_)
         for (int row = 1; row < form_->rowCount() - 1; ++row)
             form_->setRowVisible(row, on);
+    // Each trace's own options: PT's timing, SPE's sampling; a term the PMU's
+    // format/ does not have is shown but not offered.
+    const bool spe = pmu.startsWith("arm_spe");
+    if (form_ && on) {
+        form_->setRowVisible(timingRow_, pt);
+        for (QLayout* row : {speOpsRow_, speEventsRow_, speDataRow_})
+            form_->setRowVisible(row, spe);
+    }
+    const PmuInfo* info = spe ? pmus_.find(pmu.toStdString()) : nullptr;
+    auto has = [&](const char* term) { return info && info->format.count(term); };
+    const std::pair<QWidget*, const char*> speTerms[] = {
+        {speLoads_, "load_filter"},      {speStores_, "store_filter"}, {speBranches_, "branch_filter"},
+        {speMinLatency_, "min_latency"}, {spePeriod_, "period"},       {speTs_, "ts_enable"},
+        {spePa_, "pa_enable"},           {spePct_, "pct_enable"},      {speJitter_, "jitter"}};
+    for (auto [w, term] : speTerms)
+        // period is perf's own term (attr.sample_period), not a format/ file.
+        w->setEnabled(std::string(term) == "period" ? spe : has(term));
+    for (auto& [c, bit] : speEvents_)
+        c->setEnabled(has("event_filter"));
+}
+
+std::vector<std::string> AuxOptionsPanel::speTerms() const {
+    std::vector<std::string> terms;
+    auto flag = [&](QCheckBox* c, const char* term) {
+        if (c->isEnabled() && c->isChecked()) terms.push_back(term);
+    };
+    flag(speLoads_, "load_filter");
+    flag(speStores_, "store_filter");
+    flag(speBranches_, "branch_filter");
+    if (speMinLatency_->isEnabled() && speMinLatency_->value())
+        terms.push_back("min_latency=" + std::to_string(speMinLatency_->value()));
+    uint64_t events = 0;
+    for (auto& [c, bit] : speEvents_)
+        if (c->isEnabled() && c->isChecked()) events |= uint64_t(1) << bit;
+    if (events) {
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "event_filter=0x%llx", static_cast<unsigned long long>(events));
+        terms.push_back(hex);
+    }
+    if (spePeriod_->value()) terms.push_back("period=" + std::to_string(spePeriod_->value()));
+    flag(speJitter_, "jitter");
+    // Timestamps are perf's per-CPU default: only turning them off is spelled out.
+    if (speTs_->isEnabled() && !speTs_->isChecked()) terms.push_back("ts_enable=0");
+    flag(spePa_, "pa_enable");
+    flag(spePct_, "pct_enable");
+    return terms;
 }
 
 Expected<std::optional<AuxSelection>> AuxOptionsPanel::selection() const {
@@ -197,6 +301,8 @@ Expected<std::optional<AuxSelection>> AuxOptionsPanel::selection() const {
         if (noretcomp_->isChecked()) t.noretcomp = true;
         if (psbPeriod_->value() != 3) t.psbPeriod = unsigned(psbPeriod_->value());
         if (ptwrite_->isChecked()) t.ptwrite = true;
+    } else if (pmu.startsWith("arm_spe")) {
+        t.terms = speTerms();
     }
     t.filter = filter_->text().trimmed().toStdString();
     auto spec = auxEventStringFromToggles(t);

@@ -3,7 +3,9 @@
 // The AUX-area trace part of the capture page: which trace PMU (intel_pt,
 // cs_etm, arm_spe, intel_bts, as sysfs lists them), Intel PT's options as
 // toggles (user/kernel, branch, tsc, mtc + period, cyc + threshold, noretcomp,
-// psb_period, ptwrite), address filters in perf's syntax, full-trace or
+// psb_period, ptwrite), Arm SPE's terms (which operations are sampled: loads,
+// stores, branches, a minimum latency, the events a sample must have; the
+// interval, jitter, timestamps, physical addresses), address filters in perf's syntax, full-trace or
 // snapshot (flight-recorder) mode, and the AUX area size. The toggles become
 // the same event string the command line takes (auxEventStringFromToggles), and
 // every change is checked at once with planAuxEvent, so a combination the PMU's
@@ -12,6 +14,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "AuxEventConfig.h"
 #include "Pmu.h"
@@ -22,6 +26,7 @@ class QCheckBox;
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QSpinBox;
 class QToolButton;
@@ -70,6 +75,13 @@ private:
     QCheckBox *user_ = nullptr, *kernel_ = nullptr, *branch_ = nullptr, *tsc_ = nullptr, *mtc_ = nullptr,
               *cyc_ = nullptr, *noretcomp_ = nullptr, *ptwrite_ = nullptr;
     QSpinBox *mtcPeriod_ = nullptr, *cycThresh_ = nullptr, *psbPeriod_ = nullptr;
+    // Arm SPE: each offered only where the PMU's format/ has the term.
+    QCheckBox *speLoads_ = nullptr, *speStores_ = nullptr, *speBranches_ = nullptr, *speTs_ = nullptr,
+              *spePa_ = nullptr, *spePct_ = nullptr, *speJitter_ = nullptr;
+    QSpinBox *speMinLatency_ = nullptr, *spePeriod_ = nullptr;
+    std::vector<std::pair<QCheckBox*, int>> speEvents_;  // event_filter bits
+    QLayout *timingRow_ = nullptr, *speOpsRow_ = nullptr, *speEventsRow_ = nullptr, *speDataRow_ = nullptr;
+    std::vector<std::string> speTerms() const;
     QLineEdit* filter_ = nullptr;
     QComboBox* mode_ = nullptr;
     QComboBox* auxSize_ = nullptr;
