@@ -18,13 +18,16 @@
 #include "export/PerfettoSampleWriter.h"
 #include "export/ProtoWriter.h"
 #include "samples/SampleProfile.h"
+#include "spe/SpeRecord.h"
 
 namespace auxscope {
 namespace {
 
 constexpr uint64_t kSpaceProcess = 1ull << 40, kSpaceThread = 2ull << 40, kSpaceCpu = 3ull << 40,
                    kSpaceCounter = 4ull << 40, kSpaceThreadRun = 5ull << 40, kSpaceSpansNoThread = 6ull << 40,
-                   kSpaceThreadOffCpu = 7ull << 40;
+                   kSpaceThreadOffCpu = 7ull << 40, kSpaceThreadSpe = 8ull << 40;
+// SPE samples of no known thread.
+constexpr uint64_t kSpeNoThreadTrack = kSpaceThreadSpe | 0xffffffffull;
 
 void annotate(ProtoWriter& ev, const char* name, int64_t value, bool pointer = false) {
     ProtoWriter a;
@@ -62,6 +65,7 @@ enum Kind : uint32_t {
     StackSample,  // a sample of the profile (ExportOptions::samples), with its stack
     OffCpuBegin,
     OffCpuEnd,
+    SpeSample,  // an Arm SPE record (ExportOptions::spe)
 };
 
 // Span slices name their arguments by interned iid: a decode has millions of them.
@@ -168,6 +172,48 @@ uint64_t perfettoThreadRunTrack(int32_t tid) {
 uint64_t perfettoThreadOffCpuTrack(int32_t tid) {
     return kSpaceThreadOffCpu | uint32_t(tid);
 }
+
+uint64_t perfettoThreadSpeTrack(int32_t tid) {
+    return kSpaceThreadSpe | uint32_t(tid);
+}
+
+std::string speOperationName(const spe::SpeRecord& r) {
+    std::string what;
+    if (r.isSve) what = "SVE ";
+    if (r.isAtomic) what += "atomic ";
+    if (r.isLoad && r.isStore)
+        what += "load-store";
+    else if (r.isLoad)
+        what += "load";
+    else if (r.isStore)
+        what += "store";
+    else if (r.isBranch)
+        what += r.isConditional ? "conditional branch" : "branch";
+    else if (r.opClass == spe::OpClass::LoadStore)
+        what += "load/store";
+    else if (r.opClass == spe::OpClass::None)
+        what += "operation";
+    else
+        what += "other";
+    return what;
+}
+
+namespace {
+
+// The SPE records in [begin, end), by index.
+std::pair<size_t, size_t> speRange(const ExportSpe* spe, uint64_t begin, uint64_t end) {
+    if (!spe || !spe->records) return {0, 0};
+    const auto& r = *spe->records;
+    auto at = [&](uint64_t t) {
+        return size_t(std::lower_bound(r.begin(), r.end(), t,
+                                       [](const spe::SpeRecord& x, uint64_t v) { return x.time < v; }) -
+                      r.begin());
+    };
+    if (begin == 0 && end == UINT64_MAX) return {0, r.size()};
+    return {at(begin), at(end)};
+}
+
+}  // namespace
 
 uint64_t perfettoProcessTrack(int32_t pid) {
     return kSpaceProcess | uint32_t(pid);
@@ -326,8 +372,28 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     };
     for (int32_t tid : spanTids)
         if (tid > 0) tids.insert(tid);
+    // Threads with SPE samples: an "SPE" track under each.
+    const auto [speBegin, speEnd] = speRange(options.spe, options.begin, options.end);
+    std::set<int32_t> speTids;
+    bool speNoThread = false;
+    for (size_t i = speBegin; i < speEnd; ++i) {
+        const int32_t tid = (*options.spe->records)[i].tid;
+        if (tid > 0)
+            speTids.insert(tid);
+        else
+            speNoThread = true;
+    }
+    tids.insert(speTids.begin(), speTids.end());
+    auto spePidOf = [&](int32_t tid) {
+        for (size_t i = speBegin; i < speEnd; ++i)
+            if ((*options.spe->records)[i].tid == tid && (*options.spe->records)[i].pid > 0)
+                return (*options.spe->records)[i].pid;
+        return tid;
+    };
     for (int32_t tid : tids)
-        pids.insert(spanTids.count(tid) ? spanPidOf(tid) : pidOf(tid, -1));
+        pids.insert(spanTids.count(tid)                                   ? spanPidOf(tid)
+                    : speTids.count(tid) && !model.processOf().count(tid) ? spePidOf(tid)
+                                                                          : pidOf(tid, -1));
     ProtoWriter packet, desc, sub;
     auto emitDescriptor = [&]() {
         packet.clear();
@@ -345,7 +411,9 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     for (int32_t tid : tids) {
         desc.clear(), sub.clear();
         desc.u64(pf::kUuid, perfettoThreadTrack(tid));
-        sub.i64(pf::kPid, spanTids.count(tid) ? spanPidOf(tid) : pidOf(tid, -1));
+        sub.i64(pf::kPid, spanTids.count(tid)                                   ? spanPidOf(tid)
+                          : speTids.count(tid) && !model.processOf().count(tid) ? spePidOf(tid)
+                                                                                : pidOf(tid, -1));
         sub.i64(pf::kTid, tid);
         sub.str(pf::kThreadName, model.threadName(tid));
         desc.msg(pf::kThread, sub);
@@ -372,6 +440,19 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         desc.u64(pf::kUuid, perfettoThreadOffCpuTrack(tid));
         desc.u64(pf::kParentUuid, perfettoThreadTrack(tid));
         desc.str(pf::kName, "off CPU");
+        emitDescriptor();
+    }
+    for (int32_t tid : speTids) {
+        desc.clear();
+        desc.u64(pf::kUuid, perfettoThreadSpeTrack(tid));
+        desc.u64(pf::kParentUuid, perfettoThreadTrack(tid));
+        desc.str(pf::kName, "SPE");
+        emitDescriptor();
+    }
+    if (speNoThread) {
+        desc.clear();
+        desc.u64(pf::kUuid, kSpeNoThreadTrack);
+        desc.str(pf::kName, "SPE, thread unknown");
         emitDescriptor();
     }
     const auto cpus = model.cpus();
@@ -451,6 +532,8 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         events.push_back({losses[i].time, 1, Loss, i});
         events.push_back({losses[i].time, 1, LossCounter, i});
     }
+    for (size_t i = speBegin; i < speEnd; ++i)
+        events.push_back({(*options.spe->records)[i].time, 1, SpeSample, i});
     std::vector<std::pair<size_t, size_t>> counterPoints;  // (series, point)
     for (size_t s = 0; s < counters.size(); ++s)
         for (size_t p = 0; p < counters[s].points.size(); ++p) {
@@ -572,6 +655,33 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                 const SampleProfile::OffCpu& o = profile->offCpu()[profileCut.offCpu[e.index].index];
                 ev.u64(pf::kType, pf::kSliceEnd);
                 ev.u64(pf::kTrackUuid, perfettoThreadOffCpuTrack(o.tid));
+                break;
+            }
+            case SpeSample: {
+                const ExportSpe& spe = *options.spe;
+                const spe::SpeRecord& r = (*spe.records)[e.index];
+                ev.u64(pf::kType, pf::kInstant);
+                ev.u64(pf::kTrackUuid, r.tid > 0 ? perfettoThreadSpeTrack(r.tid) : kSpeNoThreadTrack);
+                ev.str(pf::kEventName, speOperationName(r));
+                ev.str(pf::kCategories, "spe");
+                auto named = [&](const char* name, const auto& fn) {
+                    if (!fn) return;
+                    std::string v = fn(r);
+                    if (!v.empty()) annotate(ev, name, v);
+                };
+                if (r.hasPc) annotate(ev, "pc", int64_t(r.pc), true);
+                named("function", spe.function);
+                if (r.hasDataVa) annotate(ev, "data address", int64_t(r.dataVa), true);
+                named("data symbol", spe.dataSymbol);
+                if (r.hasDataPa) annotate(ev, "physical address", int64_t(r.dataPa), true);
+                if (r.hasTotalLatency) annotate(ev, "total latency", r.totalLatency);
+                if (r.hasIssueLatency) annotate(ev, "issue latency", r.issueLatency);
+                if (r.hasTranslationLatency) annotate(ev, "translation latency", r.translationLatency);
+                if (r.hasDataSource) named("source", spe.source);
+                if (r.hasEvents) named("events", spe.events);
+                if (r.hasBranchTarget) annotate(ev, "branch target", int64_t(r.branchTarget), true);
+                annotate(ev, "cpu", r.cpu);
+                if (r.tid <= 0) annotate(ev, "tid", r.tid);
                 break;
             }
             case StackSample:
@@ -741,6 +851,15 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
                 << ',' << csvField(std::string(folded.of(o.node))) << '\n';
         }
     }
+    // SPE records: name = the operation, value = total latency (cycles), detail = the function.
+    const auto [speBegin, speEnd] = speRange(options.spe, options.begin, options.end);
+    for (size_t i = speBegin; i < speEnd; ++i) {
+        const spe::SpeRecord& r = (*options.spe->records)[i];
+        out << "spe," << r.cpu << ',' << r.time << ",," << r.pid << ',' << r.tid << ','
+            << csvField(speOperationName(r)) << ',';
+        if (r.hasTotalLatency) out << r.totalLatency;
+        out << ',' << csvField(options.spe->function ? options.spe->function(r) : std::string()) << eol;
+    }
     for (auto& l : cut ? cut->losses : model.losses())
         out << "lost," << l.cpu << ',' << l.time << ",,,,," << l.count << ','
             << (l.kind == LossEvent::Records ? "records" : "samples") << eol;
@@ -780,6 +899,45 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
                     << ',' << s.instructions << ',' << s.depth << eol;
             }
         }
+    }
+    out.close();
+    if (!out) return makeError(path + ": write failed: " + std::strerror(errno));
+    return {};
+}
+
+}  // namespace auxscope
+
+namespace auxscope {
+
+Expected<void> exportSpeCsv(const ExportSpe& spe, const std::string& path, uint64_t begin, uint64_t end) {
+    std::ofstream out(path, std::ios::trunc);
+    if (!out) return makeError(path + ": cannot create: " + std::strerror(errno));
+    out << "timestamp,time,cpu,pid,tid,context,contextIndex,hasContext,opClass,opPayload,isLoad,isStore,"
+           "isBranch,isSve,isAtomic,isConditional,pc,pcEl,pcNs,hasPc,branchTarget,hasBranchTarget,"
+           "prevBranchTarget,hasPrevBranchTarget,dataVa,dataVaTag,hasDataVa,dataPa,dataPaNs,dataPaCh,"
+           "dataPaPat,hasDataPa,totalLatency,issueLatency,translationLatency,hasTotalLatency,hasIssueLatency,"
+           "hasTranslationLatency,events,hasEvents,dataSource,hasDataSource,operation,function,dataSymbol,"
+           "sourceName,eventNames\n";
+    const auto [first, last] = speRange(&spe, begin, end);
+    auto name = [&](const auto& fn, const spe::SpeRecord& r) { return fn ? csvField(fn(r)) : std::string(); };
+    for (size_t i = first; i < last; ++i) {
+        const spe::SpeRecord& r = (*spe.records)[i];
+        auto b = [](bool v) { return v ? '1' : '0'; };
+        out << r.timestamp << ',' << r.time << ',' << r.cpu << ',' << r.pid << ',' << r.tid << ','
+            << r.context << ',' << unsigned(r.contextIndex) << ',' << b(r.hasContext) << ','
+            << unsigned(r.opClass) << ',' << unsigned(r.opPayload) << ',' << b(r.isLoad) << ','
+            << b(r.isStore) << ',' << b(r.isBranch) << ',' << b(r.isSve) << ',' << b(r.isAtomic) << ','
+            << b(r.isConditional) << ',' << r.pc << ',' << unsigned(r.pcEl) << ',' << b(r.pcNs) << ','
+            << b(r.hasPc) << ',' << r.branchTarget << ',' << b(r.hasBranchTarget) << ',' << r.prevBranchTarget
+            << ',' << b(r.hasPrevBranchTarget) << ',' << r.dataVa << ',' << unsigned(r.dataVaTag) << ','
+            << b(r.hasDataVa) << ',' << r.dataPa << ',' << b(r.dataPaNs) << ',' << b(r.dataPaCh) << ','
+            << unsigned(r.dataPaPat) << ',' << b(r.hasDataPa) << ',' << r.totalLatency << ','
+            << r.issueLatency << ',' << r.translationLatency << ',' << b(r.hasTotalLatency) << ','
+            << b(r.hasIssueLatency) << ',' << b(r.hasTranslationLatency) << ',' << r.events << ','
+            << b(r.hasEvents) << ',' << r.dataSource << ',' << b(r.hasDataSource) << ','
+            << csvField(speOperationName(r)) << ',' << name(spe.function, r) << ',' << name(spe.dataSymbol, r)
+            << ',' << (r.hasDataSource ? name(spe.source, r) : std::string()) << ','
+            << (r.hasEvents ? name(spe.events, r) : std::string()) << '\n';
     }
     out.close();
     if (!out) return makeError(path + ": write failed: " + std::strerror(errno));

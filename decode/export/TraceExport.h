@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "Result.h"
 #include "sideband/TraceModel.h"
@@ -37,6 +38,22 @@
 namespace auxscope {
 
 class SampleProfile;
+namespace spe {
+struct SpeRecord;
+}
+
+// Arm SPE records to export beside the model (decode/spe decodes them), with
+// the names the exporters print; read in place. Each name function may be
+// empty (then the field is left empty).
+struct ExportSpe {
+    const std::vector<spe::SpeRecord>* records = nullptr;          // by time
+    std::function<std::string(const spe::SpeRecord&)> function;    // the PC's function
+    std::function<std::string(const spe::SpeRecord&)> dataSymbol;  // the data address as symbol+offset
+    std::function<std::string(const spe::SpeRecord&)> source;      // the data source's name
+    std::function<std::string(const spe::SpeRecord&)> events;      // the events' names
+};
+// "load", "store", "branch", "SVE load", "atomic store", "other", ...: what an SPE record sampled.
+std::string speOperationName(const spe::SpeRecord& record);
 
 // Decoded call-stack spans to export beside the model. Read in place: the
 // exporters stream them to the file without copying.
@@ -56,6 +73,10 @@ struct ExportOptions {
     // its off-CPU stretches are exported too. Read in place. None when null:
     // the export is then what it was before stacks existed.
     const SampleProfile* samples = nullptr;
+    // Arm SPE records: in Perfetto an instant per record on an "SPE" track under
+    // its thread's, every field as an arg; in CSV an "spe" row per record
+    // (name = the operation, value = total latency in cycles, detail = function).
+    const ExportSpe* spe = nullptr;
     // Only [begin, end) of the trace (a selected range): run slices and spans
     // that overlap it, clipped to it, and samples, losses and counter points in
     // it. A clipped span keeps its instruction count. Default: everything.
@@ -69,6 +90,11 @@ struct ExportOptions {
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                               const ExportOptions& options = {});
 Expected<void> exportCsv(const TraceModel& model, const std::string& path, const ExportOptions& options = {});
+// SPE records in [begin, end) as a table: a header row, then one row per record
+// with every SpeRecord field (as decode/spe/SpeRecord.h names them), then the
+// operation, function, data symbol, source and event names.
+Expected<void> exportSpeCsv(const ExportSpe& spe, const std::string& path, uint64_t begin = 0,
+                            uint64_t end = UINT64_MAX);
 
 // Perfetto track uuids, stable so that tests and other tools can find tracks.
 uint64_t perfettoProcessTrack(int32_t pid);
@@ -78,6 +104,8 @@ uint64_t perfettoCpuTrack(int cpu);
 uint64_t perfettoThreadRunTrack(int32_t tid);
 // The child track of a thread's with its off-CPU slices.
 uint64_t perfettoThreadOffCpuTrack(int32_t tid);
+// The child track of a thread's with its SPE samples.
+uint64_t perfettoThreadSpeTrack(int32_t tid);
 // The packet sequence of the perf samples of SampleProfile::events()[event].
 uint32_t perfettoSampleSequence(int event);
 // The name of a gap slice: "[gap: missing image]".

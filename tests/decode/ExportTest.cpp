@@ -27,6 +27,7 @@
 #include "sideband/Sideband.h"
 #include "sideband/TraceModel.h"
 #include "sideband/TraceModelLoader.h"
+#include "spe/SpeRecord.h"
 
 using namespace auxscope;
 namespace fs = std::filesystem;
@@ -555,6 +556,119 @@ TEST(CsvExport, RowsForEveryEvent) {
     EXPECT_EQ(row, "run,0,10,20,5,5,\"a,\"\"quoted\"\"\",,");
     EXPECT_FALSE(std::getline(in, extra));
     fs::remove(path);
+}
+
+namespace {
+
+// Three SPE records of the hand-made trace's threads, and one of no known thread.
+std::vector<spe::SpeRecord> handMadeSpe() {
+    std::vector<spe::SpeRecord> v(4);
+    v[0].time = 1100, v[0].cpu = 0, v[0].pid = 10, v[0].tid = 10;
+    v[0].opClass = spe::OpClass::LoadStore, v[0].isLoad = true;
+    v[0].pc = 0x401000, v[0].hasPc = true;
+    v[0].dataVa = 0x601040, v[0].hasDataVa = true;
+    v[0].totalLatency = 250, v[0].hasTotalLatency = true;
+    v[0].dataSource = 0xe, v[0].hasDataSource = true;
+    v[0].events = spe::kEvL1dAccess | spe::kEvL1dRefill, v[0].hasEvents = true;
+    v[1].time = 2100, v[1].cpu = 0, v[1].pid = 10, v[1].tid = 11;
+    v[1].opClass = spe::OpClass::Branch, v[1].isBranch = true, v[1].isConditional = true;
+    v[1].pc = 0x401010, v[1].hasPc = true, v[1].branchTarget = 0x401000, v[1].hasBranchTarget = true;
+    v[2].time = 2200, v[2].cpu = 1, v[2].pid = 10, v[2].tid = 10;
+    v[2].opClass = spe::OpClass::LoadStore, v[2].isStore = true;
+    v[3].time = 2900, v[3].cpu = 1;
+    v[3].opClass = spe::OpClass::Other;
+    return v;
+}
+
+ExportSpe speNames(const std::vector<spe::SpeRecord>& records) {
+    ExportSpe e;
+    e.records = &records;
+    e.function = [](const spe::SpeRecord& r) {
+        return r.pc == 0x401000 ? std::string("main, the loop") : "";
+    };
+    e.dataSymbol = [](const spe::SpeRecord& r) { return r.hasDataVa ? std::string("table+0x40") : ""; };
+    e.source = [](const spe::SpeRecord&) { return std::string("DRAM"); };
+    e.events = [](const spe::SpeRecord&) { return std::string("L1D-access L1D-refill"); };
+    return e;
+}
+
+}  // namespace
+
+// Each SPE record is an instant on an "SPE" track under its thread's, with
+// every field it carries as an arg; a record of no known thread keeps a track too.
+TEST(PerfettoExport, SpeRecordsAreInstantsUnderTheirThreads) {
+    TraceModel m = handMadeModel();
+    const auto records = handMadeSpe();
+    const ExportSpe spe = speNames(records);
+    ExportOptions o;
+    o.spe = &spe;
+    const std::string path = tempPath("spe.pftrace");
+    ASSERT_TRUE(exportPerfetto(m, path, o).ok());
+    auto r = checkPerfettoRules(path);
+    for (auto& p : r.problems)
+        ADD_FAILURE() << p;
+    EXPECT_EQ(r.instants, 2u + 4u);  // the model's sample and loss, and the 4 records
+    EXPECT_EQ(r.trackNames[perfettoThreadSpeTrack(10)], "SPE");
+    EXPECT_EQ(r.parentOf[perfettoThreadSpeTrack(10)], perfettoThreadTrack(10));
+    EXPECT_EQ(r.parentOf[perfettoThreadSpeTrack(11)], perfettoThreadTrack(11));
+    int status = 0;
+    std::string text = protocDecode(path, status);
+    ASSERT_EQ(status, 0) << text;
+    EXPECT_FALSE(std::regex_search(text, std::regex("(^|\\n)\\s*[0-9]+: "))) << "unknown fields:\n" << text;
+    for (const char* want :
+         {"name: \"load\"", "name: \"conditional branch\"", "name: \"store\"", "name: \"other\"",
+          "string_value: \"main, the loop\"", "string_value: \"table+0x40\"", "string_value: \"DRAM\"",
+          "int_value: 250", "name: \"SPE, thread unknown\""})
+        EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+    // A range keeps the records inside it only.
+    o.begin = 2000, o.end = 2300;
+    ASSERT_TRUE(exportPerfetto(m, path, o).ok());
+    r = checkPerfettoRules(path);
+    EXPECT_EQ(r.trackNames.count(perfettoThreadSpeTrack(11)), 1u);
+    text = protocDecode(path, status);
+    EXPECT_EQ(text.find("name: \"load\""), std::string::npos);
+    EXPECT_EQ(text.find("SPE, thread unknown"), std::string::npos);
+    fs::remove(path);
+}
+
+TEST(CsvExport, SpeRecordsAreRowsAndATableOfEveryField) {
+    TraceModel m = handMadeModel();
+    const auto records = handMadeSpe();
+    const ExportSpe spe = speNames(records);
+    ExportOptions o;
+    o.spe = &spe;
+    const std::string path = tempPath("spe.csv");
+    ASSERT_TRUE(exportCsv(m, path, o).ok());
+    std::ifstream in(path);
+    std::vector<std::string> speRows;
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("spe,", 0) == 0) speRows.push_back(line);
+    ASSERT_EQ(speRows.size(), 4u);
+    EXPECT_EQ(speRows[0], "spe,0,1100,,10,10,load,250,\"main, the loop\"");
+    EXPECT_EQ(speRows[1], "spe,0,2100,,10,11,conditional branch,,");
+    EXPECT_EQ(speRows[3], "spe,1,2900,,-1,-1,other,,");
+
+    const std::string table = tempPath("spe-table.csv");
+    ASSERT_TRUE(exportSpeCsv(spe, table, 2000, 3000).ok());
+    std::ifstream t(table);
+    std::string header, row;
+    std::getline(t, header);
+    // Every SpeRecord field by its name, then the names.
+    EXPECT_EQ(header.rfind("timestamp,time,cpu,pid,tid,context,", 0), 0u) << header;
+    EXPECT_NE(header.find(",dataSource,hasDataSource,operation,function,dataSymbol,sourceName,eventNames"),
+              std::string::npos)
+        << header;
+    size_t rows = 0, columns = std::count(header.begin(), header.end(), ',');
+    while (std::getline(t, row)) {
+        ++rows;
+        EXPECT_EQ(size_t(std::count(row.begin(), row.end(), ',')), columns) << row;
+    }
+    EXPECT_EQ(rows, 3u);  // 2100, 2200, 2900
+    auto bad = exportSpeCsv(spe, "/nonexistent-dir/x.csv");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("/nonexistent-dir/x.csv"), std::string::npos);
+    fs::remove(path);
+    fs::remove(table);
 }
 
 namespace {
