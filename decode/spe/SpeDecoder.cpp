@@ -84,8 +84,8 @@ inline uint64_t dataAddress(uint64_t v) {
 
 }  // namespace
 
-void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out,
-                  SpeDecodeStats& stats) {
+void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out, SpeDecodeStats& stats,
+                  std::vector<uint64_t>* ends, uint64_t base) {
     const uint8_t* p = bytes.data();
     const size_t n = bytes.size();
     stats.bytes += n;
@@ -169,6 +169,7 @@ void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord
                 [[fallthrough]];
             case PacketKind::End:
                 out.push_back(cur);
+                if (ends) ends->push_back(base + i + total);
                 ++stats.records;
                 cur = SpeRecord{};
                 cur.cpu = cpu;
@@ -385,10 +386,12 @@ Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband
         if (s.cpu >= 0 && !out.midr.count(s.cpu) && fileMidr) out.midr[s.cpu] = fileMidr;
         std::vector<SpeRecord>& recs = perStream.emplace_back();
         recs.reserve(size_t(s.bytes.size() / 48));
+        std::vector<uint64_t> ends;
+        ends.reserve(recs.capacity());
         for (const AuxRun& run : s.runs) {
             if (run.lostBefore) out.stats.addGap(kGapLostAux, run.lostBefore);
             if (run.lostAfter) out.stats.addGap(kGapLostAux, run.lostAfter);
-            decodeSpeRun(s.bytes.view(run.begin, run.end, scratch), s.cpu, recs, out.stats);
+            decodeSpeRun(s.bytes.view(run.begin, run.end, scratch), s.cpu, recs, out.stats, &ends, run.begin);
         }
         for (SpeRecord& r : recs) {
             if (r.timestamp && conv.valid) r.time = conv.toPerfTime(r.timestamp);
@@ -404,6 +407,21 @@ Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband
                 r.pid = t.tid >= 0 ? (t.pid > 0 ? t.pid : sideband.pidOf(t.tid)) : -1;
                 if (t.tid == 0) r.pid = 0;
             }
+        }
+        // The buffers and the records that ended in each.
+        size_t k = 0;
+        for (const AuxBufferPlace& place : s.places) {
+            SpeRecords::Buffer b{s.cpu, s.tid, place.begin, place.end, place.auxOffset};
+            while (k < ends.size() && ends[k] <= place.end) {
+                const uint64_t t = recs[k].time;
+                if (t) {
+                    if (!b.firstTime || t < b.firstTime) b.firstTime = t;
+                    b.lastTime = std::max(b.lastTime, t);
+                }
+                ++b.records;
+                ++k;
+            }
+            out.buffers.push_back(b);
         }
     }
     size_t total = 0;
