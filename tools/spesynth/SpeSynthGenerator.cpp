@@ -11,8 +11,8 @@ namespace {
 using spe::OpClass;
 using spe::SpeRecord;
 
-constexpr uint64_t kEpochTicks = 24000;  // 1 ms of the 24 MHz counter
-constexpr uint64_t kMeanGap = 8;         // ticks between two samples of a CPU
+constexpr uint64_t kEpochTicks = 4800;  // 200 us of the 24 MHz counter: a time slice
+constexpr uint64_t kMeanGap = 8;        // ticks between two samples of a CPU
 // Neoverse data sources (DATA-SOURCE payload on Neoverse N1/N2/V1).
 constexpr uint16_t kDsL1d = 0x0, kDsL2 = 0x8, kDsPeerCore = 0x9, kDsLocalCluster = 0xa, kDsSysCache = 0xb,
                    kDsPeerCluster = 0xc, kDsRemote = 0xd, kDsDram = 0xe;
@@ -126,18 +126,30 @@ bool SpeGenerator::nextEpoch(std::vector<SwitchEvent>& switches, std::vector<Gen
             running_[c] = next;
         }
     }
-    // Samples: each running CPU from 4 ticks after the switch to 4 before the next.
+    // Samples: each running CPU from 4 ticks after the switch to 4 before the
+    // next, the CPUs in step (the earliest next sample first).
     std::vector<std::vector<GeneratedRecord>> perCpu(running_.size());
     const uint64_t end = begin + kEpochTicks;
-    for (size_t c = 0; c < running_.size() && made_ < options_.records; ++c) {
-        if (running_[c] < 0) continue;
-        for (uint64_t t = begin + 4 + rng_.below(kMeanGap); t + 4 < end && made_ < options_.records;
-             t += 1 + rng_.below(2 * kMeanGap - 1)) {
-            GeneratedRecord g;
-            makeRecord(threads_[size_t(running_[c])], int(c), t, g);
-            perCpu[c].push_back(g);
-            ++made_;
+    std::vector<uint64_t> next(running_.size(), UINT64_MAX);
+    for (size_t c = 0; c < running_.size(); ++c)
+        if (running_[c] >= 0) next[c] = begin + 4 + rng_.below(kMeanGap);
+    while (made_ < options_.records) {
+        size_t c = 0;
+        for (size_t i = 1; i < next.size(); ++i)
+            if (next[i] < next[c]) c = i;
+        const uint64_t t = next[c];
+        if (t == UINT64_MAX || t + 4 >= end) break;
+        GeneratedRecord g;
+        makeRecord(threads_[size_t(running_[c])], int(c), t, g);
+        // The first record of a slice has a timestamp: one without would
+        // seem to belong to the slice before (its time is the last one seen).
+        if (perCpu[c].empty() && !g.record.timestamp) {
+            g.record.timestamp = t;
+            g.record.time = timeConv_.perfTime(t);
         }
+        perCpu[c].push_back(g);
+        ++made_;
+        next[c] = t + 1 + rng_.below(2 * kMeanGap - 1);
     }
     // Truth order: time, then CPU; a record without a timestamp stays after the
     // one before it on its CPU.
@@ -173,9 +185,11 @@ void SpeGenerator::makeRecord(const ThreadRef& ref, int cpu, uint64_t tick, Gene
     r.cpu = cpu;
     r.pid = th.pid;
     r.tid = th.tid;
-    r.context = uint32_t(th.tid);
-    r.contextIndex = 0;
-    r.hasContext = true;
+    if (options_.context) {
+        r.context = uint32_t(th.tid);
+        r.contextIndex = 0;
+        r.hasContext = true;
+    }
     if (rng_.below(64) != 0) {
         r.timestamp = tick;
         r.time = timeConv_.perfTime(tick);

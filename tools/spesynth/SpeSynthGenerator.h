@@ -4,7 +4,7 @@
 //
 // The machine: `cpus` CPUs; `threads` threads in one process (two when there
 // are four threads or more), each with a stack, each process with a heap, all
-// running the standard program (SpeSynthElf.h). Time goes in 1 ms epochs of a
+// running the standard program (SpeSynthElf.h). Time goes in 200 us slices of a
 // 24 MHz counter; at each epoch a CPU runs a thread (threads migrate, some
 // epochs a CPU idles), the changes being context switches. A running CPU
 // samples one operation every ~8 ticks:
@@ -18,7 +18,7 @@
 //   branches 28% (conditional taken or not, direct, indirect, mispredicted),
 //   with the target when taken;
 //   other 20% (plain, conditional select, SVE).
-// Every record has a PC, a CONTEXT (the tid), EVENTS and total/issue latency;
+// Every record has a PC, a CONTEXT (the tid; unless options.context is off), EVENTS and total/issue latency;
 // about a third a previous-branch target; one in 64 ends with END (no
 // timestamp), the rest with a TIMESTAMP. Some packets use the extended header,
 // some EVENTS and DATA-SOURCE payloads have another size.
@@ -37,6 +37,10 @@ struct GenerateOptions {
     uint64_t seed = 1;
     int cpus = 4;
     int threads = 6;
+    // CONTEXT packets (Linux writes the tid to CONTEXTIDR_EL1 when the
+    // event's config asks for it). Without them a record's thread is the one
+    // the switch records say ran on its CPU.
+    bool context = true;
 };
 
 struct GeneratedRecord {

@@ -59,6 +59,8 @@ const char* kUsage =
     "                        type, capabilities; perf 6.14 and newer)\n"
     "  --midr HEX            the CPUs' MIDR (default 0x413fd0c1, Neoverse N1)\n"
     "  --chunk BYTES         AUX bytes per AUXTRACE record and CPU (default 262144)\n"
+    "  --no-context          generate mode: no CONTEXT packets (the switch records\n"
+    "                        alone say which thread ran)\n"
     "  --no-truth            write no FILE.truth\n"
     "  -q, --quiet           no summary\n";
 
@@ -286,6 +288,8 @@ int main(int argc, char** argv) {
             if (!n || *n < 64 || *n > (1ull << 30))
                 return fail("--chunk needs a number of bytes from 64 to 1 GiB");
             file.auxChunkBytes = size_t(*n);
+        } else if (a == "--no-context") {
+            gen.context = false;
         } else if (a == "--no-truth") {
             writeTruth = false;
         } else if (a == "-q" || a == "--quiet") {
