@@ -260,7 +260,7 @@ void SpeGenerator::makeRecord(const ThreadRef& ref, int cpu, uint64_t tick, Gene
     r.tid = th.tid;
     if (options_.context) {
         r.context = uint32_t(th.tid);
-        r.contextIndex = 0;
+        r.contextIndex = options_.contextIndex;
         r.hasContext = true;
     }
     if (rng_.below(64) != 0) {

@@ -41,6 +41,9 @@ struct GenerateOptions {
     // event's config asks for it). Without them a record's thread is the one
     // the switch records say ran on its CPU.
     bool context = true;
+    // Which CONTEXTIDR the CONTEXT packets come from: 0 EL1, 1 EL2 (a kernel
+    // running at EL2, VHE, writes the tid there).
+    uint8_t contextIndex = 0;
 };
 
 struct GeneratedRecord {
