@@ -132,45 +132,45 @@ void speDumpBuffer(std::span<const uint8_t> bytes, std::ostream& out,
 }
 
 int SpeAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
-    // Each AUXTRACE record's payload as perf dumps it: its announced size, the
-    // padding to 8 bytes included (the streams drop that padding where the next
-    // buffer continues the AUX data).
-    std::map<int64_t, std::vector<const PerfAuxtraceBuffer*>> byCpu;
-    for (const PerfAuxtraceBuffer& b : file_->summary().auxtrace)
-        if (!cpu || b.cpu == *cpu) byCpu[b.cpu].push_back(&b);
+    // Each AUXTRACE record's payload in file order, as perf dumps it: its
+    // announced size, the padding to 8 bytes included (the streams drop that
+    // padding where the next buffer continues the AUX data).
     std::vector<uint8_t> scratch;
+    std::map<int64_t, std::map<std::string, uint64_t>> counts;
     int status = 0;
-    for (const auto& [c, buffers] : byCpu) {
-        uint64_t bytes = 0;
-        for (const PerfAuxtraceBuffer* b : buffers)
-            bytes += b->available;
-        out << "cpu " << c << ": " << bytes << " bytes in " << buffers.size() << " AUXTRACE buffers\n";
-        std::map<std::string, uint64_t> counts;
-        for (const PerfAuxtraceBuffer* b : buffers) {
-            std::span<const uint8_t> data;
-            if (!b->compressed) {
-                data = file_->fileBytes(b->dataOffset, b->available);
-            } else {
-                // Inside a COMPRESSED record: the stream's copy of its bytes.
-                for (const AuxStream& s : streams_) {
-                    if (s.cpu != c) continue;
-                    for (const AuxBufferPlace& p : s.places)
-                        if (p.auxOffset == b->auxOffset) data = s.bytes.view(p.begin, p.end, scratch);
-                }
+    for (const PerfAuxtraceBuffer& b : file_->summary().auxtrace) {
+        if (cpu && b.cpu != *cpu) continue;
+        std::span<const uint8_t> data;
+        if (!b.compressed) {
+            data = file_->fileBytes(b.dataOffset, b.available);
+        } else {
+            // Inside a COMPRESSED record: the stream's copy of its bytes.
+            for (const AuxStream& s : streams_) {
+                if (s.cpu != b.cpu) continue;
+                for (const AuxBufferPlace& p : s.places)
+                    if (p.auxOffset == b.auxOffset) data = s.bytes.view(p.begin, p.end, scratch);
             }
-            if (data.size() != b->available) {
-                err << "auxscope decode: " << file_->path() << ": AUXTRACE record at offset " << b->fileOffset
-                    << ": payload not readable\n";
-                status = 1;
-                continue;
-            }
-            speDumpBuffer(data, out, counts);
-            if (b->available < b->size)
-                out << ". ... AUXTRACE payload cut short by the end of the file: " << b->size - b->available
-                    << " of " << b->size << " bytes missing\n";
         }
+        char head[160];
+        std::snprintf(head, sizeof head,
+                      "cpu %" PRId64 ": AUXTRACE at %#" PRIx64 ", %" PRIu64 " bytes, AUX offset %#" PRIx64
+                      "\n",
+                      b.cpu, b.fileOffset, b.size, b.auxOffset);
+        out << head;
+        if (data.size() != b.available) {
+            err << "auxscope decode: " << file_->path() << ": AUXTRACE record at offset " << b.fileOffset
+                << ": payload not readable\n";
+            status = 1;
+            continue;
+        }
+        speDumpBuffer(data, out, counts[b.cpu]);
+        if (b.available < b.size)
+            out << ". ... AUXTRACE payload cut short by the end of the file: " << b.size - b.available
+                << " of " << b.size << " bytes missing\n";
+    }
+    for (const auto& [c, byName] : counts) {
         out << "cpu " << c << " packets:";
-        for (const auto& [name, n] : counts)
+        for (const auto& [name, n] : byName)
             out << " " << name << " " << n;
         out << "\n";
     }

@@ -34,7 +34,7 @@ public:
     DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads) override;
     DecodeStats forEachBlock(const DecodeWindow& window,
                              const std::function<void(const FlowBlock&)>& visit) override;
-    // Per AUXTRACE buffer, the packets in the layout of `perf report -D` (perf 6.1's
+    // Per AUXTRACE buffer in file order, the packets in the layout of `perf report -D` (perf 6.1's
     // arm_spe_dump: ".  OFFSET:  HEX BYTES  TEXT"), then the packet counts per CPU.
     int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) override;
 

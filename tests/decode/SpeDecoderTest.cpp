@@ -608,7 +608,7 @@ TEST_P(SpeFile, PacketListingEqualsPerfReportD) {
         std::string line;
         int cpu = -1;
         while (std::getline(in, line)) {
-            if (line.rfind("cpu ", 0) == 0 && line.find(" bytes in ") != std::string::npos)
+            if (line.rfind("cpu ", 0) == 0 && line.find(": AUXTRACE at ") != std::string::npos)
                 cpu = std::stoi(line.substr(4));
             else if (line.rfind(".  ", 0) == 0)
                 ours[cpu].push_back(line);
