@@ -2,6 +2,8 @@
 // Arm SPE decode throughput on one core, beside perf on the same file. The file
 // is an auxscope-spesynth --generate N recording (4 CPUs, 6 threads, every
 // packet kind), written once into the build directory.
+//   (a0) the packet boundaries alone (header -> length -> next header): the
+//       format's serial dependency, the floor under any decoder on the machine
 //   (a) the record decoder alone: spe::decodeSpeRun over each CPU's AUX bytes
 //       (packets -> SpeRecords, no time conversion or threads): records/s, MB/s
 //   (b) spe::decodeSpeRecords(file, sideband): (a) plus TIME_CONV, the thread of
@@ -35,6 +37,7 @@
 #include "perfdata/PerfDataReader.h"
 #include "sideband/Sideband.h"
 #include "spe/SpeDecoder.h"
+#include "spe/SpePacket.h"
 
 using namespace auxscope;
 
@@ -142,6 +145,32 @@ int main(int argc, char** argv) {
     std::printf("bench_spe_decode: %s: %" PRIu64 " records wanted, %zu CPUs, %" PRIu64
                 " SPE bytes; median of %d runs\n",
                 path.c_str(), n, streams.size(), total, repeat);
+
+    // (a0) the packet boundaries alone: a packet's length is in its header, so
+    // finding the next packet waits on the previous one; this serial chain (a
+    // load and a table look-up per packet) bounds any SPE decoder on this core.
+    {
+        uint8_t len[256];
+        for (unsigned b = 0; b < 256; ++b) {
+            const spe::HeaderInfo& h = spe::kSpeHeaders[b];
+            len[b] = uint8_t(1 + h.payloadLen);  // extended headers count short by one here: rare
+        }
+        uint64_t packets = 0;
+        std::vector<Timing> a0;
+        for (int r = 0; r < repeat; ++r)
+            a0.push_back(timeIt([&] {
+                packets = 0;
+                for (const std::vector<uint8_t>& b : bytes) {
+                    const uint8_t* p = b.data();
+                    for (size_t i = 0; i < b.size(); i += len[p[i]])
+                        ++packets;
+                }
+            }));
+        char what[80];
+        std::snprintf(what, sizeof what, "(a0) packet boundaries only (%.1f M packets)",
+                      double(packets) / 1e6);
+        line(what, median(a0), n, total);
+    }
 
     // (a) the record decoder alone.
     std::vector<spe::SpeRecord> recs;
