@@ -2,6 +2,12 @@
 // Arm SPE: packets from hand-built bytes, perf 6.1's packet text, record
 // assembly, gaps with reasons, cut buffers, AUXTRACE_INFO v1/v2, and a whole
 // file's records (threads from CONTEXT packets and from the switch sideband).
+// Independent references: quipper's arm_spe_decoder_test.cc byte strings and
+// expected decodes (google/perf_data_converter), re-encoded below; Arm's
+// spe-parser tests (ARM-software/spe-parser, test_spe_decoder.py) hold no byte
+// strings of their own: they decode downloaded perf.data files and compare with
+// `perf report -D`, which is what PacketListingEqualsPerfReportD and
+// tests/decode/spe_synth_check.sh do here with perf 6.1 as the oracle.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
