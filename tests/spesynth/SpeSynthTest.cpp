@@ -433,18 +433,14 @@ TEST(SpeSynth, PerfScriptSamplesEveryRecord) {
     EXPECT_EQ(misses, wantMisses);
 }
 
-TEST(SpeSynth, PerfScriptThreadsFromSwitchesWithoutContext) {
-    REQUIRE_PERF();
-    Generated g;
-    generate(g, "--generate 20000 --seed 12 --no-context -q");
-    for (const SpeRecord& r : g.truth)
-        ASSERT_FALSE(r.hasContext);
+// perf script's thread, CPU, time and PC of every record against the truth.
+void expectPerfThreads(const fs::path& file, const std::vector<SpeRecord>& truth) {
     std::string text;
-    ASSERT_EQ(
-        run("perf script -i " + g.file.string() + " --itrace=i1i --ns -F cpu,tid,time,ip", &text, false), 0);
+    ASSERT_EQ(run("perf script -i " + file.string() + " --itrace=i1i --ns -F cpu,tid,time,ip", &text, false),
+              0);
     std::map<std::tuple<int, int32_t, uint64_t, uint64_t>, int> want, got;
     const SpeTimeConv tc;
-    for (const SpeRecord& r : g.truth)
+    for (const SpeRecord& r : truth)
         want[{r.cpu, r.tid, r.timestamp ? r.time : tc.perfTime(0), r.pc}]++;
     std::istringstream in(text);
     std::string line;
@@ -454,7 +450,23 @@ TEST(SpeSynth, PerfScriptThreadsFromSwitchesWithoutContext) {
         if (std::sscanf(line.c_str(), " %d [%d] %llu.%llu: %llx", &tid, &cpu, &sec, &ns, &ip) == 5)
             got[{cpu, tid, sec * 1000000000ull + ns, ip}]++;
     }
-    EXPECT_TRUE(got == want) << "perf's threads from the switch records differ from the truth";
+    EXPECT_TRUE(got == want) << "perf's threads differ from the truth in " << file;
+}
+
+TEST(SpeSynth, PerfScriptThreadsFromSwitchesWithoutContext) {
+    REQUIRE_PERF();
+    Generated g;
+    generate(g, "--generate 20000 --seed 12 --no-context -q");
+    for (const SpeRecord& r : g.truth)
+        ASSERT_FALSE(r.hasContext);
+    expectPerfThreads(g.file, g.truth);
+    // --records derives the switches from the records' threads: the same again.
+    const fs::path again = g.dir.path / "again.data";
+    std::string out;
+    ASSERT_EQ(run(spesynthTool() + " --records " + g.file.string() + ".truth -q -o " + again.string(), &out),
+              0)
+        << out;
+    expectPerfThreads(again, g.truth);
 }
 
 TEST(SpeSynth, DataAddressesResolveToGlobalsHeapAndStack) {
