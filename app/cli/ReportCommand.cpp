@@ -573,14 +573,14 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
         int chosen = -1;
         for (const SampledEvent& e : profile.events()) {
             if (!a.event.empty() ? e.name == a.event : (e.samples > 0 && !e.switchEvent)) {
-                chosen = e.attr;
+                chosen = e.index;
                 break;
             }
         }
         if (chosen < 0 && a.event.empty())
             for (const SampledEvent& e : profile.events())
                 if (e.samples > 0) {
-                    chosen = e.attr;
+                    chosen = e.index;
                     break;
                 }
         if (chosen < 0) {
