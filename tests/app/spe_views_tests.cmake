@@ -8,3 +8,8 @@ target_link_libraries(spe_views_tests PRIVATE auxscope_app Qt6::Test)
 add_dependencies(spe_views_tests auxscope-spesynth)
 target_compile_definitions(spe_views_tests PRIVATE AUXSCOPE_SPESYNTH="$<TARGET_FILE:auxscope-spesynth>")
 auxscope_add_qt_test(spe_views_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 300)
+
+# auxscope report --event 'arm_spe: ...': samples per event and the top function against the truth.
+add_test(NAME cli_report_spe_events
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/spe_report_check.sh $<TARGET_FILE:auxscope> $<TARGET_FILE:auxscope-spesynth>)
+set_tests_properties(cli_report_spe_events PROPERTIES TIMEOUT 120)
