@@ -19,6 +19,7 @@
 #include <QLabel>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -35,11 +36,14 @@
 #include "gui/analysis/SpeHistogramWidget.h"
 #include "gui/analysis/SpeMemoryMapWidget.h"
 #include "gui/analysis/SpePane.h"
+#include "gui/timeline/TimelinePalette.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/TraceFilePage.h"
 #include "samples/SampleProfile.h"
 #include "sideband/Sideband.h"
+#include "spans/SidebandLanes.h"
+#include "spans/TimelineData.h"
 #include "spe/SpeDecoder.h"
 
 using namespace auxscope;
@@ -122,6 +126,13 @@ class SpeViewsTest : public QObject {
     std::unique_ptr<TraceFilePage> page_;
 
     SpePane* pane() const { return page_->timeline() ? page_->findChild<SpePane*>() : nullptr; }
+    // For the screenshots: the tabs under the timeline get most of the height.
+    void giveRoomToTheSpeTab() {
+        if (auto* split = qobject_cast<QSplitter*>(page_->analysisTabs()->parentWidget())) {
+            const int total = split->height();
+            split->setSizes({total * 2 / 5, total * 3 / 5});
+        }
+    }
 
 private slots:
     void initTestCase() {
@@ -145,6 +156,10 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return page_->loaded() || page_->failed(); }, 30000));
         QVERIFY(page_->loaded());
         QVERIFY(QTest::qWaitFor([&] { return pane() && pane()->data(); }, 60000));
+        if (!qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()) {
+            QTest::qWait(100);
+            giveRoomToTheSpeTab();
+        }
     }
 
     void opensWithSpeEvents() {
@@ -227,6 +242,17 @@ private slots:
         const int32_t tid = p->threadChoice()->currentData().toInt();
         QCOMPARE(shown(), expectedOf([&](const spe::SpeRecord& r) { return r.tid == tid; }));
         p->threadChoice()->setCurrentIndex(0);
+        // Loads only, their issue latency.
+        p->opsChoice()->setCurrentIndex(p->opsChoice()->findData(1));
+        p->latencyChoice()->setCurrentIndex(p->latencyChoice()->findData(int(SpeLatencyKind::Issue)));
+        {
+            std::map<std::pair<int, int>, uint64_t> expected;
+            for (const spe::SpeRecord& r : truth_)
+                if (r.isLoad && r.hasIssueLatency)
+                    ++expected[{r.hasDataSource ? int(r.dataSource) : -1, speLatencyBucket(r.issueLatency)}];
+            QCOMPARE(shown(), expected);
+        }
+        p->latencyChoice()->setCurrentIndex(0);
         if (const char* shots = qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()
                                     ? nullptr
                                     : getenv("AUXSCOPE_SPE_SCREENSHOTS")) {
@@ -280,10 +306,61 @@ private slots:
         QCOMPARE(listed, expected);
         QVERIFY2(named, "data addresses named by symbol or mapping");
         if (!qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()) {
+            giveRoomToTheSpeTab();
             QTest::qWait(200);
             page_->grab().save(QString::fromLocal8Bit(qgetenv("AUXSCOPE_SPE_SCREENSHOTS")) +
                                "/spe-memory-map.png");
         }
+    }
+
+    void laneTicksColouredByLatencyOrSource() {
+        const TimelineData* data = page_->timeline()->data().get();
+        QVERIFY(data && data->lanes);
+        const SidebandLanes& lanes = *data->lanes;
+        QVERIFY(lanes.extraEvent >= 0);
+        QCOMPARE(QString::fromStdString(lanes.events[size_t(lanes.extraEvent)]), QString("arm_spe"));
+        // Every record of a thread is a tick on its lane, with its latency and source.
+        std::map<int32_t, std::multiset<std::pair<uint64_t, uint16_t>>> expected, shown;
+        for (const spe::SpeRecord& r : truth_)
+            if (r.tid > 0) expected[r.tid].insert({r.time, r.hasTotalLatency ? r.totalLatency : uint16_t(0)});
+        for (const SidebandLanes::Thread& t : lanes.threads)
+            for (size_t i = 0; i < t.samples.size(); ++i)
+                if (t.samples[i].event == lanes.extraEvent)
+                    shown[t.tid].insert({t.samples[i].time, t.sampleValue[i]});
+        QCOMPARE(shown, expected);
+        // The ticks' colours follow the choice: by latency, by source, plain.
+        TimelineView* view = page_->timeline();
+        SpePane* p = pane();
+        auto render = [&](int choice) {
+            p->laneShadingChoice()->setCurrentIndex(choice);
+            return view->grab().toImage();
+        };
+        const QImage byLatency =
+            render(p->laneShadingChoice()->findData(int(TimelineState::SampleShading::Value)));
+        const QImage bySource =
+            render(p->laneShadingChoice()->findData(int(TimelineState::SampleShading::Key)));
+        const QImage plain =
+            render(p->laneShadingChoice()->findData(int(TimelineState::SampleShading::Plain)));
+        QVERIFY(byLatency != plain);
+        QVERIFY(bySource != plain);
+        QVERIFY(byLatency != bySource);
+        // Plain: the sample colour; by latency: the hottest colour somewhere (latencies reach thousands of
+        // cycles).
+        auto has = [](const QImage& image, QColor c) {
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 0; x < image.width(); ++x)
+                    if (image.pixelColor(x, y) == c) return true;
+            return false;
+        };
+        uint16_t maxLatency = 0;
+        for (const spe::SpeRecord& r : truth_)
+            if (r.tid > 0 && r.time) maxLatency = std::max(maxLatency, r.totalLatency);
+        QVERIFY(maxLatency >= 64);
+        QVERIFY(!has(plain, palette::sampleValue(4096)) || maxLatency < 4096);
+        QVERIFY(has(byLatency, palette::sampleValue(1)) || has(byLatency, palette::sampleValue(8)) ||
+                has(byLatency, palette::sampleValue(16)));
+        p->laneShadingChoice()->setCurrentIndex(0);
+        QCOMPARE(view->state()->sampleShading(), TimelineState::SampleShading::Value);
     }
 
     void cleanupTestCase() { page_.reset(); }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gui/analysis/SpeHistogramWidget.h"
 
+#include "gui/timeline/TimelinePalette.h"
+
 #include <QHelpEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -21,11 +23,9 @@ void SpeHistogramWidget::setHistogram(SpeHistogram histogram, const QString& tit
     update();
 }
 
-QColor SpeHistogramWidget::seriesColor(int index) {
-    static const QColor colors[] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f), QColor(0xe15759),
-                                    QColor(0x76b7b2), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7),
-                                    QColor(0x9c755f), QColor(0xbab0ac)};
-    return colors[size_t(index) % std::size(colors)];
+QColor SpeHistogramWidget::seriesColor(const SpeHistogramSeries& series) {
+    // As the thread lanes colour SPE ticks by source.
+    return series.hasSource ? palette::sampleKey(uint16_t(series.source + 1)) : QColor(0x8c, 0x8c, 0x96);
 }
 
 QRect SpeHistogramWidget::plotRect() const {
@@ -74,7 +74,8 @@ void SpeHistogramWidget::paintEvent(QPaintEvent*) {
                 const uint64_t c = histogram_.series[s].counts[size_t(b)];
                 if (!c) continue;
                 const double h = double(c) * r.height() / double(top);
-                p.fillRect(QRectF(x0 + 1, y - h, std::max(1, x1 - x0 - 2), h), seriesColor(int(s)));
+                p.fillRect(QRectF(x0 + 1, y - h, std::max(1, x1 - x0 - 2), h),
+                           seriesColor(histogram_.series[s]));
                 y -= h;
             }
         }
@@ -94,7 +95,7 @@ void SpeHistogramWidget::paintEvent(QPaintEvent*) {
                                  .arg(QString::fromStdString(histogram_.series[s].name))
                                  .arg(histogram_.series[s].records);
         const int tw = fontMetrics().horizontalAdvance(text);
-        p.fillRect(QRect(r.right() - tw - 20, y + 3, 10, 10), seriesColor(int(s)));
+        p.fillRect(QRect(r.right() - tw - 20, y + 3, 10, 10), seriesColor(histogram_.series[s]));
         p.drawText(QRect(r.right() - tw - 6, y, tw + 4, fontMetrics().height()), Qt::AlignLeft, text);
         y += fontMetrics().height();
     }

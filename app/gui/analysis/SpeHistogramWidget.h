@@ -15,8 +15,8 @@ public:
     explicit SpeHistogramWidget(QWidget* parent = nullptr);
     void setHistogram(SpeHistogram histogram, const QString& title);
     const SpeHistogram& histogram() const { return histogram_; }
-    // A source's colour (series index), as the legend shows it.
-    static QColor seriesColor(int index);
+    // A source's colour, as the legend and the thread lanes' ticks show it.
+    static QColor seriesColor(const SpeHistogramSeries& series);
     // The bucket under a point (-1: none).
     int bucketAt(QPoint p) const;
     QSize sizeHint() const override { return {640, 260}; }

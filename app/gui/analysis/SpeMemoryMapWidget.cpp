@@ -110,15 +110,17 @@ void SpeMemoryMapWidget::paintEvent(QPaintEvent*) {
     if (axis_ && !axis_->empty() && q.posEnd > q.posBegin) {
         const int line = fontMetrics().height();
         int lastY = INT32_MAX;
+        // A label and a tick on the axis where there is room for its text; a line
+        // across the plot where a mapping begins.
         auto label = [&](uint64_t pos, const QString& text, bool strong) {
             if (pos < q.posBegin || pos >= q.posEnd) return;
             const int y =
                 r.bottom() - int(double(pos - q.posBegin) * r.height() / double(q.posEnd - q.posBegin));
-            p.setPen(strong ? QColor(0xc0, 0xc0, 0xc0) : QColor(0x70, 0x70, 0x70));
-            p.drawLine(r.left() - 4, y, r.right(), y);
-            if (lastY - y < line && lastY != INT32_MAX) return;
+            if (lastY != INT32_MAX && lastY - y < line) return;
+            p.setPen(strong ? QColor(0x90, 0x90, 0x90) : QColor(0x60, 0x60, 0x60));
+            p.drawLine(r.left() - 4, y, strong ? r.right() : r.left() + 6, y);
             p.setPen(palette().text().color());
-            p.drawText(QRect(0, y - line, r.left() - 6, line), Qt::AlignRight | Qt::AlignBottom, text);
+            p.drawText(QRect(0, y - line / 2, r.left() - 6, line), Qt::AlignRight | Qt::AlignVCenter, text);
             lastY = y;
         };
         const uint64_t pageBegin = q.posBegin / SpeAddressAxis::kPage;
@@ -132,10 +134,13 @@ void SpeMemoryMapWidget::paintEvent(QPaintEvent*) {
             const bool jump = k == pageBegin || axis_->pages()[k - 1] + 1 != page;
             const uint64_t addr = page * SpeAddressAxis::kPage;
             const SpeRegion* m = space_ ? space_->mappingAt(pid_, addr) : nullptr;
-            if (jump || m != lastMap)
-                label(k * SpeAddressAxis::kPage,
-                      hex(addr) + (m ? " " + QString::fromStdString(m->name).section('/', -1) : QString()),
-                      true);
+            // Each label names its mapping: the first of a mapping may have had no room.
+            const QString text =
+                hex(addr) + (m ? " " + QString::fromStdString(m->name).section('/', -1) : QString());
+            if (m != lastMap || (jump && !m))
+                label(k * SpeAddressAxis::kPage, text, true);
+            else if (jump)
+                label(k * SpeAddressAxis::kPage, text, false);
             lastMap = m;
             if (!space_) continue;
             const auto& syms = space_->symbols(pid_);

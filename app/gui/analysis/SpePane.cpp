@@ -43,6 +43,15 @@ SpePane::SpePane(QWidget* parent) : QWidget(parent) {
     controls->addWidget(new QLabel("Thread:"));
     controls->addWidget(thread_);
     controls->addWidget(summary_, 1);
+    shading_ = new QComboBox;
+    shading_->setObjectName("speLaneShading");
+    shading_->addItem("Lane ticks: by latency", int(TimelineState::SampleShading::Value));
+    shading_->addItem("Lane ticks: by data source", int(TimelineState::SampleShading::Key));
+    shading_->addItem("Lane ticks: plain", int(TimelineState::SampleShading::Plain));
+    shading_->setToolTip(
+        "How the thread lanes colour SPE samples: by total latency (blue fast, red slow), "
+        "by data source (the histogram's colours), or plain");
+    controls->addWidget(shading_);
     layout->addLayout(controls);
 
     tabs_ = new QTabWidget;
@@ -61,8 +70,17 @@ SpePane::SpePane(QWidget* parent) : QWidget(parent) {
     function_ = new QComboBox;
     function_->setObjectName("speFunction");
     function_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    ops_ = new QComboBox;
+    ops_->setObjectName("speOps");
+    ops_->addItem("all ops", 0);
+    ops_->addItem("loads", 1);
+    ops_->addItem("stores", 2);
+    ops_->addItem("loads and stores", 3);
+    ops_->addItem("branches", 4);
     lc->addWidget(latency_);
     lc->addWidget(new QLabel("of"));
+    lc->addWidget(ops_);
+    lc->addWidget(new QLabel("in"));
     lc->addWidget(function_);
     lc->addStretch(1);
     lv->addLayout(lc);
@@ -109,6 +127,7 @@ SpePane::SpePane(QWidget* parent) : QWidget(parent) {
 
     connect(latency_, &QComboBox::currentIndexChanged, this, &SpePane::refreshHistogram);
     connect(function_, &QComboBox::currentIndexChanged, this, &SpePane::refreshHistogram);
+    connect(ops_, &QComboBox::currentIndexChanged, this, &SpePane::refreshHistogram);
     connect(thread_, &QComboBox::currentIndexChanged, this, &SpePane::refresh);
     connect(colour_, &QComboBox::currentIndexChanged, this,
             [this] { map_->setColour(SpeMemoryMapWidget::Colour(colour_->currentData().toInt())); });
@@ -133,6 +152,10 @@ SpePane::SpePane(QWidget* parent) : QWidget(parent) {
 
 void SpePane::setState(TimelineState* state) {
     state_ = state;
+    shading_->setCurrentIndex(shading_->findData(int(state_->sampleShading())));
+    connect(shading_, &QComboBox::currentIndexChanged, this, [this] {
+        state_->setSampleShading(TimelineState::SampleShading(shading_->currentData().toInt()));
+    });
     connect(state_, &TimelineState::timeSelectionChanged, this, [this] { refresh(); });
 }
 
@@ -229,17 +252,26 @@ void SpePane::refreshHistogram() {
     if (!data_) return;
     SpeSelection s = selection();
     const int f = function_->currentData().isValid() ? function_->currentData().toInt() : -1;
+    const int ops = ops_->currentData().toInt();
     QString of = "every function";
-    if (f >= 0) {
+    if (f >= 0) of = QString::fromStdString(data_->profile->functions()[uint32_t(f)].name);
+    if (f >= 0 || ops) {
         const spe::SpeRecord* base = data_->records.data();
         const std::vector<uint32_t>* fn = &data_->function;
-        s.accept = [base, fn, f](const spe::SpeRecord& r) { return (*fn)[size_t(&r - base)] == uint32_t(f); };
-        of = QString::fromStdString(data_->profile->functions()[uint32_t(f)].name);
+        s.accept = [base, fn, f, ops](const spe::SpeRecord& r) {
+            const bool op = ops == 0   ? true
+                            : ops == 1 ? r.isLoad
+                            : ops == 2 ? r.isStore
+                            : ops == 3 ? r.isLoad || r.isStore
+                                       : r.isBranch;
+            return op && (f < 0 || (*fn)[size_t(&r - base)] == uint32_t(f));
+        };
     }
     const auto kind = SpeLatencyKind(latency_->currentData().toInt());
     SpeHistogram h = speLatencyHistogram(data_->records, s, kind, data_->sourceName);
-    const QString title = QString("%1 latency of %2: %3 records by data source")
+    const QString title = QString("%1 latency of %2 in %3: %4 records by data source")
                               .arg(speLatencyKindName(kind))
+                              .arg(ops_->currentText())
                               .arg(of)
                               .arg(formatCount(h.records));
     histogram_->setHistogram(std::move(h), title);

@@ -60,9 +60,12 @@ public:
     SpeHistogramWidget* histogram() const { return histogram_; }
     SpeMemoryMapWidget* memoryMap() const { return map_; }
     QComboBox* latencyChoice() const { return latency_; }
+    QComboBox* opsChoice() const { return ops_; }  // data: 0 all, 1 loads, 2 stores, 3 both, 4 branches
     QComboBox* functionChoice() const { return function_; }  // data: function id, -1: every function
     QComboBox* threadChoice() const { return thread_; }      // data: tid, -1: every thread
     QComboBox* colourChoice() const { return colour_; }
+    // How the thread lanes colour SPE ticks (TimelineState::sampleShading).
+    QComboBox* laneShadingChoice() const { return shading_; }
     QTreeWidget* cellList() const { return cellList_; }
     QLabel* summary() const { return summary_; }
     // The time range the views use: the selection, else the whole recording.
@@ -88,9 +91,11 @@ private:
     QTabWidget* tabs_ = nullptr;
     QLabel* summary_ = nullptr;
     QComboBox* latency_ = nullptr;
+    QComboBox* ops_ = nullptr;
     QComboBox* function_ = nullptr;
     QComboBox* thread_ = nullptr;
     QComboBox* colour_ = nullptr;
+    QComboBox* shading_ = nullptr;
     QCheckBox* loads_ = nullptr;
     QCheckBox* stores_ = nullptr;
     SpeHistogramWidget* histogram_ = nullptr;

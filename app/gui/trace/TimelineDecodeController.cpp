@@ -145,6 +145,25 @@ std::shared_ptr<const SpeViewData> speViewData(const std::shared_ptr<const spe::
     return data;
 }
 
+// SPE records as ticks on their threads' lanes, coloured by total latency or data source.
+void addSpeTicks(SidebandLanesOptions& options, const spe::SpeRecords& records) {
+    options.extraEvent = "arm_spe";
+    options.extraValueName = "total latency (cycles)";
+    const uint64_t midr = records.midr.empty() ? 0 : records.midr.begin()->second;
+    options.extraSamples.reserve(records.records.size());
+    for (const spe::SpeRecord& r : records.records) {
+        SidebandLanesOptions::ExtraSample s;
+        s.time = r.time, s.ip = r.pc;
+        s.pid = r.pid, s.tid = r.tid;
+        s.cpu = int16_t(r.cpu);
+        s.value = r.hasTotalLatency ? r.totalLatency : 0;
+        s.key = r.hasDataSource ? uint16_t(r.dataSource + 1) : 0;
+        if (s.key && !options.extraKeyNames.count(s.key))
+            options.extraKeyNames[s.key] = "source " + spe::dataSourceName(r.dataSource, midr);
+        options.extraSamples.push_back(s);
+    }
+}
+
 // What the timeline's status says of SPE records: how many, what did not decode.
 QString speLine(const spe::SpeRecords& r) {
     QString text = QString("Arm SPE: %1 records (%2 packets, %3 bytes)")
@@ -458,6 +477,7 @@ void TimelineDecodeController::buildSidebandTimeline() {
             options.progress = [&](uint64_t done, uint64_t total) {
                 return report(85 + int(15 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
             };
+            if (spe.records) addSpeTicks(options, *spe.records);
             auto lanes = *cancel ? nullptr : buildSidebandLanes(*sideband, options);
             if (lanes && spe.records) speView = speViewData(spe.records, profile, *reader, imageOptions);
             if (lanes) {
