@@ -4,10 +4,10 @@
 //
 // The machine: `cpus` CPUs; `threads` threads in one process (two when there
 // are four threads or more), each with a stack, each process with a heap, all
-// running the standard program (SpeSynthElf.h). Time goes in 1 ms epochs of a
-// 24 MHz counter; at each epoch a CPU runs a thread (threads migrate, some
-// epochs a CPU idles), the changes being context switches. A running CPU
-// samples one operation every ~8 ticks:
+// running the standard program (SpeSynthElf.h). Time goes in 200 us slices of a
+// 24 MHz counter; each slice a CPU runs a thread (threads migrate, now and then
+// a CPU idles), the changes being context switches. A running CPU samples one
+// operation every ~8 ticks (the CPUs in step):
 //   loads 36% / stores 16% (GP, SIMD&FP, atomics and exclusives in the lock
 //   functions, SVE in the *_sve functions, MOPS memcpy/memset), with a data VA
 //   in a global, the heap or the thread's stack, its PA, translation latency,
@@ -18,10 +18,17 @@
 //   branches 28% (conditional taken or not, direct, indirect, mispredicted),
 //   with the target when taken;
 //   other 20% (plain, conditional select, SVE).
-// Every record has a PC, a CONTEXT (the tid), EVENTS and total/issue latency;
-// about a third a previous-branch target; one in 64 ends with END (no
-// timestamp), the rest with a TIMESTAMP. Some packets use the extended header,
-// some EVENTS and DATA-SOURCE payloads have another size.
+// Functions behave as their names say: hash, btree and list functions chase
+// pointers (g_hash_buckets, the whole heap: DRAM), matrix, SVE and copy
+// functions stream (g_matrix_*, the heap: L2 and the system cache), counters
+// and locks are shared with other cores (peer core, clusters), argument and
+// output formatting stay on the stack (L1D). Threads have roles (indexer,
+// compute, I/O) that favour their functions.
+// Every record has a PC, a CONTEXT (the tid; unless options.context is off),
+// EVENTS and total/issue latency; about a third a previous-branch target; one
+// in 64 ends with END (no timestamp; never the first of a slice), the rest with
+// a TIMESTAMP. Some packets use the extended header, some EVENTS and
+// DATA-SOURCE payloads have another size.
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +44,13 @@ struct GenerateOptions {
     uint64_t seed = 1;
     int cpus = 4;
     int threads = 6;
+    // CONTEXT packets (Linux writes the tid to CONTEXTIDR_EL1 when the
+    // event's config asks for it). Without them a record's thread is the one
+    // the switch records say ran on its CPU.
+    bool context = true;
+    // Which CONTEXTIDR the CONTEXT packets come from: 0 EL1, 1 EL2 (a kernel
+    // running at EL2, VHE, writes the tid there).
+    uint8_t contextIndex = 0;
 };
 
 struct GeneratedRecord {
@@ -80,9 +94,20 @@ private:
     };
     struct ThreadRef {
         size_t process, thread;
+        int role;  // which functions it mostly runs (see the .cpp)
+    };
+    // What a function's loads and stores touch and how well that caches.
+    enum class Region { Mixed, Objects, Heap, Stack };
+    enum class Locality { Default, Hot, Streaming, PointerChasing, Shared };
+    struct FunctionBehaviour {
+        Region region = Region::Mixed;
+        std::vector<size_t> objects;  // indexes into program_.objects
+        Locality locality = Locality::Default;
+        int role = -1;  // the thread role that runs it most, -1 none
     };
     void makeRecord(const ThreadRef& t, int cpu, uint64_t tick, GeneratedRecord& out);
-    size_t pickFunction();
+    size_t pickFunction(int role = -1);
+    uint16_t pickSource(Locality locality);
     uint64_t physical(int32_t pid, uint64_t va) const;
 
     GenerateOptions options_;
@@ -91,8 +116,10 @@ private:
     SpeTimeConv timeConv_;
     Rng rng_;
     std::vector<ThreadRef> threads_;
-    std::vector<int> running_;  // per CPU: index into threads_, -1 idle
-    std::vector<double> functionCdf_;
+    std::vector<int> running_;                  // per CPU: index into threads_, -1 idle
+    std::vector<double> functionCdf_;           // any thread
+    std::vector<std::vector<double>> roleCdf_;  // per role
+    std::vector<FunctionBehaviour> behaviour_;  // per function
     std::vector<size_t> sveFunctions_, lockFunctions_;
     size_t memcpyFunction_ = 0, memsetFunction_ = 0;
     std::vector<uint64_t> lastTick_;  // per CPU

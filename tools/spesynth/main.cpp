@@ -29,9 +29,11 @@ const char* kUsage =
     "Writes FILE, a perf.data with an Arm SPE (Statistical Profiling Extension)\n"
     "recording as perf record -e arm_spe_0//u -a writes it on a Neoverse N1, and\n"
     "FILE.truth with every record it holds: CSV, a header row naming the fields of\n"
-    "auxscope's SpeRecord, one row per record in time order (ties by CPU).\n"
+    "auxscope's SpeRecord, one row per record in time order (ties by CPU; a record\n"
+    "without a TIMESTAMP, time 0, comes right after the one before it on its CPU).\n"
     "perf report -D -i FILE lists its packets; perf script -i FILE --itrace=i1i\n"
-    "prints one sample per record.\n"
+    "prints one sample per record (perf 6.1 warns about each previous-branch-\n"
+    "target address, index 4, which it does not know).\n"
     "\n"
     "Generate mode makes N records of a realistic mix: loads and stores (data\n"
     "addresses in named globals, the heap and the stacks, physical addresses,\n"
@@ -59,6 +61,10 @@ const char* kUsage =
     "                        type, capabilities; perf 6.14 and newer)\n"
     "  --midr HEX            the CPUs' MIDR (default 0x413fd0c1, Neoverse N1)\n"
     "  --chunk BYTES         AUX bytes per AUXTRACE record and CPU (default 262144)\n"
+    "  --no-context          generate mode: no CONTEXT packets (the switch records\n"
+    "                        alone say which thread ran)\n"
+    "  --vhe                 generate mode: CONTEXT packets of index 1 (CONTEXTIDR_EL2,\n"
+    "                        where a kernel running at EL2 writes the tid)\n"
     "  --no-truth            write no FILE.truth\n"
     "  -q, --quiet           no summary\n";
 
@@ -286,6 +292,10 @@ int main(int argc, char** argv) {
             if (!n || *n < 64 || *n > (1ull << 30))
                 return fail("--chunk needs a number of bytes from 64 to 1 GiB");
             file.auxChunkBytes = size_t(*n);
+        } else if (a == "--no-context") {
+            gen.context = false;
+        } else if (a == "--vhe") {
+            gen.contextIndex = 1;
         } else if (a == "--no-truth") {
             writeTruth = false;
         } else if (a == "-q" || a == "--quiet") {
