@@ -178,6 +178,9 @@ private slots:
         QVERIFY(page_->timelineStatus()->text().contains("Arm SPE: 20,000 records") ||
                 page_->timelineStatus()->text().contains("Arm SPE: 20000 records"));
         QVERIFY(page_->rangeStats()->sourceChoice()->findText("Samples: arm_spe: loads") >= 0);
+        // Nothing to decode into spans: the selection answers from the arm_spe samples.
+        QVERIFY(!page_->startDecode());
+        QCOMPARE(page_->rangeStats()->sourceKind(), RangeSource::Samples);
     }
 
     void topFunctionsMatchTheTruth() {

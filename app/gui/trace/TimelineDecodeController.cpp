@@ -15,6 +15,7 @@
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "auxtrace/SpeAnalysis.h"
+#include "auxtrace/SpeAuxTrace.h"
 #include "auxtrace/SpeSamples.h"
 #include "gui/analysis/CodeView.h"
 #include "gui/analysis/RangeStatsPane.h"
@@ -269,6 +270,8 @@ void TimelineDecodeController::open() {
         std::shared_ptr<const TimelineOverview> overview;
         std::shared_ptr<const SampleProfile> profile;
         std::string error, profileError;
+        std::shared_ptr<const spe::SpeRecords> speRecords;
+        std::shared_ptr<const SpeViewData> speView;
         if (*cancel) {
             error = "cancelled";
         } else if (opened) {
@@ -286,10 +289,17 @@ void TimelineDecodeController::open() {
             // Samples beside the trace: their profile (stacks, the selection's sampled sources),
             // over the session's sideband; the lanes then name samples by its symbols.
             std::optional<ProfileStacks> stacks;
-            if (hasSamples(*reader) && !*cancel) {
+            // An Arm SPE file: its session's records are samples of the arm_spe events.
+            if (session->kind() == AuxTraceKind::ArmSpe)
+                speRecords = std::shared_ptr<const spe::SpeRecords>(
+                    session, &static_cast<const SpeAuxTraceSession&>(*session).records());
+            if ((hasSamples(*reader) || speRecords) && !*cancel) {
                 report(0, "Reading samples and stacks");
                 SampleProfileOptions po;
                 po.images = images;
+                if (speRecords)
+                    po.synthetic =
+                        std::make_shared<const SyntheticSamples>(speSyntheticSamples(speRecords->records));
                 po.progress = [&](uint64_t done, uint64_t total) {
                     return report(int(80 * done / std::max<uint64_t>(total, 1)),
                                   "Reading samples and stacks");
@@ -307,7 +317,9 @@ void TimelineDecodeController::open() {
             options.progress = [&](uint64_t done, uint64_t total) {
                 return report(80 + int(20 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
             };
+            if (speRecords) addSpeTicks(options, *speRecords);
             auto lanes = *cancel ? nullptr : buildSidebandLanes(session->sideband(), options);
+            if (lanes && speRecords) speView = speViewData(speRecords, profile, *reader, images);
             if (lanes) {
                 setTimelineLanes(withLanes, std::move(lanes));
                 // The overview: the lanes' activity and the trace's segments (its sync-point index).
@@ -320,6 +332,8 @@ void TimelineDecodeController::open() {
                 error = "cancelled";
                 session.reset();
                 profile.reset();
+                speRecords.reset();
+                speView.reset();
             }
         } else {
             error = opened.error().message;
@@ -329,7 +343,7 @@ void TimelineDecodeController::open() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, session, base, overview, profile, profileError, error, seconds] {
+            [self, session, base, overview, profile, profileError, error, seconds, speRecords, speView] {
                 if (!self) return;
                 self->timelineBusy_ = false;
                 self->ptOpening_ = false;
@@ -349,7 +363,9 @@ void TimelineDecodeController::open() {
                 self->timelineBase_ = base;
                 // The selection answers from the trace, and from the samples when there are any.
                 self->profile_ = profile;
-                self->tab_->rangeStats()->setSources(self->traceKind_, profile);
+                // SPE has no flow to decode into spans: the selection answers from its samples.
+                self->tab_->rangeStats()->setSources(speView ? QString() : self->traceKind_, profile);
+                if (speView) self->tab_->showSpe(speView);
                 // The first frame: the whole recording, every lane, the overview; nothing decoded yet.
                 self->tab_->overview()->setOverview(overview);
                 if (auto* l = self->tab_->overview()->parentWidget()->layout())
@@ -372,11 +388,18 @@ void TimelineDecodeController::open() {
                                    .arg(relativeTime(base->end, base->begin));
                 for (const std::string& note : base->notes)
                     text += "\n" + QString::fromStdString(note);
+                if (speRecords) text += "\n" + speLine(*speRecords);
                 if (profile) text += "\n" + profileLine(*profile);
                 if (!profileError.empty())
                     text += "\nCannot read the samples' stacks: " + QString::fromStdString(profileError);
                 self->tab_->setStatus(text);
                 emit self->opened();
+                // SPE: nothing to decode into spans (its records are all read).
+                if (speView) {
+                    self->pendingWindow_.reset();
+                    emit self->updated();
+                    return;
+                }
                 // Then what the view was moved to while opening, or the whole recording when its
                 // trace fits the budget, else its first 1/1000 (the rest as the view zooms in).
                 if (self->pendingWindow_) {
@@ -552,6 +575,7 @@ void TimelineDecodeController::buildSidebandTimeline() {
 
 void TimelineDecodeController::timelineRangeChanged(quint64 begin, quint64 end) {
     if (!session_ && !ptOpening_) return;
+    if (session_ && session_->kind() == AuxTraceKind::ArmSpe) return;  // no spans to decode
     if (begin >= decodedWindow_.begin && end <= decodedWindow_.end) {
         // Already shown: whatever was asked for since is not needed any more.
         if (session_ && (timelineBusy_ || pendingWindow_)) staleTimeline();
