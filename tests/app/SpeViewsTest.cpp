@@ -24,6 +24,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
+#include <QWheelEvent>
 
 #include <fstream>
 #include <map>
@@ -93,7 +94,7 @@ struct Symbol {
     uint64_t start, end;
     std::string name;
 };
-std::vector<Symbol> functionSymbols(const QString& elf) {
+std::vector<Symbol> functionSymbols(const QString& elf, const std::string& types = "Tt") {
     QProcess nm;
     nm.start("nm", {"-S", "--defined-only", elf});
     nm.waitForFinished(30000);
@@ -103,7 +104,7 @@ std::vector<Symbol> functionSymbols(const QString& elf) {
     for (std::string line; std::getline(in, line);) {
         std::istringstream l(line);
         if (!(l >> value >> size >> type >> name)) continue;
-        if (type != "T" && type != "t") continue;
+        if (type.size() != 1 || types.find(type[0]) == std::string::npos) continue;
         const uint64_t s = std::stoull(value, nullptr, 16);
         out.push_back({s, s + std::stoull(size, nullptr, 16), name});
     }
@@ -122,7 +123,7 @@ class SpeViewsTest : public QObject {
     QTemporaryDir dir_;
     QString path_, elf_;
     std::vector<spe::SpeRecord> truth_;
-    std::vector<Symbol> symbols_;
+    std::vector<Symbol> symbols_, globals_;
     std::unique_ptr<TraceFilePage> page_;
 
     SpePane* pane() const { return page_->timeline() ? page_->findChild<SpePane*>() : nullptr; }
@@ -149,6 +150,8 @@ private slots:
             elf_ = dir_.filePath(f);
         QVERIFY2(!elf_.isEmpty(), "the generated ELF beside the file");
         symbols_ = functionSymbols(elf_);
+        globals_ = functionSymbols(elf_, "DdBb");
+        QVERIFY(!globals_.empty());
         QVERIFY(symbols_.size() >= 3);
         page_ = std::make_unique<TraceFilePage>(path_);
         page_->resize(1500, 1000);
@@ -308,6 +311,56 @@ private slots:
         }
         QCOMPARE(listed, expected);
         QVERIFY2(named, "data addresses named by symbol or mapping");
+        // A data address inside a global of the ELF (nm: D, d, B, b) is named symbol+offset.
+        size_t inGlobals = 0;
+        for (int i = 0; i < list->topLevelItemCount(); ++i) {
+            const spe::SpeRecord& r =
+                p->data()->records[list->topLevelItem(i)->data(0, Qt::UserRole).toULongLong()];
+            for (const Symbol& g : globals_)
+                if (r.dataVa >= g.start && r.dataVa < g.end) {
+                    const QString want =
+                        QString::fromStdString(g.name) +
+                        (r.dataVa == g.start ? QString() : "+0x" + QString::number(r.dataVa - g.start, 16));
+                    QCOMPARE(list->topLevelItem(i)->text(4), want);
+                    ++inGlobals;
+                }
+        }
+        // Every access to a global is named so (the pane's address space, as the list names them).
+        size_t checked = 0;
+        for (const spe::SpeRecord& r : truth_) {
+            if (!r.hasDataVa) continue;
+            for (const Symbol& g : globals_)
+                if (r.dataVa >= g.start && r.dataVa < g.end) {
+                    const std::string want =
+                        g.name + (r.dataVa == g.start
+                                      ? std::string()
+                                      : "+0x" + QString::number(r.dataVa - g.start, 16).toStdString());
+                    QCOMPARE(p->data()->space->name(r.pid, r.dataVa), want);
+                    ++checked;
+                }
+        }
+        QVERIFY(checked > 100);
+        qInfo("%zu accesses to globals named, %zu of them in the clicked cell", checked, inGlobals);
+        // Zoomed on the address axis (the lower half of the touched pages): the
+        // accesses there, no others.
+        const uint64_t half = axis.size() / 2;
+        p->setAddressRange(0, half);
+        QCOMPARE(map->map().query.posBegin, uint64_t(0));
+        QCOMPARE(map->map().query.posEnd, half);
+        uint64_t low = 0;
+        for (const spe::SpeRecord& r : truth_)
+            low += r.hasDataVa && (r.isLoad || r.isStore) && r.time && axis.position(r.dataVa) < half;
+        QCOMPARE(map->map().accesses, low);
+        // The wheel zooms in at the cursor: half the span, around it.
+        QSignalSpy asked(map, &SpeMemoryMapWidget::addressRangeRequested);
+        QWheelEvent wheel(QPointF(map->cellRect(5, 10).center()),
+                          map->mapToGlobal(QPointF(map->cellRect(5, 10).center())), QPoint(), QPoint(0, 120),
+                          Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(map, &wheel);
+        QCOMPARE(asked.count(), 1);
+        QCOMPARE(map->map().query.posEnd - map->map().query.posBegin, half / 2);
+        p->setAddressRange(0, 0);
+        QCOMPARE(map->map().query.posEnd, axis.size());
         if (!qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()) {
             giveRoomToTheSpeTab();
             QTest::qWait(200);
