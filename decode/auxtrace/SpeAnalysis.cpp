@@ -1,11 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "auxtrace/SpeAnalysis.h"
 
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <linux/perf_event.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -13,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "images/ElfDataSymbols.h"
 #include "perfdata/PerfDataReader.h"
 
 namespace auxscope {
@@ -86,74 +83,6 @@ SpeHistogram speLatencyHistogram(std::span<const spe::SpeRecord> records, const 
 
 // ---- Address space --------------------------------------------------------
 
-namespace {
-
-// Data symbols of one ELF file as (file offset, size, name), from .symtab (else .dynsym).
-struct FileSymbol {
-    uint64_t offset, size;
-    std::string name;
-};
-
-bool readDataSymbols(const std::string& path, std::vector<FileSymbol>& out) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    elf_version(EV_CURRENT);
-    Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-    if (!elf || elf_kind(elf) != ELF_K_ELF) {
-        if (elf) elf_end(elf);
-        ::close(fd);
-        return false;
-    }
-    // PT_LOAD segments: a symbol's address -> its file offset.
-    std::vector<GElf_Phdr> loads;
-    size_t phnum = 0;
-    elf_getphdrnum(elf, &phnum);
-    for (size_t i = 0; i < phnum; ++i) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_LOAD) loads.push_back(ph);
-    }
-    auto scan = [&](Elf_Scn* scn, const GElf_Shdr& sh) {
-        Elf_Data* data = elf_getdata(scn, nullptr);
-        if (!data || !sh.sh_entsize) return;
-        const size_t n = sh.sh_size / sh.sh_entsize;
-        for (size_t i = 0; i < n; ++i) {
-            GElf_Sym sym;
-            if (!gelf_getsym(data, int(i), &sym)) continue;
-            if (GELF_ST_TYPE(sym.st_info) != STT_OBJECT || sym.st_shndx == SHN_UNDEF ||
-                sym.st_shndx >= SHN_LORESERVE)
-                continue;
-            const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-            if (!name || !*name) continue;
-            for (const GElf_Phdr& ph : loads)
-                if (sym.st_value >= ph.p_vaddr && sym.st_value < ph.p_vaddr + ph.p_memsz) {
-                    // .bss lies past the file bytes: offsets continue the segment's.
-                    out.push_back(
-                        {sym.st_value - ph.p_vaddr + ph.p_offset, std::max<uint64_t>(sym.st_size, 1), name});
-                    break;
-                }
-        }
-    };
-    Elf_Scn* dynsym = nullptr;
-    GElf_Shdr dynsymHeader{};
-    bool symtab = false;
-    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-        GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh)) continue;
-        if (sh.sh_type == SHT_SYMTAB) {
-            scan(scn, sh);
-            symtab = true;
-        } else if (sh.sh_type == SHT_DYNSYM) {
-            dynsym = scn, dynsymHeader = sh;
-        }
-    }
-    if (!symtab && dynsym) scan(dynsym, dynsymHeader);
-    elf_end(elf);
-    ::close(fd);
-    return true;
-}
-
-}  // namespace
-
 SpeAddressSpace SpeAddressSpace::load(const PerfDataReader& file,
                                       const std::vector<std::string>& searchDirs) {
     SpeAddressSpace space;
@@ -176,10 +105,10 @@ SpeAddressSpace SpeAddressSpace::load(const PerfDataReader& file,
         return true;
     });
     for (const auto& [path, maps] : byFile) {
-        std::vector<FileSymbol> symbols;
-        bool found = readDataSymbols(path, symbols);
+        std::vector<ElfDataSymbol> symbols;
+        bool found = readElfDataSymbols(path, symbols);
         for (size_t d = 0; !found && d < searchDirs.size(); ++d)
-            found = readDataSymbols(
+            found = readElfDataSymbols(
                 (std::filesystem::path(searchDirs[d]) / std::filesystem::path(path).filename()).string(),
                 symbols);
         if (!found) {
@@ -190,7 +119,7 @@ SpeAddressSpace SpeAddressSpace::load(const PerfDataReader& file,
         // Each symbol where a mapping of its file offset placed it (once per process).
         std::set<std::pair<int32_t, uint64_t>> placed;
         for (const FileMap& m : maps)
-            for (const FileSymbol& s : symbols) {
+            for (const ElfDataSymbol& s : symbols) {
                 if (s.offset < m.pgoff || s.offset >= m.pgoff + m.len) continue;
                 const uint64_t at = m.start + (s.offset - m.pgoff);
                 if (placed.insert({m.pid, at}).second) space.addSymbol(m.pid, {at, at + s.size, s.name});
