@@ -127,6 +127,10 @@ class SpeViewsTest : public QObject {
     std::unique_ptr<TraceFilePage> page_;
 
     SpePane* pane() const { return page_->timeline() ? page_->findChild<SpePane*>() : nullptr; }
+    // The SPE tab's passes (worker threads) all came back.
+    bool settled() const {
+        return QTest::qWaitFor([&] { return !pane()->busy(); }, 30000);
+    }
     // For the screenshots: the tabs under the timeline get most of the height.
     void giveRoomToTheSpeTab() {
         if (auto* split = qobject_cast<QSplitter*>(page_->analysisTabs()->parentWidget())) {
@@ -159,6 +163,7 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return page_->loaded() || page_->failed(); }, 30000));
         QVERIFY(page_->loaded());
         QVERIFY(QTest::qWaitFor([&] { return pane() && pane()->data(); }, 60000));
+        QVERIFY(settled());
         if (!qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()) {
             QTest::qWait(100);
             giveRoomToTheSpeTab();
@@ -227,6 +232,7 @@ private slots:
         };
         auto shown = [&] {
             std::map<std::pair<int, int>, uint64_t> out;
+            if (!settled()) return out;
             for (const SpeHistogramSeries& s : p->histogram()->histogram().series)
                 for (int b = 0; b < kSpeLatencyBuckets; ++b)
                     if (s.counts[size_t(b)]) out[{s.hasSource ? int(s.source) : -1, b}] = s.counts[size_t(b)];
@@ -271,7 +277,7 @@ private slots:
         SpePane* p = pane();
         page_->analysisTabs()->setCurrentWidget(p);
         p->tabs()->setCurrentIndex(1);
-        QTest::qWait(50);
+        QVERIFY(settled());
         SpeMemoryMapWidget* map = p->memoryMap();
         const SpeMemoryMap& m = map->map();
         QVERIFY(m.accesses > 0);
@@ -311,6 +317,13 @@ private slots:
         }
         QCOMPARE(listed, expected);
         QVERIFY2(named, "data addresses named by symbol or mapping");
+        if (!qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()) {
+            giveRoomToTheSpeTab();
+            QVERIFY(settled());
+            QTest::qWait(200);
+            page_->grab().save(QString::fromLocal8Bit(qgetenv("AUXSCOPE_SPE_SCREENSHOTS")) +
+                               "/spe-memory-map.png");
+        }
         // A data address inside a global of the ELF (nm: D, d, B, b) is named symbol+offset.
         size_t inGlobals = 0;
         for (int i = 0; i < list->topLevelItemCount(); ++i) {
@@ -345,6 +358,7 @@ private slots:
         // accesses there, no others.
         const uint64_t half = axis.size() / 2;
         p->setAddressRange(0, half);
+        QVERIFY(settled());
         QCOMPARE(map->map().query.posBegin, uint64_t(0));
         QCOMPARE(map->map().query.posEnd, half);
         uint64_t low = 0;
@@ -358,15 +372,11 @@ private slots:
                           Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(map, &wheel);
         QCOMPARE(asked.count(), 1);
+        QVERIFY(settled());
         QCOMPARE(map->map().query.posEnd - map->map().query.posBegin, half / 2);
         p->setAddressRange(0, 0);
+        QVERIFY(settled());
         QCOMPARE(map->map().query.posEnd, axis.size());
-        if (!qgetenv("AUXSCOPE_SPE_SCREENSHOTS").isEmpty()) {
-            giveRoomToTheSpeTab();
-            QTest::qWait(200);
-            page_->grab().save(QString::fromLocal8Bit(qgetenv("AUXSCOPE_SPE_SCREENSHOTS")) +
-                               "/spe-memory-map.png");
-        }
     }
 
     void laneTicksColouredByLatencyOrSource() {

@@ -12,8 +12,14 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include <QApplication>
+#include <QPointer>
+
 #include <algorithm>
+#include <bit>
 #include <map>
+#include <thread>
+#include <unordered_map>
 
 #include "gui/analysis/SpeHistogramWidget.h"
 #include "gui/analysis/SpeMemoryMapWidget.h"
@@ -29,6 +35,17 @@ QString hex(uint64_t v) {
     return "0x" + QString::number(v, 16);
 }
 }  // namespace
+
+void SpeViewData::summarize() {
+    std::map<int32_t, uint64_t> perThread;
+    firstTime = UINT64_MAX, lastTime = 0;
+    for (const spe::SpeRecord& r : records) {
+        ++perThread[r.tid];
+        if (r.time) firstTime = std::min(firstTime, r.time), lastTime = std::max(lastTime, r.time);
+    }
+    threads.assign(perThread.begin(), perThread.end());
+    if (firstTime > lastTime) firstTime = lastTime = 0;
+}
 
 SpePane::SpePane(QWidget* parent) : QWidget(parent) {
     setObjectName("spePane");
@@ -119,8 +136,10 @@ SpePane::SpePane(QWidget* parent) : QWidget(parent) {
     cellList_->setHeaderLabels({"Time", "Thread", "Op", "PC", "Data address", "Latency", "Source", "Events"});
     split->addWidget(map_);
     split->addWidget(cellList_);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    // The list's columns (PC, data address, source, events) want room too.
+    cellList_->setMinimumWidth(360);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
     mv->addWidget(split, 1);
     tabs_->addTab(mapPage, "Memory map");
     layout->addWidget(tabs_, 1);
@@ -165,25 +184,17 @@ void SpePane::setData(std::shared_ptr<const SpeViewData> data) {
     QSignalBlocker block(thread_);
     thread_->clear();
     thread_->addItem("All threads", -1);
-    if (data_) {
-        std::map<int32_t, uint64_t> perThread;
-        for (const spe::SpeRecord& r : data_->records)
-            ++perThread[r.tid];
-        for (const auto& [tid, n] : perThread)
+    if (data_)
+        for (const auto& [tid, n] : data_->threads)
             thread_->addItem(QString("%1 (%2 records)").arg(tid).arg(n), tid);
-    }
     refresh();
 }
 
 std::pair<uint64_t, uint64_t> SpePane::range() const {
     if (state_)
         if (auto r = state_->timeSelection(); r && r->end > r->begin) return {r->begin, r->end};
-    if (!data_) return {0, 0};
-    // The records' times (those with one: a record without a TIMESTAMP has time 0).
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (const spe::SpeRecord& r : data_->records)
-        if (r.time) lo = std::min(lo, r.time), hi = std::max(hi, r.time);
-    return lo <= hi ? std::pair<uint64_t, uint64_t>{lo, hi + 1} : std::pair<uint64_t, uint64_t>{0, 0};
+    if (!data_ || !data_->lastTime) return {0, 0};
+    return {data_->firstTime, data_->lastTime + 1};
 }
 
 SpeSelection SpePane::selection() const {
@@ -201,80 +212,11 @@ void SpePane::refresh() {
         histogram_->setHistogram({}, {});
         return;
     }
-    const SpeSelection s = selection();
-    const auto [begin, end] = range();
-    uint64_t n = 0, loads = 0, stores = 0, branches = 0, untimed = 0;
-    for (const spe::SpeRecord& r : data_->records)
-        if (s.takes(r))
-            ++n, loads += r.isLoad, stores += r.isStore, branches += r.isBranch, untimed += !r.time;
-    summary_->setText(QString("%1 SPE records in %2 (%3 loads, %4 stores, %5 branches)%6%7")
-                          .arg(formatCount(n))
-                          .arg(formatNs(double(end - begin)))
-                          .arg(formatCount(loads))
-                          .arg(formatCount(stores))
-                          .arg(formatCount(branches))
-                          .arg(state_ && state_->timeSelection() ? QString(", the selected range")
-                                                                 : QString(", the whole recording"))
-                          .arg(untimed
-                                   ? QString("; %1 without a time (no TIMESTAMP packet): in the histogram, "
-                                             "not on the memory map")
-                                         .arg(formatCount(untimed))
-                                   : QString()));
-    fillFunctions();
-    refreshHistogram();
-    refreshMap();
-}
-
-void SpePane::fillFunctions() {
-    const QVariant was = function_->currentData();
-    QSignalBlocker block(function_);
-    function_->clear();
-    function_->addItem("every function in the selection", -1);
-    if (!data_ || !data_->profile) return;
-    const SpeSelection s = selection();
-    std::map<uint32_t, uint64_t> count;
-    for (size_t i = 0; i < data_->records.size(); ++i)
-        if (s.takes(data_->records[i])) ++count[data_->function[i]];
-    std::vector<std::pair<uint64_t, uint32_t>> order;
-    for (const auto& [f, n] : count)
-        order.push_back({n, f});
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    if (order.size() > 200) order.resize(200);
-    for (const auto& [n, f] : order)
-        function_->addItem(
-            QString("%1 (%2)").arg(QString::fromStdString(data_->profile->functions()[f].name)).arg(n),
-            int(f));
-    const int at = function_->findData(was);
-    function_->setCurrentIndex(at >= 0 ? at : 0);
+    compute(kSummary | kFunctions | kHistogram | kMap);
 }
 
 void SpePane::refreshHistogram() {
-    if (!data_) return;
-    SpeSelection s = selection();
-    const int f = function_->currentData().isValid() ? function_->currentData().toInt() : -1;
-    const int ops = ops_->currentData().toInt();
-    QString of = "every function";
-    if (f >= 0) of = QString::fromStdString(data_->profile->functions()[uint32_t(f)].name);
-    if (f >= 0 || ops) {
-        const spe::SpeRecord* base = data_->records.data();
-        const std::vector<uint32_t>* fn = &data_->function;
-        s.accept = [base, fn, f, ops](const spe::SpeRecord& r) {
-            const bool op = ops == 0   ? true
-                            : ops == 1 ? r.isLoad
-                            : ops == 2 ? r.isStore
-                            : ops == 3 ? r.isLoad || r.isStore
-                                       : r.isBranch;
-            return op && (f < 0 || (*fn)[size_t(&r - base)] == uint32_t(f));
-        };
-    }
-    const auto kind = SpeLatencyKind(latency_->currentData().toInt());
-    SpeHistogram h = speLatencyHistogram(data_->records, s, kind, data_->sourceName);
-    const QString title = QString("%1 latency of %2 in %3: %4 records by data source")
-                              .arg(speLatencyKindName(kind))
-                              .arg(ops_->currentText())
-                              .arg(of)
-                              .arg(formatCount(h.records));
-    histogram_->setHistogram(std::move(h), title);
+    compute(kHistogram);
 }
 
 void SpePane::setAddressRange(uint64_t posBegin, uint64_t posEnd) {
@@ -283,25 +225,163 @@ void SpePane::setAddressRange(uint64_t posBegin, uint64_t posEnd) {
 }
 
 void SpePane::refreshMap() {
+    compute(kMap);
+}
+
+// One pass over the records on a worker thread: what `parts` asks for, from
+// the choices as they are now; a part asked for again before it comes back is
+// dropped (its generation moved on).
+void SpePane::compute(int parts) {
     cellList_->clear();
-    if (!data_ || !data_->axis) return;
-    const SpeSelection s = selection();
-    SpeMemoryMapQuery q;
-    std::tie(q.begin, q.end) = range();
-    q.tid = s.tid;
+    if (!data_) return;
+    struct Pass {
+        int parts = 0;
+        uint64_t generation[4] = {};
+        SpeSelection selection;
+        std::pair<uint64_t, uint64_t> range;
+        bool selected = false;
+        int function = -1, ops = 0;
+        SpeLatencyKind kind = SpeLatencyKind::Total;
+        SpeMemoryMapQuery query;
+        // Results.
+        uint64_t records = 0, loads = 0, stores = 0, branches = 0, untimed = 0;
+        std::vector<std::pair<uint64_t, uint32_t>> functions;  // records, function: the most first
+        SpeHistogram histogram;
+        SpeMemoryMap map;
+        int32_t mapPid = -1;
+    };
+    auto pass = std::make_shared<Pass>();
+    pass->parts = parts;
+    for (int k = 0; k < 4; ++k)
+        if (parts & (1 << k)) pass->generation[k] = ++generation_[k];
+    pass->selection = selection();
+    pass->range = range();
+    pass->selected = state_ && state_->timeSelection().has_value();
+    pass->function = function_->currentData().isValid() ? function_->currentData().toInt() : -1;
+    pass->ops = ops_->currentData().toInt();
+    pass->kind = SpeLatencyKind(latency_->currentData().toInt());
+    SpeMemoryMapQuery& q = pass->query;
+    std::tie(q.begin, q.end) = pass->range;
+    q.tid = pass->selection.tid;
     q.loads = loads_->isChecked(), q.stores = stores_->isChecked();
     q.timeBins = kTimeBins, q.addressBins = kAddressBins;
     q.posBegin = posEnd_ > posBegin_ ? posBegin_ : 0;
-    q.posEnd = posEnd_ > posBegin_ ? posEnd_ : data_->axis->size();
-    // The labels are of the process with the most accesses.
-    std::map<int32_t, uint64_t> perPid;
-    for (const spe::SpeRecord& r : data_->records)
-        if (speMapTakes(r, q) && r.time >= q.begin && r.time < q.end) ++perPid[r.pid];
-    mapPid_ = -1;
-    uint64_t most = 0;
-    for (const auto& [pid, n] : perPid)
-        if (n > most) most = n, mapPid_ = pid;
-    map_->setMap(speMemoryMap(data_->records, *data_->axis, q), data_->axis, data_->space, mapPid_);
+    q.posEnd = posEnd_ > posBegin_ ? posEnd_ : (data_->axis ? data_->axis->size() : 0);
+    ++busy_;
+    QPointer<SpePane> self(this);
+    std::thread([self, data = data_, pass] {
+        Pass& p = *pass;
+        const auto& records = data->records;
+        if (p.parts & (kSummary | kFunctions)) {
+            std::unordered_map<uint32_t, uint64_t> count;
+            for (size_t i = 0; i < records.size(); ++i) {
+                const spe::SpeRecord& r = records[i];
+                if (!p.selection.takes(r)) continue;
+                ++p.records, p.loads += r.isLoad, p.stores += r.isStore, p.branches += r.isBranch;
+                p.untimed += !r.time;
+                ++count[data->function[i]];
+            }
+            for (const auto& [f, n] : count)
+                p.functions.push_back({n, f});
+            std::sort(p.functions.begin(), p.functions.end(), [](const auto& a, const auto& b) {
+                return a.first != b.first ? a.first > b.first : a.second < b.second;
+            });
+            if (p.functions.size() > 200) p.functions.resize(200);
+        }
+        if (p.parts & kHistogram) {
+            SpeSelection s = p.selection;
+            if (p.function >= 0 || p.ops) {
+                const spe::SpeRecord* base = records.data();
+                const std::vector<uint32_t>* fn = &data->function;
+                s.accept = [base, fn, f = p.function, ops = p.ops](const spe::SpeRecord& r) {
+                    const bool op = ops == 0   ? true
+                                    : ops == 1 ? r.isLoad
+                                    : ops == 2 ? r.isStore
+                                    : ops == 3 ? r.isLoad || r.isStore
+                                               : r.isBranch;
+                    return op && (f < 0 || (*fn)[size_t(&r - base)] == uint32_t(f));
+                };
+            }
+            p.histogram = speLatencyHistogram(records, s, p.kind, data->sourceName);
+        }
+        if ((p.parts & kMap) && data->axis) {
+            p.map = speMemoryMap(records, *data->axis, p.query);
+            // The labels are of the process with the most accesses.
+            std::map<int32_t, uint64_t> perPid;
+            for (const spe::SpeRecord& r : records)
+                if (speMapTakes(r, p.query) && r.time >= p.query.begin && r.time < p.query.end)
+                    ++perPid[r.pid];
+            uint64_t most = 0;
+            for (const auto& [pid, n] : perPid)
+                if (n > most) most = n, p.mapPid = pid;
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, data, pass] {
+                if (!self) return;
+                --self->busy_;
+                if (self->data_ == data) self->apply(*pass);
+                if (!self->busy_) emit self->computed();
+            },
+            Qt::QueuedConnection);
+    }).detach();
+}
+
+template <typename Pass>
+void SpePane::apply(Pass& p) {
+    const auto current = [&](int part) {
+        return (p.parts & part) && p.generation[std::countr_zero(unsigned(part))] ==
+                                       generation_[std::countr_zero(unsigned(part))];
+    };
+    if (current(kSummary)) {
+        const auto [begin, end] = p.range;
+        summary_->setText(
+            QString("%1 SPE records in %2 (%3 loads, %4 stores, %5 branches)%6%7")
+                .arg(formatCount(p.records))
+                .arg(formatNs(double(end - begin)))
+                .arg(formatCount(p.loads))
+                .arg(formatCount(p.stores))
+                .arg(formatCount(p.branches))
+                .arg(p.selected ? QString(", the selected range") : QString(", the whole recording"))
+                .arg(p.untimed ? QString("; %1 without a time (no TIMESTAMP packet): in the "
+                                         "histogram, not on the memory map")
+                                     .arg(formatCount(p.untimed))
+                               : QString()));
+    }
+    if (current(kFunctions)) {
+        const QVariant was = function_->currentData();
+        {
+            QSignalBlocker block(function_);
+            function_->clear();
+            function_->addItem("every function in the selection", -1);
+            if (data_->profile)
+                for (const auto& [n, f] : p.functions)
+                    function_->addItem(QString("%1 (%2)")
+                                           .arg(QString::fromStdString(data_->profile->functions()[f].name))
+                                           .arg(n),
+                                       int(f));
+            const int at = function_->findData(was);
+            function_->setCurrentIndex(at >= 0 ? at : 0);
+        }
+        // The function chosen is not in this selection: the histogram of every
+        // function, asked for again (this pass's histogram is then stale).
+        if (function_->currentData() != was) compute(kHistogram);
+    }
+    if (current(kHistogram)) {
+        QString of = "every function";
+        if (p.function >= 0 && data_->profile)
+            of = QString::fromStdString(data_->profile->functions()[uint32_t(p.function)].name);
+        const QString title = QString("%1 latency of %2 in %3: %4 records by data source")
+                                  .arg(speLatencyKindName(p.kind))
+                                  .arg(ops_->itemText(ops_->findData(p.ops)))
+                                  .arg(of)
+                                  .arg(formatCount(p.histogram.records));
+        histogram_->setHistogram(std::move(p.histogram), title);
+    }
+    if (current(kMap)) {
+        mapPid_ = p.mapPid;
+        map_->setMap(std::move(p.map), data_->axis, data_->space, mapPid_);
+    }
 }
 
 QString SpePane::pcName(const spe::SpeRecord& r, uint32_t function) const {

@@ -46,6 +46,12 @@ struct SpeViewData {
     std::shared_ptr<const SpeAddressAxis> axis;
     std::function<std::string(uint16_t source)> sourceName;
     std::function<std::string(uint64_t events)> eventNames;
+    // The records' threads with their counts, and the first and last time (of
+    // records with one); set with the records.
+    std::vector<std::pair<int32_t, uint64_t>> threads;
+    uint64_t firstTime = 0, lastTime = 0;
+    // Fills threads, firstTime and lastTime from the records.
+    void summarize();
 };
 
 class SpePane : public QWidget {
@@ -77,11 +83,21 @@ public:
     // "fn+0x1c" for a record's PC.
     QString pcName(const spe::SpeRecord& r, uint32_t function) const;
 
+    // Whether a pass over the records is running (computed() tells when none is).
+    bool busy() const { return busy_ > 0; }
+
 public slots:
     void refresh();
 
+signals:
+    // Every pass asked for has come back: the views show the current choices.
+    void computed();
+
 private:
-    void fillFunctions();
+    enum Part { kSummary = 1, kFunctions = 2, kHistogram = 4, kMap = 8 };
+    void compute(int parts);
+    template <typename Pass>
+    void apply(Pass& pass);
     void refreshHistogram();
     void refreshMap();
     SpeSelection selection() const;
@@ -102,6 +118,8 @@ private:
     SpeMemoryMapWidget* map_ = nullptr;
     QTreeWidget* cellList_ = nullptr;
     uint64_t posBegin_ = 0, posEnd_ = 0;
+    uint64_t generation_[4] = {};  // per Part (bit index): the newest pass asked for
+    int busy_ = 0;
     int32_t mapPid_ = -1;
 };
 

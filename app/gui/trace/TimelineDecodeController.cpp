@@ -143,6 +143,7 @@ std::shared_ptr<const SpeViewData> speViewData(const std::shared_ptr<const spe::
         return spe::dataSourceName(source, records->midr.empty() ? 0 : records->midr.begin()->second);
     };
     data->eventNames = [](uint64_t events) { return spe::eventNames(events); };
+    data->summarize();
     return data;
 }
 
