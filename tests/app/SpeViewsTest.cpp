@@ -37,6 +37,7 @@
 #include "gui/analysis/SpeHistogramWidget.h"
 #include "gui/analysis/SpeMemoryMapWidget.h"
 #include "gui/analysis/SpePane.h"
+#include "gui/timeline/TimelineHit.h"
 #include "gui/timeline/TimelinePalette.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
@@ -427,6 +428,29 @@ private slots:
                 has(byLatency, palette::sampleValue(16)));
         p->laneShadingChoice()->setCurrentIndex(0);
         QCOMPARE(view->state()->sampleShading(), TimelineState::SampleShading::Value);
+        // Hovering a tick: the record's function, latency and data source. A load
+        // 20 ns from its neighbours, in a 200 ns window (no neighbour within reach).
+        const SidebandLanes::Thread* th = nullptr;
+        size_t k = 0;
+        for (const SidebandLanes::Thread& t : lanes.threads)
+            for (size_t i = 1; !th && i + 1 < t.samples.size(); ++i)
+                if (t.sampleKey[i] && t.samples[i].time - t.samples[i - 1].time > 20 &&
+                    t.samples[i + 1].time - t.samples[i].time > 20)
+                    th = &t, k = i;
+        QVERIFY(th);
+        const SidebandLanes::Sample& s = th->samples[k];
+        view->setVisibleRange(s.time - 100, s.time + 100);
+        view->scrollToThread(th->tid, -1);
+        QTest::qWait(50);
+        const int y = view->threadLaneY(th->tid);
+        QVERIFY(y >= 0);
+        const TimelineHit hit = view->hitAt(QPoint(int(view->xOf(s.time) + 0.5), y + 12));
+        QCOMPARE(hit.kind, TimelineHit::Sample);
+        QCOMPARE(hit.start, s.time);
+        QVERIFY2(hit.event.startsWith(
+                     QString("arm_spe, total latency (cycles) %1, source ").arg(th->sampleValue[k])),
+                 qPrintable(hit.event));
+        QCOMPARE(hit.function.toStdString(), functionOf(symbols_, s.ip));
     }
 
     void cleanupTestCase() { page_.reset(); }
