@@ -37,7 +37,9 @@ uint64_t SpeRecords::midrOf(int cpu) const {
     return it == midr.end() ? 0 : it->second;
 }
 
-void deriveOpFlags(SpeRecord& r) {
+namespace {
+
+inline void deriveFlags(SpeRecord& r) {
     const uint8_t v = r.opPayload;
     r.isLoad = r.isStore = r.isBranch = r.isSve = r.isAtomic = r.isConditional = false;
     switch (r.opClass) {
@@ -59,13 +61,13 @@ void deriveOpFlags(SpeRecord& r) {
     }
 }
 
-namespace {
+}  // namespace
 
-inline uint64_t readLe(const uint8_t* p, unsigned n) {
-    uint64_t v = 0;
-    std::memcpy(&v, p, n);  // little-endian host (x86-64, arm64)
-    return v;
+void deriveOpFlags(SpeRecord& r) {
+    deriveFlags(r);
 }
+
+namespace {
 
 // perf's address fix-ups (util/arm-spe-decoder arm_spe_calc_ip).
 inline uint64_t codeAddress(uint64_t v) {
@@ -84,166 +86,260 @@ inline uint64_t dataAddress(uint64_t v) {
 
 }  // namespace
 
+namespace {
+
+// What the record decoder does with a packet, straight from its header: one
+// dispatch per packet (the address and counter indexes folded in).
+enum Action : uint8_t {
+    aBad,
+    aExtended,
+    aPad,
+    aEnd,
+    // Actions from here on belong to a record (open one if none is).
+    aTimestamp,
+    aPc,
+    aBranchTarget,
+    aDataVa,
+    aDataPa,
+    aPrevBranch,
+    aOtherAddress,
+    aTotalLatency,
+    aIssueLatency,
+    aTranslationLatency,
+    aOtherCounter,
+    aContext,
+    aOpType,
+    aEvents,
+    aDataSource,
+};
+
+struct Step {
+    Action action = aBad;
+    uint8_t payloadLen = 0;
+    uint8_t index = 0;
+};
+
+Step stepOf(const HeaderInfo& h, uint8_t index) {
+    Step s{aBad, h.payloadLen, index};
+    switch (h.kind) {
+        case PacketKind::Pad:
+            s.action = aPad;
+            break;
+        case PacketKind::End:
+            s.action = aEnd;
+            break;
+        case PacketKind::Timestamp:
+            s.action = aTimestamp;
+            break;
+        case PacketKind::Address:
+            s.action = index == kAddrPc             ? aPc
+                       : index == kAddrBranchTarget ? aBranchTarget
+                       : index == kAddrDataVa       ? aDataVa
+                       : index == kAddrDataPa       ? aDataPa
+                       : index == kAddrPrevBranch   ? aPrevBranch
+                                                    : aOtherAddress;
+            break;
+        case PacketKind::Counter:
+            s.action = index == kCntTotal         ? aTotalLatency
+                       : index == kCntIssue       ? aIssueLatency
+                       : index == kCntTranslation ? aTranslationLatency
+                                                  : aOtherCounter;
+            break;
+        case PacketKind::Context:
+            s.action = aContext;
+            break;
+        case PacketKind::OpType:
+            s.action = aOpType;
+            break;
+        case PacketKind::Events:
+            s.action = aEvents;
+            break;
+        case PacketKind::DataSource:
+            s.action = aDataSource;
+            break;
+        case PacketKind::Extended:
+            s.action = aExtended;
+            break;
+        case PacketKind::Alignment:
+        case PacketKind::Bad:
+            break;
+    }
+    return s;
+}
+
+struct StepTable {
+    Step step[256];
+    StepTable() {
+        for (unsigned b = 0; b < 256; ++b)
+            step[b] = stepOf(kSpeHeaders[b], kSpeHeaders[b].index);
+    }
+};
+const StepTable kSteps;
+
+}  // namespace
+
 void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out, SpeDecodeStats& stats,
                   std::vector<uint64_t>* ends, uint64_t base) {
+    // The payload of a packet with `len` bytes: one unaligned 8-byte load, masked
+    // (the run's last 16 bytes are read exactly instead).
+    static constexpr uint64_t kMask[9] = {0, 0xff, 0xffff, 0, 0xffffffffu, 0, 0, 0, ~uint64_t(0)};
     const uint8_t* p = bytes.data();
     const size_t n = bytes.size();
+    const size_t fastEnd = n >= 16 ? n - 16 : 0;
     stats.bytes += n;
-    SpeRecord cur;
-    cur.cpu = cpu;
-    bool open = false;    // a non-PAD packet since the last record end
+    // The open record (a non-PAD packet since the last record end) is built in
+    // place at the back of `out`; cur is null between records.
+    SpeRecord* cur = nullptr;
+    SpeRecord blank;
+    blank.cpu = cpu;
     size_t recStart = 0;  // offset of the open record's first packet
     size_t badStart = 0;  // offset of the first byte of a run of bad bytes
     bool inBad = false;
-    uint64_t packets = 0;
+    uint64_t packets = 0, records = 0;
     auto dropOpen = [&](size_t upTo) {
-        if (!open) return;
+        if (!cur) return;
         stats.addGap(kGapPartialRecord, upTo - recStart);
         ++stats.droppedRecords;
-        open = false;
-        cur = SpeRecord{};
-        cur.cpu = cpu;
+        out.pop_back();
+        cur = nullptr;
     };
     size_t i = 0;
     while (i < n) {
-        HeaderInfo h = kSpeHeaders[p[i]];
+        Step st = kSteps.step[p[i]];
         size_t headerLen = 1;
-        if (h.kind == PacketKind::Extended) [[unlikely]] {
-            if (i + 1 >= n) {
-                h.kind = PacketKind::Bad;
-            } else {
-                const HeaderInfo& e = kSpeExtHeaders[p[i + 1]];
-                if (e.kind == PacketKind::Alignment) {
-                    const size_t alignment = size_t(1) << ((p[i] & 0xf) + 1);
-                    const size_t len = alignment - (i & (alignment - 1));
-                    if (i + len > n) {
-                        h.kind = PacketKind::Bad;
-                    } else {
-                        if (inBad) stats.addGap(kGapReservedHeader, i - badStart), inBad = false;
-                        ++packets;
-                        i += len;
-                        continue;
-                    }
+        if (st.action <= aExtended) [[unlikely]] {
+            if (st.action == aExtended) {
+                if (i + 1 >= n) {
+                    st.action = aBad;
                 } else {
-                    h = {e.kind, e.payloadLen, uint8_t((h.index << 3) | e.index)};
-                    headerLen = 2;
+                    const HeaderInfo& e = kSpeExtHeaders[p[i + 1]];
+                    if (e.kind == PacketKind::Alignment) {
+                        const size_t alignment = size_t(1) << ((p[i] & 0xf) + 1);
+                        const size_t len = alignment - (i & (alignment - 1));
+                        if (i + len > n) {
+                            st.action = aBad;
+                        } else {
+                            if (inBad) stats.addGap(kGapReservedHeader, i - badStart), inBad = false;
+                            ++packets;
+                            i += len;
+                            continue;
+                        }
+                    } else {
+                        st = stepOf(e, uint8_t((st.index << 3) | e.index));
+                        headerLen = 2;
+                    }
                 }
             }
-        }
-        if (h.kind == PacketKind::Bad) [[unlikely]] {
-            if (!inBad) {
-                dropOpen(i);
-                inBad = true;
-                badStart = i;
+            if (st.action == aBad) {
+                if (!inBad) {
+                    dropOpen(i);
+                    inBad = true;
+                    badStart = i;
+                }
+                ++i;
+                continue;
             }
-            ++i;
-            continue;
         }
-        const size_t total = headerLen + h.payloadLen;
-        if (i + total > n) [[unlikely]] {
-            if (inBad) stats.addGap(kGapReservedHeader, i - badStart), inBad = false;
-            dropOpen(i);
-            stats.addGap(kGapTruncatedPacket, n - i);
-            i = n;
-            break;
+        const size_t total = headerLen + st.payloadLen;
+        uint64_t v;
+        if (i < fastEnd) [[likely]] {
+            std::memcpy(&v, p + i + headerLen, 8);
+            v &= kMask[st.payloadLen];
+        } else {
+            if (i + total > n) {
+                if (inBad) stats.addGap(kGapReservedHeader, i - badStart), inBad = false;
+                dropOpen(i);
+                stats.addGap(kGapTruncatedPacket, n - i);
+                i = n;
+                break;
+            }
+            v = 0;
+            std::memcpy(&v, p + i + headerLen, st.payloadLen);
         }
         if (inBad) [[unlikely]] {
             stats.addGap(kGapReservedHeader, i - badStart);
             inBad = false;
         }
         ++packets;
-        const uint64_t v = h.payloadLen ? readLe(p + i + headerLen, h.payloadLen) : 0;
-        if (h.kind != PacketKind::Pad && !open) {
-            if (h.kind == PacketKind::End) {  // a record end with nothing before it
-                i += total;
-                continue;
-            }
-            open = true;
+        if (st.action >= aTimestamp && !cur) {
+            cur = &out.emplace_back(blank);  // a copy: cheaper than value-initialising in place
             recStart = i;
         }
-        switch (h.kind) {
-            case PacketKind::Pad:
+        switch (st.action) {
+            case aPad:
                 break;
-            case PacketKind::Timestamp:
-                cur.timestamp = v;
-                [[fallthrough]];
-            case PacketKind::End:
-                out.push_back(cur);
+            case aEnd:
+                if (!cur) break;  // a record end with nothing before it
                 if (ends) ends->push_back(base + i + total);
-                ++stats.records;
-                cur = SpeRecord{};
-                cur.cpu = cpu;
-                open = false;
+                ++records;
+                cur = nullptr;
                 break;
-            case PacketKind::Address:
-                switch (h.index) {
-                    case kAddrPc:
-                        cur.pc = codeAddress(v);
-                        cur.pcEl = uint8_t((v >> 61) & 3);
-                        cur.pcNs = v >> 63;
-                        cur.hasPc = true;
-                        break;
-                    case kAddrBranchTarget:
-                        cur.branchTarget = codeAddress(v);
-                        cur.hasBranchTarget = true;
-                        break;
-                    case kAddrDataVa:
-                        cur.dataVa = dataAddress(v);
-                        cur.dataVaTag = uint8_t(v >> 56);
-                        cur.hasDataVa = true;
-                        break;
-                    case kAddrDataPa:
-                        cur.dataPa = v & ((uint64_t(1) << 56) - 1);
-                        cur.dataPaNs = v >> 63;
-                        cur.dataPaCh = (v >> 62) & 1;
-                        cur.dataPaPat = uint8_t((v >> 56) & 0xf);
-                        cur.hasDataPa = true;
-                        break;
-                    case kAddrPrevBranch:
-                        cur.prevBranchTarget = codeAddress(v);
-                        cur.hasPrevBranchTarget = true;
-                        break;
-                    default:
-                        break;
-                }
+            case aTimestamp:
+                cur->timestamp = v;
+                if (ends) ends->push_back(base + i + total);
+                ++records;
+                cur = nullptr;
                 break;
-            case PacketKind::Counter:
-                switch (h.index) {
-                    case kCntTotal:
-                        cur.totalLatency = uint16_t(v);
-                        cur.hasTotalLatency = true;
-                        break;
-                    case kCntIssue:
-                        cur.issueLatency = uint16_t(v);
-                        cur.hasIssueLatency = true;
-                        break;
-                    case kCntTranslation:
-                        cur.translationLatency = uint16_t(v);
-                        cur.hasTranslationLatency = true;
-                        break;
-                    default:
-                        break;
-                }
+            case aPc:
+                cur->pc = codeAddress(v);
+                cur->pcEl = uint8_t((v >> 61) & 3);
+                cur->pcNs = v >> 63;
+                cur->hasPc = true;
                 break;
-            case PacketKind::Context:
-                cur.context = uint32_t(v);
-                cur.contextIndex = h.index;
-                cur.hasContext = true;
+            case aBranchTarget:
+                cur->branchTarget = codeAddress(v);
+                cur->hasBranchTarget = true;
                 break;
-            case PacketKind::OpType:
-                cur.opClass = h.index <= 2 ? OpClass(h.index) : OpClass::None;
-                cur.opPayload = uint8_t(v);
-                deriveOpFlags(cur);
+            case aDataVa:
+                cur->dataVa = dataAddress(v);
+                cur->dataVaTag = uint8_t(v >> 56);
+                cur->hasDataVa = true;
                 break;
-            case PacketKind::Events:
-                cur.events = v;
-                cur.hasEvents = true;
+            case aDataPa:
+                cur->dataPa = v & ((uint64_t(1) << 56) - 1);
+                cur->dataPaNs = v >> 63;
+                cur->dataPaCh = (v >> 62) & 1;
+                cur->dataPaPat = uint8_t((v >> 56) & 0xf);
+                cur->hasDataPa = true;
                 break;
-            case PacketKind::DataSource:
-                cur.dataSource = uint16_t(v);
-                cur.hasDataSource = true;
+            case aPrevBranch:
+                cur->prevBranchTarget = codeAddress(v);
+                cur->hasPrevBranchTarget = true;
                 break;
-            default:
+            case aTotalLatency:
+                cur->totalLatency = uint16_t(v);
+                cur->hasTotalLatency = true;
+                break;
+            case aIssueLatency:
+                cur->issueLatency = uint16_t(v);
+                cur->hasIssueLatency = true;
+                break;
+            case aTranslationLatency:
+                cur->translationLatency = uint16_t(v);
+                cur->hasTranslationLatency = true;
+                break;
+            case aContext:
+                cur->context = uint32_t(v);
+                cur->contextIndex = st.index;
+                cur->hasContext = true;
+                break;
+            case aOpType:
+                cur->opClass = st.index <= 2 ? OpClass(st.index) : OpClass::None;
+                cur->opPayload = uint8_t(v);
+                deriveFlags(*cur);
+                break;
+            case aEvents:
+                cur->events = v;
+                cur->hasEvents = true;
+                break;
+            case aDataSource:
+                cur->dataSource = uint16_t(v);
+                cur->hasDataSource = true;
+                break;
+            case aOtherAddress:
+            case aOtherCounter:
+            case aBad:
+            case aExtended:
                 break;
         }
         i += total;
@@ -251,6 +347,7 @@ void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord
     if (inBad) stats.addGap(kGapReservedHeader, n - badStart);
     dropOpen(n);
     stats.packets += packets;
+    stats.records += records;
 }
 
 std::string eventNames(uint64_t events) {

@@ -11,7 +11,7 @@
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz_target.cmake)
 set(_epf_sources ${CMAKE_CURRENT_LIST_DIR}/EtmPerfDataFuzzer.cpp ${PROJECT_SOURCE_DIR}/decode/LibraryVersions.cpp)
 set(_epf_headers)
-foreach(dir capture decode/perfdata decode/record decode/sideband decode/spans decode/images decode/etm
+foreach(dir capture decode/perfdata decode/record decode/sideband decode/spans decode/images decode/etm decode/spe
             decode/pt decode/samples decode/export decode/auxtrace)
   file(GLOB _cpp ${PROJECT_SOURCE_DIR}/${dir}/*.cpp)
   file(GLOB _h ${PROJECT_SOURCE_DIR}/${dir}/*.h)

@@ -12,6 +12,15 @@ auxscope_add_fuzzer(NAME reader_fuzz TARGET reader_fuzzer SCRIPT ${CMAKE_CURRENT
     ${PROJECT_SOURCE_DIR}/decode/perfdata/CaptureStatsFeature.cpp
     ${PROJECT_SOURCE_DIR}/app/cli/InfoCommand.cpp
     ${PROJECT_SOURCE_DIR}/app/cli/JsonString.cpp
+    # info's Arm SPE lines (AUXTRACE_INFO, records, gaps): the SPE decoder and what it reads.
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/AuxtraceInfo.cpp
+    ${PROJECT_SOURCE_DIR}/capture/Pmu.cpp
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/AuxStreams.cpp
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/TracingData.cpp
+    ${PROJECT_SOURCE_DIR}/decode/sideband/Sideband.cpp
+    ${PROJECT_SOURCE_DIR}/decode/sideband/TraceModel.cpp
+    ${PROJECT_SOURCE_DIR}/decode/spe/SpeDecoder.cpp
+    ${PROJECT_SOURCE_DIR}/decode/spe/SpePacket.cpp
   HEADERS
     ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReader.h
     ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReaderInternal.h
@@ -22,5 +31,8 @@ auxscope_add_fuzzer(NAME reader_fuzz TARGET reader_fuzzer SCRIPT ${CMAKE_CURRENT
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.h
     ${PROJECT_SOURCE_DIR}/capture/Result.h
     ${PROJECT_SOURCE_DIR}/app/cli/InfoCommand.h
+    ${PROJECT_SOURCE_DIR}/decode/spe/SpeDecoder.h
+    ${PROJECT_SOURCE_DIR}/decode/spe/SpePacket.h
+    ${PROJECT_SOURCE_DIR}/decode/spe/SpeRecord.h
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture ${PROJECT_SOURCE_DIR}/app
   LIBS -lzstd)
