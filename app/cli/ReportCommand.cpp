@@ -14,12 +14,15 @@
 #include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "auxtrace/SpeAuxTrace.h"
+#include "auxtrace/SpeSamples.h"
 #include "cli/DecodeOptions.h"
 #include "cli/JsonString.h"
+#include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "samples/SampleProfile.h"
 #include "sideband/Sideband.h"
 #include "spans/RangeStats.h"
+#include "spe/SpeDecoder.h"
 
 namespace auxscope {
 namespace {
@@ -51,7 +54,11 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
                   perf's A,B works too: --time +1000000-+2000000, --time 1234.5,1234.6
   --tid T         only that thread (default: every thread)
   --event NAME    samples: the sampled event (default: the first with samples that
-                  is not a switch event)
+                  is not a switch event). An Arm SPE file's records are samples of
+                  arm_spe events: 'arm_spe: all ops', 'arm_spe: loads', 'arm_spe: stores',
+                  'arm_spe: branches', 'arm_spe: L1D refill', 'arm_spe: LLC miss',
+                  'arm_spe: TLB walk', 'arm_spe: mispredicted', 'arm_spe: remote', and
+                  'arm_spe: total latency (cycles)' whose period is the latency
   --sort KEY      order of the functions. trace: self (self time, default), total
                   (total time), calls, insns (self instructions), total-insns.
                   samples, off-cpu: self (self period, default), total (total
@@ -528,6 +535,12 @@ int reportTrace(const ReportArgs& a, const PerfDataReader& file) {
                         auxTraceKindName(session.kind()), *stats, extent.begin, extent.end});
 }
 
+bool isArmSpe(const PerfDataReader& file) {
+    for (const PerfAuxtraceInfo& info : file.summary().auxtraceInfo)
+        if (info.type == auxtrace::kTypeArmSpe) return true;
+    return false;
+}
+
 // An Arm SPE file: its records by function (the PC's), with their latency and
 // misses, and by data source. SPE has no flow: no call tree, no spans.
 int reportSpe(const ReportArgs& a, const PerfDataReader& file) {
@@ -628,6 +641,18 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
     options.images = a.session.images;
     options.threads = a.threads;
     options.inlineFrames = a.inlineFrames;
+    // An Arm SPE file: its records as samples of the arm_spe events.
+    if (isArmSpe(file)) {
+        auto records = spe::decodeSpeRecords(file, *sideband);
+        if (!records) {
+            std::cerr << "auxscope report: " << a.path << ": " << records.error().message << "\n";
+            return 1;
+        }
+        for (const auto& [reason, bytes] : records->stats.gaps)
+            std::cerr << "auxscope report: " << a.path << ": Arm SPE: " << bytes
+                      << " bytes not decoded: " << reason << "\n";
+        options.synthetic = std::make_shared<const SyntheticSamples>(speSyntheticSamples(records->records));
+    }
     auto loaded = SampleProfile::load(file, std::make_shared<const Sideband>(std::move(*sideband)), options);
     if (!loaded) {
         std::cerr << "auxscope report: " << a.path << ": " << loaded.error().message << "\n";
@@ -659,14 +684,14 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
         int chosen = -1;
         for (const SampledEvent& e : profile.events()) {
             if (!a.event.empty() ? e.name == a.event : (e.samples > 0 && !e.switchEvent)) {
-                chosen = e.attr;
+                chosen = e.index;
                 break;
             }
         }
         if (chosen < 0 && a.event.empty())
             for (const SampledEvent& e : profile.events())
                 if (e.samples > 0) {
-                    chosen = e.attr;
+                    chosen = e.index;
                     break;
                 }
         if (chosen < 0) {
@@ -738,6 +763,8 @@ int runReportCommand(const std::vector<std::string>& args) {
             << "\n";
         return 1;
     }
+    // An SPE file asked for an event: its records as samples.
+    if (a.source == "auto" && !a.event.empty() && isArmSpe(*file)) return reportSamples(a, *file);
     if (a.source == "trace" || (a.source == "auto" && trace))
         return auxTraceKind(*file) == AuxTraceKind::ArmSpe ? reportSpe(a, *file) : reportTrace(a, *file);
     return reportSamples(a, *file);

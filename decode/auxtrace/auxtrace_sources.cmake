@@ -6,4 +6,6 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/LiveTraceDecoder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmAuxTrace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SpeAuxTrace.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/SpeSamples.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/SpeAnalysis.cpp
 )

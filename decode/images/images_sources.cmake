@@ -4,6 +4,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/DebuginfodClient.cpp
   ${CMAKE_CURRENT_LIST_DIR}/DwflDebugFile.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ElfSymbols.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/ElfDataSymbols.cpp
   ${CMAKE_CURRENT_LIST_DIR}/ImageResolver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/InlineFrames.cpp
 )

@@ -34,6 +34,7 @@ FrameContext contextOfMisc(uint16_t misc) {
 
 SampledEvent describeEvent(const PerfAttr& a, int index, const TraceModel& model) {
     SampledEvent e;
+    e.index = index;
     e.attr = index;
     e.name = !a.name.empty()
                  ? a.name
@@ -278,6 +279,49 @@ struct SampleProfile::Builder {
         return {};
     }
 
+    // Samples from outside the records (an SPE trace's operations): events of
+    // their own after the file's, each sample a stack of its one address.
+    void addSynthetic() {
+        p.firstSynthetic_ = p.events_.size();
+        if (!options.synthetic) return;
+        const SyntheticSamples& syn = *options.synthetic;
+        for (const SyntheticEvent& e : syn.events) {
+            SampledEvent ev;
+            ev.index = int(p.events_.size());
+            ev.name = e.name;
+            ev.periodUnit = e.periodUnit;
+            ev.periodIsTime = e.periodIsTime;
+            p.events_.push_back(std::move(ev));
+        }
+        const size_t n = p.time_.size() + syn.samples.size();
+        p.time_.reserve(n);
+        p.period_.reserve(n);
+        p.tid_.reserve(n);
+        p.pid_.reserve(n);
+        p.cpu_.reserve(n);
+        p.event_.reserve(n);
+        p.raw_.reserve(n);
+        for (const SyntheticSample& s : syn.samples) {
+            if (s.event >= syn.events.size()) {
+                note("synthetic samples of no known event (left out)");
+                continue;
+            }
+            SampledEvent& ev = p.events_[p.firstSynthetic_ + s.event];
+            ++ev.samples;
+            ev.period += s.period;
+            const int32_t pid = s.pid >= 0 ? s.pid : p.sideband_->pidOf(s.tid);
+            p.time_.push_back(s.time);
+            p.period_.push_back(s.period);
+            p.tid_.push_back(s.tid);
+            p.pid_.push_back(pid);
+            p.cpu_.push_back(int16_t(s.cpu));
+            p.event_.push_back(int16_t(ev.index));
+            p.ipInFileOrder_.push_back(s.ip);
+            const RawFrame frame{s.ip, s.context};
+            p.raw_.push_back(intern(pid, std::span<const RawFrame>(&frame, 1)));
+        }
+    }
+
     // The unwinder, where some event copies user stacks and the recording's
     // architecture is one it knows.
     void prepareUnwinder() {
@@ -473,6 +517,7 @@ Expected<std::shared_ptr<const SampleProfile>> SampleProfile::load(const PerfDat
     Builder b{*p, file, options};
     b.prepareUnwinder();
     if (auto r = b.readSamples(); !r) return r.error();
+    b.addSynthetic();
     b.symbolize();
     b.sortByTime();
     b.buildOffCpu();
@@ -483,6 +528,12 @@ Expected<std::shared_ptr<const SampleProfile>> SampleProfile::load(const PerfDat
 uint64_t SampleProfile::ip(size_t i) const {
     const uint32_t k = raw_[i];
     return rawBegin_[k + 1] > rawBegin_[k] ? rawFrames_[rawBegin_[k]].address : 0;
+}
+
+int SampleProfile::eventIndex(const std::string& name) const {
+    for (const SampledEvent& e : events_)
+        if (e.name == name) return e.index;
+    return -1;
 }
 
 size_t SampleProfile::lowerBound(uint64_t t) const {

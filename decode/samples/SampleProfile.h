@@ -28,6 +28,13 @@
 // Loading reads the file's records once more (PerfDataReader::forEachRecord).
 // Nothing is dropped silently: stacks that could not be read whole are counted
 // by reason in stackNotes().
+//
+// Samples that are not PERF_RECORD_SAMPLE records: an AUX trace that samples
+// operations (Arm SPE) gives events of its own, synthesized the way perf's
+// arm_spe synthesizes l1d-miss, tlb-miss, ... samples: SyntheticSamples in the
+// options (auxtrace/SpeSamples.h makes them from SPE records). They join the
+// profile as events after the file's (SampledEvent::attr -1), each sample a
+// stack of its one address, and the same range statistics aggregate them.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -48,6 +55,26 @@ namespace auxscope {
 class PerfDataReader;
 class Sideband;
 
+// Samples from outside the file's PERF_RECORD_SAMPLE records, each of one of `events`.
+struct SyntheticEvent {
+    std::string name;  // "arm_spe: loads"
+    std::string periodUnit = "events";
+    bool periodIsTime = false;
+};
+struct SyntheticSample {
+    uint64_t time = 0;  // perf time, ns
+    int32_t pid = -1, tid = -1;
+    int cpu = -1;
+    uint64_t ip = 0;
+    FrameContext context = FrameContext::User;
+    uint32_t event = 0;  // index into SyntheticSamples::events
+    uint64_t period = 1;
+};
+struct SyntheticSamples {
+    std::vector<SyntheticEvent> events;
+    std::vector<SyntheticSample> samples;
+};
+
 struct SampleProfileOptions {
     ImageOptions images;
     size_t maxStack = kDefaultMaxStack;  // addresses per stack (perf report's --max-stack)
@@ -59,11 +86,14 @@ struct SampleProfileOptions {
     // Now and then, with bytes of the data section read; false cancels (load
     // fails with "cancelled").
     std::function<bool(uint64_t done, uint64_t total)> progress;
+    // Samples to add to the file's (an SPE trace's operations); null: none.
+    std::shared_ptr<const SyntheticSamples> synthetic;
 };
 
 // One sampling event of the file.
 struct SampledEvent {
-    int attr = -1;  // index into the file's attrs
+    int index = -1;  // its place in SampleProfile::events() (what SampleQuery::event names)
+    int attr = -1;   // index into the file's attrs; -1: a synthetic event (SyntheticSamples)
     std::string name;
     bool periodIsTime = false;  // cpu-clock / task-clock: the period counts ns
     std::string periodUnit;     // "ns", "events", "cycles", ...
@@ -90,6 +120,10 @@ public:
     SampleProfile& operator=(const SampleProfile&) = delete;
 
     const std::vector<SampledEvent>& events() const { return events_; }
+    // The first synthetic event's index in events() (events().size() when there is none).
+    size_t firstSyntheticEvent() const { return firstSynthetic_; }
+    // The index in events() of the event named `name`; -1 when none is.
+    int eventIndex(const std::string& name) const;
     const FunctionTable& functions() const { return *functions_; }
     std::shared_ptr<const FunctionTable> sharedFunctions() const { return functions_; }
     const ImageResolver& images() const { return *images_; }
@@ -147,6 +181,7 @@ private:
     std::shared_ptr<FunctionTable> functions_;
     std::unique_ptr<ImageResolver> images_;
     std::vector<SampledEvent> events_;
+    size_t firstSynthetic_ = 0;
     // Per sample, by time.
     std::vector<uint64_t> time_, period_;
     std::vector<int32_t> tid_, pid_;

@@ -40,6 +40,7 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
     struct Building {
         SidebandLanes::Thread thread;
         size_t runs = 0, samples = 0;  // counted first, so each vector is allocated once
+        std::vector<const SidebandLanesOptions::ExtraSample*> extra;
     };
     std::unordered_map<int32_t, Building> threads;  // by tid (nodes: stable addresses)
     Building* last = nullptr;                       // consecutive records mostly name the same thread
@@ -106,6 +107,21 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
         t.samples.push_back(out);
     }
     if (options.progress && !options.progress(total, total)) return nullptr;
+    // Samples from outside the sideband, an event of their own.
+    if (!options.extraSamples.empty()) {
+        lanes->extraEvent = int(lanes->events.size());
+        lanes->events.push_back(options.extraEvent);
+        lanes->extraValueName = options.extraValueName;
+        lanes->extraKeyNames = options.extraKeyNames;
+        for (const SidebandLanesOptions::ExtraSample& s : options.extraSamples) {
+            ++lanes->sampleCount;
+            if (s.tid <= 0) {
+                ++lanes->idleSamples;
+                continue;
+            }
+            thread(s.pid, s.tid).extra.push_back(&s);
+        }
+    }
 
     // Threads by pid, then tid; processes by CPU time. Runs and samples come in
     // order per CPU: the CPUs' are merged.
@@ -118,6 +134,38 @@ std::shared_ptr<const SidebandLanes> buildSidebandLanes(const Sideband& sideband
         sortCpuStreams(
             t.samples, [](const SidebandLanes::Sample& x) { return x.cpu; },
             [](const SidebandLanes::Sample& x, const SidebandLanes::Sample& y) { return x.time < y.time; });
+        if (!b.extra.empty()) {
+            // Merged in by time, with their values and keys beside them.
+            std::stable_sort(b.extra.begin(), b.extra.end(),
+                             [](const auto* x, const auto* y) { return x->time < y->time; });
+            std::vector<SidebandLanes::Sample> merged;
+            merged.reserve(t.samples.size() + b.extra.size());
+            t.sampleValue.reserve(merged.capacity());
+            t.sampleKey.reserve(merged.capacity());
+            size_t i = 0;
+            for (const SidebandLanesOptions::ExtraSample* e : b.extra) {
+                for (; i < t.samples.size() && t.samples[i].time <= e->time; ++i) {
+                    merged.push_back(t.samples[i]);
+                    t.sampleValue.push_back(0);
+                    t.sampleKey.push_back(0);
+                }
+                SidebandLanes::Sample out;
+                out.time = e->time;
+                out.ip = e->ip;
+                out.cpu = e->cpu;
+                out.event = int16_t(lanes->extraEvent);
+                if (options.functionAt) out.function = options.functionAt(t.pid, e->ip);
+                merged.push_back(out);
+                t.sampleValue.push_back(e->value);
+                t.sampleKey.push_back(e->key);
+            }
+            for (; i < t.samples.size(); ++i) {
+                merged.push_back(t.samples[i]);
+                t.sampleValue.push_back(0);
+                t.sampleKey.push_back(0);
+            }
+            t.samples = std::move(merged);
+        }
         if (options.stackAt && options.stacks) {
             t.sampleStacks.reserve(t.samples.size());
             for (const SidebandLanes::Sample& s : t.samples)

@@ -52,6 +52,11 @@ struct SidebandLanes {
         // SidebandLanes::stacks (0: none known). Empty when the lanes were built
         // without stacks (kept apart from Sample, which stays 24 bytes).
         std::vector<uint32_t> sampleStacks;
+        // Per sample (the same index as `samples`), where lanes carry samples
+        // from outside the sideband (SidebandLanesOptions::extraSamples): their
+        // value and key (Arm SPE: total latency in cycles, data source + 1), 0
+        // for the sideband's own samples. Empty when the thread has none.
+        std::vector<uint16_t> sampleValue, sampleKey;
     };
     struct Process {
         int32_t pid = -1;  // -1: threads whose process the sideband never named
@@ -90,9 +95,12 @@ struct SidebandLanes {
     // the capture's CPU list): "offline" (the machine had it but it was not online),
     // "not traced" (online, but the capture did not open it). No entry: traced.
     std::map<int, std::string> cpuNotes;
-    std::vector<std::string> events;    // sample event names, by SampleEvent::event
-    std::vector<int> cpus;              // every CPU the sideband has records from
-    std::vector<int> cpusWithSwitches;  // those with a switch timeline
+    std::vector<std::string> events;  // sample event names, by SampleEvent::event
+    int extraEvent = -1;              // the extra samples' index in `events` (-1: none)
+    std::string extraValueName;       // what Thread::sampleValue counts ("total latency, cycles")
+    std::map<uint16_t, std::string> extraKeyNames;  // Thread::sampleKey's names ("DRAM")
+    std::vector<int> cpus;                          // every CPU the sideband has records from
+    std::vector<int> cpusWithSwitches;              // those with a switch timeline
     // Names of Sample::function ids (the same table as TimelineData::functions
     // when a decoder's session resolved them).
     std::shared_ptr<const FunctionTable> functions;
@@ -123,6 +131,19 @@ struct SidebandLanesOptions {
     // matching its samples by thread and time. Unset: no stacks.
     std::function<uint32_t(int32_t tid, uint64_t time, int event)> stackAt;
     std::shared_ptr<const CallTree> stacks;  // what stackAt's nodes are in
+    // Samples from outside the sideband (an Arm SPE trace's sampled
+    // operations), all of the event `extraEvent`, each with a value and a key
+    // its tick can be coloured by (SPE: total latency, data source + 1; 0: none).
+    struct ExtraSample {
+        uint64_t time = 0, ip = 0;
+        int32_t pid = -1, tid = -1;
+        int16_t cpu = -1;
+        uint16_t value = 0, key = 0;
+    };
+    std::string extraEvent;
+    std::vector<ExtraSample> extraSamples;
+    std::string extraValueName;                     // "total latency, cycles"
+    std::map<uint16_t, std::string> extraKeyNames;  // by key
     // Hears samples resolved of the total; false cancels (the build returns null).
     std::function<bool(uint64_t done, uint64_t total)> progress;
 };

@@ -340,7 +340,7 @@ void RangeStatsPane::setSources(const QString& traceKind, std::shared_ptr<const 
     if (profile_) {
         for (const SampledEvent& e : profile_->events()) {
             if (e.samples == 0) continue;
-            sourceCombo_->addItem("Samples: " + QString::fromStdString(e.name), e.attr);
+            sourceCombo_->addItem("Samples: " + QString::fromStdString(e.name), e.index);
             sourceCombo_->setItemData(sourceCombo_->count() - 1,
                                       QString("%1 samples%2, by the stack each was taken in")
                                           .arg(formatCount(e.samples))
@@ -349,12 +349,12 @@ void RangeStatsPane::setSources(const QString& traceKind, std::shared_ptr<const 
                                                                          "function alone)")),
                                       Qt::ToolTipRole);
             if (traceKind_.isEmpty() && event < 0 && !e.switchEvent)
-                kind = RangeSource::Samples, event = e.attr;
+                kind = RangeSource::Samples, event = e.index;
         }
         if (traceKind_.isEmpty() && event < 0)
             for (const SampledEvent& e : profile_->events())
                 if (e.samples > 0) {
-                    kind = RangeSource::Samples, event = e.attr;
+                    kind = RangeSource::Samples, event = e.index;
                     break;
                 }
         if (!profile_->offCpu().empty()) {

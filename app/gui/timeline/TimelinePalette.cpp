@@ -5,6 +5,9 @@
 
 #include "gui/timeline/TimelineHit.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace auxscope {
 namespace {
 
@@ -18,6 +21,29 @@ uint32_t fnv1a(const std::string& s) {
 }  // namespace
 
 namespace palette {
+
+QColor sampleValue(uint16_t value) {
+    // log2 of 1 .. 4096 -> blue, teal, yellow, orange, red.
+    static const QColor stops[] = {QColor(0x31, 0x68, 0xc8), QColor(0x1a, 0xa8, 0x9a),
+                                   QColor(0xe0, 0xc0, 0x20), QColor(0xf0, 0x80, 0x20),
+                                   QColor(0xd0, 0x20, 0x20)};
+    const double v = std::clamp(std::log2(double(std::max<uint16_t>(value, 1))) / 12.0, 0.0, 1.0) * 4;
+    const int i = std::min(3, int(v));
+    const double f = v - i;
+    const QColor a = stops[i], b = stops[i + 1];
+    return QColor(int(a.red() + (b.red() - a.red()) * f), int(a.green() + (b.green() - a.green()) * f),
+                  int(a.blue() + (b.blue() - a.blue()) * f));
+}
+
+QColor sampleKey(uint16_t key) {
+    // 16 apart: the data sources of one CPU's encoding (0 .. 15) never share a colour.
+    static const QColor colors[] = {QColor(0x4e79a7), QColor(0xf28e2b), QColor(0x59a14f), QColor(0xe15759),
+                                    QColor(0x76b7b2), QColor(0xedc948), QColor(0xb07aa1), QColor(0xff9da7),
+                                    QColor(0x9c755f), QColor(0x2f4b7c), QColor(0xd45087), QColor(0x66a61e),
+                                    QColor(0xff7f0e), QColor(0x1b9e77), QColor(0x7570b3), QColor(0xa6761d)};
+    if (key == 0) return sample;
+    return colors[size_t(key - 1) % std::size(colors)];
+}
 
 QColor function(const std::string& name) {
     const uint32_t h = fnv1a(name);

@@ -26,6 +26,11 @@ inline const QColor sample{35, 35, 45}, gap{255, 196, 196}, gapHatch{200, 0, 0},
 // Health lanes: the ring's fill area (where it reached 95 %: healthFull), the AUX fill line.
 inline const QColor healthRing{120, 160, 215}, healthFull{235, 120, 40}, healthAux{20, 130, 70};
 
+// Samples that carry a value (Arm SPE: latency in cycles), from cool to hot on a
+// log scale (1 .. 4096 and more), and a key (a data source) by a fixed palette.
+QColor sampleValue(uint16_t value);
+QColor sampleKey(uint16_t key);
+
 }  // namespace palette
 
 // Each function's colour (palette::function of its name), found on first need and kept as RGB:

@@ -219,4 +219,10 @@ void TimelineState::setHealthCollapsed(bool collapsed) {
     laneStateEdited();
 }
 
+void TimelineState::setSampleShading(SampleShading shading) {
+    if (shading_ == shading) return;
+    shading_ = shading;
+    emit highlightChanged();
+}
+
 }  // namespace auxscope

@@ -96,6 +96,12 @@ public:
     // Asks the views to scroll a thread's row at `depth` (its lane: -1) into view.
     void revealThread(int32_t tid, int depth) { emit threadRevealRequested(tid, depth); }
 
+    // ---- How thread lanes colour the ticks of samples that carry a value and a
+    // key (Arm SPE: latency, data source); emits highlightChanged.
+    enum class SampleShading { Plain, Value, Key };
+    void setSampleShading(SampleShading shading);
+    SampleShading sampleShading() const { return shading_; }
+
     // ---- The lanes shown: every change emits laneStateChanged.
     const TimelineLaneState& laneState() const { return laneState_; }
     void setLaneState(const TimelineLaneState& state);
@@ -140,6 +146,7 @@ private:
     std::vector<Range> marks_;
     std::vector<bool> highlight_;
     std::set<int32_t> highlightThreads_;
+    SampleShading shading_ = SampleShading::Value;
     TimelineLaneState laneState_;
     mutable std::optional<LaneOrder> lanes_;  // of data_ and laneState_, made on first need
     uint64_t lanesGeneration_ = 1;

@@ -14,8 +14,12 @@
 #include <unordered_map>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeAnalysis.h"
+#include "auxtrace/SpeAuxTrace.h"
+#include "auxtrace/SpeSamples.h"
 #include "gui/analysis/CodeView.h"
 #include "gui/analysis/RangeStatsPane.h"
+#include "gui/analysis/SpePane.h"
 #include "gui/timeline/OverviewStrip.h"
 #include "gui/timeline/TimeFormat.h"
 #include "gui/timeline/TimelineState.h"
@@ -24,11 +28,13 @@
 #include "gui/trace/TraceTimelineTab.h"
 #include "images/CodeAnnotation.h"
 #include "images/ImageResolver.h"
+#include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "samples/SampleProfile.h"
 #include "sideband/Sideband.h"
 #include "spans/SidebandLanes.h"
 #include "spans/TimelineOverview.h"
+#include "spe/SpeDecoder.h"
 
 namespace auxscope {
 namespace {
@@ -90,6 +96,88 @@ void useProfile(SidebandLanesOptions& options, const std::shared_ptr<const Sampl
 bool hasSamples(const PerfDataReader& reader) {
     auto it = reader.summary().recordsByType.find(PERF_RECORD_SAMPLE);
     return it != reader.summary().recordsByType.end() && it->second > 0;
+}
+
+// An Arm SPE file: its AUXTRACE_INFO says arm_spe.
+bool isArmSpe(const PerfDataReader& reader) {
+    for (const PerfAuxtraceInfo& info : reader.summary().auxtraceInfo)
+        if (info.type == auxtrace::kTypeArmSpe) return true;
+    return false;
+}
+
+// An SPE file's records, decoded once on the worker that opens the timeline:
+// they become the profile's arm_spe events and the SPE tab's data.
+struct SpeLoad {
+    std::shared_ptr<const spe::SpeRecords> records;
+    std::string error;
+};
+SpeLoad decodeSpe(const PerfDataReader& reader, const Sideband& sideband) {
+    SpeLoad out;
+    auto decoded = spe::decodeSpeRecords(reader, sideband);
+    if (decoded)
+        out.records = std::make_shared<const spe::SpeRecords>(std::move(*decoded));
+    else
+        out.error = decoded.error().message;
+    return out;
+}
+
+// The SPE tab's data: each record's function (the profile's symbols), the
+// processes' mappings and data symbols, the compressed address axis.
+std::shared_ptr<const SpeViewData> speViewData(const std::shared_ptr<const spe::SpeRecords>& records,
+                                               const std::shared_ptr<const SampleProfile>& profile,
+                                               const PerfDataReader& reader, const ImageOptions& images) {
+    auto data = std::make_shared<SpeViewData>();
+    data->owner = records;
+    data->records = records->records;
+    data->profile = profile;
+    data->function.resize(records->records.size(), FunctionTable::kUnknown);
+    if (profile)
+        for (size_t i = 0; i < records->records.size(); ++i) {
+            const spe::SpeRecord& r = records->records[i];
+            if (r.hasPc) data->function[i] = profile->images().functionAt(r.pid, r.pc);
+        }
+    std::vector<std::string> dirs = images.binaryDirs;
+    data->space = std::make_shared<const SpeAddressSpace>(SpeAddressSpace::load(reader, dirs));
+    data->axis = std::make_shared<const SpeAddressAxis>(records->records);
+    data->sourceName = [records](uint16_t source) {
+        return spe::dataSourceName(source, records->midr.empty() ? 0 : records->midr.begin()->second);
+    };
+    data->eventNames = [](uint64_t events) { return spe::eventNames(events); };
+    data->summarize();
+    return data;
+}
+
+// SPE records as ticks on their threads' lanes, coloured by total latency or data source.
+void addSpeTicks(SidebandLanesOptions& options, const spe::SpeRecords& records) {
+    options.extraEvent = "arm_spe";
+    options.extraValueName = "total latency (cycles)";
+    const uint64_t midr = records.midr.empty() ? 0 : records.midr.begin()->second;
+    options.extraSamples.reserve(records.records.size());
+    for (const spe::SpeRecord& r : records.records) {
+        SidebandLanesOptions::ExtraSample s;
+        s.time = r.time, s.ip = r.pc;
+        s.pid = r.pid, s.tid = r.tid;
+        s.cpu = int16_t(r.cpu);
+        s.value = r.hasTotalLatency ? r.totalLatency : 0;
+        s.key = r.hasDataSource ? uint16_t(r.dataSource + 1) : 0;
+        if (s.key && !options.extraKeyNames.count(s.key))
+            options.extraKeyNames[s.key] = "source " + spe::dataSourceName(r.dataSource, midr);
+        options.extraSamples.push_back(s);
+    }
+}
+
+// What the timeline's status says of SPE records: how many, what did not decode.
+QString speLine(const spe::SpeRecords& r) {
+    QString text = QString("Arm SPE: %1 records (%2 packets, %3 bytes)")
+                       .arg(formatCount(r.records.size()))
+                       .arg(formatCount(r.stats.packets))
+                       .arg(formatCount(r.stats.bytes));
+    for (const auto& [reason, bytes] : r.stats.gaps)
+        text += QString("; %1 bytes: %2").arg(formatCount(bytes)).arg(QString::fromStdString(reason));
+    text += ". The SPE tab below: latency histogram and memory map.";
+    for (const std::string& note : r.notes)
+        text += "\n" + QString::fromStdString(note);
+    return text;
 }
 
 // What the timeline's status says of a profile: its samples and stacks, and what is partial and why.
@@ -183,6 +271,8 @@ void TimelineDecodeController::open() {
         std::shared_ptr<const TimelineOverview> overview;
         std::shared_ptr<const SampleProfile> profile;
         std::string error, profileError;
+        std::shared_ptr<const spe::SpeRecords> speRecords;
+        std::shared_ptr<const SpeViewData> speView;
         if (*cancel) {
             error = "cancelled";
         } else if (opened) {
@@ -200,10 +290,17 @@ void TimelineDecodeController::open() {
             // Samples beside the trace: their profile (stacks, the selection's sampled sources),
             // over the session's sideband; the lanes then name samples by its symbols.
             std::optional<ProfileStacks> stacks;
-            if (hasSamples(*reader) && !*cancel) {
+            // An Arm SPE file: its session's records are samples of the arm_spe events.
+            if (session->kind() == AuxTraceKind::ArmSpe)
+                speRecords = std::shared_ptr<const spe::SpeRecords>(
+                    session, &static_cast<const SpeAuxTraceSession&>(*session).records());
+            if ((hasSamples(*reader) || speRecords) && !*cancel) {
                 report(0, "Reading samples and stacks");
                 SampleProfileOptions po;
                 po.images = images;
+                if (speRecords)
+                    po.synthetic =
+                        std::make_shared<const SyntheticSamples>(speSyntheticSamples(speRecords->records));
                 po.progress = [&](uint64_t done, uint64_t total) {
                     return report(int(80 * done / std::max<uint64_t>(total, 1)),
                                   "Reading samples and stacks");
@@ -221,7 +318,9 @@ void TimelineDecodeController::open() {
             options.progress = [&](uint64_t done, uint64_t total) {
                 return report(80 + int(20 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
             };
+            if (speRecords) addSpeTicks(options, *speRecords);
             auto lanes = *cancel ? nullptr : buildSidebandLanes(session->sideband(), options);
+            if (lanes && speRecords) speView = speViewData(speRecords, profile, *reader, images);
             if (lanes) {
                 setTimelineLanes(withLanes, std::move(lanes));
                 // The overview: the lanes' activity and the trace's segments (its sync-point index).
@@ -234,6 +333,8 @@ void TimelineDecodeController::open() {
                 error = "cancelled";
                 session.reset();
                 profile.reset();
+                speRecords.reset();
+                speView.reset();
             }
         } else {
             error = opened.error().message;
@@ -243,7 +344,7 @@ void TimelineDecodeController::open() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, session, base, overview, profile, profileError, error, seconds] {
+            [self, session, base, overview, profile, profileError, error, seconds, speRecords, speView] {
                 if (!self) return;
                 self->timelineBusy_ = false;
                 self->ptOpening_ = false;
@@ -263,7 +364,9 @@ void TimelineDecodeController::open() {
                 self->timelineBase_ = base;
                 // The selection answers from the trace, and from the samples when there are any.
                 self->profile_ = profile;
-                self->tab_->rangeStats()->setSources(self->traceKind_, profile);
+                // SPE has no flow to decode into spans: the selection answers from its samples.
+                self->tab_->rangeStats()->setSources(speView ? QString() : self->traceKind_, profile);
+                if (speView) self->tab_->showSpe(speView);
                 // The first frame: the whole recording, every lane, the overview; nothing decoded yet.
                 self->tab_->overview()->setOverview(overview);
                 if (auto* l = self->tab_->overview()->parentWidget()->layout())
@@ -286,11 +389,18 @@ void TimelineDecodeController::open() {
                                    .arg(relativeTime(base->end, base->begin));
                 for (const std::string& note : base->notes)
                     text += "\n" + QString::fromStdString(note);
+                if (speRecords) text += "\n" + speLine(*speRecords);
                 if (profile) text += "\n" + profileLine(*profile);
                 if (!profileError.empty())
                     text += "\nCannot read the samples' stacks: " + QString::fromStdString(profileError);
                 self->tab_->setStatus(text);
                 emit self->opened();
+                // SPE: nothing to decode into spans (its records are all read).
+                if (speView) {
+                    self->pendingWindow_.reset();
+                    emit self->updated();
+                    return;
+                }
                 // Then what the view was moved to while opening, or the whole recording when its
                 // trace fits the budget, else its first 1/1000 (the rest as the view zooms in).
                 if (self->pendingWindow_) {
@@ -344,13 +454,23 @@ void TimelineDecodeController::buildSidebandTimeline() {
         });
         std::shared_ptr<const SampleProfile> profile;
         std::string profileError;
+        SpeLoad spe;
+        std::shared_ptr<const SpeViewData> speView;
         if (loadedSideband) {
             auto sideband = std::make_shared<const Sideband>(std::move(*loadedSideband));
+            // An Arm SPE file: its records, as samples of arm_spe events.
+            if (isArmSpe(*reader)) {
+                report(40, "Decoding Arm SPE");
+                spe = decodeSpe(*reader, *sideband);
+            }
             // The sampled profile (every sample's stack, off-CPU time): its symbol load
             // also names the lanes' samples, and it carries their stacks.
             report(40, "Loading symbols");
             SampleProfileOptions po;
             po.images = imageOptions;
+            if (spe.records)
+                po.synthetic =
+                    std::make_shared<const SyntheticSamples>(speSyntheticSamples(spe.records->records));
             po.progress = [&](uint64_t done, uint64_t total) {
                 return report(40 + int(45 * done / std::max<uint64_t>(total, 1)),
                               "Reading samples and stacks");
@@ -381,7 +501,9 @@ void TimelineDecodeController::buildSidebandTimeline() {
             options.progress = [&](uint64_t done, uint64_t total) {
                 return report(85 + int(15 * done / std::max<uint64_t>(total, 1)), "Resolving samples");
             };
+            if (spe.records) addSpeTicks(options, *spe.records);
             auto lanes = *cancel ? nullptr : buildSidebandLanes(*sideband, options);
+            if (lanes && spe.records) speView = speViewData(spe.records, profile, *reader, imageOptions);
             if (lanes) {
                 data = std::make_shared<TimelineData>();
                 setTimelineCpus(*data, *sideband);
@@ -399,11 +521,13 @@ void TimelineDecodeController::buildSidebandTimeline() {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         QMetaObject::invokeMethod(
             qApp,
-            [self, data, overview, profile, profileError, error, seconds] {
+            [self, data, overview, profile, profileError, error, seconds, spe, speView] {
                 if (!self) return;
                 self->timelineBusy_ = false;
                 self->tab_->showBusy(false);
-                const QString note = self->timelineNote_.isEmpty() ? QString() : self->timelineNote_ + "\n";
+                QString note = self->timelineNote_.isEmpty() ? QString() : self->timelineNote_ + "\n";
+                // An SPE file's records are the answer here: not "cannot open the trace".
+                if (speView) note.clear();
                 if (!data) {
                     self->tab_->setStatus(
                         note + (error == "cancelled"
@@ -435,10 +559,14 @@ void TimelineDecodeController::buildSidebandTimeline() {
                                    .arg(relativeTime(data->end, data->begin))
                                    .arg(seconds, 0, 'f', 2);
                 if (data->cpus.empty()) text = "No CPU in the sideband: " + text;
+                if (spe.records) text += "\n" + speLine(*spe.records);
+                if (!spe.error.empty())
+                    text += "\nCannot decode the Arm SPE trace: " + QString::fromStdString(spe.error);
                 if (profile) text += "\n" + profileLine(*profile);
                 if (!profileError.empty())
                     text += "\nCannot read the samples' stacks: " + QString::fromStdString(profileError);
-                self->tab_->setStatus(note + text, losses > 0 || !note.isEmpty());
+                if (speView) self->tab_->showSpe(speView);
+                self->tab_->setStatus(note + text, losses > 0 || !note.isEmpty() || !spe.error.empty());
                 emit self->opened();
                 emit self->updated();
             },
@@ -448,6 +576,7 @@ void TimelineDecodeController::buildSidebandTimeline() {
 
 void TimelineDecodeController::timelineRangeChanged(quint64 begin, quint64 end) {
     if (!session_ && !ptOpening_) return;
+    if (session_ && session_->kind() == AuxTraceKind::ArmSpe) return;  // no spans to decode
     if (begin >= decodedWindow_.begin && end <= decodedWindow_.end) {
         // Already shown: whatever was asked for since is not needed any more.
         if (session_ && (timelineBusy_ || pendingWindow_)) staleTimeline();

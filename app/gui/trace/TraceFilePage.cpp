@@ -196,10 +196,13 @@ void TraceFilePage::populate() {
     decode_->setText("Decode " + traceKind_);
     decode_->setToolTip("Decode the " + traceKind_ +
                         " trace into per-thread call stacks (on a worker thread)");
-    decode_->setVisible(hasPt_);
-    decode_->setEnabled(hasPt_);
+    // Arm SPE samples operations: no flow to decode into spans. Its records are
+    // read with the timeline (its SPE tab and the arm_spe sample events).
+    spe_ = auxTraceKind(r) == AuxTraceKind::ArmSpe;
+    decode_->setVisible(hasPt_ && !spe_);
+    decode_->setEnabled(hasPt_ && !spe_);
     openTimeline();
-    if (hasPt_ && autoDecodeBytes_ && auxTraceBytes(r) <= autoDecodeBytes_) {
+    if (hasPt_ && !spe_ && autoDecodeBytes_ && auxTraceBytes(r) <= autoDecodeBytes_) {
         // Let the caller see the page first (and change the limit) before deciding.
         QMetaObject::invokeMethod(
             this,
@@ -213,7 +216,7 @@ void TraceFilePage::populate() {
 }
 
 bool TraceFilePage::startDecode() {
-    if (!reader_ || !hasPt_ || decoding_) return false;
+    if (!reader_ || !hasPt_ || spe_ || decoding_) return false;
     decoding_ = true;
     decode_->setEnabled(false);
     progress_->setRange(0, 0);  // busy until the first report

@@ -239,6 +239,7 @@ private:
     QString traceKind_ = "Intel PT";  // the file's AUX trace kind, as the page names it
     bool failed_ = false;
     bool hasPt_ = false;
+    bool spe_ = false;  // an Arm SPE file: no spans to decode (startDecode refuses)
     bool decoding_ = false;
     uint64_t decodeGeneration_ = 0;  // a summary decode's result is dropped when it moved on
 

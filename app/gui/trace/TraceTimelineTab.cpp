@@ -13,6 +13,7 @@
 #include "gui/analysis/CodeView.h"
 #include "gui/analysis/RangeStatsPane.h"
 #include "gui/analysis/SpanDetailsPane.h"
+#include "gui/analysis/SpePane.h"
 #include "gui/common/WindowMemory.h"
 #include "gui/timeline/HitDescription.h"
 #include "gui/timeline/LaneBar.h"
@@ -139,6 +140,15 @@ TraceTimelineTab::TraceTimelineTab(const QString& path, const QString& opening, 
                 else
                     emit codeRequested(tid, function, begin, end);
             });
+}
+
+void TraceTimelineTab::showSpe(std::shared_ptr<const SpeViewData> data) {
+    if (!spePane_) {
+        spePane_ = new SpePane;
+        spePane_->setState(state_);
+        analysisTabs_->addTab(spePane_, "SPE");
+    }
+    spePane_->setData(std::move(data));
 }
 
 void TraceTimelineTab::updateSelectionLine() {

@@ -3,13 +3,15 @@
 // The trace page's Timeline tab: its status line (with a progress bar and
 // Cancel), the search bar, the overview strip, the lane bar, the timeline view
 // and the line that says what is selected, and under them the answers
-// (Selection: RangeStatsPane, Span: SpanDetailsPane, Code: CodeView). One
+// (Selection: RangeStatsPane, Span: SpanDetailsPane, Code: CodeView; SPE:
+// SpePane, for an Arm SPE file). One
 // TimelineState, the tab's, is given to every pane, and every pane obeys it;
 // the tab only shows the answer to what was chosen last, and passes on what
 // the panes ask of the page (an export of the range, the code of a function).
 #include <QWidget>
 
 #include <cstdint>
+#include <memory>
 
 class QLabel;
 class QProgressBar;
@@ -23,6 +25,8 @@ class OverviewStrip;
 class RangeStatsPane;
 class SearchBar;
 class SpanDetailsPane;
+class SpePane;
+struct SpeViewData;
 class TimelineState;
 class TimelineView;
 
@@ -39,6 +43,9 @@ public:
     RangeStatsPane* rangeStats() const { return rangeStats_; }
     SpanDetailsPane* spanDetails() const { return spanDetails_; }
     CodeView* codeView() const { return codeView_; }
+    // The SPE tab (null until an Arm SPE file's records are shown: showSpe).
+    SpePane* spePane() const { return spePane_; }
+    void showSpe(std::shared_ptr<const SpeViewData> data);
     QTabWidget* analysisTabs() const { return analysisTabs_; }
     QLabel* selectionLine() const { return selectionLine_; }
     QLabel* status() const { return status_; }
@@ -80,6 +87,7 @@ private:
     RangeStatsPane* rangeStats_ = nullptr;
     SpanDetailsPane* spanDetails_ = nullptr;
     CodeView* codeView_ = nullptr;
+    SpePane* spePane_ = nullptr;
     // The status line: what is being built or decoded, how far, and Cancel.
     QLabel* status_ = nullptr;
     QProgressBar* progress_ = nullptr;

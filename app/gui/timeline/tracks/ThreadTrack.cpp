@@ -119,7 +119,29 @@ void ThreadTrack::paintLane(TrackPaintContext& ctx, int y) const {
                    tick);
         ++ctx.frame.rects;
     };
-    while (si != samples.end() && si->time < viewEnd) {
+    // Samples with a value and key (Arm SPE): each column coloured by its
+    // sample of the highest value (latency), or by that sample's key (source).
+    const bool shaded =
+        !threadLane->sampleValue.empty() && ctx.state.sampleShading() != TimelineState::SampleShading::Plain;
+    while (shaded && si != samples.end() && si->time < viewEnd) {
+        const int x = int(std::floor((double(si->time) - double(viewBegin)) / pxDur));
+        uint16_t best = 0, key = 0;
+        bool valued = false;
+        for (; si != samples.end() && si->time < viewEnd &&
+               int(std::floor((double(si->time) - double(viewBegin)) / pxDur)) == x;
+             ++si) {
+            const size_t k = size_t(si - samples.begin());
+            if (si->event == data.lanes->extraEvent && (!valued || threadLane->sampleValue[k] > best))
+                best = threadLane->sampleValue[k], key = threadLane->sampleKey[k], valued = true;
+        }
+        const QColor c = !valued ? tick
+                         : ctx.state.sampleShading() == TimelineState::SampleShading::Value
+                             ? palette::sampleValue(best)
+                             : palette::sampleKey(key);
+        p.fillRect(QRect(kLabelWidth + x, y + 4 + kRunBand, 1, height - 6 - kRunBand), c);
+        ++ctx.frame.rects;
+    }
+    while (!shaded && si != samples.end() && si->time < viewEnd) {
         const double x = std::floor((double(si->time) - double(viewBegin)) / pxDur);
         if (int(x) == tick1 + 1) {
             tick1 = int(x);
@@ -160,6 +182,13 @@ TimelineHit ThreadTrack::hit(const TrackHitContext& ctx, int, uint64_t t, uint64
         hit.samplesHere = here;
         if (best->event >= 0 && size_t(best->event) < lanes.events.size())
             hit.event = QString::fromStdString(lanes.events[size_t(best->event)]);
+        if (best->event == lanes.extraEvent && size_t(best - samples.data()) < th.sampleValue.size()) {
+            const size_t k = size_t(best - samples.data());
+            hit.event +=
+                QString(", %1 %2").arg(QString::fromStdString(lanes.extraValueName)).arg(th.sampleValue[k]);
+            if (auto name = lanes.extraKeyNames.find(th.sampleKey[k]); name != lanes.extraKeyNames.end())
+                hit.event += ", " + QString::fromStdString(name->second);
+        }
         const FunctionTable* functions = lanes.functions ? lanes.functions.get() : data.functions.get();
         if (functions && best->function < functions->size() && best->function != FunctionTable::kUnknown) {
             hit.function = QString::fromStdString((*functions)[best->function].name);
