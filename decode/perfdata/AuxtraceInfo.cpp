@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "perfdata/AuxtraceInfo.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -354,6 +355,91 @@ const char* csEtmTracerName(CsEtmTracer tracer) {
             return "ETE";
     }
     return "?";
+}
+
+// ---------------------------------------------------------------- Arm SPE
+
+namespace {
+constexpr size_t kSpeV1Words = 2;         // PMU type, per-CPU mmaps
+constexpr size_t kSpeV2HeaderWords = 4;   // version, header size, PMU type, nr CPUs
+constexpr size_t kSpeCpuCommonWords = 3;  // magic, cpu, nr params
+}  // namespace
+
+uint64_t ArmSpeInfo::midrOf(int cpu) const {
+    for (const ArmSpeCpuInfo& c : cpus)
+        if (c.cpu == uint64_t(cpu)) return c.midr;
+    return 0;
+}
+
+std::vector<uint64_t> encodeArmSpeInfo(const ArmSpeInfo& info) {
+    if (info.version <= 1) return {info.pmuType, info.perCpuMmaps};
+    std::vector<uint64_t> w = {info.version, std::max<uint64_t>(info.headerWords, kSpeV2HeaderWords),
+                               info.pmuType, info.cpus.size()};
+    w.resize(size_t(w[1]), 0);
+    for (const ArmSpeCpuInfo& c : info.cpus) {
+        std::vector<uint64_t> params = {c.midr, c.pmuType, c.minInterval};
+        params.insert(params.end(), c.extraParams.begin(), c.extraParams.end());
+        w.push_back(kArmSpeCpuMagic);
+        w.push_back(c.cpu);
+        w.push_back(params.size());
+        w.insert(w.end(), params.begin(), params.end());
+    }
+    return w;
+}
+
+Expected<ArmSpeInfo> decodeArmSpeInfo(std::span<const uint64_t> priv) {
+    const size_t n = priv.size();
+    auto fail = [](size_t word, const std::string& cause) {
+        return makeError(wordError("Arm SPE", word, cause));
+    };
+    ArmSpeInfo info;
+    if (n < kSpeV1Words)
+        return fail(n, "block of " + std::to_string(n) + " words is shorter than the 2-word version 1 block");
+    if (n == kSpeV1Words) {
+        info.version = 1;
+        info.pmuType = priv[0];
+        info.perCpuMmaps = priv[1];
+        return info;
+    }
+    if (n < kSpeV2HeaderWords)
+        return fail(n, "block of " + std::to_string(n) +
+                           " words: neither version 1 (2 words) nor a version 2 header (4)");
+    info.version = priv[0];
+    if (info.version < 2)
+        return fail(0, "header version " + std::to_string(info.version) + " in a block of " +
+                           std::to_string(n) + " words (version 1 blocks are 2 words)");
+    info.headerWords = priv[1];
+    if (info.headerWords < kSpeV2HeaderWords || info.headerWords > n)
+        return fail(1, "header size " + std::to_string(info.headerWords) + " words (block of " +
+                           std::to_string(n) + ", at least 4)");
+    info.pmuType = priv[2];
+    const uint64_t nrCpus = priv[3];
+    size_t i = size_t(info.headerWords);
+    for (uint64_t k = 0; k < nrCpus; ++k) {
+        const std::string which = "cpu block " + std::to_string(k) + " of " + std::to_string(nrCpus);
+        if (n - i < kSpeCpuCommonWords) return fail(i, which + " cut short: the block ends");
+        if (priv[i] != kArmSpeCpuMagic)
+            return fail(i, which + ": magic " + hex(priv[i]) + ", expected " + hex(kArmSpeCpuMagic));
+        ArmSpeCpuInfo c;
+        c.cpu = priv[i + 1];
+        const uint64_t nrParams = priv[i + 2];
+        i += kSpeCpuCommonWords;
+        if (nrParams > n - i)
+            return fail(i, which + " (cpu " + std::to_string(c.cpu) + "): " + std::to_string(nrParams) +
+                               " parameters, " + std::to_string(n - i) + " words left");
+        c.params = size_t(nrParams);
+        const std::span<const uint64_t> p = priv.subspan(i, size_t(nrParams));
+        if (p.size() > 0) c.midr = p[0];
+        if (p.size() > 1) c.pmuType = p[1];
+        if (p.size() > 2) c.minInterval = p[2];
+        if (p.size() > 3) c.extraParams.assign(p.begin() + 3, p.end());
+        i += size_t(nrParams);
+        info.cpus.push_back(std::move(c));
+    }
+    if (i != n)
+        return fail(i, std::to_string(n - i) + " words left after the last of " + std::to_string(nrCpus) +
+                           " cpu blocks");
+    return info;
 }
 
 }  // namespace auxscope

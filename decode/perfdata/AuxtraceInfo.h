@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// The private u64 block of PERF_RECORD_AUXTRACE_INFO for Intel PT and Arm
-// CoreSight ETM/ETE, laid out word for word the way perf (tools/perf, 6.1)
+// The private u64 block of PERF_RECORD_AUXTRACE_INFO for Intel PT, Arm
+// CoreSight ETM/ETE and Arm SPE (at the end), laid out word for word the way perf (tools/perf, 6.1)
 // writes it at record time and reads it back in perf report / perf script.
 // Pure functions: encode a struct to the block PerfDataWriter::writeAuxtraceInfo()
 // takes, and decode the block PerfDataReader hands back
@@ -192,5 +192,44 @@ uint64_t csEtmV4ConfigR(uint64_t attrConfig);
 uint64_t csEtmLegacyTraceId(unsigned cpu);
 
 const char* csEtmTracerName(CsEtmTracer tracer);  // "ETMv3", "ETMv4", "ETE"
+
+// ---------------------------------------------------------------- Arm SPE
+//
+// PERF_AUXTRACE_ARM_SPE = 4. Two layouts, told apart by size as perf does:
+//   version 1 (perf 6.1 writes and reads only this): exactly 2 words,
+//     0 PMU type, 1 per-CPU mmaps.
+//   version 2 (newer perf): header 0 version (2), 1 header size in words (4),
+//     2 PMU type, 3 number of CPUs; then per CPU: magic 0x1010101010101010,
+//     cpu, number of parameters N, then N parameters: MIDR, PMU type of the
+//     CPU's SPE (~0 when it has none), caps/min_interval (newer perf appends
+//     more, kept in extraParams).
+constexpr uint64_t kArmSpeCpuMagic = 0x1010101010101010ULL;
+
+struct ArmSpeCpuInfo {
+    uint64_t cpu = 0;
+    uint64_t midr = 0;
+    uint64_t pmuType = 0;
+    uint64_t minInterval = 0;
+    size_t params = 3;                  // parameters the block held (N)
+    std::vector<uint64_t> extraParams;  // after the three known ones
+    bool operator==(const ArmSpeCpuInfo&) const = default;
+};
+
+struct ArmSpeInfo {
+    uint64_t version = 1;  // 1: the two-word block; 2: header + per-CPU blocks
+    uint64_t pmuType = 0;
+    uint64_t perCpuMmaps = 0;         // version 1 only
+    uint64_t headerWords = 4;         // version 2: the header size word
+    std::vector<ArmSpeCpuInfo> cpus;  // version 2 only, in block order
+    // MIDR of `cpu` (0 when the block does not say: version 1).
+    uint64_t midrOf(int cpu) const;
+    bool operator==(const ArmSpeInfo&) const = default;
+};
+
+std::vector<uint64_t> encodeArmSpeInfo(const ArmSpeInfo& info);
+// Reads a block as perf does. Fails, naming the word, on a block shorter than 2
+// words, a version 2 header cut short or with a header size under 4, a CPU
+// block with the wrong magic or running past the block, or words left over.
+Expected<ArmSpeInfo> decodeArmSpeInfo(std::span<const uint64_t> priv);
 
 }  // namespace auxscope

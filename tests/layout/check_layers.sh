@@ -19,13 +19,14 @@ allowed() {
         spans) echo "spans sideband perfdata" ;;
         images) echo "images spans sideband perfdata" ;;
         pt | etm) echo "$1 images spans sideband record perfdata" ;;
-        samples) echo "samples images spans sideband perfdata" ;;
-        export) echo "export samples images spans sideband perfdata" ;;
-        auxtrace) echo "auxtrace pt etm export images spans sideband record perfdata" ;;
+        spe) echo "spe sideband perfdata" ;;
+        samples) echo "samples spe images spans sideband perfdata" ;;
+        export) echo "export samples spe images spans sideband perfdata" ;;
+        auxtrace) echo "auxtrace pt etm spe export images spans sideband record perfdata" ;;
         *) echo "" ;;
     esac
 }
-folders="perfdata record sideband spans images pt etm samples export auxtrace"
+folders="perfdata record sideband spans images pt etm spe samples export auxtrace"
 bad=0
 checked=0
 for dir in decode/*/; do

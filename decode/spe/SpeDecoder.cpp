@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "spe/SpeDecoder.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "perfdata/AuxStreams.h"
+#include "perfdata/AuxtraceInfo.h"
+#include "spe/SpePacket.h"
+
+namespace auxscope::spe {
+
+void SpeDecodeStats::addGap(const std::string& reason, uint64_t n) {
+    if (!n) return;
+    gapBytes += n;
+    for (auto& [r, bytes] : gaps)
+        if (r == reason) {
+            bytes += n;
+            return;
+        }
+    gaps.emplace_back(reason, n);
+}
+
+void SpeDecodeStats::add(const SpeDecodeStats& o) {
+    bytes += o.bytes;
+    packets += o.packets;
+    records += o.records;
+    droppedRecords += o.droppedRecords;
+    for (const auto& [reason, n] : o.gaps)
+        addGap(reason, n);
+}
+
+uint64_t SpeRecords::midrOf(int cpu) const {
+    auto it = midr.find(cpu);
+    return it == midr.end() ? 0 : it->second;
+}
+
+void deriveOpFlags(SpeRecord& r) {
+    const uint8_t v = r.opPayload;
+    r.isLoad = r.isStore = r.isBranch = r.isSve = r.isAtomic = r.isConditional = false;
+    switch (r.opClass) {
+        case OpClass::Other:
+            r.isSve = (v & 0x89) == 0x08;
+            break;
+        case OpClass::LoadStore:
+            r.isStore = v & 1;
+            r.isLoad = !r.isStore;
+            r.isAtomic = (v & 0xe2) == 0x02;
+            r.isSve = (v & 0x0a) == 0x08;
+            break;
+        case OpClass::Branch:
+            r.isBranch = true;
+            r.isConditional = v & 1;
+            break;
+        case OpClass::None:
+            break;
+    }
+}
+
+namespace {
+
+inline uint64_t readLe(const uint8_t* p, unsigned n) {
+    uint64_t v = 0;
+    std::memcpy(&v, p, n);  // little-endian host (x86-64, arm64)
+    return v;
+}
+
+// perf's address fix-ups (util/arm-spe-decoder arm_spe_calc_ip).
+inline uint64_t codeAddress(uint64_t v) {
+    const bool ns = v >> 63;
+    const unsigned el = (v >> 61) & 3;
+    uint64_t a = v & ((uint64_t(1) << 56) - 1);
+    if (ns && (el == 1 || el == 2)) a |= uint64_t(0xff) << 56;
+    return a;
+}
+
+inline uint64_t dataAddress(uint64_t v) {
+    uint64_t a = v & ((uint64_t(1) << 56) - 1);
+    if (((a >> 48) & 0xff) == 0xff) a |= uint64_t(0xff) << 56;
+    return a;
+}
+
+}  // namespace
+
+void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out,
+                  SpeDecodeStats& stats) {
+    const uint8_t* p = bytes.data();
+    const size_t n = bytes.size();
+    stats.bytes += n;
+    SpeRecord cur;
+    cur.cpu = cpu;
+    bool open = false;    // a non-PAD packet since the last record end
+    size_t recStart = 0;  // offset of the open record's first packet
+    size_t badStart = 0;  // offset of the first byte of a run of bad bytes
+    bool inBad = false;
+    uint64_t packets = 0;
+    auto dropOpen = [&](size_t upTo) {
+        if (!open) return;
+        stats.addGap(kGapPartialRecord, upTo - recStart);
+        ++stats.droppedRecords;
+        open = false;
+        cur = SpeRecord{};
+        cur.cpu = cpu;
+    };
+    size_t i = 0;
+    while (i < n) {
+        HeaderInfo h = kSpeHeaders[p[i]];
+        size_t headerLen = 1;
+        if (h.kind == PacketKind::Extended) [[unlikely]] {
+            if (i + 1 >= n) {
+                h.kind = PacketKind::Bad;
+            } else {
+                const HeaderInfo& e = kSpeExtHeaders[p[i + 1]];
+                if (e.kind == PacketKind::Alignment) {
+                    const size_t alignment = size_t(1) << ((p[i] & 0xf) + 1);
+                    const size_t len = alignment - (i & (alignment - 1));
+                    if (i + len > n) {
+                        h.kind = PacketKind::Bad;
+                    } else {
+                        if (inBad) stats.addGap(kGapReservedHeader, i - badStart), inBad = false;
+                        ++packets;
+                        i += len;
+                        continue;
+                    }
+                } else {
+                    h = {e.kind, e.payloadLen, uint8_t((h.index << 3) | e.index)};
+                    headerLen = 2;
+                }
+            }
+        }
+        if (h.kind == PacketKind::Bad) [[unlikely]] {
+            if (!inBad) {
+                dropOpen(i);
+                inBad = true;
+                badStart = i;
+            }
+            ++i;
+            continue;
+        }
+        const size_t total = headerLen + h.payloadLen;
+        if (i + total > n) [[unlikely]] {
+            if (inBad) stats.addGap(kGapReservedHeader, i - badStart), inBad = false;
+            dropOpen(i);
+            stats.addGap(kGapTruncatedPacket, n - i);
+            i = n;
+            break;
+        }
+        if (inBad) [[unlikely]] {
+            stats.addGap(kGapReservedHeader, i - badStart);
+            inBad = false;
+        }
+        ++packets;
+        const uint64_t v = h.payloadLen ? readLe(p + i + headerLen, h.payloadLen) : 0;
+        if (h.kind != PacketKind::Pad && !open) {
+            if (h.kind == PacketKind::End) {  // a record end with nothing before it
+                i += total;
+                continue;
+            }
+            open = true;
+            recStart = i;
+        }
+        switch (h.kind) {
+            case PacketKind::Pad:
+                break;
+            case PacketKind::Timestamp:
+                cur.timestamp = v;
+                [[fallthrough]];
+            case PacketKind::End:
+                out.push_back(cur);
+                ++stats.records;
+                cur = SpeRecord{};
+                cur.cpu = cpu;
+                open = false;
+                break;
+            case PacketKind::Address:
+                switch (h.index) {
+                    case kAddrPc:
+                        cur.pc = codeAddress(v);
+                        cur.pcEl = uint8_t((v >> 61) & 3);
+                        cur.pcNs = v >> 63;
+                        cur.hasPc = true;
+                        break;
+                    case kAddrBranchTarget:
+                        cur.branchTarget = codeAddress(v);
+                        cur.hasBranchTarget = true;
+                        break;
+                    case kAddrDataVa:
+                        cur.dataVa = dataAddress(v);
+                        cur.dataVaTag = uint8_t(v >> 56);
+                        cur.hasDataVa = true;
+                        break;
+                    case kAddrDataPa:
+                        cur.dataPa = v & ((uint64_t(1) << 56) - 1);
+                        cur.dataPaNs = v >> 63;
+                        cur.dataPaCh = (v >> 62) & 1;
+                        cur.dataPaPat = uint8_t((v >> 56) & 0xf);
+                        cur.hasDataPa = true;
+                        break;
+                    case kAddrPrevBranch:
+                        cur.prevBranchTarget = codeAddress(v);
+                        cur.hasPrevBranchTarget = true;
+                        break;
+                    default:
+                        break;
+                }
+                break;
+            case PacketKind::Counter:
+                switch (h.index) {
+                    case kCntTotal:
+                        cur.totalLatency = uint16_t(v);
+                        cur.hasTotalLatency = true;
+                        break;
+                    case kCntIssue:
+                        cur.issueLatency = uint16_t(v);
+                        cur.hasIssueLatency = true;
+                        break;
+                    case kCntTranslation:
+                        cur.translationLatency = uint16_t(v);
+                        cur.hasTranslationLatency = true;
+                        break;
+                    default:
+                        break;
+                }
+                break;
+            case PacketKind::Context:
+                cur.context = uint32_t(v);
+                cur.contextIndex = h.index;
+                cur.hasContext = true;
+                break;
+            case PacketKind::OpType:
+                cur.opClass = h.index <= 2 ? OpClass(h.index) : OpClass::None;
+                cur.opPayload = uint8_t(v);
+                deriveOpFlags(cur);
+                break;
+            case PacketKind::Events:
+                cur.events = v;
+                cur.hasEvents = true;
+                break;
+            case PacketKind::DataSource:
+                cur.dataSource = uint16_t(v);
+                cur.hasDataSource = true;
+                break;
+            default:
+                break;
+        }
+        i += total;
+    }
+    if (inBad) stats.addGap(kGapReservedHeader, n - badStart);
+    dropOpen(n);
+    stats.packets += packets;
+}
+
+std::string eventNames(uint64_t events) {
+    static constexpr std::pair<int, const char*> kNames[] = {
+        {0, "exception-gen"},  {1, "retired"},           {2, "L1D-access"},      {3, "L1D-refill"},
+        {4, "TLB-access"},     {5, "TLB-walk"},          {6, "not-taken"},       {7, "mispredicted"},
+        {8, "LLC-access"},     {9, "LLC-miss"},          {10, "remote-access"},  {11, "misaligned"},
+        {16, "transactional"}, {17, "SVE-partial-pred"}, {18, "SVE-empty-pred"},
+    };
+    std::string s;
+    for (int bit = 0; bit < 64; ++bit) {
+        if (!(events & (uint64_t(1) << bit))) continue;
+        const char* name = nullptr;
+        for (const auto& [b, n] : kNames)
+            if (b == bit) name = n;
+        if (!s.empty()) s += ' ';
+        s += name ? std::string(name) : "bit" + std::to_string(bit);
+    }
+    return s;
+}
+
+namespace {
+
+// MIDR: implementer [31:24], part number [15:4]; perf matches every variant and revision.
+constexpr uint64_t midrKey(uint64_t implementer, uint64_t part) {
+    return implementer << 24 | part << 4;
+}
+constexpr uint64_t kMidrKeyMask = uint64_t(0xff) << 24 | uint64_t(0xfff) << 4;
+
+// The cores perf gives the common data source encoding (util/arm-spe.c, common_ds_encoding_cpus).
+constexpr uint64_t kCommonEncoding[] = {
+    midrKey(0x41, 0xd0c),  // Neoverse N1
+    midrKey(0x41, 0xd49),  // Neoverse N2
+    midrKey(0x41, 0xd8e),  // Neoverse N3
+    midrKey(0x41, 0xd40),  // Neoverse V1
+    midrKey(0x41, 0xd4f),  // Neoverse V2
+    midrKey(0x41, 0xd84),  // Neoverse V3
+    midrKey(0x41, 0xd81),  // Cortex-A720
+    midrKey(0x41, 0xd87),  // Cortex-A725
+    midrKey(0x41, 0xd4c),  // Cortex-X1C
+    midrKey(0x41, 0xd4e),  // Cortex-X3
+    midrKey(0x41, 0xd85),  // Cortex-X925
+};
+constexpr uint64_t kAmpereOne[] = {
+    midrKey(0xc0, 0xac3),  // AmpereOne
+    midrKey(0xc0, 0xac4),  // AmpereOne A
+};
+
+std::string hex16(uint16_t v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%x", unsigned(v));
+    return buf;
+}
+
+}  // namespace
+
+std::string dataSourceName(uint16_t source, uint64_t midr) {
+    const uint64_t key = midr & kMidrKeyMask;
+    if (std::find(std::begin(kCommonEncoding), std::end(kCommonEncoding), key) != std::end(kCommonEncoding)) {
+        switch (source) {
+            case 0x0:
+                return "L1D";
+            case 0x8:
+                return "L2";
+            case 0x9:
+                return "peer core";
+            case 0xa:
+                return "local cluster";
+            case 0xb:
+                return "system cache";
+            case 0xc:
+                return "peer cluster";
+            case 0xd:
+                return "remote";
+            case 0xe:
+                return "DRAM";
+            default:
+                break;
+        }
+    } else if (std::find(std::begin(kAmpereOne), std::end(kAmpereOne), key) != std::end(kAmpereOne)) {
+        switch (source) {
+            case 0x0:
+                return "local chip cache or device";
+            case 0x3:
+                return "system cache";
+            case 0x5:
+                return "remote chip cache";
+            case 0x7:
+                return "DRAM";
+            case 0x8:
+                return "L1D";
+            case 0x9:
+                return "L2";
+            default:
+                break;
+        }
+    }
+    return hex16(source);
+}
+
+Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband& sideband) {
+    const PerfAuxtraceInfo* block = nullptr;
+    for (const PerfAuxtraceInfo& i : file.summary().auxtraceInfo)
+        if (i.type == auxtrace::kTypeArmSpe) block = &i;
+    if (!block) return makeError(file.path() + ": no Arm SPE AUXTRACE_INFO record (not an arm_spe capture)");
+    auto info = decodeArmSpeInfo(block->priv);
+    if (!info)
+        return makeError(file.path() + ": offset " + std::to_string(block->fileOffset) +
+                         ": Arm SPE AUXTRACE_INFO: " + info.error().message);
+    SpeRecords out;
+    // MIDRs: the version 2 block's, else the file's CPUID (perf's fallback for version 1).
+    uint64_t fileMidr = 0;
+    if (const auto& id = file.features().cpuId) fileMidr = std::strtoull(id->c_str(), nullptr, 16);
+    for (const ArmSpeCpuInfo& c : info->cpus)
+        out.midr[int(c.cpu)] = c.midr;
+
+    PerfClockConv conv;
+    if (const auto& tc = file.summary().timeConv; tc && tc->timeMult) {
+        conv = {true, tc->timeShift, tc->timeMult, tc->timeZero};
+        if (tc->hasCycles && tc->capUserTimeShort)
+            conv.shortCounter = true, conv.cycles = tc->timeCycles, conv.mask = tc->timeMask;
+    } else {
+        out.notes.push_back(
+            "no TIME_CONV record: SPE timestamps are not converted to perf time (records keep time 0, "
+            "threads come from CONTEXT packets only)");
+    }
+
+    std::vector<AuxStream> streams = collectAuxStreams(file, "record boundary", out.notes);
+    std::vector<uint8_t> scratch;
+    std::vector<std::vector<SpeRecord>> perStream;
+    perStream.reserve(streams.size());
+    for (const AuxStream& s : streams) {
+        if (s.cpu >= 0 && !out.midr.count(s.cpu) && fileMidr) out.midr[s.cpu] = fileMidr;
+        std::vector<SpeRecord>& recs = perStream.emplace_back();
+        recs.reserve(size_t(s.bytes.size() / 48));
+        for (const AuxRun& run : s.runs) {
+            if (run.lostBefore) out.stats.addGap(kGapLostAux, run.lostBefore);
+            if (run.lostAfter) out.stats.addGap(kGapLostAux, run.lostAfter);
+            decodeSpeRun(s.bytes.view(run.begin, run.end, scratch), s.cpu, recs, out.stats);
+        }
+        for (SpeRecord& r : recs) {
+            if (r.timestamp && conv.valid) r.time = conv.toPerfTime(r.timestamp);
+            if (r.hasContext) {
+                r.tid = int32_t(r.context);
+                r.pid = sideband.pidOf(r.tid);
+            } else if (s.tid >= 0) {
+                r.tid = s.tid;
+                r.pid = sideband.pidOf(r.tid);
+            } else if (r.time && s.cpu >= 0) {
+                const RunningThread t = sideband.runningAt(s.cpu, r.time);
+                r.tid = t.tid;
+                r.pid = t.tid >= 0 ? (t.pid > 0 ? t.pid : sideband.pidOf(t.tid)) : -1;
+                if (t.tid == 0) r.pid = 0;
+            }
+        }
+    }
+    size_t total = 0;
+    for (const auto& v : perStream)
+        total += v.size();
+    out.records.reserve(total);
+    for (auto& v : perStream) {
+        auto byTime = [](const SpeRecord& a, const SpeRecord& b) { return a.time < b.time; };
+        if (!std::is_sorted(v.begin(), v.end(), byTime)) std::stable_sort(v.begin(), v.end(), byTime);
+        const auto mid = out.records.insert(out.records.end(), v.begin(), v.end());
+        std::inplace_merge(out.records.begin(), mid, out.records.end(),
+                           [](const SpeRecord& a, const SpeRecord& b) { return a.time < b.time; });
+    }
+    if (out.stats.gapBytes)
+        out.notes.push_back(std::to_string(out.stats.gapBytes) + " SPE bytes in gaps (" +
+                            std::to_string(out.stats.droppedRecords) + " partial records dropped)");
+    return out;
+}
+
+}  // namespace auxscope::spe
