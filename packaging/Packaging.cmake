@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Desktop integration and the Debian package (include()d by the top-level
 # CMakeLists.txt after app/ and tools/):
-#  - installed with the program: auxscope-ptsynth and auxscope-etmsnap beside it
+#  - installed with the program: auxscope-ptsynth, auxscope-etmsnap and auxscope-spesynth beside it
 #    (and on the PATH), the .desktop entry, the perf.data MIME type (magic
 #    PERFILE2), the icon (SVG and PNG sizes) and the AppStream metainfo;
 #  - `cmake --build --preset release --target package` builds auxscope_<version>_<arch>.deb
@@ -10,9 +10,9 @@
 #    `apt install ./build/release/auxscope_*.deb` installs it.
 set(_desktop ${PROJECT_SOURCE_DIR}/resources/desktop)
 
-set_target_properties(auxscope-ptsynth auxscope-etmsnap PROPERTIES INSTALL_RPATH "$ORIGIN")
-install(TARGETS auxscope-ptsynth auxscope-etmsnap RUNTIME DESTINATION ${AUXSCOPE_PKG_DIR})
-foreach(_tool auxscope-ptsynth auxscope-etmsnap)
+set_target_properties(auxscope-ptsynth auxscope-etmsnap auxscope-spesynth PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS auxscope-ptsynth auxscope-etmsnap auxscope-spesynth RUNTIME DESTINATION ${AUXSCOPE_PKG_DIR})
+foreach(_tool auxscope-ptsynth auxscope-etmsnap auxscope-spesynth)
   install(CODE "file(CREATE_LINK ../${AUXSCOPE_PKG_DIR}/${_tool} \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/bin/${_tool}\" SYMBOLIC)")
 endforeach()
 
@@ -86,7 +86,8 @@ include(CPack)
 
 # Man pages, made at build time from the programs' own --help (packaging/help2roff.sh), so
 # `man auxscope-record` and `auxscope record --help` never disagree: auxscope(1), one page
-# per command, auxscope-ptsynth(1) and auxscope-etmsnap(1), gzipped as Debian installs them.
+# per command, auxscope-ptsynth(1), auxscope-etmsnap(1) and auxscope-spesynth(1), gzipped as Debian
+# installs them.
 set(_man ${PROJECT_BINARY_DIR}/man)
 file(MAKE_DIRECTORY ${_man})
 set(_man_pages)
@@ -108,5 +109,6 @@ foreach(_cmd record info decode export report)
 endforeach()
 _auxscope_man(auxscope-ptsynth auxscope-ptsynth "" --help)
 _auxscope_man(auxscope-etmsnap auxscope-etmsnap "" --help)
+_auxscope_man(auxscope-spesynth auxscope-spesynth "synthesized Arm SPE recordings (perf.data) with a known ground truth" --help)
 add_custom_target(auxscope_man_pages ALL DEPENDS ${_man_pages})
 install(FILES ${_man_pages} DESTINATION share/man/man1)

@@ -4,8 +4,8 @@
 # programs' own help: each page renders with man(1) without a groff warning, has
 # NAME, SYNOPSIS and DESCRIPTION, its SYNOPSIS holds the help's usage lines, and
 # every option the help names (--long and -x) is in the rendered page.
-# usage: man_pages_test.sh MAN_DIR AUXSCOPE PTSYNTH ETMSNAP
-man_dir=$1 auxscope=$2 ptsynth=$3 etmsnap=$4
+# usage: man_pages_test.sh MAN_DIR AUXSCOPE PTSYNTH ETMSNAP SPESYNTH
+man_dir=$1 auxscope=$2 ptsynth=$3 etmsnap=$4 spesynth=$5
 if ! command -v man >/dev/null; then
     echo "man_pages_test: man (man-db) is not installed: .ci/setup installs it" >&2
     exit 1
@@ -57,7 +57,8 @@ for cmd in record info decode export report; do
 done
 check auxscope-ptsynth "$ptsynth" --help
 check auxscope-etmsnap "$etmsnap" --help
+check auxscope-spesynth "$spesynth" --help
 # No page is left over from a command that is gone.
 pages=$(ls "$man_dir"/*.1.gz | wc -l)
-[ "$pages" -eq 8 ] || { echo "FAIL: $pages pages in $man_dir, expected 8"; fail=1; }
+[ "$pages" -eq 9 ] || { echo "FAIL: $pages pages in $man_dir, expected 9"; fail=1; }
 exit $fail

@@ -9,5 +9,6 @@ set_tests_properties(bash_completion PROPERTIES TIMEOUT 60)
 
 # Man pages made from --help: rendered by man(1), every option of the help in its page.
 add_test(NAME man_pages COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/man_pages_test.sh ${PROJECT_BINARY_DIR}/man
-         $<TARGET_FILE:auxscope> $<TARGET_FILE:auxscope-ptsynth> $<TARGET_FILE:auxscope-etmsnap>)
+         $<TARGET_FILE:auxscope> $<TARGET_FILE:auxscope-ptsynth> $<TARGET_FILE:auxscope-etmsnap>
+         $<TARGET_FILE:auxscope-spesynth>)
 set_tests_properties(man_pages PROPERTIES TIMEOUT 60)

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#pragma once
+// Generated SPE records of a realistic mix, with the schedule that ran them.
+//
+// The machine: `cpus` CPUs; `threads` threads in one process (two when there
+// are four threads or more), each with a stack, each process with a heap, all
+// running the standard program (SpeSynthElf.h). Time goes in 200 us slices of a
+// 24 MHz counter; at each epoch a CPU runs a thread (threads migrate, some
+// epochs a CPU idles), the changes being context switches. A running CPU
+// samples one operation every ~8 ticks:
+//   loads 36% / stores 16% (GP, SIMD&FP, atomics and exclusives in the lock
+//   functions, SVE in the *_sve functions, MOPS memcpy/memset), with a data VA
+//   in a global, the heap or the thread's stack, its PA, translation latency,
+//   a data source (loads: L1D, L2, system cache, peer core, local and peer
+//   cluster, DRAM, remote) with the events and latency it implies (L1D/TLB
+//   access and refill/walk, LLC access/miss, remote access, misalignment, SVE
+//   predicates);
+//   branches 28% (conditional taken or not, direct, indirect, mispredicted),
+//   with the target when taken;
+//   other 20% (plain, conditional select, SVE).
+// Every record has a PC, a CONTEXT (the tid; unless options.context is off), EVENTS and total/issue latency;
+// about a third a previous-branch target; one in 64 ends with END (no
+// timestamp), the rest with a TIMESTAMP. Some packets use the extended header,
+// some EVENTS and DATA-SOURCE payloads have another size.
+#include <cstdint>
+#include <vector>
+
+#include "SpeSynthElf.h"
+#include "SpeSynthEncoder.h"
+#include "SpeSynthPerfData.h"
+#include "spe/SpeRecord.h"
+
+namespace auxscope::spesynth {
+
+struct GenerateOptions {
+    uint64_t records = 0;
+    uint64_t seed = 1;
+    int cpus = 4;
+    int threads = 6;
+    // CONTEXT packets (Linux writes the tid to CONTEXTIDR_EL1 when the
+    // event's config asks for it). Without them a record's thread is the one
+    // the switch records say ran on its CPU.
+    bool context = true;
+};
+
+struct GeneratedRecord {
+    spe::SpeRecord record;
+    SpeEncodeStyle style;
+};
+
+struct SwitchEvent {
+    uint64_t tick = 0;
+    int cpu = 0;
+    SpePerfDataWriter::Task prev, next;
+};
+
+// The processes and threads of a generated file (pids from 4100, heaps and
+// stacks at Linux-like addresses).
+std::vector<SpeProcess> generateProcesses(int threads);
+
+class SpeGenerator {
+public:
+    SpeGenerator(const GenerateOptions& options, const SpeElfLayout& program,
+                 std::vector<SpeProcess> processes, const SpeTimeConv& timeConv);
+
+    uint64_t startTick() const { return startTick_; }
+    // The next epoch: its switches (at its start) and records, in truth order
+    // (time, then CPU). False once every record was generated.
+    bool nextEpoch(std::vector<SwitchEvent>& switches, std::vector<GeneratedRecord>& records);
+    // The last tick used (after the last epoch).
+    uint64_t endTick() const { return tick_; }
+
+private:
+    struct Rng {
+        uint64_t s;
+        uint64_t next() {
+            uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+            return z ^ (z >> 31);
+        }
+        uint64_t below(uint64_t n) { return n ? next() % n : 0; }
+        bool chance(unsigned percentTimes10) { return below(1000) < percentTimes10; }
+    };
+    struct ThreadRef {
+        size_t process, thread;
+    };
+    void makeRecord(const ThreadRef& t, int cpu, uint64_t tick, GeneratedRecord& out);
+    size_t pickFunction();
+    uint64_t physical(int32_t pid, uint64_t va) const;
+
+    GenerateOptions options_;
+    SpeElfLayout program_;
+    std::vector<SpeProcess> processes_;
+    SpeTimeConv timeConv_;
+    Rng rng_;
+    std::vector<ThreadRef> threads_;
+    std::vector<int> running_;  // per CPU: index into threads_, -1 idle
+    std::vector<double> functionCdf_;
+    std::vector<size_t> sveFunctions_, lockFunctions_;
+    size_t memcpyFunction_ = 0, memsetFunction_ = 0;
+    std::vector<uint64_t> lastTick_;  // per CPU
+    uint64_t startTick_ = 0, tick_ = 0, made_ = 0;
+};
+
+}  // namespace auxscope::spesynth
