@@ -9,21 +9,24 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeAuxTrace.h"
 #include "cli/DecodeOptions.h"
 #include "etm/EtmSnapshotDecode.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtDecodeRequest.h"
+#include "spe/SpeRecordCsv.h"
 
 namespace auxscope {
 namespace {
 
 const char* kHelp =
-    R"(usage: auxscope decode PERF.DATA [--format spans|insn|ranges|packets] [--cpu N] [--tid T]
+    R"(usage: auxscope decode PERF.DATA [--format spans|insn|ranges|packets|records|summary] [--cpu N] [--tid T]
                        [--time A-B] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
                        [--kallsyms FILE] [--binary-dir DIR] [--debug-dir DIR]
                        [--debuginfod URL] [--no-debuginfod] [--jit-dump FILE] [--perf-map FILE]
@@ -47,6 +50,13 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
   --format ranges   CoreSight only: one executed instruction range per line: cpu, trace
                     ID, first and last instruction address, instruction count, ISA
   --format packets  per CPU buffer, the packet listing and the packet counts per type
+                    (Arm SPE: per AUXTRACE buffer, in the layout of perf report -D)
+An Arm SPE file (arm_spe) decodes to records, one per sampled operation:
+  --format summary  (default for SPE) records per CPU, per operation class, per data
+                    source; gaps with their reason
+  --format records  CSV: a header row, then one row per record (by time), every field
+                    of spe::SpeRecord in its order; integers decimal, flags 0/1, opClass
+                    as its number (0 other, 1 load/store, 2 branch, 255 none)
   --cpu N           only that CPU's trace        --tid T    only that thread
   --time A-B        only [A, B] in perf time: N ns, S.F seconds (as perf script prints
                     times), +N / +S.F after the recording's start; either side may be
@@ -135,7 +145,7 @@ bool looksLikePerfData(const std::string& path) {
 
 const std::vector<OptionSpec>& perfDecodeOptions() {
     static const std::vector<OptionSpec> table = withDecodeSelectionOptions({
-        {"format", 0, OptionArg::Required, "spans|insn|ranges|packets", ""},
+        {"format", 0, OptionArg::Required, "spans|insn|ranges|packets|records|summary", ""},
         {"help", 'h', OptionArg::None, "", ""},
     });
     return table;
@@ -146,8 +156,10 @@ Expected<PerfDecodeArgs> parsePerfDecodeArgs(const ParsedCommandLine& cl) {
     for (const ParsedOption& o : cl.options) {
         if (o.is("format")) {
             const std::string& v = *o.value;
-            if (v != "spans" && v != "insn" && v != "packets" && v != "ranges")
-                return makeError("--format " + v + ": expected spans, insn, ranges or packets");
+            if (v != "spans" && v != "insn" && v != "packets" && v != "ranges" && v != "records" &&
+                v != "summary")
+                return makeError("--format " + v +
+                                 ": expected spans, insn, ranges, packets, records or summary");
             out.format = v;
         } else if (auto r = applyDecodeSelectionOption(o, out); !r) {
             return r.error();
@@ -227,6 +239,68 @@ void printJit(const ImageResolver& images, std::ostream& out) {
     }
 }
 
+// Whether an SPE record falls in the --cpu/--tid/--time selection.
+bool inWindow(const spe::SpeRecord& r, const DecodeWindow& w) {
+    if (w.cpu && r.cpu != *w.cpu) return false;
+    if (w.tid && r.tid != *w.tid) return false;
+    if ((w.begin > 0 || w.end != UINT64_MAX) && (r.time < w.begin || r.time > w.end)) return false;
+    return true;
+}
+
+int printSpeRecordsCsv(const spe::SpeRecords& recs, const DecodeWindow& window, std::ostream& out,
+                       std::ostream& err) {
+    std::string buf(spe::speCsvHeader());
+    buf += '\n';
+    uint64_t rows = 0;
+    for (const spe::SpeRecord& r : recs.records) {
+        if (!inWindow(r, window)) continue;
+        spe::appendSpeCsvRow(r, buf);
+        ++rows;
+        if (buf.size() > (1u << 20)) out.write(buf.data(), std::streamsize(buf.size())), buf.clear();
+    }
+    out.write(buf.data(), std::streamsize(buf.size()));
+    err << "records " << rows << " of " << recs.records.size() << ", packets " << recs.stats.packets
+        << ", bytes " << recs.stats.bytes << ", gap bytes " << recs.stats.gapBytes << "\n";
+    return 0;
+}
+
+int printSpeSummary(const spe::SpeRecords& recs, const DecodeWindow& window, std::ostream& out) {
+    std::map<int, uint64_t> perCpu;
+    std::map<std::string, uint64_t> perOp, perSource;
+    uint64_t n = 0, withTime = 0, withThread = 0;
+    for (const spe::SpeRecord& r : recs.records) {
+        if (!inWindow(r, window)) continue;
+        ++n;
+        ++perCpu[r.cpu];
+        const char* op = r.isLoad                           ? "load"
+                         : r.isStore                        ? "store"
+                         : r.isBranch                       ? "branch"
+                         : r.opClass == spe::OpClass::Other ? "other"
+                                                            : "no OP-TYPE";
+        ++perOp[op];
+        if (r.hasDataSource) ++perSource[spe::dataSourceName(r.dataSource, recs.midrOf(r.cpu))];
+        if (r.time) ++withTime;
+        if (r.tid >= 0) ++withThread;
+    }
+    out << "Arm SPE: " << n << " records (" << recs.stats.packets << " packets, " << recs.stats.bytes
+        << " bytes); " << withTime << " with a time, " << withThread << " with a thread\n";
+    out << "records per CPU:\n";
+    for (const auto& [cpu, k] : perCpu)
+        out << "  cpu " << cpu << ": " << k << "\n";
+    out << "records per operation:\n";
+    for (const auto& [op, k] : perOp)
+        out << "  " << op << ": " << k << "\n";
+    out << "records per data source:\n";
+    for (const auto& [source, k] : perSource)
+        out << "  " << source << ": " << k << "\n";
+    out << "gaps: " << recs.stats.gapBytes << " bytes";
+    if (recs.stats.droppedRecords) out << ", " << recs.stats.droppedRecords << " partial records dropped";
+    out << "\n";
+    for (const auto& [reason, bytes] : recs.stats.gaps)
+        out << "  " << reason << ": " << bytes << " bytes\n";
+    return 0;
+}
+
 void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
                 const ImageResolver* images = nullptr) {
     char line[256];
@@ -276,6 +350,23 @@ int runPerfDataDecode(PerfDecodeArgs& args) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     };
     char line[512];
+    if (s.kind() == AuxTraceKind::ArmSpe) {
+        const auto& spe = static_cast<SpeAuxTraceSession&>(s);
+        if (parsed->format == "packets") return s.listPackets(window.cpu, std::cout, std::cerr);
+        if (parsed->format == "records")
+            return printSpeRecordsCsv(spe.records(), window, std::cout, std::cerr);
+        if (parsed->format.empty() || parsed->format == "summary")
+            return printSpeSummary(spe.records(), window, std::cout);
+        std::cerr << "auxscope decode: " << parsed->path << ": --format " << parsed->format
+                  << ": an Arm SPE file decodes to records (--format summary, records or packets)\n";
+        return 2;
+    }
+    if (parsed->format == "records" || parsed->format == "summary") {
+        std::cerr << "auxscope decode: " << parsed->path << ": --format " << parsed->format
+                  << " is for Arm SPE files; " << auxTraceKindName(s.kind())
+                  << " decodes to spans, insn or packets\n";
+        return 2;
+    }
     if (parsed->format == "packets") return s.listPackets(window.cpu, std::cout, std::cerr);
     if (parsed->format == "ranges") return s.listRanges(window.cpu, std::cout, std::cerr);
     const FunctionTable& functions = s.functions();

@@ -15,7 +15,8 @@ namespace auxscope {
 // `auxscope decode PERF.DATA ...`
 struct PerfDecodeArgs : DecodeSelection {
     std::string path;
-    std::string format = "spans";
+    // Empty: the file's default (spans; an Arm SPE file: summary).
+    std::string format;
 };
 // `auxscope decode SNAPSHOT_DIR [--format ranges|packets]`
 struct SnapshotDecodeArgs {

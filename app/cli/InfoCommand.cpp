@@ -3,7 +3,10 @@
 
 #include "OptionParser.h"
 #include "cli/JsonString.h"
+#include "perfdata/AuxtraceInfo.h"
 #include "perfdata/CaptureStatsFeature.h"
+#include "sideband/Sideband.h"
+#include "spe/SpeDecoder.h"
 
 #include <bit>
 #include <cinttypes>
@@ -294,6 +297,30 @@ void featureLines(std::ostringstream& o, const PerfFeatures& f) {
 
 }  // namespace
 
+// The Arm SPE block and what the trace holds: records, bytes, gaps.
+static std::string describeArmSpe(const PerfDataReader& r, const PerfAuxtraceInfo& block) {
+    std::ostringstream o;
+    auto info = decodeArmSpeInfo(block.priv);
+    if (!info) return "    " + info.error().message + "\n";
+    o << "    Arm SPE: info version " << info->version << ", PMU type " << info->pmuType;
+    if (info->version == 1) o << ", per-CPU mmaps " << info->perCpuMmaps;
+    o << "\n";
+    for (const ArmSpeCpuInfo& c : info->cpus)
+        o << "    cpu " << c.cpu << ": MIDR " << hex(c.midr) << ", PMU type " << int64_t(c.pmuType)
+          << ", min interval " << c.minInterval << "\n";
+    // Records and gaps need no sideband (threads are not listed here).
+    auto recs = spe::decodeSpeRecords(r, Sideband{});
+    if (!recs) return o.str() + "    " + recs.error().message + "\n";
+    const spe::SpeDecodeStats& st = recs->stats;
+    o << "    Arm SPE records: " << st.records << " in " << st.bytes << " bytes (" << st.packets
+      << " packets); gaps: " << st.gapBytes << " bytes";
+    if (st.droppedRecords) o << ", " << st.droppedRecords << " partial records dropped";
+    o << "\n";
+    for (const auto& [reason, bytes] : st.gaps)
+        o << "      " << reason << ": " << bytes << " bytes\n";
+    return o.str();
+}
+
 std::string formatInfo(const PerfDataReader& r) {
     std::ostringstream o;
     const PerfDataSummary& s = r.summary();
@@ -506,9 +533,11 @@ std::string formatInfo(const PerfDataReader& r) {
         o << "  at " << hex(b.fileOffset) << ": " << cpuName(b.cpu) << " idx " << b.idx << " tid "
           << int32_t(b.tid) << " size " << b.size << " aux offset " << hex(b.auxOffset)
           << (b.compressed ? " (in compressed data)" : "") << "\n";
-    for (const auto& i : s.auxtraceInfo)
+    for (const auto& i : s.auxtraceInfo) {
         o << "  AUXTRACE_INFO at " << hex(i.fileOffset) << ": type " << i.type << " ("
           << auxtraceTypeName(i.type) << "), " << i.priv.size() << " private values\n";
+        if (i.type == auxtrace::kTypeArmSpe) o << describeArmSpe(r, i);
+    }
     if (!s.auxtraceErrors.empty()) {
         o << "\nAUXTRACE_ERROR records (" << s.auxtraceErrors.size() << "):\n";
         for (size_t i = 0; i < s.auxtraceErrors.size() && i < 20; ++i) {

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
 #include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeAuxTrace.h"
 #include "cli/DecodeOptions.h"
 #include "cli/JsonString.h"
 #include "perfdata/PerfDataReader.h"
@@ -526,6 +528,90 @@ int reportTrace(const ReportArgs& a, const PerfDataReader& file) {
                         auxTraceKindName(session.kind()), *stats, extent.begin, extent.end});
 }
 
+// An Arm SPE file: its records by function (the PC's), with their latency and
+// misses, and by data source. SPE has no flow: no call tree, no spans.
+int reportSpe(const ReportArgs& a, const PerfDataReader& file) {
+    if (a.format != "text" || a.tree || a.threadTable) {
+        std::cerr << "auxscope report: " << a.path
+                  << ": an Arm SPE report is a text table (no --format json, --tree or --threads)\n";
+        return 2;
+    }
+    auto opened = AuxTraceSession::open(file, a.session);
+    if (!opened) {
+        std::cerr << "auxscope report: " << opened.error().message << "\n";
+        return 1;
+    }
+    const auto& session = static_cast<const SpeAuxTraceSession&>(**opened);
+    for (const std::string& note : session.imageNotes())
+        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+    const spe::SpeRecords& recs = session.records();
+    const TimeExtent extent = recordingExtent(session);
+    auto range = rangeOf(a, extent);
+    if (!range) {
+        std::cerr << "auxscope report: " << range.error().message << "\n";
+        return 2;
+    }
+    struct Row {
+        uint64_t records = 0, loads = 0, stores = 0, branches = 0, latency = 0, l1dMiss = 0, llcMiss = 0,
+                 tlbWalk = 0, mispredicted = 0;
+    };
+    std::map<uint32_t, Row> byFunction;
+    std::map<std::string, Row> bySource;
+    Row all;
+    const bool ranged = range->first > extent.begin || range->second < extent.end;
+    for (const spe::SpeRecord& r : recs.records) {
+        if (a.window.cpu && r.cpu != *a.window.cpu) continue;
+        if (a.window.tid && r.tid != *a.window.tid) continue;
+        if (ranged && (r.time < range->first || r.time > range->second)) continue;
+        auto add = [&](Row& row) {
+            ++row.records;
+            row.loads += r.isLoad;
+            row.stores += r.isStore;
+            row.branches += r.isBranch;
+            row.latency += r.totalLatency;
+            row.l1dMiss += (r.events & spe::kEvL1dRefill) != 0;
+            row.llcMiss += (r.events & spe::kEvLlcMiss) != 0;
+            row.tlbWalk += (r.events & spe::kEvTlbWalk) != 0;
+            row.mispredicted += (r.events & spe::kEvMispredicted) != 0;
+        };
+        add(all);
+        add(byFunction[r.hasPc ? session.images().functionAt(r.pid, r.pc) : FunctionTable::kUnknown]);
+        if (r.hasDataSource) add(bySource[spe::dataSourceName(r.dataSource, recs.midrOf(r.cpu))]);
+    }
+    char line[512];
+    std::cout << a.path << ": Arm SPE, " << all.records << " of " << recs.records.size() << " records ("
+              << all.loads << " loads, " << all.stores << " stores, " << all.branches << " branches); gaps "
+              << recs.stats.gapBytes << " bytes\n\n";
+    auto header = [&](const char* what) {
+        std::snprintf(line, sizeof line, "%9s %8s %8s %9s %12s %9s %8s %8s %8s %8s  %s\n", "records", "loads",
+                      "stores", "branches", "total lat", "avg lat", "L1D miss", "LLC miss", "TLB walk",
+                      "mispred", what);
+        std::cout << line;
+    };
+    auto printRow = [&](const Row& r, const std::string& name) {
+        std::snprintf(line, sizeof line,
+                      "%9" PRIu64 " %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %12" PRIu64 " %9.1f %8" PRIu64
+                      " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ",
+                      r.records, r.loads, r.stores, r.branches, r.latency,
+                      r.records ? double(r.latency) / double(r.records) : 0.0, r.l1dMiss, r.llcMiss,
+                      r.tlbWalk, r.mispredicted);
+        std::cout << line << name << "\n";
+    };
+    std::vector<std::pair<uint32_t, Row>> rows(byFunction.begin(), byFunction.end());
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& x, const auto& y) { return x.second.records > y.second.records; });
+    std::cout << "top functions by records (" << std::min(rows.size(), a.top) << " of " << rows.size()
+              << "; latency in cycles):\n";
+    header("function");
+    for (size_t i = 0; i < rows.size() && i < a.top; ++i)
+        printRow(rows[i].second, session.functions()[rows[i].first].name);
+    std::cout << "\nby data source:\n";
+    header("source");
+    for (const auto& [name, row] : bySource)
+        printRow(row, name);
+    return 0;
+}
+
 int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
     const bool offCpu = a.source == "off-cpu";
     auto sort = sortKey(a.sortName, offCpu ? RangeSource::OffCpu : RangeSource::Samples);
@@ -652,7 +738,8 @@ int runReportCommand(const std::vector<std::string>& args) {
             << "\n";
         return 1;
     }
-    if (a.source == "trace" || (a.source == "auto" && trace)) return reportTrace(a, *file);
+    if (a.source == "trace" || (a.source == "auto" && trace))
+        return auxTraceKind(*file) == AuxTraceKind::ArmSpe ? reportSpe(a, *file) : reportTrace(a, *file);
     return reportSamples(a, *file);
 }
 

@@ -7,6 +7,7 @@
 
 #include "auxtrace/EtmAuxTrace.h"
 #include "auxtrace/PtAuxTrace.h"
+#include "auxtrace/SpeAuxTrace.h"
 #include "perfdata/AuxtraceInfo.h"
 
 namespace auxscope {
@@ -19,6 +20,8 @@ AuxTraceKind auxTraceKind(const PerfDataReader& file) {
             return AuxTraceKind::IntelPt;
         case auxtrace::kTypeCsEtm:
             return AuxTraceKind::CoreSight;
+        case auxtrace::kTypeArmSpe:
+            return AuxTraceKind::ArmSpe;
         default:
             return AuxTraceKind::Other;
     }
@@ -32,6 +35,8 @@ const char* auxTraceKindName(AuxTraceKind kind) {
             return "Intel PT";
         case AuxTraceKind::CoreSight:
             return "CoreSight ETM";
+        case AuxTraceKind::ArmSpe:
+            return "Arm SPE";
         case AuxTraceKind::Other:
             return "AUX trace";
     }
@@ -41,7 +46,8 @@ const char* auxTraceKindName(AuxTraceKind kind) {
 bool hasDecodableAuxTrace(const PerfDataReader& file) {
     const auto& infos = file.summary().auxtraceInfo;
     const bool decodable = std::any_of(infos.begin(), infos.end(), [](const PerfAuxtraceInfo& i) {
-        return i.type == auxtrace::kTypeIntelPt || i.type == auxtrace::kTypeCsEtm;
+        return i.type == auxtrace::kTypeIntelPt || i.type == auxtrace::kTypeCsEtm ||
+               i.type == auxtrace::kTypeArmSpe;
     });
     return decodable && auxTraceBytes(file) > 0;
 }
@@ -66,6 +72,8 @@ Expected<std::unique_ptr<AuxTraceSession>> AuxTraceSession::open(const PerfDataR
             return PtAuxTraceSession::open(file, options, carry);
         case AuxTraceKind::CoreSight:
             return EtmAuxTraceSession::open(file, options, carry);
+        case AuxTraceKind::ArmSpe:
+            return SpeAuxTraceSession::open(file, options, carry);
         default:
             // PtSession::open says what the file lacks ("no Intel PT AUXTRACE_INFO record").
             return PtAuxTraceSession::open(file, options);

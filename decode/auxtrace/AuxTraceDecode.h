@@ -33,11 +33,12 @@ enum class AuxTraceKind {
     None,       // no AUXTRACE_INFO
     IntelPt,    // Intel PT (libipt)
     CoreSight,  // Arm CoreSight ETM/ETE
-    Other,      // an AUXTRACE_INFO auxscope has no decoder for (Arm SPE, ...)
+    ArmSpe,     // Arm SPE (records, no flow: auxtrace/SpeAuxTrace.h)
+    Other,      // an AUXTRACE_INFO auxscope has no decoder for (Intel BTS, ...)
 };
 // The kind of the file's first AUXTRACE_INFO.
 AuxTraceKind auxTraceKind(const PerfDataReader& file);
-// "Intel PT", "CoreSight ETM", ...
+// "Intel PT", "CoreSight ETM", "Arm SPE", ...
 const char* auxTraceKindName(AuxTraceKind kind);
 // Whether auxscope decodes the file's AUX trace: a decoder for its kind exists and
 // the file holds trace bytes.

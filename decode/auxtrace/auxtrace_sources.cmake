@@ -5,4 +5,5 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/PtAuxTrace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/LiveTraceDecoder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/EtmAuxTrace.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/SpeAuxTrace.cpp
 )

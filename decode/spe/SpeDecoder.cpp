@@ -84,8 +84,8 @@ inline uint64_t dataAddress(uint64_t v) {
 
 }  // namespace
 
-void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out,
-                  SpeDecodeStats& stats) {
+void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out, SpeDecodeStats& stats,
+                  std::vector<uint64_t>* ends, uint64_t base) {
     const uint8_t* p = bytes.data();
     const size_t n = bytes.size();
     stats.bytes += n;
@@ -169,6 +169,7 @@ void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord
                 [[fallthrough]];
             case PacketKind::End:
                 out.push_back(cur);
+                if (ends) ends->push_back(base + i + total);
                 ++stats.records;
                 cur = SpeRecord{};
                 cur.cpu = cpu;
@@ -380,42 +381,103 @@ Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband
     std::vector<AuxStream> streams = collectAuxStreams(file, "record boundary", out.notes);
     std::vector<uint8_t> scratch;
     std::vector<std::vector<SpeRecord>> perStream;
+    std::vector<std::vector<uint64_t>> keys;  // per record: its time, or the time of the record before it
     perStream.reserve(streams.size());
+    keys.reserve(streams.size());
     for (const AuxStream& s : streams) {
         if (s.cpu >= 0 && !out.midr.count(s.cpu) && fileMidr) out.midr[s.cpu] = fileMidr;
         std::vector<SpeRecord>& recs = perStream.emplace_back();
         recs.reserve(size_t(s.bytes.size() / 48));
+        std::vector<uint64_t> ends;
+        ends.reserve(recs.capacity());
         for (const AuxRun& run : s.runs) {
             if (run.lostBefore) out.stats.addGap(kGapLostAux, run.lostBefore);
             if (run.lostAfter) out.stats.addGap(kGapLostAux, run.lostAfter);
-            decodeSpeRun(s.bytes.view(run.begin, run.end, scratch), s.cpu, recs, out.stats);
+            decodeSpeRun(s.bytes.view(run.begin, run.end, scratch), s.cpu, recs, out.stats, &ends, run.begin);
         }
+        std::vector<uint64_t>& key = keys.emplace_back();
+        key.reserve(recs.size());
+        uint64_t last = 0;
         for (SpeRecord& r : recs) {
             if (r.timestamp && conv.valid) r.time = conv.toPerfTime(r.timestamp);
+            if (r.time) last = r.time;
+            key.push_back(last);
             if (r.hasContext) {
                 r.tid = int32_t(r.context);
                 r.pid = sideband.pidOf(r.tid);
             } else if (s.tid >= 0) {
                 r.tid = s.tid;
                 r.pid = sideband.pidOf(r.tid);
-            } else if (r.time && s.cpu >= 0) {
-                const RunningThread t = sideband.runningAt(s.cpu, r.time);
+            } else if (last && s.cpu >= 0) {
+                // Without a timestamp: the thread at the time of the record before it.
+                const RunningThread t = sideband.runningAt(s.cpu, last);
                 r.tid = t.tid;
                 r.pid = t.tid >= 0 ? (t.pid > 0 ? t.pid : sideband.pidOf(t.tid)) : -1;
                 if (t.tid == 0) r.pid = 0;
             }
         }
+        // The buffers and the records that ended in each.
+        size_t k = 0;
+        for (const AuxBufferPlace& place : s.places) {
+            SpeRecords::Buffer b{s.cpu, s.tid, place.begin, place.end, place.auxOffset};
+            while (k < ends.size() && ends[k] <= place.end) {
+                const uint64_t t = recs[k].time;
+                if (t) {
+                    if (!b.firstTime || t < b.firstTime) b.firstTime = t;
+                    b.lastTime = std::max(b.lastTime, t);
+                }
+                ++b.records;
+                ++k;
+            }
+            out.buffers.push_back(b);
+        }
     }
+    // Merge the streams by time; a record without a timestamp keeps its place
+    // after the record before it on its CPU (its key is that record's time), and
+    // ties go to the lower CPU (streams come in ascending CPU order).
     size_t total = 0;
-    for (const auto& v : perStream)
-        total += v.size();
+    for (size_t k = 0; k < perStream.size(); ++k) {
+        total += perStream[k].size();
+        std::vector<SpeRecord>& v = perStream[k];
+        std::vector<uint64_t>& key = keys[k];
+        if (!std::is_sorted(key.begin(), key.end())) {
+            // Timestamps out of order (a corrupt or wrapped counter): order by them, stably.
+            std::vector<size_t> order(v.size());
+            for (size_t i = 0; i < order.size(); ++i)
+                order[i] = i;
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key[a] < key[b]; });
+            std::vector<SpeRecord> sorted;
+            std::vector<uint64_t> sortedKey;
+            sorted.reserve(v.size());
+            sortedKey.reserve(v.size());
+            for (size_t i : order)
+                sorted.push_back(v[i]), sortedKey.push_back(key[i]);
+            v = std::move(sorted);
+            key = std::move(sortedKey);
+        }
+    }
     out.records.reserve(total);
-    for (auto& v : perStream) {
-        auto byTime = [](const SpeRecord& a, const SpeRecord& b) { return a.time < b.time; };
-        if (!std::is_sorted(v.begin(), v.end(), byTime)) std::stable_sort(v.begin(), v.end(), byTime);
-        const auto mid = out.records.insert(out.records.end(), v.begin(), v.end());
-        std::inplace_merge(out.records.begin(), mid, out.records.end(),
-                           [](const SpeRecord& a, const SpeRecord& b) { return a.time < b.time; });
+    std::vector<size_t> next(perStream.size(), 0);
+    for (;;) {
+        size_t best = SIZE_MAX;
+        for (size_t k = 0; k < perStream.size(); ++k)
+            if (next[k] < perStream[k].size() &&
+                (best == SIZE_MAX || keys[k][next[k]] < keys[best][next[best]]))
+                best = k;
+        if (best == SIZE_MAX) break;
+        // Take the run of this stream up to the next stream's head key.
+        uint64_t limit = UINT64_MAX;
+        for (size_t k = 0; k < perStream.size(); ++k)
+            if (k != best && next[k] < perStream[k].size())
+                limit = std::min(limit, keys[k][next[k]] + (k < best ? 0 : 1));
+        size_t i = next[best];
+        const std::vector<uint64_t>& key = keys[best];
+        while (i < key.size() && (limit == UINT64_MAX || key[i] < limit))
+            ++i;
+        if (i == next[best]) ++i;
+        out.records.insert(out.records.end(), perStream[best].begin() + std::ptrdiff_t(next[best]),
+                           perStream[best].begin() + std::ptrdiff_t(i));
+        next[best] = i;
     }
     if (out.stats.gapBytes)
         out.notes.push_back(std::to_string(out.stats.gapBytes) + " SPE bytes in gaps (" +

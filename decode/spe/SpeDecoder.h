@@ -49,6 +49,17 @@ struct SpeRecords {
     // else the file's HEADER_CPUID); dataSourceName() needs it.
     std::map<int, uint64_t> midr;
     uint64_t midrOf(int cpu) const;
+    // Added beyond the contract: every AUXTRACE buffer of every ring, in stream
+    // order per ring, with the records that ended in it.
+    struct Buffer {
+        int cpu = -1;
+        int32_t tid = -1;             // per-thread rings
+        uint64_t begin = 0, end = 0;  // offsets in the ring's stream
+        uint64_t auxOffset = 0;
+        uint64_t records = 0;
+        uint64_t firstTime = 0, lastTime = 0;  // of its records with a time (0: none)
+    };
+    std::vector<Buffer> buffers;
 };
 
 Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband& sideband);
@@ -61,9 +72,10 @@ std::string eventNames(uint64_t events);
 
 // Decodes one contiguous run of SPE bytes into records (cpu, timestamps and the
 // context filled; time, pid and tid left for the caller). Appends to `out`;
-// counts to `stats`. No allocation per packet.
-void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out,
-                  SpeDecodeStats& stats);
+// counts to `stats`. No allocation per packet. With `ends`, also appends each
+// record's end: `base` + the offset just past its last packet.
+void decodeSpeRun(std::span<const uint8_t> bytes, int cpu, std::vector<SpeRecord>& out, SpeDecodeStats& stats,
+                  std::vector<uint64_t>* ends = nullptr, uint64_t base = 0);
 
 // Fills the fields derived from opClass/opPayload (isLoad, isStore, ...).
 void deriveOpFlags(SpeRecord& r);

@@ -3,4 +3,5 @@
 target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/SpePacket.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SpeDecoder.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/SpeRecordCsv.cpp
 )

@@ -364,7 +364,9 @@ TEST(SpeSynth, PerfReportDumpListsEveryRecordV1) {
 TEST(SpeSynth, PerfReportDumpListsEveryRecordV2) {
     REQUIRE_PERF();
     Generated g;
-    generate(g, "--generate 5000 --seed 8 --cpus 3 --threads 5 --info-version 2 -q");
+    generate(g, "--generate 5000 --seed 8 --cpus 3 --threads 5 --info-version 2 --vhe -q");
+    for (const SpeRecord& r : g.truth)
+        ASSERT_EQ(r.contextIndex, 1) << "--vhe: CONTEXTIDR_EL2";
     expectDumpMatchesTruth(g.file, g.truth);
     // The v2 block: {2, 4, PMU type, CPUs} then 7 words per CPU, in the record's raw bytes.
     std::string text;

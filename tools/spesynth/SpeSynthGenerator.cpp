@@ -13,6 +13,7 @@ using spe::SpeRecord;
 
 constexpr uint64_t kEpochTicks = 4800;  // 200 us of the 24 MHz counter: a time slice
 constexpr uint64_t kMeanGap = 8;        // ticks between two samples of a CPU
+constexpr int kRoles = 3;               // thread roles: indexer, compute, I/O (FunctionBehaviour::role)
 // Neoverse data sources (DATA-SOURCE payload on Neoverse N1/N2/V1).
 constexpr uint16_t kDsL1d = 0x0, kDsL2 = 0x8, kDsPeerCore = 0x9, kDsLocalCluster = 0xa, kDsSysCache = 0xb,
                    kDsPeerCluster = 0xc, kDsRemote = 0xd, kDsDram = 0xe;
@@ -58,7 +59,7 @@ SpeGenerator::SpeGenerator(const GenerateOptions& options, const SpeElfLayout& p
     rng_.s = options.seed * 0x2545f4914f6cdd1dull + 0x5eed;
     for (size_t p = 0; p < processes_.size(); ++p)
         for (size_t t = 0; t < processes_[p].threads.size(); ++t)
-            threads_.push_back({p, t});
+            threads_.push_back({p, t, int(threads_.size() % kRoles)});
     running_.assign(size_t(options.cpus), -1);
     lastTick_.assign(size_t(options.cpus), 0);
     // An hour and a bit of uptime on the counter.
@@ -72,11 +73,64 @@ SpeGenerator::SpeGenerator(const GenerateOptions& options, const SpeElfLayout& p
     std::vector<double> weight(order.size());
     for (size_t rank = 0; rank < order.size(); ++rank)
         weight[order[rank]] = 1.0 / std::pow(double(rank + 1), 0.9);
-    double sum = 0;
-    for (double w : weight)
-        functionCdf_.push_back(sum += w);
-    for (double& c : functionCdf_)
-        c /= sum;
+    // What each function touches (by its name) and which role runs it.
+    behaviour_.resize(program_.functions.size());
+    auto object = [&](const char* name) {
+        for (size_t i = 0; i < program_.objects.size(); ++i)
+            if (program_.objects[i].name == name) return i;
+        return size_t(0);
+    };
+    for (size_t i = 0; i < program_.functions.size(); ++i) {
+        const std::string& n = program_.functions[i].name;
+        FunctionBehaviour& b = behaviour_[i];
+        auto is = [&](std::initializer_list<const char*> names) {
+            for (const char* x : names)
+                if (n == x) return true;
+            return false;
+        };
+        if (n.starts_with("hash_")) {
+            b = {Region::Objects, {object("g_hash_buckets")}, Locality::PointerChasing, 0};
+        } else if (n.starts_with("btree_") || n.starts_with("list_")) {
+            b = {Region::Heap, {}, Locality::PointerChasing, 0};
+        } else if (n.starts_with("bloom_filter")) {
+            b = {Region::Objects, {object("g_bloom_bits")}, Locality::Streaming, 0};
+        } else if (is({"matrix_multiply", "vector_dot_sve", "vector_scale_sve"})) {
+            b = {Region::Objects,
+                 {object("g_matrix_a"), object("g_matrix_b"), object("g_matrix_c")},
+                 Locality::Streaming,
+                 1};
+        } else if (is({"memcpy_fast", "memset_fast", "compress_block", "decompress_block",
+                       "checksum_page"})) {
+            b = {Region::Heap, {}, Locality::Streaming, 1};
+        } else if (n == "crc32_update") {
+            b = {Region::Objects, {object("g_crc_table")}, Locality::Hot, 1};
+        } else if (n.starts_with("ring_buffer")) {
+            b = {Region::Objects, {object("g_ring_buffer")}, Locality::Shared, 2};
+        } else if (is({"atomic_counter_inc", "update_stats", "histogram_add"})) {
+            b = {Region::Objects, {object("g_counters"), object("g_stats")}, Locality::Shared, 2};
+        } else if (is({"spin_lock", "spin_unlock"})) {
+            b = {Region::Objects, {object("g_lock")}, Locality::Shared, 2};
+        } else if (is({"parse_args", "load_config", "format_output", "write_output"})) {
+            b = {Region::Stack, {object("g_config"), object("g_format_strings")}, Locality::Hot, 2};
+        } else if (is({"alloc_object", "free_object", "queue_pop", "queue_push", "sort_records",
+                       "merge_runs"})) {
+            b = {Region::Heap, {}, Locality::Default, n.starts_with("queue") ? 2 : 0};
+        } else {
+            b = {Region::Mixed, {object("g_scratch"), object("g_lookup_table")}, Locality::Default, -1};
+        }
+    }
+    auto cdf = [&](int role) {
+        std::vector<double> c;
+        double sum = 0;
+        for (size_t i = 0; i < weight.size(); ++i)
+            c.push_back(sum += weight[i] * (role >= 0 && behaviour_[i].role == role ? 12.0 : 1.0));
+        for (double& x : c)
+            x /= sum;
+        return c;
+    };
+    functionCdf_ = cdf(-1);
+    for (int role = 0; role < kRoles; ++role)
+        roleCdf_.push_back(cdf(role));
     for (size_t i = 0; i < program_.functions.size(); ++i) {
         const std::string& n = program_.functions[i].name;
         if (n.ends_with("_sve")) sveFunctions_.push_back(i);
@@ -86,10 +140,29 @@ SpeGenerator::SpeGenerator(const GenerateOptions& options, const SpeElfLayout& p
     }
 }
 
-size_t SpeGenerator::pickFunction() {
+size_t SpeGenerator::pickFunction(int role) {
+    const std::vector<double>& cdf = role >= 0 ? roleCdf_[size_t(role)] : functionCdf_;
     const double u = double(rng_.next() >> 11) / double(1ull << 53);
-    return size_t(std::lower_bound(functionCdf_.begin(), functionCdf_.end(), u) - functionCdf_.begin()) %
-           functionCdf_.size();
+    return size_t(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin()) % cdf.size();
+}
+
+uint16_t SpeGenerator::pickSource(Locality locality) {
+    // Per mille thresholds over L1D, L2, system cache, peer core, local
+    // cluster, peer cluster, DRAM; the rest is remote.
+    static const uint16_t kSources[] = {kDsL1d,          kDsL2,          kDsSysCache, kDsPeerCore,
+                                        kDsLocalCluster, kDsPeerCluster, kDsDram,     kDsRemote};
+    static const uint16_t kCdf[][7] = {
+        {600, 780, 860, 890, 910, 930, 990},   // Default
+        {900, 980, 995, 997, 998, 999, 1000},  // Hot
+        {400, 750, 940, 945, 950, 955, 995},   // Streaming
+        {200, 350, 600, 610, 620, 630, 950},   // PointerChasing
+        {500, 560, 600, 850, 930, 990, 995},   // Shared
+    };
+    const uint16_t* c = kCdf[int(locality)];
+    const uint64_t s = rng_.below(1000);
+    for (int i = 0; i < 7; ++i)
+        if (s < c[i]) return kSources[i];
+    return kSources[7];
 }
 
 uint64_t SpeGenerator::physical(int32_t pid, uint64_t va) const {
@@ -187,7 +260,7 @@ void SpeGenerator::makeRecord(const ThreadRef& ref, int cpu, uint64_t tick, Gene
     r.tid = th.tid;
     if (options_.context) {
         r.context = uint32_t(th.tid);
-        r.contextIndex = 0;
+        r.contextIndex = options_.contextIndex;
         r.hasContext = true;
     }
     if (rng_.below(64) != 0) {
@@ -208,9 +281,10 @@ void SpeGenerator::makeRecord(const ThreadRef& ref, int cpu, uint64_t tick, Gene
         atomic = true;
         fn = lockFunctions_[rng_.below(lockFunctions_.size())];
     } else {
-        fn = pickFunction();
+        fn = pickFunction(ref.role);
     }
     const ElfSymbolDef& f = program_.functions[fn];
+    const FunctionBehaviour& behaviour = behaviour_[fn];
     r.pc = f.address + 4 * rng_.below(f.size / 4 - 1);
     r.pcEl = 0;
     r.pcNs = true;
@@ -238,20 +312,29 @@ void SpeGenerator::makeRecord(const ThreadRef& ref, int cpu, uint64_t tick, Gene
         }
         r.opPayload = p;
 
-        // Where the data is.
+        // Where the data is: what the function works on, now and then its stack.
         uint64_t va;
-        const uint64_t region = rng_.below(100);
-        bool onStack = false;
-        if (region < 35) {
+        Region region = behaviour.region;
+        if (region == Region::Mixed || (region != Region::Stack && rng_.chance(150))) {
+            const uint64_t x = rng_.below(100);
+            region = x < 35 ? Region::Objects : x < 75 ? Region::Heap : Region::Stack;
+        }
+        if (region == Region::Stack && !behaviour.objects.empty() && rng_.chance(300))
+            region = Region::Objects;
+        const bool onStack = region == Region::Stack;
+        if (region == Region::Objects) {
             const auto& objs = program_.objects;
-            const ElfSymbolDef& o = objs[rng_.below(objs.size())];
+            const size_t i = behaviour.objects.empty() || behaviour.region == Region::Mixed
+                                 ? rng_.below(objs.size())
+                                 : behaviour.objects[rng_.below(behaviour.objects.size())];
+            const ElfSymbolDef& o = objs[i];
             va = o.address + (rng_.below(o.size) & ~uint64_t(7));
-        } else if (region < 75) {
-            // The heap: a hot first MiB, the rest colder.
-            const uint64_t span = rng_.chance(700) ? 0x100000 : proc.heapEnd - proc.heapStart;
+        } else if (region == Region::Heap) {
+            // The heap: a hot first MiB, the rest colder (pointer chasing: all of it).
+            const bool hot = behaviour.locality != Locality::PointerChasing && rng_.chance(700);
+            const uint64_t span = hot ? 0x100000 : proc.heapEnd - proc.heapStart;
             va = proc.heapStart + (rng_.below(span) & ~uint64_t(7));
         } else {
-            onStack = true;
             va = th.stackEnd - 16 - (rng_.below(ref.thread == 0 ? 0x4000 : 0x10000) & ~uint64_t(7));
         }
         if (rng_.chance(10)) {
@@ -280,26 +363,7 @@ void SpeGenerator::makeRecord(const ThreadRef& ref, int cpu, uint64_t tick, Gene
         r.translationLatency = xlat;
         r.hasTranslationLatency = true;
         // The memory hierarchy.
-        uint16_t source = kDsL1d;
-        const uint64_t s = rng_.below(1000);
-        if (onStack)
-            source = s < 920 ? kDsL1d : kDsL2;
-        else if (s < 600)
-            source = kDsL1d;
-        else if (s < 780)
-            source = kDsL2;
-        else if (s < 860)
-            source = kDsSysCache;
-        else if (s < 890)
-            source = kDsPeerCore;
-        else if (s < 910)
-            source = kDsLocalCluster;
-        else if (s < 930)
-            source = kDsPeerCluster;
-        else if (s < 990)
-            source = kDsDram;
-        else
-            source = kDsRemote;
+        const uint16_t source = pickSource(onStack ? Locality::Hot : behaviour.locality);
         uint32_t mem = 4;
         events |= spe::kEvL1dAccess;
         if (source != kDsL1d) events |= spe::kEvL1dRefill;

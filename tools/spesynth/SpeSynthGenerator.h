@@ -41,6 +41,9 @@ struct GenerateOptions {
     // event's config asks for it). Without them a record's thread is the one
     // the switch records say ran on its CPU.
     bool context = true;
+    // Which CONTEXTIDR the CONTEXT packets come from: 0 EL1, 1 EL2 (a kernel
+    // running at EL2, VHE, writes the tid there).
+    uint8_t contextIndex = 0;
 };
 
 struct GeneratedRecord {
@@ -84,9 +87,20 @@ private:
     };
     struct ThreadRef {
         size_t process, thread;
+        int role;  // which functions it mostly runs (see the .cpp)
+    };
+    // What a function's loads and stores touch and how well that caches.
+    enum class Region { Mixed, Objects, Heap, Stack };
+    enum class Locality { Default, Hot, Streaming, PointerChasing, Shared };
+    struct FunctionBehaviour {
+        Region region = Region::Mixed;
+        std::vector<size_t> objects;  // indexes into program_.objects
+        Locality locality = Locality::Default;
+        int role = -1;  // the thread role that runs it most, -1 none
     };
     void makeRecord(const ThreadRef& t, int cpu, uint64_t tick, GeneratedRecord& out);
-    size_t pickFunction();
+    size_t pickFunction(int role = -1);
+    uint16_t pickSource(Locality locality);
     uint64_t physical(int32_t pid, uint64_t va) const;
 
     GenerateOptions options_;
@@ -95,8 +109,10 @@ private:
     SpeTimeConv timeConv_;
     Rng rng_;
     std::vector<ThreadRef> threads_;
-    std::vector<int> running_;  // per CPU: index into threads_, -1 idle
-    std::vector<double> functionCdf_;
+    std::vector<int> running_;                  // per CPU: index into threads_, -1 idle
+    std::vector<double> functionCdf_;           // any thread
+    std::vector<std::vector<double>> roleCdf_;  // per role
+    std::vector<FunctionBehaviour> behaviour_;  // per function
     std::vector<size_t> sveFunctions_, lockFunctions_;
     size_t memcpyFunction_ = 0, memsetFunction_ = 0;
     std::vector<uint64_t> lastTick_;  // per CPU

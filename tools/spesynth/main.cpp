@@ -31,7 +31,8 @@ const char* kUsage =
     "FILE.truth with every record it holds: CSV, a header row naming the fields of\n"
     "auxscope's SpeRecord, one row per record in time order (ties by CPU).\n"
     "perf report -D -i FILE lists its packets; perf script -i FILE --itrace=i1i\n"
-    "prints one sample per record.\n"
+    "prints one sample per record (perf 6.1 warns about each previous-branch-\n"
+    "target address, index 4, which it does not know).\n"
     "\n"
     "Generate mode makes N records of a realistic mix: loads and stores (data\n"
     "addresses in named globals, the heap and the stacks, physical addresses,\n"
@@ -61,6 +62,8 @@ const char* kUsage =
     "  --chunk BYTES         AUX bytes per AUXTRACE record and CPU (default 262144)\n"
     "  --no-context          generate mode: no CONTEXT packets (the switch records\n"
     "                        alone say which thread ran)\n"
+    "  --vhe                 generate mode: CONTEXT packets of index 1 (CONTEXTIDR_EL2,\n"
+    "                        where a kernel running at EL2 writes the tid)\n"
     "  --no-truth            write no FILE.truth\n"
     "  -q, --quiet           no summary\n";
 
@@ -290,6 +293,8 @@ int main(int argc, char** argv) {
             file.auxChunkBytes = size_t(*n);
         } else if (a == "--no-context") {
             gen.context = false;
+        } else if (a == "--vhe") {
+            gen.contextIndex = 1;
         } else if (a == "--no-truth") {
             writeTruth = false;
         } else if (a == "-q" || a == "--quiet") {
