@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "SpeSynthElf.h"
+#include "SpeSynthEncoder.h"
 #include "SpeSynthPerfData.h"
 #include "SpeSynthTruth.h"
 #include "TestSupport.h"
@@ -432,18 +433,14 @@ TEST(SpeSynth, PerfScriptSamplesEveryRecord) {
     EXPECT_EQ(misses, wantMisses);
 }
 
-TEST(SpeSynth, PerfScriptThreadsFromSwitchesWithoutContext) {
-    REQUIRE_PERF();
-    Generated g;
-    generate(g, "--generate 20000 --seed 12 --no-context -q");
-    for (const SpeRecord& r : g.truth)
-        ASSERT_FALSE(r.hasContext);
+// perf script's thread, CPU, time and PC of every record against the truth.
+void expectPerfThreads(const fs::path& file, const std::vector<SpeRecord>& truth) {
     std::string text;
-    ASSERT_EQ(
-        run("perf script -i " + g.file.string() + " --itrace=i1i --ns -F cpu,tid,time,ip", &text, false), 0);
+    ASSERT_EQ(run("perf script -i " + file.string() + " --itrace=i1i --ns -F cpu,tid,time,ip", &text, false),
+              0);
     std::map<std::tuple<int, int32_t, uint64_t, uint64_t>, int> want, got;
     const SpeTimeConv tc;
-    for (const SpeRecord& r : g.truth)
+    for (const SpeRecord& r : truth)
         want[{r.cpu, r.tid, r.timestamp ? r.time : tc.perfTime(0), r.pc}]++;
     std::istringstream in(text);
     std::string line;
@@ -453,7 +450,23 @@ TEST(SpeSynth, PerfScriptThreadsFromSwitchesWithoutContext) {
         if (std::sscanf(line.c_str(), " %d [%d] %llu.%llu: %llx", &tid, &cpu, &sec, &ns, &ip) == 5)
             got[{cpu, tid, sec * 1000000000ull + ns, ip}]++;
     }
-    EXPECT_TRUE(got == want) << "perf's threads from the switch records differ from the truth";
+    EXPECT_TRUE(got == want) << "perf's threads differ from the truth in " << file;
+}
+
+TEST(SpeSynth, PerfScriptThreadsFromSwitchesWithoutContext) {
+    REQUIRE_PERF();
+    Generated g;
+    generate(g, "--generate 20000 --seed 12 --no-context -q");
+    for (const SpeRecord& r : g.truth)
+        ASSERT_FALSE(r.hasContext);
+    expectPerfThreads(g.file, g.truth);
+    // --records derives the switches from the records' threads: the same again.
+    const fs::path again = g.dir.path / "again.data";
+    std::string out;
+    ASSERT_EQ(run(spesynthTool() + " --records " + g.file.string() + ".truth -q -o " + again.string(), &out),
+              0)
+        << out;
+    expectPerfThreads(again, g.truth);
 }
 
 TEST(SpeSynth, DataAddressesResolveToGlobalsHeapAndStack) {
@@ -647,4 +660,68 @@ TEST(SpeSynth, HundredThousandRecordsWellUnderTwoSeconds) {
     EXPECT_LT(s, 1.0) << "100,000 records took " << s << " s";
     RecordProperty("seconds", std::to_string(s));
 #endif
+}
+
+// The encoder against published bytes: the two records of perf_data_converter's
+// (quipper's) arm_spe_decoder_test.cc, a Neoverse core running a VHE kernel
+// (EL2), with the fields its test expects them to decode to. Their packets in
+// this encoder's order (theirs interleave PADs and put ISSUE before TOT).
+TEST(SpeSynthEncoder, PacketsOfPublishedRecords) {
+    auto bytes = [](std::initializer_list<const char*> packets) {
+        std::vector<uint8_t> out;
+        for (const char* p : packets) {
+            std::istringstream in(p);
+            std::string b;
+            while (in >> b)
+                out.push_back(uint8_t(std::stoul(b, nullptr, 16)));
+        }
+        return out;
+    };
+    SpeRecord load;
+    load.hasPc = true, load.pc = 0xffffba66eda1c2d0ull, load.pcEl = 2, load.pcNs = true;
+    load.hasContext = true, load.context = 0x5f80, load.contextIndex = 1;
+    load.opClass = OpClass::LoadStore, load.opPayload = 0x00;  // LD GP-REG
+    load.hasEvents = true, load.events = spe::kEvRetired | spe::kEvL1dAccess | spe::kEvTlbAccess;
+    load.hasIssueLatency = true, load.issueLatency = 4;
+    load.hasTotalLatency = true, load.totalLatency = 12;
+    load.hasDataVa = true, load.dataVa = 0xffff0e3703096b28ull;
+    load.hasTranslationLatency = true, load.translationLatency = 1;
+    load.hasDataSource = true, load.dataSource = 0;
+    load.timestamp = 44731163950ull;
+    SpeEncodeStyle oneByteSource;
+    oneByteSource.dataSourceBytes = 1;
+    std::vector<uint8_t> got;
+    encodeRecord(load, oneByteSource, got);
+    EXPECT_EQ(got, bytes({"b0 d0 c2 a1 ed 66 ba ff c0", "65 80 5f 00 00", "49 00", "52 16 00",
+                          "b2 28 6b 09 03 37 0e ff 00", "9a 01 00", "43 00", "98 0c 00", "99 04 00",
+                          "71 2e 65 2f 6a 0a 00 00 00"}));
+    deriveOpFlags(load);
+    EXPECT_TRUE(load.isLoad && !load.isStore && !load.isAtomic && !load.isSve);
+
+    SpeRecord branch;
+    branch.hasPc = true, branch.pc = 0xffffba66edefb0e0ull, branch.pcEl = 2, branch.pcNs = true;
+    branch.hasContext = true, branch.context = 0xe, branch.contextIndex = 1;
+    branch.opClass = OpClass::Branch, branch.opPayload = 0x01;  // B COND
+    branch.hasEvents = true, branch.events = spe::kEvRetired | spe::kEvNotTaken;
+    branch.hasIssueLatency = true, branch.issueLatency = 16;
+    branch.hasTotalLatency = true, branch.totalLatency = 17;
+    branch.hasBranchTarget = true, branch.branchTarget = 0xffffba66edefb0e4ull;
+    branch.timestamp = 44731164045ull;
+    got.clear();
+    encodeRecord(branch, SpeEncodeStyle{}, got);
+    EXPECT_EQ(got,
+              bytes({"b0 e0 b0 ef ed 66 ba ff c0", "65 0e 00 00 00", "4a 01", "52 42 00",
+                     "b1 e4 b0 ef ed 66 ba ff c0", "98 11 00", "99 10 00", "71 8d 65 2f 6a 0a 00 00 00"}));
+    deriveOpFlags(branch);
+    EXPECT_TRUE(branch.isBranch && branch.isConditional);
+
+    // The extended header: index bits [4:3] in the first byte, [2:0] in the second.
+    SpeRecord pbt;
+    pbt.hasPrevBranchTarget = true, pbt.prevBranchTarget = 0x401000, pbt.pcNs = true;
+    pbt.hasTranslationLatency = true, pbt.translationLatency = 0x123;
+    SpeEncodeStyle extended;
+    extended.extendedMask = extendedAddress(4) | extendedCounter(2);
+    got.clear();
+    encodeRecord(pbt, extended, got);
+    EXPECT_EQ(got, bytes({"20 b4 00 10 40 00 00 00 00 80", "20 9a 23 01", "01"}));
 }

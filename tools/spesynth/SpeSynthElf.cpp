@@ -167,7 +167,6 @@ Expected<WrittenElf> writeSpeElf(const std::string& path, const SpeElfLayout& l)
         if (o.address >= l.dataEnd) continue;
         std::memset(f.v.data() + dataOff + (o.address - l.dataStart), int(0x11 * (i % 15 + 1)), o.size);
     }
-    const size_t loadDataEnd = f.v.size();
 
     // Symbol table: functions (.text, section 2), objects (.data 3 / .bss 4).
     while (f.v.size() % 8)
@@ -265,7 +264,6 @@ Expected<WrittenElf> writeSpeElf(const std::string& path, const SpeElfLayout& l)
     ph[2].p_filesz = ph[2].p_memsz = noteSize;
     ph[2].p_align = 4;
     std::memcpy(f.v.data() + sizeof eh, ph, sizeof ph);
-    (void)loadDataEnd;
 
     {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -5,9 +5,9 @@
 // The machine: `cpus` CPUs; `threads` threads in one process (two when there
 // are four threads or more), each with a stack, each process with a heap, all
 // running the standard program (SpeSynthElf.h). Time goes in 200 us slices of a
-// 24 MHz counter; at each epoch a CPU runs a thread (threads migrate, some
-// epochs a CPU idles), the changes being context switches. A running CPU
-// samples one operation every ~8 ticks:
+// 24 MHz counter; each slice a CPU runs a thread (threads migrate, now and then
+// a CPU idles), the changes being context switches. A running CPU samples one
+// operation every ~8 ticks (the CPUs in step):
 //   loads 36% / stores 16% (GP, SIMD&FP, atomics and exclusives in the lock
 //   functions, SVE in the *_sve functions, MOPS memcpy/memset), with a data VA
 //   in a global, the heap or the thread's stack, its PA, translation latency,
@@ -18,10 +18,17 @@
 //   branches 28% (conditional taken or not, direct, indirect, mispredicted),
 //   with the target when taken;
 //   other 20% (plain, conditional select, SVE).
-// Every record has a PC, a CONTEXT (the tid; unless options.context is off), EVENTS and total/issue latency;
-// about a third a previous-branch target; one in 64 ends with END (no
-// timestamp), the rest with a TIMESTAMP. Some packets use the extended header,
-// some EVENTS and DATA-SOURCE payloads have another size.
+// Functions behave as their names say: hash, btree and list functions chase
+// pointers (g_hash_buckets, the whole heap: DRAM), matrix, SVE and copy
+// functions stream (g_matrix_*, the heap: L2 and the system cache), counters
+// and locks are shared with other cores (peer core, clusters), argument and
+// output formatting stay on the stack (L1D). Threads have roles (indexer,
+// compute, I/O) that favour their functions.
+// Every record has a PC, a CONTEXT (the tid; unless options.context is off),
+// EVENTS and total/issue latency; about a third a previous-branch target; one
+// in 64 ends with END (no timestamp; never the first of a slice), the rest with
+// a TIMESTAMP. Some packets use the extended header, some EVENTS and
+// DATA-SOURCE payloads have another size.
 #include <cstdint>
 #include <vector>
 

@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -156,6 +157,11 @@ Expected<void> SpePerfDataWriter::contextSwitch(uint64_t tick, int cpu, Task pre
 
 void SpePerfDataWriter::record(const spe::SpeRecord& r, const SpeEncodeStyle& style) {
     encodeRecord(r, style, pending_[size_t(r.cpu)]);
+    if (r.timestamp) {
+        const uint64_t t = perfTime(r.timestamp);
+        firstTime_ = std::min(firstTime_, t);
+        lastTime_ = std::max(lastTime_, t);
+    }
 }
 
 Expected<void> SpePerfDataWriter::flushAux(uint64_t tick, bool all) {
@@ -224,6 +230,8 @@ Expected<void> SpePerfDataWriter::finish(uint64_t endTick) {
                                                                          {PERF_TYPE_BREAKPOINT, "breakpoint"},
                                                                          {kSpePmuType, "arm_spe_0"}}));
     w.setFeature(perfdata::kFeatEventDesc, FeatureWriter::eventDesc(attrs_));
+    if (firstTime_ <= lastTime_)
+        w.setFeature(perfdata::kFeatSampleTime, FeatureWriter::sampleTime(firstTime_, lastTime_));
     if (auto id = FeatureWriter::elfBuildId(elf_.path))
         w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds({{elf_.path, *id, false}}));
     return w.finish();

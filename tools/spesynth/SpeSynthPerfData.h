@@ -20,7 +20,8 @@
 //   features  the host's (hostname, os release, ...) except ARCH "aarch64",
 //             NRCPUS, CPUID (the MIDR as perf writes it: "0x%016x", which is
 //             how perf picks the MIDR-dependent data-source meaning), CPUDESC,
-//             PMU_MAPPINGS with arm_spe_0, EVENT_DESC, BUILD_ID of the ELF;
+//             PMU_MAPPINGS with arm_spe_0, EVENT_DESC, BUILD_ID of the ELF,
+//             SAMPLE_TIME (the first and last record's time);
 //             no CPU_TOPOLOGY (the host's would not match)
 #include <cstdint>
 #include <memory>
@@ -124,6 +125,7 @@ private:
     std::vector<uint64_t> auxOffset_;            // per CPU
     std::vector<Task> current_;                  // per CPU
     uint64_t auxBytes_ = 0, padBytes_ = 0;
+    uint64_t firstTime_ = UINT64_MAX, lastTime_ = 0;  // of the records with a timestamp (HEADER_SAMPLE_TIME)
 };
 
 }  // namespace auxscope::spesynth
