@@ -11,12 +11,14 @@
 #include <cstring>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeAuxTrace.h"
 #include "etm/EtmSyncIndex.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
 #include "record/CaptureAuxtraceInfo.h"
 #include "record/ProcSynth.h"
+#include "spe/SpePacket.h"
 
 namespace auxscope {
 
@@ -76,14 +78,15 @@ Expected<std::unique_ptr<LiveTraceDecoder>> LiveTraceDecoder::attach(CaptureSess
         if (!*info) return makeError(what + ": the capture has no AUX-area trace event to decode");
         d->auxtraceInfo_ = std::move(**info);
     }
-    if (d->auxtraceInfo_.type != auxtrace::kTypeIntelPt && d->auxtraceInfo_.type != auxtrace::kTypeCsEtm)
-        return makeError(
-            what +
-            ": only Intel PT and CoreSight ETM are decoded while capturing (the capture's AUX trace "
-            "is type " +
-            std::to_string(d->auxtraceInfo_.type) + ")");
+    if (d->auxtraceInfo_.type != auxtrace::kTypeIntelPt && d->auxtraceInfo_.type != auxtrace::kTypeCsEtm &&
+        d->auxtraceInfo_.type != auxtrace::kTypeArmSpe)
+        return makeError(what +
+                         ": only Intel PT, CoreSight ETM and Arm SPE are decoded while capturing (the "
+                         "capture's AUX trace is type " +
+                         std::to_string(d->auxtraceInfo_.type) + ")");
     d->intelPt_ = d->auxtraceInfo_.type == auxtrace::kTypeIntelPt;
-    if (!d->intelPt_) {
+    d->spe_ = d->auxtraceInfo_.type == auxtrace::kTypeArmSpe;
+    if (d->auxtraceInfo_.type == auxtrace::kTypeCsEtm) {
         auto info = decodeCsEtmInfo(d->auxtraceInfo_.priv);
         if (!info) return makeError(what + ": CoreSight AUXTRACE_INFO: " + info.error().message);
         for (const CsEtmCpuInfo& c : info->cpus)
@@ -143,6 +146,7 @@ std::shared_ptr<const TimelineData> LiveTraceDecoder::latest() const {
 LiveDecodeStats LiveTraceDecoder::stats() const {
     std::lock_guard lock(mutex_);
     LiveDecodeStats s = stats_;
+    s.spe = spe_;
     s.pendingBytes = 0;
     for (const auto& [cpu, t] : cpus_)
         s.pendingBytes += t.end - std::min(t.end, t.undecoded());
@@ -174,7 +178,7 @@ void LiveTraceDecoder::onRecord(int cpu, std::span<const uint8_t> bytes, const P
         ++stats_.sidebandRecords;
         return;
     }
-    if (record.type == PERF_RECORD_AUX && !intelPt_)
+    if (record.type == PERF_RECORD_AUX && !intelPt_ && !spe_)
         etmRaw_[cpu] = (record.auxFlags & perfdata::kAuxFlagCoresightFormatRaw) != 0;
     auto& q = switches_[cpu];
     q.push(record.time, bytes);
@@ -253,11 +257,22 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
         t.begin = t.end = auxOffset;
         t.decodedTo = std::min(t.decodedTo, auxOffset);
         if (snapshotMode_) t.decodedTo = auxOffset;
+        // SPE: a stream starts with a record (the driver writes whole records;
+        // after lost data the next bytes start one too). A snapshot may start
+        // inside one: the decoder then resyncs, counting what it skipped.
+        t.speNext = t.speRecordEnd = auxOffset;
+        t.speCarry.clear();
+        if (spe_) t.syncPoints.push_back(auxOffset);
     }
     // The sync points, found as the bytes arrive.
     const uint64_t before = t.syncPoints.size();
     std::vector<uint64_t> found;
-    if (!intelPt_) {
+    if (spe_) {
+        findSpeRecordEnds(t, bytes, found);
+        t.syncPoints.insert(t.syncPoints.end(), found.begin(), found.end());
+        stats_.syncPoints += found.size();
+        found.clear();
+    } else if (!intelPt_) {
         // CoreSight: the A-syncs, found across transfers (etm/EtmSyncScanner).
         // Raw data once the ring's AUX records say so (they may come after its
         // first bytes: the scanner then starts again).
@@ -330,6 +345,82 @@ void LiveTraceDecoder::appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset
     t.syncPoints.erase(t.syncPoints.begin(), firstKept);
 }
 
+void LiveTraceDecoder::findSpeRecordEnds(CpuTrace& t, std::span<const uint8_t> bytes,
+                                         std::vector<uint64_t>& found) {
+    // bytes[0] is at stream offset t.end; t.speCarry holds the first bytes of a
+    // packet cut by the previous transfer, at t.speNext == t.end - speCarry.size().
+    uint64_t at = t.speNext;
+    spe::SpePacket packet;
+    // Follows the packet at p[pos] (size bytes available): its length, 0 when it
+    // runs past the end. A reserved header is followed a byte at a time (resync).
+    auto step = [&](const uint8_t* p, size_t size, size_t pos) -> size_t {
+        const int n = spe::speNextPacket(p + pos, size - pos, packet, at);
+        if (n == spe::kSpeNeedMoreBytes) return 0;
+        const size_t len = n > 0 ? size_t(n) : 1;
+        if (n > 0 && (packet.kind == spe::PacketKind::End || packet.kind == spe::PacketKind::Timestamp)) {
+            found.push_back(at + len);
+            t.speRecordEnd = at + len;
+        } else if (n > 0 && packet.kind == spe::PacketKind::Pad && at == t.speRecordEnd) {
+            // Padding after a record (the driver pads buffers): still between
+            // records, so a tick may end after it (one way in per run of PADs).
+            if (!found.empty() && found.back() == at)
+                found.back() = at + len;
+            else
+                found.push_back(at + len);
+            t.speRecordEnd = at + len;
+        }
+        at += len;
+        return len;
+    };
+    size_t pos = 0;
+    if (!t.speCarry.empty()) {
+        // The packets that start in the carry, over a copy of it and the new
+        // bytes' start (all of them if a packet is longer: ALIGNMENT pads).
+        std::vector<uint8_t> joined = std::move(t.speCarry);
+        t.speCarry.clear();
+        const size_t carried = joined.size();
+        size_t take = std::min<size_t>(bytes.size(), 64);
+        const uint64_t from = at;
+        const size_t foundBefore = found.size();
+        for (;;) {
+            joined.resize(carried);
+            joined.insert(joined.end(), bytes.begin(), bytes.begin() + ptrdiff_t(take));
+            size_t j = 0, len = 1;
+            while (j < carried && (len = step(joined.data(), joined.size(), j)))
+                j += len;
+            if (j >= carried) {
+                pos = j - carried;
+                break;
+            }
+            if (take < bytes.size()) {  // a long packet: again over every new byte
+                at = from;
+                found.resize(foundBefore);
+                take = bytes.size();
+                continue;
+            }
+            t.speCarry.assign(joined.begin() + ptrdiff_t(j), joined.end());  // still cut
+            t.speNext = at;
+            return;
+        }
+    }
+    const uint8_t* p = bytes.data();
+    const size_t size = bytes.size();
+    while (pos < size) {
+        const size_t len = step(p, size, pos);
+        if (!len) {
+            t.speCarry.assign(p + pos, p + size);
+            break;
+        }
+        pos += len;
+    }
+    t.speNext = at;
+}
+
+std::shared_ptr<const std::vector<spe::SpeRecord>> LiveTraceDecoder::latestSpe() const {
+    std::lock_guard lock(mutex_);
+    return latestSpe_;
+}
+
 void LiveTraceDecoder::loop() {
     using Clock = std::chrono::steady_clock;
     // Below the drain thread and the traced workload (per-thread nice on Linux).
@@ -379,7 +470,7 @@ void LiveTraceDecoder::tick() {
         // the same ways in through the newest bytes, while that fits the rate
         // bound for every CPU it decoded (and its result replaces the earlier
         // one's): nothing is lost between ticks. Intel PT enters at the next PSB.
-        if (!intelPt_ && !snapshotMode_ && !lastTickCpus_.empty()) {
+        if (!intelPt_ && !spe_ && !snapshotMode_ && !lastTickCpus_.empty()) {
             bool fits = true, newer = false;
             for (int cpu : lastTickCpus_) {
                 auto it = cpus_.find(cpu);
@@ -428,7 +519,14 @@ void LiveTraceDecoder::tick() {
             while (start + 1 != t.syncPoints.end() && t.end - *start > options_.bytesPerCpuPerTick)
                 ++start;
             const uint64_t begin = *start;
-            const uint64_t end = std::min(t.end, begin + options_.bytesPerCpuPerTick);
+            uint64_t end = std::min(t.end, begin + options_.bytesPerCpuPerTick);
+            if (spe_) {
+                // SPE: end at a record's end, so no record is cut between two
+                // ticks; the rest waits for the next tick.
+                auto last = std::upper_bound(start, t.syncPoints.end(), end);
+                if (last == start + 1) continue;  // no whole record yet
+                end = *(last - 1);
+            }
             stats_.skippedBytes += begin - from;
             TickTrace& slice = trace[cpu];
             slice.ringIndex = t.ringIndex;
@@ -492,6 +590,46 @@ void LiveTraceDecoder::tick() {
     stats_.lastTickSeconds = seconds;
     stats_.tickSeconds += seconds;
     stats_.lastError = r ? std::string() : r.error().message;
+}
+
+void LiveTraceDecoder::collectSpe(AuxTraceSession& session) {
+    auto* speSession = dynamic_cast<SpeAuxTraceSession*>(&session);
+    if (!speSession) return;
+    const spe::SpeRecords& decoded = speSession->records();
+    LiveDecodeStats add;
+    for (const spe::SpeRecord& r : decoded.records) {
+        ++add.speRecords;
+        if (r.isLoad)
+            ++add.speLoads;
+        else if (r.isStore)
+            ++add.speStores;
+        else if (r.isBranch)
+            ++add.speBranches;
+        else
+            ++add.speOther;
+        if (r.hasTotalLatency) add.speLatencyCycles += r.totalLatency, ++add.speWithLatency;
+    }
+    keptSpe_.push_back(decoded.records);
+    while (keptSpe_.size() > std::max(1u, options_.keepTicks))
+        keptSpe_.pop_front();
+    auto all = std::make_shared<std::vector<spe::SpeRecord>>();
+    for (const auto& k : keptSpe_)
+        all->insert(all->end(), k.begin(), k.end());
+    std::stable_sort(all->begin(), all->end(),
+                     [](const spe::SpeRecord& a, const spe::SpeRecord& b) { return a.time < b.time; });
+    std::lock_guard lock(mutex_);
+    stats_.speRecords += add.speRecords;
+    stats_.speLoads += add.speLoads;
+    stats_.speStores += add.speStores;
+    stats_.speBranches += add.speBranches;
+    stats_.speOther += add.speOther;
+    stats_.speLatencyCycles += add.speLatencyCycles;
+    stats_.speWithLatency += add.speWithLatency;
+    // A tick's file holds the newest bytes only: what its AUX records announce
+    // beyond them is not lost (earlier ticks decoded it, or it was skipped and counted).
+    for (const auto& [reason, n] : decoded.stats.gaps)
+        if (reason != spe::kGapLostAux) stats_.speGapBytes += n;
+    latestSpe_ = std::move(all);
 }
 
 uint32_t LiveTraceDecoder::liveFunction(const FunctionTable& table, uint32_t id,
@@ -561,6 +699,7 @@ Expected<void> LiveTraceDecoder::decodeTick(const std::map<int, TickTrace>& trac
         stats_.sessionsCarried += (*session)->carried() ? 1 : 0;
     }
     DecodedSpans result = (*session)->decodeSpans({}, 1);
+    if (spe_) collectSpe(**session);
 
     // Function ids into the decoder's own table, so spans of every tick share it.
     const FunctionTable& table = (*session)->functions();

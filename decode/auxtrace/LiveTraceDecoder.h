@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
 // Decode while capturing, for every AUX trace kind auxscope decodes (Intel PT,
-// CoreSight ETM/ETE): a RecordSink on a capture with an AUX event that keeps the
+// CoreSight ETM/ETE, Arm SPE): a RecordSink on a capture with an AUX event that keeps the
 // newest trace bytes of every CPU and the sideband, finds the trace's ways in
 // (sync points: Intel PT's PSBs; CoreSight's A-syncs, etm/EtmSyncScanner, per
 // trace ID across frames) as the bytes arrive, and on a
@@ -19,6 +19,8 @@
 //   written as a small perf.data in memory (memfd) and decoded by
 //   AuxTraceSession, the one decoder entry point the files, the CLI and the
 //   GUI use;
+// - Arm SPE has no flow: a tick's records (and what they say: operations,
+//   latency) join those of the earlier ticks still kept (latestSpe());
 // - the spans join those of the earlier ticks still kept (`keepTicks`), their
 //   function ids mapped into one table that lives as long as the decoder, and
 //   a new TimelineData is published (latest()).
@@ -50,6 +52,7 @@
 #include "perfdata/PerfDataWriter.h"
 #include "record/PerfDataWriterCapture.h"
 #include "spans/TimelineData.h"
+#include "spe/SpeRecord.h"
 
 namespace auxscope {
 class AuxTraceSession;
@@ -101,6 +104,12 @@ struct LiveDecodeStats {
     uint64_t filesLoaded = 0;      // code files looked up and loaded, over all ticks
     uint64_t sessionsCarried = 0;  // ticks whose session took over the previous one's images
     std::string lastError;         // the newest tick's failure, if it failed
+    bool spe = false;              // the capture's trace is Arm SPE (records, not instructions and spans)
+    // Arm SPE: records decoded, by what they sampled, and the total latency of
+    // those that carry one (cycles; mean = speLatencyCycles / speWithLatency).
+    uint64_t speRecords = 0, speLoads = 0, speStores = 0, speBranches = 0, speOther = 0;
+    uint64_t speLatencyCycles = 0, speWithLatency = 0;
+    uint64_t speGapBytes = 0;  // bytes that were no packet (counted by reason in the decode)
 };
 
 class LiveTraceDecoder : public RecordSink {
@@ -114,6 +123,9 @@ public:
 
     // The newest timeline (null before the first tick with trace). Any thread.
     std::shared_ptr<const TimelineData> latest() const;
+    // Arm SPE: the records of the ticks kept (keepTicks), by time; null before
+    // the first. Any thread.
+    std::shared_ptr<const std::vector<spe::SpeRecord>> latestSpe() const;
     LiveDecodeStats stats() const;
     // Runs one more tick now and waits for it (end of capture, tests).
     void flush();
@@ -129,6 +141,10 @@ public:
 private:
     // One contiguous piece of a CPU's AUX bytes (mutex_ held).
     void appendAux(int cpu, uint32_t ringIndex, uint64_t auxOffset, std::span<const uint8_t> bytes);
+    struct CpuTrace;
+    // Arm SPE: follows the packets of `bytes` (at stream offset t.end) from
+    // t.speNext, adding the offset after each END and TIMESTAMP to `found`.
+    static void findSpeRecordEnds(CpuTrace& t, std::span<const uint8_t> bytes, std::vector<uint64_t>& found);
     LiveTraceDecoder() = default;
     struct CpuTrace {
         int cpu = -1;
@@ -140,6 +156,11 @@ private:
         std::shared_ptr<etm::EtmSyncScanner> scanner;  // CoreSight: finds the A-syncs as bytes arrive
         uint64_t decodedTo = 0;                        // the previous tick's end
         uint64_t tickBegin = UINT64_MAX;               // where the previous tick entered (CoreSight)
+        // Arm SPE: the stream offset of the next packet to follow, and the first
+        // bytes of a packet cut by the end of the previous transfer.
+        uint64_t speNext = 0;
+        std::vector<uint8_t> speCarry;
+        uint64_t speRecordEnd = 0;  // the newest record end (or the stream's start)
         // The first byte neither decoded nor skipped; [undecoded(), end) is pending.
         uint64_t undecoded() const { return std::max(begin, decodedTo); }
     };
@@ -165,6 +186,8 @@ private:
     Expected<void> decodeTick(const std::map<int, TickTrace>& trace, const std::vector<uint8_t>& sideband,
                               bool redo);
     uint32_t liveFunction(const FunctionTable& table, uint32_t id, std::vector<uint32_t>& remap);
+    // Arm SPE: a tick's records into keptSpe_, latestSpe_ and the statistics.
+    void collectSpe(AuxTraceSession& session);
 
     CaptureSession* session_ = nullptr;
     LiveDecoderOptions options_;
@@ -175,7 +198,8 @@ private:
     PerfDataWriterCaptureOptions::AuxtraceInfoBlock auxtraceInfo_;
     std::vector<uint8_t> synthesized_;  // from /proc at attach
     bool snapshotMode_ = false;
-    bool intelPt_ = true;  // PSBs are the sync points; else CoreSight's A-syncs
+    bool intelPt_ = true;  // PSBs are the sync points; else CoreSight's A-syncs (or SPE's record ends)
+    bool spe_ = false;     // Arm SPE: record ends are the sync points, and ticks give records
     // CoreSight: every CPU's trace unit (AUXTRACE_INFO), and the CPUs whose AUX
     // records say raw data (ETE through TRBE) rather than frame formatted.
     std::map<int, etm::EtmSourceConfig> etmSources_;
@@ -223,6 +247,8 @@ private:
     std::vector<int> lastTickCpus_;  // the CPUs the previous tick decoded (mutex_)
 
     std::shared_ptr<const TimelineData> latest_;
+    std::deque<std::vector<spe::SpeRecord>> keptSpe_;  // the decode thread's
+    std::shared_ptr<const std::vector<spe::SpeRecord>> latestSpe_;
     std::thread thread_;
     std::condition_variable wake_;
     bool stopping_ = false;

@@ -357,6 +357,37 @@ private slots:
         QVERIFY(!image.isNull());
     }
 
+    // Arm SPE replayed through the live AUX path: the page decodes its records
+    // while capturing and says what they sampled; the replay's capture file
+    // holds them all (its decode equals the source's record for record count).
+    void replayDecodesArmSpeWhileCapturing() {
+        QTemporaryDir dir;
+        const QString data = dir.filePath("spe.data");
+        QProcess synth;
+        synth.start(QStringLiteral(AUXSCOPE_SPESYNTH),
+                    {"--generate", "5000", "--seed", "4", "-q", "-o", data});
+        QVERIFY(synth.waitForFinished(120000));
+        QCOMPARE(synth.exitCode(), 0);
+        MainWindow window;
+        window.show();
+        CapturePage* page = window.capturePage();
+        QVERIFY(page->findChild<QCheckBox*>("liveDecode")->isChecked());
+        page->findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
+        page->findChild<QLineEdit*>("targetValue")->setText(data);
+        page->findChild<QComboBox*>("replaySpeed")->setCurrentIndex(4);  // max
+        QTest::mouseClick(page->findChild<QPushButton*>("startButton"), Qt::LeftButton);
+        QTRY_VERIFY2_WITH_TIMEOUT(page->capturing(), qPrintable(page->findChild<QLabel*>("status")->text()),
+                                  10000);
+        QVERIFY(page->liveDecoder());
+        QTRY_VERIFY_WITH_TIMEOUT(!page->capturing(), 30000);
+        auto* live = page->findChild<QLabel*>("liveStatus");
+        QTRY_VERIFY2_WITH_TIMEOUT(live->text().contains("\nDecoded while capturing:"),
+                                  qPrintable(live->text()), 10000);
+        QVERIFY2(live->text().contains("of Arm SPE decoded"), qPrintable(live->text()));
+        QVERIFY2(live->text().contains(": 5000 records: "), qPrintable(live->text()));
+        QVERIFY2(live->text().contains("0 bytes were no packet"), qPrintable(live->text()));
+    }
+
     // Issue 16 as a person met it: a 64 MB generated Intel PT trace replayed at
     // the recorded speed with decoding while capturing on. The capture file used
     // to hold a quarter of the AUX bytes ("file writer dropped ... queue full");

@@ -20,6 +20,7 @@
 #include "auxtrace/EtmAuxTrace.h"
 #include "auxtrace/LiveTraceDecoder.h"
 #include "auxtrace/PtAuxTrace.h"
+#include "auxtrace/SpeAuxTrace.h"
 #include "etm/EtmSyncIndex.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
@@ -58,6 +59,7 @@ struct LiveRun {
     std::shared_ptr<const TimelineData> timeline;
     std::vector<std::shared_ptr<const TimelineData>> seenWhileRunning;
     ReplayProgress progress;
+    std::shared_ptr<const std::vector<spe::SpeRecord>> spe;  // Arm SPE: the records kept
 };
 
 LiveRun replayWithLiveDecode(const std::string& path, LiveDecoderOptions lo, ReplayOptions ro) {
@@ -92,6 +94,7 @@ LiveRun replayWithLiveDecode(const std::string& path, LiveDecoderOptions lo, Rep
     run.stats = (*live)->stats();
     EXPECT_EQ(run.stats.pendingBytes, 0u) << "what no tick reached is skipped once the decoder stops";
     run.timeline = (*live)->latest();
+    run.spe = (*live)->latestSpe();
     run.progress = (*src)->progress();
     return run;
 }
@@ -356,17 +359,17 @@ TEST(LiveDecode, CoreSightSharedSinkDecodesWhileReplaying) {
         (unsigned long long)run.stats.ticks);
 }
 
-// Not Intel PT: a clear refusal, nothing attached.
+// A kind without a decoder: a clear refusal, nothing attached.
 TEST(LiveDecode, RefusesOtherTraceKinds) {
     SimulatedCaptureOptions so;
     so.cpus = 1;
     auto session = CaptureSession::openSimulated(so);
     ASSERT_TRUE(session) << session.error().message;
     LiveDecoderOptions lo;
-    lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{4, {}};  // Arm SPE: no decoder
+    lo.auxtraceInfo = PerfDataWriterCaptureOptions::AuxtraceInfoBlock{2, {}};  // Intel BTS: no decoder
     auto live = LiveTraceDecoder::attach(**session, lo);
     ASSERT_FALSE(live);
-    EXPECT_NE(live.error().message.find("only Intel PT and CoreSight ETM"), std::string::npos)
+    EXPECT_NE(live.error().message.find("only Intel PT, CoreSight ETM and Arm SPE"), std::string::npos)
         << live.error().message;
 }
 
@@ -531,4 +534,73 @@ TEST(LiveDecode, BytesStillHeldAtStopAreCountedAsSkipped) {
     EXPECT_EQ(st.pendingBytes, 0u);
     EXPECT_EQ(st.skippedBytes, second.size());
     EXPECT_EQ(st.decodedBytes + st.skippedBytes, st.auxBytes);
+}
+
+namespace {
+
+// An Arm SPE recording made by auxscope-spesynth (with its truth), in the test's folder.
+std::string speTrace(const std::string& name, const std::string& args) {
+    const std::string& first = generatedTrace();
+    if (first.empty()) return {};
+    const std::string data = std::filesystem::path(first).parent_path().string() + "/" + name + ".data";
+    const std::string cmd = std::string("'") + AUXSCOPE_SPESYNTH + "' -q " + args + " -o '" + data + "'";
+    return std::system(cmd.c_str()) == 0 ? data : std::string();
+}
+
+// The SPE records as the truth file's rows would print them: every field.
+std::string speRow(const spe::SpeRecord& r) {
+    char b[400];
+    std::snprintf(b, sizeof b, "%llu %llu %d %d %d %u %d %llx %llx %llx %u %u %u %llx %u",
+                  (unsigned long long)r.timestamp, (unsigned long long)r.time, r.cpu, r.pid, r.tid,
+                  unsigned(r.opClass), unsigned(r.opPayload), (unsigned long long)r.pc,
+                  (unsigned long long)r.dataVa, (unsigned long long)r.dataPa, unsigned(r.totalLatency),
+                  unsigned(r.issueLatency), unsigned(r.translationLatency), (unsigned long long)r.events,
+                  unsigned(r.dataSource));
+    return b;
+}
+
+}  // namespace
+
+// Arm SPE decoded while replaying: the record ends found while draining are the
+// ways in, a tick ends at one, so every record is decoded once and whole, the
+// AUX transfers cutting packets anywhere: the live records equal the file's.
+TEST(LiveDecode, ArmSpeReplayDecodesEveryRecordWhileReplaying) {
+    const std::string path = speTrace("spe-live", "--generate 20000 --seed 11 --chunk 4093");
+    ASSERT_FALSE(path.empty());
+    auto file = PerfDataReader::open(path);
+    ASSERT_TRUE(file) << file.error().message;
+    auto offline = AuxTraceSession::open(*file);
+    ASSERT_TRUE(offline) << offline.error().message;
+    auto* speSession = dynamic_cast<SpeAuxTraceSession*>(offline->get());
+    ASSERT_NE(speSession, nullptr);
+    const auto& fileRecords = speSession->records().records;
+    ASSERT_EQ(fileRecords.size(), 20000u);
+
+    auto src = ReplaySource::open(path);
+    ASSERT_TRUE(src) << src.error().message;
+    LiveDecoderOptions lo;
+    lo.intervalSeconds = 0.05;
+    lo.keepTicks = 100000;
+    lo.bytesPerCpuPerTick = 64 << 10;  // several ticks per CPU, each ending at a record's end
+    ReplayOptions ro;
+    ro.speed.factor = (*src)->recordedSeconds() / 1.5;
+    LiveRun run = replayWithLiveDecode(path, lo, ro);
+    EXPECT_TRUE(run.stats.spe);
+    EXPECT_TRUE(run.stats.lastError.empty()) << run.stats.lastError;
+    EXPECT_EQ(run.stats.auxBytes, (*src)->auxBytes());
+    EXPECT_EQ(run.stats.skippedBytes, 0u);
+    EXPECT_EQ(run.stats.speGapBytes, 0u);
+    EXPECT_GT(run.stats.ticks, 2u);
+    EXPECT_EQ(run.stats.speRecords, fileRecords.size());
+    EXPECT_EQ(run.stats.speLoads + run.stats.speStores + run.stats.speBranches + run.stats.speOther,
+              fileRecords.size());
+    EXPECT_GT(run.stats.syncPoints, fileRecords.size() / 2) << "record ends found while draining";
+    // Field by field (the threads too: the live sideband is the file's).
+    ASSERT_TRUE(run.spe);
+    std::multiset<std::string> live, recorded;
+    for (const spe::SpeRecord& r : *run.spe)
+        live.insert(speRow(r));
+    for (const spe::SpeRecord& r : fileRecords)
+        recorded.insert(speRow(r));
+    EXPECT_TRUE(live == recorded) << live.size() << " live records, " << recorded.size() << " in the file";
 }

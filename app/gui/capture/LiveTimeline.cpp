@@ -352,7 +352,29 @@ void LiveTimeline::show(bool final) {
     }
     if (decode) {
         const LiveDecodeStats& st = *decode;
-        text += QString(
+        if (st.spe)
+            text +=
+                QString(
+                    "\n%1 %2 of %3 MB of Arm SPE decoded (%4 MB skipped, %5 MB waiting): %6 records: %7 "
+                    "loads, %8 stores, %9 branches, %10 other; mean total latency %11 cycles; %12 bytes "
+                    "were no packet; last decode %13 ms")
+                    .arg(final ? "Decoded while capturing:" : "Decoding while capturing:")
+                    .arg(double(st.decodedBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.auxBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.skippedBytes) / 1e6, 0, 'f', 1)
+                    .arg(double(st.pendingBytes) / 1e6, 0, 'f', 1)
+                    .arg(st.speRecords)
+                    .arg(st.speLoads)
+                    .arg(st.speStores)
+                    .arg(st.speBranches)
+                    .arg(st.speOther)
+                    .arg(st.speWithLatency ? double(st.speLatencyCycles) / double(st.speWithLatency) : 0.0, 0,
+                         'f', 1)
+                    .arg(st.speGapBytes)
+                    .arg(st.lastTickSeconds * 1e3, 0, 'f', 0);
+        else
+            text +=
+                QString(
                     "\n%1 %2 of %3 MB of trace decoded (%4 MB skipped: over the rate bound, before a sync "
                     "point, or overrun; %10 MB waiting), %5 M instructions, "
                     "%6 spans shown, %7 gaps, %8 decode errors; last decode %9 ms")
