@@ -50,7 +50,7 @@ using the file's sideband (threads, context switches, mmaps) and the mapped ELF 
   --format ranges   CoreSight only: one executed instruction range per line: cpu, trace
                     ID, first and last instruction address, instruction count, ISA
   --format packets  per CPU buffer, the packet listing and the packet counts per type
-                    (Arm SPE: per AUXTRACE buffer, in the layout of perf report -D)
+                    (Arm SPE: per AUXTRACE buffer, line for line as perf report dumps them)
 An Arm SPE file (arm_spe) decodes to records, one per sampled operation:
   --format summary  (default for SPE) records per CPU, per operation class, per data
                     source; gaps with their reason

@@ -495,22 +495,34 @@ Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband
         std::vector<uint64_t>& key = keys.emplace_back();
         key.reserve(recs.size());
         uint64_t last = 0;
+        // Consecutive records mostly share their thread: the last look-ups are kept.
+        int32_t pidTid = INT32_MIN, pidOfTid = -1;
+        auto pidOf = [&](int32_t tid) {
+            if (tid != pidTid) pidTid = tid, pidOfTid = sideband.pidOf(tid);
+            return pidOfTid;
+        };
+        uint64_t runFrom = 1, runUntil = 0;  // [runFrom, runUntil): `running` holds on s.cpu
+        RunningThread running;
         for (SpeRecord& r : recs) {
             if (r.timestamp && conv.valid) r.time = conv.toPerfTime(r.timestamp);
             if (r.time) last = r.time;
             key.push_back(last);
             if (r.hasContext) {
                 r.tid = int32_t(r.context);
-                r.pid = sideband.pidOf(r.tid);
+                r.pid = pidOf(r.tid);
             } else if (s.tid >= 0) {
                 r.tid = s.tid;
-                r.pid = sideband.pidOf(r.tid);
+                r.pid = pidOf(r.tid);
             } else if (last && s.cpu >= 0) {
                 // Without a timestamp: the thread at the time of the record before it.
-                const RunningThread t = sideband.runningAt(s.cpu, last);
-                r.tid = t.tid;
-                r.pid = t.tid >= 0 ? (t.pid > 0 ? t.pid : sideband.pidOf(t.tid)) : -1;
-                if (t.tid == 0) r.pid = 0;
+                if (last < runFrom || last >= runUntil) {
+                    running = sideband.runningAt(s.cpu, last);
+                    runFrom = last;
+                    runUntil = sideband.nextSwitchAfter(s.cpu, last);
+                }
+                r.tid = running.tid;
+                r.pid = running.tid >= 0 ? (running.pid > 0 ? running.pid : pidOf(running.tid)) : -1;
+                if (running.tid == 0) r.pid = 0;
             }
         }
         // The buffers and the records that ended in each.
@@ -552,6 +564,10 @@ Expected<SpeRecords> decodeSpeRecords(const PerfDataReader& file, const Sideband
             v = std::move(sorted);
             key = std::move(sortedKey);
         }
+    }
+    if (perStream.size() == 1) {  // one ring: already in order
+        out.records = std::move(perStream.front());
+        perStream.clear();
     }
     out.records.reserve(total);
     std::vector<size_t> next(perStream.size(), 0);

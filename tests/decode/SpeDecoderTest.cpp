@@ -521,6 +521,32 @@ TEST_P(SpeFile, RecordsByTimeWithThreadsFromContextAndSideband) {
     std::filesystem::remove(path);
 }
 
+TEST(SpeFileOrder, TimestampsOutOfOrderOnACpuAreSortedStably) {
+    // A counter that goes back (corrupt, or a wrap): the CPU's records are put
+    // in time order; an untimed record stays after the record before it.
+    spetest::SpeTestFileSpec spec;
+    SpeBytes b;
+    b.addr(0, 0x1).op(0, 0).ts(3000);
+    b.addr(0, 0x2).op(0, 0).end();  // no timestamp: goes with the 3000 record
+    b.addr(0, 0x3).op(0, 0).ts(1000);
+    b.addr(0, 0x4).op(0, 0).ts(2000);
+    spec.buffers[0] = {b.bytes};
+    SpeBytes c;
+    c.addr(0, 0x5).op(0, 0).ts(2000);  // cpu 1 at the same time as cpu 0's: after it
+    spec.buffers[1] = {c.bytes};
+    const std::string path = tempPath("order");
+    ASSERT_TRUE(spetest::writeSpeTestFile(path, spec));
+    auto file = PerfDataReader::open(path);
+    ASSERT_TRUE(file) << file.error().message;
+    auto recs = decodeSpeRecords(*file, Sideband{});
+    ASSERT_TRUE(recs) << recs.error().message;
+    std::vector<uint64_t> pcs;
+    for (const SpeRecord& r : recs->records)
+        pcs.push_back(r.pc);
+    EXPECT_EQ(pcs, (std::vector<uint64_t>{0x3, 0x4, 0x5, 0x1, 0x2}));
+    std::filesystem::remove(path);
+}
+
 INSTANTIATE_TEST_SUITE_P(InfoVersions, SpeFile, ::testing::Values(1, 2));
 
 TEST(SpeCsv, HeaderNamesEveryFieldAndRowsMatchIt) {
