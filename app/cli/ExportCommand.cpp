@@ -13,6 +13,8 @@
 
 #include "OptionParser.h"
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeAuxTrace.h"
+#include "auxtrace/SpeExportNames.h"
 #include "cli/DecodeOptions.h"
 #include "export/TraceExport.h"
 #include "perfdata/PerfDataReader.h"
@@ -23,7 +25,7 @@
 namespace auxscope {
 namespace {
 
-const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv] [-o OUT] [--no-samples]
+const char* kHelp = R"(usage: auxscope export FILE [--format perfetto|csv|spe-csv] [-o OUT] [--no-samples]
                        [--no-stacks] [--decode|--no-decode] [--cpu N] [--tid T] [--time A-B]
                        [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE] [--kallsyms FILE]
                        [--binary-dir DIR] [--debug-dir DIR] [--debuginfod URL] [--no-debuginfod]
@@ -33,6 +35,10 @@ Converts a perf.data (auxscope's, perf's or simpleperf's) for other tools:
   perfetto   protobuf trace for ui.perfetto.dev: a track per CPU showing which
              thread ran, a track per thread, lost records/samples as counters
   csv        the same events, one per row (kind,cpu,time_ns,end_ns,pid,tid,name,value,detail)
+  spe-csv    Arm SPE records, one row per record with every field decoded
+             (timestamp, time, cpu, pid, tid, operation, PC, addresses,
+             latencies, events, data source) and their names (function, data
+             symbol+offset, source, events)
 
 A file with Intel PT data is decoded too (as auxscope decode does): each thread's
 track then shows its call stack as nested slices (function; instructions and
@@ -41,6 +47,12 @@ a flame chart per thread; the thread's run intervals move to an "on CPU" track
 under it. In CSV, span rows: name = function, value = instructions, detail =
 depth; gap rows: cpu = the trace's CPU, name = reason, value = trace offset,
 detail = cause.
+
+A file with Arm SPE data exports its records too: in Perfetto an instant per
+record on an "SPE" track under its thread's (the operation as its name; PC,
+function, data address and symbol, physical address, latencies, data source
+and events as args); in CSV an "spe" row per record (name = the operation,
+value = total latency in cycles, detail = the function).
 
 A file whose samples carry call stacks (perf record -g or --call-graph,
 auxscope record -g) exports them, resolved to functions as auxscope report
@@ -58,7 +70,7 @@ CPU it ran on last, detail = the function it blocked in) hold the stack it
 blocked in (stacks of sched:sched_switch or context-switches samples with
 callchains; "[off-CPU: no stack]" without).
 
-  --format F      perfetto (default) or csv
+  --format F      perfetto (default), csv or spe-csv
   -o, --output    output file (default: FILE with .pftrace or .csv)
   --no-samples    leave out individual samples
   --no-stacks     leave out the samples' call stacks and the off-CPU time:
@@ -118,8 +130,9 @@ Expected<ExportArgs> parseExportArgs(const std::vector<std::string>& args) {
         } else if (o.is("decode") || o.is("no-decode")) {
             out.decode = o.is("decode");
         } else if (o.is("format")) {
-            if (*o.value != "perfetto" && *o.value != "csv")
-                return makeError(o.spelling + " '" + *o.value + "': unknown format (perfetto or csv)");
+            if (*o.value != "perfetto" && *o.value != "csv" && *o.value != "spe-csv")
+                return makeError(o.spelling + " '" + *o.value +
+                                 "': unknown format (perfetto, csv or spe-csv)");
             out.format = *o.value;
         } else if (o.is("output")) {
             if (o.value->empty()) return makeError(o.spelling + " wants a file name");
@@ -140,7 +153,9 @@ Expected<ExportArgs> parseExportArgs(const std::vector<std::string>& args) {
     addOpenedFileFolder(out.input, out.selection);
     if (out.output.empty())
         out.output = std::filesystem::path(out.input)
-                         .replace_extension(out.format == "csv" ? ".csv" : ".pftrace")
+                         .replace_extension(out.format == "csv"       ? ".csv"
+                                            : out.format == "spe-csv" ? ".spe.csv"
+                                                                      : ".pftrace")
                          .string();
     return out;
 }
@@ -210,6 +225,22 @@ int runExportCommand(const std::vector<std::string>& args) {
             }
         }
     }
+    // Arm SPE: the records the session decoded, with their names.
+    std::optional<SpeExportNames> speNames;
+    const SpeAuxTraceSession* speSession =
+        decoded ? dynamic_cast<const SpeAuxTraceSession*>(decoded->session.get()) : nullptr;
+    if (speSession) {
+        speNames.emplace(speExportNames(speSession->records(), speSession->images(), speSession->functions(),
+                                        *file, selection.session.images.binaryDirs));
+        for (const std::string& note : speNames->space->notes())
+            std::cerr << "auxscope export: " << input << ": " << note << "\n";
+        options.spe = &speNames->spe;
+    }
+    if (format == "spe-csv" && !speSession) {
+        std::cerr << "auxscope export: --format spe-csv: " << input << " has no Arm SPE data (" << kind
+                  << ")\n";
+        return 2;
+    }
     // Samples with call stacks: the sampled profile, symbolized as auxscope
     // report does. A file whose samples carry none exports as before.
     std::shared_ptr<const SampleProfile> profile;
@@ -249,8 +280,9 @@ int runExportCommand(const std::vector<std::string>& args) {
         options.begin = selection.window.begin;
         options.end = selection.window.end == UINT64_MAX ? UINT64_MAX : selection.window.end + 1;  // [A, B]
     }
-    auto written =
-        format == "csv" ? exportCsv(model, output, options) : exportPerfetto(model, output, options);
+    auto written = format == "spe-csv" ? exportSpeCsv(speNames->spe, output, options.begin, options.end)
+                   : format == "csv"   ? exportCsv(model, output, options)
+                                       : exportPerfetto(model, output, options);
     if (!written) {
         std::cerr << "auxscope export: " << written.error().message << "\n";
         return 1;
@@ -258,7 +290,13 @@ int runExportCommand(const std::vector<std::string>& args) {
     std::cout << "auxscope export: wrote " << output << " (" << format << "): " << model.runSlices().size()
               << " run slices on " << model.cpus().size() << " CPUs, " << model.samples().size()
               << " samples, " << model.losses().size() << " loss records";
-    if (decoded) {
+    if (speSession) {
+        const bool all = options.begin == 0 && options.end == UINT64_MAX;
+        uint64_t kept = 0;
+        for (const spe::SpeRecord& r : speSession->records().records)
+            kept += all || (r.time >= options.begin && r.time < options.end && (r.timestamp || r.time));
+        std::cout << ", " << kept << " Arm SPE records";
+    } else if (decoded) {
         uint64_t gaps = 0;
         for (const auto& [reason, n] : decoded->result.stats.gaps)
             gaps += n;

@@ -8,4 +8,5 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/SpeAuxTrace.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SpeSamples.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SpeAnalysis.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/SpeExportNames.cpp
 )

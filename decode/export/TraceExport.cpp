@@ -19,6 +19,7 @@
 #include "export/ProtoWriter.h"
 #include "samples/SampleProfile.h"
 #include "spe/SpeRecord.h"
+#include "spe/SpeRecordCsv.h"
 
 namespace auxscope {
 namespace {
@@ -200,17 +201,34 @@ std::string speOperationName(const spe::SpeRecord& r) {
 
 namespace {
 
-// The SPE records in [begin, end), by index.
-std::pair<size_t, size_t> speRange(const ExportSpe* spe, uint64_t begin, uint64_t end) {
-    if (!spe || !spe->records) return {0, 0};
+// The SPE records to export: in a range [begin, end) those whose time is in it
+// (records without a timestamp only when everything is exported), each with
+// the time it is shown at: its own, or for a record without a timestamp that
+// of the record before it on its CPU (the records are in that order).
+struct SpeRows {
+    std::vector<size_t> index;
+    std::vector<uint64_t> time;
+};
+SpeRows speRows(const ExportSpe* spe, uint64_t begin, uint64_t end) {
+    SpeRows rows;
+    if (!spe || !spe->records) return rows;
+    const bool all = begin == 0 && end == UINT64_MAX;
+    std::unordered_map<int, uint64_t> lastOnCpu;
     const auto& r = *spe->records;
-    auto at = [&](uint64_t t) {
-        return size_t(std::lower_bound(r.begin(), r.end(), t,
-                                       [](const spe::SpeRecord& x, uint64_t v) { return x.time < v; }) -
-                      r.begin());
-    };
-    if (begin == 0 && end == UINT64_MAX) return {0, r.size()};
-    return {at(begin), at(end)};
+    for (size_t i = 0; i < r.size(); ++i) {
+        uint64_t t = r[i].time;
+        if (r[i].timestamp || t) {
+            lastOnCpu[r[i].cpu] = t;
+        } else {
+            if (!all) continue;
+            auto it = lastOnCpu.find(r[i].cpu);
+            t = it != lastOnCpu.end() ? it->second : 0;
+        }
+        if (!all && (t < begin || t >= end)) continue;
+        rows.index.push_back(i);
+        rows.time.push_back(t);
+    }
+    return rows;
 }
 
 }  // namespace
@@ -373,10 +391,10 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     for (int32_t tid : spanTids)
         if (tid > 0) tids.insert(tid);
     // Threads with SPE samples: an "SPE" track under each.
-    const auto [speBegin, speEnd] = speRange(options.spe, options.begin, options.end);
+    const SpeRows spe = speRows(options.spe, options.begin, options.end);
     std::set<int32_t> speTids;
     bool speNoThread = false;
-    for (size_t i = speBegin; i < speEnd; ++i) {
+    for (size_t i : spe.index) {
         const int32_t tid = (*options.spe->records)[i].tid;
         if (tid > 0)
             speTids.insert(tid);
@@ -385,7 +403,7 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
     }
     tids.insert(speTids.begin(), speTids.end());
     auto spePidOf = [&](int32_t tid) {
-        for (size_t i = speBegin; i < speEnd; ++i)
+        for (size_t i : spe.index)
             if ((*options.spe->records)[i].tid == tid && (*options.spe->records)[i].pid > 0)
                 return (*options.spe->records)[i].pid;
         return tid;
@@ -532,8 +550,8 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
         events.push_back({losses[i].time, 1, Loss, i});
         events.push_back({losses[i].time, 1, LossCounter, i});
     }
-    for (size_t i = speBegin; i < speEnd; ++i)
-        events.push_back({(*options.spe->records)[i].time, 1, SpeSample, i});
+    for (size_t k = 0; k < spe.index.size(); ++k)
+        events.push_back({spe.time[k], 1, SpeSample, spe.index[k]});
     std::vector<std::pair<size_t, size_t>> counterPoints;  // (series, point)
     for (size_t s = 0; s < counters.size(); ++s)
         for (size_t p = 0; p < counters[s].points.size(); ++p) {
@@ -658,8 +676,8 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                 break;
             }
             case SpeSample: {
-                const ExportSpe& spe = *options.spe;
-                const spe::SpeRecord& r = (*spe.records)[e.index];
+                const ExportSpe& names = *options.spe;
+                const spe::SpeRecord& r = (*names.records)[e.index];
                 ev.u64(pf::kType, pf::kInstant);
                 ev.u64(pf::kTrackUuid, r.tid > 0 ? perfettoThreadSpeTrack(r.tid) : kSpeNoThreadTrack);
                 ev.str(pf::kEventName, speOperationName(r));
@@ -670,15 +688,15 @@ Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                     if (!v.empty()) annotate(ev, name, v);
                 };
                 if (r.hasPc) annotate(ev, "pc", int64_t(r.pc), true);
-                named("function", spe.function);
+                named("function", names.function);
                 if (r.hasDataVa) annotate(ev, "data address", int64_t(r.dataVa), true);
-                named("data symbol", spe.dataSymbol);
+                named("data symbol", names.dataSymbol);
                 if (r.hasDataPa) annotate(ev, "physical address", int64_t(r.dataPa), true);
                 if (r.hasTotalLatency) annotate(ev, "total latency", r.totalLatency);
                 if (r.hasIssueLatency) annotate(ev, "issue latency", r.issueLatency);
                 if (r.hasTranslationLatency) annotate(ev, "translation latency", r.translationLatency);
-                if (r.hasDataSource) named("source", spe.source);
-                if (r.hasEvents) named("events", spe.events);
+                if (r.hasDataSource) named("source", names.source);
+                if (r.hasEvents) named("events", names.events);
                 if (r.hasBranchTarget) annotate(ev, "branch target", int64_t(r.branchTarget), true);
                 annotate(ev, "cpu", r.cpu);
                 if (r.tid <= 0) annotate(ev, "tid", r.tid);
@@ -852,10 +870,10 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
         }
     }
     // SPE records: name = the operation, value = total latency (cycles), detail = the function.
-    const auto [speBegin, speEnd] = speRange(options.spe, options.begin, options.end);
-    for (size_t i = speBegin; i < speEnd; ++i) {
-        const spe::SpeRecord& r = (*options.spe->records)[i];
-        out << "spe," << r.cpu << ',' << r.time << ",," << r.pid << ',' << r.tid << ','
+    const SpeRows spe = speRows(options.spe, options.begin, options.end);
+    for (size_t k = 0; k < spe.index.size(); ++k) {
+        const spe::SpeRecord& r = (*options.spe->records)[spe.index[k]];
+        out << "spe," << r.cpu << ',' << spe.time[k] << ",," << r.pid << ',' << r.tid << ','
             << csvField(speOperationName(r)) << ',';
         if (r.hasTotalLatency) out << r.totalLatency;
         out << ',' << csvField(options.spe->function ? options.spe->function(r) : std::string()) << eol;
@@ -912,32 +930,27 @@ namespace auxscope {
 Expected<void> exportSpeCsv(const ExportSpe& spe, const std::string& path, uint64_t begin, uint64_t end) {
     std::ofstream out(path, std::ios::trunc);
     if (!out) return makeError(path + ": cannot create: " + std::strerror(errno));
-    out << "timestamp,time,cpu,pid,tid,context,contextIndex,hasContext,opClass,opPayload,isLoad,isStore,"
-           "isBranch,isSve,isAtomic,isConditional,pc,pcEl,pcNs,hasPc,branchTarget,hasBranchTarget,"
-           "prevBranchTarget,hasPrevBranchTarget,dataVa,dataVaTag,hasDataVa,dataPa,dataPaNs,dataPaCh,"
-           "dataPaPat,hasDataPa,totalLatency,issueLatency,translationLatency,hasTotalLatency,hasIssueLatency,"
-           "hasTranslationLatency,events,hasEvents,dataSource,hasDataSource,operation,function,dataSymbol,"
-           "sourceName,eventNames\n";
-    const auto [first, last] = speRange(&spe, begin, end);
+    out << spe::speCsvHeader() << ",operation,function,dataSymbol,sourceName,eventNames\n";
+    const SpeRows rows = speRows(&spe, begin, end);
     auto name = [&](const auto& fn, const spe::SpeRecord& r) { return fn ? csvField(fn(r)) : std::string(); };
-    for (size_t i = first; i < last; ++i) {
+    std::string line;
+    for (size_t i : rows.index) {
         const spe::SpeRecord& r = (*spe.records)[i];
-        auto b = [](bool v) { return v ? '1' : '0'; };
-        out << r.timestamp << ',' << r.time << ',' << r.cpu << ',' << r.pid << ',' << r.tid << ','
-            << r.context << ',' << unsigned(r.contextIndex) << ',' << b(r.hasContext) << ','
-            << unsigned(r.opClass) << ',' << unsigned(r.opPayload) << ',' << b(r.isLoad) << ','
-            << b(r.isStore) << ',' << b(r.isBranch) << ',' << b(r.isSve) << ',' << b(r.isAtomic) << ','
-            << b(r.isConditional) << ',' << r.pc << ',' << unsigned(r.pcEl) << ',' << b(r.pcNs) << ','
-            << b(r.hasPc) << ',' << r.branchTarget << ',' << b(r.hasBranchTarget) << ',' << r.prevBranchTarget
-            << ',' << b(r.hasPrevBranchTarget) << ',' << r.dataVa << ',' << unsigned(r.dataVaTag) << ','
-            << b(r.hasDataVa) << ',' << r.dataPa << ',' << b(r.dataPaNs) << ',' << b(r.dataPaCh) << ','
-            << unsigned(r.dataPaPat) << ',' << b(r.hasDataPa) << ',' << r.totalLatency << ','
-            << r.issueLatency << ',' << r.translationLatency << ',' << b(r.hasTotalLatency) << ','
-            << b(r.hasIssueLatency) << ',' << b(r.hasTranslationLatency) << ',' << r.events << ','
-            << b(r.hasEvents) << ',' << r.dataSource << ',' << b(r.hasDataSource) << ','
-            << csvField(speOperationName(r)) << ',' << name(spe.function, r) << ',' << name(spe.dataSymbol, r)
-            << ',' << (r.hasDataSource ? name(spe.source, r) : std::string()) << ','
-            << (r.hasEvents ? name(spe.events, r) : std::string()) << '\n';
+        line.clear();
+        spe::appendSpeCsvRow(r, line);  // every field, as `auxscope decode --format records` prints them
+        line.pop_back();                // its newline
+        line += ',';
+        line += csvField(speOperationName(r));
+        line += ',';
+        line += name(spe.function, r);
+        line += ',';
+        line += name(spe.dataSymbol, r);
+        line += ',';
+        if (r.hasDataSource) line += name(spe.source, r);
+        line += ',';
+        if (r.hasEvents) line += name(spe.events, r);
+        line += '\n';
+        out << line;
     }
     out.close();
     if (!out) return makeError(path + ": write failed: " + std::strerror(errno));

@@ -76,6 +76,8 @@ struct ExportOptions {
     // Arm SPE records: in Perfetto an instant per record on an "SPE" track under
     // its thread's, every field as an arg; in CSV an "spe" row per record
     // (name = the operation, value = total latency in cycles, detail = function).
+    // A record without a timestamp is shown at the time of the record before
+    // it on its CPU; a range leaves such records out.
     const ExportSpe* spe = nullptr;
     // Only [begin, end) of the trace (a selected range): run slices and spans
     // that overlap it, clipped to it, and samples, losses and counter points in
@@ -90,7 +92,8 @@ struct ExportOptions {
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,
                               const ExportOptions& options = {});
 Expected<void> exportCsv(const TraceModel& model, const std::string& path, const ExportOptions& options = {});
-// SPE records in [begin, end) as a table: a header row, then one row per record
+// SPE records whose time is in [begin, end) (by default every record, those
+// without a timestamp too) as a table: a header row, then one row per record
 // with every SpeRecord field (as decode/spe/SpeRecord.h names them), then the
 // operation, function, data symbol, source and event names.
 Expected<void> exportSpeCsv(const ExportSpe& spe, const std::string& path, uint64_t begin = 0,

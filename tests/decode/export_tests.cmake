@@ -11,7 +11,7 @@ target_include_directories(export_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../cap
 # Decoded Intel PT spans: a ptsynth trace of fib (with its ground truth) and
 # perf's Skylake recording read in place from AUXSCOPE_TEST_DATA_DIR (skipped without it).
 # Samples with call stacks: the sampled-stacks test program recorded by perf -g.
-add_dependencies(export_tests auxscope-ptsynth ptsynth_prog_fib stacks_prog_fp)
+add_dependencies(export_tests auxscope-ptsynth auxscope-spesynth ptsynth_prog_fib stacks_prog_fp)
 target_compile_definitions(export_tests PRIVATE
   AUXSCOPE_STACKS_PROG_FP="$<TARGET_FILE:stacks_prog_fp>"
   AUXSCOPE_PROTOC="${PROTOC_EXECUTABLE}"
@@ -62,3 +62,23 @@ add_test(NAME cli_export_stacks COMMAND sh -c
    cmp $d/p1.pftrace $d/p2.pftrace && echo without stacks: same bytes; rm -rf $d")
 set_tests_properties(cli_export_stacks PROPERTIES RUN_SERIAL TRUE SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION
   "wrote .*g.pftrace \\(perfetto\\): [^\n]*, [1-9][0-9]* samples with call stacks, [1-9][0-9]* off-CPU stretches\n.*kind,cpu,time_ns,end_ns,pid,tid,name,value,detail,stack\nmain-hot rows: [1-9][0-9]*\n.*wrote .*n.csv \\(csv\\): [^\n]*loss records\n.*kind,cpu,time_ns,end_ns,pid,tid,name,value,detail\n.*without stacks: same bytes")
+
+# auxscope export of an Arm SPE recording (auxscope-spesynth, with its truth):
+# every record in Perfetto and as CSV rows; the spe-csv table's fields equal the
+# truth's row for row, and names its functions and data symbols; spe-csv of a
+# file without SPE is refused.
+add_test(NAME cli_export_spe COMMAND sh -c
+  "set -e; d=$(mktemp -d); '$<TARGET_FILE:auxscope-spesynth>' -q --generate 3000 --seed 7 -o $d/spe.data; \
+   $<TARGET_FILE:auxscope> export $d/spe.data -o $d/spe.pftrace; \
+   $<TARGET_FILE:auxscope> export $d/spe.data --format csv -o $d/spe.csv; \
+   echo spe rows: $(grep -c '^spe,' $d/spe.csv); \
+   $<TARGET_FILE:auxscope> export $d/spe.data --format spe-csv; \
+   n=$(head -1 $d/spe.data.truth | tr ',' '\\n' | wc -l); \
+   cut -d, -f1-$n $d/spe.spe.csv | cmp - $d/spe.data.truth && echo table equals the truth; \
+   echo named functions: $(cut -d, -f$((n+2)) $d/spe.spe.csv | grep -c .); \
+   echo data symbols: $(awk -F, -v c=$((n+3)) 'NR>1 && $c ~ /^[a-z_][a-z_0-9]*([+]0x[0-9a-f]+)?$/' $d/spe.spe.csv | wc -l); \
+   '$<TARGET_FILE:auxscope-ptsynth>' -q --generate 1 -o $d/pt.data; \
+   if $<TARGET_FILE:auxscope> export $d/pt.data --format spe-csv 2>$d/err; then echo accepted; else echo refused: $(cat $d/err); fi; \
+   rm -rf $d")
+set_tests_properties(cli_export_spe PROPERTIES PASS_REGULAR_EXPRESSION
+  "wrote .*spe.pftrace \\(perfetto\\): .*, 3000 Arm SPE records\n.*spe rows: 3000\n.*wrote .*spe.spe.csv \\(spe-csv\\): .*, 3000 Arm SPE records\ntable equals the truth\nnamed functions: 300[01]\ndata symbols: [1-9][0-9]+\n.*refused: auxscope export: --format spe-csv: .*pt.data has no Arm SPE data \\(Intel PT\\)")

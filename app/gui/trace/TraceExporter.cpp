@@ -11,9 +11,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeAuxTrace.h"
+#include "auxtrace/SpeExportNames.h"
 #include "export/TraceExport.h"
 #include "gui/common/WindowMemory.h"
 #include "gui/trace/TraceText.h"
@@ -153,12 +156,13 @@ bool TraceExporter::exportFile(const QString& format, QString outPath, std::shar
         window_memory::setLastFolder("export", outPath);
     }
     struct Counts {
-        size_t runSlices = 0, samples = 0;
+        size_t runSlices = 0, samples = 0, speRecords = 0;
         QString loadedError;
     };
     auto counts = std::make_shared<Counts>();
-    ExportJob job = [reader, decoded, csv, counts,
-                     out = outPath.toStdString()](const std::function<bool(uint64_t, uint64_t)>& progress) {
+    ExportJob job = [reader, decoded, csv, counts, out = outPath.toStdString(),
+                     folder = QFileInfo(input_).absolutePath().toStdString()](
+                        const std::function<bool(uint64_t, uint64_t)>& progress) {
         TraceModel model;
         auto loaded = loadTraceModel(*reader, model);
         if (!loaded) counts->loadedError = QString::fromStdString(loaded.error().message);
@@ -171,6 +175,21 @@ bool TraceExporter::exportFile(const QString& format, QString outPath, std::shar
             spans = decoded->exportView();
             options.spans = &spans;
         }
+        // Arm SPE (no spans): the records, decoded here as `auxscope export` does, with their names.
+        Expected<std::unique_ptr<AuxTraceSession>> spe = std::unique_ptr<AuxTraceSession>();
+        std::optional<SpeExportNames> speNames;
+        if (!decoded && auxTraceKind(*reader) == AuxTraceKind::ArmSpe) {
+            AuxTraceOptions so;
+            so.images.binaryDirs = {folder};
+            spe = AuxTraceSession::open(*reader, so);
+            if (!spe) return Expected<void>(spe.error());
+            if (const auto* session = dynamic_cast<const SpeAuxTraceSession*>(spe->get())) {
+                speNames.emplace(speExportNames(session->records(), session->images(), session->functions(),
+                                                *reader, {folder}));
+                options.spe = &speNames->spe;
+                counts->speRecords = session->records().records.size();
+            }
+        }
         return csv ? exportCsv(model, out, options) : exportPerfetto(model, out, options);
     };
     return start(std::move(job), [done, counts, outPath, decoded, traceKind](const Expected<void>& written) {
@@ -182,7 +201,8 @@ bool TraceExporter::exportFile(const QString& format, QString outPath, std::shar
                        .arg(counts->runSlices)
                        .arg(counts->samples)
                        .arg(decoded ? QString(" and %1 %2 spans").arg(decoded->spanCount()).arg(traceKind)
-                                    : QString())
+                            : counts->speRecords ? QString(" and %1 Arm SPE records").arg(counts->speRecords)
+                                                 : QString())
                        .arg(outPath);
             if (!counts->loadedError.isEmpty()) text += " (stopped early: " + counts->loadedError + ")";
         }
