@@ -167,6 +167,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         ->addAction(exampleTitle(ExampleKind::CoreSight), this,
                     [this] { openExample(ExampleKind::CoreSight); })
         ->setObjectName("exampleCoreSight");
+    examples->addAction(exampleTitle(ExampleKind::ArmSpe), this, [this] { openExample(ExampleKind::ArmSpe); })
+        ->setObjectName("exampleArmSpe");
     connect(capture_, &CapturePage::openExampleRequested, this, &MainWindow::openExample);
     help->addAction("Timeline &keys", this, [this] {
         QString text = "<table>";

@@ -27,6 +27,7 @@
 
 #include "auxtrace/LiveTraceDecoder.h"
 #include "gui/MainWindow.h"
+#include "gui/analysis/SpePane.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/common/ExampleMaker.h"
@@ -73,8 +74,9 @@ private:
     static TraceFilePage* openFromHelp(MainWindow& window, ExampleKind kind, QString* error = nullptr) {
         QSignalSpy opened(&window, &MainWindow::exampleOpened);
         QSignalSpy failed(&window, &MainWindow::exampleFailed);
-        auto* action =
-            window.findChild<QAction*>(kind == ExampleKind::IntelPt ? "exampleIntelPt" : "exampleCoreSight");
+        auto* action = window.findChild<QAction*>(kind == ExampleKind::IntelPt     ? "exampleIntelPt"
+                                                  : kind == ExampleKind::CoreSight ? "exampleCoreSight"
+                                                                                   : "exampleArmSpe");
         if (!action) return nullptr;
         action->trigger();
         if (!QTest::qWaitFor([&] { return opened.count() + failed.count() > 0; }, 60000)) return nullptr;
@@ -372,6 +374,25 @@ private slots:
         QVERIFY(!page->timeline()->data()->threads.empty());
         std::printf("Open an example (CoreSight): timeline with %llu spans in %lld ms\n",
                     (unsigned long long)timelineSpans(page), (long long)clock.elapsed());
+        std::fflush(stdout);
+    }
+
+    // Help > Open an example > Arm SPE example: its records on the SPE tab and as sample events.
+    void openArmSpeExampleShowsItsRecords() {
+        MainWindow window;
+        window.show();
+        QElapsedTimer clock;
+        clock.start();
+        QString error;
+        TraceFilePage* page = openFromHelp(window, ExampleKind::ArmSpe, &error);
+        QVERIFY2(page, qPrintable(error));
+        QCOMPARE(page->path(), examplesFolder() + "/arm-spe-example.data");
+        QTRY_VERIFY_WITH_TIMEOUT(page->findChild<SpePane*>() && page->findChild<SpePane*>()->data(), 60000);
+        QCOMPARE(page->findChild<SpePane*>()->data()->records.size(), size_t(20000));
+        QTRY_VERIFY_WITH_TIMEOUT(page->sampleProfile(), 60000);
+        QVERIFY(page->sampleProfile()->eventIndex("arm_spe: loads") >= 0);
+        QVERIFY(!QFileInfo::exists(page->path() + ".truth"));  // the example needs no truth beside it
+        std::printf("Open an example (Arm SPE): 20000 records in %lld ms\n", (long long)clock.elapsed());
         std::fflush(stdout);
     }
 };

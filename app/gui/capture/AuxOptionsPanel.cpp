@@ -52,6 +52,9 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
         menu->addAction("Open the " + exampleTitle(ExampleKind::CoreSight), this,
                         [this] { emit exampleRequested(ExampleKind::CoreSight); })
             ->setObjectName("openExampleCoreSight");
+        menu->addAction("Open the " + exampleTitle(ExampleKind::ArmSpe), this,
+                        [this] { emit exampleRequested(ExampleKind::ArmSpe); })
+            ->setObjectName("openExampleArmSpe");
         menu->addAction("Replay the " + exampleTitle(ExampleKind::IntelPt) + " (live AUX path and decode)",
                         this, [this] { emit replayExampleRequested(); })
             ->setObjectName("replayExampleIntelPt");
@@ -60,7 +63,8 @@ AuxOptionsPanel::AuxOptionsPanel(const PmuRegistry& pmus, QWidget* parent)
         exampleButton_->setText("Open an example");
         exampleButton_->setToolTip(
             "A small Intel PT recording made by the bundled synthesizer, opened on its timeline (the "
-            "arrow: the CoreSight example, or the Intel PT one replayed through the live AUX path)");
+            "arrow: the CoreSight or Arm SPE example, or the Intel PT one replayed through the live AUX "
+            "path)");
     }
 
     auto check = [this](const char* text, const char* name, bool on, const char* tip) {

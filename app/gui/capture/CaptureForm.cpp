@@ -160,7 +160,7 @@ CaptureForm::CaptureForm(const PmuRegistry& pmus, QWidget* owner)
         "AUX event");
     form_->addRow("", overwrite_);
     auxPanel_ = new AuxOptionsPanel(pmus);
-    liveDecode_ = new QCheckBox("Decode the AUX trace while capturing (Intel PT, CoreSight)");
+    liveDecode_ = new QCheckBox("Decode the AUX trace while capturing (Intel PT, CoreSight, Arm SPE)");
     liveDecode_->setObjectName("liveDecode");
     liveDecode_->setChecked(true);
     liveDecode_->setToolTip(

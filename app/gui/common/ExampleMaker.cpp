@@ -15,13 +15,27 @@
 namespace auxscope {
 
 QString exampleTitle(ExampleKind kind) {
-    return kind == ExampleKind::IntelPt ? QStringLiteral("Intel PT example")
-                                        : QStringLiteral("CoreSight (ETMv4) example");
+    switch (kind) {
+        case ExampleKind::IntelPt:
+            return QStringLiteral("Intel PT example");
+        case ExampleKind::CoreSight:
+            return QStringLiteral("CoreSight (ETMv4) example");
+        case ExampleKind::ArmSpe:
+            break;
+    }
+    return QStringLiteral("Arm SPE example");
 }
 
 QString exampleFileName(ExampleKind kind) {
-    return kind == ExampleKind::IntelPt ? QStringLiteral("intel-pt-example.data")
-                                        : QStringLiteral("coresight-example.data");
+    switch (kind) {
+        case ExampleKind::IntelPt:
+            return QStringLiteral("intel-pt-example.data");
+        case ExampleKind::CoreSight:
+            return QStringLiteral("coresight-example.data");
+        case ExampleKind::ArmSpe:
+            break;
+    }
+    return QStringLiteral("arm-spe-example.data");
 }
 
 QString examplesFolder() {
@@ -32,8 +46,12 @@ ExampleCommand exampleCommand(ExampleKind kind, const QString& out) {
     if (kind == ExampleKind::IntelPt)
         // A generated program (recursion, a few threads) traced with its sideband and samples.
         return {"auxscope-ptsynth", {"--example", "-q", "-o", out}};
-    // A small ETMv4 recording as a cs_etm perf.data, its code beside it.
-    return {"auxscope-etmsnap", {"--example", "-q", "-o", out}};
+    if (kind == ExampleKind::CoreSight)
+        // A small ETMv4 recording as a cs_etm perf.data, its code beside it.
+        return {"auxscope-etmsnap", {"--example", "-q", "-o", out}};
+    // 20,000 SPE records of six threads on four CPUs (loads, stores, branches;
+    // latencies and data sources from L1D to DRAM), their AArch64 code beside them.
+    return {"auxscope-spesynth", {"--generate", "20000", "--seed", "1", "--no-truth", "-q", "-o", out}};
 }
 
 ToolLookup findTool(const QString& name, const QString& appDir, const QStringList& pathDirs) {

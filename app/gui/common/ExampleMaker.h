@@ -2,7 +2,8 @@
 #pragma once
 // The examples a person with no trace hardware opens or replays (issue 33):
 // a small Intel PT recording made by the bundled synthesizer auxscope-ptsynth,
-// and a CoreSight (ETMv4) one made by auxscope-etmsnap. Each is made once into
+// a CoreSight (ETMv4) one made by auxscope-etmsnap, and an Arm SPE one made by
+// auxscope-spesynth. Each is made once into
 // the per-user examples folder (examplesFolder(), which outlives the window) by
 // running its generator in a QProcess, never on the GUI thread's time, and made
 // again only when the generator is newer than the file. Help > Open an example,
@@ -20,11 +21,12 @@ class QProcess;
 
 namespace auxscope {
 
-enum class ExampleKind { IntelPt, CoreSight };
+enum class ExampleKind { IntelPt, CoreSight, ArmSpe };
 
-// "Intel PT example", "CoreSight (ETMv4) example": the menu's words.
+// "Intel PT example", "CoreSight (ETMv4) example", "Arm SPE example": the menu's words.
 QString exampleTitle(ExampleKind kind);
-// The file's name in the examples folder: "intel-pt-example.data", "coresight-example.data".
+// The file's name in the examples folder: "intel-pt-example.data", "coresight-example.data",
+// "arm-spe-example.data".
 QString exampleFileName(ExampleKind kind);
 // Where the examples are made: QStandardPaths' AppLocalDataLocation + "/examples".
 QString examplesFolder();
