@@ -52,12 +52,12 @@ check() { # PAGE HELP-COMMAND...
     echo "ok $page: $(wc -l <<<"$rendered") lines, $(grep -oE '(^|[ [,(])--?[A-Za-z][A-Za-z0-9-]*' <<<"$help" | sort -u | wc -l) options"
 }
 check auxscope "$auxscope" --help
-for cmd in record info decode export report; do
+for cmd in record info decode export report compare; do
     check "auxscope-$cmd" "$auxscope" help "$cmd"
 done
 check auxscope-ptsynth "$ptsynth" --help
 check auxscope-etmsnap "$etmsnap" --help
 # No page is left over from a command that is gone.
 pages=$(ls "$man_dir"/*.1.gz | wc -l)
-[ "$pages" -eq 8 ] || { echo "FAIL: $pages pages in $man_dir, expected 8"; fail=1; }
+[ "$pages" -eq 9 ] || { echo "FAIL: $pages pages in $man_dir, expected 9"; fail=1; }
 exit $fail
