@@ -427,7 +427,7 @@ struct CompareReport {
         };
         if (args.tree) tree(r.tree, "call tree (top-down, both sides; children by the larger total)");
         if (args.bottomUp)
-            tree(r.bottomUp, "bottom-up (each function, then the callers it was reached from)");
+            tree(r.bottomUp(), "bottom-up (each function, then the callers it was reached from)");
     }
 
     void csvCosts(std::ostream& out, const RangeCost& a, const RangeCost& b) const {
@@ -472,7 +472,7 @@ struct CompareReport {
             });
         };
         if (args.tree) tree(r.tree, "node");
-        if (args.bottomUp) tree(r.bottomUp, "bottom-up");
+        if (args.bottomUp) tree(r.bottomUp(), "bottom-up");
     }
 
     void jsonCosts(std::ostream& out, const RangeCost& a, const RangeCost& b) const {
@@ -554,7 +554,7 @@ struct CompareReport {
             out << "]";
         };
         if (args.tree) tree(r.tree, "tree");
-        if (args.bottomUp) tree(r.bottomUp, "bottom_up");
+        if (args.bottomUp) tree(r.bottomUp(), "bottom_up");
         out << "}\n";
     }
 };

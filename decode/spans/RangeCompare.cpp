@@ -184,6 +184,17 @@ CompareTree mergeTrees(const CallTree& a, const CallTree& b) {
     return out;
 }
 
+}  // namespace
+
+CompareTree CompareResult::bottomUp() const {
+    RangeStats a, b;
+    a.tree = keyedA;
+    b.tree = keyedB;
+    return mergeTrees(a.bottomUp(), b.bottomUp());
+}
+
+namespace {
+
 std::string describe(const RangeSource& s) {
     switch (s.kind) {
         case RangeSource::Spans:
@@ -226,10 +237,10 @@ Expected<CompareResult> compareRanges(const CompareSide& a, const CompareSide& b
         out.functions[f.function].b = f.cost;
         out.functions[f.function].inB = true;
     }
-    // A key can be made by one side's function table without a node of its
-    // own left (never: keys are made for tree nodes), so every key is on a side.
+    // Keys are made for tree nodes only, so every key occurs on a side.
     out.tree = mergeTrees(ka.tree, kb.tree);
-    out.bottomUp = mergeTrees(ka.bottomUp(), kb.bottomUp());
+    out.keyedA = std::move(ka.tree);
+    out.keyedB = std::move(kb.tree);
 
     const bool spans = out.source.kind == RangeSource::Spans;
     const RangeCost& ra = a.stats->tree.nodes[0].cost;

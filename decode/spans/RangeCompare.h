@@ -92,7 +92,8 @@ struct CompareResult {
     std::vector<CompareKey> keys;
     std::vector<ComparedFunction> functions;  // every key, key ascending
     CompareTree tree;                         // top-down
-    CompareTree bottomUp;                     // callees at the root, their callers below
+    // Each side's call tree with keys for functions (what `tree` merges).
+    CallTree keyedA, keyedB;
     // Per side: the total the Total normalisation uses, and the scale applied.
     uint64_t totalA = 0, totalB = 0;
     double scaleA = 1.0, scaleB = 1.0;
@@ -113,6 +114,10 @@ struct CompareResult {
     // largest value on that side; 'p': the largest |delta %|, new ones first),
     // ties by key; at most `limit`.
     std::vector<ComparedFunction> sorted(CompareMetric by, char bySide = 'd', size_t limit = SIZE_MAX) const;
+    // The merged bottom-up tree: the functions at the root, the callers they
+    // were reached from below (RangeStats::bottomUp of each side, merged by
+    // path). Made on demand: it is larger than the top-down tree.
+    CompareTree bottomUp() const;
     // The function for `name` (exact; any binary): its entries.
     std::vector<const ComparedFunction*> byName(const std::string& name) const;
 };

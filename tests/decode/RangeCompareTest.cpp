@@ -143,14 +143,15 @@ TEST(RangeCompare, MergedTreesCarryBothSides) {
     EXPECT_EQ(t.a[0].totalInsns, 250u);
     EXPECT_EQ(t.b[0].totalInsns, 390u);
     // Bottom-up: g at the root, reached from f (and main) and from main.
-    const uint32_t bg = find(r->bottomUp, {"g"});
+    const CompareTree up = r->bottomUp();
+    const uint32_t bg = find(up, {"g"});
     ASSERT_NE(bg, CallTree::kNone);
-    EXPECT_EQ(r->bottomUp.a[bg].calls, 3u);
-    EXPECT_EQ(r->bottomUp.b[bg].calls, 3u);
-    const uint32_t bgf = find(r->bottomUp, {"g", "f"});
-    EXPECT_EQ(r->bottomUp.a[bgf].selfInsns, 200u);
-    EXPECT_EQ(r->bottomUp.b[bgf].selfInsns, 300u);
-    EXPECT_EQ(find(r->bottomUp, {"h", "main"}) != CallTree::kNone, true);
+    EXPECT_EQ(up.a[bg].calls, 3u);
+    EXPECT_EQ(up.b[bg].calls, 3u);
+    const uint32_t bgf = find(up, {"g", "f"});
+    EXPECT_EQ(up.a[bgf].selfInsns, 200u);
+    EXPECT_EQ(up.b[bgf].selfInsns, 300u);
+    EXPECT_EQ(find(up, {"h", "main"}) != CallTree::kNone, true);
 }
 
 TEST(RangeCompare, RecursionCountsOncePerStack) {
