@@ -183,7 +183,7 @@ Expected<CompareArgs> parseCompareArgs(const std::vector<std::string>& args) {
         if (auto r = applyDecodeSelectionOption(t, out.b); !r) return r.error();
     }
     if (cl->operands.size() != 2)
-        return makeError(cl->operands.empty() ? std::string("no files given: expected A and B")
+        return makeError(cl->operands.empty() ? std::string("no file given: expected A and B")
                          : cl->operands.size() == 1
                              ? "only one file ('" + cl->operands[0] + "'): expected A and B"
                              : "more than two files: '" + cl->operands[2] + "'");
