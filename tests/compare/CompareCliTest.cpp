@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -192,6 +193,7 @@ TEST(CompareCli, SampleCountsEqualPerfDiff) {
             << key.first;
         EXPECT_EQ(u64(it->second, "a_self_period"), counts.first * kPeriod) << key.first;
     }
+    std::cout << perf.size() << " symbols of perf diff compared, sample for sample\n";
     // And nothing with samples that perf diff does not list.
     for (const auto& [key, row] : rows) {
         if (u64(row, "a_self_samples") + u64(row, "b_self_samples") > 0) {
@@ -443,4 +445,45 @@ TEST(CompareCli, TraceDeltasEqualTruth) {
     EXPECT_EQ(rootA, insA);
     EXPECT_EQ(rootB, insB);
     EXPECT_GT(bottomUp, 0u);
+}
+
+// A file against itself: every function on both sides, no change; --time-b
+// takes B's range alone (two ranges of one file).
+TEST(CompareCli, OneFileTwiceAndTwoRanges) {
+    auxscope::test_support::TempDir dir("compare-ranges");
+    const TruthCosts truth = synthesize(dir.path, "run", 200000);
+    ASSERT_FALSE(truth.empty());
+    const std::string file = "'" + (dir.path / "run.data").string() + "'";
+    std::string csv;
+    ASSERT_EQ(
+        runCommand(kAuxscope + " compare " + file + " " + file + " --format csv --limit 0", &csv, false), 0)
+        << csv;
+    const auto rows = functionRows(csv);
+    EXPECT_GT(rows.size(), 10u);
+    for (const auto& [key, row] : rows) {
+        EXPECT_EQ(row.at("side"), "both") << key.first;
+        EXPECT_EQ(row.at("delta_calls"), "0") << key.first;
+        EXPECT_EQ(row.at("delta_self_insns"), "0") << key.first;
+        EXPECT_EQ(row.at("delta_total_ns"), "0") << key.first;
+        EXPECT_EQ(row.at("a_self_insns"), row.at("b_self_insns")) << key.first;
+    }
+    // The first half against the second: B's range is --time-b's, A's --time's.
+    std::string json;
+    ASSERT_EQ(runCommand(kAuxscope + " compare " + file + " " + file +
+                             " --time +0-+50000 --time-b +50000- --format json",
+                         &json, false),
+              0)
+        << json;
+    const auto field = [&](const std::string& side, const std::string& name) {
+        const size_t at = json.find("\"" + side + "\":{");
+        const size_t f = json.find("\"" + name + "\":", at);
+        return std::stoull(json.substr(f + name.size() + 3));
+    };
+    EXPECT_EQ(field("a", "begin"), field("a", "recording_begin"));
+    EXPECT_EQ(field("a", "end"), field("a", "recording_begin") + 50000);
+    EXPECT_EQ(field("b", "begin"), field("b", "recording_begin") + 50000);
+    EXPECT_GT(field("b", "end"), field("b", "begin"));
+    std::string bad;
+    EXPECT_EQ(runCommand(kAuxscope + " compare " + file + " " + file + " --time-b 5", &bad), 2);
+    EXPECT_NE(bad.find("--time-b '5'"), std::string::npos) << bad;
 }
