@@ -25,3 +25,15 @@ target_compile_definitions(compare_cli_tests PRIVATE
   AUXSCOPE_COMPARE_SLOW="$<TARGET_FILE:compare_prog_slow>")
 # Serial: the perf test samples a running program.
 gtest_discover_tests(compare_cli_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 300)
+
+# --format json parses (python3's json) and holds both sides, the functions and
+# the merged trees; text names how functions were matched.
+add_test(NAME cli_compare_json COMMAND sh -c
+  "set -e; d=$(mktemp -d); \
+   $<TARGET_FILE:auxscope-ptsynth> --generate 1 --seed 4 --max-insns 30000 -q -o $d/a.data; \
+   $<TARGET_FILE:auxscope-ptsynth> --generate 1 --seed 4 --max-insns 60000 -q -o $d/b.data; \
+   $<TARGET_FILE:auxscope> compare $d/a.data $d/b.data --by-symbol --tree --bottom-up --format json | \
+   python3 -c 'import json,sys; d=json.load(sys.stdin); print(\"json\", d[\"kind\"], d[\"match\"], len(d[\"functions\"]) > 5, len(d[\"tree\"]) > 5, len(d[\"bottom_up\"]) > 5, d[\"a\"][\"file\"].endswith(\"a.data\"))'; \
+   $<TARGET_FILE:auxscope> compare $d/a.data $d/b.data --limit 3 | head -3 | tail -1; rm -rf $d")
+set_tests_properties(cli_compare_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "^json trace name True True True True\nmatched by name and binary; normalised: none\n$")
