@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "OptionParser.h"
 #include "cli/DecodeOptions.h"
@@ -580,6 +581,15 @@ int runCompareCommand(const std::vector<std::string>& args, const std::string& c
     ReportRange a, b;
     if (int status = loadReportRange(c.a, prefix, a)) return status;
     if (int status = loadReportRange(c.b, prefix, b)) return status;
+    // A range that starts past its recording's end compares with nothing: refused.
+    for (const auto& [range, args, option] :
+         {std::tuple{&a, &c.a, "--time"}, std::tuple{&b, &c.b, "--time-b"}})
+        if (range->stats.begin >= range->recordingEnd) {
+            std::cerr << prefix << ": " << args->path << ": the range starts at " << range->stats.begin
+                      << ", after the recording's end (" << range->recordingEnd << "; " << option
+                      << (option == std::string("--time-b") ? " or --time" : "") << ")\n";
+            return 2;
+        }
     auto metric = sortMetric(c.sortName, a.stats.source.kind == RangeSource::Spans);
     if (!metric) {
         std::cerr << prefix << ": " << metric.error().message << " (auxscope compare --help)\n";

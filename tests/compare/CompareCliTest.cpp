@@ -486,4 +486,7 @@ TEST(CompareCli, OneFileTwiceAndTwoRanges) {
     std::string bad;
     EXPECT_EQ(runCommand(kAuxscope + " compare " + file + " " + file + " --time-b 5", &bad), 2);
     EXPECT_NE(bad.find("--time-b '5'"), std::string::npos) << bad;
+    EXPECT_EQ(runCommand(kAuxscope + " compare " + file + " " + file + " --time-b +99999999999-", &bad), 2);
+    EXPECT_NE(bad.find("run.data: the range starts at"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("after the recording's end"), std::string::npos) << bad;
 }
