@@ -47,8 +47,8 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
                        [--sort KEY] [--format text|csv|json] [--top N] [--tree] [--symfs DIR]
                                           top functions and call tree of a decoded AUX trace or
                                           of samples
-       auxscope compare A B [--time A-B] [--time-b A-B] [--tid T] [--event E] [--by-symbol]
-                       [--normalize none|total|per-call=FUNC] [--sort COLUMN]
+       auxscope compare A B [--time A-B] [--time-b A-B] [--tid T] [--tid-b T] [--event E]
+                       [--by-symbol] [--normalize none|total|per-call=FUNC] [--sort COLUMN]
                        [--format text|csv|json] [--limit N] [--tree] [--bottom-up]
                                           before and after: two captures (or two ranges) side by
                                           side, functions matched by name, with the deltas (also

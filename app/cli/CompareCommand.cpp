@@ -17,8 +17,8 @@ namespace auxscope {
 namespace {
 
 const char* kHelp =
-    R"(usage: auxscope compare A.DATA B.DATA [--time A-B] [--time-b A-B] [--tid T] [--event NAME]
-                        [--source auto|trace|samples|off-cpu] [--by-symbol]
+    R"(usage: auxscope compare A.DATA B.DATA [--time A-B] [--time-b A-B] [--tid T] [--tid-b T]
+                        [--event NAME] [--source auto|trace|samples|off-cpu] [--by-symbol]
                         [--normalize none|total|per-call=FUNC] [--sort COLUMN]
                         [--format text|csv|json] [--limit N] [--tree] [--bottom-up] [--no-inline]
                         [--cpu N] [--symfs DIR] [--vmlinux FILE] [--kcore DIR|FILE]
@@ -38,6 +38,8 @@ name it twice: auxscope compare F F --time +0-+1000000 --time-b +1000000-+200000
                   after each recording's start)
   --time-b A-B    B's range instead (A keeps --time's)
   --tid T         only that thread, on both sides
+  --tid-b T       B's thread instead (two captures have other thread ids; or two
+                  threads of one file)
   --event NAME    samples: the sampled event on both sides (default: the first
                   with samples that is not a switch event)
   --source S      auto (default: the trace when a file has one), trace, samples
@@ -109,6 +111,7 @@ Expected<CompareArgs> parseCompareArgs(const std::vector<std::string>& args) {
         {"by-symbol", 0, OptionArg::None, "", ""},
         {"normalize", 0, OptionArg::Required, "none|total|per-call=FUNC", ""},
         {"time-b", 0, OptionArg::Required, "A-B", ""},
+        {"tid-b", 0, OptionArg::Required, "T", ""},
         {"tree", 0, OptionArg::None, "", ""},
         {"bottom-up", 0, OptionArg::None, "", ""},
         {"no-inline", 0, OptionArg::None, "", ""},
@@ -117,7 +120,7 @@ Expected<CompareArgs> parseCompareArgs(const std::vector<std::string>& args) {
     auto cl = parseCommandLine(table, args);
     if (!cl) return cl.error();
     CompareArgs out;
-    std::optional<ParsedOption> timeB;
+    std::optional<ParsedOption> timeB, tidB;
     for (const ParsedOption& o : cl->options) {
         const std::string v = o.value.value_or(std::string());
         if (o.is("help")) {
@@ -165,6 +168,8 @@ Expected<CompareArgs> parseCompareArgs(const std::vector<std::string>& args) {
             }
         } else if (o.is("time-b")) {
             timeB = o;
+        } else if (o.is("tid-b")) {
+            tidB = o;
         } else if (o.is("tree")) {
             out.tree = true;
         } else if (o.is("bottom-up")) {
@@ -176,11 +181,12 @@ Expected<CompareArgs> parseCompareArgs(const std::vector<std::string>& args) {
             if (auto r = applyDecodeSelectionOption(o, out.b); !r) return r.error();
         }
     }
-    if (timeB) {
-        // B's range: the --time option's own parsing, under this option's name.
-        ParsedOption t = *timeB;
+    // B's range and thread: --time's and --tid's own parsing, under these options' names.
+    for (const auto& [given, name] : {std::pair{&timeB, "time"}, std::pair{&tidB, "tid"}}) {
+        if (!*given) continue;
+        ParsedOption t = **given;
         for (const OptionSpec& s : decodeSelectionOptions())
-            if (std::string_view(s.longName) == "time") t.spec = &s;
+            if (std::string_view(s.longName) == name) t.spec = &s;
         if (auto r = applyDecodeSelectionOption(t, out.b); !r) return r.error();
     }
     if (cl->operands.size() != 2)
@@ -281,7 +287,8 @@ struct CompareReport {
                       "range %" PRIu64 "-%" PRIu64 " (+%" PRIu64 " to +%" PRIu64
                       " ns after the recording's start)",
                       x.stats.begin, end, x.stats.begin - x.recordingBegin, end - x.recordingBegin);
-        return a.path + ": " + x.sourceName + ", " + line;
+        return a.path + ": " + x.sourceName + ", " + line +
+               (a.window.tid ? ", thread " + std::to_string(*a.window.tid) : std::string());
     }
     std::string normalizeName() const {
         switch (args.options.normalize.kind) {
@@ -497,7 +504,9 @@ struct CompareReport {
         out << "{\"file\":" << jsonString(a.path) << ",\"source\":" << jsonString(x.sourceName)
             << ",\"begin\":" << x.stats.begin << ",\"end\":"
             << (x.stats.end == UINT64_MAX ? std::max(x.recordingEnd, x.stats.begin) : x.stats.end)
-            << ",\"recording_begin\":" << x.recordingBegin << "}";
+            << ",\"recording_begin\":" << x.recordingBegin;
+        if (a.window.tid) out << ",\"tid\":" << *a.window.tid;
+        out << "}";
     }
 
     void json(std::ostream& out) const {

@@ -9,13 +9,13 @@
 
 namespace auxscope {
 
-// `auxscope compare A B [--time A-B] [--time-b A-B] [--tid T] [--event E]
+// `auxscope compare A B [--time A-B] [--time-b A-B] [--tid T] [--tid-b T] [--event E]
 // [--by-symbol] [--normalize none|total|per-call=FUNC] [--sort COLUMN]
 // [--format text|csv|json] [--limit N] [--tree] [--bottom-up]`, also spelled
 // `auxscope report --diff A B ...`: each file's range statistics as `auxscope
 // report` computes them (loadReportRange), compared by spans/RangeCompare.
 struct CompareArgs {
-    ReportArgs a, b;  // each side's selection (the same options, B's --time from --time-b)
+    ReportArgs a, b;  // each side's selection (the same options; B's --time and --tid from --time-b, --tid-b)
     CompareOptions options;
     std::string sortName = "self";
     char sortSide = 'd';  // d: |delta|, a / b: that side's value, p: |delta %|

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -489,4 +490,62 @@ TEST(CompareCli, OneFileTwiceAndTwoRanges) {
     EXPECT_EQ(runCommand(kAuxscope + " compare " + file + " " + file + " --time-b +99999999999-", &bad), 2);
     EXPECT_NE(bad.find("run.data: the range starts at"), std::string::npos) << bad;
     EXPECT_NE(bad.find("after the recording's end"), std::string::npos) << bad;
+}
+
+// Two threads of one file (--tid, --tid-b): each side's instructions and each
+// function's calls are its thread's in the truth of auxscope-ptsynth --example.
+TEST(CompareCli, TwoThreadsEqualTruth) {
+    auxscope::test_support::TempDir dir("compare-threads");
+    const fs::path file = dir.path / "ex.data";
+    std::string log;
+    ASSERT_EQ(runCommand(std::string(AUXSCOPE_PTSYNTH) + " --example -q -o '" + file.string() + "'", &log), 0)
+        << log;
+    // "function ENTRY N NAME"; "thread TID CPU INSTRUCTIONS ..."; "thread-function TID ENTRY CALLS".
+    std::map<std::string, std::string> nameAt;
+    std::map<int, uint64_t> insns;
+    std::map<int, std::map<std::string, uint64_t>> calls;  // by thread, function name
+    std::ifstream truth(file.string() + ".truth");
+    std::string line;
+    while (std::getline(truth, line)) {
+        auto f = split(line, ' ');
+        if (f.size() > 3 && f[0] == "function") nameAt[f[1]] = f[3];
+        if (f.size() > 3 && f[0] == "thread") insns[std::stoi(f[1])] = std::stoull(f[3]);
+        if (f.size() > 3 && f[0] == "thread-function")
+            calls[std::stoi(f[1])][nameAt.at(f[2])] = std::stoull(f[3]);
+    }
+    ASSERT_GE(insns.size(), 3u);
+    const int ta = std::next(insns.begin())->first, tb = std::next(insns.begin(), 2)->first;
+    ASSERT_NE(insns[ta], insns[tb]);
+    const std::string both = " '" + file.string() + "' '" + file.string() + "' --tid " + std::to_string(ta) +
+                             " --tid-b " + std::to_string(tb);
+    std::string json;
+    ASSERT_EQ(runCommand(kAuxscope + " compare" + both + " --format json --limit 1", &json, false), 0)
+        << json;
+    auto number = [&](const std::string& after, const std::string& name) {
+        const size_t at = json.find(after);
+        const size_t f = json.find("\"" + name + "\":", at);
+        EXPECT_NE(f, std::string::npos) << after << " " << name;
+        return f == std::string::npos ? 0 : std::stoull(json.substr(f + name.size() + 3));
+    };
+    EXPECT_EQ(number("\"a\":{\"file\"", "tid"), uint64_t(ta));
+    EXPECT_EQ(number("\"b\":{\"file\"", "tid"), uint64_t(tb));
+    EXPECT_EQ(number("\"totals\":{\"a\":{", "total_insns"), insns[ta]);
+    const size_t totalsB = json.find("\"b\":{", json.find("\"totals\":{"));
+    ASSERT_NE(totalsB, std::string::npos);
+    EXPECT_EQ(std::stoull(json.substr(json.find("\"total_insns\":", totalsB) + 14)), insns[tb]);
+
+    std::string csv;
+    ASSERT_EQ(runCommand(kAuxscope + " compare" + both + " --format csv --limit 0", &csv, false), 0) << csv;
+    size_t checked = 0;
+    for (const auto& [key, row] : functionRows(csv)) {
+        // A thread's first function was running when its trace began: not a call.
+        if (key.first.starts_with("thread_main_")) continue;
+        const uint64_t ca = calls[ta].count(key.first) ? calls[ta][key.first] : 0;
+        const uint64_t cb = calls[tb].count(key.first) ? calls[tb][key.first] : 0;
+        EXPECT_EQ(u64(row, "a_calls"), ca) << key.first;
+        EXPECT_EQ(u64(row, "b_calls"), cb) << key.first;
+        EXPECT_EQ(i64(row, "delta_calls"), int64_t(cb) - int64_t(ca)) << key.first;
+        ++checked;
+    }
+    EXPECT_GT(checked, 20u);
 }
