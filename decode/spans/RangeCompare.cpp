@@ -155,8 +155,13 @@ CallTree keyedTree(const CompareSide& side, KeyTable& keys) {
     out.nodes[0].cost = tree.nodes[0].cost;
     for (uint32_t n = 1; n < tree.nodes.size(); ++n) {  // parents come before children
         const CallTree::Node& node = tree.nodes[n];
-        uint32_t& k = keyOfId.at(node.function);
-        if (k == UINT32_MAX) k = keys.keyOf((*side.functions)[node.function]);
+        // An id the table lacks (never from one decode) counts as unknown code.
+        static const FunctionInfo unknown{"[unknown]", "", 0, false};
+        if (node.function >= keyOfId.size()) keyOfId.resize(size_t(node.function) + 1, UINT32_MAX);
+        uint32_t& k = keyOfId[node.function];
+        if (k == UINT32_MAX)
+            k = keys.keyOf(node.function < side.functions->size() ? (*side.functions)[node.function]
+                                                                  : unknown);
         at[n] = out.child(at[node.parent], k);
         out.nodes[at[n]].cost += node.cost;
     }

@@ -22,6 +22,12 @@
 // The raw costs are kept; scaledA()/scaledB()/delta() apply the scales.
 //
 // Everything is plain data and Qt-free: a GUI computes it on a worker and keeps it.
+// The views it is made for: the top functions table is `functions` (sorted(),
+// deltas by delta()/deltaPercent()); the call tree and bottom-up views are
+// `tree` and bottomUp(); a differential flame graph is `tree` drawn with each
+// node's width from B's total (scaledB of TotalTime, or TotalPeriod for samples)
+// and its colour from the change (delta / deltaPercent of the same), A's value
+// and B's both at hand for the hover.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -215,3 +215,17 @@ TEST(RangeCompare, RefusesDifferentSources) {
     b.stats.source = RangeSource{};
     EXPECT_FALSE(compareRanges(a.side(), b.side(), {}));
 }
+
+// A tree naming an id its table lacks (not from one decode) counts it as unknown code, no throw.
+TEST(RangeCompare, IdOutsideTheTableIsUnknown) {
+    Side a, b;
+    const uint32_t am = a.fn("main", "p");
+    const uint32_t bm = b.fn("main", "p");
+    a.stack({am, 99}, 1, 10, 1);
+    b.stack({bm}, 1, 10, 1);
+    auto r = compareRanges(a.side(), b.side(), {});
+    ASSERT_TRUE(r);
+    const ComparedFunction& u = named(*r, "[unknown]");
+    EXPECT_EQ(u.a.calls, 1u);
+    EXPECT_TRUE(u.inA && !u.inB);
+}
