@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "LibraryVersions.h"
+#include "cli/CompareCommand.h"
 #include "cli/DecodeCommand.h"
 #include "cli/ExportCommand.h"
 #include "cli/InfoCommand.h"
@@ -46,7 +47,13 @@ const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with
                        [--sort KEY] [--format text|csv|json] [--top N] [--tree] [--symfs DIR]
                                           top functions and call tree of a decoded AUX trace or
                                           of samples
-       decode, export and report find code and names with --symfs DIR, --binary-dir DIR,
+       auxscope compare A B [--time A-B] [--time-b A-B] [--tid T] [--tid-b T] [--event E]
+                       [--by-symbol] [--normalize none|total|per-call=FUNC] [--sort COLUMN]
+                       [--format text|csv|json] [--limit N] [--tree] [--bottom-up]
+                                          before and after: two captures (or two ranges) side by
+                                          side, functions matched by name, with the deltas (also
+                                          auxscope report --diff A B)
+       decode, export, report and compare find code and names with --symfs DIR, --binary-dir DIR,
        --debug-dir DIR, --debuginfod URL, --no-debuginfod, --vmlinux FILE, --kcore DIR|FILE,
        --kallsyms FILE, --jit-dump FILE and --perf-map FILE (help COMMAND)
        auxscope --version                 versions of auxscope and its libraries
@@ -108,15 +115,17 @@ int main(int argc, char** argv) {
         if (cmd == "export") return auxscope::runExportCommand({args.begin() + 1, args.end()});
         if (cmd == "decode") return auxscope::runDecodeCommand({args.begin() + 1, args.end()});
         if (cmd == "report") return auxscope::runReportCommand({args.begin() + 1, args.end()});
+        if (cmd == "compare") return auxscope::runCompareCommand({args.begin() + 1, args.end()});
         if (cmd == "-h" || cmd == "--help" || cmd == "help") {
             if (args.size() > 1 && args[1] == "record") return auxscope::runRecordCommand({"--help"});
             if (args.size() > 1 && args[1] == "info") return auxscope::runInfoCommand({"--help"});
             if (args.size() > 1 && args[1] == "export") return auxscope::runExportCommand({"--help"});
             if (args.size() > 1 && args[1] == "decode") return auxscope::runDecodeCommand({"--help"});
             if (args.size() > 1 && args[1] == "report") return auxscope::runReportCommand({"--help"});
+            if (args.size() > 1 && args[1] == "compare") return auxscope::runCompareCommand({"--help"});
             if (args.size() > 1) {
                 std::cerr << "auxscope help: unknown command '" << args[1]
-                          << "' (record, info, decode, export or report; auxscope --help)\n";
+                          << "' (record, info, decode, export, report or compare; auxscope --help)\n";
                 return 2;
             }
             std::cout << kHelp;

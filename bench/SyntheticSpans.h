@@ -75,11 +75,13 @@ struct Generator {
     }
 };
 
-inline std::map<int32_t, SpanStore> makeSpans(uint64_t total, unsigned threadCount, uint64_t seed) {
+// `programSeed` (0: `seed`) makes the program, `seed` the paths taken through it.
+inline std::map<int32_t, SpanStore> makeSpans(uint64_t total, unsigned threadCount, uint64_t seed,
+                                              uint64_t programSeed = 0) {
     std::map<int32_t, SpanStore> stores;
     for (unsigned t = 0; t < threadCount; ++t) {
         Generator g;
-        g.rng.seed(seed);
+        g.rng.seed(programSeed ? programSeed : seed);
         g.makeProgram();  // every thread runs the same program
         g.rng.seed(seed * 1000 + t);
         SpanStore& store = stores[int32_t(1000 + t)];

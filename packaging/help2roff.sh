@@ -59,5 +59,5 @@ END {
     endnf()
     print ".SH SEE ALSO"
     print "\\fBauxscope\\fR(1), \\fBauxscope\\-record\\fR(1), \\fBauxscope\\-info\\fR(1), \\fBauxscope\\-decode\\fR(1),"
-    print "\\fBauxscope\\-export\\fR(1), \\fBauxscope\\-report\\fR(1), \\fBperf\\fR(1)"
+    print "\\fBauxscope\\-export\\fR(1), \\fBauxscope\\-report\\fR(1), \\fBauxscope\\-compare\\fR(1), \\fBperf\\fR(1)"
 }'

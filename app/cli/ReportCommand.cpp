@@ -15,6 +15,7 @@
 #include "auxtrace/AuxTraceDecode.h"
 #include "auxtrace/SpeAuxTrace.h"
 #include "auxtrace/SpeSamples.h"
+#include "cli/CompareCommand.h"
 #include "cli/DecodeOptions.h"
 #include "cli/JsonString.h"
 #include "perfdata/AuxtraceInfo.h"
@@ -33,6 +34,8 @@ const char* kHelp =
                        [--tree] [--threads] [--no-inline] [--cpu N] [--symfs DIR] [--vmlinux FILE]
                        [--kcore DIR|FILE] [--kallsyms FILE] [--binary-dir DIR] [--debug-dir DIR]
                        [--debuginfod URL] [--no-debuginfod] [--jit-dump FILE] [--perf-map FILE] [-j N]
+       auxscope report --diff A.DATA B.DATA [--by-symbol] [--normalize none|total|per-call=FUNC]
+                       [--limit N] [the options of auxscope compare]
 
 Prints the statistics of a time range of a perf.data: the top functions and, with
 --tree, the call tree. Two sources answer:
@@ -45,6 +48,8 @@ Prints the statistics of a time range of a perf.data: the top functions and, wit
             (from switch records; stacks from sched:sched_switch or
             context-switches samples with callchains)
 --source auto (the default) takes the trace when the file has one, else samples.
+With --diff A B, two files (or two ranges) side by side with the deltas: the same
+as auxscope compare A B (see auxscope compare --help for its options).
 
   --time A-B      the range [A, B): A and B in perf time (the clock of the
                   file's records, as auxscope decode --time takes it): N in ns,
@@ -492,28 +497,24 @@ Expected<std::pair<uint64_t, uint64_t>> rangeOf(const ReportArgs& a, const TimeE
     return std::pair{begin, end};
 }
 
-int reportTrace(const ReportArgs& a, const PerfDataReader& file) {
-    auto sort = sortKey(a.sortName, RangeSource::Spans);
-    if (!sort) {
-        std::cerr << "auxscope report: " << sort.error().message << " (see auxscope report --help)\n";
-        return 2;
-    }
-    auto opened = AuxTraceSession::open(file, a.session);
-    if (!opened) {
-        std::cerr << "auxscope report: " << opened.error().message << "\n";
-        return 1;
-    }
-    AuxTraceSession& session = **opened;
+// Prints "COMMAND: FILE: message" (the file named once) and gives `code`.
+int failed(const std::string& command, const std::string& path, const std::string& message, int code) {
+    std::cerr << command << ": " << (message.starts_with(path) ? "" : path + ": ") << message << "\n";
+    return code;
+}
+
+int loadTraceRange(const ReportArgs& a, const std::string& command, ReportRange& out) {
+    auto opened = AuxTraceSession::open(*out.file, a.session);
+    if (!opened) return failed(command, a.path, opened.error().message, 1);
+    out.session = std::move(*opened);
+    AuxTraceSession& session = *out.session;
     for (const std::string& note : session.traceNotes())
-        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+        std::cerr << command << ": " << a.path << ": " << note << "\n";
     for (const std::string& note : session.imageNotes())
-        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+        std::cerr << command << ": " << a.path << ": " << note << "\n";
     const TimeExtent extent = recordingExtent(session);
     auto range = rangeOf(a, extent);
-    if (!range) {
-        std::cerr << "auxscope report: " << range.error().message << "\n";
-        return 2;
-    }
+    if (!range) return failed(command, a.path, range.error().message, 2);
     DecodeWindow window = a.window;
     window.begin = range->first;
     window.end = range->second;
@@ -524,15 +525,17 @@ int reportTrace(const ReportArgs& a, const PerfDataReader& file) {
     if (window.tid) query.tids = {*window.tid};
     query.threads = a.threads;
     auto stats = computeRangeStats(decoded.threads, query);
-    if (!stats) {
-        std::cerr << "auxscope report: " << a.path << ": " << stats.error().message << "\n";
-        return 1;
-    }
+    if (!stats) return failed(command, a.path, stats.error().message, 1);
     for (const auto& [reason, n] : decoded.stats.gaps)
         if (reason == GapReason::DecodeError)
-            std::cerr << "auxscope report: " << a.path << ": " << n << " decode errors (gaps in the range)\n";
-    return print(Report{a, *sort, session.functions(), session.sideband().model(),
-                        auxTraceKindName(session.kind()), *stats, extent.begin, extent.end});
+            std::cerr << command << ": " << a.path << ": " << n << " decode errors (gaps in the range)\n";
+    out.stats = std::move(*stats);
+    out.functions = &session.functions();
+    out.model = &session.sideband().model();
+    out.sourceName = auxTraceKindName(session.kind());
+    out.recordingBegin = extent.begin;
+    out.recordingEnd = extent.end;
+    return 0;
 }
 
 bool isArmSpe(const PerfDataReader& file) {
@@ -625,18 +628,11 @@ int reportSpe(const ReportArgs& a, const PerfDataReader& file) {
     return 0;
 }
 
-int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
+int loadSampleRange(const ReportArgs& a, const std::string& command, ReportRange& out) {
+    const PerfDataReader& file = *out.file;
     const bool offCpu = a.source == "off-cpu";
-    auto sort = sortKey(a.sortName, offCpu ? RangeSource::OffCpu : RangeSource::Samples);
-    if (!sort) {
-        std::cerr << "auxscope report: " << sort.error().message << " (see auxscope report --help)\n";
-        return 2;
-    }
     auto sideband = Sideband::load(file);
-    if (!sideband) {
-        std::cerr << "auxscope report: " << sideband.error().message << "\n";
-        return 1;
-    }
+    if (!sideband) return failed(command, a.path, sideband.error().message, 1);
     SampleProfileOptions options;
     options.images = a.session.images;
     options.threads = a.threads;
@@ -644,40 +640,34 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
     // An Arm SPE file: its records as samples of the arm_spe events.
     if (isArmSpe(file)) {
         auto records = spe::decodeSpeRecords(file, *sideband);
-        if (!records) {
-            std::cerr << "auxscope report: " << a.path << ": " << records.error().message << "\n";
-            return 1;
-        }
+        if (!records) return failed(command, a.path, records.error().message, 1);
         for (const auto& [reason, bytes] : records->stats.gaps)
-            std::cerr << "auxscope report: " << a.path << ": Arm SPE: " << bytes
+            std::cerr << command << ": " << a.path << ": Arm SPE: " << bytes
                       << " bytes not decoded: " << reason << "\n";
         options.synthetic = std::make_shared<const SyntheticSamples>(speSyntheticSamples(records->records));
     }
     auto loaded = SampleProfile::load(file, std::make_shared<const Sideband>(std::move(*sideband)), options);
-    if (!loaded) {
-        std::cerr << "auxscope report: " << a.path << ": " << loaded.error().message << "\n";
-        return 1;
-    }
-    const SampleProfile& profile = **loaded;
+    if (!loaded) return failed(command, a.path, loaded.error().message, 1);
+    out.profile = *loaded;
+    const SampleProfile& profile = *out.profile;
     for (const StackNote& n : profile.stackNotes())
-        std::cerr << "auxscope report: " << a.path << ": " << n.samples << " " << n.reason << "\n";
+        std::cerr << command << ": " << a.path << ": " << n.samples << " " << n.reason << "\n";
     for (const std::string& note : profile.images().notes())
-        std::cerr << "auxscope report: " << a.path << ": " << note << "\n";
+        std::cerr << command << ": " << a.path << ": " << note << "\n";
     if (std::string d = debuginfodSummary(profile.images()); !d.empty())
-        std::cerr << "auxscope report: " << a.path << ": " << d << "\n";
+        std::cerr << command << ": " << a.path << ": " << d << "\n";
     SampleQuery query;
     std::string sourceName;
     if (offCpu) {
         query.event = SampleQuery::kOffCpu;
         sourceName = "off-CPU time";
-        if (profile.offCpu().empty()) {
-            std::cerr << "auxscope report: " << a.path
-                      << ": no off-CPU time: the file has no context switches (record with switch events, "
-                         "or -e sched:sched_switch)\n";
-            return 1;
-        }
+        if (profile.offCpu().empty())
+            return failed(command, a.path,
+                          "no off-CPU time: the file has no context switches (record with switch events, "
+                          "or -e sched:sched_switch)",
+                          1);
         if (!profile.hasOffCpuStacks())
-            std::cerr << "auxscope report: " << a.path
+            std::cerr << command << ": " << a.path
                       << ": no stacks at switch-outs: record -e sched:sched_switch -g for the stacks threads "
                          "block in\n";
     } else {
@@ -698,12 +688,11 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
             std::string names;
             for (const SampledEvent& e : profile.events())
                 if (e.samples > 0) names += (names.empty() ? "" : ", ") + e.name;
-            std::cerr << "auxscope report: " << a.path << ": "
-                      << (a.event.empty() ? std::string("no samples to report")
+            return failed(command, a.path,
+                          a.event.empty() ? std::string("no samples to report")
                                           : "no sampled event named " + a.event +
-                                                (names.empty() ? "" : " (the file samples " + names + ")"))
-                      << "\n";
-            return 1;
+                                                (names.empty() ? "" : " (the file samples " + names + ")"),
+                          1);
         }
         query.event = chosen;
         sourceName = "samples of " + profile.events()[size_t(chosen)].name;
@@ -711,25 +700,53 @@ int reportSamples(const ReportArgs& a, const PerfDataReader& file) {
     const TimeExtent extent{std::min(profile.sideband().model().firstTime(), profile.firstTime()),
                             std::max(profile.sideband().model().lastTime(), profile.lastTime())};
     auto range = rangeOf(a, extent);
-    if (!range) {
-        std::cerr << "auxscope report: " << range.error().message << "\n";
-        return 2;
-    }
+    if (!range) return failed(command, a.path, range.error().message, 2);
     query.begin = range->first;
     query.end = range->second;
     if (a.window.tid) query.tids = {*a.window.tid};
     auto stats = computeSampleRangeStats(profile, query);
-    if (!stats) {
-        std::cerr << "auxscope report: " << a.path << ": " << stats.error().message << "\n";
-        return 1;
-    }
-    return print(Report{a, *sort, profile.functions(), profile.sideband().model(), sourceName, *stats,
-                        extent.begin, extent.end});
+    if (!stats) return failed(command, a.path, stats.error().message, 1);
+    out.stats = std::move(*stats);
+    out.functions = &profile.functions();
+    out.model = &profile.sideband().model();
+    out.sourceName = sourceName;
+    out.recordingBegin = extent.begin;
+    out.recordingEnd = extent.end;
+    return 0;
 }
 
 }  // namespace
 
+int loadReportRange(const ReportArgs& a, const std::string& command, ReportRange& out) {
+    auto file = PerfDataReader::open(a.path);
+    if (!file) return failed(command, a.path, file.error().message, 1);
+    out.file = std::make_unique<PerfDataReader>(std::move(*file));
+    const bool trace = hasDecodableAuxTrace(*out.file);
+    if (a.source == "trace" && !trace) {
+        const AuxTraceKind kind = auxTraceKind(*out.file);
+        return failed(
+            command, a.path,
+            kind == AuxTraceKind::None
+                ? std::string("no AUX trace (AUXTRACE_INFO) to decode (--source samples reports its samples)")
+                : std::string(auxTraceKindName(kind)) + (kind == AuxTraceKind::Other
+                                                             ? ": no decoder for this trace"
+                                                             : ": no trace data in the file"),
+            1);
+    }
+    // Arm SPE has no flow: its records are samples of the arm_spe events.
+    if (isArmSpe(*out.file)) return loadSampleRange(a, command, out);
+    if (a.source == "trace" || (a.source == "auto" && trace)) return loadTraceRange(a, command, out);
+    return loadSampleRange(a, command, out);
+}
+
 int runReportCommand(const std::vector<std::string>& args) {
+    // --diff A B: the comparison, one code path with `auxscope compare`.
+    for (size_t i = 0; i < args.size() && args[i] != "--"; ++i)
+        if (args[i] == "--diff") {
+            std::vector<std::string> rest = args;
+            rest.erase(rest.begin() + std::ptrdiff_t(i));
+            return runCompareCommand(rest, "report --diff");
+        }
     if (args.empty()) {
         std::cerr << withImageLookupHelp(kHelp);
         return 2;
@@ -744,30 +761,21 @@ int runReportCommand(const std::vector<std::string>& args) {
         return 0;
     }
     ReportArgs& a = *parsed;
-    auto file = PerfDataReader::open(a.path);
-    if (!file) {
-        std::cerr << "auxscope report: " << file.error().message << "\n";
-        return 1;
+    // An Arm SPE file without --event: its records by function and data source
+    // (with an event, and in comparisons, they are samples of the arm_spe events).
+    if (a.source != "samples" && a.event.empty()) {
+        auto file = PerfDataReader::open(a.path);
+        if (file && isArmSpe(*file)) return reportSpe(a, *file);
     }
-    const bool trace = hasDecodableAuxTrace(*file);
-    if (a.source == "trace" && !trace) {
-        const AuxTraceKind kind = auxTraceKind(*file);
-        std::cerr
-            << "auxscope report: " << a.path << ": "
-            << (kind == AuxTraceKind::None
-                    ? std::string(
-                          "no AUX trace (AUXTRACE_INFO) to decode (--source samples reports its samples)")
-                    : std::string(auxTraceKindName(kind)) + (kind == AuxTraceKind::Other
-                                                                 ? ": no decoder for this trace"
-                                                                 : ": no trace data in the file"))
-            << "\n";
-        return 1;
+    ReportRange range;
+    if (int status = loadReportRange(a, "auxscope report", range)) return status;
+    auto sort = sortKey(a.sortName, range.stats.source.kind);
+    if (!sort) {
+        std::cerr << "auxscope report: " << sort.error().message << " (see auxscope report --help)\n";
+        return 2;
     }
-    // An SPE file asked for an event: its records as samples.
-    if (a.source == "auto" && !a.event.empty() && isArmSpe(*file)) return reportSamples(a, *file);
-    if (a.source == "trace" || (a.source == "auto" && trace))
-        return auxTraceKind(*file) == AuxTraceKind::ArmSpe ? reportSpe(a, *file) : reportTrace(a, *file);
-    return reportSamples(a, *file);
+    return print(Report{a, *sort, *range.functions, *range.model, range.sourceName, range.stats,
+                        range.recordingBegin, range.recordingEnd});
 }
 
 }  // namespace auxscope

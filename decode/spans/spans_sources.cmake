@@ -12,4 +12,5 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/SidebandLanes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TimelineOverview.cpp
   ${CMAKE_CURRENT_LIST_DIR}/RangeStats.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/RangeCompare.cpp
 )

@@ -43,7 +43,7 @@ _auxscope_events() {
 _auxscope() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     local _auxscope_bin=${COMP_WORDS[0]}
-    local commands="record info decode export report help"
+    local commands="record info decode export report compare help"
     COMPREPLY=()
     if [[ $COMP_CWORD -eq 1 ]]; then
         if [[ $cur == -* ]]; then
@@ -55,9 +55,9 @@ _auxscope() {
     fi
     local cmd=${COMP_WORDS[1]}
     case $cmd in
-        help) [[ $COMP_CWORD -eq 2 ]] && COMPREPLY=($(compgen -W "record info decode export report" -- "$cur"))
+        help) [[ $COMP_CWORD -eq 2 ]] && COMPREPLY=($(compgen -W "record info decode export report compare" -- "$cur"))
               return ;;
-        record | info | decode | export | report) ;;
+        record | info | decode | export | report | compare) ;;
         *) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     # After `record ... --`, or after the command it launches: the command's own words.

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "OptionParser.h"
+#include "cli/CompareCommand.h"
 #include "cli/DecodeCommand.h"
 #include "cli/DecodeOptions.h"
 #include "cli/ExportCommand.h"
@@ -374,13 +375,33 @@ TEST(OptionParser, HelpAndParserAgree) {
     expectHelpMatchesParser("info", captured(runInfoCommand),
                             [](const Args& a) { return refusal(parseInfoArgs, a); },
                             {"-z"});  // perf record's
+    // report's help has the --diff form too, which takes compare's options.
     expectHelpMatchesParser("report", captured(runReportCommand),
+                            [](const Args& a) {
+                                // --diff: runReportCommand hands the rest to compare's parser.
+                                if (a[0] == "--diff") return refusal(parseCompareArgs, {"f", "g"});
+                                Args full = a;
+                                full.push_back("f");
+                                const std::string r = refusal(parseReportArgs, full);
+                                if (r.find("unknown option") == std::string::npos) return r;
+                                full.push_back("g");
+                                return refusal(parseCompareArgs, full);
+                            },
+                            {"--children", "--call-graph", "-g"});  // perf report's and perf record's
+    const auto compareRun = +[](const std::vector<std::string>& a) { return runCompareCommand(a); };
+    expectHelpMatchesParser("compare", captured(compareRun),
                             [](const Args& a) {
                                 Args full = a;
                                 full.push_back("f");
-                                return refusal(parseReportArgs, full);
+                                full.push_back("g");
+                                return refusal(parseCompareArgs, full);
                             },
-                            {"--children", "--call-graph", "-g"});  // perf report's and perf record's
+                            {"--diff"});  // report --diff, the same command
+    for (const OptionSpec& s : decodeSelectionOptions()) {
+        const std::string name =
+            *s.longName ? std::string("--") + s.longName : std::string("-") + s.shortName;
+        EXPECT_NE(captured(compareRun).find(name), std::string::npos) << name;
+    }
 }
 
 }  // namespace

@@ -48,3 +48,8 @@ gtest_discover_tests(range_stats_golden_tests DISCOVERY_TIMEOUT 30 PROPERTIES TI
 add_executable(flow_to_spans_order_tests ${CMAKE_CURRENT_LIST_DIR}/FlowToSpansOrderTest.cpp)
 target_link_libraries(flow_to_spans_order_tests PRIVATE auxscope_decode GTest::gtest_main)
 gtest_discover_tests(flow_to_spans_order_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)
+
+# spans/RangeCompare on hand-made call trees.
+add_executable(range_compare_tests ${CMAKE_CURRENT_LIST_DIR}/RangeCompareTest.cpp)
+target_link_libraries(range_compare_tests PRIVATE auxscope_decode GTest::gtest_main)
+gtest_discover_tests(range_compare_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)

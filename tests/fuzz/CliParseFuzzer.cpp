@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness for the command line's parsers (issue 32): random argument
 // vectors for every command's parse function (app/cli: record, info, export,
-// decode in its perf.data, snapshot and --pt modes, report; decode/pt's
+// decode in its perf.data, snapshot and --pt modes, report, compare; decode/pt's
 // parsePtDecodeArguments), parse only: nothing is captured, opened or
 // decoded (the look-up options stat() the paths they name, which exist or not).
 // The input: the first byte picks the command (and, for decode, what its
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "OptionParser.h"
+#include "cli/CompareCommand.h"
 #include "cli/DecodeCommand.h"
 #include "cli/ExportCommand.h"
 #include "cli/InfoCommand.h"
@@ -101,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size > 1) args.push_back(cur);
     if (args.size() > 64) return 0;
 
-    switch (selector % 7) {
+    switch (selector % 8) {
         case 0: {
             auto r = parseRecordArgs(args);
             sameTwice(r, parseRecordArgs(args));
@@ -143,6 +144,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                     std::abort();  // refused by the parser
                 if (!t && t.error().message.rfind("--time '" + a + "'", 0) != 0) std::abort();
             }
+            break;
+        }
+        case 7: {
+            auto r = parseCompareArgs(args);
+            sameTwice(r, parseCompareArgs(args));
+            check("compare", args, errorOf(r));
             break;
         }
     }

@@ -12,7 +12,7 @@ endif()
 # RecordCommand.cpp needs AUXSCOPE_VERSION (DEFINES): compiled with the harness;
 # the others as shared objects (in parallel, each rebuilt alone).
 set(_cli_sources)
-foreach(src InfoCommand ExportCommand DecodeCommand DecodeOptions JsonString ReportCommand)
+foreach(src InfoCommand ExportCommand DecodeCommand DecodeOptions JsonString ReportCommand CompareCommand)
   list(APPEND _cli_sources ${PROJECT_SOURCE_DIR}/app/cli/${src}.cpp)
 endforeach()
 if(AUXSCOPE_FUZZ_REASON STREQUAL "")

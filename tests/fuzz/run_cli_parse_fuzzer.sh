@@ -50,5 +50,8 @@ seed 005 f.data --format json --event cpu-clock --time -200 --tid 010
 # decode --pt (6)
 seed 006 --pt=t.pt:0x10-0x20 --raw code.bin:0x1000 --elf=a.out:0x400000 --format packets --time --no-pad
 seed 006 t.pt --pevent:primary sb.bin:0-10 --pevent:time-shift 10 --pevent:time-mult=3 --sb:compact -q
+# compare (7)
+seed 007 a.data b.data --by-symbol --normalize per-call=main --sort calls:pct --limit 0 --time +0-+100 --time-b +100-+200 --tree --bottom-up --format csv
+seed 007 a.data --normalize x --sort self:q --time-b 5 --event cpu-clock --no-inline
 echo "corpus: $(ls "$tmp/corpus" | wc -l) seeds (in $tmp)"
 exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 1024 "$runs"

@@ -33,6 +33,11 @@ expect "auto off-cpu samples trace " report x --source ""
 expect "cpu-clock " record -e cpu-c
 expect "software/ " record -e softw
 expect "decode " help de
+expect "compare " com
+expect "compare " help com
+expect "--by-symbol " compare a.data b.data --by-s
+expect "none per-call total " compare a.data b.data --normalize ""
+expect "csv json text " report --diff a.data b.data --format ""
 # A tracepoint and a PMU's terms where this machine has them.
 if [[ -d /sys/kernel/tracing/events/sched/sched_switch || -d /sys/kernel/debug/tracing/events/sched/sched_switch ]]; then
     expect "sched:sched_switch " record -e sched:sched_swi

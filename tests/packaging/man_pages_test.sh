@@ -52,7 +52,7 @@ check() { # PAGE HELP-COMMAND...
     echo "ok $page: $(wc -l <<<"$rendered") lines, $(grep -oE '(^|[ [,(])--?[A-Za-z][A-Za-z0-9-]*' <<<"$help" | sort -u | wc -l) options"
 }
 check auxscope "$auxscope" --help
-for cmd in record info decode export report; do
+for cmd in record info decode export report compare; do
     check "auxscope-$cmd" "$auxscope" help "$cmd"
 done
 check auxscope-ptsynth "$ptsynth" --help
