@@ -417,12 +417,14 @@ ComparePane* MainWindow::compareFiles(const QString& a, const QString& b) {
     pane->summary()->setText(QString("Loading %1 and %2…").arg(a, b));
     statusBar()->showMessage("Comparing " + a + " with " + b + "…");
     QPointer<ComparePane> self(pane);
-    std::thread([self, a = a.toStdString(), b = b.toStdString()] {
+    QPointer<MainWindow> window(this);
+    std::thread([self, window, a = a.toStdString(), b = b.toStdString()] {
         auto sa = loadCompareSide(a);
         auto sb = sa ? loadCompareSide(b) : Expected<CompareSideData>(makeError(""));
         QMetaObject::invokeMethod(
             qApp,
-            [self, sa = std::move(sa), sb = std::move(sb)]() mutable {
+            [self, window, sa = std::move(sa), sb = std::move(sb)]() mutable {
+                if (window) window->statusBar()->clearMessage();
                 if (!self) return;
                 if (!sa)
                     self->showError("Cannot compare: " + QString::fromStdString(sa.error().message));

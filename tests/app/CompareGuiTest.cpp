@@ -167,6 +167,12 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(pane->result() != nullptr, 120000);
         QCOMPARE(pane->result()->source.kind, RangeSource::Spans);
         QVERIFY2(pane->summary()->text().contains("run.data"), qPrintable(pane->summary()->text()));
+        // At first: the largest self-time delta first.
+        const int selfDelta = ComparePane::kFirstMetricColumn + 2;
+        QCOMPARE(pane->table()->sortColumn(), selfDelta);
+        for (int i = 1; i < pane->table()->topLevelItemCount(); ++i)
+            QVERIFY(pane->table()->topLevelItem(i - 1)->data(selfDelta, Qt::UserRole).toDouble() >=
+                    pane->table()->topLevelItem(i)->data(selfDelta, Qt::UserRole).toDouble());
         const int absolute = checkAgainstCli(*pane, cliRows(a_, b_, {}));
         QVERIFY2(absolute > 10, "absolute: the pane's rows differ from auxscope compare's");
         // Some functions changed, in both directions or at least upwards (B ran longer).
@@ -194,7 +200,7 @@ private slots:
                     pane->table()->topLevelItem(i)->data(callsB, Qt::UserRole).toDouble());
         // Copy gives both sides: the files' names and each row's A and B.
         const QString text = pane->text();
-        QVERIFY(text.contains("A: run.data") && text.contains("B: run.data"));
+        QVERIFY(text.contains("A: " + a_ + " (Intel PT)") && text.contains("B: " + b_ + " (Intel PT)"));
         QVERIFY(text.contains("calls A\tcalls B\tcalls Δ\tcalls Δ%"));
         QCOMPARE(text.count('\n'),
                  pane->summary()->text().count('\n') + 2 + pane->table()->topLevelItemCount());

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gui/analysis/CompareLoader.h"
 
-#include <QFileInfo>
-
 #include <algorithm>
 
 #include "auxtrace/AuxTraceDecode.h"
@@ -32,7 +30,7 @@ Expected<CompareSideData> loadCompareSide(const std::string& path) {
     if (!opened) return failed(path, opened.error().message);
     auto holder = std::make_shared<Holder>();
     holder->file = std::make_unique<PerfDataReader>(std::move(*opened));
-    const QString name = QFileInfo(QString::fromStdString(path)).fileName();
+    const QString name = QString::fromStdString(path);
     CompareSideData out;
     if (hasDecodableAuxTrace(*holder->file)) {
         auto session = AuxTraceSession::open(*holder->file);

@@ -20,7 +20,7 @@ namespace auxscope {
 struct CompareSideData {
     std::shared_ptr<const RangeStats> stats;
     std::shared_ptr<const FunctionTable> functions;  // keeps the file and decoder open
-    QString label;                                   // the file's name and what was counted
+    QString label;                                   // the file's path and what was counted
 };
 
 // Errors name the file and the cause.

@@ -265,10 +265,11 @@ void ComparePane::fillTable() {
     table_->addTopLevelItems(items);
     table_->setSortingEnabled(true);
     // The default: the largest change of the first column (self time or self samples) first.
-    if (sortColumn >= 0 && sortColumn < headers.size() && !(sortColumn == 0 && order == Qt::AscendingOrder))
+    if (sorted_ && sortColumn >= 0 && sortColumn < headers.size())
         table_->sortByColumn(sortColumn, order);
     else
         table_->sortByColumn(kFirstMetricColumn + 2, Qt::DescendingOrder);
+    sorted_ = true;
     table_->resizeColumnToContents(0);
 }
 
