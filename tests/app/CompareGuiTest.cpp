@@ -9,9 +9,12 @@
 //   - two ranges of one file: "Compare with another range", then a second
 //     Shift+drag: the pane compares the two selections' statistics;
 //   - bad input: a missing B names the file, nothing crashes.
+#include <QAbstractItemModel>
 #include <QApplication>
 #include <QComboBox>
+#include <QCompleter>
 #include <QFileInfo>
+#include <QHelpEvent>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
@@ -21,6 +24,7 @@
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolTip>
 #include <QTreeWidget>
 
 #include <cmath>
@@ -115,10 +119,9 @@ int checkAgainstCli(ComparePane& pane, const std::map<std::pair<QString, QString
             const QString n = compareMetricName(m);
             const QString expect[3] = {r.at("a_" + n), r.at("b_" + n), r.at("delta_" + n)};
             for (int k = 0; k < 3; ++k) {
-                // The CLI writes +N for a positive delta only in text; CSV has no sign.
+                // The pane writes a delta with its sign (+N), CSV without; else the same printf.
                 QString shown = item->text(c + k);
                 if (shown.startsWith('+')) shown.remove(0, 1);
-                if (shown == "-0" || shown == "-0.00") shown.remove(0, 1);
                 if (shown != expect[k]) {
                     qWarning() << item->text(0) << n << k << "pane" << item->text(c + k) << "CLI"
                                << expect[k];
@@ -205,6 +208,20 @@ private slots:
         QCOMPARE(text.count('\n'),
                  pane->summary()->text().count('\n') + 2 + pane->table()->topLevelItemCount());
 
+        // Per call of rec0 (offered by the field's completer): as auxscope compare --normalize per-call=rec0.
+        QVERIFY(pane->perCallFunction()->completer());
+        QVERIFY(pane->perCallFunction()
+                    ->completer()
+                    ->model()
+                    ->match(pane->perCallFunction()->completer()->model()->index(0, 0), Qt::DisplayRole,
+                            "rec0", 1, Qt::MatchExactly)
+                    .size() == 1);
+        pane->perCallFunction()->setText("rec0");
+        pane->normalizeChoice()->setCurrentIndex(2);
+        QVERIFY(pane->result() && pane->result()->scaleA != 1.0);
+        QVERIFY2(
+            checkAgainstCli(*pane, cliRows(a_, b_, {"--by-symbol", "--normalize", "per-call=rec0"})) > 10,
+            "per call: the pane's rows differ from auxscope compare --normalize per-call=rec0");
         // Per call of a function neither side has: a clear error, no comparison.
         pane->normalizeChoice()->setCurrentIndex(2);
         pane->perCallFunction()->setText("no_such_function");
@@ -277,6 +294,25 @@ private slots:
         QVERIFY(grew > 0);
         QVERIFY(shrank > 0);
         QVERIFY(checked > 10);
+        // The hover: the box's name, A's value, B's and the delta with its %.
+        const CompareResult& r = *pane->result();
+        for (const FlameGraphWidget::Box& box : flame->boxes()) {
+            const QRect rect = flame->boxRect(box);
+            if (box.node == 0 || rect.width() < 40 || flame->diffA(box.node) == 0 ||
+                flame->diffA(box.node) == flame->diffB(box.node))
+                continue;
+            QHelpEvent help(QEvent::ToolTip, rect.center(), flame->mapToGlobal(rect.center()));
+            QApplication::sendEvent(flame, &help);
+            const QString tip = QToolTip::text();
+            const CompareKey& key = r.keys[r.tree.shape.nodes[box.node].function];
+            QVERIFY2(tip.startsWith(QString::fromStdString(key.name) + "\nA: "), qPrintable(tip));
+            const double change = flame->diffChange(box.node);
+            QVERIFY2(tip.contains(QString("\ndelta: %1").arg(change > 0 ? "+" : "-")), qPrintable(tip));
+            QVERIFY2(tip.contains(QString("%1%2%)").arg(change > 0 ? "+" : "").arg(100 * change, 0, 'f', 1)),
+                     qPrintable(tip));
+            break;
+        }
+        QVERIFY(!QToolTip::text().isEmpty());
         qInfo() << grew << "boxes grew," << shrank << "shrank," << same << "unchanged;" << checked
                 << "checked as painted";
         // Stronger for a larger change; full red for new.

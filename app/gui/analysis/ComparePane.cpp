@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
+#include <QCompleter>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -123,6 +124,7 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
 void ComparePane::setSides(CompareSideData a, CompareSideData b) {
     a_ = std::move(a);
     b_ = std::move(b);
+    namesDone_ = false;
     recompute();
 }
 
@@ -175,6 +177,20 @@ void ComparePane::recompute() {
         return;
     }
     result_ = std::move(*r);
+    if (!namesDone_ && result_->source.kind == RangeSource::Spans) {
+        // Per call: the functions both sides call, offered as one types.
+        QStringList names;
+        for (const ComparedFunction& f : result_->functions)
+            if (f.a.calls && f.b.calls) names << QString::fromStdString(result_->keys[f.key].name);
+        names.removeDuplicates();
+        names.sort();
+        auto* completer = new QCompleter(names, perCall_);
+        completer->setCaseSensitivity(Qt::CaseInsensitive);
+        completer->setFilterMode(Qt::MatchContains);
+        delete perCall_->completer();
+        perCall_->setCompleter(completer);
+        namesDone_ = true;
+    }
     const bool spans = result_->source.kind == RangeSource::Spans;
     if (spans)
         metrics_ = {CompareMetric::SelfTime, CompareMetric::TotalTime, CompareMetric::Calls,

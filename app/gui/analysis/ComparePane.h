@@ -67,7 +67,9 @@ private:
     std::optional<CompareSideData> a_, b_;
     std::optional<CompareResult> result_;
     std::vector<CompareMetric> metrics_;
-    bool sorted_ = false;  // the table was filled (its sort column is the person's)
+    bool sorted_ = false;
+    bool namesDone_ = false;  // the per-call field offers the sides' functions  // the table was filled (its
+                              // sort column is the person's)
     QLabel* summary_;
     QComboBox* match_;
     QComboBox* normalize_;

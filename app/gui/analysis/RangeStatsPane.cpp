@@ -582,10 +582,15 @@ void RangeStatsPane::show(std::shared_ptr<const RangeStats> stats, double second
 }
 
 CompareSideData RangeStatsPane::currentSide() const {
+    // What the pane shows: every thread, or the one chosen.
     CompareSideData side;
-    side.stats = stats_;
+    side.stats = shownTid_ >= 0 && shown_ ? std::make_shared<const RangeStats>(*shown_) : stats_;
     side.functions = functions();
-    side.label = QString("range %1-%2 ns (%3)").arg(begin_).arg(end_).arg(formatNs(double(end_ - begin_)));
+    side.label = QString("range %1-%2 ns (%3)%4")
+                     .arg(begin_)
+                     .arg(end_)
+                     .arg(formatNs(double(end_ - begin_)))
+                     .arg(shownTid_ >= 0 ? QString(", thread %1").arg(shownTid_) : QString());
     return side;
 }
 

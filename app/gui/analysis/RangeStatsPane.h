@@ -139,7 +139,8 @@ public:
     QPushButton* cancelButton() const { return cancel_; }
     QLabel* summary() const { return summary_; }
 
-    // Two ranges of one file: the range shown becomes side A, and the next
+    // Two ranges of one file: the range shown (every thread, or the thread the
+    // tabs show) becomes side A, and the next
     // different range aggregated (the next Shift+drag selection) side B; then
     // compareRequested gives both. Called again while waiting: stops waiting.
     // False when no range is shown.
