@@ -93,6 +93,66 @@ std::map<std::pair<QString, QString>, Row> cliRows(const QString& a, const QStri
     return out;
 }
 
+// `auxscope compare A B --format csv --tree|--bottom-up`: the tree rows of `kind` ("node", "bottom-up") by
+// id.
+std::map<uint32_t, Row> cliTreeRows(const QString& a, const QString& b, const QString& option,
+                                    const QString& kind) {
+    QProcess p;
+    p.start(AUXSCOPE_BINARY, {"compare", a, b, "--format", "csv", "--limit", "0", option});
+    std::map<uint32_t, Row> out;
+    if (!p.waitForFinished(120000) || p.exitCode() != 0) return out;
+    const QStringList lines = QString::fromUtf8(p.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts);
+    const QStringList heads = csvFields(lines.value(0));
+    for (const QString& line : lines.mid(1)) {
+        const QStringList f = csvFields(line);
+        if (f.size() != heads.size() || f[0] != kind) continue;
+        Row row;
+        for (qsizetype i = 0; i < f.size(); ++i)
+            row[heads[i]] = f[i];
+        out[row["id"].toUInt()] = row;
+    }
+    return out;
+}
+
+// A merged tree view's rows (those filled: the top level and what is expanded)
+// equal the CLI's rows of the same nodes; returns the rows compared.
+int checkTreeAgainstCli(ComparePane& pane, QTreeWidget* view, const std::map<uint32_t, Row>& cli) {
+    int checked = 0;
+    std::vector<QTreeWidgetItem*> todo;
+    for (int i = 0; i < view->topLevelItemCount(); ++i)
+        todo.push_back(view->topLevelItem(i));
+    while (!todo.empty()) {
+        QTreeWidgetItem* item = todo.back();
+        todo.pop_back();
+        if (item->data(0, Qt::UserRole).isNull()) continue;  // a placeholder
+        auto it = cli.find(item->data(0, Qt::UserRole).toUInt());
+        if (it == cli.end() || !item->text(0).startsWith(it->second.at("function"))) {
+            qWarning() << "tree node" << item->data(0, Qt::UserRole) << item->text(0) << "not the CLI's";
+            return -1;
+        }
+        int c = 1;
+        for (CompareMetric m : pane.metrics()) {
+            const QString n = compareMetricName(m);
+            const QString expect[3] = {it->second.at("a_" + n), it->second.at("b_" + n),
+                                       it->second.at("delta_" + n)};
+            for (int k = 0; k < 3; ++k) {
+                QString shown = item->text(c + k);
+                if (shown.startsWith('+')) shown.remove(0, 1);
+                if (shown != expect[k]) {
+                    qWarning() << item->text(0) << n << k << "tree" << item->text(c + k) << "CLI"
+                               << expect[k];
+                    return -1;
+                }
+            }
+            c += 4;
+        }
+        ++checked;
+        for (int i = 0; i < item->childCount(); ++i)
+            todo.push_back(item->child(i));
+    }
+    return checked;
+}
+
 // The pane's rows equal the CLI's, cell by cell; returns the rows compared.
 int checkAgainstCli(ComparePane& pane, const std::map<std::pair<QString, QString>, Row>& cli) {
     QTreeWidget* t = pane.table();
@@ -170,6 +230,20 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(pane->result() != nullptr, 120000);
         QCOMPARE(pane->result()->source.kind, RangeSource::Spans);
         QVERIFY2(pane->summary()->text().contains("run.data"), qPrintable(pane->summary()->text()));
+        // The merged call tree and bottom-up tree: their rows, two levels expanded, equal the CLI's.
+        for (int i = 0; i < pane->callTree()->topLevelItemCount(); ++i)
+            pane->callTree()->topLevelItem(i)->setExpanded(true);
+        QVERIFY(pane->callTree()->topLevelItemCount() > 0 &&
+                pane->callTree()->topLevelItem(0)->childCount() > 0);
+        QVERIFY(checkTreeAgainstCli(*pane, pane->callTree(), cliTreeRows(a_, b_, "--tree", "node")) > 3);
+        QVERIFY(pane->bottomUpTree() == nullptr);  // made when first shown
+        pane->tabs()->setCurrentWidget(pane->bottomUp());
+        QVERIFY(pane->bottomUpTree() != nullptr);
+        for (int i = 0; i < pane->bottomUp()->topLevelItemCount(); ++i)
+            pane->bottomUp()->topLevelItem(i)->setExpanded(true);
+        QVERIFY(checkTreeAgainstCli(*pane, pane->bottomUp(),
+                                    cliTreeRows(a_, b_, "--bottom-up", "bottom-up")) > 10);
+        pane->tabs()->setCurrentIndex(0);
         // At first: the largest self-time delta first.
         const int selfDelta = ComparePane::kFirstMetricColumn + 2;
         QCOMPARE(pane->table()->sortColumn(), selfDelta);

@@ -102,11 +102,18 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
     table_->setAlternatingRowColors(true);
     table_->setUniformRowHeights(true);
     tabs_->addTab(table_, "Top functions");
+    for (QTreeWidget** view : {&callTree_, &bottomUp_}) {
+        *view = new QTreeWidget(this);
+        (*view)->setUniformRowHeights(true);
+        (*view)->setAlternatingRowColors(true);
+    }
     auto* scroll = new QScrollArea(this);
     flame_ = new FlameGraphWidget;
     scroll->setWidget(flame_);
     scroll->setWidgetResizable(true);
     tabs_->addTab(scroll, "Flame graph");
+    tabs_->addTab(callTree_, "Call tree");
+    tabs_->addTab(bottomUp_, "Bottom-up");
     layout->addWidget(tabs_, 1);
 
     connect(match_, &QComboBox::currentIndexChanged, this, [this] { recompute(); });
@@ -118,6 +125,20 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
         if (normalize_->currentIndex() == 2) recompute();
     });
     connect(flameMetric_, &QComboBox::currentIndexChanged, this, [this] { fillFlame(); });
+    for (QTreeWidget* view : {callTree_, bottomUp_})
+        connect(view, &QTreeWidget::itemExpanded, this, [this, view](QTreeWidgetItem* item) {
+            if (!result_ || item->childCount() != 1 || !item->child(0)->data(0, Qt::UserRole).isNull())
+                return;
+            delete item->takeChild(0);  // the placeholder
+            const CompareTree* tree = view == callTree_ ? &result_->tree : bottomUpTree();
+            if (tree) addChildren(view, *tree, item, item->data(0, Qt::UserRole).toUInt());
+        });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        if (result_ && tabs_->currentWidget() == bottomUp_ && !bottomUpTree_) {
+            bottomUpTree_ = result_->bottomUp();
+            fillTree(bottomUp_, *bottomUpTree_);
+        }
+    });
     connect(copy_, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(text()); });
 }
 
@@ -132,6 +153,9 @@ void ComparePane::showError(const QString& message) {
     result_.reset();
     summary_->setText(message);
     table_->clear();
+    callTree_->clear();
+    bottomUp_->clear();
+    bottomUpTree_.reset();
     flame_->setTree({}, nullptr);
 }
 
@@ -222,25 +246,105 @@ void ComparePane::recompute() {
                                    : QString()));
     fillTable();
     fillFlame();
+    fillTree(callTree_, result_->tree);
+    bottomUpTree_.reset();
+    bottomUp_->clear();
+    if (tabs_->currentWidget() == bottomUp_) {
+        bottomUpTree_ = result_->bottomUp();
+        fillTree(bottomUp_, *bottomUpTree_);
+    }
+}
+
+QStringList ComparePane::headers(const QString& first) const {
+    QStringList out{first};
+    for (CompareMetric m : metrics_) {
+        const QString h = heading(m);
+        out << h + " A" << h + " B" << h + " Δ" << h + " Δ%";
+    }
+    return out;
+}
+
+void ComparePane::setCosts(QTreeWidgetItem* item, const RangeCost& ca, const RangeCost& cb) const {
+    const CompareResult& r = *result_;
+    const bool scaled = r.scaleA != 1.0 || r.scaleB != 1.0;
+    auto number = [scaled](double v, bool sign) {
+        return scaled ? QString::asprintf(sign ? "%+.2f" : "%.2f", v)
+                      : QString::asprintf(sign ? "%+.0f" : "%.0f", v);
+    };
+    int c = item->treeWidget() == table_ ? kFirstMetricColumn : 1;
+    for (CompareMetric m : metrics_) {
+        const double a = r.scaledA(ca, m), b = r.scaledB(cb, m), d = r.delta(ca, cb, m);
+        const double p = r.deltaPercent(ca, cb, m);
+        item->setText(c, number(a, false));
+        item->setData(c, Qt::UserRole, a);
+        item->setText(c + 1, number(b, false));
+        item->setData(c + 1, Qt::UserRole, b);
+        item->setText(c + 2, number(d, true));
+        item->setData(c + 2, Qt::UserRole, d);
+        if (std::isnan(p)) {
+            item->setText(c + 3, costOf(cb, m) ? "new" : "");
+            if (!costOf(cb, m)) item->setData(c + 3, Qt::UserRole, 0.0);
+        } else {
+            item->setText(c + 3, QString::asprintf("%+.1f%%", p));
+            item->setData(c + 3, Qt::UserRole, p);
+        }
+        if (d != 0) item->setForeground(c + 2, d > 0 ? QColor(180, 30, 30) : QColor(30, 70, 190));
+        for (int i = 0; i < 4; ++i)
+            item->setTextAlignment(c + i, Qt::AlignRight | Qt::AlignVCenter);
+        c += 4;
+    }
+}
+
+void ComparePane::fillTree(QTreeWidget* view, const CompareTree& tree) {
+    view->clear();
+    view->setHeaderLabels(headers("Function"));
+    addChildren(view, tree, nullptr, 0);
+    view->resizeColumnToContents(0);
+}
+
+void ComparePane::addChildren(QTreeWidget* view, const CompareTree& tree, QTreeWidgetItem* parent,
+                              uint32_t node) {
+    const CompareResult& r = *result_;
+    const CompareMetric key =
+        r.source.kind == RangeSource::Spans ? CompareMetric::TotalTime : CompareMetric::TotalPeriod;
+    auto size = [&](uint32_t n) { return std::max(r.scaledA(tree.a[n], key), r.scaledB(tree.b[n], key)); };
+    std::vector<uint32_t> kids = tree.shape.children(node);
+    std::stable_sort(kids.begin(), kids.end(), [&](uint32_t x, uint32_t y) { return size(x) > size(y); });
+    QList<QTreeWidgetItem*> items;
+    for (uint32_t k : kids) {
+        auto* item = new QTreeWidgetItem;
+        const CompareKey& f = r.keys[tree.shape.nodes[k].function];
+        const bool inA = tree.a[k] != RangeCost{}, inB = tree.b[k] != RangeCost{};
+        item->setText(0, QString::fromStdString(f.inlined ? f.name + " (inlined)" : f.name) +
+                             (inA && inB ? QString()
+                              : inA      ? QString("  [A only]")
+                                         : QString("  [B only]")));
+        item->setToolTip(0, QString::fromStdString(f.file));
+        item->setData(0, Qt::UserRole, k);
+        items.push_back(item);
+    }
+    if (parent)
+        parent->addChildren(items);
+    else
+        view->addTopLevelItems(items);
+    for (QTreeWidgetItem* item : items) {
+        const uint32_t k = item->data(0, Qt::UserRole).toUInt();
+        setCosts(item, tree.a[k], tree.b[k]);
+        if (tree.shape.nodes[k].firstChild != CallTree::kNone)
+            item->addChild(new QTreeWidgetItem);  // placeholder
+    }
 }
 
 void ComparePane::fillTable() {
     const CompareResult& r = *result_;
-    const bool scaled = r.scaleA != 1.0 || r.scaleB != 1.0;
-    QStringList headers{"Function", "Binary", "Side"};
-    for (CompareMetric m : metrics_) {
-        const QString h = heading(m);
-        headers << h + " A" << h + " B" << h + " Δ" << h + " Δ%";
-    }
+    QStringList headers = this->headers("Function");
+    headers.insert(1, "Binary");
+    headers.insert(2, "Side");
     const int sortColumn = table_->sortColumn();
     const Qt::SortOrder order = table_->header()->sortIndicatorOrder();
     table_->setSortingEnabled(false);
     table_->clear();
     table_->setHeaderLabels(headers);
-    auto number = [scaled](double v, bool sign) {
-        return scaled ? QString::asprintf(sign ? "%+.2f" : "%.2f", v)
-                      : QString::asprintf(sign ? "%+.0f" : "%.0f", v);
-    };
     QList<QTreeWidgetItem*> items;
     items.reserve(qsizetype(r.functions.size()));
     for (const ComparedFunction& f : r.functions) {
@@ -254,31 +358,13 @@ void ComparePane::fillTable() {
             const QColor tint = f.inA ? QColor(38, 92, 214) : QColor(214, 39, 40);
             item->setForeground(2, tint);
         }
-        int c = kFirstMetricColumn;
-        for (CompareMetric m : metrics_) {
-            const double a = r.scaledA(f.a, m), b = r.scaledB(f.b, m), d = r.delta(f.a, f.b, m);
-            const double p = r.deltaPercent(f.a, f.b, m);
-            item->setText(c, number(a, false));
-            item->setData(c, Qt::UserRole, a);
-            item->setText(c + 1, number(b, false));
-            item->setData(c + 1, Qt::UserRole, b);
-            item->setText(c + 2, number(d, true));
-            item->setData(c + 2, Qt::UserRole, d);
-            if (std::isnan(p)) {
-                item->setText(c + 3, costOf(f.b, m) ? "new" : "");
-                if (!costOf(f.b, m)) item->setData(c + 3, Qt::UserRole, 0.0);
-            } else {
-                item->setText(c + 3, QString::asprintf("%+.1f%%", p));
-                item->setData(c + 3, Qt::UserRole, p);
-            }
-            if (d != 0) item->setForeground(c + 2, d > 0 ? QColor(180, 30, 30) : QColor(30, 70, 190));
-            for (int i = 0; i < 4; ++i)
-                item->setTextAlignment(c + i, Qt::AlignRight | Qt::AlignVCenter);
-            c += 4;
-        }
         items.push_back(item);
     }
     table_->addTopLevelItems(items);
+    for (QTreeWidgetItem* item : items) {
+        const ComparedFunction& f = r.functions[item->data(0, Qt::UserRole).toUInt()];
+        setCosts(item, f.a, f.b);
+    }
     table_->setSortingEnabled(true);
     // The default: the largest change of the first column (self time or self samples) first.
     if (sorted_ && sortColumn >= 0 && sortColumn < headers.size())

@@ -5,7 +5,8 @@
 // tab lists every matched function with, per column, A, B, the delta and the
 // delta in % (sortable by any; a function one side lacks is marked "A only" or
 // "B only"); the "Flame graph" tab is the differential flame graph
-// (FlameGraphWidget::setDiff). Above them: how functions are matched (name and
+// (FlameGraphWidget::setDiff); "Call tree" and "Bottom-up" the merged trees,
+// each stack with both sides (the bottom-up one made when first shown). Above them: how functions are matched (name and
 // binary, or name only) and the normalisation (absolute, per run, per call of
 // a function named), each recomputing the comparison. Copy puts both sides on
 // the clipboard.
@@ -23,6 +24,7 @@ class QLineEdit;
 class QPushButton;
 class QTabWidget;
 class QTreeWidget;
+class QTreeWidgetItem;
 
 namespace auxscope {
 
@@ -48,6 +50,13 @@ public:
     static constexpr int kFirstMetricColumn = 3;
 
     QTreeWidget* table() const { return table_; }
+    // The merged call tree (top-down) and bottom-up tree, each stack with both
+    // sides' columns as the table's (children filled when expanded, the larger
+    // of the two sides' totals first); the item's Qt::UserRole in column 0 is its node.
+    QTreeWidget* callTree() const { return callTree_; }
+    QTreeWidget* bottomUp() const { return bottomUp_; }
+    // The merged bottom-up tree shown (made when its tab is first shown; null before).
+    const CompareTree* bottomUpTree() const { return bottomUpTree_ ? &*bottomUpTree_ : nullptr; }
     FlameGraphWidget* flameGraph() const { return flame_; }
     QComboBox* matchChoice() const { return match_; }
     QComboBox* normalizeChoice() const { return normalize_; }
@@ -63,6 +72,11 @@ private:
     void recompute();
     void fillTable();
     void fillFlame();
+    QStringList headers(const QString& first) const;
+    // Sets `item`'s metric columns from a and b (and its number for sorting).
+    void setCosts(QTreeWidgetItem* item, const RangeCost& a, const RangeCost& b) const;
+    void fillTree(QTreeWidget* view, const CompareTree& tree);
+    void addChildren(QTreeWidget* view, const CompareTree& tree, QTreeWidgetItem* parent, uint32_t node);
 
     std::optional<CompareSideData> a_, b_;
     std::optional<CompareResult> result_;
@@ -78,6 +92,9 @@ private:
     QPushButton* copy_;
     QTabWidget* tabs_;
     QTreeWidget* table_;
+    QTreeWidget* callTree_;
+    QTreeWidget* bottomUp_;
+    std::optional<CompareTree> bottomUpTree_;
     FlameGraphWidget* flame_;
 };
 
