@@ -299,7 +299,9 @@ void ComparePane::fillTree(QTreeWidget* view, const CompareTree& tree) {
     view->clear();
     view->setHeaderLabels(headers("Function"));
     addChildren(view, tree, nullptr, 0);
+    // Room for the stacks' names as they are expanded.
     view->resizeColumnToContents(0);
+    view->setColumnWidth(0, std::max(view->columnWidth(0), 320));
 }
 
 void ComparePane::addChildren(QTreeWidget* view, const CompareTree& tree, QTreeWidgetItem* parent,
