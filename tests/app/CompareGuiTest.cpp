@@ -451,6 +451,49 @@ private slots:
         QVERIFY(pane->summary()->text().contains("range "));
     }
 
+    // Samples: two perf cpu-clock recordings of one program built twice (slow_part twice the work):
+    // the pane equals auxscope compare's rows, and the flame graph is drawn by period.
+    void twoSampledCapturesEqualCli() {
+        const bool ci = qgetenv("CI") == "true";
+        QProcess version;
+        version.start("perf", {"--version"});
+        if (!version.waitForFinished(10000) || version.exitCode() != 0) {
+            if (ci) QFAIL("perf is not installed (CI=true: no skip)");
+            QSKIP("perf is not installed");
+        }
+        const QString fast = dir_.filePath("fast.data"), slow = dir_.filePath("slow.data");
+        for (const auto& [program, out] : {std::pair{QString(AUXSCOPE_COMPARE_FAST), fast},
+                                           std::pair{QString(AUXSCOPE_COMPARE_SLOW), slow}}) {
+            QProcess record;
+            record.start(
+                "perf", {"record", "-q", "-e", "cpu-clock", "-c", "100000", "-o", out, "--", program, "100"});
+            if (!record.waitForFinished(120000) || record.exitCode() != 0 || !QFileInfo::exists(out)) {
+                const QString why = "perf record failed: " + QString::fromUtf8(record.readAllStandardError());
+                if (ci) QFAIL(qPrintable(why + " (CI=true: no skip)"));
+                QSKIP(qPrintable(why));
+            }
+        }
+        MainWindow w;
+        ComparePane* pane = w.compareFiles(fast, slow);
+        QTRY_VERIFY_WITH_TIMEOUT(pane->result() != nullptr, 120000);
+        QCOMPARE(pane->result()->source.kind, RangeSource::Samples);
+        QVERIFY2(pane->summary()->text().contains("samples of cpu-clock"),
+                 qPrintable(pane->summary()->text()));
+        QVERIFY(checkAgainstCli(*pane, cliRows(fast, slow, {})) > 2);
+        QCOMPARE(pane->flameGraph()->metric(), FlameGraphWidget::Metric::Period);
+        // slow_part: more samples in B (twice the work).
+        bool found = false;
+        for (int i = 0; i < pane->table()->topLevelItemCount(); ++i) {
+            const QTreeWidgetItem* item = pane->table()->topLevelItem(i);
+            if (item->text(0) != "slow_part") continue;
+            found = true;
+            const int selfSamples = ComparePane::kFirstMetricColumn;
+            QVERIFY(item->data(selfSamples + 1, Qt::UserRole).toDouble() >
+                    1.5 * item->data(selfSamples, Qt::UserRole).toDouble());
+        }
+        QVERIFY(found);
+    }
+
     // A B that is missing: the pane names it and why; the window lives on.
     void badInput() {
         MainWindow w;
