@@ -10,6 +10,7 @@
 //     Shift+drag: the pane compares the two selections' statistics;
 //   - bad input: a missing B names the file, nothing crashes.
 #include <QAbstractItemModel>
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QCompleter>
@@ -410,6 +411,9 @@ private slots:
                 page->timeline()->data()->decodedEnd > page->timeline()->data()->decodedBegin &&
                 !page->timelineDecoding(),
             60000);
+        // File > Compare with… is there for a trace page.
+        auto* compareWith = w.findChild<QAction*>("compareWith");
+        QVERIFY(compareWith && compareWith->isEnabled());
         RangeStatsPane* stats = page->rangeStats();
         const auto& data = *page->timeline()->data();
         const uint64_t t0 = data.decodedBegin, span = data.decodedEnd - data.decodedBegin;

@@ -6,10 +6,11 @@
 // delta in % (sortable by any; a function one side lacks is marked "A only" or
 // "B only"); the "Flame graph" tab is the differential flame graph
 // (FlameGraphWidget::setDiff); "Call tree" and "Bottom-up" the merged trees,
-// each stack with both sides (the bottom-up one made when first shown). Above them: how functions are matched (name and
-// binary, or name only) and the normalisation (absolute, per run, per call of
-// a function named), each recomputing the comparison. Copy puts both sides on
-// the clipboard.
+// each stack with both sides (the bottom-up one made when first shown). Above
+// them: how functions are matched (name and binary, or name only) and the
+// normalisation (absolute, per run, per call of a function named), each
+// recomputing the comparison. Copy puts both sides' top functions on the
+// clipboard.
 #include <QWidget>
 
 #include <memory>
