@@ -21,6 +21,8 @@
 namespace {
 
 const char* kHelp = R"(usage: auxscope [FILE]                start the GUI (with a perf.data open)
+       auxscope FILE --compare-with B | auxscope --compare A B
+                                          start the GUI comparing two perf.data (before and after)
        auxscope record [-a | -C LIST | -p PID | -- cmd ...] [-e EVENT]... [-F HZ]
                        [-g | --call-graph fp|dwarf[,SIZE]|lbr] [-m PAGES[,AUX_PAGES]]
                        [-S[[e]SIZE]] [--overwrite] [--filter FILTERS] [--duration S]

@@ -22,8 +22,13 @@
 #include <QTimer>
 #include <QToolButton>
 
+#include <thread>
+
 #include <unistd.h>
 
+#include "gui/analysis/CompareLoader.h"
+#include "gui/analysis/ComparePane.h"
+#include "gui/analysis/RangeStatsPane.h"
 #include "gui/capture/CaptureFiles.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/capture/LiveTimeline.h"
@@ -135,6 +140,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (TraceFilePage* page = currentTracePage()) page->openSymbolsDialog();
     });
     symbolsAction_->setToolTip("Where the open file's code and names come from (per file)");
+    compareAction_ = file->addAction("&Compare with…", this, &MainWindow::compareDialog);
+    compareAction_->setObjectName("compareWith");
+    compareAction_->setToolTip(
+        "Before and after: this file (A) against another (B), every function's deltas");
     file->addSeparator();
     // Ctrl+Q on every platform theme (QKeySequence::Quit is empty on some).
     file->addAction("&Quit", QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
@@ -154,6 +163,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
                         onTimeline([](TraceFilePage& p) { p.timeline()->focusSelection(); }));
     viewMenu->addAction("&Mark / unmark the selection\tM", this,
                         onTimeline([](TraceFilePage& p) { p.timeline()->toggleMark(); }));
+    viewMenu->addAction("Compare the selection with &another range", this, onTimeline([](TraceFilePage& p) {
+                            if (p.rangeStats()) p.rangeStats()->compareWithNextRange();
+                        }));
     viewMenu->addAction("&Clear the selection\tEsc", this,
                         onTimeline([](TraceFilePage& p) { p.timeline()->clearTimeSelection(); }));
     auto* help = menuBar()->addMenu("&Help");
@@ -372,8 +384,70 @@ TraceFilePage* MainWindow::openFile(const QString& path) {
     connect(page, &TraceFilePage::statusMessage, statusBar(),
             [this](const QString& t) { statusBar()->showMessage(t); });
     connect(page, &TraceFilePage::loadFinished, this, [this] { updateActions(); });
+    // Two ranges of the file compared (the selection pane's "Compare with another range").
+    connect(page, &TraceFilePage::timelineOpened, this, [this, page] {
+        RangeStatsPane* pane = page->rangeStats();
+        if (!pane || pane->property("compareConnected").toBool()) return;
+        pane->setProperty("compareConnected", true);
+        connect(pane, &RangeStatsPane::compareRequested, this,
+                [this, page](const CompareSideData& a, const CompareSideData& b) {
+                    compareSides(a, b, QFileInfo(page->path()).fileName() + ": two ranges");
+                });
+    });
     updateActions();
     return page;
+}
+
+ComparePane* MainWindow::compareSides(const CompareSideData& a, const CompareSideData& b,
+                                      const QString& title) {
+    auto* pane = new ComparePane;
+    pane->setObjectName("comparePane");
+    const int index = tabs_->addTab(pane, title);
+    tabs_->setTabToolTip(index, "A: " + a.label + "\nB: " + b.label);
+    tabs_->setCurrentIndex(index);
+    pane->setSides(a, b);
+    return pane;
+}
+
+ComparePane* MainWindow::compareFiles(const QString& a, const QString& b) {
+    auto* pane = new ComparePane;
+    pane->setObjectName("comparePane");
+    const QString title = QFileInfo(a).fileName() + " → " + QFileInfo(b).fileName();
+    const int index = tabs_->addTab(pane, title);
+    tabs_->setTabToolTip(index, "A: " + a + "\nB: " + b);
+    tabs_->setCurrentIndex(index);
+    pane->summary()->setText(QString("Loading %1 and %2…").arg(a, b));
+    statusBar()->showMessage("Comparing " + a + " with " + b + "…");
+    QPointer<ComparePane> self(pane);
+    QPointer<MainWindow> window(this);
+    std::thread([self, window, a = a.toStdString(), b = b.toStdString()] {
+        auto sa = loadCompareSide(a);
+        auto sb = sa ? loadCompareSide(b) : Expected<CompareSideData>(makeError(""));
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, window, sa = std::move(sa), sb = std::move(sb)]() mutable {
+                if (window) window->statusBar()->clearMessage();
+                if (!self) return;
+                if (!sa)
+                    self->showError("Cannot compare: " + QString::fromStdString(sa.error().message));
+                else if (!sb)
+                    self->showError("Cannot compare: " + QString::fromStdString(sb.error().message));
+                else
+                    self->setSides(std::move(*sa), std::move(*sb));
+            },
+            Qt::QueuedConnection);
+    }).detach();
+    return pane;
+}
+
+void MainWindow::compareDialog() {
+    TraceFilePage* page = currentTracePage();
+    if (!page) return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, "Compare " + QFileInfo(page->path()).fileName() + " with", window_memory::lastFolder("open"),
+        "perf.data files (*.data perf.data*);;All files (*)");
+    window_memory::setLastFolder("open", path);
+    if (!path.isEmpty()) compareFiles(page->path(), path);
 }
 
 TraceFilePage* MainWindow::currentTracePage() const {
@@ -431,6 +505,7 @@ void MainWindow::updateActions() {
     else
         statusFile_->setText("Captures go to " + CaptureFiles::capturesFolder());
     symbolsAction_->setEnabled(page != nullptr);
+    compareAction_->setEnabled(page != nullptr);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -27,7 +27,9 @@ bool guiRunsAsRoot();
 const char* rootWarningText();
 
 class CapturePage;
+class ComparePane;
 class TraceFilePage;
+struct CompareSideData;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -38,6 +40,13 @@ public:
     // Opens a perf.data (from the command line, File > Open or a drop) in its own tab.
     TraceFilePage* openFile(const QString& path);
     TraceFilePage* currentTracePage() const;
+    // Before and after: a tab comparing two files (each loaded on a worker
+    // thread as `auxscope compare A B` loads it: the whole recording), or two
+    // sides already at hand (two ranges of one file).
+    ComparePane* compareFiles(const QString& a, const QString& b);
+    ComparePane* compareSides(const CompareSideData& a, const CompareSideData& b, const QString& title);
+    // File > Compare with… (the current trace page's file is A; asks for B).
+    void compareDialog();
 
     // Captures made in this window that the person has neither saved, kept nor
     // discarded (issue 27): closing their tab or the window asks about them.
@@ -97,6 +106,7 @@ private:
     bool closeAfterCapture_ = false;
     bool keepWithoutAsking_ = false;
     QAction* symbolsAction_ = nullptr;  // File > Symbols & binaries… of the current file
+    QAction* compareAction_ = nullptr;  // File > Compare with…
     QProgressBar* exampleBusy_ = nullptr;
     int examplesMaking_ = 0;
     QPointer<QMessageBox> exampleError_;

@@ -8,6 +8,8 @@
 #include <QToolTip>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "gui/analysis/CallTreeModel.h"
 #include "gui/analysis/CostColumns.h"
@@ -22,7 +24,85 @@ FlameGraphWidget::FlameGraphWidget(QWidget* parent) : QWidget(parent) {
     setMinimumHeight(120);
 }
 
+void FlameGraphWidget::setDiff(const CompareResult& r, CompareMetric m) {
+    // The keys as a function table (id = key + 1; id 0 is the table's "[unknown]").
+    auto table = std::make_shared<FunctionTable>();
+    for (const CompareKey& k : r.keys)
+        table->add({k.inlined ? k.name + " (inlined)" : k.name, k.file, 0});
+    CallTree tree = r.tree.shape;
+    const size_t n = tree.nodes.size();
+    std::vector<double> a(n), b(n);
+    for (size_t k = 0; k < n; ++k) {
+        if (k != 0) tree.nodes[k].function += 1;
+        tree.nodes[k].cost = r.tree.b[k];
+        a[k] = r.scaledA(r.tree.a[k], m);
+        b[k] = r.scaledB(r.tree.b[k], m);
+    }
+    Metric metric = Metric::Time;
+    switch (m) {
+        case CompareMetric::TotalInsns:
+        case CompareMetric::SelfInsns:
+        case CompareMetric::Calls:
+            metric = Metric::Instructions;
+            break;
+        case CompareMetric::TotalSamples:
+        case CompareMetric::SelfSamples:
+            metric = Metric::Samples;
+            break;
+        case CompareMetric::TotalPeriod:
+        case CompareMetric::SelfPeriod:
+            metric = Metric::Period;
+            break;
+        default:
+            break;
+    }
+    source_ = r.source;
+    metric_ = metric;
+    setTree(std::move(tree), std::move(table));
+    diffA_ = std::move(a);
+    diffB_ = std::move(b);
+}
+
+double FlameGraphWidget::diffChange(uint32_t node) const {
+    const double a = diffA(node), b = diffB(node);
+    if (a == 0) return b == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+    return (b - a) / a;
+}
+
+QColor FlameGraphWidget::diffColor(double change) {
+    const double t = std::isinf(change) ? 1.0 : std::min(1.0, std::abs(change) / kDiffFullScale);
+    const QColor neutral(228, 228, 228);
+    const QColor full = change > 0 ? QColor(214, 39, 40) : QColor(38, 92, 214);
+    auto mix = [t](int x, int y) { return int(std::lround(x + (y - x) * t)); };
+    if (change == 0) return neutral;
+    return QColor(mix(neutral.red(), full.red()), mix(neutral.green(), full.green()),
+                  mix(neutral.blue(), full.blue()));
+}
+
+QRect FlameGraphWidget::legendRect() const {
+    if (!isDiff()) return {};
+    const int w = std::min(260, std::max(120, width() / 3));
+    return QRect(width() - w - 6, 4, w, 30);
+}
+
+QString FlameGraphWidget::valueText(double v) const {
+    switch (metric_) {
+        case Metric::Time:
+            return formatNs(v);
+        case Metric::Instructions:
+            return formatCount(uint64_t(std::llround(std::max(0.0, v)))) + " instructions";
+        case Metric::Samples:
+            return formatCount(uint64_t(std::llround(std::max(0.0, v)))) + " " + samplesName(source_);
+        case Metric::Period:
+            return periodText(uint64_t(std::llround(std::max(0.0, v))), source_) +
+                   (source_.periodIsTime ? QString(" %1").arg(periodName(source_)) : QString());
+    }
+    return {};
+}
+
 void FlameGraphWidget::setTree(CallTree tree, std::shared_ptr<const FunctionTable> functions) {
+    diffA_.clear();
+    diffB_.clear();
     tree_ = std::move(tree);
     functions_ = std::move(functions);
     const size_t n = tree_.nodes.size();
@@ -175,7 +255,13 @@ void FlameGraphWidget::paintEvent(QPaintEvent*) {
         ++painted_;
         QColor c;
         QString text;
-        if (b.node == 0) {
+        if (b.node == 0 && isDiff()) {
+            c = diffColor(diffChange(0));
+            const double pct = 100.0 * diffChange(0);
+            text = QString("all: %1 (A %2, %3)")
+                       .arg(valueText(diffB(0)), valueText(diffA(0)),
+                            std::isinf(pct) ? QString("new") : QString("%1%").arg(pct, 0, 'f', 1));
+        } else if (b.node == 0) {
             c = QColor(200, 200, 205);
             switch (metric_) {
                 case Metric::Time:
@@ -196,7 +282,7 @@ void FlameGraphWidget::paintEvent(QPaintEvent*) {
             const uint32_t f = tree_.nodes[b.node].function;
             const std::string& name =
                 functions_ && f < functions_->size() ? (*functions_)[f].name : std::string();
-            c = palette::function(name);
+            c = isDiff() ? diffColor(diffChange(b.node)) : palette::function(name);
             if (zoom_ != 0 && b.width >= width() - 1 && b.node != zoom_ && depth_[b.node] < depth_[zoom_])
                 c = c.lighter(125);  // the zoomed node's callers
             if (r.width() >= 30) text = QString::fromStdString(name);
@@ -207,6 +293,24 @@ void FlameGraphWidget::paintEvent(QPaintEvent*) {
             p.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
                        fm.elidedText(text, Qt::ElideRight, r.width() - 5));
         }
+    }
+    if (isDiff()) {
+        // The legend: the colour scale from -kDiffFullScale (blue, shrank) to +kDiffFullScale (red, grew).
+        const QRect L = legendRect();
+        p.fillRect(L.adjusted(-4, -2, 4, 2), QColor(252, 252, 250, 235));
+        const QRect bar(L.left(), L.top(), L.width(), 12);
+        for (int x = 0; x < bar.width(); ++x) {
+            const double change = kDiffFullScale * (2.0 * (x + 0.5) / bar.width() - 1.0);
+            p.fillRect(QRect(bar.left() + x, bar.top(), 1, bar.height()), diffColor(change));
+        }
+        p.setPen(QColor(90, 90, 90));
+        p.drawRect(bar.adjusted(0, 0, -1, -1));
+        p.setPen(QColor(20, 20, 20));
+        const QRect labels(L.left(), bar.bottom() + 1, L.width(), L.height() - bar.height());
+        const int pct = int(std::lround(100 * kDiffFullScale));
+        p.drawText(labels, Qt::AlignLeft | Qt::AlignVCenter, QString("-%1% shrank").arg(pct));
+        p.drawText(labels, Qt::AlignHCenter | Qt::AlignVCenter, "0");
+        p.drawText(labels, Qt::AlignRight | Qt::AlignVCenter, QString("grew +%1%").arg(pct));
     }
     if (hasFocus()) {
         p.setPen(QPen(palette().highlight().color(), 1));
@@ -246,6 +350,25 @@ bool FlameGraphWidget::event(QEvent* e) {
         }
         const CallTree::Node& n = tree_.nodes[node];
         const RangeCost& c = n.cost;
+        if (isDiff()) {
+            const std::string name = functions_ && n.function < functions_->size()
+                                         ? (*functions_)[n.function].name
+                                         : std::string("?");
+            const double a = diffA(node), b = diffB(node), change = diffChange(node);
+            const QString pct =
+                a == 0 && b == 0 ? QString("0.0%")
+                : std::isinf(change)
+                    ? QString("new in B")
+                    : QString("%1%2%").arg(change >= 0 ? "+" : "").arg(100.0 * change, 0, 'f', 1);
+            const double d = b - a;
+            QToolTip::showText(help->globalPos(),
+                               QString("%1\nA: %2\nB: %3\ndelta: %4%5 (%6)\n"
+                                       "click: zoom here, click again: zoom out")
+                                   .arg(QString::fromStdString(name), valueText(a), valueText(b),
+                                        d < 0 ? QString("-") : QString("+"), valueText(std::abs(d)), pct),
+                               this);
+            return true;
+        }
         const std::string name =
             functions_ && n.function < functions_->size() ? (*functions_)[n.function].name : std::string("?");
         const double all = double(std::max<uint64_t>(value(0), 1));

@@ -11,12 +11,21 @@
 // size: the layout is computed once per tree, zoom or width and painted from it.
 // A tree of samples or off-CPU time (setSource) is drawn by its samples or by
 // their period (time for cpu-clock and off-CPU time, else cycles or events).
+//
+// A differential flame graph (setDiff) draws a comparison's merged tree
+// (spans/RangeCompare) with the same layout: widths from B (after the
+// comparison's normalisation), each box coloured by its change from A to B (red
+// grew, blue shrank, stronger the larger the relative change, full at
+// kDiffFullScale; a box only B has is full red), a legend with the scale at the
+// top right, and the hover gives A's value, B's and the delta.
+#include <QColor>
 #include <QWidget>
 
 #include <memory>
 #include <vector>
 
 #include "spans/FunctionTable.h"
+#include "spans/RangeCompare.h"
 #include "spans/RangeStats.h"
 
 namespace auxscope {
@@ -28,6 +37,21 @@ public:
     explicit FlameGraphWidget(QWidget* parent = nullptr);
 
     void setTree(CallTree tree, std::shared_ptr<const FunctionTable> functions);
+    // The differential flame graph of `r` by `m` (TotalTime, TotalInsns,
+    // TotalSamples or TotalPeriod): its merged top-down tree, widths from B.
+    void setDiff(const CompareResult& r, CompareMetric m);
+    bool isDiff() const { return !diffA_.empty(); }
+    // Differential: a node's value on either side (scaled as the comparison says).
+    double diffA(uint32_t node) const { return node < diffA_.size() ? diffA_[node] : 0; }
+    double diffB(uint32_t node) const { return node < diffB_.size() ? diffB_[node] : 0; }
+    // The relative change of a node (B - A) / A; +inf when only B has it, 0 when neither.
+    double diffChange(uint32_t node) const;
+    // The colour of a relative change: red for growth, blue for shrinking, the
+    // intensity |change| / kDiffFullScale (at most 1); +inf is full red.
+    static QColor diffColor(double change);
+    static constexpr double kDiffFullScale = 0.5;
+    // The legend's rectangle (widget coordinates; empty unless differential).
+    QRect legendRect() const;
     const CallTree& tree() const { return tree_; }
     void setMetric(Metric metric);
     // What the costs count (the tooltip's words); default: decoded spans.
@@ -66,8 +90,11 @@ private:
     void layout() const;
     int maxDepth() const;
 
+    QString valueText(double v) const;
+
     CallTree tree_;
     std::shared_ptr<const FunctionTable> functions_;
+    std::vector<double> diffA_, diffB_;            // differential: per node, scaled
     std::vector<std::vector<uint32_t>> children_;  // per node, by function name
     std::vector<uint32_t> depth_;
     Metric metric_ = Metric::Time;

@@ -135,7 +135,10 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
     exportCsv_->setObjectName("rangeExportCsv");
     exportPerfetto_ = new QPushButton("Export range to Perfetto…");
     exportPerfetto_->setObjectName("rangeExportPerfetto");
-    for (auto* b : {copy_, exportCsv_, exportPerfetto_})
+    compare_ = new QPushButton("Compare with another range");
+    compare_->setObjectName("rangeCompare");
+    compare_->setToolTip("This range is A; the next range you select (Shift+drag) is B: both compared");
+    for (auto* b : {copy_, exportCsv_, exportPerfetto_, compare_})
         b->setEnabled(false);
 
     top_ = new QTreeWidget;
@@ -209,6 +212,7 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
     bar->addWidget(sourceCombo_);
     bar->addWidget(threadCombo_);
     bar->addWidget(copy_);
+    bar->addWidget(compare_);
     bar->addWidget(exportCsv_);
     bar->addWidget(exportPerfetto_);
     auto* layout = new QVBoxLayout(this);
@@ -223,6 +227,7 @@ RangeStatsPane::RangeStatsPane(QWidget* parent) : QWidget(parent) {
     });
     connect(copy_, &QPushButton::clicked, this,
             [this] { QApplication::clipboard()->setText(currentText()); });
+    connect(compare_, &QPushButton::clicked, this, [this] { compareWithNextRange(); });
     connect(exportCsv_, &QPushButton::clicked, this, [this] { emit exportRequested("csv", begin_, end_); });
     connect(exportPerfetto_, &QPushButton::clicked, this,
             [this] { emit exportRequested("perfetto", begin_, end_); });
@@ -568,6 +573,39 @@ void RangeStatsPane::show(std::shared_ptr<const RangeStats> stats, double second
     shownTid_ = at >= 0 ? keep : -1;
     threadCombo_->setCurrentIndex(std::max(at, 0));
     refreshViews();
+    if (compareA_ && (begin_ != compareBegin_ || end_ != compareEnd_)) {
+        const CompareSideData a = std::move(*compareA_);
+        compareA_.reset();
+        compare_->setText("Compare with another range");
+        emit compareRequested(a, currentSide());
+    }
+}
+
+CompareSideData RangeStatsPane::currentSide() const {
+    // What the pane shows: every thread, or the one chosen.
+    CompareSideData side;
+    side.stats = shownTid_ >= 0 && shown_ ? std::make_shared<const RangeStats>(*shown_) : stats_;
+    side.functions = functions();
+    side.label = QString("range %1-%2 ns (%3)%4")
+                     .arg(begin_)
+                     .arg(end_)
+                     .arg(formatNs(double(end_ - begin_)))
+                     .arg(shownTid_ >= 0 ? QString(", thread %1").arg(shownTid_) : QString());
+    return side;
+}
+
+bool RangeStatsPane::compareWithNextRange() {
+    if (compareA_) {
+        compareA_.reset();
+        compare_->setText("Compare with another range");
+        compare_->setEnabled(stats_ != nullptr);
+        return true;
+    }
+    if (!stats_ || busy_) return false;
+    compareA_ = currentSide();
+    compareBegin_ = begin_, compareEnd_ = end_;
+    compare_->setText("Now select range B (Shift+drag)… (click: stop)");
+    return true;
 }
 
 void RangeStatsPane::showThread(int32_t tid) {
@@ -589,11 +627,12 @@ void RangeStatsPane::refreshViews() {
         flame_->setTree({}, functions);
         for (auto* b : {copy_, exportCsv_, exportPerfetto_})
             b->setEnabled(false);
+        compare_->setEnabled(compareA_.has_value());
         return;
     }
     shown_ = shownTid_ >= 0 ? stats_->ofThread(shownTid_) : *stats_;
     const RangeStats& s = *shown_;
-    for (auto* b : {copy_, exportCsv_, exportPerfetto_})
+    for (auto* b : {copy_, exportCsv_, exportPerfetto_, compare_})
         b->setEnabled(true);
     if (sampled()) {
         refreshSampleViews();

@@ -49,6 +49,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/analysis/CompareLoader.h"
 #include "spans/RangeStats.h"
 #include "spans/TimelineData.h"
 
@@ -138,7 +139,18 @@ public:
     QPushButton* cancelButton() const { return cancel_; }
     QLabel* summary() const { return summary_; }
 
+    // Two ranges of one file: the range shown (every thread, or the thread the
+    // tabs show) becomes side A, and the next
+    // different range aggregated (the next Shift+drag selection) side B; then
+    // compareRequested gives both. Called again while waiting: stops waiting.
+    // False when no range is shown.
+    bool compareWithNextRange();
+    bool waitingForRangeB() const { return compareA_.has_value(); }
+    QPushButton* compareButton() const { return compare_; }
+
 signals:
+    // Two ranges to compare (compareWithNextRange): A first, B the range selected after it.
+    void compareRequested(const auxscope::CompareSideData& a, const auxscope::CompareSideData& b);
     // A result is shown (ok) or the computation failed or was cancelled.
     void computed(bool ok);
     // Export the range: "csv" or "perfetto".
@@ -148,6 +160,7 @@ signals:
 
 private:
     void show(std::shared_ptr<const RangeStats> stats, double seconds);
+    CompareSideData currentSide() const;
     void refreshViews();
     void refreshSampleViews();
     void setHeaders();
@@ -166,6 +179,9 @@ private:
     uint32_t callerCalleeFunction_ = UINT32_MAX;
     bool flameAtBottom_ = false;  // the flame graph's bottom was scrolled into view since its tree changed
     std::shared_ptr<const RangeStats> stats_;
+    std::optional<CompareSideData> compareA_;
+    uint64_t compareBegin_ = 0, compareEnd_ = 0;
+    QPushButton* compare_ = nullptr;
     std::optional<RangeStats> shown_;
     std::map<int32_t, std::map<int, uint64_t>> cpuTimes_;  // per thread, per CPU: time it ran in the range
     std::shared_ptr<std::atomic<bool>> cancel_flag_;
