@@ -545,7 +545,15 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-    for (const QUrl& url : event->mimeData()->urls())
+    // Ctrl+drop of one file on a trace page: before and after, the page's file against it.
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if ((event->modifiers() & Qt::ControlModifier) && currentTracePage() && urls.size() == 1 &&
+        urls[0].isLocalFile()) {
+        compareFiles(currentTracePage()->path(), urls[0].toLocalFile());
+        event->acceptProposedAction();
+        return;
+    }
+    for (const QUrl& url : urls)
         if (url.isLocalFile()) openFile(url.toLocalFile());
     event->acceptProposedAction();
 }

@@ -45,7 +45,8 @@ public:
     // sides already at hand (two ranges of one file).
     ComparePane* compareFiles(const QString& a, const QString& b);
     ComparePane* compareSides(const CompareSideData& a, const CompareSideData& b, const QString& title);
-    // File > Compare with… (the current trace page's file is A; asks for B).
+    // File > Compare with… (the current trace page's file is A; asks for B); a
+    // file dropped with Ctrl on a trace page is B too.
     void compareDialog();
 
     // Captures made in this window that the person has neither saved, kept nor

@@ -14,11 +14,13 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QCompleter>
+#include <QDropEvent>
 #include <QFileInfo>
 #include <QHelpEvent>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -27,6 +29,7 @@
 #include <QTest>
 #include <QToolTip>
 #include <QTreeWidget>
+#include <QUrl>
 
 #include <cmath>
 #include <map>
@@ -411,9 +414,26 @@ private slots:
                 page->timeline()->data()->decodedEnd > page->timeline()->data()->decodedBegin &&
                 !page->timelineDecoding(),
             60000);
-        // File > Compare with… is there for a trace page.
+        // File > Compare with… is there for a trace page; a file dropped with Ctrl is compared with it.
         auto* compareWith = w.findChild<QAction*>("compareWith");
         QVERIFY(compareWith && compareWith->isEnabled());
+        {
+            QMimeData mime;
+            mime.setUrls({QUrl::fromLocalFile(b_)});
+            QDragEnterEvent enter(QPoint(100, 100), Qt::CopyAction, &mime, Qt::LeftButton,
+                                  Qt::ControlModifier);
+            QApplication::sendEvent(&w, &enter);
+            QVERIFY(enter.isAccepted());
+            QDropEvent drop(QPointF(100, 100), Qt::CopyAction, &mime, Qt::LeftButton, Qt::ControlModifier);
+            const int before = w.findChildren<ComparePane*>().size();
+            QApplication::sendEvent(&w, &drop);
+            const auto panes = w.findChildren<ComparePane*>();
+            QCOMPARE(panes.size(), before + 1);
+            QTRY_VERIFY_WITH_TIMEOUT(panes.back()->result() != nullptr, 120000);
+            QVERIFY(panes.back()->summary()->text().contains("A: " + a_) &&
+                    panes.back()->summary()->text().contains("B: " + b_));
+            w.findChild<QTabWidget*>("tabs")->setCurrentWidget(page);
+        }
         RangeStatsPane* stats = page->rangeStats();
         const auto& data = *page->timeline()->data();
         const uint64_t t0 = data.decodedBegin, span = data.decodedEnd - data.decodedBegin;
