@@ -203,15 +203,6 @@ Expected<CompareArgs> parseCompareArgs(const std::vector<std::string>& args) {
 
 namespace {
 
-std::string csvField(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
 struct CompareReport {
     const CompareArgs& args;
     const ReportRange& ra;
@@ -227,29 +218,6 @@ struct CompareReport {
                     CompareMetric::SelfInsns, CompareMetric::TotalInsns};
         return {CompareMetric::SelfSamples, CompareMetric::TotalSamples, CompareMetric::SelfPeriod,
                 CompareMetric::TotalPeriod};
-    }
-    static const char* heading(CompareMetric m) {
-        switch (m) {
-            case CompareMetric::SelfTime:
-                return "self ns";
-            case CompareMetric::TotalTime:
-                return "total ns";
-            case CompareMetric::Calls:
-                return "calls";
-            case CompareMetric::SelfInsns:
-                return "self insns";
-            case CompareMetric::TotalInsns:
-                return "total insns";
-            case CompareMetric::SelfSamples:
-                return "self samples";
-            case CompareMetric::TotalSamples:
-                return "total samples";
-            case CompareMetric::SelfPeriod:
-                return "self period";
-            case CompareMetric::TotalPeriod:
-                return "total period";
-        }
-        return "";
     }
     std::string name(uint32_t key) const {
         const CompareKey& k = r.keys[key];
@@ -329,7 +297,7 @@ struct CompareReport {
         char cell[128];
         const int span = 3 * w + 8 + 4;
         for (CompareMetric m : cols) {
-            const std::string name = std::string(heading(m));
+            const std::string name = std::string(compareMetricHeading(m));
             const int pad = std::max(0, (span - 1 - int(name.size())) / 2);
             std::snprintf(cell, sizeof cell, "%*s%-*s", pad, "", span - pad, name.c_str());
             out << cell;
@@ -411,7 +379,7 @@ struct CompareReport {
                 const RangeCost& c = label[0] == 'A' ? f.a : f.b;
                 out << "  " << name(f.key);
                 out << binary(f.key);
-                out << ": " << heading(sort) << " "
+                out << ": " << compareMetricHeading(sort) << " "
                     << number(label[0] == 'A' ? r.scaledA(c, sort) : r.scaledB(c, sort)) << "\n";
             }
         }
@@ -460,8 +428,8 @@ struct CompareReport {
         }
         out << "\n";
         for (const ComparedFunction& f : r.sorted(sort, args.sortSide, args.limit)) {
-            out << "function," << f.key << ",,," << csvField(name(f.key)) << ","
-                << csvField(r.keys[f.key].file) << ","
+            out << "function," << f.key << ",,," << csvQuoted(name(f.key)) << ","
+                << csvQuoted(r.keys[f.key].file) << ","
                 << (f.inA && f.inB ? "both"
                     : f.inA        ? "a"
                                    : "b");
@@ -472,7 +440,7 @@ struct CompareReport {
                 const CallTree::Node& node = t.shape.nodes[n];
                 const bool inA = t.a[n] != RangeCost{}, inB = t.b[n] != RangeCost{};
                 out << kind << "," << n << "," << node.parent << "," << depth << ","
-                    << csvField(name(node.function)) << "," << csvField(r.keys[node.function].file) << ","
+                    << csvQuoted(name(node.function)) << "," << csvQuoted(r.keys[node.function].file) << ","
                     << (inA && inB ? "both"
                         : inA      ? "a"
                                    : "b");

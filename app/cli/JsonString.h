@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
-// JSON string and number literals for the command line's --json output.
+// JSON string and number literals for the command line's --json output, and
+// CSV fields for its --format csv.
 #include <string>
 
 namespace auxscope {
@@ -12,5 +13,9 @@ std::string jsonString(const std::string& s);
 // `v` as a JSON number, the shortest text that reads back as the same double;
 // NaN and the infinities, which JSON cannot hold, are null.
 std::string jsonNumber(double v);
+
+// `s` as a CSV field, always quoted (function names hold commas: templates,
+// argument lists), quotes doubled.
+std::string csvQuoted(const std::string& s);
 
 }  // namespace auxscope

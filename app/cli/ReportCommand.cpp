@@ -158,16 +158,6 @@ Expected<ReportArgs> parseReportArgs(const std::vector<std::string>& args) {
 
 namespace {
 
-// CSV field: always quoted (function names hold commas: templates, argument lists).
-std::string csvField(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
 std::string percent(uint64_t part, uint64_t whole) {
     char text[32];
     std::snprintf(text, sizeof text, "%5.1f%%", whole ? 100.0 * double(part) / double(whole) : 0.0);
@@ -351,18 +341,18 @@ struct Report {
         if (spans()) {
             out << "kind,id,parent,depth,function,file,calls,total_ns,self_ns,total_insns,self_insns\n";
             for (const FunctionStats& f : stats.topFunctions(sort, args.top)) {
-                out << "function," << f.function << ",,," << csvField(name(f.function)) << ","
-                    << csvField(file(f.function)) << "," << f.cost.calls << "," << f.cost.totalTime << ","
+                out << "function," << f.function << ",,," << csvQuoted(name(f.function)) << ","
+                    << csvQuoted(file(f.function)) << "," << f.cost.calls << "," << f.cost.totalTime << ","
                     << f.cost.selfTime << "," << f.cost.totalInsns << "," << f.cost.selfInsns << "\n";
             }
             for (const auto& [reason, g] : stats.gaps)
-                out << "gap,,,," << csvField(gapReasonName(reason)) << ",," << g.count << "," << g.time
+                out << "gap,,,," << csvQuoted(gapReasonName(reason)) << ",," << g.count << "," << g.time
                     << ",,,\n";
             if (!args.tree) return;
             walkTree([&](uint32_t n, int depth) {
                 const CallTree::Node& node = stats.tree.nodes[n];
                 out << "node," << n << "," << node.parent << "," << depth << ","
-                    << csvField(name(node.function)) << "," << csvField(file(node.function)) << ","
+                    << csvQuoted(name(node.function)) << "," << csvQuoted(file(node.function)) << ","
                     << node.cost.calls << "," << node.cost.totalTime << "," << node.cost.selfTime << ","
                     << node.cost.totalInsns << "," << node.cost.selfInsns << "\n";
             });
@@ -371,20 +361,20 @@ struct Report {
         out << "kind,id,parent,depth,function,file,total_samples,self_samples,total_period,self_period,"
                "on_cpu_ns,off_cpu_ns\n";
         for (const FunctionStats& f : stats.topFunctions(sort, args.top))
-            out << "function," << f.function << ",,," << csvField(name(f.function)) << ","
-                << csvField(file(f.function)) << "," << f.cost.totalSamples << "," << f.cost.selfSamples
+            out << "function," << f.function << ",,," << csvQuoted(name(f.function)) << ","
+                << csvQuoted(file(f.function)) << "," << f.cost.totalSamples << "," << f.cost.selfSamples
                 << "," << f.cost.totalPeriod << "," << f.cost.selfPeriod << ",,\n";
         if (args.tree)
             walkTree([&](uint32_t n, int depth) {
                 const CallTree::Node& node = stats.tree.nodes[n];
                 out << "node," << n << "," << node.parent << "," << depth << ","
-                    << csvField(name(node.function)) << "," << csvField(file(node.function)) << ","
+                    << csvQuoted(name(node.function)) << "," << csvQuoted(file(node.function)) << ","
                     << node.cost.totalSamples << "," << node.cost.selfSamples << "," << node.cost.totalPeriod
                     << "," << node.cost.selfPeriod << ",,\n";
             });
         if (args.threadTable)
             for (const auto& [tid, t] : stats.threads)
-                out << "thread," << tid << ",,," << csvField(model.threadName(tid)) << ",," << t.samples
+                out << "thread," << tid << ",,," << csvQuoted(model.threadName(tid)) << ",," << t.samples
                     << ",," << t.period << ",," << t.onCpuTime << "," << t.offCpuTime << "\n";
     }
 

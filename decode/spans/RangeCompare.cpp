@@ -31,6 +31,30 @@ uint64_t costOf(const RangeCost& c, CompareMetric m) {
     return 0;
 }
 
+const char* compareMetricHeading(CompareMetric m) {
+    switch (m) {
+        case CompareMetric::SelfTime:
+            return "self ns";
+        case CompareMetric::TotalTime:
+            return "total ns";
+        case CompareMetric::Calls:
+            return "calls";
+        case CompareMetric::SelfInsns:
+            return "self insns";
+        case CompareMetric::TotalInsns:
+            return "total insns";
+        case CompareMetric::SelfSamples:
+            return "self samples";
+        case CompareMetric::TotalSamples:
+            return "total samples";
+        case CompareMetric::SelfPeriod:
+            return "self period";
+        case CompareMetric::TotalPeriod:
+            return "total period";
+    }
+    return "";
+}
+
 const char* compareMetricName(CompareMetric m) {
     switch (m) {
         case CompareMetric::Calls:

@@ -71,6 +71,8 @@ enum class CompareMetric {
 uint64_t costOf(const RangeCost& c, CompareMetric m);
 // "calls", "self_ns", ... as CSV and JSON name them.
 const char* compareMetricName(CompareMetric m);
+// "calls", "self ns", ... as text tables and the GUI's columns head them.
+const char* compareMetricHeading(CompareMetric m);
 
 // A matched function: the name and binary both sides share.
 struct CompareKey {

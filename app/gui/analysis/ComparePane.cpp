@@ -40,30 +40,6 @@ public:
     }
 };
 
-const char* heading(CompareMetric m) {
-    switch (m) {
-        case CompareMetric::SelfTime:
-            return "self ns";
-        case CompareMetric::TotalTime:
-            return "total ns";
-        case CompareMetric::Calls:
-            return "calls";
-        case CompareMetric::SelfInsns:
-            return "self insns";
-        case CompareMetric::TotalInsns:
-            return "total insns";
-        case CompareMetric::SelfSamples:
-            return "self samples";
-        case CompareMetric::TotalSamples:
-            return "total samples";
-        case CompareMetric::SelfPeriod:
-            return "self period";
-        case CompareMetric::TotalPeriod:
-            return "total period";
-    }
-    return "";
-}
-
 }  // namespace
 
 ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
@@ -258,7 +234,7 @@ void ComparePane::recompute() {
 QStringList ComparePane::headers(const QString& first) const {
     QStringList out{first};
     for (CompareMetric m : metrics_) {
-        const QString h = heading(m);
+        const QString h = compareMetricHeading(m);
         out << h + " A" << h + " B" << h + " Δ" << h + " Δ%";
     }
     return out;
