@@ -60,5 +60,5 @@ check auxscope-etmsnap "$etmsnap" --help
 check auxscope-spesynth "$spesynth" --help
 # No page is left over from a command that is gone.
 pages=$(ls "$man_dir"/*.1.gz | wc -l)
-[ "$pages" -eq 9 ] || { echo "FAIL: $pages pages in $man_dir, expected 9"; fail=1; }
+[ "$pages" -eq 10 ] || { echo "FAIL: $pages pages in $man_dir, expected 10"; fail=1; }
 exit $fail
