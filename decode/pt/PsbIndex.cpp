@@ -34,10 +34,13 @@ struct TscTracker {
                 haveCtc = false;
                 break;
             case ppt_tma:
+                // MTC's frequency is a 4-bit field; a file may say anything: no MTC timing then.
+                if (options.mtcFreq > 15) break;
                 lastCtc = (uint32_t(p.payload.tma.ctc) >> options.mtcFreq) & 0xff;  // in MTC units
                 haveCtc = true;
                 break;
             case ppt_mtc:
+                if (options.mtcFreq > 15) break;
                 if (haveCtc && tsc && options.cpuid15Eax) {
                     uint32_t ticks = (uint32_t(p.payload.mtc.ctc) - lastCtc) & 0xff;
                     uint64_t ctc = uint64_t(ticks) << options.mtcFreq;

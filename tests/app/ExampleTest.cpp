@@ -34,6 +34,7 @@
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/TimelineTour.h"
 #include "gui/trace/TraceFilePage.h"
+#include "samples/SampleProfile.h"
 #include "spans/TimelineData.h"
 
 using namespace auxscope;

@@ -22,7 +22,7 @@ allowed() {
         spe) echo "spe sideband perfdata" ;;
         samples) echo "samples spe images spans sideband perfdata" ;;
         export) echo "export samples spe images spans sideband perfdata" ;;
-        auxtrace) echo "auxtrace pt etm spe export images spans sideband record perfdata" ;;
+        auxtrace) echo "auxtrace pt etm spe samples export images spans sideband record perfdata" ;;
         *) echo "" ;;
     esac
 }

@@ -28,7 +28,7 @@ expect() { # "expected words" word...
 }
 expect "record report " re
 expect "--call-graph " record --call
-expect "insn packets ranges spans " decode f.data --format ""
+expect "insn packets ranges records spans summary " decode f.data --format ""
 expect "auto off-cpu samples trace " report x --source ""
 expect "cpu-clock " record -e cpu-c
 expect "software/ " record -e softw
