@@ -40,7 +40,7 @@ struct LiveTimelineFeed {
 LiveTimeline::LiveTimeline(QObject* parent) : QObject(parent) {
     status_ = new QLabel(
         "While capturing: which thread ran on each CPU, the threads' runs and samples, and every loss the "
-        "kernel reports; Intel PT and CoreSight captures are also decoded here as they run.");
+        "kernel reports; Intel PT, CoreSight and Arm SPE captures are also decoded here as they run.");
     status_->setObjectName("liveStatus");
     status_->setWordWrap(true);
     state_ = new TimelineState(this);
@@ -60,7 +60,7 @@ LiveTimeline::~LiveTimeline() {
 void LiveTimeline::attach(
     CaptureSession& session, bool decode,
     const std::optional<PerfDataWriterCaptureOptions::AuxtraceInfoBlock>& auxtraceInfo) {
-    // Decode while capturing: Intel PT and CoreSight (the decoder says why not otherwise).
+    // Decode while capturing: Intel PT, CoreSight and Arm SPE (the decoder says why not otherwise).
     decoder_.reset();
     shown_.reset();
     decodeNote_.clear();
