@@ -11,6 +11,8 @@
 //       the CPUs by time; the file is open and the sideband loaded (not timed)
 //   (c) `auxscope decode FILE --format records >/dev/null`: the whole process
 //       (open, sideband, images, records, the CSV)
+//   (c') `auxscope decode FILE --format packets >/dev/null`: the packet listing in
+//       perf report -D's layout, whole process: the same work as (d)
 //   (d) `perf report -D -i FILE >/dev/null`: perf's packet dump, whole process
 //   (e) `perf script -i FILE >/dev/null`: perf's samples, one per record, whole process
 // Each figure is the median of --repeat runs (default 5), with its CPU time, the
@@ -217,7 +219,9 @@ int main(int argc, char** argv) {
     };
     processes("(c) auxscope decode FILE --format records",
               {AUXSCOPE_BENCH_AUXSCOPE, "decode", path, "--format", "records"});
-    processes("(d) perf report -D -i FILE", {"perf", "report", "-D", "-i", path});
+    processes("(c') auxscope decode FILE --format packets",
+              {AUXSCOPE_BENCH_AUXSCOPE, "decode", path, "--format", "packets"});
+    processes("(d) perf report -D -i FILE (same work as c')", {"perf", "report", "-D", "-i", path});
     processes("(e) perf script -i FILE", {"perf", "script", "-i", path});
     return decoded == n && fileRecords == n ? 0 : 3;
 }
