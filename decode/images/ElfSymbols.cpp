@@ -68,12 +68,17 @@ std::vector<uint64_t> moduleLayout(Elf* elf, uint64_t base, std::vector<ElfModul
 
 struct PltSlot {
     uint64_t address, size;
-    std::string name;
+    std::string name;       // the function the slot jumps to; empty for an IRELATIVE slot
+    uint64_t resolver = 0;  // an IRELATIVE slot's addend: its ifunc's resolver (unbiased)
 };
 
-// The PLT slots of an executable or shared object, in relocation order: on
-// x86 the slots follow a 16-byte header in .plt (or fill .plt.sec, with IBT),
-// on AArch64 a 32-byte one; 16 bytes each.
+// The PLT slots of an executable or shared object: on x86 the slots follow a
+// 16-byte header in .plt (or fill .plt.sec, with IBT), on AArch64 a 32-byte
+// one; 16 bytes each. Slot k jumps through the k-th GOT entry of the PLT's
+// relocations, so the relocations are taken in the order of the GOT entries
+// they fill (r_offset), not in the table's order: a linker may list them
+// otherwise (libc.so.6 lists its IRELATIVE ones last, their slots come first;
+// objdump -d maps them so, perf 6.1 in table order).
 std::vector<PltSlot> pltSlots(Elf* elf, Elf_Scn* relocations, const GElf_Shdr& plt, const GElf_Shdr& pltSec) {
     std::vector<PltSlot> out;
     GElf_Ehdr ehdr;
@@ -96,22 +101,43 @@ std::vector<PltSlot> pltSlots(Elf* elf, Elf_Scn* relocations, const GElf_Shdr& p
     if (!symbols || !gelf_getshdr(symbols, &symShdr)) return out;
     Elf_Data* symData = elf_getdata(symbols, nullptr);
     Elf_Data* data = elf_getdata(relocations, nullptr);
-    const size_t count = rel.sh_size / rel.sh_entsize;
-    for (size_t i = 0; data && symData && i < count; ++i) {
-        const uint64_t address = first + i * entry;
-        if (address + entry > end) break;
+    if (!data || !symData) return out;
+    struct Relocation {
+        uint64_t got = 0;
         size_t symbol = 0;
+        uint32_t type = 0;
+        int64_t addend = 0;
+    };
+    std::vector<Relocation> table;
+    const size_t count = rel.sh_size / rel.sh_entsize;
+    for (size_t i = 0; i < count; ++i) {
         if (rel.sh_type == SHT_RELA) {
             GElf_Rela r;
-            if (!gelf_getrela(data, int(i), &r)) continue;
-            symbol = GELF_R_SYM(r.r_info);
+            if (gelf_getrela(data, int(i), &r))
+                table.push_back(
+                    {r.r_offset, GELF_R_SYM(r.r_info), uint32_t(GELF_R_TYPE(r.r_info)), r.r_addend});
         } else {
             GElf_Rel r;
-            if (!gelf_getrel(data, int(i), &r)) continue;
-            symbol = GELF_R_SYM(r.r_info);
+            if (gelf_getrel(data, int(i), &r))
+                table.push_back({r.r_offset, GELF_R_SYM(r.r_info), uint32_t(GELF_R_TYPE(r.r_info)), 0});
+        }
+    }
+    std::stable_sort(table.begin(), table.end(),
+                     [](const Relocation& a, const Relocation& b) { return a.got < b.got; });
+    for (size_t i = 0; i < table.size(); ++i) {
+        const uint64_t address = first + i * entry;
+        if (address + entry > end) break;
+        const Relocation& r = table[i];
+        // R_X86_64_IRELATIVE, R_AARCH64_IRELATIVE: no symbol; the addend is
+        // the ifunc's resolver, named by the caller after the ifunc there.
+        if (!r.symbol && r.addend > 0 &&
+            ((ehdr.e_machine == EM_X86_64 && r.type == R_X86_64_IRELATIVE) ||
+             (ehdr.e_machine == EM_AARCH64 && r.type == R_AARCH64_IRELATIVE))) {
+            out.push_back({address, entry, {}, uint64_t(r.addend)});
+            continue;
         }
         GElf_Sym sym;
-        if (!symbol || !gelf_getsym(symData, int(symbol), &sym)) continue;
+        if (!r.symbol || !gelf_getsym(symData, int(r.symbol), &sym)) continue;
         const char* name = elf_strptr(elf, symShdr.sh_link, sym.st_name);
         if (name && *name) out.push_back({address, entry, demangleSymbol(name)});
     }
@@ -316,12 +342,23 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
         result->symbols_.push_back({raw[i].start, end, id});
     }
     // Each PLT slot named after the function it jumps to ("sin@plt"), as perf's
-    // dso__synthesize_plt_symbols names them; the rest of the PLT (its header,
-    // slots of IRELATIVE relocations) stays "[plt] FILE".
-    for (const PltSlot& slot : pltSlots(elf, relaPlt, plt, pltSec))
-        result->symbols_.push_back(
-            {slot.address + uint64_t(bias), slot.address + uint64_t(bias) + slot.size,
-             functions.add({slot.name + "@plt", file, slot.address + uint64_t(bias)})});
+    // dso__synthesize_plt_symbols names them. A slot of an IRELATIVE relocation
+    // (libc's own calls to its ifuncs: strlen, memcpy) is named after the ifunc
+    // whose resolver its addend is ("strlen@plt"; perf 6.1 prints "@plt",
+    // later perfs "*ABS*+0x...@plt"). The rest of the PLT (its header, slots
+    // nothing names) stays "[plt] FILE".
+    for (const PltSlot& slot : pltSlots(elf, relaPlt, plt, pltSec)) {
+        std::string name = slot.name;
+        if (name.empty()) {
+            const uint64_t at = slot.resolver + uint64_t(bias);
+            auto it = std::lower_bound(raw.begin(), raw.end(), at,
+                                       [](const Raw& r, uint64_t a) { return r.start < a; });
+            if (it == raw.end() || it->start != at) continue;
+            name = demangleSymbol(it->name);
+        }
+        result->symbols_.push_back({slot.address + uint64_t(bias), slot.address + uint64_t(bias) + slot.size,
+                                    functions.add({name + "@plt", file, slot.address + uint64_t(bias)})});
+    }
     for (auto [start, end] : plts)
         result->symbols_.push_back({start, end, functions.add({"[plt] " + baseName(file), file, start})});
     // By start, the wider first where two start together: a lookup finds the narrowest (a PLT slot in its

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,9 +16,11 @@
 #include <vector>
 
 #include "TestSupport.h"
+#include "images/ElfSymbols.h"
 #include "perfdata/PerfDataReader.h"
 #include "samples/SampleProfile.h"
 #include "sideband/Sideband.h"
+#include "spans/FunctionTable.h"
 
 using namespace auxscope;
 using test_support::runCommand;
@@ -68,12 +71,17 @@ std::string plain(std::string name) {
     return name;
 }
 
-// Names both sides give: not an address, not unknown, not the PLT's header
-// (a PLT slot is "f@plt" on both sides).
+// Names both sides give: not an address, not unknown, not in a PLT. perf 6.1
+// names PLT slots after the PLT relocations in their table's order, which is
+// not the slots' order in libc.so.6 (its IRELATIVE relocations are listed last,
+// their slots come first): it names some slots after another slot's function,
+// or "@plt". Ours follow the GOT entries, as objdump names them
+// (ElfSymbolsPlt below checks them against objdump).
 bool resolved(const std::string& name) {
     return !name.empty() && name.find("[unknown]") == std::string::npos && name.rfind("0x", 0) != 0 &&
            name.find_first_not_of("0123456789abcdef") != std::string::npos &&
-           name.find("[plt]") == std::string::npos;
+           name.find("[plt]") == std::string::npos &&
+           !(name.size() >= 4 && name.compare(name.size() - 4, 4, "@plt") == 0);
 }
 
 // `perf report --sort sym` of the file: self and total (children) samples per symbol.
@@ -259,6 +267,65 @@ TEST_F(SampleProfilePerf, DwarfUnwoundStacksOfFramePointerCodeEqualPerfReport) {
 
 TEST_F(SampleProfilePerf, SamplesWithoutStacksCountTheirFunction) {
     check("", AUXSCOPE_STACKS_PROG_FP);
+}
+
+// Each PLT slot as objdump -d names it ("realloc@plt"); a slot of an IRELATIVE
+// relocation, which objdump names "*ABS*+0xRESOLVER@plt", after the ifunc
+// whose resolver that is ("strnlen@plt"), or "[plt] FILE" where no symbol is
+// there.
+void checkPltNamesAgainstObjdump(const std::string& path, bool expectIfuncSlots) {
+    std::string listing;
+    ASSERT_EQ(runCommand("objdump -d -j .plt -j .plt.sec '" + path + "' 2>/dev/null", &listing, false), 0)
+        << "objdump -d " << path;
+    FunctionTable functions;
+    auto symbols = ElfSymbols::load(path, functions, path);
+    ASSERT_TRUE(symbols) << symbols.error().message;
+    const std::string base = path.substr(path.rfind('/') + 1);
+    size_t named = 0, ifuncs = 0, unnamedIfuncs = 0;
+    std::istringstream in(listing);
+    for (std::string line; std::getline(in, line);) {
+        // "0000000000026030 <realloc@plt>:"
+        const size_t open = line.find(" <"), close = line.rfind("@plt>:");
+        if (open == std::string::npos || close == std::string::npos || close < open) continue;
+        const uint64_t address = std::stoull(line.substr(0, open), nullptr, 16);
+        const std::string theirs = line.substr(open + 2, close - open - 2);
+        const std::string ours = functions[(*symbols)->functionAtAddress(address)].name;
+        if (theirs.rfind("*ABS*+0x", 0) == 0) {
+            const uint64_t resolver = std::stoull(theirs.substr(8), nullptr, 16);
+            if (ours == "[plt] " + base) {
+                ++unnamedIfuncs;
+                continue;
+            }
+            ASSERT_TRUE(ours.size() > 4 && ours.compare(ours.size() - 4, 4, "@plt") == 0)
+                << base << " slot 0x" << std::hex << address << ": " << ours;
+            EXPECT_EQ((*symbols)->symbolAddress(ours.substr(0, ours.size() - 4)), resolver)
+                << base << " slot 0x" << std::hex << address << " (objdump: " << theirs << "@plt) is "
+                << ours;
+            ++ifuncs;
+        } else {
+            EXPECT_EQ(ours, theirs + "@plt") << base << " slot 0x" << std::hex << address;
+            ++named;
+        }
+    }
+    EXPECT_GT(named, 0u) << "objdump names no PLT slot of " << path;
+    if (expectIfuncSlots) EXPECT_GT(ifuncs, unnamedIfuncs) << "IRELATIVE slots named after their ifunc";
+}
+
+TEST(ElfSymbolsPlt, SlotsOfAProgramAsObjdumpNamesThem) {
+    checkPltNamesAgainstObjdump(AUXSCOPE_STACKS_PROG_FP, false);
+}
+
+// libc.so.6: its IRELATIVE relocations (calls to its own ifuncs) are listed
+// after the others, their slots come first.
+TEST(ElfSymbolsPlt, SlotsOfLibcAsObjdumpNamesThemIfuncsByName) {
+    std::string libc;
+    ASSERT_EQ(runCommand("ldd '" AUXSCOPE_STACKS_PROG_FP "' | sed -n 's/.*libc.so.6 => \\([^ ]*\\).*/\\1/p'",
+                         &libc, false),
+              0);
+    while (!libc.empty() && libc.back() == '\n')
+        libc.pop_back();
+    ASSERT_FALSE(libc.empty()) << "ldd names no libc.so.6";
+    checkPltNamesAgainstObjdump(std::filesystem::canonical(libc).string(), true);
 }
 
 // The shape of the stacks the program makes, on its frame-pointer build.
