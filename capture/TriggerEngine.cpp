@@ -210,6 +210,7 @@ void TriggerEngine::fire(const Pending& rec, uint64_t start) {
 void TriggerEngine::onSnapshotStart() {
     snapshotStartTime_ = perfClockNow(clockPage_);
     snapshotStartMono_ = monoNow();
+    lastSnapshotMono_.store(snapshotStartMono_, std::memory_order_release);
     inTriggeredSnapshot_ = pending_ && std::chrono::steady_clock::now() >= due_;
     if (!inTriggeredSnapshot_) return;
     std::lock_guard lock(mutex_);

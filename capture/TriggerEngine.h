@@ -67,6 +67,8 @@ public:
     // Any thread; complete after the capture finished.
     TriggerReport report() const;
     uint64_t firingCount() const { return fired_.load(std::memory_order_relaxed); }
+    // CLOCK_MONOTONIC (ns) when the latest snapshot of any cause started (0: none yet).
+    uint64_t lastSnapshotStartMono() const { return lastSnapshotMono_.load(std::memory_order_acquire); }
 
     // The perf clock now, through a ring's meta page (0 when it cannot be read here).
     static uint64_t perfClockNow(const perf_event_mmap_page* page);
@@ -109,6 +111,7 @@ private:
     bool inTriggeredSnapshot_ = false;
     size_t servingUpTo_ = 0;
     std::atomic<uint64_t> fired_{0};
+    std::atomic<uint64_t> lastSnapshotMono_{0};
     mutable std::mutex mutex_;  // guards report_ against report() from other threads
     TriggerReport report_;
 };

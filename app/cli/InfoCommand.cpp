@@ -4,6 +4,7 @@
 #include "OptionParser.h"
 #include "cli/JsonString.h"
 #include "perfdata/CaptureStatsFeature.h"
+#include "perfdata/TriggerFeature.h"
 
 #include <bit>
 #include <cinttypes>
@@ -335,6 +336,17 @@ std::string formatInfo(const PerfDataReader& r) {
         for (auto& [t, c] : st.recordsByType)
             n += c;
         o << "  " << cpuName(cpu) << ": " << n << " records: " << typeCounts(st.recordsByType) << "\n";
+    }
+
+    // auxscope's snapshot triggers: what fired, when, and which snapshot it asked for.
+    for (const PerfRawFeature& raw : r.features().raw) {
+        if (raw.id != kFeatAuxscopeTriggers) continue;
+        auto t = decodeTriggerFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        if (!t) {
+            o << "\ntriggers: " << t.error().message << "\n";
+            continue;
+        }
+        o << "\n" << formatTriggerReport(*t, 0);
     }
 
     // auxscope's own section: each CPU's ring fill and the kernel's lost count over time.
