@@ -290,7 +290,9 @@ void featureLines(std::ostringstream& o, const PerfFeatures& f) {
     }
     for (const auto& r : f.raw)
         o << "  " << perfFeatureName(r.id) << " (" << r.id << "): " << r.bytes.size() << " bytes at "
-          << hex(r.offset) << ", not decoded\n";
+          << hex(r.offset)
+          << (r.id == kFeatAuxscopeTriggers || r.id == kFeatAuxscopeCaptureStats ? ", listed below\n"
+                                                                                 : ", not decoded\n");
 }
 
 }  // namespace
