@@ -449,6 +449,9 @@ Expected<void> CaptureSession::start() {
     ctl.commandSources = commandSources_;
     for (auto& e : events_)
         (e->tracking ? ctl.trackingEvents : ctl.primaryEvents).push_back(&e->fd);
+    for (auto& e : triggerEvents_)
+        ctl.primaryEvents.push_back(&e->fd);
+    ctl.trigger = triggerEngine_.get();
     // A backward ring is not drained at stop, so a provoked LOST record would not be seen.
     ctl.canProvokeFlush =
         !options_.overwrite && options_.contextSwitches &&
@@ -469,6 +472,15 @@ Expected<void> CaptureSession::start() {
         ctl.deadline = started_ + std::chrono::microseconds(int64_t(options_.durationSeconds * 1e6));
     drain_ = std::make_unique<DrainThread>(rings_, ids_, *stats_, ctl, consumers_);
     if (auto r = drain_->start(); !r) return r;
+    // Trigger events on a launched command's threads switch on at its exec
+    // (enable_on_exec); the system-wide ones (uprobes) now.
+    for (auto& e : triggerEvents_)
+        if (!e->onExec)
+            if (auto r = e->fd.enable(); !r) {
+                drain_->requestStop();
+                drain_->join();
+                return makeError("trigger event on cpu " + std::to_string(e->cpu) + ": " + r.error().message);
+            }
 
     if (simulated()) return {};  // the producers are driven by their owner
     if (command_) {

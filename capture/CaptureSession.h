@@ -21,6 +21,7 @@
 #include "RecordParser.h"
 #include "RecordSink.h"
 #include "SimulatedAuxProducer.h"
+#include "TriggerEngine.h"
 
 namespace auxscope {
 
@@ -128,6 +129,15 @@ public:
     // An fd the drain thread watches and hands to `source` (the control FIFO). Not
     // owned: it must outlive the capture. Before start().
     void addCommandSource(DrainCommandSource* source) { commandSources_.push_back(source); }
+    // Snapshot triggers (TriggerSpec.h): opens their uprobes, uretprobes and
+    // tracepoints on every CPU (or on the target's threads) with a forward data
+    // ring per CPU of their own, drained by the same drain thread, whose
+    // TriggerEngine asks for the snapshots. The capture must take snapshots (an
+    // AUX flight recorder, a replay in snapshot mode, or --overwrite). A replay's
+    // triggers watch the real machine, system-wide. Before start().
+    Expected<void> armTriggers(std::vector<ResolvedTrigger> triggers, const TriggerSettings& settings);
+    // The engine (nullptr without triggers): its report() lists the firings.
+    const TriggerEngine* triggerEngine() const { return triggerEngine_.get(); }
     bool finished() const;
     // Waits for the drain thread (returns at once once finished() is true).
     void wait();
@@ -139,7 +149,8 @@ public:
     const CaptureOptions& options() const { return options_; }
     // Every event opened, primary events first (in -e order), the tracking event last.
     const std::vector<OpenedEventGroup>& eventGroups() const { return groups_; }
-    size_t ringCount() const { return rings_.size(); }
+    // The data rings (one per CPU); the trigger rings are not counted.
+    size_t ringCount() const { return rings_.size() - triggerRingCount_; }
     int ringCpu(size_t ringIndex) const { return rings_[ringIndex].cpu; }
     // The ring's perf_event_mmap_page (time_shift/time_mult/time_zero for TIME_CONV).
     const perf_event_mmap_page* ringMetaPage(size_t ringIndex) const {
@@ -159,6 +170,7 @@ private:
         PerfEventFd fd;
         int cpu = -1;
         bool tracking = false;
+        bool onExec = false;  // enable_on_exec: switched on by the launched command's exec
     };
 
     CaptureOptions options_;
@@ -183,6 +195,10 @@ private:
     std::optional<AuxEventPlan> auxPlan_;
     bool snapshotOnStop_ = false;
     std::vector<DrainCommandSource*> commandSources_;
+    // Trigger events and their rings (the last triggerRingCount_ of rings_).
+    std::vector<std::unique_ptr<OpenEvent>> triggerEvents_;
+    std::unique_ptr<TriggerEngine> triggerEngine_;
+    size_t triggerRingCount_ = 0;
 };
 
 // Whether the capture's call-graph choice can be honoured for its events on this

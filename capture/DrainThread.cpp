@@ -251,11 +251,20 @@ void DrainThread::handleRecord(RingSlot& r, const perf_event_header& h, std::spa
         default:
             break;
     }
+    if (r.triggerRing) {
+        if (ctl_.trigger) ctl_.trigger->onTriggerRecord(rec);
+        return;
+    }
+    if (backward && inSnapshot_ && rec.hasSampleId && rec.time) {
+        if (!snapshotWindowStart_ || rec.time < snapshotWindowStart_) snapshotWindowStart_ = rec.time;
+        if (rec.time > snapshotWindowEnd_) snapshotWindowEnd_ = rec.time;
+    }
     for (auto* consumer : consumers_)
         consumer->onRecord(r.cpu, bytes, rec);
 }
 
 bool DrainThread::consumersHaveRoom(RingSlot& r, size_t bytes) {
+    if (r.triggerRing) return true;
     for (auto* consumer : consumers_)
         if (!consumer->hasRoom(r.cpu, bytes)) return false;
     return true;
@@ -465,6 +474,7 @@ void DrainThread::readKernelLost(RingSlot& r) {
 
 void DrainThread::publish(double seconds) {
     for (auto& r : rings_) {
+        if (r.triggerRing) continue;
         CpuStatsSnapshot s;
         s.cpu = r.cpu;
         s.totals = r.counters;
@@ -509,8 +519,10 @@ void DrainThread::publish(double seconds) {
     // Bound the history on very long captures: past the cap, keep every other
     // publish (per-CPU entries of one publish stay together).
     if (history_.size() >= kMaxHistory && !rings_.empty()) {
-        const size_t group = rings_.size();
+        const size_t group = size_t(
+            std::count_if(rings_.begin(), rings_.end(), [](const RingSlot& r) { return !r.triggerRing; }));
         std::vector<StatsSample> thinned;
+        if (group == 0) return;
         thinned.reserve(history_.size() / 2 + group);
         for (size_t i = 0; i < history_.size(); i += 2 * group)
             thinned.insert(thinned.end(), history_.begin() + long(i),
@@ -630,6 +642,8 @@ void DrainThread::run() {
         auto now = Clock::now();
         auto wakeAt = lastPublish_ + publishPeriod;
         if (ctl_.deadline < wakeAt) wakeAt = ctl_.deadline;
+        if (ctl_.trigger)
+            wakeAt = std::min({wakeAt, ctl_.trigger->snapshotDue(), now + ctl_.trigger->pollInterval()});
         if (polling) wakeAt = std::min(wakeAt, now + kPollInterval);
         const auto wait = std::max(Clock::duration::zero(), wakeAt - now);
         timespec timeout{time_t(wait / std::chrono::seconds(1)),
@@ -674,6 +688,11 @@ void DrainThread::run() {
             busy |= drainRing(r);
             allHungUp &= r.hungUp;
         }
+        // A triggered snapshot whose --trigger-post has passed (its firing was seen in the pass above).
+        if (ctl_.trigger) {
+            ctl_.trigger->onPassEnd();
+            if (Clock::now() >= ctl_.trigger->snapshotDue()) snapshotRequested = true;
+        }
         // After the pass: the data rings were just drained, so the disables that
         // start the snapshot find room for the records they flush.
         if (snapshotRequested || (snapshotDeferred_ && !sinksOwed())) {
@@ -717,6 +736,12 @@ void DrainThread::finishCapture() {
     uint64_t pending = 0;
     if ((read(snapshotFd_, &pending, sizeof pending) == ssize_t(sizeof pending) && pending) ||
         snapshotDeferred_) {
+        takeSnapshot(false);
+        drainUntilDelivered();
+    }
+    // A triggered snapshot still waiting for its --trigger-post: taken now.
+    if (ctl_.trigger && ctl_.trigger->snapshotDue() != Clock::time_point::max()) {
+        ctl_.trigger->makeDueNow();
         takeSnapshot(false);
         drainUntilDelivered();
     }
@@ -903,7 +928,11 @@ bool DrainThread::takeSnapshot(bool reenable) {
         anyAux |= r.auxTracker.has_value();
         anyBackward |= r.backward.mapped();
     }
-    if (!anyAux && !anyBackward) return false;
+    if (!anyAux && !anyBackward) {
+        // Nothing to copy: a trigger's request is served (and not asked again every pass).
+        if (ctl_.trigger) ctl_.trigger->onSnapshotStart(), ctl_.trigger->onSnapshotEnd(0, 0);
+        return false;
+    }
     // The previous snapshot is not in the sinks yet (they had no room): this one
     // waits for it rather than replacing it. The run loop takes it once it is.
     if (sinksOwed()) {
@@ -911,8 +940,13 @@ bool DrainThread::takeSnapshot(bool reenable) {
         return true;
     }
     snapshotDeferred_ = false;
+    if (ctl_.trigger) ctl_.trigger->onSnapshotStart();
+    inSnapshot_ = true;
+    snapshotWindowStart_ = snapshotWindowEnd_ = 0;
     if (anyAux) snapshotAuxAreas(reenable);
     if (anyBackward) snapshotBackwardRings();
+    inSnapshot_ = false;
+    if (ctl_.trigger) ctl_.trigger->onSnapshotEnd(snapshotWindowStart_, snapshotWindowEnd_);
     snapshotsTaken_.fetch_add(1, std::memory_order_acq_rel);
     return true;
 }
@@ -988,6 +1022,7 @@ bool DrainThread::drainUntilDelivered() {
             drainRing(r);
             owed |= r.heldBack;
         }
+        if (ctl_.trigger) ctl_.trigger->onPassEnd();
         if (ctl_.afterPass) ctl_.afterPass();
         if (!owed) return true;
         // The bounds hold for the whole stop: once it gave up, each later call

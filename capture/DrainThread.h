@@ -94,6 +94,9 @@ private:
 
 struct RingSlot {
     int cpu = -1;
+    // A ring of trigger events (TriggerEngine): its records go to DrainControl::trigger
+    // only, never to the consumers, and it has no statistics row of its own.
+    bool triggerRing = false;
     size_t statsIndex = 0;
     int ownerFd = -1;  // the fd the ring is mapped from (registered with epoll)
     DataRing ring;     // unmapped when `backward` is used
@@ -187,6 +190,27 @@ public:
     virtual void onReadable(DrainActions& actions) = 0;
 };
 
+// Sees the trigger rings' records and says when a triggered snapshot is due
+// (TriggerEngine). Called on the drain thread only; must not block.
+class DrainTrigger {
+public:
+    virtual ~DrainTrigger() = default;
+    virtual void onTriggerRecord(const ParsedRecord& record) = 0;
+    // After every pass over the rings (before a snapshot it may ask for).
+    virtual void onPassEnd() = 0;
+    // When the next triggered snapshot is due; time_point::max(): none pending.
+    virtual std::chrono::steady_clock::time_point snapshotDue() const = 0;
+    // How long the drain thread may sleep at most while triggers are armed (their
+    // rings do not wake it for every sample).
+    virtual std::chrono::nanoseconds pollInterval() const = 0;
+    // Around every snapshot taken (whatever asked for it). The window: the perf
+    // times of the oldest and newest sideband record it delivered (0: none).
+    virtual void onSnapshotStart() = 0;
+    // The capture stops: a pending snapshot is taken now rather than after its delay.
+    virtual void makeDueNow() = 0;
+    virtual void onSnapshotEnd(uint64_t windowStart, uint64_t windowEnd) = 0;
+};
+
 struct DrainControl {
     std::vector<const PerfEventFd*> primaryEvents;   // disabled first at stop
     std::vector<const PerfEventFd*> trackingEvents;  // disabled last (they flush pending LOST)
@@ -215,6 +239,8 @@ struct DrainControl {
     bool snapshotOnStop = false;
     // Watched on the drain thread (not owned; they outlive the drain thread).
     std::vector<DrainCommandSource*> commandSources;
+    // Trigger rings' records go here; it may ask for snapshots (not owned).
+    DrainTrigger* trigger = nullptr;
 };
 
 class DrainThread : private DrainActions {
@@ -359,6 +385,9 @@ private:
     bool snapshotDeferred_ = false;   // a snapshot waits for the sinks to take the previous one
     std::atomic<uint64_t> snapshotsTaken_{0};
     std::chrono::microseconds publishPeriod_{50'000};
+    // Perf times of the sideband records the snapshot in progress delivered.
+    bool inSnapshot_ = false;
+    uint64_t snapshotWindowStart_ = 0, snapshotWindowEnd_ = 0;
 };
 
 }  // namespace auxscope

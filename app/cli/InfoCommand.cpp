@@ -5,6 +5,7 @@
 #include "cli/JsonString.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/CaptureStatsFeature.h"
+#include "perfdata/TriggerFeature.h"
 #include "sideband/Sideband.h"
 #include "spe/SpeDecoder.h"
 
@@ -292,7 +293,9 @@ void featureLines(std::ostringstream& o, const PerfFeatures& f) {
     }
     for (const auto& r : f.raw)
         o << "  " << perfFeatureName(r.id) << " (" << r.id << "): " << r.bytes.size() << " bytes at "
-          << hex(r.offset) << ", not decoded\n";
+          << hex(r.offset)
+          << (r.id == kFeatAuxscopeTriggers || r.id == kFeatAuxscopeCaptureStats ? ", listed below\n"
+                                                                                 : ", not decoded\n");
 }
 
 }  // namespace
@@ -362,6 +365,17 @@ std::string formatInfo(const PerfDataReader& r) {
         for (auto& [t, c] : st.recordsByType)
             n += c;
         o << "  " << cpuName(cpu) << ": " << n << " records: " << typeCounts(st.recordsByType) << "\n";
+    }
+
+    // auxscope's snapshot triggers: what fired, when, and which snapshot it asked for.
+    for (const PerfRawFeature& raw : r.features().raw) {
+        if (raw.id != kFeatAuxscopeTriggers) continue;
+        auto t = decodeTriggerFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        if (!t) {
+            o << "\ntriggers: " << t.error().message << "\n";
+            continue;
+        }
+        o << "\n" << formatTriggerReport(*t, 0);
     }
 
     // auxscope's own section: each CPU's ring fill and the kernel's lost count over time.

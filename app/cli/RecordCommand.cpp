@@ -18,6 +18,7 @@
 #include "OptionParser.h"
 #include "Tracefs.h"
 #include "cli/JsonString.h"
+#include "perfdata/TriggerFeature.h"
 #include "record/PerfDataWriterCapture.h"
 #include "record/ReplaySource.h"
 
@@ -123,7 +124,30 @@ constexpr OptionSpec kRecordOptions[] = {
     {"control", 0, OptionArg::Required, "fifo:CTL[,ACK]",
      "perf's control FIFOs (mkfifo them first): one command per line\n"
      "written to CTL (snapshot, stop, enable, disable, ping), \"ack\" written\n"
-     "to ACK after each, or \"error: ...\" for a command it cannot do\n"},
+     "to ACK after each, or \"error: ...\" for a command it cannot do"},
+    {"trigger", 0, OptionArg::Required, "SPEC",
+     "take a snapshot when SPEC happens (repeatable; needs -S or --overwrite):\n"
+     "  func, func@BINARY     the function is entered (uprobe; BINARY: the\n"
+     "                        command's or -p's program when not given)\n"
+     "  BINARY:0xOFFSET       that file offset is reached\n"
+     "  func>5ms              a call slower than 5 ms (uprobe + uretprobe per\n"
+     "                        thread and nesting level; fires at the return)\n"
+     "  syscall:NAME>10ms     a system call slower than 10 ms\n"
+     "  SYS:A->B>2ms          tracepoint B follows A on a thread after > 2 ms\n"
+     "                        (sched:sched_wakeup->sched_switch: wakeup latency)\n"
+     "  marker[@BINARY]       the program calls auxscope_trigger()\n"
+     "thresholds: ns, us, ms, s (1us to 3600s). The summary and 'auxscope info'\n"
+     "list every firing (trigger, thread, CPU, time, duration, snapshot)"},
+    {"trigger-post", 0, OptionArg::Required, "MS",
+     "keep tracing MS milliseconds after a firing before its snapshot (default 0)"},
+    {"trigger-max", 0, OptionArg::Required, "N",
+     "at most N triggered snapshots; later firings are counted as skipped"},
+    {"trigger-gap", 0, OptionArg::Required, "MS",
+     "at least MS milliseconds between two snapshots' firings; firings within\n"
+     "it, and while a snapshot is pending, are counted as skipped"},
+    {"trigger-tid", 0, OptionArg::Required, "TIDS",
+     "only these threads fire (comma-separated thread ids); others are\n"
+     "counted as skipped\n"},
     {"", 0, OptionArg::None, "", "Output (default: print the per-CPU summary only):"},
     {"output", 'o', OptionArg::Required, "FILE",
      "also write a perf.data file, streamed while capturing\n"
@@ -445,13 +469,25 @@ std::string formatSummaryJson(const CaptureSummary& s,
     return o.str();
 }
 
+namespace {
+// --trigger-post / --trigger-gap: milliseconds (fractions allowed), 0 to an hour, as nanoseconds.
+Expected<uint64_t> parseNonNegativeMs(const std::string& option, const std::string& text) {
+    double ms = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (text.empty() || ec != std::errc() || p != text.data() + text.size() || !(ms >= 0) || ms > 3600e3)
+        return makeError(option + " '" + text + "': milliseconds from 0 to 3600000 expected");
+    return uint64_t(ms * 1e6 + 0.5);
+}
+}  // namespace
+
 Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
     auto cl = parseCommandLine(kRecordOptions, args, OperandsEnd::AtFirst);
     if (!cl) return cl.error();
     RecordArgs out;
     CaptureOptions& opts = out.capture;
-    std::string targetGiven;    // the -a/-C/-p spelling that chose the target
-    std::string compressGiven;  // -z or --compress, as given
+    std::string targetGiven;         // the -a/-C/-p spelling that chose the target
+    std::string compressGiven;       // -z or --compress, as given
+    std::string triggerOptionGiven;  // a --trigger-* option, as given
     for (const ParsedOption& o : cl->options) {
         const std::string v = o.value.value_or(std::string());
         const std::string& n = o.spelling;
@@ -542,6 +578,32 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
             opts.overwrite = true;
         } else if (o.is("control")) {
             out.controlSpec = v;
+        } else if (o.is("trigger")) {
+            auto spec = parseTriggerSpec(v);
+            if (!spec) return makeError(n + ": " + spec.error().message);
+            out.triggers.specs.push_back(std::move(spec.value()));
+        } else if (o.is("trigger-post") || o.is("trigger-gap")) {
+            // Milliseconds, fractions allowed; up to an hour.
+            auto ms = parseNonNegativeMs(n, v);
+            if (!ms) return ms.error();
+            (o.is("trigger-post") ? out.triggers.postNs : out.triggers.gapNs) = *ms;
+            triggerOptionGiven = n;
+        } else if (o.is("trigger-max")) {
+            auto m = parseUnsignedOption(n, v, 1, uint64_t(1) << 32);
+            if (!m) return m.error();
+            out.triggers.max = *m;
+            triggerOptionGiven = n;
+        } else if (o.is("trigger-tid")) {
+            std::string_view rest = v;
+            while (true) {
+                const size_t comma = rest.find(',');
+                auto tid = parseIntegerOption(n, rest.substr(0, comma), 1, std::numeric_limits<pid_t>::max());
+                if (!tid) return tid.error();
+                out.triggers.tids.push_back(pid_t(*tid));
+                if (comma == std::string_view::npos) break;
+                rest.remove_prefix(comma + 1);
+            }
+            triggerOptionGiven = n;
         } else if (o.is("replay")) {
             out.replayFile = v;
         } else if (o.is("replay-speed")) {
@@ -564,6 +626,13 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
                              " and the command '" + opts.command.front() + "'");
         opts.target = TargetKind::Command;
     }
+    if (!triggerOptionGiven.empty() && out.triggers.specs.empty())
+        return makeError(triggerOptionGiven + " goes with --trigger SPEC");
+    if (!out.triggers.specs.empty() && !opts.auxSnapshot && !opts.overwrite)
+        return makeError(
+            "--trigger '" + out.triggers.specs.front().text +
+            "' takes snapshots: give -S (an AUX flight recorder, or --replay FILE -S) or --overwrite "
+            "(the sideband flight recorder)");
     if (out.replayOptionGiven && out.replayFile.empty())
         return makeError("--replay-speed and --replay-loop go with --replay FILE");
     if (!out.replayFile.empty() && opts.callGraph.enabled())
@@ -636,6 +705,28 @@ int runRecordCommand(const std::vector<std::string>& args) {
             std::cerr << "auxscope record: " << r.error().message << "\n";
             return 2;
         }
+    // Triggers are resolved (symbols, tracepoints) before anything runs.
+    std::vector<ResolvedTrigger> triggers;
+    if (!parsed->triggers.specs.empty()) {
+        TriggerResolveOptions ro;
+        if (opts.target == TargetKind::Command) {
+            auto exe = findExecutable(opts.command.front());
+            if (exe) ro.defaultBinary = *exe;
+        } else if (opts.target == TargetKind::Process) {
+            char exe[PATH_MAX];
+            const std::string link = "/proc/" + std::to_string(opts.pid) + "/exe";
+            const ssize_t n = readlink(link.c_str(), exe, sizeof exe - 1);
+            if (n > 0) ro.defaultBinary.assign(exe, size_t(n));
+        }
+        for (const TriggerSpec& spec : parsed->triggers.specs) {
+            auto t = resolveTrigger(spec, ro);
+            if (!t) {
+                std::cerr << "auxscope record: --trigger: " << t.error().message << "\n";
+                return 2;
+            }
+            triggers.push_back(std::move(t.value()));
+        }
+    }
     // Opened before the capture, so that a missing FIFO fails before anything runs.
     std::unique_ptr<ControlFifo> control;
     if (!controlSpec.empty()) {
@@ -653,6 +744,11 @@ int runRecordCommand(const std::vector<std::string>& args) {
         return 1;
     }
     if (control) (*session)->addCommandSource(control.get());
+    if (!triggers.empty())
+        if (auto r = (*session)->armTriggers(std::move(triggers), parsed->triggers); !r) {
+            std::cerr << "auxscope record: " << r.error().message << "\n";
+            return 1;
+        }
     (*session)->setSnapshotOnStop(snapshotOnExit);
     if (replay) (*session)->setSnapshotBytes(opts.snapshotBytes);
     std::unique_ptr<PerfDataWriterCapture> file;
@@ -753,6 +849,33 @@ int runRecordCommand(const std::vector<std::string>& args) {
             for (auto& n : rep.notes)
                 line << "\nperf.data note: " << n;
             text += line.str() + "\n";
+        }
+    }
+    if (const TriggerEngine* te = (*session)->triggerEngine()) {
+        const TriggerFileData td{te->report(), te->settings().postNs, te->settings().max,
+                                 te->settings().gapNs};
+        if (json) {
+            std::ostringstream t;
+            const TriggerReport& tr = td.report;
+            t << "{\"firings\":[";
+            for (size_t i = 0; i < tr.firings.size(); ++i) {
+                const TriggerFiring& f = tr.firings[i];
+                t << (i ? "," : "") << "{\"trigger\":" << f.trigger << ",\"pid\":" << f.pid
+                  << ",\"tid\":" << f.tid << ",\"cpu\":" << f.cpu << ",\"start\":" << f.start
+                  << ",\"time\":" << f.time << ",\"duration\":" << f.duration
+                  << ",\"snapshot\":" << (f.snapshot == UINT64_MAX ? int64_t(-1) : int64_t(f.snapshot))
+                  << ",\"snapshot_time\":" << f.snapshotTime << ",\"window_start\":" << f.windowStart
+                  << ",\"window_end\":" << f.windowEnd << "}";
+            }
+            t << "],\"skipped\":{";
+            for (size_t i = 0; i < tr.skipped.size(); ++i)
+                t << (i ? "," : "") << jsonString(triggerSkipName(TriggerSkip(i))) << ":" << tr.skipped[i];
+            t << "},\"snapshots_requested\":" << tr.snapshotsRequested
+              << ",\"snapshots_taken\":" << tr.snapshotsTaken << ",\"samples\":" << tr.samples
+              << ",\"unmatched_ends\":" << tr.unmatchedEnds << ",\"lost\":" << tr.lost << "}";
+            jsonMembers.emplace_back("triggers", t.str());
+        } else {
+            text += formatTriggerReport(td, 0, 200);
         }
     }
     if (replay) {

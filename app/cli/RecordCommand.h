@@ -21,6 +21,7 @@ struct RecordArgs {
     bool replayOptionGiven = false;
     bool snapshotOnExit = false;  // -Se
     std::string controlSpec;      // --control
+    TriggerSettings triggers;     // --trigger (parsed, not resolved), --trigger-post/-max/-gap/-tid
     bool help = false;            // -h, --help
     bool listEvents = false;      // --list-events
 };

@@ -2,6 +2,7 @@
 #include "perfdata/PerfDataReader.h"
 
 #include "perfdata/CaptureStatsFeature.h"
+#include "perfdata/TriggerFeature.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -1456,6 +1457,7 @@ std::string perfFeatureName(unsigned id) {
     if (id < std::size(kNames)) return kNames[id];
     if (id == kSimpleperfFeatMetaInfo) return "simpleperf META_INFO (" + std::to_string(id) + ")";
     if (id == kFeatAuxscopeCaptureStats) return "AUXSCOPE_CAPTURE_STATS";
+    if (id == kFeatAuxscopeTriggers) return "AUXSCOPE_TRIGGERS";
     if (id >= 128) return "simpleperf feature " + std::to_string(id);
     return "feature " + std::to_string(id);
 }

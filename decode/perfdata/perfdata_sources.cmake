@@ -4,6 +4,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/AuxStreams.cpp
   ${CMAKE_CURRENT_LIST_DIR}/AuxtraceInfo.cpp
   ${CMAKE_CURRENT_LIST_DIR}/CaptureStatsFeature.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/TriggerFeature.cpp
   ${CMAKE_CURRENT_LIST_DIR}/FeatureWriter.cpp
   ${CMAKE_CURRENT_LIST_DIR}/FeatureWriterBuildId.cpp
   ${CMAKE_CURRENT_LIST_DIR}/FeatureWriterTracing.cpp

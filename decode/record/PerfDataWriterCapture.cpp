@@ -7,6 +7,7 @@
 
 #include "perfdata/CaptureStatsFeature.h"
 #include "perfdata/FeatureWriter.h"
+#include "perfdata/TriggerFeature.h"
 #include "record/CaptureAuxtraceInfo.h"
 
 namespace auxscope {
@@ -185,6 +186,11 @@ Expected<void> PerfDataWriterCapture::finish() {
     // auxscope's own section: each CPU's ring fill and loss over time.
     if (!session_->statsHistory().empty())
         w.setFeature(kFeatAuxscopeCaptureStats, encodeCaptureStatsFeature(session_->statsHistory()));
+    // And the snapshot triggers' firings.
+    if (const TriggerEngine* te = session_->triggerEngine()) {
+        TriggerFileData td{te->report(), te->settings().postNs, te->settings().max, te->settings().gapNs};
+        w.setFeature(kFeatAuxscopeTriggers, encodeTriggerFeature(td));
+    }
     auto ids = sinkWriter_->hitBuildIds(&notes);
     rep.buildIds = ids.size();
     if (!ids.empty()) w.setFeature(perfdata::kFeatBuildId, FeatureWriter::buildIds(ids));

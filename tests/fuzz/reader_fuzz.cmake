@@ -10,6 +10,7 @@ auxscope_add_fuzzer(NAME reader_fuzz TARGET reader_fuzzer SCRIPT ${CMAKE_CURRENT
     ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReaderFeatures.cpp
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.cpp
     ${PROJECT_SOURCE_DIR}/decode/perfdata/CaptureStatsFeature.cpp
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/TriggerFeature.cpp
     ${PROJECT_SOURCE_DIR}/app/cli/InfoCommand.cpp
     ${PROJECT_SOURCE_DIR}/app/cli/JsonString.cpp
     # info's Arm SPE lines (AUXTRACE_INFO, records, gaps): the SPE decoder and what it reads.
@@ -26,6 +27,8 @@ auxscope_add_fuzzer(NAME reader_fuzz TARGET reader_fuzzer SCRIPT ${CMAKE_CURRENT
     ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataReaderInternal.h
     ${PROJECT_SOURCE_DIR}/decode/perfdata/PerfDataFormat.h
     ${PROJECT_SOURCE_DIR}/decode/perfdata/CaptureStatsFeature.h
+    ${PROJECT_SOURCE_DIR}/decode/perfdata/TriggerFeature.h
+    ${PROJECT_SOURCE_DIR}/capture/TriggerReport.h
     ${PROJECT_SOURCE_DIR}/app/cli/JsonString.h
     ${PROJECT_SOURCE_DIR}/capture/CaptureStats.h
     ${PROJECT_SOURCE_DIR}/capture/RecordParser.h

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Snapshot triggers: the spec parser (pure), resolution errors against real
+// binaries and tracefs, and captures on the real kernel (uprobes, uretprobes,
+// syscall tracepoints) of tests/capture/trigger_prog.c with the sideband flight
+// recorder (--overwrite). The kernel tests skip, with the reason, only where
+// perf_event_open, uprobes or tracepoints are not available, and fail then when CI=true.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "CaptureSession.h"
+#include "KernelTestSupport.h"
+#include "Tracefs.h"
+#include "TriggerSpec.h"
+
+namespace auxscope {
+namespace {
+
+const char* kProg = TRIGGER_PROG_PATH;
+
+TEST(TriggerSpecTest, ParsesEveryKind) {
+    auto f = parseTriggerSpec("handle");
+    ASSERT_TRUE(f) << f.error().message;
+    EXPECT_EQ(f->kind, TriggerKind::FunctionEntry);
+    EXPECT_EQ(f->function, "handle");
+    EXPECT_TRUE(f->binary.empty());
+
+    auto fb = parseTriggerSpec("handle@/usr/bin/prog");
+    ASSERT_TRUE(fb);
+    EXPECT_EQ(fb->function, "handle");
+    EXPECT_EQ(fb->binary, "/usr/bin/prog");
+
+    auto off = parseTriggerSpec("/usr/bin/prog:0x1a2B");
+    ASSERT_TRUE(off) << off.error().message;
+    EXPECT_EQ(off->binary, "/usr/bin/prog");
+    ASSERT_TRUE(off->offset);
+    EXPECT_EQ(*off->offset, 0x1a2bu);
+
+    auto slow = parseTriggerSpec("handle>5ms");
+    ASSERT_TRUE(slow);
+    EXPECT_EQ(slow->kind, TriggerKind::FunctionSlow);
+    EXPECT_EQ(slow->thresholdNs, 5'000'000u);
+
+    auto tmpl = parseTriggerSpec("ns::f<std::vector<int>>@prog>250us");
+    ASSERT_TRUE(tmpl) << tmpl.error().message;
+    EXPECT_EQ(tmpl->function, "ns::f<std::vector<int>>");
+    EXPECT_EQ(tmpl->thresholdNs, 250'000u);
+
+    auto sys = parseTriggerSpec("syscall:read>10ms");
+    ASSERT_TRUE(sys);
+    EXPECT_EQ(sys->kind, TriggerKind::SyscallSlow);
+    EXPECT_EQ(sys->syscall, "read");
+    EXPECT_EQ(sys->thresholdNs, 10'000'000u);
+
+    auto pair = parseTriggerSpec("sched:sched_wakeup->sched_switch>2ms");
+    ASSERT_TRUE(pair) << pair.error().message;
+    EXPECT_EQ(pair->kind, TriggerKind::TracepointPair);
+    EXPECT_EQ(pair->firstSystem, "sched");
+    EXPECT_EQ(pair->firstEvent, "sched_wakeup");
+    EXPECT_EQ(pair->secondSystem, "sched");
+    EXPECT_EQ(pair->secondEvent, "sched_switch");
+    EXPECT_EQ(pair->thresholdNs, 2'000'000u);
+
+    auto marker = parseTriggerSpec("marker@/bin/prog");
+    ASSERT_TRUE(marker);
+    EXPECT_TRUE(marker->marker);
+    EXPECT_EQ(marker->function, kTriggerMarkerFunction);
+    EXPECT_EQ(marker->binary, "/bin/prog");
+    EXPECT_EQ(*parseTriggerDuration("1.5s", "x"), 1'500'000'000u);
+}
+
+TEST(TriggerSpecTest, RefusesBadSpecsClearly) {
+    auto expectError = [](const char* text, const char* needle) {
+        auto s = parseTriggerSpec(text);
+        ASSERT_FALSE(s) << text;
+        EXPECT_NE(s.error().message.find(needle), std::string::npos) << text << ": " << s.error().message;
+        EXPECT_NE(s.error().message.find(std::string("'") + text + "'"), std::string::npos)
+            << "the message names the spec: " << s.error().message;
+    };
+    expectError("", "empty");
+    expectError("handle>", "threshold");
+    expectError("handle>5", "unit");
+    expectError("handle>5min", "unknown unit");
+    expectError("handle>0ms", "out of range");
+    expectError("handle>2h", "unknown unit");
+    expectError("handle>7200s", "out of range");
+    expectError("handle>500ns", "out of range");
+    expectError("syscall:read", "wants a threshold");
+    expectError("syscall:re-ad>1ms", "not a system call name");
+    expectError("sched_wakeup->sched_switch>1ms", "system");
+    expectError("sched:a->b", "threshold");
+    expectError("marker>5ms", "no duration");
+    expectError("handle@", "binary");
+    expectError("/bin/prog:0xZZ", "hexadecimal");
+}
+
+TEST(TriggerResolveTest, FindsFunctionsAndRefusesWhatIsMissing) {
+    auto spec = parseTriggerSpec("handle>5ms");
+    ASSERT_TRUE(spec);
+    TriggerResolveOptions o;
+    o.defaultBinary = kProg;
+    auto r = resolveTrigger(*spec, o);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_GT(r->offset, 0u);
+    EXPECT_EQ(r->symbol, "handle");
+
+    // The function's offset is where `nm` puts it, less the text segment's load bias (0 for these PIEs).
+    auto none = resolveTrigger(*parseTriggerSpec("no_such_function"), o);
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().message.find("no function 'no_such_function'"), std::string::npos)
+        << none.error().message;
+
+    // A system-wide capture names the binary.
+    auto noBinary = resolveTrigger(*parseTriggerSpec("handle"), TriggerResolveOptions{});
+    ASSERT_FALSE(noBinary);
+    EXPECT_NE(noBinary.error().message.find("name the binary"), std::string::npos)
+        << noBinary.error().message;
+
+    auto missing = resolveTrigger(*parseTriggerSpec("handle@/nonexistent/prog"), o);
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message.find("/nonexistent/prog"), std::string::npos)
+        << missing.error().message;
+
+    auto past = resolveTrigger(*parseTriggerSpec(std::string(kProg) + ":0xffffffff"), o);
+    ASSERT_FALSE(past);
+    EXPECT_NE(past.error().message.find("past the end"), std::string::npos) << past.error().message;
+
+    // A stripped copy: its .dynsym lists no `handle`.
+    const std::string stripped = ::testing::TempDir() + "trigger_prog_stripped";
+    ASSERT_EQ(std::system(("strip -o " + stripped + " " + kProg).c_str()), 0);
+    auto s = resolveTrigger(*parseTriggerSpec("handle@" + stripped), o);
+    ASSERT_FALSE(s);
+    EXPECT_NE(s.error().message.find("stripped"), std::string::npos) << s.error().message;
+
+    // Not an ELF file.
+    const std::string text = ::testing::TempDir() + "trigger_not_elf";
+    std::ofstream(text) << "#!/bin/sh\n";
+    auto notElf = resolveTrigger(*parseTriggerSpec("handle@" + text), o);
+    ASSERT_FALSE(notElf);
+    EXPECT_NE(notElf.error().message.find("not an ELF"), std::string::npos) << notElf.error().message;
+
+    // Unreadable (only meaningful when not root: root reads anyway).
+    if (geteuid() != 0) {
+        const std::string locked = ::testing::TempDir() + "trigger_prog_locked";
+        std::filesystem::copy_file(kProg, locked, std::filesystem::copy_options::overwrite_existing);
+        chmod(locked.c_str(), 0100);
+        auto u = resolveTrigger(*parseTriggerSpec("handle@" + locked), o);
+        ASSERT_FALSE(u);
+        EXPECT_NE(u.error().message.find("cannot read"), std::string::npos) << u.error().message;
+    }
+}
+
+bool ciRun() {
+    const char* ci = std::getenv("CI");
+    return ci && std::string(ci) == "true";
+}
+
+#define SKIP_WITHOUT_TRIGGERS()                                                                   \
+    do {                                                                                          \
+        SKIP_WITHOUT_PERF();                                                                      \
+        if (!std::filesystem::exists("/sys/bus/event_source/devices/uprobe/type")) {              \
+            if (ciRun()) FAIL() << "uprobes are not available (CI=true)";                         \
+            GTEST_SKIP() << "uprobes are not available: no /sys/bus/event_source/devices/uprobe"; \
+        }                                                                                         \
+        if (auto tp = Tracefs::resolve("syscalls", "sys_enter_clock_nanosleep"); !tp) {           \
+            if (ciRun()) FAIL() << tp.error().message;                                            \
+            GTEST_SKIP() << "syscall tracepoints are not available: " << tp.error().message;      \
+        }                                                                                         \
+    } while (0)
+
+TEST(TriggerResolveTest, TracepointsAreChecked) {
+    SKIP_WITHOUT_TRIGGERS();
+    auto bad = resolveTrigger(*parseTriggerSpec("syscall:no_such_call>1ms"), {});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("sys_enter_no_such_call"), std::string::npos) << bad.error().message;
+    auto badPair = resolveTrigger(*parseTriggerSpec("sched:no_such_event->sched_switch>1ms"), {});
+    ASSERT_FALSE(badPair);
+    EXPECT_NE(badPair.error().message.find("no_such_event"), std::string::npos) << badPair.error().message;
+    auto pair = resolveTrigger(*parseTriggerSpec("sched:sched_wakeup->sched_switch>2ms"), {});
+    ASSERT_TRUE(pair) << pair.error().message;
+    EXPECT_EQ(pair->firstKeyField, "pid");
+    EXPECT_EQ(pair->secondKeyField, "next_pid");
+    EXPECT_GE(pair->firstKeyOffset, 8);
+    EXPECT_GE(pair->secondKeyOffset, 8);
+}
+
+struct ProgCall {
+    long call = 0;
+    long tid = 0;
+    bool intended = false;
+    long long ns = 0;
+};
+
+std::vector<ProgCall> readReport(const std::string& path) {
+    std::vector<ProgCall> out;
+    std::ifstream in(path);
+    std::string word;
+    ProgCall c;
+    int slow = 0;
+    long long end = 0;
+    while (in >> word >> c.call >> word >> c.tid >> word >> slow >> word >> c.ns >> word >> end) {
+        c.intended = slow != 0;
+        out.push_back(c);
+    }
+    return out;
+}
+
+struct TriggerRun {
+    TriggerReport report;
+    std::vector<ProgCall> calls;
+    CaptureSummary summary;
+};
+
+TriggerRun runTriggered(const std::vector<std::string>& specs, const std::vector<std::string>& args,
+                        TriggerSettings settings = {}) {
+    TriggerRun run;
+    const std::string reportPath = ::testing::TempDir() + "trigger_prog_report.txt";
+    std::remove(reportPath.c_str());
+    setenv("TRIGGER_PROG_REPORT", reportPath.c_str(), 1);
+    CaptureOptions opts;
+    opts.target = TargetKind::Command;
+    opts.command = {kProg};
+    opts.command.insert(opts.command.end(), args.begin(), args.end());
+    opts.events = {"cpu-clock"};
+    opts.overwrite = true;
+    opts.durationSeconds = 60;
+    TriggerResolveOptions ro;
+    ro.defaultBinary = kProg;
+    std::vector<ResolvedTrigger> resolved;
+    for (auto& text : specs) {
+        auto spec = parseTriggerSpec(text);
+        EXPECT_TRUE(spec) << text;
+        if (!spec) return run;
+        settings.specs.push_back(*spec);
+        auto r = resolveTrigger(*spec, ro);
+        EXPECT_TRUE(r) << r.error().message;
+        if (!r) return run;
+        resolved.push_back(*r);
+    }
+    auto session = CaptureSession::open(opts, PmuRegistry::discover());
+    EXPECT_TRUE(session) << session.error().message;
+    if (!session) return run;
+    auto armed = (*session)->armTriggers(resolved, settings);
+    EXPECT_TRUE(armed) << armed.error().message;
+    if (!armed) return run;
+    auto started = (*session)->start();
+    EXPECT_TRUE(started) << started.error().message;
+    if (!started) return run;
+    (*session)->wait();
+    unsetenv("TRIGGER_PROG_REPORT");
+    run.summary = (*session)->summary();
+    run.report = (*session)->triggerEngine()->report();
+    run.calls = readReport(reportPath);
+    return run;
+}
+
+// 8 threads, 100,000 calls of handle(), 20 of them 7 ms long: 'handle>5ms' fires on
+// exactly the calls that took over 5 ms (the 20, and any fast call the machine
+// preempted for that long, which the program reports), each at its return, and
+// each snapshot's window (its oldest to its newest sideband record) holds the
+// whole call.
+TEST(TriggerKernelTest, SlowCallsFireAtTheirReturn) {
+    SKIP_WITHOUT_TRIGGERS();
+    // --trigger-post 5: the snapshot follows the return by 5 ms, in which the
+    // returning thread goes on to sleep (a context switch after the return).
+    TriggerSettings settings;
+    settings.postNs = 5'000'000;
+    TriggerRun run = runTriggered({"handle>5ms"}, {"calls"}, settings);
+    ASSERT_TRUE(run.summary.commandExited);
+    ASSERT_TRUE(WIFEXITED(run.summary.commandStatus) && WEXITSTATUS(run.summary.commandStatus) == 0);
+    size_t intended = 0, accidentalOver5 = 0, accidentalSure = 0;
+    for (auto& c : run.calls) {
+        if (c.intended)
+            ++intended;
+        else if (c.ns > 5'000'000)
+            ++accidentalOver5, accidentalSure += c.ns > 5'500'000;
+    }
+    ASSERT_EQ(intended, 20u) << "the program made its 20 slow calls";
+    const TriggerReport& r = run.report;
+    EXPECT_EQ(r.lost, 0u);
+    EXPECT_EQ(r.unmatchedEnds, 0u);
+    EXPECT_EQ(r.samples, 200'000u) << "an entry and a return per call";
+    // Every firing is a call of more than 5 ms (the kernel's entry-to-return is
+    // inside the program's own measurement of the call); every call of clearly
+    // more (5.5 ms: the probes' own cost is far below 0.5 ms) fired.
+    // A call that overlapped another's pending snapshot is counted as skipped for that reason.
+    const uint64_t slowSeen = r.firings.size() + r.skipped[size_t(TriggerSkip::Pending)];
+    EXPECT_GE(slowSeen, 20u + accidentalSure);
+    EXPECT_LE(slowSeen, 20u + accidentalOver5);
+    if (accidentalOver5 == 0)
+        EXPECT_EQ(r.firings.size(), 20u) << "no fast call fires";
+    else
+        std::printf("note: %zu fast calls took over 5 ms (the machine preempted them); they may fire too\n",
+                    accidentalOver5);
+    std::map<long, int> slowPerTid;
+    for (auto& c : run.calls)
+        if (c.intended || c.ns > 5'000'000) ++slowPerTid[c.tid];
+    uint64_t prevWindowEnd = 0;
+    for (size_t i = 0; i < r.firings.size(); ++i) {
+        const TriggerFiring& f = r.firings[i];
+        EXPECT_GE(f.duration, 5'000'000u);
+        EXPECT_TRUE(slowPerTid.count(f.tid)) << "firing on tid " << f.tid << " which made no slow call";
+        ASSERT_NE(f.snapshot, UINT64_MAX) << "every firing got its snapshot";
+        // The snapshot started after the return and holds the call whole.
+        EXPECT_GT(f.windowEnd, 0u);
+        // Each snapshot delivers what is new since the previous one: the call's entry
+        // is in this one, or in the previous one when that was taken during the call
+        // (a preempted fast call's).
+        // (Checked where no preempted call fired: their snapshots may cut into a slow call.)
+        if (accidentalOver5 == 0) {
+            EXPECT_TRUE(f.windowStart <= f.start || prevWindowEnd >= f.start)
+                << "snapshot " << f.snapshot << " starts after the call's entry";
+        }
+        prevWindowEnd = f.windowEnd;
+        EXPECT_GE(f.windowEnd, f.time) << "snapshot " << f.snapshot << " ends before the call's return";
+        // The last slow call is the program's last call: its snapshot is taken as the capture stops.
+        if (i + 1 < r.firings.size()) {
+            EXPECT_GE(f.snapshotMono, f.seenMono + 4'000'000)
+                << "--trigger-post 5 ms (less what the drain thread took to see it)";
+        }
+    }
+    EXPECT_EQ(r.snapshotsTaken, r.firings.size());
+    EXPECT_EQ(r.skipped[size_t(TriggerSkip::Limit)] + r.skipped[size_t(TriggerSkip::Gap)], 0u);
+}
+
+// A plain entry trigger on a function called 100,000 times, with --trigger-max
+// and --trigger-gap: three snapshots, every other call counted as skipped with
+// its reason, nothing unaccounted for.
+TEST(TriggerKernelTest, LimitAndGapCountSkips) {
+    SKIP_WITHOUT_TRIGGERS();
+    TriggerSettings s;
+    s.max = 3;
+    s.gapNs = 100'000'000;
+    TriggerRun run = runTriggered({"handle"}, {"calls", "8", "100000", "1000000"}, s);
+    const TriggerReport& r = run.report;
+    EXPECT_EQ(r.firings.size(), 3u);
+    EXPECT_EQ(r.snapshotsRequested, 3u);
+    EXPECT_EQ(r.snapshotsTaken, 3u);
+    EXPECT_GT(r.skipped[size_t(TriggerSkip::Limit)], 0u);
+    EXPECT_GT(r.skipped[size_t(TriggerSkip::Gap)], 0u);
+    uint64_t skipped = 0;
+    for (uint64_t v : r.skipped)
+        skipped += v;
+    EXPECT_EQ(r.firings.size() + skipped, r.samples) << "every hit is a firing or a counted skip";
+    EXPECT_EQ(r.samples, 100'000u);
+    for (size_t i = 1; i < r.firings.size(); ++i)
+        EXPECT_GE(r.firings[i].time - r.firings[i - 1].time, s.gapNs);
+}
+
+// clock_nanosleep > 10 ms: 4 threads sleep 50 times each, every 10th sleep 15 ms,
+// the others 1 ms: the 20 long sleeps fire, those that overlap a pending
+// snapshot (the threads sleep long at the same iterations) are counted as
+// skipped for that reason, and no short sleep fires.
+TEST(TriggerKernelTest, SlowSyscallsOnly) {
+    SKIP_WITHOUT_TRIGGERS();
+    TriggerRun run = runTriggered({"syscall:clock_nanosleep>10ms"}, {"sleeps"});
+    const TriggerReport& r = run.report;
+    size_t intended = 0, over10 = 0, clearlyOver10 = 0;
+    for (auto& c : run.calls) {
+        intended += c.intended;
+        over10 += c.ns > 10'000'000;
+        clearlyOver10 += c.ns > 10'500'000;
+    }
+    ASSERT_EQ(intended, 20u);
+    EXPECT_GE(r.firings.size(), 1u);
+    // Every sleep over 10 ms fired or was skipped for a pending snapshot (the
+    // threads sleep long at the same iterations), and nothing else did: the
+    // 1 ms sleeps only where the machine kept a thread waiting past 10 ms.
+    const uint64_t slowSeen = r.firings.size() + r.skipped[size_t(TriggerSkip::Pending)];
+    EXPECT_GE(slowSeen, clearlyOver10);
+    EXPECT_LE(slowSeen, over10);
+    EXPECT_GE(r.samples, 400u) << "an entry and an exit per sleep";
+    for (const TriggerFiring& f : r.firings) {
+        EXPECT_GE(f.duration, 10'000'000u);
+        EXPECT_LT(f.duration, 100'000'000u);
+    }
+}
+
+// The marker: the program calls auxscope_trigger() 5 times, 20 ms apart.
+TEST(TriggerKernelTest, MarkerFires) {
+    SKIP_WITHOUT_TRIGGERS();
+    TriggerRun run = runTriggered({"marker"}, {"marker", "5"});
+    EXPECT_EQ(run.report.firings.size(), 5u);
+    EXPECT_EQ(run.report.snapshotsTaken, 5u);
+}
+
+}  // namespace
+}  // namespace auxscope

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Snapshot triggers (--trigger): the spec parser and resolver, and captures on the
+# real kernel (uprobes, uretprobes, syscall tracepoints) of trigger_prog with the
+# sideband flight recorder; then the command line and `auxscope info`. The kernel
+# tests skip only where perf_event_open, uprobes or tracepoints are unavailable
+# (failing where CI=true); serial, as they time calls in milliseconds.
+add_executable(trigger_prog ${CMAKE_CURRENT_LIST_DIR}/trigger_prog.c)
+# -g and not stripped: the tests look handle() up in its .symtab.
+target_compile_options(trigger_prog PRIVATE -O2 -g)
+target_link_libraries(trigger_prog PRIVATE Threads::Threads)
+
+add_executable(trigger_tests ${CMAKE_CURRENT_LIST_DIR}/TriggerTest.cpp ${CMAKE_CURRENT_LIST_DIR}/KernelTestSupport.cpp)
+target_compile_definitions(trigger_tests PRIVATE TRIGGER_PROG_PATH="$<TARGET_FILE:trigger_prog>")
+target_link_libraries(trigger_tests PRIVATE auxscope_capture GTest::gtest_main)
+add_dependencies(trigger_tests trigger_prog)
+gtest_discover_tests(trigger_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
+
+set(_trigger_cli [=[
+set -e
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+"$1" record --overwrite -e cpu-clock --trigger 'handle>5ms' --trigger-post 1 -o "$d/t.data" -- "$2" calls
+"$1" info "$d/t.data"
+]=])
+add_test(NAME cli_record_trigger COMMAND sh -c "${_trigger_cli}" sh $<TARGET_FILE:auxscope> $<TARGET_FILE:trigger_prog>)
+set_tests_properties(cli_record_trigger PROPERTIES RUN_SERIAL TRUE TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "triggers: [1-9][0-9]* firings.*handle>5ms.*firing 0: .0. handle>5ms tid [0-9]+.*took [5-9][.].*AUXSCOPE_TRIGGERS.*triggers: [1-9][0-9]* firings.*firing 19:")
+# Refusals before anything starts, naming the option and the cause.
+add_test(NAME cli_record_trigger_bad_function COMMAND auxscope record --overwrite --trigger no_such_fn -- $<TARGET_FILE:trigger_prog> calls)
+set_tests_properties(cli_record_trigger_bad_function PROPERTIES WILL_FAIL FALSE
+  PASS_REGULAR_EXPRESSION "--trigger: trigger 'no_such_fn': no function 'no_such_fn' in '.*trigger_prog'")
+add_test(NAME cli_record_trigger_bad_threshold COMMAND auxscope record --overwrite -a --trigger "handle>0ms")
+set_tests_properties(cli_record_trigger_bad_threshold PROPERTIES
+  PASS_REGULAR_EXPRESSION "--trigger: trigger 'handle>0ms': the threshold '0ms': out of range")
+add_test(NAME cli_record_trigger_needs_flight_recorder COMMAND auxscope record -a --trigger handle@/bin/true)
+set_tests_properties(cli_record_trigger_needs_flight_recorder PROPERTIES
+  PASS_REGULAR_EXPRESSION "--trigger 'handle@/bin/true' takes snapshots: give -S")
+add_test(NAME cli_record_trigger_help COMMAND auxscope record --help)
+set_tests_properties(cli_record_trigger_help PROPERTIES
+  PASS_REGULAR_EXPRESSION "--trigger SPEC.*func>5ms.*--trigger-post MS.*--trigger-max N.*--trigger-gap MS")
