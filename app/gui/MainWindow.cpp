@@ -35,6 +35,7 @@
 #include "gui/common/WindowMemory.h"
 #include "gui/timeline/SearchBar.h"
 #include "gui/timeline/TimelineView.h"
+#include "gui/trace/SideBySidePage.h"
 #include "gui/trace/SymbolSettings.h"
 #include "gui/trace/TraceFilePage.h"
 
@@ -144,6 +145,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     compareAction_->setObjectName("compareWith");
     compareAction_->setToolTip(
         "Before and after: this file (A) against another (B), every function's deltas");
+    sideBySideAction_ = file->addAction("Timelines side by side &with…", this, &MainWindow::sideBySideDialog);
+    sideBySideAction_->setObjectName("sideBySideWith");
+    sideBySideAction_->setToolTip("This file's timeline (A) above another's (B), zoomed and panned in step");
     file->addSeparator();
     // Ctrl+Q on every platform theme (QKeySequence::Quit is empty on some).
     file->addAction("&Quit", QKeySequence(Qt::CTRL | Qt::Key_Q), this, &QWidget::close);
@@ -417,6 +421,9 @@ ComparePane* MainWindow::compareFiles(const QString& a, const QString& b) {
     tabs_->setTabToolTip(index, "A: " + a + "\nB: " + b);
     tabs_->setCurrentIndex(index);
     pane->summary()->setText(QString("Loading %1 and %2…").arg(a, b));
+    pane->setFiles(a, b);
+    connect(pane, &ComparePane::sideBySideRequested, this,
+            [this](const QString& fa, const QString& fb) { sideBySide(fa, fb); });
     statusBar()->showMessage("Comparing " + a + " with " + b + "…");
     QPointer<ComparePane> self(pane);
     QPointer<MainWindow> window(this);
@@ -448,6 +455,28 @@ void MainWindow::compareDialog() {
         "perf.data files (*.data perf.data*);;All files (*)");
     window_memory::setLastFolder("open", path);
     if (!path.isEmpty()) compareFiles(page->path(), path);
+}
+
+SideBySidePage* MainWindow::sideBySide(const QString& a, const QString& b) {
+    auto* page = new SideBySidePage(a, b);
+    page->setObjectName("sideBySidePage");
+    const int index = tabs_->addTab(page, QFileInfo(a).fileName() + " | " + QFileInfo(b).fileName());
+    tabs_->setTabToolTip(index, "A: " + a + "\nB: " + b + "\ntimelines side by side");
+    tabs_->setCurrentIndex(index);
+    for (TraceFilePage* side : {page->pageA(), page->pageB()})
+        connect(side, &TraceFilePage::statusMessage, statusBar(),
+                [this](const QString& t) { statusBar()->showMessage(t); });
+    return page;
+}
+
+void MainWindow::sideBySideDialog() {
+    TraceFilePage* page = currentTracePage();
+    if (!page) return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, "Show " + QFileInfo(page->path()).fileName() + "'s timeline beside",
+        window_memory::lastFolder("open"), "perf.data files (*.data perf.data*);;All files (*)");
+    window_memory::setLastFolder("open", path);
+    if (!path.isEmpty()) sideBySide(page->path(), path);
 }
 
 TraceFilePage* MainWindow::currentTracePage() const {
@@ -506,6 +535,7 @@ void MainWindow::updateActions() {
         statusFile_->setText("Captures go to " + CaptureFiles::capturesFolder());
     symbolsAction_->setEnabled(page != nullptr);
     compareAction_->setEnabled(page != nullptr);
+    sideBySideAction_->setEnabled(page != nullptr);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

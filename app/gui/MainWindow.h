@@ -28,6 +28,7 @@ const char* rootWarningText();
 
 class CapturePage;
 class ComparePane;
+class SideBySidePage;
 class TraceFilePage;
 struct CompareSideData;
 
@@ -48,6 +49,10 @@ public:
     // File > Compare with… (the current trace page's file is A; asks for B); a
     // file dropped with Ctrl on a trace page is B too.
     void compareDialog();
+    // Two captures' timelines in one tab, B's under A's, zoomed and panned in
+    // step (File > Timelines side by side with…, or the compare pane's button).
+    SideBySidePage* sideBySide(const QString& a, const QString& b);
+    void sideBySideDialog();
 
     // Captures made in this window that the person has neither saved, kept nor
     // discarded (issue 27): closing their tab or the window asks about them.
@@ -106,8 +111,9 @@ private:
     // completed and kept, then the window closes.
     bool closeAfterCapture_ = false;
     bool keepWithoutAsking_ = false;
-    QAction* symbolsAction_ = nullptr;  // File > Symbols & binaries… of the current file
-    QAction* compareAction_ = nullptr;  // File > Compare with…
+    QAction* symbolsAction_ = nullptr;     // File > Symbols & binaries… of the current file
+    QAction* compareAction_ = nullptr;     // File > Compare with…
+    QAction* sideBySideAction_ = nullptr;  // File > Timelines side by side with…
     QProgressBar* exampleBusy_ = nullptr;
     int examplesMaking_ = 0;
     QPointer<QMessageBox> exampleError_;

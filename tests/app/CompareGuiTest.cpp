@@ -7,7 +7,11 @@
 //   - the differential flame graph: widths from B, each box's colour (as
 //     painted) follows its delta, the legend's ends blue and red;
 //   - two ranges of one file: "Compare with another range", then a second
-//     Shift+drag: the pane compares the two selections' statistics;
+//     Shift+drag: the pane compares the two selections' statistics; and with
+//     Ctrl+Shift+drag over a selected range;
+//   - two Arm SPE files (records as samples) equal `auxscope compare`;
+//   - two captures' timelines side by side: zoom and pan in step, lined up at
+//     their starts or at a moment selected on each;
 //   - bad input: a missing B names the file, nothing crashes.
 #include <QAbstractItemModel>
 #include <QAction>
@@ -33,13 +37,17 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "gui/MainWindow.h"
 #include "gui/analysis/CompareLoader.h"
 #include "gui/analysis/ComparePane.h"
 #include "gui/analysis/FlameGraphWidget.h"
 #include "gui/analysis/RangeStatsPane.h"
+#include "gui/timeline/TimelineLink.h"
+#include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
+#include "gui/trace/SideBySidePage.h"
 #include "gui/trace/TraceFilePage.h"
 #include "spans/RangeCompare.h"
 
@@ -475,6 +483,111 @@ private slots:
         QVERIFY(pane->summary()->text().contains("range "));
     }
 
+    // Ctrl+Shift+drag over a selected range: the new range is B, compared with the selected one (A).
+    void ctrlShiftDragComparesWithTheSelectedRange() {
+        MainWindow w;
+        w.resize(1400, 1000);
+        TraceFilePage* page = w.openFile(a_);
+        page->setAutoDecodeLimit(0);
+        w.show();
+        QTRY_VERIFY_WITH_TIMEOUT(page->loaded() || page->failed(), 30000);
+        QVERIFY(page->loaded());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            page->timeline() && page->timeline()->data() &&
+                page->timeline()->data()->decodedEnd > page->timeline()->data()->decodedBegin &&
+                !page->timelineDecoding(),
+            60000);
+        TimelineView* view = page->timeline();
+        RangeStatsPane* stats = page->rangeStats();
+        const uint64_t t0 = view->state()->window().begin, t1 = view->state()->window().end;
+        view->setTimeSelection(t0, t0 + (t1 - t0) / 3);
+        QTRY_VERIFY_WITH_TIMEOUT(!stats->busy() && stats->stats(), 60000);
+        const RangeStats* a = stats->stats();
+        QSignalSpy requested(stats, &RangeStatsPane::compareRequested);
+        const int panes = w.findChildren<ComparePane*>().size();
+        // A drag with Ctrl+Shift from the middle to near the end, on a lane below the axis.
+        const int x0 = int(view->xOf(t0 + (t1 - t0) / 2)), x1 = int(view->xOf(t1 - (t1 - t0) / 20));
+        const int y = view->kAxisHeight + 40;
+        const auto mods = Qt::ShiftModifier | Qt::ControlModifier;
+        QTest::mousePress(view, Qt::LeftButton, mods, QPoint(x0, y));
+        QVERIFY(stats->waitingForRangeB());
+        for (int x = x0; x <= x1; x += std::max(1, (x1 - x0) / 8)) {
+            QMouseEvent move(QEvent::MouseMove, QPointF(x, y), view->mapToGlobal(QPointF(x, y)), Qt::NoButton,
+                             Qt::LeftButton, mods);
+            QApplication::sendEvent(view, &move);
+        }
+        QMouseEvent last(QEvent::MouseMove, QPointF(x1, y), view->mapToGlobal(QPointF(x1, y)), Qt::NoButton,
+                         Qt::LeftButton, mods);
+        QApplication::sendEvent(view, &last);
+        QTest::mouseRelease(view, Qt::LeftButton, mods, QPoint(x1, y));
+        QTRY_VERIFY_WITH_TIMEOUT(requested.size() == 1, 60000);
+        QCOMPARE(w.findChildren<ComparePane*>().size(), panes + 1);
+        const auto sa = requested[0][0].value<CompareSideData>();
+        const auto sb = requested[0][1].value<CompareSideData>();
+        QCOMPARE(sa.stats->begin, a->begin);
+        QCOMPARE(sa.stats->end, a->end);
+        QVERIFY2(sb.stats->begin > t0 + (t1 - t0) / 3, "B is the range dragged, after A");
+        QVERIFY(sb.stats->end > sb.stats->begin);
+        // A plain Shift+drag now selects a range and compares nothing.
+        QVERIFY(!stats->waitingForRangeB());
+    }
+
+    // Two captures side by side: B's timeline under A's, zoom and pan in step,
+    // lined up at their starts or at a moment chosen on each.
+    void timelinesSideBySideMoveInStep() {
+        MainWindow w;
+        w.resize(1400, 1000);
+        ComparePane* pane = w.compareFiles(a_, b_);
+        QVERIFY(pane->sideBySideButton() && !pane->sideBySideButton()->isHidden());
+        const int before = w.findChildren<SideBySidePage*>().size();
+        pane->sideBySideButton()->click();
+        const auto pages = w.findChildren<SideBySidePage*>();
+        QCOMPARE(pages.size(), before + 1);
+        SideBySidePage* page = pages.back();
+        QCOMPARE(w.findChild<QTabWidget*>("tabs")->currentWidget(), page);
+        w.show();
+        QSignalSpy linked(page, &SideBySidePage::linked);
+        QTRY_VERIFY_WITH_TIMEOUT(page->link() != nullptr, 60000);
+        TimelineState* sa = page->pageA()->timeline()->state();
+        TimelineState* sb = page->pageB()->timeline()->state();
+        QCOMPARE(page->pageA()->path(), a_);
+        QCOMPARE(page->pageB()->path(), b_);
+        const uint64_t a0 = sa->bounds().begin, b0 = sb->bounds().begin;
+        QVERIFY(sa->bounds().end - a0 < sb->bounds().end - b0);  // B ran longer
+        QVERIFY2(page->note()->text().contains("starts"), qPrintable(page->note()->text()));
+        // Zoom A: B shows the same width at the same distance from its start.
+        const uint64_t w0 = (sa->bounds().end - a0) / 10;
+        sa->setWindow(a0 + w0, a0 + 3 * w0);
+        QCOMPARE(sb->window().begin - b0, w0);
+        QCOMPARE(sb->window().end - sb->window().begin, 2 * w0);
+        // Pan B: A follows.
+        sb->setWindow(b0 + 2 * w0, b0 + 4 * w0);
+        QCOMPARE(sa->window().begin - a0, 2 * w0);
+        QCOMPARE(sa->window().end - sa->window().begin, 2 * w0);
+        // Not in step: each alone.
+        page->inStepBox()->setChecked(false);
+        sa->setWindow(a0, a0 + w0);
+        QCOMPARE(sb->window().begin - b0, 2 * w0);
+        page->inStepBox()->setChecked(true);
+        QCOMPARE(sb->window().begin - b0, 0u);  // lined up again
+        // Lined up at a moment chosen on each: A's range at +w0, B's at +3 w0.
+        page->setAlign(SideBySidePage::Align::Selections);
+        QVERIFY2(page->note()->text().contains("Select a span or a range on both"),
+                 qPrintable(page->note()->text()));
+        sa->setTimeSelection(a0 + w0, a0 + 2 * w0);
+        QVERIFY2(page->note()->text().contains("on B"), qPrintable(page->note()->text()));
+        sb->setTimeSelection(b0 + 3 * w0, b0 + 4 * w0);
+        QCOMPARE(page->link()->anchorA(), a0 + w0);
+        QCOMPARE(page->link()->anchorB(), b0 + 3 * w0);
+        QVERIFY2(page->note()->text().startsWith("Lined up at A +"), qPrintable(page->note()->text()));
+        sa->setWindow(a0 + w0 / 2, a0 + w0 / 2 + w0);
+        QCOMPARE(sb->window().begin, b0 + 3 * w0 - w0 / 2);
+        QCOMPARE(sb->window().end - sb->window().begin, w0);
+        // The File menu offers it for a trace page too.
+        w.findChild<QTabWidget*>("tabs")->setCurrentWidget(page);
+        QVERIFY(w.findChild<QAction*>("sideBySideWith"));
+    }
+
     // Samples: two perf cpu-clock recordings of one program built twice (slow_part twice the work):
     // the pane equals auxscope compare's rows, and the flame graph is drawn by period.
     void twoSampledCapturesEqualCli() {
@@ -516,6 +629,28 @@ private slots:
                     1.5 * item->data(selfSamples, Qt::UserRole).toDouble());
         }
         QVERIFY(found);
+    }
+
+    // Arm SPE: two auxscope-spesynth files, their records as samples of the
+    // arm_spe events (as `auxscope compare` reads them): the pane's rows equal the CLI's.
+    void twoSpeCapturesEqualCli() {
+        const QString a = dir_.filePath("spe-a/spe.data"), b = dir_.filePath("spe-b/spe.data");
+        QDir().mkpath(dir_.filePath("spe-a"));
+        QDir().mkpath(dir_.filePath("spe-b"));
+        for (const auto& [path, n, seed] : {std::tuple{a, 20000, 3}, std::tuple{b, 30000, 4}}) {
+            QProcess p;
+            p.start(AUXSCOPE_SPESYNTH,
+                    {"--generate", QString::number(n), "--seed", QString::number(seed), "-o", path});
+            QVERIFY2(p.waitForFinished(120000) && p.exitCode() == 0, p.readAllStandardError().constData());
+        }
+        MainWindow w;
+        ComparePane* pane = w.compareFiles(a, b);
+        QTRY_VERIFY_WITH_TIMEOUT(pane->result() != nullptr || pane->summary()->text().startsWith("Cannot"),
+                                 120000);
+        QVERIFY2(pane->result(), qPrintable(pane->summary()->text()));
+        QCOMPARE(pane->result()->source.kind, RangeSource::Samples);
+        QVERIFY2(pane->summary()->text().contains("samples of arm_spe"), qPrintable(pane->summary()->text()));
+        QVERIFY(checkAgainstCli(*pane, cliRows(a, b, {})) > 3);
     }
 
     // A B that is missing: the pane names it and why; the window lives on.

@@ -2,14 +2,16 @@
 # Before and after in the GUI (issue 30): the comparison pane of two ptsynth
 # traces equals `auxscope compare A B --format csv`, the differential flame
 # graph's colours follow the deltas, two perf cpu-clock recordings (samples), two
-# ranges of one file, bad input
+# Arm SPE files, two ranges of one file (and by Ctrl+Shift+drag), two timelines
+# side by side in step, bad input
 # (include()d by tests/CMakeLists.txt).
 set(CMAKE_AUTOMOC ON)
 add_executable(compare_gui_tests ${CMAKE_CURRENT_LIST_DIR}/CompareGuiTest.cpp)
 target_link_libraries(compare_gui_tests PRIVATE auxscope_app Qt6::Test)
 # Sampled captures: the two builds of tests/compare's program (compare_tests.cmake, include()d after this file).
-add_dependencies(compare_gui_tests auxscope auxscope-ptsynth compare_prog_fast compare_prog_slow)
+add_dependencies(compare_gui_tests auxscope auxscope-ptsynth auxscope-spesynth compare_prog_fast compare_prog_slow)
 target_compile_definitions(compare_gui_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>"
+                                                     AUXSCOPE_SPESYNTH="$<TARGET_FILE:auxscope-spesynth>"
                                                      AUXSCOPE_BINARY="$<TARGET_FILE:auxscope>"
                                                      AUXSCOPE_COMPARE_FAST="$<TARGET_FILE:compare_prog_fast>"
                                                      AUXSCOPE_COMPARE_SLOW="$<TARGET_FILE:compare_prog_slow>")

@@ -4,9 +4,11 @@
 #include <algorithm>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "auxtrace/SpeSamples.h"
 #include "perfdata/PerfDataReader.h"
 #include "samples/SampleProfile.h"
 #include "sideband/Sideband.h"
+#include "spe/SpeDecoder.h"
 
 namespace auxscope {
 
@@ -32,7 +34,10 @@ Expected<CompareSideData> loadCompareSide(const std::string& path) {
     holder->file = std::make_unique<PerfDataReader>(std::move(*opened));
     const QString name = QString::fromStdString(path);
     CompareSideData out;
-    if (hasDecodableAuxTrace(*holder->file)) {
+    // Arm SPE has no flow: its records are samples of the arm_spe events, as
+    // `auxscope compare` reads them.
+    const bool spe = auxTraceKind(*holder->file) == AuxTraceKind::ArmSpe;
+    if (!spe && hasDecodableAuxTrace(*holder->file)) {
         auto session = AuxTraceSession::open(*holder->file);
         if (!session) return failed(path, session.error().message);
         holder->session = std::move(*session);
@@ -53,21 +58,27 @@ Expected<CompareSideData> loadCompareSide(const std::string& path) {
     }
     auto sideband = Sideband::load(*holder->file);
     if (!sideband) return failed(path, sideband.error().message);
+    SampleProfileOptions options;
+    if (spe) {
+        auto records = spe::decodeSpeRecords(*holder->file, *sideband);
+        if (!records) return failed(path, records.error().message);
+        options.synthetic = std::make_shared<const SyntheticSamples>(speSyntheticSamples(records->records));
+    }
     auto loaded =
-        SampleProfile::load(*holder->file, std::make_shared<const Sideband>(std::move(*sideband)), {});
+        SampleProfile::load(*holder->file, std::make_shared<const Sideband>(std::move(*sideband)), options);
     if (!loaded) return failed(path, loaded.error().message);
     holder->profile = *loaded;
     const SampleProfile& profile = *holder->profile;
     int chosen = -1;
     for (const SampledEvent& e : profile.events())
         if (e.samples > 0 && !e.switchEvent) {
-            chosen = e.attr;
+            chosen = e.index;
             break;
         }
     if (chosen < 0)
         for (const SampledEvent& e : profile.events())
             if (e.samples > 0) {
-                chosen = e.attr;
+                chosen = e.index;
                 break;
             }
     if (chosen < 0) return failed(path, "no AUX trace to decode and no samples to compare");

@@ -3,7 +3,8 @@
 // One side of a comparison loaded from a file, as `auxscope report FILE`
 // computes it (and so `auxscope compare`): the whole recording, every thread,
 // from its decoded AUX trace when it has one (Intel PT, CoreSight), else from
-// its samples (the first sampled event that is not a context switch). Runs on
+// its samples (the first sampled event that is not a context switch; an Arm SPE
+// file's records are samples of its arm_spe events). Runs on
 // any thread (the GUI calls it on a worker); what the statistics refer to lives
 // as long as the result.
 #include <QString>

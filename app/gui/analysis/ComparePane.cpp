@@ -67,6 +67,11 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
     flameMetric_ = new QComboBox(this);
     controls->addWidget(flameMetric_);
     controls->addStretch(1);
+    sideBySide_ = new QPushButton("Timelines side by side", this);
+    sideBySide_->setObjectName("sideBySide");
+    sideBySide_->setToolTip("Both captures' timelines, B's lanes under A's, zoomed and panned in step");
+    sideBySide_->setVisible(false);
+    controls->addWidget(sideBySide_);
     copy_ = new QPushButton("Copy", this);
     copy_->setToolTip("Copy both sides and the deltas as tab-separated text");
     controls->addWidget(copy_);
@@ -115,6 +120,7 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
             fillTree(bottomUp_, *bottomUpTree_);
         }
     });
+    connect(sideBySide_, &QPushButton::clicked, this, [this] { emit sideBySideRequested(fileA_, fileB_); });
     connect(copy_, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(text()); });
 }
 
@@ -378,6 +384,16 @@ QString ComparePane::text() const {
         out += cells.join('\t') + "\n";
     }
     return out;
+}
+
+}  // namespace auxscope
+
+namespace auxscope {
+
+void ComparePane::setFiles(const QString& a, const QString& b) {
+    fileA_ = a;
+    fileB_ = b;
+    sideBySide_->setVisible(!a.isEmpty() && !b.isEmpty());
 }
 
 }  // namespace auxscope

@@ -66,8 +66,15 @@ public:
     QTabWidget* tabs() const { return tabs_; }
     QLabel* summary() const { return summary_; }
     QPushButton* copyButton() const { return copy_; }
+    // Two files compared (not two ranges of one): shows "Timelines side by side",
+    // which asks for them (sideBySideRequested).
+    void setFiles(const QString& a, const QString& b);
+    QPushButton* sideBySideButton() const { return sideBySide_; }
     // Both sides' names, the options and the table as tab-separated text (what Copy copies).
     QString text() const;
+
+signals:
+    void sideBySideRequested(const QString& a, const QString& b);
 
 private:
     void recompute();
@@ -91,6 +98,8 @@ private:
     QLineEdit* perCall_;
     QComboBox* flameMetric_;
     QPushButton* copy_;
+    QPushButton* sideBySide_ = nullptr;
+    QString fileA_, fileB_;
     QTabWidget* tabs_;
     QTreeWidget* table_;
     QTreeWidget* callTree_;

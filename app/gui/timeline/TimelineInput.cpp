@@ -143,6 +143,10 @@ void TimelineInput::press(QMouseEvent* e) {
     // Shift+drag in the tracks or any drag on the time axis selects a range (Perfetto).
     rangeDrag_ = s.data() && pressPos_.x() >= kLabelWidth &&
                  ((e->modifiers() & Qt::ShiftModifier) || pressPos_.y() < kAxisHeight);
+    // Ctrl+Shift+drag over a selected range: the new range (B) is compared with it (A).
+    if (rangeDrag_ && (e->modifiers() & Qt::ShiftModifier) && (e->modifiers() & Qt::ControlModifier) &&
+        s.timeSelection())
+        view_.state()->requestRangeCompare();
     pressTime_ = view_.timeAt(
         std::clamp(double(pressPos_.x()), double(kLabelWidth), double(kLabelWidth + view_.plotWidth())));
     pressBegin_ = s.window().begin, pressEnd_ = s.window().end;

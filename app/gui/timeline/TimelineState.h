@@ -72,6 +72,9 @@ public:
     // While a range is dragged (timeSelectionDragged), and when the drag ends (timeSelectionChanged).
     void dragTimeSelection(uint64_t begin, uint64_t end);
     void endTimeSelectionDrag();
+    // Ctrl+Shift+drag: the range selected now is to be compared with the one
+    // selected before it (the selection pane answers: rangeCompareRequested).
+    void requestRangeCompare() { emit rangeCompareRequested(); }
     // Whether the range was chosen after the span (F and M act on the one chosen last).
     bool rangeChosenLast() const { return rangeChosenLast_; }
 
@@ -125,6 +128,7 @@ signals:
     // The selected time range changed (begin == end: cleared); while dragging, timeSelectionDragged.
     void timeSelectionChanged(quint64 begin, quint64 end);
     void timeSelectionDragged(quint64 begin, quint64 end);
+    void rangeCompareRequested();
     void spanSelected(const auxscope::TimelineHit& hit);
     void marksChanged();
     void highlightChanged();

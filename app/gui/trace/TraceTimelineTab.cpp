@@ -113,6 +113,9 @@ TraceTimelineTab::TraceTimelineTab(const QString& path, const QString& opening, 
             analysisTabs_->setCurrentWidget(spanDetails_);
         updateSelectionLine();
     });
+    connect(state_, &TimelineState::rangeCompareRequested, this, [this] {
+        if (!rangeStats_->waitingForRangeB()) rangeStats_->compareWithNextRange();
+    });
     connect(state_, &TimelineState::timeSelectionDragged, this, &TraceTimelineTab::updateSelectionLine);
     connect(state_, &TimelineState::timeSelectionChanged, this, [this](quint64 begin, quint64 end) {
         updateSelectionLine();
