@@ -16,6 +16,7 @@
 #include <QAbstractItemModel>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCompleter>
 #include <QDropEvent>
@@ -581,7 +582,7 @@ private slots:
         QCOMPARE(page->link()->anchorB(), b0 + 3 * w0);
         QVERIFY2(page->note()->text().startsWith("Lined up at A +"), qPrintable(page->note()->text()));
         sa->setWindow(a0 + w0 / 2, a0 + w0 / 2 + w0);
-        QCOMPARE(sb->window().begin, b0 + 3 * w0 - w0 / 2);
+        QCOMPARE(sb->window().begin, b0 + 3 * w0 - (w0 - w0 / 2));
         QCOMPARE(sb->window().end - sb->window().begin, w0);
         // The File menu offers it for a trace page too.
         w.findChild<QTabWidget*>("tabs")->setCurrentWidget(page);
