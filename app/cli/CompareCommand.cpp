@@ -12,6 +12,7 @@
 #include "OptionParser.h"
 #include "cli/DecodeOptions.h"
 #include "cli/JsonString.h"
+#include "export/CompareCsv.h"
 
 namespace auxscope {
 namespace {
@@ -212,26 +213,9 @@ struct CompareReport {
     bool spans() const { return r.source.kind == RangeSource::Spans; }
     bool scaled() const { return r.scaleA != 1.0 || r.scaleB != 1.0; }
 
-    std::vector<CompareMetric> metrics() const {
-        if (spans())
-            return {CompareMetric::SelfTime, CompareMetric::TotalTime, CompareMetric::Calls,
-                    CompareMetric::SelfInsns, CompareMetric::TotalInsns};
-        return {CompareMetric::SelfSamples, CompareMetric::TotalSamples, CompareMetric::SelfPeriod,
-                CompareMetric::TotalPeriod};
-    }
-    std::string name(uint32_t key) const {
-        const CompareKey& k = r.keys[key];
-        return k.inlined ? k.name + " (inlined)" : k.name;
-    }
-    // A count as text: whole numbers unless scaled.
-    std::string number(double v, bool sign = false) const {
-        char text[64];
-        if (scaled())
-            std::snprintf(text, sizeof text, sign ? "%+.2f" : "%.2f", v);
-        else
-            std::snprintf(text, sizeof text, sign ? "%+.0f" : "%.0f", v);
-        return text;
-    }
+    std::vector<CompareMetric> metrics() const { return compareColumns(r); }
+    std::string name(uint32_t key) const { return compareKeyName(r, key); }
+    std::string number(double v, bool sign = false) const { return compareNumber(r, v, sign); }
     static std::string pct(double p) {
         if (std::isnan(p)) return "new";
         char text[32];
@@ -270,26 +254,9 @@ struct CompareReport {
         return "";
     }
 
-    // A merged tree depth first, children by the larger of their two totals.
     template <typename Visit>
     void walk(const CompareTree& t, Visit&& visit) const {
-        const CompareMetric key = spans() ? CompareMetric::TotalTime : CompareMetric::TotalPeriod;
-        auto size = [&](uint32_t n) { return std::max(r.scaledA(t.a[n], key), r.scaledB(t.b[n], key)); };
-        std::vector<std::pair<uint32_t, int>> todo;
-        auto push = [&](uint32_t node, int depth) {
-            std::vector<uint32_t> kids = t.shape.children(node);
-            std::stable_sort(kids.begin(), kids.end(),
-                             [&](uint32_t x, uint32_t y) { return size(x) > size(y); });
-            for (size_t k = kids.size(); k-- > 0;)
-                todo.emplace_back(kids[k], depth);
-        };
-        push(0, 0);
-        while (!todo.empty()) {
-            auto [n, depth] = todo.back();
-            todo.pop_back();
-            visit(n, depth);
-            push(n, depth + 1);
-        }
+        walkCompareTree(r, t, visit);
     }
 
     // Two heading lines: each column's name over its four cells, then A, B, delta, %.
@@ -406,49 +373,8 @@ struct CompareReport {
             tree(r.bottomUp(), "bottom-up (each function, then the callers it was reached from)");
     }
 
-    void csvCosts(std::ostream& out, const RangeCost& a, const RangeCost& b) const {
-        for (CompareMetric m : metrics()) {
-            const double p = r.deltaPercent(a, b, m);
-            out << "," << number(r.scaledA(a, m)) << "," << number(r.scaledB(b, m)) << ","
-                << number(r.delta(a, b, m)) << ",";
-            if (!std::isnan(p)) {
-                char t[32];
-                std::snprintf(t, sizeof t, "%.3f", p);
-                out << t;
-            }
-        }
-        out << "\n";
-    }
-
     void csv(std::ostream& out) const {
-        out << "kind,id,parent,depth,function,file,side";
-        for (CompareMetric m : metrics()) {
-            const std::string n = compareMetricName(m);
-            out << ",a_" << n << ",b_" << n << ",delta_" << n << ",delta_pct_" << n;
-        }
-        out << "\n";
-        for (const ComparedFunction& f : r.sorted(sort, args.sortSide, args.limit)) {
-            out << "function," << f.key << ",,," << csvQuoted(name(f.key)) << ","
-                << csvQuoted(r.keys[f.key].file) << ","
-                << (f.inA && f.inB ? "both"
-                    : f.inA        ? "a"
-                                   : "b");
-            csvCosts(out, f.a, f.b);
-        }
-        auto tree = [&](const CompareTree& t, const char* kind) {
-            walk(t, [&](uint32_t n, int depth) {
-                const CallTree::Node& node = t.shape.nodes[n];
-                const bool inA = t.a[n] != RangeCost{}, inB = t.b[n] != RangeCost{};
-                out << kind << "," << n << "," << node.parent << "," << depth << ","
-                    << csvQuoted(name(node.function)) << "," << csvQuoted(r.keys[node.function].file) << ","
-                    << (inA && inB ? "both"
-                        : inA      ? "a"
-                                   : "b");
-                csvCosts(out, t.a[n], t.b[n]);
-            });
-        };
-        if (args.tree) tree(r.tree, "node");
-        if (args.bottomUp) tree(r.bottomUp(), "bottom-up");
+        writeCompareCsv(out, r, {sort, args.sortSide, args.limit, args.tree, args.bottomUp});
     }
 
     void jsonCosts(std::ostream& out, const RangeCost& a, const RangeCost& b) const {

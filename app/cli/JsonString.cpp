@@ -74,13 +74,4 @@ std::string jsonNumber(double v) {
     return ec == std::errc() ? std::string(buf, end) : "null";
 }
 
-std::string csvQuoted(const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
 }  // namespace auxscope

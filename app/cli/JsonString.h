@@ -4,6 +4,8 @@
 // CSV fields for its --format csv.
 #include <string>
 
+#include "export/CsvQuoted.h"  // csvQuoted, for --format csv
+
 namespace auxscope {
 
 // `s` quoted and escaped as a JSON string; bytes that are not valid UTF-8 (file
@@ -13,9 +15,5 @@ std::string jsonString(const std::string& s);
 // `v` as a JSON number, the shortest text that reads back as the same double;
 // NaN and the infinities, which JSON cannot hold, are null.
 std::string jsonNumber(double v);
-
-// `s` as a CSV field, always quoted (function names hold commas: templates,
-// argument lists), quotes doubled.
-std::string csvQuoted(const std::string& s);
 
 }  // namespace auxscope

@@ -12,6 +12,8 @@
 //   - two Arm SPE files (records as samples) equal `auxscope compare`;
 //   - two captures' timelines side by side: zoom and pan in step, lined up at
 //     their starts or at a moment selected on each;
+//   - Export CSV… writes what `auxscope compare --format csv --tree --bottom-up`
+//     prints, byte for byte;
 //   - bad input: a missing B names the file, nothing crashes.
 #include <QAbstractItemModel>
 #include <QAction>
@@ -20,6 +22,7 @@
 #include <QComboBox>
 #include <QCompleter>
 #include <QDropEvent>
+#include <QFile>
 #include <QFileInfo>
 #include <QHelpEvent>
 #include <QImage>
@@ -315,6 +318,42 @@ private slots:
         emit pane->perCallFunction()->editingFinished();
         QVERIFY(pane->result() == nullptr);
         QVERIFY2(pane->summary()->text().contains("no_such_function"), qPrintable(pane->summary()->text()));
+    }
+
+    // Export CSV…: the file is byte for byte what `auxscope compare --format csv --tree
+    // --bottom-up --limit 0` prints with the pane's options (absolute, and per run by symbol).
+    void exportCsvEqualsCli() {
+        MainWindow w;
+        ComparePane* pane = w.compareFiles(a_, b_);
+        QVERIFY(!pane->exportCsvButton()->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(pane->result() != nullptr, 120000);
+        QVERIFY(pane->exportCsvButton()->isEnabled());
+        auto cli = [&](const QStringList& extra) {
+            QProcess p;
+            p.start(AUXSCOPE_BINARY, QStringList{"compare", a_, b_, "--format", "csv", "--limit", "0",
+                                                 "--tree", "--bottom-up"} +
+                                         extra);
+            if (!p.waitForFinished(120000) || p.exitCode() != 0) return QByteArray("failed");
+            return p.readAllStandardOutput();
+        };
+        auto exported = [&] {
+            const QString path = dir_.filePath("compare.csv");
+            QString error;
+            if (!pane->exportCsv(path, &error)) return error.toUtf8();
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray("unreadable");
+        };
+        const QByteArray absolute = exported();
+        QVERIFY(absolute.count('\n') > 50);
+        QVERIFY(absolute.contains("\nnode,") && absolute.contains("\nbottom-up,"));
+        QCOMPARE(absolute, cli({}));
+        pane->matchChoice()->setCurrentIndex(1);
+        pane->normalizeChoice()->setCurrentIndex(1);
+        QCOMPARE(exported(), cli({"--by-symbol", "--normalize", "total"}));
+        // An unwritable path: refused with the path and the cause.
+        QString error;
+        QVERIFY(!pane->exportCsv("/nonexistent/dir/compare.csv", &error));
+        QVERIFY2(error.contains("/nonexistent/dir/compare.csv"), qPrintable(error));
     }
 
     // The differential flame graph: widths from B, colours from the deltas, as painted.

@@ -5,10 +5,13 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QCompleter>
+#include <QFile>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QTabWidget>
@@ -17,7 +20,9 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
+#include "export/CompareCsv.h"
 #include "gui/analysis/FlameGraphWidget.h"
 
 namespace auxscope {
@@ -72,6 +77,13 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
     sideBySide_->setToolTip("Both captures' timelines, B's lanes under A's, zoomed and panned in step");
     sideBySide_->setVisible(false);
     controls->addWidget(sideBySide_);
+    exportCsv_ = new QPushButton("Export CSV…", this);
+    exportCsv_->setObjectName("compareExportCsv");
+    exportCsv_->setToolTip(
+        "Both sides and the deltas of every function, the merged call tree and bottom-up tree, as auxscope "
+        "compare --format csv --tree --bottom-up writes them");
+    exportCsv_->setEnabled(false);
+    controls->addWidget(exportCsv_);
     copy_ = new QPushButton("Copy", this);
     copy_->setToolTip("Copy both sides and the deltas as tab-separated text");
     controls->addWidget(copy_);
@@ -121,6 +133,13 @@ ComparePane::ComparePane(QWidget* parent) : QWidget(parent) {
         }
     });
     connect(sideBySide_, &QPushButton::clicked, this, [this] { emit sideBySideRequested(fileA_, fileB_); });
+    connect(exportCsv_, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export the comparison as CSV", "compare.csv",
+                                                          "CSV files (*.csv);;All files (*)");
+        if (path.isEmpty()) return;
+        QString error;
+        if (!exportCsv(path, &error)) QMessageBox::warning(this, "Export CSV", error);
+    });
     connect(copy_, &QPushButton::clicked, this, [this] { QApplication::clipboard()->setText(text()); });
 }
 
@@ -133,6 +152,7 @@ void ComparePane::setSides(CompareSideData a, CompareSideData b) {
 
 void ComparePane::showError(const QString& message) {
     result_.reset();
+    exportCsv_->setEnabled(false);
     summary_->setText(message);
     table_->clear();
     callTree_->clear();
@@ -183,6 +203,7 @@ void ComparePane::recompute() {
         return;
     }
     result_ = std::move(*r);
+    exportCsv_->setEnabled(true);
     if (!namesDone_ && result_->source.kind == RangeSource::Spans) {
         // Per call: the functions both sides call, offered as one types.
         QStringList names;
@@ -386,9 +407,25 @@ QString ComparePane::text() const {
     return out;
 }
 
-}  // namespace auxscope
-
-namespace auxscope {
+bool ComparePane::exportCsv(const QString& path, QString* error) const {
+    if (!result_) {
+        if (error) *error = "Nothing to export: no comparison shown";
+        return false;
+    }
+    std::ostringstream text;
+    CompareCsvOptions options;
+    options.sort = compareColumns(*result_).front();
+    options.tree = options.bottomUp = true;
+    writeCompareCsv(text, *result_, options);
+    QFile file(path);
+    const std::string bytes = text.str();
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+        file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()) || !file.flush()) {
+        if (error) *error = path + ": cannot write: " + file.errorString();
+        return false;
+    }
+    return true;
+}
 
 void ComparePane::setFiles(const QString& a, const QString& b) {
     fileA_ = a;

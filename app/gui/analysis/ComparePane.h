@@ -9,7 +9,8 @@
 // each stack with both sides (the bottom-up one made when first shown). Above
 // them: how functions are matched (name and binary, or name only) and the
 // normalisation (absolute, per run, per call of a function named), each
-// recomputing the comparison. Copy puts both sides' top functions on the
+// recomputing the comparison. Export CSV… writes the table and both trees as
+// `auxscope compare --format csv` does. Copy puts both sides' top functions on the
 // clipboard.
 #include <QWidget>
 
@@ -70,6 +71,10 @@ public:
     // which asks for them (sideBySideRequested).
     void setFiles(const QString& a, const QString& b);
     QPushButton* sideBySideButton() const { return sideBySide_; }
+    // Export CSV…: the comparison shown as `auxscope compare --format csv --tree
+    // --bottom-up --limit 0` writes it with the same options (export/CompareCsv).
+    bool exportCsv(const QString& path, QString* error = nullptr) const;
+    QPushButton* exportCsvButton() const { return exportCsv_; }
     // Both sides' names, the options and the table as tab-separated text (what Copy copies).
     QString text() const;
 
@@ -99,6 +104,7 @@ private:
     QComboBox* flameMetric_;
     QPushButton* copy_;
     QPushButton* sideBySide_ = nullptr;
+    QPushButton* exportCsv_ = nullptr;
     QString fileA_, fileB_;
     QTabWidget* tabs_;
     QTreeWidget* table_;
