@@ -512,6 +512,11 @@ QString TimelineView::keysHelp() {
         "?\tthis help");
 }
 
+void TimelineView::setEventMarkers(std::vector<EventMarker> markers) {
+    eventMarkers_ = std::move(markers);
+    update();
+}
+
 void TimelineView::setKeysHelpVisible(bool on) {
     if (helpVisible_ == on) return;
     helpVisible_ = on;
