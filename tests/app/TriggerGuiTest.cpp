@@ -130,6 +130,8 @@ private slots:
         editor.show();
         editor.setDefaultBinary(QFileInfo(TRIGGER_PROG_PATH).canonicalFilePath());
         TriggerRow* row = editor.addTrigger();
+        QVERIFY2(row->error().contains("enter the function"),
+                 qPrintable(row->error()));  // a new row says what it needs
         TriggerFunctionPicker* picker = editor.openPicker(0);
         QVERIFY(picker);
         QTRY_VERIFY_WITH_TIMEOUT(picker->loaded(), 30000);

@@ -128,6 +128,7 @@ TriggerRow::TriggerRow(QWidget* parent) : QWidget(parent) {
     fields->addWidget(remove_);
     auto* notes = new QHBoxLayout;
     notes->setContentsMargins(0, 0, 0, 0);
+    notes->setSpacing(12);
     notes->addWidget(specLabel_);
     notes->addWidget(errorLabel_, 1);
     auto* layout = new QVBoxLayout(this);
@@ -232,6 +233,21 @@ QString TriggerRow::spec() const {
         case Marker:
             return "marker" + at;
     }
+    return {};
+}
+
+QString TriggerRow::missing() const {
+    const Kind k = kind();
+    if ((k == FunctionEntered || k == SlowCall) && function_->text().trimmed().isEmpty())
+        return "enter the function (or Pick\u2026 one)";
+    if (k == FunctionEntered && function_->text().trimmed().startsWith("0x") &&
+        binary_->text().trimmed().isEmpty())
+        return "a file offset needs its binary";
+    if (k == SlowSyscall && syscall_->text().trimmed().isEmpty()) return "enter the system call (e.g. read)";
+    if (k == TracepointPair && (first_->text().trimmed().isEmpty() || second_->text().trimmed().isEmpty()))
+        return "enter both tracepoints (e.g. sched:sched_wakeup and sched_switch)";
+    if ((k == SlowCall || k == SlowSyscall || k == TracepointPair) && threshold_->text().trimmed().isEmpty())
+        return "enter the threshold (e.g. 5ms)";
     return {};
 }
 
@@ -513,6 +529,11 @@ bool TriggerEditor::validate() {
     TriggerResolveOptions ro;
     ro.defaultBinary = defaultBinary_.toStdString();
     for (TriggerRow* row : rows_) {
+        if (const QString m = row->missing(); !m.isEmpty()) {
+            row->setError(m);
+            ok = false;
+            continue;
+        }
         auto spec = parseTriggerSpec(row->spec().toStdString());
         if (!spec) {
             row->setError(QString::fromStdString(spec.error().message));

@@ -51,6 +51,8 @@ public:
     bool setSpec(const QString& text);
     // The spec the fields make, as --trigger takes it.
     QString spec() const;
+    // A field the kind needs and that is empty ("enter the function…"; empty: none).
+    QString missing() const;
     // What is wrong with it (empty: nothing), as validate() last found.
     const QString& error() const { return error_; }
     void setError(const QString& text);
