@@ -4,7 +4,6 @@
 #include <QApplication>
 #include <QChartView>
 #include <QComboBox>
-#include <QLineEdit>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -14,6 +13,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPointer>
 #include <QProgressBar>
@@ -84,7 +84,6 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     triggerLabel_ = new QLabel;
     triggerLabel_->setObjectName("triggerLabel");
     triggerLabel_->setVisible(false);
-    buttons->addWidget(triggerLabel_);
     replayOpenProgress_ = new QProgressBar;
     replayOpenProgress_->setObjectName("replayOpenProgress");
     replayOpenProgress_->setMaximumWidth(200);
@@ -121,6 +120,8 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     connect(form_->auxPanel(), &AuxOptionsPanel::exampleRequested, this, &CapturePage::openExampleRequested);
     connect(form_->auxPanel(), &AuxOptionsPanel::replayExampleRequested, form_, &CaptureForm::replayExample);
     controlsLayout->addLayout(buttons);
+    triggerLabel_->setWordWrap(true);
+    controlsLayout->addWidget(triggerLabel_);  // under Start: the firings, skips and snapshots
 
     stats_ = new LiveStatsView(this);
 

@@ -13,6 +13,7 @@
 #include <QPointer>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -125,7 +126,12 @@ TriggerRow::TriggerRow(QWidget* parent) : QWidget(parent) {
     fields->addWidget(slower);
     fields->addWidget(threshold_);
     fields->addWidget(binary_, 2);
+    fields->addStretch(0);
     fields->addWidget(remove_);
+    syscall_->setMaximumWidth(240);
+    first_->setMaximumWidth(280);
+    second_->setMaximumWidth(220);
+
     auto* notes = new QHBoxLayout;
     notes->setContentsMargins(0, 0, 0, 0);
     notes->setSpacing(12);
@@ -397,14 +403,24 @@ void TriggerFunctionPicker::clearCache() {
 TriggerEditor::TriggerEditor(QWidget* parent) : QGroupBox("Snapshot triggers", parent) {
     setObjectName("triggerEditor");
     note_ = new QLabel(
-        "Each firing takes a snapshot of everything in flight: the capture must be a flight recorder "
-        "(tick \u201cSideband flight recorder\u201d, or the AUX snapshot mode). Firings are marked on the "
-        "live "
-        "timeline and kept in the file.");
+        "Each firing snapshots everything in flight: the capture must be a flight recorder (tick "
+        "\u201cSideband flight recorder\u201d or the AUX snapshot mode).");
+    note_->setToolTip(
+        "Firings are marked on the live timeline, counted beside Start, and kept in the file "
+        "(its timeline opens on the first, with a list of them all)");
     note_->setObjectName("triggerNote");
     note_->setWordWrap(true);
-    rowsLayout_ = new QVBoxLayout;
+    auto* rowsBox = new QWidget;
+    rowsLayout_ = new QVBoxLayout(rowsBox);
     rowsLayout_->setContentsMargins(0, 0, 0, 0);
+    rowsLayout_->setSpacing(2);
+    rowsArea_ = new QScrollArea;
+    rowsArea_->setObjectName("triggerRows");
+    rowsArea_->setFrameShape(QFrame::NoFrame);
+    rowsArea_->setWidgetResizable(true);
+    rowsArea_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    rowsArea_->setWidget(rowsBox);
+    rowsArea_->setVisible(false);
     add_ = new QPushButton("Add trigger");
     add_->setObjectName("triggerAdd");
     connect(add_, &QPushButton::clicked, this, [this] { addTrigger(); });
@@ -453,7 +469,7 @@ TriggerEditor::TriggerEditor(QWidget* parent) : QGroupBox("Snapshot triggers", p
     options->addWidget(tids_, 1);
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(note_);
-    layout->addLayout(rowsLayout_);
+    layout->addWidget(rowsArea_);
     layout->addLayout(options);
     layout->addWidget(optionsError_);
     optionsError_->setVisible(false);
@@ -482,6 +498,7 @@ TriggerRow* TriggerEditor::addTrigger(const QString& spec) {
         if (it != rows_.end()) openPicker(int(it - rows_.begin()));
     });
     validate();
+    if (count() > 2) QTimer::singleShot(0, this, [this, row] { rowsArea_->ensureWidgetVisible(row); });
     if (spec.isEmpty()) row->functionEdit()->setFocus();
     return row;
 }
@@ -492,7 +509,23 @@ void TriggerEditor::removeTrigger(int i) {
     rows_.erase(rows_.begin() + i);
     row->deleteLater();
     note_->setVisible(!rows_.empty());
+    rowsLayout_->removeWidget(row);
     validate();
+}
+
+void TriggerEditor::fitRows() {
+    rowsArea_->setVisible(!rows_.empty());
+    if (rows_.empty()) return;
+    // The first two rows' heights at the width they have (an error may take two lines).
+    const int width = rowsArea_->viewport()->width() > 50 ? rowsArea_->viewport()->width() : this->width();
+    int height = 0;
+    for (int i = 0; i < std::min(count(), 2); ++i) {
+        QLayout* l = rows_[size_t(i)]->layout();
+        height +=
+            (l->hasHeightForWidth() ? l->totalHeightForWidth(width) : rows_[size_t(i)]->sizeHint().height()) +
+            rowsLayout_->spacing();
+    }
+    rowsArea_->setFixedHeight(height);
 }
 
 void TriggerEditor::setDefaultBinary(const QString& path) {
@@ -557,6 +590,7 @@ bool TriggerEditor::validate() {
     optionsError_->setText(t ? QString() : "✗ " + QString::fromStdString(t.error().message));
     if (!t) ok = false;
     valid_ = ok;
+    fitRows();
     emit validityChanged(ok);
     return ok;
 }
@@ -622,6 +656,11 @@ TriggerFunctionPicker* TriggerEditor::openPicker(int i) {
     });
     picker_->open();
     return picker_;
+}
+
+void TriggerEditor::resizeEvent(QResizeEvent* e) {
+    QGroupBox::resizeEvent(e);
+    fitRows();
 }
 
 void TriggerEditor::setEditable(bool on) {

@@ -30,6 +30,7 @@ class QLabel;
 class QLineEdit;
 class QListView;
 class QPushButton;
+class QScrollArea;
 class QSortFilterProxyModel;
 class QSpinBox;
 class QStandardItemModel;
@@ -150,15 +151,21 @@ public:
     TriggerFunctionPicker* openPicker(int i);
     void setEditable(bool on);
 
+protected:
+    void resizeEvent(QResizeEvent* e) override;
+
 signals:
     // validate() found the triggers right (true) or not.
     void validityChanged(bool ok);
 
 private:
     void scheduleValidate();
+    // The rows' box shows up to two rows, then scrolls (the page has little height to spare).
+    void fitRows();
     Expected<std::vector<pid_t>> threads() const;
     std::vector<TriggerRow*> rows_;
     QVBoxLayout* rowsLayout_ = nullptr;
+    QScrollArea* rowsArea_ = nullptr;
     QDoubleSpinBox *post_ = nullptr, *gap_ = nullptr;
     QSpinBox* max_ = nullptr;
     QLineEdit* tids_ = nullptr;

@@ -370,10 +370,15 @@ void TraceFilePage::showTriggers() {
         set(3, QString::number(f.cpu));
         set(4, "+" + formatNs(double(f.time >= origin ? f.time - origin : 0)));
         set(5, f.duration ? formatNs(double(f.duration)) : QString("—"));
-        set(6, f.snapshot == UINT64_MAX ? QString("none") : QString::number(f.snapshot));
+        // The snapshot it asked for, and when that began after the firing (--trigger-post and the latency).
+        QString snap = f.snapshot == UINT64_MAX ? QString("none") : QString("#%1").arg(f.snapshot);
+        if (f.snapshot != UINT64_MAX && f.snapshotTime >= f.time)
+            snap += ", taken " + formatNs(double(f.snapshotTime - f.time)) + " after";
+        set(6, snap);
     }
     firings_->resizeColumnsToContents();
     firings_->horizontalHeader()->setStretchLastSection(true);
+    firings_->setColumnWidth(1, std::max(firings_->columnWidth(1), 160));
     connect(firings_, &QTableWidget::cellClicked, this, [this](int row, int) { jumpToFiring(row); });
     connect(firings_, &QTableWidget::cellActivated, this, [this](int row, int) { jumpToFiring(row); });
     uint64_t skipped = 0;
