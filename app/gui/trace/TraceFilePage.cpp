@@ -360,7 +360,7 @@ void TraceFilePage::showTriggers() {
         const TriggerFiring& f = r.firings[size_t(i)];
         auto set = [&](int col, const QString& text) {
             auto* item = new QTableWidgetItem(text);
-            if (col != 1) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            if (col != 1 && col != 6) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             firings_->setItem(i, col, item);
         };
         set(0, QString::number(i));
@@ -372,8 +372,10 @@ void TraceFilePage::showTriggers() {
         set(5, f.duration ? formatNs(double(f.duration)) : QString("—"));
         // The snapshot it asked for, and when that began after the firing (--trigger-post and the latency).
         QString snap = f.snapshot == UINT64_MAX ? QString("none") : QString("#%1").arg(f.snapshot);
-        if (f.snapshot != UINT64_MAX && f.snapshotTime >= f.time)
-            snap += ", taken " + formatNs(double(f.snapshotTime - f.time)) + " after";
+        if (f.snapshot != UINT64_MAX && f.snapshotTime >= f.time && f.snapshotTime)
+            snap += ", taken " + formatNs(double(f.snapshotTime - f.time)) + " after the firing";
+        else if (f.snapshot != UINT64_MAX && f.seenMono && f.snapshotMono >= f.seenMono)
+            snap += ", taken " + formatNs(double(f.snapshotMono - f.seenMono)) + " after the firing was seen";
         set(6, snap);
     }
     firings_->resizeColumnsToContents();
