@@ -623,7 +623,10 @@ void CapturePage::refresh() {
                              .arg(captureFile_));
     }
     // The triggers' firings: the engine's report is a copy under its lock, never a wait.
-    if (const TriggerEngine* te = session_->triggerEngine()) showTriggerReport(te->report());
+    // Read when there are new firings, and twice a second for the skips' counts.
+    if (const TriggerEngine* te = session_->triggerEngine())
+        if (te->firingCount() != triggerReport_.firings.size() || ++triggerTicks_ % 5 == 0)
+            showTriggerReport(te->report());
     live_->tick();
     if (session_->finished() && !finishing_) beginFinishing();
 }

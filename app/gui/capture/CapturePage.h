@@ -148,6 +148,7 @@ private:
     QLabel* triggerLabel_ = nullptr;
     TriggerReport triggerReport_;
     size_t markedFirings_ = 0;     // firings marked on the live timeline
+    unsigned triggerTicks_ = 0;    // refreshes since the start (the skips are read every 5th)
     CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
     std::unique_ptr<ReplaySource> replay_;
     ReplayOptions replayOptions_;

@@ -329,8 +329,8 @@ void TraceFilePage::openTimeline() {
 void TraceFilePage::showTriggers() {
     if (!timeline_ || (!triggers_ && triggersError_.isEmpty())) return;
     QTabWidget* tabs = timeline_->analysisTabs();
-    if (firings_) {  // the timeline was rebuilt (Symbols & binaries): markers again, same list
-        tabs->removeTab(tabs->indexOf(firings_));
+    if (firings_) {  // opened again in the same tab: one list
+        if (const int i = tabs->indexOf(firings_); i >= 0) tabs->removeTab(i);
         firings_->deleteLater();
         firings_ = nullptr;
     }
@@ -383,6 +383,9 @@ void TraceFilePage::showTriggers() {
     firings_->setColumnWidth(1, std::max(firings_->columnWidth(1), 160));
     connect(firings_, &QTableWidget::cellClicked, this, [this](int row, int) { jumpToFiring(row); });
     connect(firings_, &QTableWidget::cellActivated, this, [this](int row, int) { jumpToFiring(row); });
+    connect(firings_, &QTableWidget::currentCellChanged, this, [this](int row, int, int previous, int) {
+        if (row >= 0 && row != previous) jumpToFiring(row);  // the arrow keys go from firing to firing
+    });
     uint64_t skipped = 0;
     for (uint64_t n : r.skipped)
         skipped += n;
@@ -401,6 +404,10 @@ void TraceFilePage::showTriggers() {
     tabs->setTabToolTip(index, tip);
     tabs->setCurrentIndex(index);
     jumpToFiring(0);  // the timeline opens on the first firing
+}
+
+QTableWidget* TraceFilePage::firingsList() const {
+    return firings_;
 }
 
 bool TraceFilePage::jumpToFiring(int i) {

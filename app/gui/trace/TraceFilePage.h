@@ -196,7 +196,7 @@ public:
     const TriggerFileData* triggers() const { return triggers_.get(); }
     const QString& triggersError() const { return triggersError_; }
     // The Triggers tab's list (object name "triggerFirings"; null without firings).
-    QTableWidget* firingsList() const { return firings_; }
+    QTableWidget* firingsList() const;
     // Shows firing `i` on the timeline (its span, or a few ms around it; its thread
     // scrolled into view) and selects its row. False when there is no such firing.
     bool jumpToFiring(int i);
@@ -277,7 +277,7 @@ private:
     TraceTimelineTab* timeline_ = nullptr;  // the Timeline tab (null until the file is read)
     std::shared_ptr<const TriggerFileData> triggers_;
     QString triggersError_;
-    QTableWidget* firings_ = nullptr;
+    QPointer<QTableWidget> firings_;  // in the Timeline tab, which a new resolve replaces
     // The Triggers tab under the timeline, its markers, and the first firing in view.
     void showTriggers();
     TimelineDecodeController* decoder_ = nullptr;
