@@ -263,6 +263,12 @@ private slots:
         QVERIFY(!inView(firings.back()));
         page.timeline()->grab();
         QVERIFY(page.timeline()->eventMarkersDrawn() >= 1);
+        // Its flag on the axis says what fired, on which thread, and how long the call took.
+        const QString tip = page.timeline()->toolTipAt(
+            QPoint(int(page.timeline()->xOf(firings[0].time)), TimelineView::kAxisHeight - 4));
+        QVERIFY2(
+            tip.startsWith("handle>5ms fired at +") && tip.contains(QString("thread %1").arg(firings[0].tid)),
+            qPrintable(tip));
         // A row jumps there.
         const int lastRow = list->rowCount() - 1;
         QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
