@@ -10,10 +10,7 @@
 // binary the page sets; the page refuses Start while one is wrong and arms the
 // resolved triggers with CaptureSession::armTriggers, as the CLI does.
 //
-// "Pick…" opens a function picker (TriggerFunctionPicker): the binary's
-// functions (listTriggerFunctions, read on a worker thread, kept per binary),
-// demangled, filtered as one types.
-#include <QDialog>
+// "Pick…" opens a TriggerFunctionPicker on the row's binary (else the target's).
 #include <QGroupBox>
 #include <QString>
 
@@ -23,17 +20,15 @@
 #include "CaptureOptions.h"
 #include "Result.h"
 #include "TriggerSpec.h"
+#include "gui/capture/TriggerFunctionPicker.h"
 
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
-class QListView;
 class QPushButton;
 class QScrollArea;
-class QSortFilterProxyModel;
 class QSpinBox;
-class QStandardItemModel;
 class QTimer;
 class QVBoxLayout;
 
@@ -81,37 +76,6 @@ private:
     QPushButton *pick_ = nullptr, *remove_ = nullptr;
     QLabel *specLabel_ = nullptr, *errorLabel_ = nullptr;
     QString error_;
-};
-
-// The function picker: a binary's functions, searchable.
-class TriggerFunctionPicker : public QDialog {
-    Q_OBJECT
-public:
-    TriggerFunctionPicker(const QString& binary, QWidget* parent = nullptr);
-    // Loaded (the list is filled, or the error shown).
-    bool loaded() const { return loaded_; }
-    int functionCount() const;  // all of them
-    int shownCount() const;     // those the filter lets through
-    QLineEdit* filter() const { return filter_; }
-    QListView* list() const { return list_; }
-    QLabel* status() const { return status_; }
-    // The name to put in the spec (the symbol's, mangled for C++), of the current row.
-    QString chosen() const;
-    // Every binary's functions read so far (by canonical path) are kept for the next picker.
-    static void clearCache();
-
-signals:
-    void functionsLoaded();
-
-private:
-    void fill(const std::shared_ptr<const std::vector<TriggerFunction>>& functions);
-    QLineEdit* filter_ = nullptr;
-    QListView* list_ = nullptr;
-    QLabel* status_ = nullptr;
-    QStandardItemModel* model_ = nullptr;
-    QSortFilterProxyModel* proxy_ = nullptr;
-    QTimer* filterTimer_ = nullptr;
-    bool loaded_ = false;
 };
 
 class TriggerEditor : public QGroupBox {
