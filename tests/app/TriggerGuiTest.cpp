@@ -20,6 +20,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include <unistd.h>
@@ -253,6 +254,13 @@ private slots:
         QCOMPARE(list->item(0, 2)->text(), QString("%1/%2").arg(firings[0].pid).arg(firings[0].tid));
         QVERIFY(list->isVisible());  // its tab is the one shown
         QCOMPARE(page.timeline()->eventMarkers().size(), firings.size());
+        // The Summary says how many fired, per trigger, with the options.
+        const auto sections = page.tree()->findItems("Snapshot triggers", Qt::MatchExactly);
+        QCOMPARE(sections.size(), 1);
+        QVERIFY2(sections[0]->text(1).startsWith(QString("%1 firings").arg(firings.size())),
+                 qPrintable(sections[0]->text(1)));
+        QCOMPARE(sections[0]->child(0)->text(0), QString("handle>5ms"));
+        QVERIFY(sections[0]->child(1)->text(1).startsWith("keep tracing 1"));
 
         // It opened on the first firing: its whole slow call in view.
         auto inView = [&](const TriggerFiring& f) {

@@ -15,6 +15,9 @@
 // and samples, and loss markers of the newest 30 s (LiveSideband's worker builds
 // it with the pipeline a file's timeline takes), with, for Intel PT and CoreSight
 // captures, the instruction flow decoded while capturing (LiveTraceDecoder).
+// Snapshot triggers (TriggerEditor, issue 29) are checked before Start and
+// armed on the session as `auxscope record --trigger` arms them; the timer
+// counts their firings under Start and marks each on the live timeline.
 #include <QWidget>
 
 #include <atomic>
