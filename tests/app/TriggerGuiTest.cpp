@@ -117,6 +117,14 @@ private slots:
         QCOMPARE(editor->count(), 0);
         QVERIFY(start->isEnabled());
 
+        // System-wide there is no target binary: a function trigger must name its own.
+        page.findChild<QComboBox*>("targetKind")->setCurrentIndex(0);
+        TriggerRow* named = editor->addTrigger("handle");
+        QTRY_VERIFY2(named->error().contains("name the binary"), qPrintable(named->error()));
+        named->binaryEdit()->setText(TRIGGER_PROG_PATH);
+        QTRY_VERIFY2(editor->valid(), qPrintable(editor->firstError()));
+        editor->removeTrigger(0);
+
         // The same specs as the command line, each kind round-tripped through its fields.
         for (const QString spec : {"handle", "handle@/bin/true", "handle>5ms", "syscall:read>10ms",
                                    "sched:sched_wakeup->sched_switch>2ms", "marker", "/bin/true:0x1040"}) {

@@ -428,11 +428,7 @@ bool TriggerEditor::validate() {
         }
         auto r = resolveTrigger(*spec, ro);
         if (!r) {
-            QString e = QString::fromStdString(r.error().message);
-            if (ro.defaultBinary.empty() && spec->binary.empty() && !spec->syscall.size() &&
-                spec->firstEvent.empty())
-                e += " (a system-wide capture has no target binary: name one)";
-            row->setError(e);
+            row->setError(QString::fromStdString(r.error().message));
             ok = false;
             continue;
         }
