@@ -117,6 +117,12 @@ private slots:
         QCOMPARE(editor->count(), 0);
         QVERIFY(start->isEnabled());
 
+        // Text that is no spec at all: kept as typed, the parser's cause beside it.
+        TriggerRow* bad = editor->addTrigger("handle>");
+        QVERIFY2(bad->error().contains("handle>"), qPrintable(bad->error()));
+        QVERIFY(!start->isEnabled());
+        editor->removeTrigger(0);
+
         // System-wide there is no target binary: a function trigger must name its own.
         page.findChild<QComboBox*>("targetKind")->setCurrentIndex(0);
         TriggerRow* named = editor->addTrigger("handle");

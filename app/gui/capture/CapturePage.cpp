@@ -207,7 +207,10 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     connect(triggers_, &TriggerEditor::validityChanged, this, [this](bool ok) {
         if (capturing() || replayOpening_) return;
         startButton_->setEnabled(ok);
-        startButton_->setToolTip(ok ? QString() : "A trigger is wrong: " + triggers_->firstError());
+        const QString wrong = triggers_->firstError();
+        startButton_->setToolTip(ok                ? QString()
+                                 : wrong.isEmpty() ? "Checking the triggers…"
+                                                   : "A trigger is wrong: " + wrong);
     });
     updateTriggerBinary();
 }

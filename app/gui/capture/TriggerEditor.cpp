@@ -337,7 +337,11 @@ TriggerEditor::TriggerEditor(QWidget* parent) : QGroupBox("Snapshot triggers", p
 
 TriggerRow* TriggerEditor::addTrigger(const QString& spec) {
     auto* row = new TriggerRow;
-    if (!spec.isEmpty()) row->setSpec(spec);
+    if (!spec.isEmpty() && !row->setSpec(spec)) {
+        // Not a spec: kept as typed, so that the check says what is wrong with it.
+        row->setKind(TriggerRow::FunctionEntered);
+        row->functionEdit()->setText(spec);
+    }
     rows_.push_back(row);
     rowsLayout_->addWidget(row);
     note_->setVisible(true);
