@@ -5,8 +5,9 @@
 // (demangled, filtered as one types, read off the GUI thread); a capture of
 // tests/capture/trigger_prog armed through the editor with `handle>5ms` marks
 // every firing the engine counted on the live timeline and writes them to the
-// file; a file with firings opens on the first, lists them, and a row jumps
-// the timeline to its firing. The kernel slots need uprobes (root): they skip
+// file; a replayed Intel PT recording in flight-recorder mode snapshots on a
+// marker trigger (no trace hardware); a file with firings opens on the first,
+// lists them, and a row jumps the timeline to its firing. The kernel slots need uprobes (root): they skip
 // with the reason where there are none, and fail instead where CI=true.
 #include <QCheckBox>
 #include <QComboBox>
@@ -243,6 +244,66 @@ private slots:
         QCOMPARE(inFile, r.firings.size());
         qInfo("live: %zu firings of handle>5ms, %llu snapshots taken", r.firings.size(),
               (unsigned long long)r.snapshotsTaken);
+    }
+
+    // No trace hardware: a replayed Intel PT recording in flight-recorder mode is
+    // the AUX flight recorder, and a marker trigger (the real kernel's uprobe on
+    // trigger_prog's auxscope_trigger(), system-wide) takes its snapshots.
+    void replayFlightRecorderSnapshotsOnAMarker() {
+        SKIP_WITHOUT_UPROBES();
+        QTemporaryDir dir;
+        const QString data = dir.filePath("gen.data");
+        QProcess synth;
+        synth.start(QStringLiteral(AUXSCOPE_PTSYNTH), {"--generate", "1", "--seed", "9", "-q", "-o", data});
+        QVERIFY(synth.waitForFinished(120000));
+        QCOMPARE(synth.exitCode(), 0);
+        CapturePage page;
+        page.show();
+        page.findChild<QComboBox*>("targetKind")->setCurrentIndex(4);
+        page.findChild<QLineEdit*>("targetValue")->setText(data);
+        page.findChild<QComboBox*>("replaySpeed")->setCurrentIndex(0);  // recorded speed
+        page.findChild<QCheckBox*>("replayLoop")->setChecked(true);     // until Stop
+        TriggerEditor* editor = page.triggerEditor();
+        // A replay has no target binary: the marker names its own.
+        TriggerRow* row = editor->addTrigger("marker");
+        QTRY_VERIFY2(row->error().contains("name the binary"), qPrintable(row->error()));
+        row->binaryEdit()->setText(TRIGGER_PROG_PATH);
+        QTRY_VERIFY2(editor->valid(), qPrintable(editor->firstError()));
+        // Not in snapshot mode: refused on the page, saying what to tick; nothing started.
+        page.findChild<QCheckBox*>("replaySnapshot")->setChecked(false);
+        page.start();
+        QVERIFY(!page.capturing());
+        QVERIFY2(page.findChild<QLabel*>("status")->text().contains("flight-recorder (snapshot) mode"),
+                 qPrintable(page.findChild<QLabel*>("status")->text()));
+        qInfo("refused: %s", qPrintable(page.findChild<QLabel*>("status")->text()));
+
+        page.findChild<QCheckBox*>("replaySnapshot")->setChecked(true);
+        QSignalSpy finished(&page, &CapturePage::captureFinished);
+        page.start();
+        QTRY_VERIFY2_WITH_TIMEOUT(page.capturing(), qPrintable(page.findChild<QLabel*>("status")->text()),
+                                  30000);  // the recording is read on a worker first
+        QProcess prog;
+        prog.start(TRIGGER_PROG_PATH, {"marker", "5"});
+        QVERIFY(prog.waitForFinished(60000));
+        QCOMPARE(prog.exitCode(), 0);
+        auto calls = [&] {
+            const TriggerReport& r = page.triggerReport();
+            return r.firings.size() + r.skipped[size_t(TriggerSkip::Pending)];
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(calls() == 5, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(page.triggerReport().snapshotsTaken >= 1, 30000);
+        page.stop();
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+        const TriggerReport& r = page.triggerReport();
+        QCOMPARE(calls(), size_t(5));
+        qInfo("replay: %zu firings, %llu skipped while a snapshot was pending, %llu snapshots taken",
+              r.firings.size(), (unsigned long long)r.skipped[size_t(TriggerSkip::Pending)],
+              (unsigned long long)r.snapshotsTaken);
+        QCOMPARE(page.liveTimeline()->eventMarkers().size(), r.firings.size());
+        QVERIFY2(page.lastSummary().snapshots >= r.snapshotsTaken,
+                 qPrintable(QString("%1 snapshots, %2 triggered")
+                                .arg(page.lastSummary().snapshots)
+                                .arg(r.snapshotsTaken)));
     }
 
     void fileWithFiringsListsThemAndJumps() {

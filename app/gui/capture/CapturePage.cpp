@@ -353,6 +353,15 @@ void CapturePage::start() {
             setStatus("Cannot start: " + triggers_->firstError(), true);
             return;
         }
+        if (form_->replaySelected() && !form_->replayFlightRecorder()) {
+            openedReplay_.reset();
+            setStatus(
+                "Cannot start: the triggers take snapshots: tick the replay's \u201cflight-recorder "
+                "(snapshot) "
+                "mode\u201d (or remove the triggers)",
+                true);
+            return;
+        }
         if (!form_->replaySelected() && !opts->takesSnapshots()) {
             setStatus(
                 "Cannot start: the triggers take snapshots: tick \u201cSideband flight recorder\u201d or "
