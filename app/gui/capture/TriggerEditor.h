@@ -119,7 +119,7 @@ protected:
     void resizeEvent(QResizeEvent* e) override;
 
 signals:
-    // validate() found the triggers right (true) or not.
+    // validate() found the triggers right (true) or not; false too while an edit waits to be checked.
     void validityChanged(bool ok);
 
 private:
