@@ -350,6 +350,10 @@ QString CaptureForm::target() const {
     return targetValue_->text().trimmed();
 }
 
+bool CaptureForm::replayFlightRecorder() const {
+    return replaySnapshot_->isChecked();
+}
+
 bool CaptureForm::decodeWhileCapturing() const {
     return liveDecode_->isChecked();
 }

@@ -47,6 +47,8 @@ public:
     // a short recording to a few seconds ("slow motion", the example's).
     Expected<ReplayOptions> replayOptions(double recordedSeconds) const;
     bool decodeWhileCapturing() const;
+    // A replay in flight-recorder (snapshot) mode: its simulated AUX areas take snapshots.
+    bool replayFlightRecorder() const;
     // Why LBR call stacks are not offered for the events the form names now
     // (checkCallGraphFor's refusal; empty when they are).
     QString lbrRefusal() const { return lbrRefusal_; }

@@ -3,6 +3,7 @@
 
 #include <QApplication>
 #include <QChartView>
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -12,6 +13,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPointer>
 #include <QProgressBar>
@@ -32,6 +34,7 @@
 #include <optional>
 
 #include "PerfEvent.h"
+#include "TriggerEngine.h"
 #include "auxtrace/LiveTraceDecoder.h"
 #include "gui/capture/AuxOptionsPanel.h"
 #include "gui/capture/CaptureFiles.h"
@@ -39,6 +42,7 @@
 #include "gui/capture/HelperCapture.h"
 #include "gui/capture/LiveStatsView.h"
 #include "gui/capture/LiveTimeline.h"
+#include "gui/capture/TriggerEditor.h"
 #include "gui/common/WindowMemory.h"
 #include "gui/timeline/TimelineView.h"
 #include "perfdata/TracingData.h"
@@ -77,6 +81,9 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     buttons->addWidget(stopButton_);
     buttons->addWidget(snapshotButton_);
     buttons->addWidget(snapshotLabel_);
+    triggerLabel_ = new QLabel;
+    triggerLabel_->setObjectName("triggerLabel");
+    triggerLabel_->setVisible(false);
     replayOpenProgress_ = new QProgressBar;
     replayOpenProgress_->setObjectName("replayOpenProgress");
     replayOpenProgress_->setMaximumWidth(200);
@@ -107,10 +114,14 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     auto* controlsLayout = new QVBoxLayout(controls);
     controlsLayout->addLayout(form_->layout());
     controlsLayout->addWidget(form_->auxPanel());
+    triggers_ = new TriggerEditor;
+    controlsLayout->addWidget(triggers_);
     connect(form_, &CaptureForm::statusMessage, this, &CapturePage::setStatus);
     connect(form_->auxPanel(), &AuxOptionsPanel::exampleRequested, this, &CapturePage::openExampleRequested);
     connect(form_->auxPanel(), &AuxOptionsPanel::replayExampleRequested, form_, &CaptureForm::replayExample);
     controlsLayout->addLayout(buttons);
+    triggerLabel_->setWordWrap(true);
+    controlsLayout->addWidget(triggerLabel_);  // under Start: the firings, skips and snapshots
 
     stats_ = new LiveStatsView(this);
 
@@ -187,6 +198,72 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     stats_->showCpus(onlineCpus(), split_);
     showAccessHint(form_->replaySelected());
     connect(form_, &CaptureForm::replayChosen, this, &CapturePage::showAccessHint);
+
+    // Triggers resolve against the target's binary: follow the target.
+    if (auto* kind = findChild<QComboBox*>("targetKind"))
+        connect(kind, &QComboBox::currentIndexChanged, this, &CapturePage::updateTriggerBinary);
+    if (auto* value = findChild<QLineEdit*>("targetValue"))
+        connect(value, &QLineEdit::textChanged, this, &CapturePage::updateTriggerBinary);
+    connect(triggers_, &TriggerEditor::validityChanged, this, [this](bool ok) {
+        if (capturing() || replayOpening_) return;
+        startButton_->setEnabled(ok);
+        const QString wrong = triggers_->firstError();
+        startButton_->setToolTip(ok                ? QString()
+                                 : wrong.isEmpty() ? "Checking the triggers…"
+                                                   : "A trigger is wrong: " + wrong);
+    });
+    updateTriggerBinary();
+}
+
+void CapturePage::updateTriggerBinary() {
+    auto o = form_->options();
+    triggers_->setDefaultBinary(
+        o && !form_->replaySelected() ? QString::fromStdString(triggerDefaultBinary(*o)) : QString());
+}
+
+void CapturePage::showTriggerReport(const TriggerReport& r) {
+    triggerReport_ = r;
+    uint64_t skipped = 0;
+    QStringList reasons;
+    static const char* const shortReasons[] = {"thread", "limit", "gap", "pending"};
+    for (size_t i = 0; i < r.skipped.size(); ++i) {
+        skipped += r.skipped[i];
+        if (r.skipped[i]) reasons << QString("%1 %2").arg(shortReasons[i]).arg(r.skipped[i]);
+    }
+    QStringList per;
+    for (size_t i = 0; i < r.triggers.size(); ++i)
+        per << QString("%1: %2")
+                   .arg(QString::fromStdString(r.triggers[i]))
+                   .arg(i < r.perTrigger.size() ? r.perTrigger[i] : 0);
+    triggerLabel_->setText(QString("Triggers: %1 firings (%2); %3 skipped%4; %5 of %6 snapshots taken")
+                               .arg(r.firings.size())
+                               .arg(per.join(", "))
+                               .arg(skipped)
+                               .arg(reasons.isEmpty() ? QString() : " (" + reasons.join(", ") + ")")
+                               .arg(r.snapshotsTaken)
+                               .arg(r.snapshotsRequested));
+    QString tip;
+    for (size_t i = 0; i < r.skipped.size(); ++i)
+        tip += QString("skipped, %1: %2\n").arg(triggerSkipName(TriggerSkip(i))).arg(r.skipped[i]);
+    tip += QString("trigger samples %1, lost %2, returns without their entry %3")
+               .arg(r.samples)
+               .arg(r.lost)
+               .arg(r.unmatchedEnds);
+    triggerLabel_->setToolTip(tip);
+    if (r.firings.size() == markedFirings_) return;
+    std::vector<TimelineView::EventMarker> markers;
+    markers.reserve(r.firings.size());
+    for (const TriggerFiring& f : r.firings) {
+        TimelineView::EventMarker m;
+        m.start = f.start ? std::min(f.start, f.time) : f.time;
+        m.time = f.time;
+        m.tid = f.tid;
+        m.cpu = f.cpu;
+        m.label = f.trigger < r.triggers.size() ? QString::fromStdString(r.triggers[f.trigger]) : QString();
+        markers.push_back(m);
+    }
+    markedFirings_ = markers.size();
+    live_->view()->setEventMarkers(std::move(markers));
 }
 
 void CapturePage::showAccessHint(bool replay) {
@@ -267,6 +344,47 @@ void CapturePage::start() {
         setStatus("Cannot start: " + QString::fromStdString(opts.error().message), true);
         return;
     }
+    // Snapshot triggers are checked (parsed, resolved) before anything opens.
+    std::optional<TriggerEditor::Armed> armed;
+    if (triggers_->count()) {
+        updateTriggerBinary();
+        if (!triggers_->validate()) {
+            openedReplay_.reset();
+            setStatus("Cannot start: " + triggers_->firstError(), true);
+            return;
+        }
+        if (form_->replaySelected() && !form_->replayFlightRecorder()) {
+            openedReplay_.reset();
+            setStatus(
+                "Cannot start: the triggers take snapshots: tick the replay's \u201cflight-recorder "
+                "(snapshot) "
+                "mode\u201d (or remove the triggers)",
+                true);
+            return;
+        }
+        if (!form_->replaySelected() && !opts->takesSnapshots()) {
+            setStatus(
+                "Cannot start: the triggers take snapshots: tick \u201cSideband flight recorder\u201d or "
+                "choose the AUX snapshot mode (or remove the triggers)",
+                true);
+            return;
+        }
+        if (!form_->replaySelected() && needsHelper({})) {
+            setStatus(
+                "Cannot start: snapshot triggers open uprobes and tracepoints in this process, which lacks "
+                "the privileges (run auxscope as root, or remove the triggers to capture through the "
+                "capture helper)",
+                true);
+            return;
+        }
+        auto a = triggers_->resolved();
+        if (!a) {
+            openedReplay_.reset();
+            setStatus("Cannot start: " + QString::fromStdString(a.error().message), true);
+            return;
+        }
+        armed = std::move(a.value());
+    }
     if (form_->replaySelected() && !openedReplay_) return openReplayThenStart(form_->target());
     // Every capture streams into a perf.data while it runs (File > Save capture as
     // keeps it); the drain thread only hands records to the file's queue.
@@ -300,7 +418,7 @@ void CapturePage::start() {
     fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
     if (!form_->replaySelected() && needsHelper({})) return startWithHelper(*opts, path);
     auto session = openSession(*opts, fileOptions);
-    if (!session && !form_->replaySelected() && needsHelper(session.error().message)) {
+    if (!session && !armed && !form_->replaySelected() && needsHelper(session.error().message)) {
         QFile::remove(path);
         return startWithHelper(*opts, path);
     }
@@ -309,6 +427,14 @@ void CapturePage::start() {
         setStatus("Cannot start: " + QString::fromStdString(session.error().message), true);
         return;
     }
+    // Armed as `auxscope record --trigger` arms them: the same objects, before the file.
+    if (armed)
+        if (auto r = (*session)->armTriggers(std::move(armed->triggers), armed->settings); !r) {
+            replay_.reset();
+            QFile::remove(path);
+            setStatus("Cannot start: " + QString::fromStdString(r.error().message), true);
+            return;
+        }
     auto file = PerfDataWriterCapture::open(**session, fileOptions);
     if (!file) {
         replay_.reset();
@@ -344,6 +470,11 @@ void CapturePage::start() {
     const bool flightRecorder = session_->options().takesSnapshots();
     snapshotButton_->setEnabled(flightRecorder);
     snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
+    markedFirings_ = 0;
+    live_->view()->setEventMarkers({});
+    triggerReport_ = {};
+    triggerLabel_->setVisible(session_->triggerEngine() != nullptr);
+    if (session_->triggerEngine()) showTriggerReport(session_->triggerEngine()->report());
     if (replay_)
         setStatus("Replaying " + QString::fromStdString(replay_->path()) + " at " +
                   QString::fromStdString(describeReplaySpeed(replayOptions_.speed)) +
@@ -413,7 +544,8 @@ void CapturePage::replayOpened(Expected<std::unique_ptr<ReplaySource>> source) {
 
 void CapturePage::setFormEnabled(bool enabled) {
     form_->setEnabled(enabled);
-    startButton_->setEnabled(enabled);
+    triggers_->setEditable(enabled);
+    startButton_->setEnabled(enabled && (triggers_->valid() || !triggers_->count()));
 }
 
 Expected<std::unique_ptr<CaptureSession>> CapturePage::openSession(
@@ -502,6 +634,11 @@ void CapturePage::refresh() {
                              .arg(p.passesDone ? QString(", pass %1").arg(p.passesDone + 1) : QString())
                              .arg(captureFile_));
     }
+    // The triggers' firings: the engine's report is a copy under its lock, never a wait.
+    // Read when there are new firings, and twice a second for the skips' counts.
+    if (const TriggerEngine* te = session_->triggerEngine())
+        if (te->firingCount() != triggerReport_.firings.size() || ++triggerTicks_ % 5 == 0)
+            showTriggerReport(te->report());
     live_->tick();
     if (session_->finished() && !finishing_) beginFinishing();
 }
@@ -605,6 +742,7 @@ void CapturePage::beginFinishing() {
     if (replay_) replay_->stop();  // its driver thread feeds the session's producers
     session_->wait();              // the drain thread has ended: this returns at once
     lastSummary_ = session_->summary();
+    if (const TriggerEngine* te = session_->triggerEngine()) showTriggerReport(te->report());
     live_->captureEnded();
     setStatus("Completing " + captureFile_ + "…");
     // Completing the file (queued records, features, build-ids) touches the disk:

@@ -15,6 +15,9 @@
 // and samples, and loss markers of the newest 30 s (LiveSideband's worker builds
 // it with the pipeline a file's timeline takes), with, for Intel PT and CoreSight
 // captures, the instruction flow decoded while capturing (LiveTraceDecoder).
+// Snapshot triggers (TriggerEditor, issue 29) are checked before Start and
+// armed on the session as `auxscope record --trigger` arms them; the timer
+// counts their firings under Start and marks each on the live timeline.
 #include <QWidget>
 
 #include <atomic>
@@ -22,6 +25,7 @@
 #include <thread>
 
 #include "CaptureSession.h"
+#include "TriggerReport.h"
 #include "gui/capture/LiveHistory.h"
 #include "gui/common/ExampleMaker.h"
 #include "record/PerfDataWriterCapture.h"
@@ -47,6 +51,7 @@ class LiveStatsView;
 class LiveTimeline;
 class LiveTraceDecoder;
 class TimelineView;
+class TriggerEditor;
 
 class CapturePage : public QWidget {
     Q_OBJECT
@@ -84,6 +89,15 @@ public:
     // The live sideband behind its lanes while a capture runs here (null otherwise,
     // and for captures in the capture helper).
     const LiveSideband* liveLanes() const;
+
+    // The snapshot triggers (object name "triggerEditor"): armed at Start with
+    // CaptureSession::armTriggers, as `auxscope record --trigger` arms them.
+    TriggerEditor* triggerEditor() const { return triggers_; }
+    // The triggers' firings and skips: of the running capture as the refresh timer
+    // last read them, then of the last capture (empty without triggers). Each
+    // firing is marked on the live timeline; the line "triggerLabel" counts them.
+    const TriggerReport& triggerReport() const { return triggerReport_; }
+    QLabel* triggerLabel() const { return triggerLabel_; }
 
 public slots:
     void start();
@@ -124,11 +138,20 @@ private:
     bool needsHelper(const std::string& openError) const;
     void startWithHelper(const CaptureOptions& options, const QString& path);
     void refreshHelper();
+    // The target's binary for triggers that name none (a command's, a process's).
+    void updateTriggerBinary();
+    // Shows `report` (the label, and a marker per firing on the live timeline).
+    void showTriggerReport(const TriggerReport& report);
     std::unique_ptr<HelperCapture> helper_;
     bool helperCapture_ = false, helperRowsBuilt_ = false;
     bool stopWhenRunning_ = false;      // Stop came while the helper was still starting
     CallGraphOptions helperCallGraph_;  // what the helper's capture was asked for (its status line)
 
+    TriggerEditor* triggers_ = nullptr;
+    QLabel* triggerLabel_ = nullptr;
+    TriggerReport triggerReport_;
+    size_t markedFirings_ = 0;     // firings marked on the live timeline
+    unsigned triggerTicks_ = 0;    // refreshes since the start (the skips are read every 5th)
     CaptureForm* form_ = nullptr;  // target, events, ring, AUX, decode while capturing
     std::unique_ptr<ReplaySource> replay_;
     ReplayOptions replayOptions_;

@@ -90,6 +90,35 @@ void TimelineOverlays::paint(QPainter& p, const TimelineView& view) {
         p.drawPolygon(flag);
         p.setBrush(Qt::NoBrush);
     }
+    // Events (snapshot triggers' firings): a red line and a flag on the axis at
+    // the firing, and a band over the thread's lane (else the CPU's) from its start.
+    view.eventMarkersDrawn_ = 0;
+    const QColor red(210, 30, 40);
+    for (const TimelineView::EventMarker& e : view.eventMarkers()) {
+        const double x = view.xOf(e.time), x0 = std::min(view.xOf(e.start), x);
+        if (x < kLabelWidth - 1 || x0 > plotRight + 1) continue;
+        ++view.eventMarkersDrawn_;
+        int laneY = e.tid >= 0 ? view.threadLaneY(e.tid) : -1;
+        int laneH = kLaneHeight;
+        if (laneY < 0 && e.cpu >= 0) laneY = view.cpuLaneY(e.cpu);
+        if (laneY >= kAxisHeight && laneY < height) {
+            QColor band = red;
+            band.setAlpha(70);
+            p.fillRect(QRectF(x0, laneY, std::max(2.0, x - x0), laneH), band);
+            p.setPen(QPen(red, 1));
+            p.drawRect(QRectF(x0, laneY, std::max(2.0, x - x0), laneH));
+        }
+        QColor line = red;
+        line.setAlpha(150);
+        p.setPen(QPen(line, 1));
+        p.drawLine(QPointF(x, kAxisHeight), QPointF(x, height));
+        QPolygonF flag;
+        flag << QPointF(x, kAxisHeight - 12) << QPointF(x - 5, kAxisHeight - 2)
+             << QPointF(x + 5, kAxisHeight - 2);
+        p.setBrush(red);
+        p.drawPolygon(flag);
+        p.setBrush(Qt::NoBrush);
+    }
     // The selected range: a blue band, its ends, and its length on the axis.
     if (auto sel = state.timeSelection()) {
         const double x0 = view.xOf(sel->begin), x1 = std::max(view.xOf(sel->end), x0 + 1);

@@ -11,9 +11,11 @@
 #include <QToolTip>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "gui/timeline/HitDescription.h"
+#include "gui/timeline/TimeFormat.h"
 #include "gui/timeline/TimelineInput.h"
 #include "gui/timeline/TimelineOverlays.h"
 #include "gui/timeline/tracks/CpuTrack.h"
@@ -378,6 +380,24 @@ TimelineHit TimelineView::hitAt(QPoint pos) const {
 }
 
 QString TimelineView::toolTipAt(QPoint pos) const {
+    // An event marker's flag on the axis, or its band on a lane: what fired, where, how long.
+    if (pos.x() >= kLabelWidth && data())
+        for (const EventMarker& e : eventMarkers_) {
+            const double x = xOf(e.time), x0 = std::min(xOf(e.start), x);
+            const bool onFlag = pos.y() < kAxisHeight && std::abs(pos.x() - x) <= 5;
+            int laneY = e.tid >= 0 ? threadLaneY(e.tid) : -1;
+            if (laneY < 0 && e.cpu >= 0) laneY = cpuLaneY(e.cpu);
+            const bool onBand = laneY >= kAxisHeight && pos.y() >= laneY && pos.y() < laneY + kLaneHeight &&
+                                pos.x() >= x0 - 2 && pos.x() <= std::max(x, x0 + 2) + 2;
+            if (!onFlag && !onBand) continue;
+            QString text = e.label.isEmpty() ? QString("Fired") : e.label + " fired";
+            text += QString(" at +%1").arg(formatNs(double(e.time - std::min(e.time, data()->begin))));
+            if (e.tid >= 0) text += QString(" on thread %1").arg(e.tid);
+            if (e.cpu >= 0) text += QString(", CPU %1").arg(e.cpu);
+            if (e.time > e.start)
+                text += QString(", %1 after its start").arg(formatNs(double(e.time - e.start)));
+            return text;
+        }
     const TimelineHit hit = hitAt(pos);
     if (!hit.valid()) {
         if (!data()) return {};
@@ -510,6 +530,11 @@ QString TimelineView::keysHelp() {
         "/\tsearch functions and threads\n"
         "Enter / Shift+Enter\tnext / previous hit\n"
         "?\tthis help");
+}
+
+void TimelineView::setEventMarkers(std::vector<EventMarker> markers) {
+    eventMarkers_ = std::move(markers);
+    update();
 }
 
 void TimelineView::setKeysHelpVisible(bool on) {

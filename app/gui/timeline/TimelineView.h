@@ -99,6 +99,18 @@ public:
     // True when a mark was added.
     bool toggleMark() { return state_->toggleMark(); }
     const std::vector<Range>& marks() const { return state_->marks(); }
+    // Events marked over the tracks (snapshot triggers' firings): a red line at
+    // `time` with a flag on the axis and, on the thread's lane (else its CPU's),
+    // a band from `start` to `time` (a slow call's whole span).
+    struct EventMarker {
+        uint64_t start = 0, time = 0;
+        int32_t tid = -1, cpu = -1;
+        QString label;
+    };
+    void setEventMarkers(std::vector<EventMarker> markers);
+    const std::vector<EventMarker>& eventMarkers() const { return eventMarkers_; }
+    // How many of them the last frame drew (those in the visible range).
+    int eventMarkersDrawn() const { return eventMarkersDrawn_; }
     // ?: the keys, as the overlay lists them.
     static QString keysHelp();
     bool keysHelpVisible() const { return helpVisible_; }
@@ -260,6 +272,8 @@ private:
     QScrollBar* vbar_ = nullptr;
     FrameStats frame_;
     bool helpVisible_ = false;
+    std::vector<EventMarker> eventMarkers_;
+    mutable int eventMarkersDrawn_ = 0;
     std::unique_ptr<TimelineInput> input_;
 };
 

@@ -4,11 +4,13 @@
 #include <QApplication>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <unordered_set>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "gui/timeline/TimeFormat.h"
 #include "gui/timeline/TimelineState.h"
 #include "gui/timeline/TimelineView.h"
 #include "gui/trace/SymbolsDialog.h"
@@ -30,6 +33,7 @@
 #include "gui/trace/TraceTimelineTab.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
+#include "perfdata/TriggerFeature.h"
 #include "samples/SampleProfile.h"
 
 namespace auxscope {
@@ -191,6 +195,16 @@ void TraceFilePage::populate() {
         b->setEnabled(true);
     emit statusMessage(text);
 
+    // Snapshot triggers' firings (auxscope record --trigger, or the capture page's).
+    for (const PerfRawFeature& raw : r.features().raw) {
+        if (raw.id != kFeatAuxscopeTriggers) continue;
+        auto t = decodeTriggerFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        if (t)
+            triggers_ = std::make_shared<const TriggerFileData>(std::move(t.value()));
+        else
+            triggersError_ = QString::fromStdString(t.error().message);
+    }
+
     hasPt_ = hasDecodableAuxTrace(r);
     traceKind_ = auxTraceKindName(auxTraceKind(r));
     decode_->setText("Decode " + traceKind_);
@@ -299,6 +313,7 @@ void TraceFilePage::openTimeline() {
     decoder_ = new TimelineDecodeController(timeline_, reader_, hasPt_, traceKind_, imageOptions(), this);
     decoder_->setBudget(timelineBudget_);
     connect(decoder_, &TimelineDecodeController::opened, this, &TraceFilePage::updateMissingImages);
+    connect(decoder_, &TimelineDecodeController::opened, this, &TraceFilePage::showTriggers);
     connect(decoder_, &TimelineDecodeController::opened, this, &TraceFilePage::timelineOpened);
     connect(decoder_, &TimelineDecodeController::updated, this, &TraceFilePage::timelineUpdated);
     connect(timeline_, &TraceTimelineTab::exportRequested, this,
@@ -307,6 +322,109 @@ void TraceFilePage::openTimeline() {
     connect(timeline_, &TraceTimelineTab::sampleCodeRequested, decoder_,
             &TimelineDecodeController::showSampleCode);
     decoder_->open();
+}
+
+// ---- Snapshot triggers ----
+
+void TraceFilePage::showTriggers() {
+    if (!timeline_ || (!triggers_ && triggersError_.isEmpty())) return;
+    QTabWidget* tabs = timeline_->analysisTabs();
+    if (firings_) {  // opened again in the same tab: one list
+        if (const int i = tabs->indexOf(firings_); i >= 0) tabs->removeTab(i);
+        firings_->deleteLater();
+        firings_ = nullptr;
+    }
+    const TriggerReport empty;
+    const TriggerReport& r = triggers_ ? triggers_->report : empty;
+    std::vector<TimelineView::EventMarker> markers;
+    for (const TriggerFiring& f : r.firings) {
+        TimelineView::EventMarker m;
+        m.start = f.start ? std::min(f.start, f.time) : f.time;
+        m.time = f.time;
+        m.tid = f.tid;
+        m.cpu = f.cpu;
+        m.label = f.trigger < r.triggers.size() ? QString::fromStdString(r.triggers[f.trigger]) : QString();
+        markers.push_back(m);
+    }
+    timeline_->view()->setEventMarkers(std::move(markers));
+
+    firings_ = new QTableWidget(int(r.firings.size()), 7);
+    firings_->setObjectName("triggerFirings");
+    firings_->setHorizontalHeaderLabels({"#", "Trigger", "Thread", "CPU", "Time", "Duration", "Snapshot"});
+    firings_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    firings_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    firings_->setSelectionMode(QAbstractItemView::SingleSelection);
+    firings_->verticalHeader()->setVisible(false);
+    const uint64_t origin = timeline_->view()->data() ? timeline_->view()->data()->begin : 0;
+    for (int i = 0; i < int(r.firings.size()); ++i) {
+        const TriggerFiring& f = r.firings[size_t(i)];
+        auto set = [&](int col, const QString& text) {
+            auto* item = new QTableWidgetItem(text);
+            if (col != 1 && col != 6) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            firings_->setItem(i, col, item);
+        };
+        set(0, QString::number(i));
+        set(1, f.trigger < r.triggers.size() ? QString::fromStdString(r.triggers[f.trigger])
+                                             : QString("#%1").arg(f.trigger));
+        set(2, QString("%1/%2").arg(f.pid).arg(f.tid));
+        set(3, QString::number(f.cpu));
+        set(4, "+" + formatNs(double(f.time >= origin ? f.time - origin : 0)));
+        set(5, f.duration ? formatNs(double(f.duration)) : QString("—"));
+        // The snapshot it asked for, and when that began after the firing (--trigger-post and the latency).
+        QString snap = f.snapshot == UINT64_MAX ? QString("none") : QString("#%1").arg(f.snapshot);
+        if (f.snapshot != UINT64_MAX && f.snapshotTime >= f.time && f.snapshotTime)
+            snap += ", taken " + formatNs(double(f.snapshotTime - f.time)) + " after the firing";
+        else if (f.snapshot != UINT64_MAX && f.seenMono && f.snapshotMono >= f.seenMono)
+            snap += ", taken " + formatNs(double(f.snapshotMono - f.seenMono)) + " after the firing was seen";
+        set(6, snap);
+    }
+    firings_->resizeColumnsToContents();
+    firings_->horizontalHeader()->setStretchLastSection(true);
+    firings_->setColumnWidth(1, std::max(firings_->columnWidth(1), 160));
+    connect(firings_, &QTableWidget::cellClicked, this, [this](int row, int) { jumpToFiring(row); });
+    connect(firings_, &QTableWidget::cellActivated, this, [this](int row, int) { jumpToFiring(row); });
+    connect(firings_, &QTableWidget::currentCellChanged, this, [this](int row, int, int previous, int) {
+        if (row >= 0 && row != previous) jumpToFiring(row);  // the arrow keys go from firing to firing
+    });
+    uint64_t skipped = 0;
+    for (uint64_t n : r.skipped)
+        skipped += n;
+    QString tip = triggersError_.isEmpty()
+                      ? QString("%1 firings, %2 skipped; %3 of %4 snapshots taken; a row shows its firing")
+                            .arg(r.firings.size())
+                            .arg(skipped)
+                            .arg(r.snapshotsTaken)
+                            .arg(r.snapshotsRequested)
+                      : "The triggers' section could not be read: " + triggersError_;
+    for (size_t i = 0; i < r.skipped.size(); ++i)
+        if (r.skipped[i])
+            tip += QString("\nskipped, %1: %2").arg(triggerSkipName(TriggerSkip(i))).arg(r.skipped[i]);
+    firings_->setToolTip(tip);
+    const int index = tabs->addTab(firings_, QString("Triggers (%1)").arg(r.firings.size()));
+    tabs->setTabToolTip(index, tip);
+    tabs->setCurrentIndex(index);
+    jumpToFiring(0);  // the timeline opens on the first firing
+}
+
+QTableWidget* TraceFilePage::firingsList() const {
+    return firings_;
+}
+
+bool TraceFilePage::jumpToFiring(int i) {
+    if (!triggers_ || !timeline_ || i < 0 || size_t(i) >= triggers_->report.firings.size()) return false;
+    const TriggerFiring& f = triggers_->report.firings[size_t(i)];
+    TimelineView* view = timeline_->view();
+    const uint64_t start = f.start ? std::min(f.start, f.time) : f.time;
+    // The span with as much again around it (at least a few ms): what led to it and what followed.
+    const uint64_t width = std::max<uint64_t>(f.time - start, 2'000'000);
+    view->setFollowLatest(false);
+    view->setVisibleRange(start > width ? start - width : 0, f.time + width);
+    if (f.tid >= 0) view->scrollToThread(f.tid, -1);
+    if (firings_ && firings_->currentRow() != i) {
+        const QSignalBlocker block(firings_);
+        firings_->selectRow(i);
+    }
+    return true;
 }
 
 // ---- Symbols & binaries ----

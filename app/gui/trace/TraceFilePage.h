@@ -46,6 +46,12 @@
 // hover, and a sampled function's code shows its samples per instruction and
 // source line.
 //
+// A file with snapshot triggers' firings (issue 29: its AUXSCOPE_TRIGGERS
+// section, TriggerFeature) opens its timeline on the first firing, marks each
+// (TimelineView::setEventMarkers: the firing, and a slow call's whole span on
+// its thread) and lists them in a Triggers tab under the timeline (trigger,
+// thread, CPU, time, duration, snapshot): a row jumps the timeline to its firing.
+//
 // Where the file's code and names come from (issue 27): its Symbols & binaries
 // (SymbolSettings, kept per file, defaults for all; the file's folder searched
 // automatically) go to everything that resolves images (the timeline's
@@ -67,6 +73,7 @@ class QLabel;
 class QProgressBar;
 class QPushButton;
 class QTabWidget;
+class QTableWidget;
 class QTreeWidget;
 
 namespace auxscope {
@@ -85,6 +92,7 @@ class TimelineDecodeController;
 class SymbolsDialog;
 class TimelineTour;
 struct AuxTraceSpans;
+struct TriggerFileData;
 
 class TraceFilePage : public QWidget {
     Q_OBJECT
@@ -183,6 +191,15 @@ public:
     // issue 33), unless the person asked not to see it again (null then); one per page.
     TimelineTour* showTimelineTour();
     TimelineTour* timelineTour() const;
+    // The file's snapshot triggers and their firings (null without, or until read;
+    // triggersError() says why a section could not be read).
+    const TriggerFileData* triggers() const { return triggers_.get(); }
+    const QString& triggersError() const { return triggersError_; }
+    // The Triggers tab's list (object name "triggerFirings"; null without firings).
+    QTableWidget* firingsList() const;
+    // Shows firing `i` on the timeline (its span, or a few ms around it; its thread
+    // scrolled into view) and selects its row. False when there is no such firing.
+    bool jumpToFiring(int i);
 
 public slots:
     // Without a path, ask for one. Runs on a worker thread (false: not started).
@@ -258,6 +275,11 @@ private:
 
     QTabWidget* tabs_ = nullptr;
     TraceTimelineTab* timeline_ = nullptr;  // the Timeline tab (null until the file is read)
+    std::shared_ptr<const TriggerFileData> triggers_;
+    QString triggersError_;
+    QPointer<QTableWidget> firings_;  // in the Timeline tab, which a new resolve replaces
+    // The Triggers tab under the timeline, its markers, and the first firing in view.
+    void showTriggers();
     TimelineDecodeController* decoder_ = nullptr;
     QPointer<TimelineTour> tour_;
 };

@@ -10,8 +10,10 @@
 
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/TraceExport.h"
+#include "gui/timeline/TimeFormat.h"
 #include "perfdata/CaptureStatsFeature.h"
 #include "perfdata/PerfDataReader.h"
+#include "perfdata/TriggerFeature.h"
 #include "sideband/Sideband.h"
 
 namespace auxscope {
@@ -254,6 +256,42 @@ QString TraceSummaryTree::showFile(const PerfDataReader& r, const QString& path)
                     .arg(double(maxFill[cpu]), 0, 'f', 1)
                     .arg(st.lostRecords)
                     .arg(st.kernelLost));
+    }
+    // Snapshot triggers (auxscope record --trigger, the capture page's): per trigger its
+    // firings, the options, the skips by reason (the firings themselves: the Triggers tab).
+    for (const PerfRawFeature& raw : f.raw) {
+        if (raw.id != kFeatAuxscopeTriggers) continue;
+        auto t = decodeTriggerFeature(raw.bytes, r.path() + ": offset " + std::to_string(raw.offset));
+        auto* triggers = section("Snapshot triggers");
+        if (!t) {
+            add(triggers, "error", QString::fromStdString(t.error().message))
+                ->setForeground(1, QColor("#b00020"));
+            continue;
+        }
+        const TriggerReport& tr = t->report;
+        triggers->setText(1, QString("%1 firings, %2 of %3 snapshots taken")
+                                 .arg(tr.firings.size())
+                                 .arg(tr.snapshotsTaken)
+                                 .arg(tr.snapshotsRequested));
+        for (size_t i = 0; i < tr.triggers.size(); ++i)
+            add(triggers, QString::fromStdString(tr.triggers[i]),
+                QString("%1 firings").arg(i < tr.perTrigger.size() ? tr.perTrigger[i] : 0));
+        add(triggers, "options",
+            QString("keep tracing %1 after a firing; %2; at least %3 between two snapshots' firings")
+                .arg(formatNs(double(t->postNs)))
+                .arg(t->max ? QString("at most %1 snapshots").arg(t->max) : QString("no limit on snapshots"))
+                .arg(formatNs(double(t->gapNs))));
+        for (size_t i = 0; i < tr.skipped.size(); ++i)
+            if (tr.skipped[i])
+                add(triggers, "skipped",
+                    QString("%1: %2").arg(tr.skipped[i]).arg(triggerSkipName(TriggerSkip(i))));
+        if (tr.unmatchedEnds || tr.lost || tr.depthOverflows)
+            add(triggers, "not matched",
+                QString("%1 returns without their entry, %2 trigger samples lost, %3 entries past the "
+                        "nesting limit")
+                    .arg(tr.unmatchedEnds)
+                    .arg(tr.lost)
+                    .arg(tr.depthOverflows));
     }
     if (!s.auxAreas.empty()) {
         // Per AUX area: what the AUX records announce, what the AUXTRACE records hold, what is missing.
