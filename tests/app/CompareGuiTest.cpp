@@ -222,6 +222,23 @@ int checkAgainstCli(ComparePane& pane, const std::map<std::pair<QString, QString
 
 }  // namespace
 
+// `path` on a trace page of `w` (shown), read and its timeline's first window decoded.
+bool openDecoded(MainWindow& w, const QString& path, TraceFilePage*& page) {
+    w.resize(1400, 1000);
+    page = w.openFile(path);
+    page->setAutoDecodeLimit(0);
+    w.show();
+    if (!QTest::qWaitFor([&] { return page->loaded() || page->failed(); }, 30000) || !page->loaded())
+        return false;
+    return QTest::qWaitFor(
+        [&] {
+            return page->timeline() && page->timeline()->data() &&
+                   page->timeline()->data()->decodedEnd > page->timeline()->data()->decodedBegin &&
+                   !page->timelineDecoding();
+        },
+        60000);
+}
+
 class CompareGuiTest : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
@@ -451,17 +468,8 @@ private slots:
     // Two ranges of one file: "Compare with another range", then the next selection is B.
     void twoRanges() {
         MainWindow w;
-        w.resize(1400, 1000);
-        TraceFilePage* page = w.openFile(a_);
-        page->setAutoDecodeLimit(0);
-        w.show();
-        QTRY_VERIFY_WITH_TIMEOUT(page->loaded() || page->failed(), 30000);
-        QVERIFY(page->loaded());
-        QTRY_VERIFY_WITH_TIMEOUT(
-            page->timeline() && page->timeline()->data() &&
-                page->timeline()->data()->decodedEnd > page->timeline()->data()->decodedBegin &&
-                !page->timelineDecoding(),
-            60000);
+        TraceFilePage* page = nullptr;
+        QVERIFY(openDecoded(w, a_, page));
         // File > Compare with… is there for a trace page; a file dropped with Ctrl is compared with it.
         auto* compareWith = w.findChild<QAction*>("compareWith");
         QVERIFY(compareWith && compareWith->isEnabled());
@@ -526,17 +534,8 @@ private slots:
     // Ctrl+Shift+drag over a selected range: the new range is B, compared with the selected one (A).
     void ctrlShiftDragComparesWithTheSelectedRange() {
         MainWindow w;
-        w.resize(1400, 1000);
-        TraceFilePage* page = w.openFile(a_);
-        page->setAutoDecodeLimit(0);
-        w.show();
-        QTRY_VERIFY_WITH_TIMEOUT(page->loaded() || page->failed(), 30000);
-        QVERIFY(page->loaded());
-        QTRY_VERIFY_WITH_TIMEOUT(
-            page->timeline() && page->timeline()->data() &&
-                page->timeline()->data()->decodedEnd > page->timeline()->data()->decodedBegin &&
-                !page->timelineDecoding(),
-            60000);
+        TraceFilePage* page = nullptr;
+        QVERIFY(openDecoded(w, a_, page));
         TimelineView* view = page->timeline();
         RangeStatsPane* stats = page->rangeStats();
         const uint64_t t0 = view->state()->window().begin, t1 = view->state()->window().end;

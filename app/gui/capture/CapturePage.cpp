@@ -251,17 +251,7 @@ void CapturePage::showTriggerReport(const TriggerReport& r) {
                .arg(r.unmatchedEnds);
     triggerLabel_->setToolTip(tip);
     if (r.firings.size() == markedFirings_) return;
-    std::vector<TimelineView::EventMarker> markers;
-    markers.reserve(r.firings.size());
-    for (const TriggerFiring& f : r.firings) {
-        TimelineView::EventMarker m;
-        m.start = f.start ? std::min(f.start, f.time) : f.time;
-        m.time = f.time;
-        m.tid = f.tid;
-        m.cpu = f.cpu;
-        m.label = f.trigger < r.triggers.size() ? QString::fromStdString(r.triggers[f.trigger]) : QString();
-        markers.push_back(m);
-    }
+    std::vector<TimelineView::EventMarker> markers = TimelineView::firingMarkers(r);
     markedFirings_ = markers.size();
     live_->view()->setEventMarkers(std::move(markers));
 }

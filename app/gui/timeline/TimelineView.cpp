@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "gui/timeline/TimelineView.h"
 
+#include "TriggerReport.h"
+
 #include <QContextMenuEvent>
 #include <QCoreApplication>
 #include <QHelpEvent>
@@ -530,6 +532,21 @@ QString TimelineView::keysHelp() {
         "/\tsearch functions and threads\n"
         "Enter / Shift+Enter\tnext / previous hit\n"
         "?\tthis help");
+}
+
+std::vector<TimelineView::EventMarker> TimelineView::firingMarkers(const TriggerReport& r) {
+    std::vector<EventMarker> markers;
+    markers.reserve(r.firings.size());
+    for (const TriggerFiring& f : r.firings) {
+        EventMarker m;
+        m.start = f.start ? std::min(f.start, f.time) : f.time;
+        m.time = f.time;
+        m.tid = f.tid;
+        m.cpu = f.cpu;
+        m.label = f.trigger < r.triggers.size() ? QString::fromStdString(r.triggers[f.trigger]) : QString();
+        markers.push_back(m);
+    }
+    return markers;
 }
 
 void TimelineView::setEventMarkers(std::vector<EventMarker> markers) {

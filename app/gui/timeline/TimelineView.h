@@ -56,6 +56,7 @@ class QScrollBar;
 namespace auxscope {
 
 class TimelineInput;
+struct TriggerReport;
 
 class TimelineView : public QWidget {
     Q_OBJECT
@@ -108,6 +109,9 @@ public:
         QString label;
     };
     void setEventMarkers(std::vector<EventMarker> markers);
+    // A snapshot trigger's firings as markers: a slow call from its start to
+    // its end, on its thread and CPU, labelled with the trigger's name.
+    static std::vector<EventMarker> firingMarkers(const TriggerReport& report);
     const std::vector<EventMarker>& eventMarkers() const { return eventMarkers_; }
     // How many of them the last frame drew (those in the visible range).
     int eventMarkersDrawn() const { return eventMarkersDrawn_; }

@@ -336,16 +336,7 @@ void TraceFilePage::showTriggers() {
     }
     const TriggerReport empty;
     const TriggerReport& r = triggers_ ? triggers_->report : empty;
-    std::vector<TimelineView::EventMarker> markers;
-    for (const TriggerFiring& f : r.firings) {
-        TimelineView::EventMarker m;
-        m.start = f.start ? std::min(f.start, f.time) : f.time;
-        m.time = f.time;
-        m.tid = f.tid;
-        m.cpu = f.cpu;
-        m.label = f.trigger < r.triggers.size() ? QString::fromStdString(r.triggers[f.trigger]) : QString();
-        markers.push_back(m);
-    }
+    std::vector<TimelineView::EventMarker> markers = TimelineView::firingMarkers(r);
     timeline_->view()->setEventMarkers(std::move(markers));
 
     firings_ = new QTableWidget(int(r.firings.size()), 7);
