@@ -100,7 +100,14 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
                     a.type = *uprobeType;
                     a.config1 = uint64_t(uintptr_t(t.path.c_str()));
                     a.config2 = t.offset;
+                    // A USDT probe's semaphore: format/ref_ctr_offset is config:32-63.
+                    a.config = t.refCtrOffset << 32;
                     probes.push_back({a, TriggerEngine::Role::Entry, "uprobe"});
+                    for (uint64_t more : t.moreOffsets) {
+                        perf_event_attr m = a;
+                        m.config2 = more;
+                        probes.push_back({m, TriggerEngine::Role::Entry, "uprobe"});
+                    }
                     if (t.spec.kind == TriggerKind::FunctionSlow) {
                         a.config = 1;  // format/retprobe: config:0
                         probes.push_back({a, TriggerEngine::Role::Return, "uretprobe"});

@@ -21,6 +21,7 @@
 
 #include "AddressFilter.h"
 #include "Tracefs.h"
+#include "UsdtProbes.h"
 
 namespace auxscope {
 namespace {
@@ -238,6 +239,23 @@ Expected<TriggerSpec> parseTriggerSpec(std::string_view input) {
         }
         return s;
     }
+    if (body.starts_with("usdt:")) {
+        if (slow) return fail("a USDT probe has no duration (give no threshold)");
+        std::string_view rest = body.substr(5);
+        if (const size_t at = rest.rfind('@'); at != std::string_view::npos) {
+            s.binary = std::string(trim(rest.substr(at + 1)));
+            if (s.binary.empty()) return fail("'@' wants a binary after it");
+            rest = trim(rest.substr(0, at));
+        }
+        const size_t colon = rest.find(':');
+        if (colon == std::string_view::npos)
+            return fail("a USDT probe is named usdt:PROVIDER:NAME (e.g. usdt:myapp:request_done)");
+        s.usdtProvider = std::string(rest.substr(0, colon));
+        s.usdtName = std::string(rest.substr(colon + 1));
+        if (!isIdent(s.usdtProvider)) return fail("'" + s.usdtProvider + "' is not a USDT provider name");
+        if (!isIdent(s.usdtName)) return fail("'" + s.usdtName + "' is not a USDT probe name");
+        return s;
+    }
     if (body == "marker" || body.starts_with("marker@")) {
         if (slow) return fail("a marker has no duration (give no threshold)");
         s.marker = true;
@@ -372,6 +390,44 @@ Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerR
     struct stat st {};
     if (stat(r.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         return fail("'" + r.path + "' is not a regular file");
+    // USDT probes: the named one, or the marker's where the binary has it.
+    if (!spec.usdtProvider.empty() || spec.marker) {
+        auto probes = readUsdtProbes(r.path);
+        if (!probes) return fail(probes.error().message);
+        const std::string provider = spec.marker ? kTriggerMarkerProvider : spec.usdtProvider;
+        const std::string name = spec.marker ? kTriggerMarkerProbe : spec.usdtName;
+        std::vector<const UsdtProbe*> sites;
+        for (const UsdtProbe& p : *probes)
+            if (p.provider == provider && p.name == name) sites.push_back(&p);
+        if (!sites.empty()) {
+            r.usdt = provider + ":" + name;
+            r.offset = sites.front()->fileOffset;
+            r.refCtrOffset = sites.front()->semaphoreOffset;
+            for (size_t i = 1; i < sites.size(); ++i) {
+                if (sites[i]->semaphoreOffset != r.refCtrOffset)
+                    return fail("the sites of USDT probe " + r.usdt + " in '" + r.path +
+                                "' have different semaphores");
+                if (sites[i]->fileOffset != r.offset) r.moreOffsets.push_back(sites[i]->fileOffset);
+            }
+            if (r.refCtrOffset > 0xffffffffull)
+                return fail("the semaphore of USDT probe " + r.usdt + " is past 4 GiB into '" + r.path +
+                            "' (the kernel takes a 32-bit offset)");
+            return r;
+        }
+        const std::string there = probes->empty() ? std::string("it has no USDT probes (no .note.stapsdt)")
+                                                  : "its USDT probes: " + listUsdtProbeNames(*probes);
+        if (!spec.marker)
+            return fail("no USDT probe " + provider + ":" + name + " in '" + r.path + "' (" + there + ")");
+        // The marker without a USDT probe: the auxscope_trigger() function, below.
+        auto fns = listTriggerFunctions(r.path);
+        if (!fns) return fail(fns.error().message);
+        const bool hasFunction = std::any_of(fns->begin(), fns->end(), [](const TriggerFunction& f) {
+            return f.name == kTriggerMarkerFunction;
+        });
+        if (!hasFunction)
+            return fail("'" + r.path + "' has neither a USDT probe " + provider + ":" + name +
+                        " nor a function " + kTriggerMarkerFunction + "() (" + there + ")");
+    }
     if (spec.offset) {
         if (*spec.offset >= uint64_t(st.st_size))
             return fail("offset " + hex(*spec.offset) + " is past the end of '" + r.path + "' (" +

@@ -14,7 +14,10 @@
 //                            defaults to A's) on the same thread slower than the
 //                            threshold; sched:sched_wakeup->sched_switch pairs the
 //                            woken thread (wakeup's pid) with the switch to it (next_pid)
-//   marker, marker@BINARY    the program calls its auxscope_trigger() function
+//   usdt:PROVIDER:NAME[@BINARY]  the program reaches its USDT probe (<sys/sdt.h>'s
+//                            DTRACE_PROBE / STAP_PROBE), at every site of that name
+//   marker, marker@BINARY    the program's USDT probe auxscope:trigger, or where it
+//                            has none, a call of its auxscope_trigger() function
 //
 // Thresholds: a number with ns, us, ms or s (1 us to 1 hour). Parsing is pure
 // (parseTriggerSpec); resolveTrigger then looks the function up in the ELF's
@@ -46,12 +49,15 @@ struct TriggerSpec {
     std::string binary;              // as given; empty: the target's binary
     std::optional<uint64_t> offset;  // BINARY:0xOFFSET
     bool marker = false;
+    std::string usdtProvider, usdtName;                              // usdt:PROVIDER:NAME (FunctionEntry)
     uint64_t thresholdNs = 0;                                        // Slow kinds and pairs
     std::string syscall;                                             // SyscallSlow
     std::string firstSystem, firstEvent, secondSystem, secondEvent;  // TracepointPair
 };
 
 constexpr const char* kTriggerMarkerFunction = "auxscope_trigger";
+constexpr const char* kTriggerMarkerProvider = "auxscope";  // the marker's USDT probe:
+constexpr const char* kTriggerMarkerProbe = "trigger";      // auxscope:trigger
 constexpr uint64_t kTriggerMinThresholdNs = 1'000;
 constexpr uint64_t kTriggerMaxThresholdNs = 3600ull * 1'000'000'000;
 
@@ -69,6 +75,12 @@ struct ResolvedTrigger {
     std::string path;
     uint64_t offset = 0;
     std::string symbol;  // the symbol it resolved to (mangled), when named
+    // A USDT probe: "provider:name"; its other sites (a probe written at several
+    // places, each a uprobe of its own); its semaphore's file offset (0: none),
+    // the uprobe PMU's ref_ctr_offset.
+    std::string usdt;
+    std::vector<uint64_t> moreOffsets;
+    uint64_t refCtrOffset = 0;
     // Tracepoints (SyscallSlow, TracepointPair): their ids; the pair's key fields
     // (empty: the sample's thread).
     uint64_t firstTracepoint = 0, secondTracepoint = 0;

@@ -135,7 +135,10 @@ constexpr OptionSpec kRecordOptions[] = {
      "  syscall:NAME>10ms     a system call slower than 10 ms\n"
      "  SYS:A->B>2ms          tracepoint B follows A on a thread after > 2 ms\n"
      "                        (sched:sched_wakeup->sched_switch: wakeup latency)\n"
-     "  marker[@BINARY]       the program calls auxscope_trigger()\n"
+     "  usdt:PROV:NAME[@BIN]  the program reaches its USDT probe PROV:NAME\n"
+     "                        (<sys/sdt.h>; every site, its semaphore set)\n"
+     "  marker[@BINARY]       its USDT probe auxscope:trigger, else a call of\n"
+     "                        its auxscope_trigger() function\n"
      "thresholds: ns, us, ms, s (1us to 3600s). The summary and 'auxscope info'\n"
      "list every firing (trigger, thread, CPU, time, duration, snapshot)"},
     {"trigger-post", 0, OptionArg::Required, "MS",

@@ -10,8 +10,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -19,11 +21,13 @@
 #include "KernelTestSupport.h"
 #include "Tracefs.h"
 #include "TriggerSpec.h"
+#include "UsdtProbes.h"
 
 namespace auxscope {
 namespace {
 
 const char* kProg = TRIGGER_PROG_PATH;
+const char* kUsdtProg = USDT_PROG_PATH;
 
 TEST(TriggerSpecTest, ParsesEveryKind) {
     auto f = parseTriggerSpec("handle");
@@ -74,6 +78,111 @@ TEST(TriggerSpecTest, ParsesEveryKind) {
     EXPECT_EQ(marker->function, kTriggerMarkerFunction);
     EXPECT_EQ(marker->binary, "/bin/prog");
     EXPECT_EQ(*parseTriggerDuration("1.5s", "x"), 1'500'000'000u);
+}
+
+TEST(TriggerSpecTest, ParsesUsdtProbes) {
+    auto u = parseTriggerSpec("usdt:myapp:request_done@/usr/bin/app");
+    ASSERT_TRUE(u) << u.error().message;
+    EXPECT_EQ(u->kind, TriggerKind::FunctionEntry);
+    EXPECT_EQ(u->usdtProvider, "myapp");
+    EXPECT_EQ(u->usdtName, "request_done");
+    EXPECT_EQ(u->binary, "/usr/bin/app");
+    auto plain = parseTriggerSpec("usdt:auxscope:trigger");
+    ASSERT_TRUE(plain);
+    EXPECT_TRUE(plain->binary.empty());
+    EXPECT_FALSE(parseTriggerSpec("usdt:myapp"));
+    EXPECT_FALSE(parseTriggerSpec("usdt:my-app:x"));
+    auto slow = parseTriggerSpec("usdt:a:b>5ms");
+    ASSERT_FALSE(slow);
+    EXPECT_NE(slow.error().message.find("no duration"), std::string::npos) << slow.error().message;
+}
+
+// The notes usdt_prog.c writes by hand, read back: three sites, two of one probe
+// sharing a semaphore; each site's file offset holds the probe's nop.
+TEST(UsdtProbesTest, ReadsTheNotes) {
+    auto probes = readUsdtProbes(kUsdtProg);
+    ASSERT_TRUE(probes) << probes.error().message;
+    ASSERT_EQ(probes->size(), 3u) << listUsdtProbeNames(*probes);
+    EXPECT_EQ(listUsdtProbeNames(*probes), "auxscope:trigger, usdt_prog:tick");
+    std::vector<const UsdtProbe*> trig;
+    const UsdtProbe* tick = nullptr;
+    for (auto& p : *probes) {
+        if (p.fullName() == "auxscope:trigger") trig.push_back(&p);
+        if (p.fullName() == "usdt_prog:tick") tick = &p;
+    }
+    ASSERT_EQ(trig.size(), 2u);
+    ASSERT_TRUE(tick);
+    EXPECT_NE(trig[0]->fileOffset, trig[1]->fileOffset);
+    EXPECT_NE(trig[0]->semaphoreOffset, 0u);
+    EXPECT_EQ(trig[0]->semaphoreOffset, trig[1]->semaphoreOffset);
+    EXPECT_EQ(tick->semaphoreAddress, 0u);
+    EXPECT_EQ(tick->semaphoreOffset, 0u);
+    // The semaphore's address is the symbol's (nm), and its file offset lies in the file.
+    FILE* nm = popen((std::string("nm ") + kUsdtProg).c_str(), "r");
+    ASSERT_TRUE(nm);
+    char line[512];
+    uint64_t semSym = 0;
+    while (std::fgets(line, sizeof line, nm))
+        if (std::strstr(line, " auxscope_trigger_semaphore")) semSym = std::strtoull(line, nullptr, 16);
+    pclose(nm);
+    EXPECT_EQ(trig[0]->semaphoreAddress, semSym);
+    std::ifstream bin(kUsdtProg, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(bin)), std::istreambuf_iterator<char>());
+    ASSERT_LT(trig[0]->semaphoreOffset + 2, bytes.size());
+#if defined(__x86_64__)
+    for (const UsdtProbe& p : *probes) {
+        ASSERT_LT(p.fileOffset, bytes.size());
+        EXPECT_EQ(uint8_t(bytes[p.fileOffset]), 0x90) << p.fullName() << ": a nop at the probe's offset";
+    }
+#endif
+    // A binary without notes has no probes; a text file is refused.
+    auto none = readUsdtProbes(kProg);
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_TRUE(none->empty());
+    const std::string text = ::testing::TempDir() + "usdt_not_elf";
+    std::ofstream(text) << "#!/bin/sh\n";
+    auto notElf = readUsdtProbes(text);
+    ASSERT_FALSE(notElf);
+    EXPECT_NE(notElf.error().message.find("not an ELF"), std::string::npos) << notElf.error().message;
+}
+
+TEST(TriggerResolveTest, MarkerIsTheUsdtProbeElseTheFunction) {
+    TriggerResolveOptions o;
+    o.defaultBinary = kUsdtProg;
+    auto m = resolveTrigger(*parseTriggerSpec("marker"), o);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(m->usdt, "auxscope:trigger");
+    EXPECT_EQ(m->moreOffsets.size(), 1u) << "both sites";
+    EXPECT_NE(m->refCtrOffset, 0u);
+    auto tick = resolveTrigger(*parseTriggerSpec("usdt:usdt_prog:tick"), o);
+    ASSERT_TRUE(tick) << tick.error().message;
+    EXPECT_EQ(tick->refCtrOffset, 0u);
+    EXPECT_TRUE(tick->moreOffsets.empty());
+    // No such probe: the message lists those there are.
+    auto none = resolveTrigger(*parseTriggerSpec("usdt:nope:gone"), o);
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().message.find("no USDT probe nope:gone"), std::string::npos)
+        << none.error().message;
+    EXPECT_NE(none.error().message.find("auxscope:trigger, usdt_prog:tick"), std::string::npos)
+        << none.error().message;
+    // trigger_prog has no notes: its marker is the auxscope_trigger() function.
+    o.defaultBinary = kProg;
+    auto fn = resolveTrigger(*parseTriggerSpec("marker"), o);
+    ASSERT_TRUE(fn) << fn.error().message;
+    EXPECT_TRUE(fn->usdt.empty());
+    EXPECT_EQ(fn->symbol, kTriggerMarkerFunction);
+    auto noNotes = resolveTrigger(*parseTriggerSpec("usdt:auxscope:trigger"), o);
+    ASSERT_FALSE(noNotes);
+    EXPECT_NE(noNotes.error().message.find("no USDT probes"), std::string::npos) << noNotes.error().message;
+    // Neither a probe nor the function (a copy without its symbols).
+    const std::string stripped = ::testing::TempDir() + "trigger_prog_stripped_marker";
+    ASSERT_EQ(std::system(("strip -o " + stripped + " " + kProg).c_str()), 0);
+    auto neither = resolveTrigger(*parseTriggerSpec("marker@" + stripped), o);
+    ASSERT_FALSE(neither);
+    EXPECT_NE(neither.error().message.find(
+                  "neither a USDT probe auxscope:trigger nor a function auxscope_trigger()"),
+              std::string::npos)
+        << neither.error().message;
 }
 
 TEST(TriggerSpecTest, RefusesBadSpecsClearly) {
@@ -219,20 +328,20 @@ struct TriggerRun {
 };
 
 TriggerRun runTriggered(const std::vector<std::string>& specs, const std::vector<std::string>& args,
-                        TriggerSettings settings = {}) {
+                        TriggerSettings settings = {}, const char* prog = kProg) {
     TriggerRun run;
     const std::string reportPath = ::testing::TempDir() + "trigger_prog_report.txt";
     std::remove(reportPath.c_str());
     setenv("TRIGGER_PROG_REPORT", reportPath.c_str(), 1);
     CaptureOptions opts;
     opts.target = TargetKind::Command;
-    opts.command = {kProg};
+    opts.command = {prog};
     opts.command.insert(opts.command.end(), args.begin(), args.end());
     opts.events = {"cpu-clock"};
     opts.overwrite = true;
     opts.durationSeconds = 60;
     TriggerResolveOptions ro;
-    ro.defaultBinary = kProg;
+    ro.defaultBinary = prog;
     std::vector<ResolvedTrigger> resolved;
     for (auto& text : specs) {
         auto spec = parseTriggerSpec(text);
@@ -389,6 +498,19 @@ TEST(TriggerKernelTest, MarkerFires) {
     TriggerRun run = runTriggered({"marker"}, {"marker", "5"});
     EXPECT_EQ(run.report.firings.size(), 5u);
     EXPECT_EQ(run.report.snapshotsTaken, 5u);
+}
+
+// The marker as a USDT probe: usdt_prog reaches auxscope:trigger only while its
+// semaphore is set, so every firing shows the kernel incremented it (the uprobe's
+// ref_ctr_offset), and the rounds alternate between the probe's two sites.
+TEST(TriggerKernelTest, UsdtMarkerFiresThroughItsSemaphore) {
+    SKIP_WITHOUT_TRIGGERS();
+    TriggerRun run = runTriggered({"marker"}, {"6"}, {}, kUsdtProg);
+    ASSERT_TRUE(run.summary.commandExited);
+    EXPECT_EQ(run.report.firings.size(), 6u);
+    EXPECT_EQ(run.report.snapshotsTaken, 6u);
+    TriggerRun tick = runTriggered({"usdt:usdt_prog:tick"}, {"4"}, {}, kUsdtProg);
+    EXPECT_EQ(tick.report.firings.size(), 4u);
 }
 
 }  // namespace

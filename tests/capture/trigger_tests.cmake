@@ -9,10 +9,16 @@ add_executable(trigger_prog ${CMAKE_CURRENT_LIST_DIR}/trigger_prog.c)
 target_compile_options(trigger_prog PRIVATE -O2 -g)
 target_link_libraries(trigger_prog PRIVATE Threads::Threads)
 
+# USDT probes (auxscope:trigger with a semaphore, at two sites; usdt_prog:tick),
+# their notes written by the program itself.
+add_executable(usdt_prog ${CMAKE_CURRENT_LIST_DIR}/usdt_prog.c)
+target_compile_options(usdt_prog PRIVATE -O2 -g)
+
 add_executable(trigger_tests ${CMAKE_CURRENT_LIST_DIR}/TriggerTest.cpp ${CMAKE_CURRENT_LIST_DIR}/KernelTestSupport.cpp)
-target_compile_definitions(trigger_tests PRIVATE TRIGGER_PROG_PATH="$<TARGET_FILE:trigger_prog>")
+target_compile_definitions(trigger_tests PRIVATE TRIGGER_PROG_PATH="$<TARGET_FILE:trigger_prog>"
+  USDT_PROG_PATH="$<TARGET_FILE:usdt_prog>")
 target_link_libraries(trigger_tests PRIVATE auxscope_capture GTest::gtest_main)
-add_dependencies(trigger_tests trigger_prog)
+add_dependencies(trigger_tests trigger_prog usdt_prog)
 gtest_discover_tests(trigger_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
 
 set(_trigger_cli [=[
@@ -37,3 +43,17 @@ set_tests_properties(cli_record_trigger_needs_flight_recorder PROPERTIES
 add_test(NAME cli_record_trigger_help COMMAND auxscope record --help)
 set_tests_properties(cli_record_trigger_help PROPERTIES
   PASS_REGULAR_EXPRESSION "--trigger SPEC.*func>5ms.*--trigger-post MS.*--trigger-max N.*--trigger-gap MS")
+# The marker as the program's USDT probe (auxscope:trigger, its semaphore set by
+# the kernel), and a USDT probe the binary does not have: the ones it has are named.
+set(_trigger_usdt [=[
+set -e
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+"$1" record --overwrite -e cpu-clock --trigger marker -o "$d/t.data" -- "$2" 3
+"$1" info "$d/t.data"
+]=])
+add_test(NAME cli_record_trigger_usdt COMMAND sh -c "${_trigger_usdt}" sh $<TARGET_FILE:auxscope> $<TARGET_FILE:usdt_prog>)
+set_tests_properties(cli_record_trigger_usdt PROPERTIES RUN_SERIAL TRUE TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "rounds 3 semaphore 3.*triggers: 3 firings.*firing 2: .0. marker tid")
+add_test(NAME cli_record_trigger_bad_usdt COMMAND auxscope record --overwrite --trigger usdt:app:gone -- $<TARGET_FILE:usdt_prog> 1)
+set_tests_properties(cli_record_trigger_bad_usdt PROPERTIES
+  PASS_REGULAR_EXPRESSION "--trigger: trigger 'usdt:app:gone': no USDT probe app:gone in '.*usdt_prog' .its USDT probes: auxscope:trigger, usdt_prog:tick.")
