@@ -73,7 +73,16 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
             const ResolvedTrigger& t = triggers[ti];
             const bool uprobe =
                 t.spec.kind == TriggerKind::FunctionEntry || t.spec.kind == TriggerKind::FunctionSlow;
-            for (pid_t tid : uprobe ? everyTask : tids) {
+            // A pair keyed by fields that name a thread (sched_wakeup's pid,
+            // sched_switch's next_pid) is about a thread other than the one the
+            // event happens on: the switch to a target's thread happens in the
+            // context of whatever ran before it, often another process, which a
+            // per-task event never sees. Such pairs are opened per CPU for every
+            // task too; the engine keeps the target's threads.
+            const bool keyedPair = t.spec.kind == TriggerKind::TracepointPair &&
+                                   (t.firstKeyOffset >= 0 || t.secondKeyOffset >= 0);
+            const bool everywhere = uprobe || keyedPair;
+            for (pid_t tid : everywhere ? everyTask : tids) {
                 struct Probe {
                     perf_event_attr attr;
                     TriggerEngine::Role role;
@@ -93,8 +102,8 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
                 // triggers are armed it looks at the rings every TriggerEngine::kPollInterval.
                 base.watermark = 1;
                 base.wakeup_watermark = uint32_t(pages * pageSize() / 4);
-                if (perTask && !uprobe) base.inherit = 1;
-                if (options_.target == TargetKind::Command && !uprobe) base.enable_on_exec = 1;
+                if (perTask && !everywhere) base.inherit = 1;
+                if (options_.target == TargetKind::Command && !everywhere) base.enable_on_exec = 1;
                 if (t.spec.kind == TriggerKind::FunctionEntry || t.spec.kind == TriggerKind::FunctionSlow) {
                     perf_event_attr a = base;
                     a.type = *uprobeType;

@@ -367,6 +367,12 @@ Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerR
             if (!f) return fail(f.error().message);
             r.secondKeyOffset = f->offset, r.secondKeySize = f->size;
         }
+        if (spec.secondSystem == "sched" && secondEvent == "sched_switch" && r.secondKeyField == "next_pid") {
+            r.secondClearField = "prev_pid";
+            auto f = tracepointField(spec.secondSystem, secondEvent, r.secondClearField);
+            if (!f) return fail(f.error().message);
+            r.secondClearOffset = f->offset, r.secondClearSize = f->size;
+        }
         return r;
     }
 

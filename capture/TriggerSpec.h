@@ -88,6 +88,11 @@ struct ResolvedTrigger {
     // Byte offsets of the key fields in the tracepoint's raw data (from its format file).
     int firstKeyOffset = -1, secondKeyOffset = -1;
     int firstKeySize = 0, secondKeySize = 0;
+    // The second event's field naming a thread that was running until then
+    // (sched_switch's prev_pid): a first event still waiting for that thread is
+    // void (a wakeup of a thread that was running: it never waited).
+    std::string secondClearField;
+    int secondClearOffset = -1, secondClearSize = 0;
 };
 
 struct TriggerResolveOptions {
