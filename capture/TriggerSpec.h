@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "AuxPause.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -122,6 +123,9 @@ struct TriggerSettings {
     uint64_t max = 0;         // snapshots at most (0: no limit)
     uint64_t gapNs = 0;       // minimum time between two snapshots' firings
     std::vector<pid_t> tids;  // only these threads fire (empty: every thread)
+    // Pause: a function trigger's entry resumes the AUX trace and its return
+    // pauses it (the AUX event opened with CaptureOptions::auxStartPaused).
+    TriggerMode mode = TriggerMode::Snapshot;
 };
 
 }  // namespace auxscope

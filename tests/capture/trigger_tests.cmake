@@ -42,7 +42,7 @@ set_tests_properties(cli_record_trigger_needs_flight_recorder PROPERTIES
   PASS_REGULAR_EXPRESSION "--trigger 'handle@/bin/true' takes snapshots: give -S")
 add_test(NAME cli_record_trigger_help COMMAND auxscope record --help)
 set_tests_properties(cli_record_trigger_help PROPERTIES
-  PASS_REGULAR_EXPRESSION "--trigger SPEC.*func>5ms.*--trigger-post MS.*--trigger-max N.*--trigger-gap MS")
+  PASS_REGULAR_EXPRESSION "--trigger SPEC.*func>5ms.*usdt:PROV:NAME.*--trigger-post MS.*--trigger-max N.*--trigger-gap MS.*--trigger-mode MODE")
 # The marker as the program's USDT probe (auxscope:trigger, its semaphore set by
 # the kernel), and a USDT probe the binary does not have: the ones it has are named.
 set(_trigger_usdt [=[
@@ -57,3 +57,11 @@ set_tests_properties(cli_record_trigger_usdt PROPERTIES RUN_SERIAL TRUE TIMEOUT 
 add_test(NAME cli_record_trigger_bad_usdt COMMAND auxscope record --overwrite --trigger usdt:app:gone -- $<TARGET_FILE:usdt_prog> 1)
 set_tests_properties(cli_record_trigger_bad_usdt PROPERTIES
   PASS_REGULAR_EXPRESSION "--trigger: trigger 'usdt:app:gone': no USDT probe app:gone in '.*usdt_prog' .its USDT probes: auxscope:trigger, usdt_prog:tick.")
+# --trigger-mode pause is checked against the kernel and the PMUs before anything
+# starts: here (no AUX-area PMU) it is refused naming why.
+add_test(NAME cli_record_trigger_mode_pause_refused COMMAND auxscope record -a -S --trigger-mode pause --trigger handle@$<TARGET_FILE:trigger_prog>)
+set_tests_properties(cli_record_trigger_mode_pause_refused PROPERTIES
+  PASS_REGULAR_EXPRESSION "--trigger-mode pause: (no AUX-area trace PMU on this machine|the kernel|the AUX-area PMU here)")
+add_test(NAME cli_record_trigger_mode_bad COMMAND auxscope record -a --overwrite --trigger-mode resume --trigger handle@$<TARGET_FILE:trigger_prog>)
+set_tests_properties(cli_record_trigger_mode_bad PROPERTIES
+  PASS_REGULAR_EXPRESSION "--trigger-mode: 'resume': expected snapshot or pause")
