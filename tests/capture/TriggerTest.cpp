@@ -16,7 +16,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "AuxPause.h"
 #include "CaptureSession.h"
@@ -679,6 +681,85 @@ TEST(TriggerKernelTest, WakeupLatencyFiresForTheLateThreadOnly) {
     EXPECT_GE(promptFirings, promptSure);
     EXPECT_LE(promptFirings, promptOver4) << "the promptly run thread fires only where it was kept waiting";
     EXPECT_EQ(r.snapshotsTaken, r.firings.size());
+}
+
+// Triggers drive the simulated AUX producers (what --replay uses) as they drive a
+// real AUX flight recorder: the capture's AUX is simulated, its trigger watches
+// this machine (system-wide: marker@usdt_prog, a real uprobe), and each firing's
+// snapshot holds the AUX area as it was at that moment: the producer's newest
+// bytes up to the position it had reached when the program hit its probe.
+class AuxCollector : public RecordSink {
+public:
+    void onRecord(int, std::span<const uint8_t>, const ParsedRecord&) override {}
+    void onAux(int, uint32_t, const AuxBytes& b) override {
+        std::vector<uint8_t> bytes(b.first.begin(), b.first.end());
+        bytes.insert(bytes.end(), b.second.begin(), b.second.end());
+        std::lock_guard lock(mutex);
+        snaps.push_back(std::move(bytes));
+    }
+    std::vector<SinkLoss> losses() const override { return {}; }
+    std::mutex mutex;
+    std::vector<std::vector<uint8_t>> snaps;
+};
+
+TEST(TriggerSimulatedTest, FiringSnapshotsHoldThatMomentsAuxData) {
+    SKIP_WITHOUT_TRIGGERS();
+    constexpr uint64_t kSize = 16384;
+    SimulatedCaptureOptions o;
+    o.cpus = 1;
+    o.producer.auxSize = kSize;
+    o.producer.mode = AuxMode::Snapshot;
+    o.producer.dataPages = 16;
+    o.publishHz = 50;
+    auto s = CaptureSession::openSimulated(o);
+    ASSERT_TRUE(s) << s.error().message;
+    CaptureSession& session = **s;
+    auto spec = parseTriggerSpec(std::string("marker@") + kUsdtProg);
+    ASSERT_TRUE(spec);
+    auto resolved = resolveTrigger(*spec, {});
+    ASSERT_TRUE(resolved) << resolved.error().message;
+    TriggerSettings settings;
+    settings.specs = {*spec};
+    ASSERT_TRUE(session.armTriggers({*resolved}, settings));
+    AuxCollector col;
+    session.addSink(&col);
+    ASSERT_TRUE(session.start());
+    auto& producer = session.simulatedProducer(0);
+    std::vector<uint64_t> writtenAt;
+    uint64_t seed = 11;
+    for (int k = 0; k < 3; ++k) {
+        // The "hardware" writes several times round the area, then stands still
+        // while the program reaches its probe once.
+        const uint64_t target = producer.counts().bytesWritten + 3 * kSize + 1000 * uint64_t(k) + 123;
+        while (producer.counts().bytesWritten < target) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            ASSERT_TRUE(producer.step(1 + seed % 3000).started);
+        }
+        writtenAt.push_back(producer.counts().bytesWritten);
+        ASSERT_EQ(std::system((std::string(kUsdtProg) + " 1 > /dev/null").c_str()), 0);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (session.triggerEngine()->report().snapshotsTaken < uint64_t(k + 1) &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        ASSERT_EQ(session.triggerEngine()->report().snapshotsTaken, uint64_t(k + 1)) << "firing " << k;
+    }
+    session.requestStop();
+    session.wait();
+    const TriggerReport r = session.triggerEngine()->report();
+    ASSERT_EQ(r.firings.size(), 3u);
+    std::lock_guard lock(col.mutex);
+    ASSERT_EQ(col.snaps.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+        SCOPED_TRACE("firing " + std::to_string(k));
+        EXPECT_EQ(r.firings[k].snapshot, k) << "the k-th snapshot is the k-th firing's";
+        ASSERT_EQ(col.snaps[k].size(), kSize) << "the whole area, wrapped";
+        // The newest kSize bytes up to where the producer stood at the firing.
+        const uint64_t from = writtenAt[k] - kSize;
+        size_t mismatch = kSize;
+        for (size_t i = 0; i < kSize && mismatch == kSize; ++i)
+            if (col.snaps[k][i] != SimulatedAuxProducer::patternByte(from + i)) mismatch = i;
+        EXPECT_EQ(mismatch, kSize) << "first byte not of that moment at " << mismatch;
+    }
 }
 
 }  // namespace
