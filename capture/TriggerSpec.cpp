@@ -4,8 +4,10 @@
 #include <cxxabi.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <grp.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -308,6 +310,36 @@ Expected<std::string> findExecutable(const std::string& name) {
     return std::string(buf);
 }
 
+Expected<void> userMayReadFile(const std::string& path, uid_t user) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return makeError("'" + path + "': " + std::strerror(errno));
+    if (user == 0) return {};
+    bool may = false;
+    if (st.st_uid == user) {
+        may = st.st_mode & S_IRUSR;
+    } else {
+        bool inGroup = false;
+        if (const passwd* pw = getpwuid(user)) {
+            int n = 64;
+            std::vector<gid_t> groups(static_cast<size_t>(n));
+            if (getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n) < 0) {
+                groups.resize(size_t(n));
+                getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n);
+            }
+            groups.resize(size_t(std::max(n, 0)));
+            inGroup = std::find(groups.begin(), groups.end(), st.st_gid) != groups.end();
+        }
+        may = inGroup ? (st.st_mode & S_IRGRP) : (st.st_mode & S_IROTH);
+    }
+    if (may) return {};
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+    return makeError("cannot read '" + path + "' as uid " + std::to_string(user) +
+                     " (the user the capture is for): mode " + mode + ", owner uid " +
+                     std::to_string(st.st_uid) +
+                     " (its symbols and the uprobe need a binary that user may read)");
+}
+
 Expected<std::vector<TriggerFunction>> listTriggerFunctions(const std::string& path) {
     auto syms = readElfFunctionSymbols(path);
     if (!syms) return syms.error();
@@ -390,6 +422,8 @@ Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerR
         path = std::string(buf);
     }
     r.path = *path;
+    if (opts.readableBy)
+        if (auto may = userMayReadFile(r.path, *opts.readableBy); !may) return fail(may.error().message);
     if (access(r.path.c_str(), R_OK) != 0)
         return fail("cannot read '" + r.path + "': " + std::strerror(errno) +
                     " (its symbols and the uprobe need a readable binary)");

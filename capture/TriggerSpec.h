@@ -100,7 +100,14 @@ struct TriggerResolveOptions {
     // The target's binary for triggers that name none: the launched command's
     // argv[0] or /proc/PID/exe. Empty (system-wide): such a trigger is refused.
     std::string defaultBinary;
+    // Resolving for another user (the capture helper runs as root for the GUI's
+    // user): a binary that user may not read is refused before its symbols are read.
+    std::optional<uid_t> readableBy;
 };
+
+// Whether `user` may read `path` by its mode bits (owner, the user's groups,
+// others); root may read anything. The error names the file, the user and why.
+Expected<void> userMayReadFile(const std::string& path, uid_t user);
 
 Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerResolveOptions& opts);
 

@@ -65,3 +65,24 @@ set_tests_properties(cli_record_trigger_mode_pause_refused PROPERTIES
 add_test(NAME cli_record_trigger_mode_bad COMMAND auxscope record -a --overwrite --trigger-mode resume --trigger handle@$<TARGET_FILE:trigger_prog>)
 set_tests_properties(cli_record_trigger_mode_bad PROPERTIES
   PASS_REGULAR_EXPRESSION "--trigger-mode: 'resume': expected snapshot or pause")
+
+# Triggers through the capture helper: the Start request's trigger keys, and the
+# helper (as root, serving nobody) refusing a binary nobody may not read.
+add_executable(trigger_helper_tests ${CMAKE_CURRENT_LIST_DIR}/TriggerHelperTest.cpp)
+target_compile_definitions(trigger_helper_tests PRIVATE TRIGGER_PROG_PATH="$<TARGET_FILE:trigger_prog>")
+target_link_libraries(trigger_helper_tests PRIVATE auxscope_helper GTest::gtest_main)
+add_dependencies(trigger_helper_tests trigger_prog)
+gtest_discover_tests(trigger_helper_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)
+# The command line as an unprivileged user: a root-owned binary of mode 0700 is
+# refused before the capture, naming the file and the cause.
+set(_trigger_unreadable [=[
+if [ "$(id -u)" != 0 ]; then echo "SKIPPED: not root: cannot make a root-owned file and switch users"; exit 77; fi
+command -v setpriv >/dev/null || { echo "SKIPPED: setpriv (util-linux) not found"; exit 77; }
+d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
+chmod 755 "$d"; cp "$2" "$d/locked"; chmod 0700 "$d/locked"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$1" record --overwrite -a --trigger "handle@$d/locked"
+echo "exit $?"
+]=])
+add_test(NAME cli_record_trigger_unreadable_binary COMMAND sh -c "${_trigger_unreadable}" sh $<TARGET_FILE:auxscope> $<TARGET_FILE:trigger_prog>)
+set_tests_properties(cli_record_trigger_unreadable_binary PROPERTIES SKIP_RETURN_CODE 77
+  PASS_REGULAR_EXPRESSION "--trigger: trigger 'handle@[^']*/locked': cannot read '[^']*/locked': Permission denied.*exit 2")
