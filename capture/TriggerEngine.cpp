@@ -36,8 +36,10 @@ int32_t tgidOf(int32_t tid) {
 
 TriggerEngine::TriggerEngine(std::vector<ResolvedTrigger> triggers, const TriggerSettings& settings)
     : triggers_(std::move(triggers)), settings_(settings) {
-    for (auto& t : triggers_)
+    for (auto& t : triggers_) {
         report_.triggers.push_back(t.name);
+        keyedPairs_ |= t.spec.kind == TriggerKind::TracepointPair && t.secondKeyOffset >= 0;
+    }
     report_.perTrigger.assign(triggers_.size(), 0);
 }
 
@@ -94,7 +96,7 @@ void TriggerEngine::onTriggerRecord(const ParsedRecord& rec) {
         ++report_.otherProcesses;
         return;
     }
-    if (targetPid_ > 0 && rec.pid == targetPid_) targetTids_.insert(int32_t(rec.tid));
+    if (keyedPairs_ && targetPid_ > 0 && rec.pid == targetPid_) targetTids_.insert(int32_t(rec.tid));
     Pending s;
     s.trigger = p.trigger;
     s.role = p.role;

@@ -104,7 +104,8 @@ private:
     std::vector<Pending> batch_;
     const perf_event_mmap_page* clockPage_ = nullptr;
     pid_t targetPid_ = -1;
-    std::unordered_set<int32_t> targetTids_;  // threads seen running in the target
+    std::unordered_set<int32_t> targetTids_;  // threads seen running in the target (keyed pairs only)
+    bool keyedPairs_ = false;
     std::chrono::steady_clock::time_point due_ = std::chrono::steady_clock::time_point::max();
     bool pending_ = false;
     uint64_t pendingFrom_ = 0;  // first firing index waiting for the snapshot
