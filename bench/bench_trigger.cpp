@@ -180,8 +180,9 @@ int main(int argc, char** argv) {
             "ms, max %.3f ms\n",
             pct(engineMs, 0.5), pct(engineMs, 0.99), pct(engineMs, 1.0));
     std::printf(
-        "manual snapshot, SIGUSR2 sent -> its snapshot starts (same runs): median %.3f ms, max %.3f ms\n",
-        pct(manualMs, 0.5), pct(manualMs, 1.0));
+        "manual snapshot, SIGUSR2 sent -> its snapshot starts (same runs, %zu measured): median %.3f ms, max "
+        "%.3f ms\n",
+        manualMs.size(), pct(manualMs, 0.5), pct(manualMs, 1.0));
 
     // 2. Overhead.
     std::vector<double> bare, armed, perf;
