@@ -72,6 +72,9 @@ struct CaptureOptions {
     // reach the consumers only at snapshots (requestSnapshot, SIGUSR2, the control
     // FIFO) and at stop. Not combinable with an AUX event.
     bool overwrite = false;
+    // The AUX event starts paused (aux_start_paused, Linux 6.13): the triggers of
+    // --trigger-mode pause resume and pause it (see AuxPause.h).
+    bool auxStartPaused = false;
     // Address filters in perf's --filter syntax ("filter main @ /bin/ls"), applied to the AUX event.
     std::string auxFilter;
 

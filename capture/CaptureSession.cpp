@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "AuxPause.h"
+
 namespace auxscope {
 namespace {
 
@@ -249,7 +251,10 @@ Expected<std::unique_ptr<CaptureSession>> CaptureSession::open(const CaptureOpti
         return a;
     };
     auto finalize = [&](perf_event_attr a) { return finalizeWith(a, false); };
-    auto finalizeAux = [&](perf_event_attr a) { return finalizeWith(a, true); };
+    auto finalizeAux = [&](perf_event_attr a) {
+        if (opts.auxStartPaused) setAuxAction(a, kAuxStartPaused);
+        return finalizeWith(a, true);
+    };
 
     bool formatLost = true;
     // `a` is updated to what was finally opened (PERF_FORMAT_LOST may be dropped).

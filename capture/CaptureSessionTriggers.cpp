@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "AuxPause.h"
 #include "CaptureSession.h"
 
 namespace auxscope {
@@ -33,6 +34,22 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
             "a trigger takes snapshots: give -S with an AUX-area event (or --replay), or --overwrite (the "
             "sideband flight recorder)");
 
+    const bool pauseMode = settings.mode == TriggerMode::Pause;
+    if (pauseMode) {
+        if (simulated() || !auxPlan_ || !options_.auxStartPaused)
+            return makeError(
+                "--trigger-mode pause pauses and resumes an AUX-area trace: give -S with an AUX event opened "
+                "paused (auxscope record does), not a replay or --overwrite alone");
+        if (options_.target != TargetKind::SystemWide)
+            return makeError(
+                "--trigger-mode pause needs a system-wide capture (-a): the triggers' uprobes join each "
+                "CPU's AUX event group, and uprobes are opened per CPU for every task");
+        for (auto& t : triggers)
+            if (t.spec.kind != TriggerKind::FunctionEntry && t.spec.kind != TriggerKind::FunctionSlow)
+                return makeError("trigger '" + t.name +
+                                 "': --trigger-mode pause takes function triggers (the entry resumes the "
+                                 "AUX trace, the return pauses it)");
+    }
     std::optional<uint32_t> uprobeType;
     for (auto& t : triggers)
         if (t.spec.kind == TriggerKind::FunctionEntry || t.spec.kind == TriggerKind::FunctionSlow) {
@@ -69,11 +86,28 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
         RingSlot slot;
         slot.cpu = cpu;
         slot.triggerRing = true;
+        // Pause mode: the CPU's AUX event leads the group the trigger probes join.
+        int auxLeader = -1;
+        if (pauseMode) {
+            for (const RingSlot& r : rings_)
+                if (!r.triggerRing && r.cpu == cpu && r.aux.mapped()) auxLeader = r.ownerFd;
+            if (auxLeader < 0)
+                return makeError("--trigger-mode pause: no AUX event on cpu " + std::to_string(cpu));
+        }
         for (uint32_t ti = 0; ti < triggers.size(); ++ti) {
             const ResolvedTrigger& t = triggers[ti];
             const bool uprobe =
                 t.spec.kind == TriggerKind::FunctionEntry || t.spec.kind == TriggerKind::FunctionSlow;
-            for (pid_t tid : uprobe ? everyTask : tids) {
+            // A pair keyed by fields that name a thread (sched_wakeup's pid,
+            // sched_switch's next_pid) is about a thread other than the one the
+            // event happens on: the switch to a target's thread happens in the
+            // context of whatever ran before it, often another process, which a
+            // per-task event never sees. Such pairs are opened per CPU for every
+            // task too; the engine keeps the target's threads.
+            const bool keyedPair = t.spec.kind == TriggerKind::TracepointPair &&
+                                   (t.firstKeyOffset >= 0 || t.secondKeyOffset >= 0);
+            const bool everywhere = uprobe || keyedPair;
+            for (pid_t tid : everywhere ? everyTask : tids) {
                 struct Probe {
                     perf_event_attr attr;
                     TriggerEngine::Role role;
@@ -93,17 +127,29 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
                 // triggers are armed it looks at the rings every TriggerEngine::kPollInterval.
                 base.watermark = 1;
                 base.wakeup_watermark = uint32_t(pages * pageSize() / 4);
-                if (perTask && !uprobe) base.inherit = 1;
-                if (options_.target == TargetKind::Command && !uprobe) base.enable_on_exec = 1;
+                if (perTask && !everywhere) base.inherit = 1;
+                if (options_.target == TargetKind::Command && !everywhere) base.enable_on_exec = 1;
                 if (t.spec.kind == TriggerKind::FunctionEntry || t.spec.kind == TriggerKind::FunctionSlow) {
                     perf_event_attr a = base;
                     a.type = *uprobeType;
                     a.config1 = uint64_t(uintptr_t(t.path.c_str()));
                     a.config2 = t.offset;
+                    // A USDT probe's semaphore: format/ref_ctr_offset is config:32-63.
+                    a.config = t.refCtrOffset << 32;
+                    if (pauseMode) setAuxAction(a, kAuxResume);
                     probes.push_back({a, TriggerEngine::Role::Entry, "uprobe"});
-                    if (t.spec.kind == TriggerKind::FunctionSlow) {
+                    for (uint64_t more : t.moreOffsets) {
+                        perf_event_attr m = a;
+                        m.config2 = more;
+                        probes.push_back({m, TriggerEngine::Role::Entry, "uprobe"});
+                    }
+                    if (t.spec.kind == TriggerKind::FunctionSlow || pauseMode) {
                         a.config = 1;  // format/retprobe: config:0
-                        probes.push_back({a, TriggerEngine::Role::Return, "uretprobe"});
+                        if (pauseMode) setAuxAction(a, kAuxPause);
+                        // An entry trigger's return only pauses: the engine does not see it.
+                        probes.push_back(
+                            {a, TriggerEngine::Role::Return,
+                             t.spec.kind == TriggerKind::FunctionSlow ? "uretprobe" : "pausing uretprobe"});
                     }
                 } else {
                     perf_event_attr a = base;
@@ -115,7 +161,8 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
                     probes.push_back({a, TriggerEngine::Role::End, "second tracepoint"});
                 }
                 for (auto& p : probes) {
-                    auto fd = PerfEventFd::open(p.attr, tid, cpu, -1, "trigger '" + t.name + "' " + p.what);
+                    auto fd = PerfEventFd::open(p.attr, tid, cpu, auxAction(p.attr) ? auxLeader : -1,
+                                                "trigger '" + t.name + "' " + p.what);
                     if (!fd) return makeError("trigger '" + t.name + "': " + fd.error().message);
                     auto ev = std::make_unique<OpenEvent>();
                     ev->fd = std::move(fd.value());
@@ -135,7 +182,7 @@ Expected<void> CaptureSession::armTriggers(std::vector<ResolvedTrigger> triggers
                     auto id = ev->fd.id();
                     if (!id) return makeError("trigger '" + t.name + "': " + id.error().message);
                     ids_.add(*id, eventLayoutOf(p.attr, -1, cpu));
-                    engine->addProbe(*id, ti, p.role);
+                    if (p.what != "pausing uretprobe") engine->addProbe(*id, ti, p.role);
                     slot.members.push_back(&ev->fd);
                     slot.readFormat = PERF_FORMAT_ID;
                     triggerEvents_.push_back(std::move(ev));

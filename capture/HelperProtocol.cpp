@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace auxscope::helper {
 
@@ -310,13 +311,81 @@ std::string encodeStartRequest(const CaptureOptions& o) {
     return encodeKeyValues(kv);
 }
 
+std::string encodeStartRequest(const CaptureOptions& o, const TriggerSettings& t) {
+    KeyValues kv;
+    for (const TriggerSpec& spec : t.specs)
+        kv.emplace_back("trigger", spec.text);
+    if (!t.specs.empty()) {
+        if (t.postNs) kv.emplace_back("trigger-post-ns", std::to_string(t.postNs));
+        if (t.max) kv.emplace_back("trigger-max", std::to_string(t.max));
+        if (t.gapNs) kv.emplace_back("trigger-gap-ns", std::to_string(t.gapNs));
+        for (pid_t tid : t.tids)
+            kv.emplace_back("trigger-tid", std::to_string(tid));
+        kv.emplace_back("trigger-mode", triggerModeName(t.mode));
+    }
+    return encodeStartRequest(o) + encodeKeyValues(kv);
+}
+
+Expected<TriggerSettings> parseStartTriggers(const std::string& payload, const StartLimits& limits) {
+    auto kv = parseKeyValues(payload);
+    if (!kv) return kv.error();
+    TriggerSettings t;
+    auto number = [](const std::string& key, const std::string& v, uint64_t lo,
+                     uint64_t hi) -> Expected<uint64_t> {
+        uint64_t n = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc() || p != v.data() + v.size() || n < lo || n > hi)
+            return makeError(key + "=" + v + ": expected a number from " + std::to_string(lo) + " to " +
+                             std::to_string(hi));
+        return n;
+    };
+    bool other = false;
+    for (auto& [k, v] : *kv) {
+        if (k == "trigger") {
+            if (t.specs.size() == limits.maxTriggers)
+                return makeError("more than " + std::to_string(limits.maxTriggers) + " triggers");
+            if (v.size() > limits.maxTriggerLength)
+                return makeError("trigger=: longer than " + std::to_string(limits.maxTriggerLength) +
+                                 " bytes");
+            auto spec = parseTriggerSpec(v);
+            if (!spec) return makeError("trigger=: " + spec.error().message);
+            t.specs.push_back(std::move(spec.value()));
+            continue;
+        }
+        if (!k.starts_with("trigger-")) continue;
+        other = true;
+        constexpr uint64_t kHourNs = 3600ull * 1'000'000'000;
+        if (k == "trigger-post-ns" || k == "trigger-gap-ns") {
+            auto n = number(k, v, 0, kHourNs);
+            if (!n) return n.error();
+            (k == "trigger-post-ns" ? t.postNs : t.gapNs) = *n;
+        } else if (k == "trigger-max") {
+            auto n = number(k, v, 1, uint64_t(1) << 32);
+            if (!n) return n.error();
+            t.max = *n;
+        } else if (k == "trigger-tid") {
+            if (t.tids.size() == 4096) return makeError("more than 4096 trigger-tid values");
+            auto n = number(k, v, 1, uint64_t(std::numeric_limits<pid_t>::max()));
+            if (!n) return n.error();
+            t.tids.push_back(pid_t(*n));
+        } else if (k == "trigger-mode") {
+            auto m = parseTriggerMode(v);
+            if (!m) return makeError("trigger-mode=" + m.error().message);
+            t.mode = *m;
+        }
+    }
+    if (other && t.specs.empty()) return makeError("trigger settings without a trigger=");
+    return t;
+}
+
 Expected<CaptureOptions> parseStartRequest(const std::string& payload, const StartLimits& limits) {
     auto kv = parseKeyValues(payload);
     if (!kv) return kv.error();
     static const char* const kKeys[] = {
-        "target",         "cpus",      "pid",    "arg",       "cwd",         "event",
-        "data-pages",     "aux-pages", "freq",   "switches",  "duration-ms", "aux-snapshot",
-        "snapshot-bytes", "overwrite", "filter", "call-graph"};
+        "target",         "cpus",           "pid",         "arg",         "cwd",         "event",
+        "data-pages",     "aux-pages",      "freq",        "switches",    "duration-ms", "aux-snapshot",
+        "snapshot-bytes", "overwrite",      "filter",      "call-graph",  "trigger",     "trigger-post-ns",
+        "trigger-max",    "trigger-gap-ns", "trigger-tid", "trigger-mode"};
     for (auto& [k, v] : *kv) {
         bool known = false;
         for (const char* key : kKeys)

@@ -17,7 +17,8 @@
 //   File      no payload, the descriptor of a file the GUI created (empty,
 //             regular, opened for writing, owned by the user the helper serves)
 //   Start     key=value lines (encodeStartRequest), validated by parseStartRequest
-//             (call-graph=fp|dwarf,SIZE|lbr: CaptureOptions::callGraph)
+//             (call-graph=fp|dwarf,SIZE|lbr: CaptureOptions::callGraph) and
+//             parseStartTriggers (trigger=SPEC...: TriggerSettings)
 //   Snapshot  take a flight-recorder snapshot now
 //   Stop      end the capture; the helper completes the file and says Finished
 // Helper to GUI:
@@ -42,6 +43,7 @@
 #include "CaptureSession.h"
 #include "CaptureStats.h"
 #include "Result.h"
+#include "TriggerSpec.h"
 
 namespace auxscope::helper {
 
@@ -114,10 +116,17 @@ struct StartLimits {
     size_t maxAuxPages = size_t(1) << 20;   // 4 GiB per CPU
     uint64_t maxSampleFreq = 1'000'000;
     double maxDurationSeconds = 7 * 24 * 3600.0;
+    size_t maxTriggers = 16;
+    size_t maxTriggerLength = 1024;
     static StartLimits forThisMachine();
 };
 std::string encodeStartRequest(const CaptureOptions& o);
 Expected<CaptureOptions> parseStartRequest(const std::string& payload, const StartLimits& limits);
+// Snapshot triggers ride along in Start (trigger=SPEC repeated, trigger-post-ns,
+// trigger-max, trigger-gap-ns, trigger-tid repeated, trigger-mode); the helper
+// resolves them for the user it serves (a binary that user may not read is refused).
+std::string encodeStartRequest(const CaptureOptions& o, const TriggerSettings& triggers);
+Expected<TriggerSettings> parseStartTriggers(const std::string& payload, const StartLimits& limits);
 
 // The output file: a regular, empty file opened for writing (not appending),
 // owned by `owner`, with one link. The reason names what is wrong.

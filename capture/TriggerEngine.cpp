@@ -4,6 +4,7 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #if defined(__x86_64__) || defined(__i386__)
@@ -17,12 +18,28 @@ uint64_t monoNow() {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
 }
+// The process of a thread (-1: gone, or not readable).
+int32_t tgidOf(int32_t tid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", tid);
+    FILE* f = std::fopen(path, "re");
+    if (!f) return -1;
+    char line[256];
+    int32_t tgid = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::sscanf(line, "Tgid: %d", &tgid) == 1) break;
+    std::fclose(f);
+    return tgid;
+}
+
 }  // namespace
 
 TriggerEngine::TriggerEngine(std::vector<ResolvedTrigger> triggers, const TriggerSettings& settings)
     : triggers_(std::move(triggers)), settings_(settings) {
-    for (auto& t : triggers_)
+    for (auto& t : triggers_) {
         report_.triggers.push_back(t.name);
+        keyedPairs_ |= t.spec.kind == TriggerKind::TracepointPair && t.secondKeyOffset >= 0;
+    }
     report_.perTrigger.assign(triggers_.size(), 0);
 }
 
@@ -79,6 +96,7 @@ void TriggerEngine::onTriggerRecord(const ParsedRecord& rec) {
         ++report_.otherProcesses;
         return;
     }
+    if (keyedPairs_ && targetPid_ > 0 && rec.pid == targetPid_) targetTids_.insert(int32_t(rec.tid));
     Pending s;
     s.trigger = p.trigger;
     s.role = p.role;
@@ -87,6 +105,12 @@ void TriggerEngine::onTriggerRecord(const ParsedRecord& rec) {
     s.time = rec.time;
     s.key = (p.role == Role::Begin || p.role == Role::End) ? keyOf(t, rec, p.role == Role::Begin)
                                                            : uint32_t(rec.tid);
+    if (p.role == Role::End && t.secondClearOffset >= 0 && t.secondClearSize > 0 &&
+        rec.raw.size() >= size_t(t.secondClearOffset + t.secondClearSize)) {
+        uint64_t v = 0;
+        std::memcpy(&v, rec.raw.data() + t.secondClearOffset, size_t(t.secondClearSize));
+        s.clearKey = t.secondClearSize == 4 ? uint64_t(uint32_t(v)) : v;
+    }
     batch_.push_back(s);
 }
 
@@ -147,6 +171,9 @@ void TriggerEngine::process(const Pending& s) {
         stack.push_back(s.time);
         return;
     }
+    if (s.clearKey != UINT64_MAX)
+        if (auto c = stacks_.find((uint64_t(s.trigger) << 40) ^ s.clearKey); c != stacks_.end())
+            c->second.clear();
     auto st = stacks_.find(key);
     if (st == stacks_.end() || st->second.empty() || st->second.back() > s.time) {
         // A switch to a thread nobody woke is the rule for a pair, not an error.
@@ -168,15 +195,31 @@ void TriggerEngine::process(const Pending& s) {
 
 void TriggerEngine::fire(const Pending& rec, uint64_t start) {
     const uint32_t trigger = rec.trigger;
+    // A pair keyed by a field names its thread there (sched_switch's next_pid: the
+    // thread that waited), not in the sample's thread (the one switched out).
+    int32_t tid = rec.tid, pid = rec.pid;
+    if (rec.role == Role::End && triggers_[trigger].secondKeyOffset >= 0 && int32_t(rec.key) != rec.tid) {
+        tid = int32_t(rec.key);
+        // A thread seen running in the target is the target's (it may have
+        // exited since: /proc no longer knows it); else ask /proc.
+        pid = targetPid_ > 0 && targetTids_.count(tid) ? targetPid_ : tgidOf(tid);
+        // A process or command target: its own threads' latency counts, not that
+        // of another process's thread it happened to wake or switch to.
+        if (targetPid_ > 0 && pid != targetPid_) {
+            std::lock_guard lock(mutex_);
+            ++report_.otherProcesses;
+            return;
+        }
+    }
     std::lock_guard lock(mutex_);
     if (!settings_.tids.empty() &&
-        std::find(settings_.tids.begin(), settings_.tids.end(), pid_t(rec.tid)) == settings_.tids.end()) {
+        std::find(settings_.tids.begin(), settings_.tids.end(), pid_t(tid)) == settings_.tids.end()) {
         ++report_.skipped[size_t(TriggerSkip::Thread)];
         return;
     }
     TriggerFiring f;
     f.trigger = trigger;
-    f.pid = rec.pid, f.tid = rec.tid;
+    f.pid = pid, f.tid = tid;
     f.cpu = rec.cpu;
     f.start = start, f.time = rec.time, f.duration = rec.time - start;
     f.seenMono = monoNow();

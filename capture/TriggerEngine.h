@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "DrainThread.h"
@@ -48,7 +49,8 @@ public:
     void addProbe(uint64_t id, uint32_t trigger, Role role);
     // The meta page of a trigger ring: the perf clock is read through it (x86 TSC).
     void setClockPage(const perf_event_mmap_page* page) { clockPage_ = page; }
-    // Uprobe samples of other processes are ignored (counted) when set.
+    // Uprobe samples of other processes, and a keyed pair's firings for other
+    // processes' threads, are ignored (counted) when set.
     void setTargetPid(pid_t pid) { targetPid_ = pid; }
     const std::vector<ResolvedTrigger>& triggers() const { return triggers_; }
     const TriggerSettings& settings() const { return settings_; }
@@ -84,7 +86,8 @@ private:
         Role role = Role::Entry;
         int32_t pid = -1, tid = -1, cpu = -1;
         uint64_t time = 0;
-        uint64_t key = 0;  // the thread (or the tracepoint's key field)
+        uint64_t key = 0;                // the thread (or the tracepoint's key field)
+        uint64_t clearKey = UINT64_MAX;  // a pair's thread switched out (secondClearField)
     };
     static constexpr size_t kMaxEarlyEnds = 16;
     void process(const Pending& s);
@@ -101,6 +104,8 @@ private:
     std::vector<Pending> batch_;
     const perf_event_mmap_page* clockPage_ = nullptr;
     pid_t targetPid_ = -1;
+    std::unordered_set<int32_t> targetTids_;  // threads seen running in the target (keyed pairs only)
+    bool keyedPairs_ = false;
     std::chrono::steady_clock::time_point due_ = std::chrono::steady_clock::time_point::max();
     bool pending_ = false;
     uint64_t pendingFrom_ = 0;  // first firing index waiting for the snapshot

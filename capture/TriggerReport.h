@@ -55,7 +55,9 @@ struct TriggerReport {
     uint64_t snapshotsRequested = 0;
     uint64_t snapshotsTaken = 0;  // requested ones served
     // Uprobe hits in other processes running the binary (a process or command target:
-    // uprobes are opened system-wide, see CaptureSession::armTriggers), ignored.
+    // uprobes are opened system-wide, see CaptureSession::armTriggers), ignored; and
+    // a tracepoint pair's firings whose key names another process's thread (a
+    // kernel worker the target woke or switched to).
     uint64_t otherProcesses = 0;
     // Firing's time -> its snapshot's start, in ns (where the perf clock can be read).
     std::vector<uint64_t> latenciesNs;

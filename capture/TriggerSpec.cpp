@@ -4,8 +4,10 @@
 #include <cxxabi.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <grp.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 
 #include "AddressFilter.h"
 #include "Tracefs.h"
+#include "UsdtProbes.h"
 
 namespace auxscope {
 namespace {
@@ -238,6 +241,23 @@ Expected<TriggerSpec> parseTriggerSpec(std::string_view input) {
         }
         return s;
     }
+    if (body.starts_with("usdt:")) {
+        if (slow) return fail("a USDT probe has no duration (give no threshold)");
+        std::string_view rest = body.substr(5);
+        if (const size_t at = rest.rfind('@'); at != std::string_view::npos) {
+            s.binary = std::string(trim(rest.substr(at + 1)));
+            if (s.binary.empty()) return fail("'@' wants a binary after it");
+            rest = trim(rest.substr(0, at));
+        }
+        const size_t colon = rest.find(':');
+        if (colon == std::string_view::npos)
+            return fail("a USDT probe is named usdt:PROVIDER:NAME (e.g. usdt:myapp:request_done)");
+        s.usdtProvider = std::string(rest.substr(0, colon));
+        s.usdtName = std::string(rest.substr(colon + 1));
+        if (!isIdent(s.usdtProvider)) return fail("'" + s.usdtProvider + "' is not a USDT provider name");
+        if (!isIdent(s.usdtName)) return fail("'" + s.usdtName + "' is not a USDT probe name");
+        return s;
+    }
     if (body == "marker" || body.starts_with("marker@")) {
         if (slow) return fail("a marker has no duration (give no threshold)");
         s.marker = true;
@@ -288,6 +308,36 @@ Expected<std::string> findExecutable(const std::string& name) {
     char buf[PATH_MAX];
     if (!realpath(candidate.c_str(), buf)) return makeError("'" + candidate + "': " + std::strerror(errno));
     return std::string(buf);
+}
+
+Expected<void> userMayReadFile(const std::string& path, uid_t user) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return makeError("'" + path + "': " + std::strerror(errno));
+    if (user == 0) return {};
+    bool may = false;
+    if (st.st_uid == user) {
+        may = st.st_mode & S_IRUSR;
+    } else {
+        bool inGroup = false;
+        if (const passwd* pw = getpwuid(user)) {
+            int n = 64;
+            std::vector<gid_t> groups(static_cast<size_t>(n));
+            if (getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n) < 0) {
+                groups.resize(size_t(n));
+                getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n);
+            }
+            groups.resize(size_t(std::max(n, 0)));
+            inGroup = std::find(groups.begin(), groups.end(), st.st_gid) != groups.end();
+        }
+        may = inGroup ? (st.st_mode & S_IRGRP) : (st.st_mode & S_IROTH);
+    }
+    if (may) return {};
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", unsigned(st.st_mode & 07777));
+    return makeError("cannot read '" + path + "' as uid " + std::to_string(user) +
+                     " (the user the capture is for): mode " + mode + ", owner uid " +
+                     std::to_string(st.st_uid) +
+                     " (its symbols and the uprobe need a binary that user may read)");
 }
 
 Expected<std::vector<TriggerFunction>> listTriggerFunctions(const std::string& path) {
@@ -349,6 +399,12 @@ Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerR
             if (!f) return fail(f.error().message);
             r.secondKeyOffset = f->offset, r.secondKeySize = f->size;
         }
+        if (spec.secondSystem == "sched" && secondEvent == "sched_switch" && r.secondKeyField == "next_pid") {
+            r.secondClearField = "prev_pid";
+            auto f = tracepointField(spec.secondSystem, secondEvent, r.secondClearField);
+            if (!f) return fail(f.error().message);
+            r.secondClearOffset = f->offset, r.secondClearSize = f->size;
+        }
         return r;
     }
 
@@ -366,12 +422,52 @@ Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerR
         path = std::string(buf);
     }
     r.path = *path;
+    if (opts.readableBy)
+        if (auto may = userMayReadFile(r.path, *opts.readableBy); !may) return fail(may.error().message);
     if (access(r.path.c_str(), R_OK) != 0)
         return fail("cannot read '" + r.path + "': " + std::strerror(errno) +
                     " (its symbols and the uprobe need a readable binary)");
     struct stat st {};
     if (stat(r.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         return fail("'" + r.path + "' is not a regular file");
+    // USDT probes: the named one, or the marker's where the binary has it.
+    if (!spec.usdtProvider.empty() || spec.marker) {
+        auto probes = readUsdtProbes(r.path);
+        if (!probes) return fail(probes.error().message);
+        const std::string provider = spec.marker ? kTriggerMarkerProvider : spec.usdtProvider;
+        const std::string name = spec.marker ? kTriggerMarkerProbe : spec.usdtName;
+        std::vector<const UsdtProbe*> sites;
+        for (const UsdtProbe& p : *probes)
+            if (p.provider == provider && p.name == name) sites.push_back(&p);
+        if (!sites.empty()) {
+            r.usdt = provider + ":" + name;
+            r.offset = sites.front()->fileOffset;
+            r.refCtrOffset = sites.front()->semaphoreOffset;
+            for (size_t i = 1; i < sites.size(); ++i) {
+                if (sites[i]->semaphoreOffset != r.refCtrOffset)
+                    return fail("the sites of USDT probe " + r.usdt + " in '" + r.path +
+                                "' have different semaphores");
+                if (sites[i]->fileOffset != r.offset) r.moreOffsets.push_back(sites[i]->fileOffset);
+            }
+            if (r.refCtrOffset > 0xffffffffull)
+                return fail("the semaphore of USDT probe " + r.usdt + " is past 4 GiB into '" + r.path +
+                            "' (the kernel takes a 32-bit offset)");
+            return r;
+        }
+        const std::string there = probes->empty() ? std::string("it has no USDT probes (no .note.stapsdt)")
+                                                  : "its USDT probes: " + listUsdtProbeNames(*probes);
+        if (!spec.marker)
+            return fail("no USDT probe " + provider + ":" + name + " in '" + r.path + "' (" + there + ")");
+        // The marker without a USDT probe: the auxscope_trigger() function, below.
+        auto fns = listTriggerFunctions(r.path);
+        if (!fns) return fail(fns.error().message);
+        const bool hasFunction = std::any_of(fns->begin(), fns->end(), [](const TriggerFunction& f) {
+            return f.name == kTriggerMarkerFunction;
+        });
+        if (!hasFunction)
+            return fail("'" + r.path + "' has neither a USDT probe " + provider + ":" + name +
+                        " nor a function " + kTriggerMarkerFunction + "() (" + there + ")");
+    }
     if (spec.offset) {
         if (*spec.offset >= uint64_t(st.st_size))
             return fail("offset " + hex(*spec.offset) + " is past the end of '" + r.path + "' (" +

@@ -14,7 +14,10 @@
 //                            defaults to A's) on the same thread slower than the
 //                            threshold; sched:sched_wakeup->sched_switch pairs the
 //                            woken thread (wakeup's pid) with the switch to it (next_pid)
-//   marker, marker@BINARY    the program calls its auxscope_trigger() function
+//   usdt:PROVIDER:NAME[@BINARY]  the program reaches its USDT probe (<sys/sdt.h>'s
+//                            DTRACE_PROBE / STAP_PROBE), at every site of that name
+//   marker, marker@BINARY    the program's USDT probe auxscope:trigger, or where it
+//                            has none, a call of its auxscope_trigger() function
 //
 // Thresholds: a number with ns, us, ms or s (1 us to 1 hour). Parsing is pure
 // (parseTriggerSpec); resolveTrigger then looks the function up in the ELF's
@@ -28,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "AuxPause.h"
 #include "Result.h"
 
 namespace auxscope {
@@ -46,12 +50,15 @@ struct TriggerSpec {
     std::string binary;              // as given; empty: the target's binary
     std::optional<uint64_t> offset;  // BINARY:0xOFFSET
     bool marker = false;
+    std::string usdtProvider, usdtName;                              // usdt:PROVIDER:NAME (FunctionEntry)
     uint64_t thresholdNs = 0;                                        // Slow kinds and pairs
     std::string syscall;                                             // SyscallSlow
     std::string firstSystem, firstEvent, secondSystem, secondEvent;  // TracepointPair
 };
 
 constexpr const char* kTriggerMarkerFunction = "auxscope_trigger";
+constexpr const char* kTriggerMarkerProvider = "auxscope";  // the marker's USDT probe:
+constexpr const char* kTriggerMarkerProbe = "trigger";      // auxscope:trigger
 constexpr uint64_t kTriggerMinThresholdNs = 1'000;
 constexpr uint64_t kTriggerMaxThresholdNs = 3600ull * 1'000'000'000;
 
@@ -69,6 +76,12 @@ struct ResolvedTrigger {
     std::string path;
     uint64_t offset = 0;
     std::string symbol;  // the symbol it resolved to (mangled), when named
+    // A USDT probe: "provider:name"; its other sites (a probe written at several
+    // places, each a uprobe of its own); its semaphore's file offset (0: none),
+    // the uprobe PMU's ref_ctr_offset.
+    std::string usdt;
+    std::vector<uint64_t> moreOffsets;
+    uint64_t refCtrOffset = 0;
     // Tracepoints (SyscallSlow, TracepointPair): their ids; the pair's key fields
     // (empty: the sample's thread).
     uint64_t firstTracepoint = 0, secondTracepoint = 0;
@@ -76,13 +89,25 @@ struct ResolvedTrigger {
     // Byte offsets of the key fields in the tracepoint's raw data (from its format file).
     int firstKeyOffset = -1, secondKeyOffset = -1;
     int firstKeySize = 0, secondKeySize = 0;
+    // The second event's field naming a thread that was running until then
+    // (sched_switch's prev_pid): a first event still waiting for that thread is
+    // void (a wakeup of a thread that was running: it never waited).
+    std::string secondClearField;
+    int secondClearOffset = -1, secondClearSize = 0;
 };
 
 struct TriggerResolveOptions {
     // The target's binary for triggers that name none: the launched command's
     // argv[0] or /proc/PID/exe. Empty (system-wide): such a trigger is refused.
     std::string defaultBinary;
+    // Resolving for another user (the capture helper runs as root for the GUI's
+    // user): a binary that user may not read is refused before its symbols are read.
+    std::optional<uid_t> readableBy;
 };
+
+// Whether `user` may read `path` by its mode bits (owner, the user's groups,
+// others); root may read anything. The error names the file, the user and why.
+Expected<void> userMayReadFile(const std::string& path, uid_t user);
 
 Expected<ResolvedTrigger> resolveTrigger(const TriggerSpec& spec, const TriggerResolveOptions& opts);
 
@@ -105,6 +130,9 @@ struct TriggerSettings {
     uint64_t max = 0;         // snapshots at most (0: no limit)
     uint64_t gapNs = 0;       // minimum time between two snapshots' firings
     std::vector<pid_t> tids;  // only these threads fire (empty: every thread)
+    // Pause: a function trigger's entry resumes the AUX trace and its return
+    // pauses it (the AUX event opened with CaptureOptions::auxStartPaused).
+    TriggerMode mode = TriggerMode::Snapshot;
 };
 
 }  // namespace auxscope

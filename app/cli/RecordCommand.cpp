@@ -13,9 +13,11 @@
 #include <limits>
 #include <sstream>
 
+#include "AuxPause.h"
 #include "CaptureControl.h"
 #include "EventSpec.h"
 #include "OptionParser.h"
+#include "Pmu.h"
 #include "Tracefs.h"
 #include "cli/JsonString.h"
 #include "perfdata/TriggerFeature.h"
@@ -135,7 +137,10 @@ constexpr OptionSpec kRecordOptions[] = {
      "  syscall:NAME>10ms     a system call slower than 10 ms\n"
      "  SYS:A->B>2ms          tracepoint B follows A on a thread after > 2 ms\n"
      "                        (sched:sched_wakeup->sched_switch: wakeup latency)\n"
-     "  marker[@BINARY]       the program calls auxscope_trigger()\n"
+     "  usdt:PROV:NAME[@BIN]  the program reaches its USDT probe PROV:NAME\n"
+     "                        (<sys/sdt.h>; every site, its semaphore set)\n"
+     "  marker[@BINARY]       its USDT probe auxscope:trigger, else a call of\n"
+     "                        its auxscope_trigger() function\n"
      "thresholds: ns, us, ms, s (1us to 3600s). The summary and 'auxscope info'\n"
      "list every firing (trigger, thread, CPU, time, duration, snapshot)"},
     {"trigger-post", 0, OptionArg::Required, "MS",
@@ -145,6 +150,10 @@ constexpr OptionSpec kRecordOptions[] = {
     {"trigger-gap", 0, OptionArg::Required, "MS",
      "at least MS milliseconds between two snapshots' firings; firings within\n"
      "it, and while a snapshot is pending, are counted as skipped"},
+    {"trigger-mode", 0, OptionArg::Required, "MODE",
+     "snapshot (default): a firing takes a snapshot; pause: the AUX trace\n"
+     "starts paused, each function trigger's entry resumes it and its return\n"
+     "pauses it (Linux 6.13 aux_pause/aux_resume; intel_pt, -S, -a only)"},
     {"trigger-tid", 0, OptionArg::Required, "TIDS",
      "only these threads fire (comma-separated thread ids); others are\n"
      "counted as skipped\n"},
@@ -593,6 +602,11 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
             if (!m) return m.error();
             out.triggers.max = *m;
             triggerOptionGiven = n;
+        } else if (o.is("trigger-mode")) {
+            auto mode = parseTriggerMode(v);
+            if (!mode) return makeError(n + ": " + mode.error().message);
+            out.triggers.mode = *mode;
+            triggerOptionGiven = n;
         } else if (o.is("trigger-tid")) {
             std::string_view rest = v;
             while (true) {
@@ -628,6 +642,15 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
     }
     if (!triggerOptionGiven.empty() && out.triggers.specs.empty())
         return makeError(triggerOptionGiven + " goes with --trigger SPEC");
+    if (!out.triggers.specs.empty() && out.triggers.mode == TriggerMode::Pause) {
+        // What the kernel and the PMU offer first: that is the reason where they cannot.
+        auto pmu = checkAuxPauseHere(PmuRegistry::discover());
+        if (!pmu) return makeError("--trigger-mode pause: " + pmu.error().message);
+        if (!opts.auxSnapshot)
+            return makeError("--trigger-mode pause pauses and resumes the AUX trace: give -S with -e " +
+                             *pmu + "//");
+        opts.auxStartPaused = true;
+    }
     if (!out.triggers.specs.empty() && !opts.auxSnapshot && !opts.overwrite)
         return makeError(
             "--trigger '" + out.triggers.specs.front().text +

@@ -176,8 +176,34 @@ private:
                         return reject("Start: filter: " + r.error().message);
         }
         if (pmus_.pmus().empty()) pmus_ = PmuRegistry::discover();
+        // Snapshot triggers, resolved for the user served: a binary they may not
+        // read is refused before its symbols are read, and before anything starts.
+        auto triggers = parseStartTriggers(payload, config_.limits);
+        if (!triggers) return reject("Start: " + triggers.error().message);
+        std::vector<ResolvedTrigger> resolved;
+        if (!triggers->specs.empty()) {
+            TriggerResolveOptions ro;
+            ro.readableBy = config_.user;
+            if (opts->target == TargetKind::Command)
+                ro.defaultBinary = opts->command.front();
+            else if (opts->target == TargetKind::Process)
+                ro.defaultBinary = "/proc/" + std::to_string(opts->pid) + "/exe";
+            for (const TriggerSpec& spec : triggers->specs) {
+                auto r = resolveTrigger(spec, ro);
+                if (!r) return reject("Start: " + r.error().message);
+                resolved.push_back(std::move(r.value()));
+            }
+            if (triggers->mode == TriggerMode::Pause) {
+                auto pmu = checkAuxPauseHere(pmus_);
+                if (!pmu) return reject("Start: trigger-mode pause: " + pmu.error().message);
+                opts->auxStartPaused = true;
+            }
+        }
         auto session = CaptureSession::open(*opts, pmus_);
         if (!session) return fail(session.error().message);
+        if (!resolved.empty())
+            if (auto armed = (*session)->armTriggers(std::move(resolved), *triggers); !armed)
+                return fail(armed.error().message);
         PerfDataWriterCaptureOptions fo;
         fo.path = "the GUI's capture file";
         fo.fd = outFd_;

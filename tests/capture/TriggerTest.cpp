@@ -8,22 +8,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
+#include "AuxPause.h"
 #include "CaptureSession.h"
 #include "KernelTestSupport.h"
 #include "Tracefs.h"
 #include "TriggerSpec.h"
+#include "UsdtProbes.h"
 
 namespace auxscope {
 namespace {
 
 const char* kProg = TRIGGER_PROG_PATH;
+const char* kUsdtProg = USDT_PROG_PATH;
 
 TEST(TriggerSpecTest, ParsesEveryKind) {
     auto f = parseTriggerSpec("handle");
@@ -74,6 +82,168 @@ TEST(TriggerSpecTest, ParsesEveryKind) {
     EXPECT_EQ(marker->function, kTriggerMarkerFunction);
     EXPECT_EQ(marker->binary, "/bin/prog");
     EXPECT_EQ(*parseTriggerDuration("1.5s", "x"), 1'500'000'000u);
+}
+
+TEST(TriggerSpecTest, ParsesUsdtProbes) {
+    auto u = parseTriggerSpec("usdt:myapp:request_done@/usr/bin/app");
+    ASSERT_TRUE(u) << u.error().message;
+    EXPECT_EQ(u->kind, TriggerKind::FunctionEntry);
+    EXPECT_EQ(u->usdtProvider, "myapp");
+    EXPECT_EQ(u->usdtName, "request_done");
+    EXPECT_EQ(u->binary, "/usr/bin/app");
+    auto plain = parseTriggerSpec("usdt:auxscope:trigger");
+    ASSERT_TRUE(plain);
+    EXPECT_TRUE(plain->binary.empty());
+    EXPECT_FALSE(parseTriggerSpec("usdt:myapp"));
+    EXPECT_FALSE(parseTriggerSpec("usdt:my-app:x"));
+    auto slow = parseTriggerSpec("usdt:a:b>5ms");
+    ASSERT_FALSE(slow);
+    EXPECT_NE(slow.error().message.find("no duration"), std::string::npos) << slow.error().message;
+}
+
+// The notes usdt_prog.c writes by hand, read back: three sites, two of one probe
+// sharing a semaphore; each site's file offset holds the probe's nop.
+TEST(UsdtProbesTest, ReadsTheNotes) {
+    auto probes = readUsdtProbes(kUsdtProg);
+    ASSERT_TRUE(probes) << probes.error().message;
+    ASSERT_EQ(probes->size(), 3u) << listUsdtProbeNames(*probes);
+    EXPECT_EQ(listUsdtProbeNames(*probes), "auxscope:trigger, usdt_prog:tick");
+    std::vector<const UsdtProbe*> trig;
+    const UsdtProbe* tick = nullptr;
+    for (auto& p : *probes) {
+        if (p.fullName() == "auxscope:trigger") trig.push_back(&p);
+        if (p.fullName() == "usdt_prog:tick") tick = &p;
+    }
+    ASSERT_EQ(trig.size(), 2u);
+    ASSERT_TRUE(tick);
+    EXPECT_NE(trig[0]->fileOffset, trig[1]->fileOffset);
+    EXPECT_NE(trig[0]->semaphoreOffset, 0u);
+    EXPECT_EQ(trig[0]->semaphoreOffset, trig[1]->semaphoreOffset);
+    EXPECT_EQ(tick->semaphoreAddress, 0u);
+    EXPECT_EQ(tick->semaphoreOffset, 0u);
+    // The semaphore's address is the symbol's (nm), and its file offset lies in the file.
+    FILE* nm = popen((std::string("nm ") + kUsdtProg).c_str(), "r");
+    ASSERT_TRUE(nm);
+    char line[512];
+    uint64_t semSym = 0;
+    while (std::fgets(line, sizeof line, nm))
+        if (std::strstr(line, " auxscope_trigger_semaphore")) semSym = std::strtoull(line, nullptr, 16);
+    pclose(nm);
+    EXPECT_EQ(trig[0]->semaphoreAddress, semSym);
+    std::ifstream bin(kUsdtProg, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(bin)), std::istreambuf_iterator<char>());
+    ASSERT_LT(trig[0]->semaphoreOffset + 2, bytes.size());
+#if defined(__x86_64__)
+    for (const UsdtProbe& p : *probes) {
+        ASSERT_LT(p.fileOffset, bytes.size());
+        EXPECT_EQ(uint8_t(bytes[p.fileOffset]), 0x90) << p.fullName() << ": a nop at the probe's offset";
+    }
+#endif
+    // A binary without notes has no probes; a text file is refused.
+    auto none = readUsdtProbes(kProg);
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_TRUE(none->empty());
+    const std::string text = ::testing::TempDir() + "usdt_not_elf";
+    std::ofstream(text) << "#!/bin/sh\n";
+    auto notElf = readUsdtProbes(text);
+    ASSERT_FALSE(notElf);
+    EXPECT_NE(notElf.error().message.find("not an ELF"), std::string::npos) << notElf.error().message;
+}
+
+TEST(TriggerResolveTest, MarkerIsTheUsdtProbeElseTheFunction) {
+    TriggerResolveOptions o;
+    o.defaultBinary = kUsdtProg;
+    auto m = resolveTrigger(*parseTriggerSpec("marker"), o);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(m->usdt, "auxscope:trigger");
+    EXPECT_EQ(m->moreOffsets.size(), 1u) << "both sites";
+    EXPECT_NE(m->refCtrOffset, 0u);
+    auto tick = resolveTrigger(*parseTriggerSpec("usdt:usdt_prog:tick"), o);
+    ASSERT_TRUE(tick) << tick.error().message;
+    EXPECT_EQ(tick->refCtrOffset, 0u);
+    EXPECT_TRUE(tick->moreOffsets.empty());
+    // No such probe: the message lists those there are.
+    auto none = resolveTrigger(*parseTriggerSpec("usdt:nope:gone"), o);
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().message.find("no USDT probe nope:gone"), std::string::npos)
+        << none.error().message;
+    EXPECT_NE(none.error().message.find("auxscope:trigger, usdt_prog:tick"), std::string::npos)
+        << none.error().message;
+    // trigger_prog has no notes: its marker is the auxscope_trigger() function.
+    o.defaultBinary = kProg;
+    auto fn = resolveTrigger(*parseTriggerSpec("marker"), o);
+    ASSERT_TRUE(fn) << fn.error().message;
+    EXPECT_TRUE(fn->usdt.empty());
+    EXPECT_EQ(fn->symbol, kTriggerMarkerFunction);
+    auto noNotes = resolveTrigger(*parseTriggerSpec("usdt:auxscope:trigger"), o);
+    ASSERT_FALSE(noNotes);
+    EXPECT_NE(noNotes.error().message.find("no USDT probes"), std::string::npos) << noNotes.error().message;
+    // Neither a probe nor the function (a copy without its symbols).
+    const std::string stripped = ::testing::TempDir() + "trigger_prog_stripped_marker";
+    ASSERT_EQ(std::system(("strip -o " + stripped + " " + kProg).c_str()), 0);
+    auto neither = resolveTrigger(*parseTriggerSpec("marker@" + stripped), o);
+    ASSERT_FALSE(neither);
+    EXPECT_NE(neither.error().message.find(
+                  "neither a USDT probe auxscope:trigger nor a function auxscope_trigger()"),
+              std::string::npos)
+        << neither.error().message;
+}
+
+// aux_action's word where Linux 6.13 put it (after aux_sample_size, in what older
+// headers call __reserved_3), its three bits, and nothing else of the attr touched.
+TEST(AuxPauseTest, AttrLayout) {
+    EXPECT_EQ(kAuxActionOffset, 116u);
+    EXPECT_GE(sizeof(perf_event_attr), size_t(PERF_ATTR_SIZE_VER6));
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.aux_sample_size = 0xffffffffu;
+    a.sig_data = ~0ull;
+    setAuxAction(a, kAuxStartPaused);
+    EXPECT_EQ(auxAction(a), 1u);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(&a);
+    EXPECT_EQ(bytes[116], 0x01);
+    setAuxAction(a, kAuxPause);
+    EXPECT_EQ(bytes[116], 0x02);
+    setAuxAction(a, kAuxResume);
+    EXPECT_EQ(bytes[116], 0x04);
+    EXPECT_EQ(a.aux_sample_size, 0xffffffffu) << "the neighbours are untouched";
+    EXPECT_EQ(a.sig_data, ~0ull);
+    perf_event_attr plain{};
+    EXPECT_EQ(auxAction(plain), 0u);
+}
+
+TEST(AuxPauseTest, ChecksKernelAndPmu) {
+    EXPECT_EQ(*checkAuxPause("6.13.0", {"intel_pt"}), "intel_pt");
+    EXPECT_EQ(*checkAuxPause("6.18.44-fc-v657", {"intel_pt"}), "intel_pt");
+    EXPECT_EQ(*checkAuxPause("7.0", {"intel_pt"}), "intel_pt");
+    auto old = checkAuxPause("6.12.9", {"intel_pt"});
+    ASSERT_FALSE(old);
+    EXPECT_NE(old.error().message.find("predates AUX pause/resume"), std::string::npos)
+        << old.error().message;
+    auto none = checkAuxPause("6.18.0", {});
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().message.find("no AUX-area trace PMU"), std::string::npos) << none.error().message;
+    auto arm = checkAuxPause("6.18.0", {"cs_etm", "arm_spe_0"});
+    ASSERT_FALSE(arm);
+    EXPECT_NE(arm.error().message.find("cs_etm, arm_spe_0"), std::string::npos) << arm.error().message;
+    EXPECT_NE(arm.error().message.find("intel_pt only"), std::string::npos) << arm.error().message;
+    EXPECT_FALSE(checkAuxPause("garbage", {"intel_pt"}));
+    EXPECT_EQ(*parseTriggerMode("pause"), TriggerMode::Pause);
+    EXPECT_EQ(*parseTriggerMode("snapshot"), TriggerMode::Snapshot);
+    EXPECT_FALSE(parseTriggerMode("resume"));
+}
+
+// This machine, for real: where it has no AUX PMU the refusal says so.
+TEST(AuxPauseTest, ThisMachine) {
+    const PmuRegistry pmus = PmuRegistry::discover();
+    auto here = checkAuxPauseHere(pmus);
+    if (!pmus.firstAuxPmu()) {
+        ASSERT_FALSE(here);
+        EXPECT_NE(here.error().message.find("no AUX-area trace PMU"), std::string::npos)
+            << here.error().message;
+    } else if (!here) {
+        std::printf("note: AUX pause refused here: %s\n", here.error().message.c_str());
+    }
 }
 
 TEST(TriggerSpecTest, RefusesBadSpecsClearly) {
@@ -195,6 +365,7 @@ struct ProgCall {
     long call = 0;
     long tid = 0;
     bool intended = false;
+    int slow = 0;  // as the program reports it
     long long ns = 0;
 };
 
@@ -207,6 +378,7 @@ std::vector<ProgCall> readReport(const std::string& path) {
     long long end = 0;
     while (in >> word >> c.call >> word >> c.tid >> word >> slow >> word >> c.ns >> word >> end) {
         c.intended = slow != 0;
+        c.slow = slow;
         out.push_back(c);
     }
     return out;
@@ -219,20 +391,20 @@ struct TriggerRun {
 };
 
 TriggerRun runTriggered(const std::vector<std::string>& specs, const std::vector<std::string>& args,
-                        TriggerSettings settings = {}) {
+                        TriggerSettings settings = {}, const char* prog = kProg) {
     TriggerRun run;
     const std::string reportPath = ::testing::TempDir() + "trigger_prog_report.txt";
     std::remove(reportPath.c_str());
     setenv("TRIGGER_PROG_REPORT", reportPath.c_str(), 1);
     CaptureOptions opts;
     opts.target = TargetKind::Command;
-    opts.command = {kProg};
+    opts.command = {prog};
     opts.command.insert(opts.command.end(), args.begin(), args.end());
     opts.events = {"cpu-clock"};
     opts.overwrite = true;
     opts.durationSeconds = 60;
     TriggerResolveOptions ro;
-    ro.defaultBinary = kProg;
+    ro.defaultBinary = prog;
     std::vector<ResolvedTrigger> resolved;
     for (auto& text : specs) {
         auto spec = parseTriggerSpec(text);
@@ -387,8 +559,207 @@ TEST(TriggerKernelTest, SlowSyscallsOnly) {
 TEST(TriggerKernelTest, MarkerFires) {
     SKIP_WITHOUT_TRIGGERS();
     TriggerRun run = runTriggered({"marker"}, {"marker", "5"});
-    EXPECT_EQ(run.report.firings.size(), 5u);
-    EXPECT_EQ(run.report.snapshotsTaken, 5u);
+    // Each call fires, or (a drain thread kept off the CPU for 20 ms under load)
+    // is counted as skipped while the previous one's snapshot was pending.
+    EXPECT_EQ(run.report.firings.size() + run.report.skipped[size_t(TriggerSkip::Pending)], 5u);
+    EXPECT_GE(run.report.firings.size(), 1u);
+    EXPECT_EQ(run.report.snapshotsTaken, run.report.firings.size());
+}
+
+// The marker as a USDT probe: usdt_prog reaches auxscope:trigger only while its
+// semaphore is set, so every firing shows the kernel incremented it (the uprobe's
+// ref_ctr_offset), and the rounds alternate between the probe's two sites.
+TEST(TriggerKernelTest, UsdtMarkerFiresThroughItsSemaphore) {
+    SKIP_WITHOUT_TRIGGERS();
+    TriggerRun run = runTriggered({"marker"}, {"6"}, {}, kUsdtProg);
+    ASSERT_TRUE(run.summary.commandExited);
+    // Each round fires, or is counted as skipped while the previous snapshot was
+    // pending (a drain thread kept off the CPU for 20 ms under load); none without the semaphore.
+    EXPECT_EQ(run.report.firings.size() + run.report.skipped[size_t(TriggerSkip::Pending)], 6u);
+    EXPECT_GE(run.report.firings.size(), 1u);
+    EXPECT_EQ(run.report.snapshotsTaken, run.report.firings.size());
+    TriggerRun tick = runTriggered({"usdt:usdt_prog:tick"}, {"4"}, {}, kUsdtProg);
+    EXPECT_EQ(tick.report.firings.size() + tick.report.skipped[size_t(TriggerSkip::Pending)], 4u);
+}
+
+// The byte offset of a field in a tracepoint's raw record, from its format file
+// as the test reads it (-1: no such field).
+int formatFieldOffset(const std::string& system, const std::string& event, const std::string& field) {
+    auto root = Tracefs::locate();
+    if (!root) return -1;
+    std::ifstream in(root.value() / "events" / system / event / "format");
+    std::string line;
+    while (std::getline(in, line)) {
+        const size_t semi = line.find(';');
+        if (line.find("field:") == std::string::npos || semi == std::string::npos) continue;
+        const std::string decl = line.substr(0, semi);
+        if (decl.size() < field.size() + 1 ||
+            decl.compare(decl.size() - field.size(), field.size(), field) != 0 ||
+            (decl[decl.size() - field.size() - 1] != ' ' && decl[decl.size() - field.size() - 1] != '*'))
+            continue;
+        const size_t o = line.find("offset:");
+        return o == std::string::npos ? -1 : std::atoi(line.c_str() + o + 7);
+    }
+    return -1;
+}
+
+// Scheduling latency on the real kernel: trigger_prog's "late" thread waits 12 ms
+// for its CPU each round (a SCHED_FIFO thread spins after waking it), "prompt" is
+// woken and runs at once. 'sched:sched_wakeup->sched_switch>4ms' pairs the wakeup's
+// pid with the switch's next_pid (their offsets as the format files give them):
+// every round of "late" fires, naming "late", and "prompt" never does (unless the
+// machine kept it waiting past 4 ms, which the program reports).
+TEST(TriggerKernelTest, WakeupLatencyFiresForTheLateThreadOnly) {
+    SKIP_WITHOUT_TRIGGERS();
+    auto pair = resolveTrigger(*parseTriggerSpec("sched:sched_wakeup->sched_switch>4ms"), {});
+    if (!pair) {
+        if (ciRun()) FAIL() << pair.error().message;
+        GTEST_SKIP() << "sched tracepoints are not available: " << pair.error().message;
+    }
+    EXPECT_EQ(pair->firstKeyOffset, formatFieldOffset("sched", "sched_wakeup", "pid"));
+    EXPECT_EQ(pair->secondKeyOffset, formatFieldOffset("sched", "sched_switch", "next_pid"));
+    EXPECT_EQ(pair->firstKeySize, 4);
+    EXPECT_EQ(pair->secondKeySize, 4);
+
+    constexpr long kRounds = 10;
+    TriggerRun run =
+        runTriggered({"sched:sched_wakeup->sched_switch>4ms"}, {"wakelat", std::to_string(kRounds)});
+    ASSERT_TRUE(run.summary.commandExited);
+    ASSERT_TRUE(WIFEXITED(run.summary.commandStatus));
+    if (WEXITSTATUS(run.summary.commandStatus) == 77) {
+        if (ciRun()) FAIL() << "trigger_prog wakelat may not pin itself or use SCHED_FIFO (CI=true)";
+        GTEST_SKIP() << "trigger_prog wakelat may not pin itself or use SCHED_FIFO here";
+    }
+    ASSERT_EQ(WEXITSTATUS(run.summary.commandStatus), 0);
+    long lateTid = 0, promptTid = 0;
+    size_t lateRounds = 0, lateWaited = 0, promptOver4 = 0, promptSure = 0;
+    for (auto& c : run.calls) {
+        if (c.intended) {
+            lateTid = c.tid, ++lateRounds;
+            lateWaited += c.slow == 1;
+        } else {
+            promptTid = c.tid;
+            promptOver4 += c.ns > 4'000'000;
+            promptSure += c.ns > 5'000'000;
+        }
+    }
+    ASSERT_EQ(lateRounds, size_t(kRounds));
+    ASSERT_NE(promptTid, 0);
+    const TriggerReport& r = run.report;
+    EXPECT_EQ(r.lost, 0u);
+    size_t lateFirings = 0, promptFirings = 0;
+    uint64_t firstLate = UINT64_MAX;
+    for (const TriggerFiring& f : r.firings)
+        if (f.tid == lateTid) firstLate = std::min(firstLate, f.time);
+    for (const TriggerFiring& f : r.firings) {
+        EXPECT_GE(f.duration, 4'000'000u);
+        EXPECT_LT(f.duration, 1'000'000'000u);
+        // The main thread (the hog) may fire before the rounds only: the launcher
+        // wakes it to exec the program, and a loaded machine may keep it waiting.
+        if (f.tid == f.pid && f.tid != lateTid && f.tid != promptTid) {
+            EXPECT_LT(f.time, firstLate) << "the main thread fired during the rounds";
+            continue;
+        }
+        EXPECT_TRUE(f.tid == lateTid || f.tid == promptTid) << "firing on tid " << f.tid;
+        lateFirings += f.tid == lateTid;
+        promptFirings += f.tid == promptTid;
+        // The woken thread's process.
+        EXPECT_GT(f.pid, 0);
+        EXPECT_NE(f.pid, f.tid);
+    }
+    std::ostringstream why;
+    why << "skipped pending " << r.skipped[size_t(TriggerSkip::Pending)] << ", other processes "
+        << r.otherProcesses << ", samples " << r.samples << "; firings:";
+    for (const TriggerFiring& f : r.firings)
+        why << " " << f.tid << "/" << f.duration / 1000 << "us";
+    // Every round where "late" was blocked when woken fired, or was counted as
+    // skipped while a snapshot was pending (a drain thread kept off the CPU for
+    // a round); a round where it had not reached read() yet has no wake-up.
+    EXPECT_EQ(lateFirings + r.skipped[size_t(TriggerSkip::Pending)], lateWaited)
+        << "every late wake-up: " << why.str();
+    EXPECT_GE(lateWaited, size_t(kRounds) / 2) << "the machine kept \"late\" from blocking in most rounds";
+    EXPECT_GE(promptFirings, promptSure);
+    EXPECT_LE(promptFirings, promptOver4) << "the promptly run thread fires only where it was kept waiting";
+    EXPECT_EQ(r.snapshotsTaken, r.firings.size());
+}
+
+// Triggers drive the simulated AUX producers (what --replay uses) as they drive a
+// real AUX flight recorder: the capture's AUX is simulated, its trigger watches
+// this machine (system-wide: marker@usdt_prog, a real uprobe), and each firing's
+// snapshot holds the AUX area as it was at that moment: the producer's newest
+// bytes up to the position it had reached when the program hit its probe.
+class AuxCollector : public RecordSink {
+public:
+    void onRecord(int, std::span<const uint8_t>, const ParsedRecord&) override {}
+    void onAux(int, uint32_t, const AuxBytes& b) override {
+        std::vector<uint8_t> bytes(b.first.begin(), b.first.end());
+        bytes.insert(bytes.end(), b.second.begin(), b.second.end());
+        std::lock_guard lock(mutex);
+        snaps.push_back(std::move(bytes));
+    }
+    std::vector<SinkLoss> losses() const override { return {}; }
+    std::mutex mutex;
+    std::vector<std::vector<uint8_t>> snaps;
+};
+
+TEST(TriggerSimulatedTest, FiringSnapshotsHoldThatMomentsAuxData) {
+    SKIP_WITHOUT_TRIGGERS();
+    constexpr uint64_t kSize = 16384;
+    SimulatedCaptureOptions o;
+    o.cpus = 1;
+    o.producer.auxSize = kSize;
+    o.producer.mode = AuxMode::Snapshot;
+    o.producer.dataPages = 16;
+    o.publishHz = 50;
+    auto s = CaptureSession::openSimulated(o);
+    ASSERT_TRUE(s) << s.error().message;
+    CaptureSession& session = **s;
+    auto spec = parseTriggerSpec(std::string("marker@") + kUsdtProg);
+    ASSERT_TRUE(spec);
+    auto resolved = resolveTrigger(*spec, {});
+    ASSERT_TRUE(resolved) << resolved.error().message;
+    TriggerSettings settings;
+    settings.specs = {*spec};
+    ASSERT_TRUE(session.armTriggers({*resolved}, settings));
+    AuxCollector col;
+    session.addSink(&col);
+    ASSERT_TRUE(session.start());
+    auto& producer = session.simulatedProducer(0);
+    std::vector<uint64_t> writtenAt;
+    uint64_t seed = 11;
+    for (int k = 0; k < 3; ++k) {
+        // The "hardware" writes several times round the area, then stands still
+        // while the program reaches its probe once.
+        const uint64_t target = producer.counts().bytesWritten + 3 * kSize + 1000 * uint64_t(k) + 123;
+        while (producer.counts().bytesWritten < target) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            ASSERT_TRUE(producer.step(1 + seed % 3000).started);
+        }
+        writtenAt.push_back(producer.counts().bytesWritten);
+        ASSERT_EQ(std::system((std::string(kUsdtProg) + " 1 > /dev/null").c_str()), 0);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (session.triggerEngine()->report().snapshotsTaken < uint64_t(k + 1) &&
+               std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        ASSERT_EQ(session.triggerEngine()->report().snapshotsTaken, uint64_t(k + 1)) << "firing " << k;
+    }
+    session.requestStop();
+    session.wait();
+    const TriggerReport r = session.triggerEngine()->report();
+    ASSERT_EQ(r.firings.size(), 3u);
+    std::lock_guard lock(col.mutex);
+    ASSERT_EQ(col.snaps.size(), 3u);
+    for (size_t k = 0; k < 3; ++k) {
+        SCOPED_TRACE("firing " + std::to_string(k));
+        EXPECT_EQ(r.firings[k].snapshot, k) << "the k-th snapshot is the k-th firing's";
+        ASSERT_EQ(col.snaps[k].size(), kSize) << "the whole area, wrapped";
+        // The newest kSize bytes up to where the producer stood at the firing.
+        const uint64_t from = writtenAt[k] - kSize;
+        size_t mismatch = kSize;
+        for (size_t i = 0; i < kSize && mismatch == kSize; ++i)
+            if (col.snaps[k][i] != SimulatedAuxProducer::patternByte(from + i)) mismatch = i;
+        EXPECT_EQ(mismatch, kSize) << "first byte not of that moment at " << mismatch;
+    }
 }
 
 }  // namespace

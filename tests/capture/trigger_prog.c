@@ -16,7 +16,19 @@
 //     (and writes them to $TRIGGER_PROG_REPORT).
 //   trigger_prog marker N
 //     calls auxscope_trigger() N times, 20 ms apart.
+//   trigger_prog wakelat [ROUNDS [BUSY_MS]]
+//     wake-up latency on demand, every thread pinned to one CPU: a SCHED_FIFO
+//     "hog" thread wakes the thread "late" (a pipe write), spins BUSY_MS (12)
+//     ms, so that "late" cannot run, then wakes "prompt" and sleeps 20 ms: each
+//     round, "late" waits BUSY_MS for the CPU, "prompt" hardly at all. The
+//     report has a line per wake-up (call = round, slow 1 for "late", 2 where it
+//     was not blocked in read() yet when woken, ns = from before the write to
+//     after the read). Exits 77 when it may not use
+//     SCHED_FIFO or pin itself.
+#define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +110,75 @@ static void* sleepsWorker(void* arg) {
     return NULL;
 }
 
+// wakelat
+static int g_pipes[2][2];  // [0]: late, [1]: prompt
+static long g_rounds = 20, g_busyMs = 12;
+static _Atomic double g_wokenAt[2];
+
+static void* wakeeWorker(void* arg) {
+    const int which = (int)(long)arg;
+    const long tid = (long)syscall(SYS_gettid);
+    char c;
+    for (long r = 1; r <= g_rounds; ++r) {
+        const double t0 = now();
+        if (read(g_pipes[which][0], &c, 1) != 1) return NULL;
+        const double t1 = now();
+        // slow 2: "late" was not yet waiting when it was woken (the machine kept
+        // it from reaching read() for a round): no wake-up, nothing to fire on.
+        const int slow = which == 0 ? (t0 > g_wokenAt[which] ? 2 : 1) : 0;
+        if (g_report) {
+            pthread_mutex_lock(&g_reportLock);
+            fprintf(g_report, "call %ld tid %ld slow %d ns %lld end %lld\n", r, tid, slow,
+                    (long long)((t1 - g_wokenAt[which]) * 1e9), (long long)(t1 * 1e9));
+            pthread_mutex_unlock(&g_reportLock);
+        }
+    }
+    return NULL;
+}
+
+static void wake(int which) {
+    g_wokenAt[which] = now();
+    if (write(g_pipes[which][1], "x", 1) != 1) abort();
+}
+
+static int wakelat(void) {
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 77;
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed))
+        ++cpu;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) {  // inherited by the threads
+        fprintf(stderr, "wakelat: cannot pin to cpu %d: %s\n", cpu, strerror(errno));
+        return 77;
+    }
+    for (int i = 0; i < 2; ++i)
+        if (pipe(g_pipes[i]) != 0) return 3;
+    pthread_t wakees[2];
+    for (long i = 0; i < 2; ++i)
+        pthread_create(&wakees[i], NULL, wakeeWorker, (void*)i);
+    const struct sched_param fifo = {.sched_priority = 1};
+    const int err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+    if (err != 0) {
+        fprintf(stderr, "wakelat: no SCHED_FIFO: %s\n", strerror(err));
+        return 77;
+    }
+    sleepMs(20);  // the wakees block in read()
+    for (long r = 1; r <= g_rounds; ++r) {
+        wake(0);
+        const double until = now() + (double)g_busyMs / 1e3;
+        while (now() < until) {
+        }
+        wake(1);
+        sleepMs(20);
+    }
+    for (int i = 0; i < 2; ++i)
+        pthread_join(wakees[i], NULL);
+    printf("rounds %ld\n", g_rounds);
+    return 0;
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -125,6 +206,15 @@ int main(int argc, char** argv) {
             sleepMs(20);
         }
         return 0;
+    }
+    if (strcmp(mode, "wakelat") == 0) {
+        if (argc > 2) g_rounds = atol(argv[2]);
+        if (argc > 3) g_busyMs = atol(argv[3]);
+        const char* reportPath = getenv("TRIGGER_PROG_REPORT");
+        if (reportPath && !(g_report = fopen(reportPath, "w"))) return 3;
+        const int rc = wakelat();
+        if (g_report) fclose(g_report);
+        return rc;
     }
     int threads = argc > 2 ? atoi(argv[2]) : (strcmp(mode, "sleeps") == 0 ? 4 : 8);
     if (threads < 1 || threads > 256) return 2;
