@@ -6,6 +6,9 @@
 //    nobody with the helper's socket inherited (AUXSCOPE_CAPTURE_HELPER_FD).
 //    A system-wide capture is started and stopped from the capture page; the
 //    file must belong to nobody, hold the capture, and perf must read it.
+//  - app_capture_helper_triggers: the same, a launched command with a marker
+//    trigger armed in the editor: the helper resolves and arms it, the file
+//    holds the firings.
 //  - app_capture_helper_no_polkit: as nobody through setpriv, with no helper
 //    handed over, where nobody may not capture system-wide: Start must go
 //    through pkexec and, with no polkit answering here, say why and give the
@@ -13,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -25,7 +29,9 @@
 #include "PerfEvent.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/capture/HelperCapture.h"
+#include "gui/capture/TriggerEditor.h"
 #include "perfdata/PerfDataReader.h"
+#include "perfdata/TriggerFeature.h"
 
 using namespace auxscope;
 
@@ -100,6 +106,53 @@ private slots:
         page.findChild<QPushButton*>("stopButton")->click();
         QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1, 30000);
         QVERIFY(ready.at(0).at(0).toString() != path);
+    }
+
+    // Snapshot triggers armed in the editor go to the helper with the capture:
+    // it resolves them for this user and arms them; the file holds the firings.
+    void triggersThroughTheHelper() {
+        if (!qEnvironmentVariableIsSet("AUXSCOPE_CAPTURE_HELPER_FD"))
+            QSKIP(
+                "no helper handed over (capture_helper_harness runs this case as "
+                "app_capture_helper_triggers)");
+        QVERIFY2(::geteuid() != 0, "the GUI side must run unprivileged here");
+        CapturePage page;
+        page.show();
+        page.findChild<QComboBox*>("targetKind")->setCurrentIndex(3);  // launch a command
+        page.findChild<QLineEdit*>("targetValue")->setText(QString(TRIGGER_PROG_PATH) + " marker 4");
+        page.findChild<QLineEdit*>("events")->setText("cpu-clock");
+        page.findChild<QCheckBox*>("overwrite")->setChecked(true);
+        TriggerEditor* editor = page.triggerEditor();
+        TriggerRow* row = editor->addTrigger("marker");
+        QVERIFY(row);
+        QTRY_VERIFY2(editor->valid(), qPrintable(editor->firstError()));
+        QSignalSpy ready(&page, &CapturePage::captureFileReady);
+        page.findChild<QPushButton*>("startButton")->click();
+        QVERIFY2(page.capturing(), qPrintable(page.findChild<QLabel*>("status")->text()));
+        QVERIFY(page.helper());
+        // The command runs its 4 markers and exits: the capture ends by itself.
+        QTest::qWaitFor([&] { return page.helper()->finishedOrFailed(); }, 60000);
+        QVERIFY2(page.helper()->state() == HelperCapture::State::Finished,
+                 qPrintable(QString("helper state %1: %2; status: %3")
+                                .arg(int(page.helper()->state()))
+                                .arg(QString::fromStdString(page.helper()->failure()))
+                                .arg(page.findChild<QLabel*>("status")->text())));
+        QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1, 30000);
+        auto reader = PerfDataReader::open(ready.at(0).at(0).toString().toStdString());
+        QVERIFY2(reader.ok(), reader.ok() ? "" : reader.error().message.c_str());
+        std::optional<TriggerFileData> triggers;
+        for (const PerfRawFeature& raw : reader->features().raw)
+            if (raw.id == kFeatAuxscopeTriggers) {
+                auto t = decodeTriggerFeature(raw.bytes, "trigger section");
+                QVERIFY2(t.ok(), t.ok() ? "" : t.error().message.c_str());
+                triggers = std::move(t.value());
+            }
+        QVERIFY2(triggers, "the file holds the helper's trigger section");
+        QCOMPARE(triggers->report.triggers, std::vector<std::string>{"marker"});
+        // Each marker call fired (or was skipped while the previous snapshot was pending).
+        QCOMPARE(triggers->report.firings.size() + triggers->report.skipped[size_t(TriggerSkip::Pending)],
+                 size_t(4));
+        QVERIFY(triggers->report.snapshotsTaken >= 1);
     }
 
     void withoutPolkitTheRemedyIsShown() {

@@ -21,6 +21,15 @@ add_test(NAME app_capture_helper_as_user
 set_tests_properties(app_capture_helper_as_user PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen;TMPDIR=/tmp"
   TIMEOUT 180 SKIP_RETURN_CODE 77
   SKIP_REGULAR_EXPRESSION "${AUXSCOPE_QT_SKIPPED}")
+# The same with a snapshot trigger armed in the editor (trigger_prog: capture/trigger_tests.cmake).
+target_compile_definitions(app_capture_helper_tests PRIVATE TRIGGER_PROG_PATH="$<TARGET_FILE:trigger_prog>")
+add_dependencies(app_capture_helper_tests trigger_prog)
+add_test(NAME app_capture_helper_triggers
+  COMMAND capture_helper_harness nobody $<TARGET_FILE:auxscope-capture-helper> -- $<TARGET_FILE:app_capture_helper_tests>
+          triggersThroughTheHelper)
+set_tests_properties(app_capture_helper_triggers PROPERTIES ENVIRONMENT "QT_QPA_PLATFORM=offscreen;TMPDIR=/tmp"
+  TIMEOUT 180 SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+  SKIP_REGULAR_EXPRESSION "${AUXSCOPE_QT_SKIPPED}")
 add_test(NAME app_capture_helper_no_polkit
   COMMAND sh -c "if [ \"$(id -u)\" != 0 ]; then echo \"SKIPPED: not root: cannot switch to another user\"; exit 77; fi
 command -v setpriv >/dev/null || { echo \"SKIPPED: setpriv (util-linux) not found\"; exit 77; }

@@ -359,14 +359,6 @@ void CapturePage::start() {
                 true);
             return;
         }
-        if (!form_->replaySelected() && needsHelper({})) {
-            setStatus(
-                "Cannot start: snapshot triggers open uprobes and tracepoints in this process, which lacks "
-                "the privileges (run auxscope as root, or remove the triggers to capture through the "
-                "capture helper)",
-                true);
-            return;
-        }
         auto a = triggers_->resolved();
         if (!a) {
             openedReplay_.reset();
@@ -406,11 +398,14 @@ void CapturePage::start() {
     fileOptions.path = path.toStdString();
     fileOptions.version = std::string("auxscope ") + AUXSCOPE_VERSION;
     fileOptions.cmdline = {"auxscope", "(GUI capture)", describeTarget(*opts)};
-    if (!form_->replaySelected() && needsHelper({})) return startWithHelper(*opts, path);
+    // Without the privileges, the capture helper opens everything, the triggers' uprobes and
+    // tracepoints too (it resolves them again for this user, then arms them as here).
+    const TriggerSettings helperTriggers = armed ? armed->settings : TriggerSettings{};
+    if (!form_->replaySelected() && needsHelper({})) return startWithHelper(*opts, path, helperTriggers);
     auto session = openSession(*opts, fileOptions);
-    if (!session && !armed && !form_->replaySelected() && needsHelper(session.error().message)) {
+    if (!session && !form_->replaySelected() && needsHelper(session.error().message)) {
         QFile::remove(path);
-        return startWithHelper(*opts, path);
+        return startWithHelper(*opts, path, helperTriggers);
     }
     if (!session) {
         replay_.reset();
@@ -644,7 +639,8 @@ bool CapturePage::needsHelper(const std::string& openError) const {
            e.find("CAP_PERFMON") != std::string::npos;
 }
 
-void CapturePage::startWithHelper(const CaptureOptions& options, const QString& path) {
+void CapturePage::startWithHelper(const CaptureOptions& options, const QString& path,
+                                  const TriggerSettings& triggers) {
     if (!helper_) helper_ = std::make_unique<HelperCapture>();
     helperCapture_ = true;
     helperRowsBuilt_ = false;
@@ -656,7 +652,12 @@ void CapturePage::startWithHelper(const CaptureOptions& options, const QString& 
     setFormEnabled(false);
     stopButton_->setEnabled(false);
     snapshotButton_->setEnabled(false);
-    helper_->begin(options, path.toStdString());
+    // A launched command runs where auxscope was started, as it does without the
+    // helper (the helper would otherwise use the user's home).
+    CaptureOptions o = options;
+    if (o.target == TargetKind::Command && o.commandCwd.empty())
+        o.commandCwd = QDir::currentPath().toStdString();
+    helper_->begin(o, path.toStdString(), triggers);
     setStatus(helper_->state() == HelperCapture::State::Connecting
                   ? "Capture needs privileges: starting the capture helper through pkexec (authenticate in "
                     "the dialog that opens)…"

@@ -136,7 +136,8 @@ private:
     // Whether this capture goes through the capture helper: the process is not
     // privileged and the kernel refused (`openError`), or a helper was handed over.
     bool needsHelper(const std::string& openError) const;
-    void startWithHelper(const CaptureOptions& options, const QString& path);
+    void startWithHelper(const CaptureOptions& options, const QString& path,
+                         const TriggerSettings& triggers = {});
     void refreshHelper();
     // The target's binary for triggers that name none (a command's, a process's).
     void updateTriggerBinary();

@@ -81,7 +81,8 @@ void HelperCapture::fail(std::string why) {
     state_.store(State::Failed, std::memory_order_release);
 }
 
-void HelperCapture::begin(const CaptureOptions& options, const std::string& path) {
+void HelperCapture::begin(const CaptureOptions& options, const std::string& path,
+                          const TriggerSettings& triggers) {
     if (thread_.joinable()) thread_.join();
     {
         std::lock_guard lock(mutex_);
@@ -92,7 +93,7 @@ void HelperCapture::begin(const CaptureOptions& options, const std::string& path
     }
     stats_.reset();
     state_.store(sock_ >= 0 ? State::Starting : State::Connecting, std::memory_order_release);
-    thread_ = std::thread([this, options, path] { run(options, path); });
+    thread_ = std::thread([this, options, path, triggers] { run(options, path, triggers); });
 }
 
 void HelperCapture::requestStop() {
@@ -244,7 +245,7 @@ void HelperCapture::handle(Message& m) {
     }
 }
 
-void HelperCapture::run(CaptureOptions options, std::string path) {
+void HelperCapture::run(CaptureOptions options, std::string path, TriggerSettings triggers) {
     if (sock_ < 0) {
         if (auto r = connect(); !r) return fail(r.error().message + "\n" + privilegeRemedy());
     }
@@ -256,7 +257,7 @@ void HelperCapture::run(CaptureOptions options, std::string path) {
         std::lock_guard lock(sendMutex_);
         auto r = sendMessage(sock_, Message{MsgType::File, {}, fd});
         close(fd);
-        if (r) r = sendMessage(sock_, Message{MsgType::Start, encodeStartRequest(options), -1});
+        if (r) r = sendMessage(sock_, Message{MsgType::Start, encodeStartRequest(options, triggers), -1});
         if (!r) return fail(r.error().message);
     }
     Message started;

@@ -29,6 +29,7 @@
 #include "CaptureOptions.h"
 #include "CaptureStats.h"
 #include "HelperProtocol.h"
+#include "TriggerSpec.h"
 
 namespace auxscope {
 
@@ -44,7 +45,9 @@ public:
     static std::string helperPath();
     // Begins a capture into `path` (created here, by the user). Returns at once;
     // state() goes Connecting (pkexec), Starting, then Running or Failed.
-    void begin(const CaptureOptions& options, const std::string& path);
+    // `triggers` (their specs and settings) are resolved and armed by the helper
+    // for this user (a binary the user may not read is refused).
+    void begin(const CaptureOptions& options, const std::string& path, const TriggerSettings& triggers = {});
     void requestStop();
     void requestSnapshot();
 
@@ -74,7 +77,7 @@ public:
     uid_t helperEuid() const { return helperEuid_; }
 
 private:
-    void run(CaptureOptions options, std::string path);
+    void run(CaptureOptions options, std::string path, TriggerSettings triggers);
     Expected<void> connect();
     Expected<void> readUntil(helper::MsgType want, helper::Message* out, bool rejectedEnds = true);
     void readLoop();
