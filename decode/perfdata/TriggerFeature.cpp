@@ -150,8 +150,10 @@ std::string formatTriggerReport(const TriggerFileData& d, uint64_t timeBase, siz
     if (r.lost)
         o += "  " + std::to_string(r.lost) + " trigger samples lost by the kernel (firings may be missing)\n";
     if (r.otherProcesses)
-        o +=
-            "  " + std::to_string(r.otherProcesses) + " hits in other processes running the binary ignored\n";
+        o += "  " + std::to_string(r.otherProcesses) +
+             " trigger samples of other processes ignored (uprobe hits in other processes running the "
+             "binary, tracepoint pairs of their threads)"
+             "\n";
     if (r.depthOverflows)
         o += "  " + std::to_string(r.depthOverflows) + " entries past the nesting limit ignored\n";
     std::vector<uint64_t> seen;

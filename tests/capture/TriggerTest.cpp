@@ -447,12 +447,12 @@ TEST(TriggerKernelTest, SlowCallsFireAtTheirReturn) {
     TriggerRun run = runTriggered({"handle>5ms"}, {"calls"}, settings);
     ASSERT_TRUE(run.summary.commandExited);
     ASSERT_TRUE(WIFEXITED(run.summary.commandStatus) && WEXITSTATUS(run.summary.commandStatus) == 0);
-    size_t intended = 0, accidentalOver5 = 0, accidentalSure = 0;
+    size_t intended = 0, accidentalOver5 = 0;
     for (auto& c : run.calls) {
         if (c.intended)
             ++intended;
         else if (c.ns > 5'000'000)
-            ++accidentalOver5, accidentalSure += c.ns > 5'500'000;
+            ++accidentalOver5;
     }
     ASSERT_EQ(intended, 20u) << "the program made its 20 slow calls";
     const TriggerReport& r = run.report;
@@ -460,11 +460,15 @@ TEST(TriggerKernelTest, SlowCallsFireAtTheirReturn) {
     EXPECT_EQ(r.unmatchedEnds, 0u);
     EXPECT_EQ(r.samples, 200'000u) << "an entry and a return per call";
     // Every firing is a call of more than 5 ms (the kernel's entry-to-return is
-    // inside the program's own measurement of the call); every call of clearly
-    // more (5.5 ms: the probes' own cost is far below 0.5 ms) fired.
+    // inside the program's own measurement of the call), and every intended slow
+    // call (7 ms inside handle()) fired. A fast call the program measured at over
+    // 5 ms may or may not have: its own clock reads sit outside handle(), so a
+    // preemption between a clock read and the call (a loaded machine) lengthens
+    // its measurement, not the kernel's (it fires only if the preemption fell
+    // inside the call).
     // A call that overlapped another's pending snapshot is counted as skipped for that reason.
     const uint64_t slowSeen = r.firings.size() + r.skipped[size_t(TriggerSkip::Pending)];
-    EXPECT_GE(slowSeen, 20u + accidentalSure);
+    EXPECT_GE(slowSeen, 20u);
     EXPECT_LE(slowSeen, 20u + accidentalOver5);
     if (accidentalOver5 == 0)
         EXPECT_EQ(r.firings.size(), 20u) << "no fast call fires";
