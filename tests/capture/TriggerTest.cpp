@@ -636,7 +636,7 @@ TEST(TriggerKernelTest, WakeupLatencyFiresForTheLateThreadOnly) {
     }
     ASSERT_EQ(WEXITSTATUS(run.summary.commandStatus), 0);
     long lateTid = 0, promptTid = 0;
-    size_t lateRounds = 0, lateWaited = 0, promptOver4 = 0, promptSure = 0;
+    size_t lateRounds = 0, lateWaited = 0, promptOver4 = 0;
     for (auto& c : run.calls) {
         if (c.intended) {
             lateTid = c.tid, ++lateRounds;
@@ -644,7 +644,6 @@ TEST(TriggerKernelTest, WakeupLatencyFiresForTheLateThreadOnly) {
         } else {
             promptTid = c.tid;
             promptOver4 += c.ns > 4'000'000;
-            promptSure += c.ns > 5'000'000;
         }
     }
     ASSERT_EQ(lateRounds, size_t(kRounds));
@@ -682,7 +681,10 @@ TEST(TriggerKernelTest, WakeupLatencyFiresForTheLateThreadOnly) {
     EXPECT_EQ(lateFirings + r.skipped[size_t(TriggerSkip::Pending)], lateWaited)
         << "every late wake-up: " << why.str();
     EXPECT_GE(lateWaited, size_t(kRounds) / 2) << "the machine kept \"late\" from blocking in most rounds";
-    EXPECT_GE(promptFirings, promptSure);
+    // "prompt" fires only where the program saw it wait over 4 ms (its own
+    // measurement holds the kernel's wake-up-to-switch inside it); a wait the
+    // program saw need not fire: a preemption after the switch, before its clock
+    // read (a loaded machine), lengthens the program's figure, not the kernel's.
     EXPECT_LE(promptFirings, promptOver4) << "the promptly run thread fires only where it was kept waiting";
     EXPECT_EQ(r.snapshotsTaken, r.firings.size());
 }
