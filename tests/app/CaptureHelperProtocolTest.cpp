@@ -30,18 +30,7 @@ using auxscope::test_support::TempDir;
 
 namespace {
 
-struct Pair {
-    int a = -1, b = -1;
-    Pair() {
-        int sv[2];
-        EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-        a = sv[0], b = sv[1];
-    }
-    ~Pair() {
-        if (a >= 0) close(a);
-        if (b >= 0) close(b);
-    }
-};
+using Pair = auxscope::test_support::SocketPair;
 
 std::string frame(uint8_t type, const std::string& payload, uint32_t len) {
     std::string f(5, '\0');

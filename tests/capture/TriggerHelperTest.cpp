@@ -21,6 +21,7 @@
 #include "HelperProtocol.h"
 #include "PerfEvent.h"
 #include "TriggerSpec.h"
+#include "support/TestSupport.h"
 
 namespace auxscope::helper {
 namespace {
@@ -75,18 +76,7 @@ TEST(TriggerHelperProtocol, BadTriggersAreRefusedNamingWhy) {
     expectError(many, "more than 16 triggers");
 }
 
-struct Pair {
-    int a = -1, b = -1;
-    Pair() {
-        int sv[2];
-        EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-        a = sv[0], b = sv[1];
-    }
-    ~Pair() {
-        if (a >= 0) close(a);
-        if (b >= 0) close(b);
-    }
-};
+using Pair = auxscope::test_support::SocketPair;
 
 std::optional<Message> readOne(MessageReader& r) {
     while (true) {

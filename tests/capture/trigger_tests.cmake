@@ -70,6 +70,7 @@ set_tests_properties(cli_record_trigger_mode_bad PROPERTIES
 # helper (as root, serving nobody) refusing a binary nobody may not read.
 add_executable(trigger_helper_tests ${CMAKE_CURRENT_LIST_DIR}/TriggerHelperTest.cpp)
 target_compile_definitions(trigger_helper_tests PRIVATE TRIGGER_PROG_PATH="$<TARGET_FILE:trigger_prog>")
+target_include_directories(trigger_helper_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(trigger_helper_tests PRIVATE auxscope_helper GTest::gtest_main)
 add_dependencies(trigger_helper_tests trigger_prog)
 gtest_discover_tests(trigger_helper_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SERIAL TRUE TIMEOUT 120)

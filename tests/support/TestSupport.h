@@ -5,7 +5,9 @@
 // status and output.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -42,5 +44,21 @@ inline int runCommand(const std::string& command, std::string* output = nullptr,
     if (output) *output = text;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+// A connected AF_UNIX stream socket pair (a, b), closed at the end of scope.
+struct SocketPair {
+    int a = -1, b = -1;
+    SocketPair() {
+        int sv[2];
+        EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        a = sv[0], b = sv[1];
+    }
+    ~SocketPair() {
+        if (a >= 0) close(a);
+        if (b >= 0) close(b);
+    }
+    SocketPair(const SocketPair&) = delete;
+    SocketPair& operator=(const SocketPair&) = delete;
+};
 
 }  // namespace auxscope::test_support
