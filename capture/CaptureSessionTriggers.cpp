@@ -9,8 +9,11 @@
 namespace auxscope {
 namespace {
 
-// Trigger rings are small: a sample is 40 bytes (48 with a tracepoint's key).
-constexpr size_t kTriggerRingPages = 256;  // 1 MiB per CPU with 4 KiB pages
+// A sample is 40 bytes (48 with a tracepoint's key): 4 MiB per CPU hold about
+// 100,000 of them, 3 s of a function hit 33,000 times a second on each CPU, the
+// slack for a drain thread kept waiting on a loaded machine (1 MiB lost samples
+// with two test suites running side by side).
+constexpr size_t kTriggerRingPages = 1024;  // 4 MiB per CPU with 4 KiB pages
 
 Expected<uint32_t> uprobePmuType() {
     const char* path = "/sys/bus/event_source/devices/uprobe/type";
