@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "StallProbe.h"
 #include "gui/MainWindow.h"
 #include "gui/capture/CapturePage.h"
 #include "gui/timeline/TimelineView.h"
@@ -190,10 +191,17 @@ int main(int argc, char** argv) {
     tick.start();
     QTimer probe;
     probe.setTimerType(Qt::PreciseTimer);
+    // Why it was late: each stall of 50 ms or more split into running, waiting
+    // for a CPU and blocked, with the GUI thread's stacks (bench/StallProbe.h).
+    bench::StallProbe stalls(50, 10);
     QObject::connect(&probe, &QTimer::timeout, [&] {
         worstLate = std::max(worstLate, double(tick.nsecsElapsed()) / 1e6 - 10);
         tick.restart();
+        stalls.beat();
     });
+    double stallMs = 0, stallRunMs = 0, stallWaitMs = 0, stallBlockedMs = 0;
+    bench::StallProbe::BlockedSplit blockedOn;
+    size_t stallCount = 0;
     probe.start(10);
     // The live timeline's updates (each new TimelineData shown): its rate per interval.
     size_t liveUpdates = 0;
@@ -219,6 +227,23 @@ int main(int argc, char** argv) {
                     (unsigned long long)lostSamples, percentile(frames, 0.5), percentile(frames, 0.95),
                     percentile(frames, 1.0), worstLate, liveHz);
         std::fflush(stdout);
+        // The interval's stalls: how many, and the worst one explained.
+        const auto late = stalls.take();
+        for (const auto& st : late) {
+            ++stallCount;
+            stallMs += st.ms;
+            stallRunMs += st.runMs;
+            stallWaitMs += st.waitMs;
+            stallBlockedMs += st.blockedMs;
+            const auto split = bench::StallProbe::splitBlocked(st);
+            blockedOn.allocatorLockMs += split.allocatorLockMs;
+            blockedOn.qtPaintThreadsMs += split.qtPaintThreadsMs;
+            blockedOn.otherMs += split.otherMs;
+        }
+        if (!late.empty())
+            std::printf("   %zu stall%s >= 50 ms; worst %s\n", late.size(), late.size() == 1 ? "" : "s",
+                        bench::StallProbe::describe(late.front()).c_str());
+        std::fflush(stdout);
         frames.clear();
         worstLate = 0;
         liveUpdates = 0;
@@ -239,6 +264,10 @@ int main(int argc, char** argv) {
         waitpid(workload, nullptr, 0);
     }
     std::printf("bench_soak: %s\n", qPrintable(status->text().replace('\n', "\n  ")));
+    std::printf(
+        "bench_soak: %zu event-loop stalls >= 50 ms, %.0f ms in all: the GUI thread ran %.0f ms, waited for "
+        "a CPU %.0f ms, was blocked %.0f ms\n",
+        stallCount, stallMs, stallRunMs, stallWaitMs, stallBlockedMs);
     std::printf("bench_soak: RSS %.1f MiB after start, %.1f MiB peak, %.1f MiB at the end\n", rss0, peakRss,
                 rssMiB());
     if (file.isEmpty()) {
