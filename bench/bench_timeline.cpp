@@ -10,10 +10,15 @@
 // 0: none) of nested calls, --deep-spans spans, painted scrolled to its middle
 // rows at the same zooms; with --lanes, sideband thread lanes (the CPU slices'
 // runs per thread, a sample every --sample-us µs of its run time) painted scrolled to them.
+// --labels picks how span names are drawn, to measure what the label cache buys:
+// cached (the view's way: glyph runs prepared once per name and 8-px width bucket),
+// elide (the elided texts cached per bucket, laid out by drawText every frame) or
+// direct (elidedText to the exact width and drawText for every label, every frame).
 // The targets: smooth, <= 16 ms per frame at every zoom; <= 16 bytes per span.
 // Not a test: run by hand or through `ninja run_bench_timeline`.
 // usage: bench_timeline [--spans N] [--threads T] [--cpus C] [--switches S] [--frames F]
 //                       [--deep D] [--deep-spans N] [--lanes] [--sample-us U]
+//                       [--labels cached|elide|direct]
 #include <QApplication>
 #include <QImage>
 
@@ -70,6 +75,8 @@ int main(int argc, char** argv) {
     int threads = 8, functions = 3000, frames = 5, cpus = 4, deep = 1000;
     bool withLanes = false;
     double sampleUs = 100;
+    TimelineLabels::Mode labelMode = TimelineLabels::Mode::Cached;
+    const char* labelName = "cached";
     for (int i = 1; i < argc; ++i)
         if (!std::strcmp(argv[i], "--lanes")) withLanes = true;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -85,6 +92,20 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--frames")) frames = std::atoi(argv[i + 1]);
         if (!std::strcmp(argv[i], "--cpus")) cpus = std::max(1, std::atoi(argv[i + 1]));
         if (!std::strcmp(argv[i], "--switches")) switches = std::strtoull(argv[i + 1], nullptr, 10);
+        if (!std::strcmp(argv[i], "--labels")) {
+            labelName = argv[i + 1];
+            if (!std::strcmp(labelName, "cached"))
+                labelMode = TimelineLabels::Mode::Cached;
+            else if (!std::strcmp(labelName, "elide"))
+                labelMode = TimelineLabels::Mode::ElideCached;
+            else if (!std::strcmp(labelName, "direct"))
+                labelMode = TimelineLabels::Mode::Direct;
+            else {
+                std::fprintf(stderr, "bench_timeline: --labels %s: expected cached, elide or direct\n",
+                             labelName);
+                return 2;
+            }
+        }
     }
     frames = std::max(frames, 1);
     QApplication app(argc, argv);
@@ -148,8 +169,8 @@ int main(int argc, char** argv) {
         lanes += l.size();
     std::printf(
         "bench_timeline: %zu spans in %d threads, %d functions, %zu CPU slices, %.3f s recorded "
-        "(built in %.0f ms)\n",
-        spans, threads, functions, lanes, double(end - base) / 1e9, since(t0));
+        "(built in %.0f ms); labels %s\n",
+        spans, threads, functions, lanes, double(end - base) / 1e9, since(t0), labelName);
     const double perSpan = spans ? double(spanBytes) / double(spans) : 0;
     // 16-byte packed spans plus a chunk index (one base per chunk) and a side table of wide values.
     std::printf(
@@ -205,6 +226,7 @@ int main(int argc, char** argv) {
     }
 
     TimelineView view;
+    view.labels().setMode(labelMode);
     view.setAsyncSummaries(false);  // measure the summaries here, not on a worker thread
     view.resize(1920, 1080);
     QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
@@ -249,11 +271,10 @@ int main(int argc, char** argv) {
             allPass = allPass && pass;
             std::printf(
                 "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f)  %s  [%llu rects, %llu "
-                "spans "
-                "walked, %llu summary cells, <= %d rects/row]\n",
+                "labels, %llu spans walked, %llu summary cells, <= %d rects/row]\n",
                 prefix, z.name, median, p95, ms.front(), ms.back(), pass ? "PASS" : "BELOW",
-                (unsigned long long)st.rects, (unsigned long long)st.spansWalked,
-                (unsigned long long)st.summaryCells, st.maxRectsPerRow);
+                (unsigned long long)st.rects, (unsigned long long)st.labels,
+                (unsigned long long)st.spansWalked, (unsigned long long)st.summaryCells, st.maxRectsPerRow);
         }
     };
     std::printf(" top of the view (the CPU lanes):\n");
@@ -293,6 +314,7 @@ int main(int argc, char** argv) {
         deepData->begin = deepData->decodedBegin = base;
         deepData->end = deepData->decodedEnd = time;
         TimelineView deepView;
+        deepView.labels().setMode(labelMode);
         deepView.setAsyncSummaries(false);
         deepView.resize(1920, 1080);
         const double built = since(d0);

@@ -59,8 +59,21 @@ const QStaticText* TimelineLabels::find(const QRect& room, uint64_t key) {
     return &l->second;
 }
 
-void TimelineLabels::drawAt(QPainter& p, const QRect& room, const QStaticText& label) const {
+void TimelineLabels::drawAt(QPainter& p, const QRect& room, const QStaticText& label) {
+    if (log_) log_->push_back({room, label.text()});
+    if (mode_ == Mode::ElideCached) {
+        p.drawText(room, Qt::AlignVCenter | Qt::AlignLeft, label.text());
+        return;
+    }
     p.drawStaticText(QPointF(room.x(), room.y() + (room.height() - ascentOffset_) / 2.0), label);
+}
+
+bool TimelineLabels::drawDirect(QPainter& p, const QRect& room, const QString& text) {
+    const QString elided = p.fontMetrics().elidedText(text, Qt::ElideRight, room.width());
+    if (elided.isEmpty()) return false;
+    if (log_) log_->push_back({room, elided});
+    p.drawText(room, Qt::AlignVCenter | Qt::AlignLeft, elided);
+    return true;
 }
 
 }  // namespace auxscope

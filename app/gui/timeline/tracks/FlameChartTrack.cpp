@@ -173,10 +173,11 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
             p.setPen(QColor(20, 20, 20));
             const uint64_t key =
                 !gap ? TimelineLabels::functionKey(function) : TimelineLabels::gapKey(reason);
-            ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), key, [&] {
-                if (!gap) return functionNameOf(&data, function);
-                return reason < 0 ? QString("gap") : QString("gap: ") + gapReasonName(GapReason(reason));
-            });
+            if (ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), key, [&] {
+                    if (!gap) return functionNameOf(&data, function);
+                    return reason < 0 ? QString("gap") : QString("gap: ") + gapReasonName(GapReason(reason));
+                }))
+                ++ctx.frame.labels;
         }
     };
 
