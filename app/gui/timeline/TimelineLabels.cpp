@@ -37,6 +37,7 @@ bool TimelineLabels::known(const QPainter& p, uint64_t key) {
 
 void TimelineLabels::add(uint64_t key, const QString& text) {
     if (full_.size() + labels_.size() >= kMaxEntries) clear();
+    ++laidOut_;
     Full f;
     f.text = text;
     f.width = QFontMetrics(font_).horizontalAdvance(text);
@@ -53,6 +54,7 @@ const QStaticText* TimelineLabels::find(const QRect& room, uint64_t key) {
     auto l = labels_.find(k);
     if (l == labels_.end()) {
         if (full_.size() + labels_.size() >= kMaxEntries) labels_.clear();  // the whole texts stay
+        ++laidOut_;
         const QString elided = QFontMetrics(font_).elidedText(f.text, Qt::ElideRight, bucket * kBucket);
         l = labels_.emplace(k, prepared(elided, font_)).first;
     }

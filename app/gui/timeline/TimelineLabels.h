@@ -71,6 +71,8 @@ public:
     }
     void clear();
     size_t size() const { return labels_.size() + full_.size(); }
+    // Labels laid out so far (texts and elisions made: the cache's misses), for benchmarks.
+    uint64_t laidOut() const { return laidOut_; }
 
 private:
     // Whether `key`'s text is held (in the painter's font: a new font starts the cache again).
@@ -93,6 +95,7 @@ private:
     std::unordered_map<uint64_t, QStaticText> labels_;  // key * 2^12 + bucket -> elided
     int ascentOffset_ = 0;                              // font height, for centring
     Mode mode_ = Mode::Cached;
+    uint64_t laidOut_ = 0;
     std::vector<Drawn>* log_ = nullptr;
 };
 
