@@ -327,6 +327,12 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
                     px0 = x0, px1 = x1, pfn = s.function, pgap = s.isGap(), pindex = list[k];
                 }
                 const uint64_t next = viewBegin + uint64_t((std::floor(x0) + 1) * pxDur) + 1;
+                // The span after next already starts past this pixel (spans about a pixel wide): no
+                // search, nothing to skip.
+                if (k + 2 >= list.size() || startOf(list[k + 2]) >= next) {
+                    ++k;
+                    continue;
+                }
                 size_t lo = k + 1, step = 1;
                 while (lo + step < list.size() && startOf(list[lo + step]) < next) {
                     lo += step;
