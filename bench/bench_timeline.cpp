@@ -10,10 +10,17 @@
 // 0: none) of nested calls, --deep-spans spans, painted scrolled to its middle
 // rows at the same zooms; with --lanes, sideband thread lanes (the CPU slices'
 // runs per thread, a sample every --sample-us µs of its run time) painted scrolled to them.
+// --labels picks how span names are drawn, to measure what the label cache buys:
+// cached (the view's way: glyph runs prepared once per name and 8-px width bucket),
+// elide (the elided texts cached per bucket, laid out by drawText every frame) or
+// direct (elidedText to the exact width and drawText for every label, every frame).
 // The targets: smooth, <= 16 ms per frame at every zoom; <= 16 bytes per span.
-// Not a test: run by hand or through `ninja run_bench_timeline`.
+// Not a test: run by hand or through `ninja run_bench_timeline`. BENCH_TIMELINE_FRAMES=1
+// prints each zooming frame; BENCH_TIMELINE_SAVE=DIR saves each case's last frame (and
+// every tenth zooming one) there, to compare two builds pixel by pixel.
 // usage: bench_timeline [--spans N] [--threads T] [--cpus C] [--switches S] [--frames F]
 //                       [--deep D] [--deep-spans N] [--lanes] [--sample-us U]
+//                       [--labels cached|elide|direct]
 #include <QApplication>
 #include <QImage>
 
@@ -22,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,6 +43,14 @@ using namespace auxscope;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+// The process's CPU time (every thread: Qt's raster engine fills on a pool), in ms: what a
+// frame costs on this machine apart from the waits other processes on its cores make it.
+double cpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
 
 double since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -70,6 +86,8 @@ int main(int argc, char** argv) {
     int threads = 8, functions = 3000, frames = 5, cpus = 4, deep = 1000;
     bool withLanes = false;
     double sampleUs = 100;
+    TimelineLabels::Mode labelMode = TimelineLabels::Mode::Cached;
+    const char* labelName = "cached";
     for (int i = 1; i < argc; ++i)
         if (!std::strcmp(argv[i], "--lanes")) withLanes = true;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -85,6 +103,20 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--frames")) frames = std::atoi(argv[i + 1]);
         if (!std::strcmp(argv[i], "--cpus")) cpus = std::max(1, std::atoi(argv[i + 1]));
         if (!std::strcmp(argv[i], "--switches")) switches = std::strtoull(argv[i + 1], nullptr, 10);
+        if (!std::strcmp(argv[i], "--labels")) {
+            labelName = argv[i + 1];
+            if (!std::strcmp(labelName, "cached"))
+                labelMode = TimelineLabels::Mode::Cached;
+            else if (!std::strcmp(labelName, "elide"))
+                labelMode = TimelineLabels::Mode::ElideCached;
+            else if (!std::strcmp(labelName, "direct"))
+                labelMode = TimelineLabels::Mode::Direct;
+            else {
+                std::fprintf(stderr, "bench_timeline: --labels %s: expected cached, elide or direct\n",
+                             labelName);
+                return 2;
+            }
+        }
     }
     frames = std::max(frames, 1);
     QApplication app(argc, argv);
@@ -148,8 +180,8 @@ int main(int argc, char** argv) {
         lanes += l.size();
     std::printf(
         "bench_timeline: %zu spans in %d threads, %d functions, %zu CPU slices, %.3f s recorded "
-        "(built in %.0f ms)\n",
-        spans, threads, functions, lanes, double(end - base) / 1e9, since(t0));
+        "(built in %.0f ms); labels %s\n",
+        spans, threads, functions, lanes, double(end - base) / 1e9, since(t0), labelName);
     const double perSpan = spans ? double(spanBytes) / double(spans) : 0;
     // 16-byte packed spans plus a chunk index (one base per chunk) and a side table of wide values.
     std::printf(
@@ -205,6 +237,7 @@ int main(int argc, char** argv) {
     }
 
     TimelineView view;
+    view.labels().setMode(labelMode);
     view.setAsyncSummaries(false);  // measure the summaries here, not on a worker thread
     view.resize(1920, 1080);
     QImage image(view.size(), QImage::Format_ARGB32_Premultiplied);
@@ -229,39 +262,91 @@ int main(int argc, char** argv) {
     // Paints `v` at each zoom (centred on the recording's middle), `frames` times.
     auto measure = [&](TimelineView& v, uint64_t b, uint64_t e, const char* prefix,
                        const std::function<void()>& scroll) {
-        for (Zoom z : zooms) {
+        for (const Zoom& z : zooms) {
             const uint64_t w = std::max<uint64_t>(uint64_t(double(e - b) * z.fraction), 1000);
             const uint64_t mid = b + (e - b) / 2;
             v.setVisibleRange(z.fraction >= 1 ? b : mid - w / 2, z.fraction >= 1 ? e : mid + w / 2);
             if (scroll) scroll();
             v.render(&image);  // warm
-            std::vector<double> ms;
+            std::vector<double> ms, cpu;
             for (int f = 0; f < frames; ++f) {
                 auto t = Clock::now();
+                const double c = cpuMs();
                 v.render(&image);
                 ms.push_back(since(t));
+                cpu.push_back(cpuMs() - c);
             }
+            if (const char* dir = std::getenv("BENCH_TIMELINE_SAVE"))
+                image.save(QString("%1/%2%3.png").arg(dir, prefix).arg(int(&z - zooms)));
             std::sort(ms.begin(), ms.end());
+            std::sort(cpu.begin(), cpu.end());
             const double median = ms[ms.size() / 2];
             const double p95 = ms[std::min(ms.size() - 1, size_t(double(ms.size()) * 0.95))];
             const auto& st = v.lastFrame();
             const bool pass = median <= 16.0 && p95 <= 16.0;
             allPass = allPass && pass;
             std::printf(
-                "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f)  %s  [%llu rects, %llu "
-                "spans "
-                "walked, %llu summary cells, <= %d rects/row]\n",
-                prefix, z.name, median, p95, ms.front(), ms.back(), pass ? "PASS" : "BELOW",
-                (unsigned long long)st.rects, (unsigned long long)st.spansWalked,
-                (unsigned long long)st.summaryCells, st.maxRectsPerRow);
+                "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f; CPU median %6.2f)  %s  "
+                "[%llu "
+                "rects, %llu labels, %llu spans walked, %llu summary cells, <= %d rects/row]\n",
+                prefix, z.name, median, p95, ms.front(), ms.back(), cpu[cpu.size() / 2],
+                pass ? "PASS" : "BELOW", (unsigned long long)st.rects, (unsigned long long)st.labels,
+                (unsigned long long)st.spansWalked, (unsigned long long)st.summaryCells, st.maxRectsPerRow);
         }
+    };
+    // A wheel zoom as a person makes it: from the whole recording to 1/10^5 of it, 5 % per frame,
+    // every frame at a new zoom (new label widths: the label cache's misses are in these frames).
+    auto zooming = [&](TimelineView& v, uint64_t b, uint64_t e, const char* prefix,
+                       const std::function<void()>& scroll) {
+        std::vector<double> ms, cpu;
+        uint64_t labels = 0, laidOut = 0, mostLaidOut = 0;
+        const uint64_t mid = b + (e - b) / 2;
+        for (double f = 1.0; f > 1e-5; f *= 0.95) {
+            const uint64_t w = std::max<uint64_t>(uint64_t(double(e - b) * f), 1000);
+            v.setVisibleRange(mid - std::min(w / 2, mid - b), mid - std::min(w / 2, mid - b) + w);
+            if (scroll) scroll();
+            const uint64_t before = v.labels().laidOut();
+            auto t = Clock::now();
+            const double c = cpuMs();
+            v.render(&image);
+            ms.push_back(since(t));
+            cpu.push_back(cpuMs() - c);
+            labels += v.lastFrame().labels;
+            laidOut += v.labels().laidOut() - before;
+            mostLaidOut = std::max(mostLaidOut, v.labels().laidOut() - before);
+            if (const char* dir = std::getenv("BENCH_TIMELINE_SAVE"); dir && ms.size() % 10 == 0)
+                image.save(QString("%1/%2zooming%3.png").arg(dir, prefix).arg(ms.size()));
+            if (std::getenv("BENCH_TIMELINE_FRAMES"))
+                std::printf(
+                    "    %s%.3g: %.2f ms, CPU %.2f, %llu labels, %llu laid out, %llu rects, %llu walked, "
+                    "%llu cells\n",
+                    prefix, f, ms.back(), cpu.back(), (unsigned long long)v.lastFrame().labels,
+                    (unsigned long long)(v.labels().laidOut() - before),
+                    (unsigned long long)v.lastFrame().rects, (unsigned long long)v.lastFrame().spansWalked,
+                    (unsigned long long)v.lastFrame().summaryCells);
+        }
+        const size_t n = ms.size();
+        std::sort(ms.begin(), ms.end());
+        std::sort(cpu.begin(), cpu.end());
+        const double median = ms[n / 2], p95 = ms[std::min(n - 1, size_t(double(n) * 0.95))];
+        const bool pass = median <= 16.0 && p95 <= 16.0;
+        allPass = allPass && pass;
+        std::printf(
+            "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f; CPU median %6.2f, p95 "
+            "%6.2f)  %s  [%zu frames, %.0f "
+            "labels/frame, %.0f laid out/frame, <= %llu]\n",
+            prefix, "zooming in (5 %/frame)", median, p95, ms.front(), ms.back(), cpu[n / 2],
+            cpu[std::min(n - 1, size_t(double(n) * 0.95))], pass ? "PASS" : "BELOW", n,
+            double(labels) / double(n), double(laidOut) / double(n), (unsigned long long)mostLaidOut);
     };
     std::printf(" top of the view (the CPU lanes):\n");
     measure(view, base, end, "", {});
+    zooming(view, base, end, "", {});
     if (withLanes) {
         std::printf(" scrolled to the sideband thread lanes (runs and sample ticks):\n");
         const int32_t tid = data->lanes->threads[data->lanes->threads.size() / 2].tid;
         measure(view, base, end, "lanes ", [&] { view.scrollToThread(tid, -1); });
+        zooming(view, base, end, "lanes ", [&] { view.scrollToThread(tid, -1); });
     }
 
     if (deep > 0) {
@@ -293,6 +378,7 @@ int main(int argc, char** argv) {
         deepData->begin = deepData->decodedBegin = base;
         deepData->end = deepData->decodedEnd = time;
         TimelineView deepView;
+        deepView.labels().setMode(labelMode);
         deepView.setAsyncSummaries(false);
         deepView.resize(1920, 1080);
         const double built = since(d0);
@@ -307,6 +393,7 @@ int main(int argc, char** argv) {
             double(ds.threadBytes) / double(std::max<size_t>(1, ds.spans)), deep / 2,
             deepView.rowY(2000, deep / 2));
         measure(deepView, base, time, "deep ", [&] { deepView.scrollToThread(2000, deep / 2); });
+        zooming(deepView, base, time, "deep ", [&] { deepView.scrollToThread(2000, deep / 2); });
     }
     std::printf("target: smooth = <= 16 ms per frame (median and p95) at every zoom: %s\n",
                 allPass ? "PASS" : "BELOW");

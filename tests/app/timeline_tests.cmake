@@ -15,7 +15,8 @@ add_executable(timeline_depth_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineDepthTest.
 target_link_libraries(timeline_depth_tests PRIVATE auxscope_app Qt6::Test)
 auxscope_add_qt_test(timeline_depth_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 120)
 
-# The label cache the flame charts and CPU lanes draw names with (issue 28: deep stacks).
+# The label cache the flame charts and CPU lanes draw names with (issue 28: deep stacks),
+# and a scene painted with it and with the straightforward path (elidedText + drawText).
 add_executable(timeline_labels_tests ${CMAKE_CURRENT_LIST_DIR}/TimelineLabelsTest.cpp)
 target_link_libraries(timeline_labels_tests PRIVATE auxscope_app Qt6::Test)
 auxscope_add_qt_test(timeline_labels_tests ENVIRONMENT QT_QPA_PLATFORM=offscreen TIMEOUT 60)

@@ -37,6 +37,7 @@ bool TimelineLabels::known(const QPainter& p, uint64_t key) {
 
 void TimelineLabels::add(uint64_t key, const QString& text) {
     if (full_.size() + labels_.size() >= kMaxEntries) clear();
+    ++laidOut_;
     Full f;
     f.text = text;
     f.width = QFontMetrics(font_).horizontalAdvance(text);
@@ -53,14 +54,28 @@ const QStaticText* TimelineLabels::find(const QRect& room, uint64_t key) {
     auto l = labels_.find(k);
     if (l == labels_.end()) {
         if (full_.size() + labels_.size() >= kMaxEntries) labels_.clear();  // the whole texts stay
+        ++laidOut_;
         const QString elided = QFontMetrics(font_).elidedText(f.text, Qt::ElideRight, bucket * kBucket);
         l = labels_.emplace(k, prepared(elided, font_)).first;
     }
     return &l->second;
 }
 
-void TimelineLabels::drawAt(QPainter& p, const QRect& room, const QStaticText& label) const {
+void TimelineLabels::drawAt(QPainter& p, const QRect& room, const QStaticText& label) {
+    if (log_) log_->push_back({room, label.text()});
+    if (mode_ == Mode::ElideCached) {
+        p.drawText(room, Qt::AlignVCenter | Qt::AlignLeft, label.text());
+        return;
+    }
     p.drawStaticText(QPointF(room.x(), room.y() + (room.height() - ascentOffset_) / 2.0), label);
+}
+
+bool TimelineLabels::drawDirect(QPainter& p, const QRect& room, const QString& text) {
+    const QString elided = p.fontMetrics().elidedText(text, Qt::ElideRight, room.width());
+    if (elided.isEmpty()) return false;
+    if (log_) log_->push_back({room, elided});
+    p.drawText(room, Qt::AlignVCenter | Qt::AlignLeft, elided);
+    return true;
 }
 
 }  // namespace auxscope

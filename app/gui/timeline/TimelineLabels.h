@@ -5,11 +5,13 @@
 #include <QStaticText>
 #include <QString>
 
+#include <QRect>
+
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 class QPainter;
-class QRect;
 
 namespace auxscope {
 
@@ -27,6 +29,26 @@ public:
     static constexpr int kBucket = 8;
     static constexpr size_t kMaxEntries = 1 << 15;
 
+    // How labels are drawn. Cached is the view's way; the others are there to measure
+    // what the cache buys (bench_timeline --labels) and as the reference it is checked
+    // against (timeline_labels_tests): Direct is the straightforward path, elided to the
+    // room's exact width with QFontMetrics::elidedText and laid out by drawText on every
+    // draw; ElideCached keeps the elided texts per bucket but lays them out every time.
+    enum class Mode { Cached, ElideCached, Direct };
+    void setMode(Mode mode) {
+        mode_ = mode;
+        clear();
+    }
+    Mode mode() const { return mode_; }
+
+    // A label drawn: its room and its text (as elided). With a log set, every draw()
+    // that inks a label adds one (tests compare what two paths draw).
+    struct Drawn {
+        QRect room;
+        QString text;
+    };
+    void setLog(std::vector<Drawn>* log) { log_ = log; }
+
     // Keys for draw(): functions, gap reasons and threads never share one.
     static uint64_t functionKey(uint32_t function) { return function; }
     static uint64_t gapKey(int reason) { return (uint64_t(1) << 32) | uint32_t(reason); }
@@ -36,14 +58,21 @@ public:
     // vertically centred in `room`, elided on the right to fit its width, in the
     // painter's font and pen.
     // `text` runs only when the key is new: a frame of cached labels makes no strings.
+    // Returns whether a label was drawn (false: the room is too narrow for any).
     template <typename MakeText>
-    void draw(QPainter& p, const QRect& room, uint64_t key, const MakeText& text) {
-        if (room.width() <= 0) return;
+    bool draw(QPainter& p, const QRect& room, uint64_t key, const MakeText& text) {
+        if (room.width() <= 0) return false;
+        if (mode_ == Mode::Direct) return drawDirect(p, room, text());
         if (!known(p, key)) add(key, text());
-        if (const QStaticText* label = find(room, key)) drawAt(p, room, *label);
+        const QStaticText* label = find(room, key);
+        if (!label) return false;
+        drawAt(p, room, *label);
+        return true;
     }
     void clear();
     size_t size() const { return labels_.size() + full_.size(); }
+    // Labels laid out so far (texts and elisions made: the cache's misses), for benchmarks.
+    uint64_t laidOut() const { return laidOut_; }
 
 private:
     // Whether `key`'s text is held (in the painter's font: a new font starts the cache again).
@@ -52,7 +81,8 @@ private:
     // The prepared label of a known `key` for `room` (elided to its bucket, made on first use);
     // nullptr when the room is too narrow for any.
     const QStaticText* find(const QRect& room, uint64_t key);
-    void drawAt(QPainter& p, const QRect& room, const QStaticText& label) const;
+    void drawAt(QPainter& p, const QRect& room, const QStaticText& label);
+    bool drawDirect(QPainter& p, const QRect& room, const QString& text);
 
     struct Full {
         QString text;
@@ -64,6 +94,9 @@ private:
     std::unordered_map<uint64_t, Full> full_;           // key -> the whole text
     std::unordered_map<uint64_t, QStaticText> labels_;  // key * 2^12 + bucket -> elided
     int ascentOffset_ = 0;                              // font height, for centring
+    Mode mode_ = Mode::Cached;
+    uint64_t laidOut_ = 0;
+    std::vector<Drawn>* log_ = nullptr;
 };
 
 }  // namespace auxscope

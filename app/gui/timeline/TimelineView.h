@@ -203,6 +203,8 @@ public:
     // Last frame's work, for benchmarks and tests.
     using FrameStats = TimelineFrameStats;
     const FrameStats& lastFrame() const { return frame_; }
+    // The names drawn in spans and slices (for benchmarks and tests: its mode and log).
+    TimelineLabels& labels() { return labels_; }
     // The summaries built with the data (for benchmarks): time taken and heap bytes.
     using SummaryStats = TimelineSummaryStats;
     const SummaryStats& summaryStats() const { return summaries_.stats; }

@@ -191,8 +191,9 @@ void CpuTrack::paintLane(TrackPaintContext& ctx, int y) const {
             if (w.rect.width() >= kLabelMinWidth) {
                 p.setPen(QColor(20, 20, 20));
                 const QRect visible = w.rect.intersected(QRect(kLabelWidth, y, W, height));
-                ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), TimelineLabels::threadKey(w.tid),
-                                [&] { return QString("%1 %2").arg(nameOf(w.tid)).arg(w.tid); });
+                if (ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), TimelineLabels::threadKey(w.tid),
+                                    [&] { return QString("%1 %2").arg(nameOf(w.tid)).arg(w.tid); }))
+                    ++ctx.frame.labels;
             }
         }
     }

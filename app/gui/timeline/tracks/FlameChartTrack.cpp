@@ -173,10 +173,11 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
             p.setPen(QColor(20, 20, 20));
             const uint64_t key =
                 !gap ? TimelineLabels::functionKey(function) : TimelineLabels::gapKey(reason);
-            ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), key, [&] {
-                if (!gap) return functionNameOf(&data, function);
-                return reason < 0 ? QString("gap") : QString("gap: ") + gapReasonName(GapReason(reason));
-            });
+            if (ctx.labels.draw(p, visible.adjusted(3, 0, -2, 0), key, [&] {
+                    if (!gap) return functionNameOf(&data, function);
+                    return reason < 0 ? QString("gap") : QString("gap: ") + gapReasonName(GapReason(reason));
+                }))
+                ++ctx.frame.labels;
         }
     };
 
@@ -257,7 +258,29 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
         }
         // Depths too sparse to summarize (a deep stack's rare frames): their spans
         // in view, merged where narrower than a pixel, skipping to the next pixel
-        // column past those that merge anyway.
+        // column past those that merge anyway. Zoomed out a little from where the
+        // spans are walked, a deep stack's rows hold thousands of spans a pixel or
+        // two wide each: those of a few pixels go into the row's image (painted
+        // after the row, as the summarized rows' narrow runs are), the wider ones
+        // are filled and clear the image under them, so what is drawn last wins as
+        // when each is filled in turn.
+        auto put = [&](int d, int a, int b, uint32_t function, bool gap, size_t index, bool merged,
+                       bool label) {
+            const bool isSelected = selected.kind == TimelineHit::ThreadSpan && selected.tid == th.tid &&
+                                    !merged && selected.index == index && index != SIZE_MAX;
+            const int from = std::max(0, a), to = std::min(W, std::max(a + 1, b));
+            if (b - a >= kNarrowRun || gap || isSelected) {
+                for (int x = from; x < to; ++x)
+                    narrow[size_t(x)] = 0;
+                fill(d, a, b, function, gap, index, merged, label);
+                return;
+            }
+            const QRgb c = shownRgb(function);
+            for (int x = from; x < to; ++x)
+                narrow[size_t(x)] = c;
+            ++ctx.frame.rects;
+            ++rectsInRow[size_t(d)];
+        };
         for (int d = firstRow; d <= lastRow && size_t(d) < lod.sparse.size(); ++d) {
             const std::vector<uint32_t>& list = lod.sparse[size_t(d)];
             if (list.empty() || !cells[size_t(d)].empty()) continue;  // painted from its cells
@@ -273,8 +296,8 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
             size_t pindex = 0;
             auto flushRow = [&] {
                 if (pending)
-                    fill(d, int(std::floor(px0)), std::max(int(std::floor(px0)) + 1, int(std::ceil(px1))),
-                         pfn, pgap, pindex, pmerged, !pmerged);
+                    put(d, int(std::floor(px0)), std::max(int(std::floor(px0)) + 1, int(std::ceil(px1))), pfn,
+                        pgap, pindex, pmerged, !pmerged);
                 pending = false;
             };
             while (k < list.size()) {
@@ -289,8 +312,8 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
                 const double x1 = std::min(W + 2.0, (double(s.end) - double(viewBegin)) / pxDur);
                 if (x1 - x0 >= 1) {
                     flushRow();
-                    fill(d, int(std::floor(x0)), int(std::ceil(x1)), s.function, s.isGap(), list[k], false,
-                         true);
+                    put(d, int(std::floor(x0)), int(std::ceil(x1)), s.function, s.isGap(), list[k], false,
+                        true);
                     ++k;
                     continue;
                 }
@@ -304,6 +327,12 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
                     px0 = x0, px1 = x1, pfn = s.function, pgap = s.isGap(), pindex = list[k];
                 }
                 const uint64_t next = viewBegin + uint64_t((std::floor(x0) + 1) * pxDur) + 1;
+                // The span after next already starts past this pixel (spans about a pixel wide): no
+                // search, nothing to skip.
+                if (k + 2 >= list.size() || startOf(list[k + 2]) >= next) {
+                    ++k;
+                    continue;
+                }
                 size_t lo = k + 1, step = 1;
                 while (lo + step < list.size() && startOf(list[lo + step]) < next) {
                     lo += step;
@@ -327,6 +356,8 @@ void FlameChartTrack::paintRows(TrackPaintContext& ctx, int firstRow, int lastRo
                 }
             }
             flushRow();
+            paintColumns(p, kLabelWidth, y0 + d * kRowHeight, kRowHeight - 1, narrow, nullptr);
+            std::fill(narrow.begin(), narrow.end(), 0);
         }
     } else {
         // Walk the spans in view, per row merging what is narrower than a pixel.

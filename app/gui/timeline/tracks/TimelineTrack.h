@@ -40,6 +40,7 @@ struct TimelineFrameStats {
     uint64_t spansWalked = 0;   // spans read from stores
     uint64_t summaryCells = 0;  // summary cells read
     int maxRectsPerRow = 0;     // the most rectangles in one flame-chart row
+    uint64_t labels = 0;        // names drawn in spans and CPU slices
 };
 
 // What a track paints with: the window in view over the plot's width, the data, its
