@@ -42,7 +42,13 @@ public:
         double atSeconds = 0;  // since the probe started
         double ms = 0;         // from the last beat before it to the first after it
         double runMs = 0, waitMs = 0, blockedMs = 0;
+        // The GUI thread's state read every 2 ms since the last beat (its stat and
+        // syscall files): time seen asleep in futex (a lock, a semaphore, a
+        // condition), in poll/epoll (the event loop's own wait, or a wait for the
+        // X server's reply), in another system call.
+        double sleepFutexMs = 0, sleepPollMs = 0, sleepOtherMs = 0;
         std::vector<std::vector<void*>> stacks;  // the GUI thread's, sampled during it
+        std::vector<char> asleep;                // per stack: the thread slept when it was asked for it
         // Where it lasted over 100 ms with the GUI thread asleep: every other
         // thread of the process, once (who held what the GUI thread waited for).
         struct Thread {
@@ -93,50 +99,62 @@ public:
         return out;
     }
 
-    // What the GUI thread was waiting on while blocked, from its stack samples:
-    // the allocator's arena lock (another thread inside malloc/free holds it),
-    // Qt's raster engine waiting for the segments its GUI thread pool paints,
-    // or anything else. blockedMs of a stall split by its samples' shares.
-    struct BlockedSplit {
-        double allocatorLockMs = 0, qtPaintThreadsMs = 0, otherMs = 0;
-    };
-    static BlockedSplit splitBlocked(const Stall& s) {
-        BlockedSplit out;
-        if (s.stacks.empty()) {
-            out.otherMs = s.blockedMs;
-            return out;
+    // What the GUI thread waited on while it slept, from the stack samples taken
+    // while it slept: each such sample's wait named by its innermost frames that
+    // are not the waiting itself (futex, lock and syscall wrappers), e.g.
+    // "__libc_free <- QTextEngine::freeMemory" (the allocator's arena lock) or
+    // "QSemaphore::acquire <- ..." (Qt's raster engine waiting for its paint
+    // threads). A stall's blocked time is shared among its sleeping samples.
+    static void addBlockedWaits(const Stall& s, std::map<std::string, double>& msByWait) {
+        int sleeping = 0;
+        for (size_t i = 0; i < s.stacks.size(); ++i)
+            sleeping += i < s.asleep.size() && s.asleep[i];
+        if (!sleeping) {
+            msByWait["(no sample while asleep)"] += s.blockedMs;
+            return;
         }
-        int lock = 0, paint = 0;
-        for (const auto& st : s.stacks) {
-            bool lockWait = false, allocator = false, semaphore = false;
-            for (size_t i = 0; i < st.size() && i < 8; ++i) {
-                const std::string& name = symbolizeCached(st[i]);
-                lockWait = lockWait || name.rfind("__lll_lock_wait_private", 0) == 0;
-                allocator = allocator || name.rfind("__libc_free", 0) == 0 || name.rfind("malloc", 0) == 0 ||
-                            name.rfind("__libc_malloc", 0) == 0 || name.rfind("realloc", 0) == 0 ||
-                            name.rfind("__libc_realloc", 0) == 0 || name.rfind("operator new", 0) == 0;
-                semaphore = semaphore || name.rfind("QSemaphore::acquire", 0) == 0;
-            }
-            if (lockWait && allocator)
-                ++lock;
-            else if (semaphore)
-                ++paint;
+        for (size_t i = 0; i < s.stacks.size(); ++i) {
+            if (i >= s.asleep.size() || !s.asleep[i]) continue;
+            msByWait[waitName(s.stacks[i])] += s.blockedMs / sleeping;
         }
-        const double n = double(s.stacks.size());
-        out.allocatorLockMs = s.blockedMs * lock / n;
-        out.qtPaintThreadsMs = s.blockedMs * paint / n;
-        out.otherMs = s.blockedMs - out.allocatorLockMs - out.qtPaintThreadsMs;
-        return out;
+    }
+    static std::string waitName(const std::vector<void*>& stack) {
+        static const char* const generic[] = {"syscall",   "__lll_",     "futex", "__futex", "pthread_",
+                                              "__pthread", "___pthread", "__GI_", "__poll",  "poll ",
+                                              "ppoll",     "__libc_",    "_int_"};
+        std::string out;
+        int named = 0;
+        bool lockWait = false;
+        for (size_t i = 0; i < stack.size() && i < 16 && named < 2; ++i) {
+            const std::string& name = symbolizeCached(stack[i]);
+            if (name.empty() || name.compare(name.size() - 2, 2, " ?") == 0) continue;
+            lockWait = lockWait || name.rfind("__lll_lock_wait", 0) == 0;
+            bool skip = false;
+            for (const char* g : generic)
+                skip = skip || name.rfind(g, 0) == 0;
+            // The allocator's own entry points name the wait (its arena lock).
+            if (name.rfind("__libc_free", 0) == 0 || name.rfind("__libc_malloc", 0) == 0 ||
+                name.rfind("__libc_realloc", 0) == 0)
+                skip = false;
+            if (skip) continue;
+            std::string fn = name.substr(0, name.rfind(" ("));
+            if (const size_t paren = fn.find('('); paren != std::string::npos) fn = fn.substr(0, paren);
+            out += (named ? " <- " : "") + fn;
+            ++named;
+        }
+        if (out.empty()) out = "(no symbol)";
+        return (lockWait ? "[lock] " : "") + out;
     }
 
     // One line for a stall: its split and, when it has stack samples, the frames
     // that most of them share (innermost first, library frames shortened).
     static std::string describe(const Stall& s) {
-        char head[256];
+        char head[320];
         std::snprintf(
             head, sizeof head,
-            "stall %.0f ms at t=%.0f s: GUI thread ran %.0f ms, waited for a CPU %.0f ms, blocked %.0f ms",
-            s.ms, s.atSeconds, s.runMs, s.waitMs, s.blockedMs);
+            "stall %.0f ms at t=%.0f s: GUI thread ran %.0f ms, waited for a CPU %.0f ms, blocked %.0f ms "
+            "(seen asleep in futex %.0f ms, in poll %.0f ms, elsewhere %.0f ms)",
+            s.ms, s.atSeconds, s.runMs, s.waitMs, s.blockedMs, s.sleepFutexMs, s.sleepPollMs, s.sleepOtherMs);
         std::string out = head;
         if (s.stacks.empty()) return out;
         // The frames most samples share (the path from the event loop down to
@@ -259,6 +277,7 @@ private:
         const int slot = p->sampleCount_.load(std::memory_order_relaxed);
         if (slot >= kMaxSamples) return;
         Sample& s = p->samples_[slot];
+        s.asleep = p->guiAsleepWhenAsked_.load(std::memory_order_acquire);
         s.depth = backtrace(s.pcs, kDepth);
         p->sampleCount_.store(slot + 1, std::memory_order_release);
     }
@@ -269,9 +288,26 @@ private:
         bool othersTaken = false;
         std::vector<Stall::Thread> othersOf;  // the current stall's
         const pid_t self = pid_t(syscall(SYS_gettid));
+        double futexMs = 0, pollMs = 0, otherMs = 0;  // since the last beat
+        int64_t lastT = now(), lastSeenBeat = 0;
         while (!stop_.load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
             const int64_t t = now(), beat = lastBeat_.load(std::memory_order_acquire);
+            if (!stallFrom && beat != lastSeenBeat) {
+                futexMs = pollMs = otherMs = 0;
+                lastSeenBeat = beat;
+            }
+            if (guiAsleep()) {
+                const double dt = double(t - lastT) / 1e6;
+                const long nr = std::atol(readTask(gui_, "syscall").c_str());
+                if (nr == SYS_futex)
+                    futexMs += dt;
+                else if (nr == SYS_poll || nr == SYS_ppoll || nr == SYS_epoll_wait || nr == SYS_epoll_pwait)
+                    pollMs += dt;
+                else
+                    otherMs += dt;
+            }
+            lastT = t;
             if (!stallFrom) {
                 if (t - beat < threshold_) {
                     before = schedstat();  // the split counts from a moment the loop was alive
@@ -292,11 +328,17 @@ private:
                 s.runMs = double(after.run - before.run) / 1e6;
                 s.waitMs = double(after.wait - before.wait) / 1e6;
                 s.blockedMs = std::max(0.0, s.ms - s.runMs - s.waitMs);
+                s.sleepFutexMs = futexMs;
+                s.sleepPollMs = pollMs;
+                s.sleepOtherMs = otherMs;
+                futexMs = pollMs = otherMs = 0;
+                lastSeenBeat = beat;
                 const int n = std::min(sampleCount_.load(std::memory_order_acquire), kMaxSamples);
                 for (int i = 0; i < n; ++i) {
                     // Skip the handler's own frames (this function and the signal trampoline).
                     const Sample& smp = samples_[i];
                     s.stacks.emplace_back(smp.pcs + std::min(2, smp.depth), smp.pcs + smp.depth);
+                    s.asleep.push_back(smp.asleep);
                 }
                 const int m = std::min(otherCount_.load(std::memory_order_acquire), kMaxOthers);
                 for (auto& th : othersOf)
@@ -339,6 +381,7 @@ private:
                 }
             }
             if (t >= nextSample && sampleCount_.load() < kMaxSamples) {
+                guiAsleepWhenAsked_.store(guiAsleep(), std::memory_order_release);
                 pthread_kill(guiThread_, SIGPROF);
                 nextSample = t + sampleEvery_;
             }
@@ -378,6 +421,7 @@ private:
         void* pcs[kDepth];
         int depth = 0;
         pid_t tid = 0;
+        bool asleep = false;
         std::atomic<bool> done{false};
     };
     static inline StallProbe* instance_ = nullptr;
@@ -391,6 +435,7 @@ private:
     std::atomic<int> sampleCount_{0};
     Sample samples_[kMaxSamples];
     std::atomic<int> otherCount_{0};
+    std::atomic<bool> guiAsleepWhenAsked_{false};
     Sample others_[kMaxOthers];
     std::mutex mutex_;
     std::vector<Stall> done_;

@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -200,7 +201,8 @@ int main(int argc, char** argv) {
         stalls.beat();
     });
     double stallMs = 0, stallRunMs = 0, stallWaitMs = 0, stallBlockedMs = 0;
-    bench::StallProbe::BlockedSplit blockedOn;
+    double sleepFutexMs = 0, sleepPollMs = 0, sleepOtherMs = 0;
+    std::map<std::string, double> blockedOn;  // ms the GUI thread slept, by what it waited on
     size_t stallCount = 0;
     probe.start(10);
     // The live timeline's updates (each new TimelineData shown): its rate per interval.
@@ -235,10 +237,10 @@ int main(int argc, char** argv) {
             stallRunMs += st.runMs;
             stallWaitMs += st.waitMs;
             stallBlockedMs += st.blockedMs;
-            const auto split = bench::StallProbe::splitBlocked(st);
-            blockedOn.allocatorLockMs += split.allocatorLockMs;
-            blockedOn.qtPaintThreadsMs += split.qtPaintThreadsMs;
-            blockedOn.otherMs += split.otherMs;
+            sleepFutexMs += st.sleepFutexMs;
+            sleepPollMs += st.sleepPollMs;
+            sleepOtherMs += st.sleepOtherMs;
+            bench::StallProbe::addBlockedWaits(st, blockedOn);
         }
         if (!late.empty())
             std::printf("   %zu stall%s >= 50 ms; worst %s\n", late.size(), late.size() == 1 ? "" : "s",
@@ -268,6 +270,19 @@ int main(int argc, char** argv) {
         "bench_soak: %zu event-loop stalls >= 50 ms, %.0f ms in all: the GUI thread ran %.0f ms, waited for "
         "a CPU %.0f ms, was blocked %.0f ms\n",
         stallCount, stallMs, stallRunMs, stallWaitMs, stallBlockedMs);
+    {
+        std::vector<std::pair<double, std::string>> waits;
+        for (const auto& [what, ms] : blockedOn)
+            waits.emplace_back(ms, what);
+        std::sort(waits.rbegin(), waits.rend());
+        std::printf(
+            "bench_soak: seen asleep in those stalls: in futex %.0f ms, in poll %.0f ms, elsewhere %.0f ms\n",
+            sleepFutexMs, sleepPollMs, sleepOtherMs);
+        std::printf(
+            "bench_soak: what the GUI thread slept on in those stalls (ms; [lock]: a lock's wait):\n");
+        for (size_t i = 0; i < waits.size() && i < 12; ++i)
+            std::printf("  %8.0f  %s\n", waits[i].first, waits[i].second.c_str());
+    }
     std::printf("bench_soak: RSS %.1f MiB after start, %.1f MiB peak, %.1f MiB at the end\n", rss0, peakRss,
                 rssMiB());
     if (file.isEmpty()) {
