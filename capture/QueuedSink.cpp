@@ -145,7 +145,10 @@ bool QueuedSink::roomFor(size_t lost, size_t payload) {
 }
 
 void QueuedSink::noteBacklog() {
-    const uint64_t used = queue_.usedBytes() + (spill_ ? spill_->usedBytes() : 0);
+    const uint64_t spilled = spill_ ? spill_->usedBytes() : 0;
+    if (spilled > maxSpilled_.load(std::memory_order_relaxed))
+        maxSpilled_.store(spilled, std::memory_order_relaxed);
+    const uint64_t used = queue_.usedBytes() + spilled;
     if (used > maxBacklog_.load(std::memory_order_relaxed))
         maxBacklog_.store(used, std::memory_order_relaxed);
     const size_t q = queue_.usedBytes();
@@ -601,6 +604,7 @@ QueuedSink::Stats QueuedSink::stats() const {
         st.spillProducerMaps = spill_->producerMaps();
     }
     st.spillRuns = spillRuns_.load(std::memory_order_relaxed);
+    st.maxSpilledBytes = maxSpilled_.load(std::memory_order_relaxed);
     st.auxCopiedChunks = auxCopiedChunks_.load(std::memory_order_relaxed);
     st.auxCopiedBytes = auxCopiedBytes_.load(std::memory_order_relaxed);
     st.heldBackAtBudget = heldBackAtBudget_.load(std::memory_order_relaxed);

@@ -121,7 +121,8 @@ public:
         // The writer backlog: entry bytes held in the queue and the spill now, their
         // high-water mark, and the budget (queue capacity when there is no spill).
         uint64_t backlogBytes = 0, maxBacklogBytes = 0, backlogBudget = 0;
-        uint64_t spillHeldBytes = 0, maxSpillHeldBytes = 0;  // spill chunk memory
+        uint64_t spillHeldBytes = 0, maxSpillHeldBytes = 0;  // spill chunk memory (in use and spare)
+        uint64_t maxSpilledBytes = 0;                        // high-water mark of entry bytes in the spill
         uint64_t spillRuns = 0;                              // times entries started going to the spill
         uint64_t spillProducerMaps = 0;                      // spill chunks the drain thread mapped itself
         uint64_t auxCopiedChunks = 0, auxCopiedBytes = 0;    // AUX bytes copied into the backlog
@@ -234,7 +235,7 @@ private:
         uint64_t offset = 0;
         bool copy = false;
     } auxChoice_;  // hasAuxRoom()'s choice, for the onAux() that follows
-    std::atomic<uint64_t> maxBacklog_{0}, spillRuns_{0}, heldBackAtBudget_{0};
+    std::atomic<uint64_t> maxBacklog_{0}, maxSpilled_{0}, spillRuns_{0}, heldBackAtBudget_{0};
     std::atomic<uint64_t> auxCopiedChunks_{0}, auxCopiedBytes_{0};
     std::atomic<uint64_t> queuedRecords_{0}, queuedBytes_{0}, maxQueued_{0};
     std::atomic<uint64_t> queuedAuxChunks_{0}, queuedAuxBytes_{0};

@@ -893,9 +893,10 @@ int runRecordCommand(const std::vector<std::string>& args) {
                              : " (nothing dropped by auxscope)");
             line << "\nperf.data: writer backlog peak " << human(double(rep.maxBacklogBytes)) << " of "
                  << human(double(rep.backlogBudget)) << " budget";
-            if (rep.maxSpillBytes)
-                line << " (" << human(double(rep.maxSpillBytes)) << " of it spilled beyond the "
-                     << human(double(rep.queueCapacity)) << " queue)";
+            if (rep.spillRuns)
+                line << " (up to " << human(double(rep.maxSpilledBytes)) << " of it spilled beyond the "
+                     << human(double(rep.queueCapacity)) << " queue, " << human(double(rep.maxSpillMemory))
+                     << " of spill memory)";
             if (rep.auxCopiedBytes)
                 line << ", " << human(double(rep.auxCopiedBytes)) << " of AUX data copied into it";
             const auto total = summary.total();

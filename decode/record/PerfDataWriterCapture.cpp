@@ -235,7 +235,9 @@ Expected<void> PerfDataWriterCapture::finish() {
     rep.maxQueuedBytes = st.maxQueuedBytes;
     rep.maxBacklogBytes = st.maxBacklogBytes;
     rep.backlogBudget = st.backlogBudget;
-    rep.maxSpillBytes = st.maxSpillHeldBytes;
+    rep.maxSpilledBytes = st.maxSpilledBytes;
+    rep.maxSpillMemory = st.maxSpillHeldBytes;
+    rep.spillRuns = st.spillRuns;
     rep.auxCopiedBytes = st.auxCopiedBytes;
     rep.heldBackAtBudget = st.heldBackAtBudget;
     return result;

@@ -85,7 +85,8 @@ struct PerfDataWriterCaptureReport {
     // The writer backlog (queue and spill): its high-water mark and budget in bytes,
     // AUX bytes copied into it, and the times records or AUX bytes were left in the
     // kernel's rings because the whole budget was in use.
-    uint64_t maxBacklogBytes = 0, backlogBudget = 0, maxSpillBytes = 0, auxCopiedBytes = 0;
+    uint64_t maxBacklogBytes = 0, backlogBudget = 0, auxCopiedBytes = 0;
+    uint64_t maxSpilledBytes = 0, maxSpillMemory = 0, spillRuns = 0;  // the part beyond the queue
     uint64_t heldBackAtBudget = 0;
     double synthesisSeconds = 0;  // time spent in open() reading /proc
     std::vector<std::string> notes;
