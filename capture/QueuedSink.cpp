@@ -104,14 +104,14 @@ void QueuedSink::start() {
             for (;;) {
                 const uint32_t seen = spareWake_.load(std::memory_order_acquire);
                 if (stopping_.load(std::memory_order_acquire)) return;
-                spill_->prepareSpares(2);
+                spill_->prepareSpares(kSpareChunks);
                 spareWake_.wait(seen, std::memory_order_acquire);
             }
         });
 }
 
 void QueuedSink::requestSpares() {
-    if (!spill_ || !spareThread_.joinable() || spill_->spares() >= 2) return;
+    if (!spill_ || !spareThread_.joinable() || spill_->spares() >= kSpareChunks) return;
     spareWake_.fetch_add(1, std::memory_order_release);
     spareWake_.notify_one();
 }

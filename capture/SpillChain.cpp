@@ -43,13 +43,34 @@ size_t SpillChain::maxPayload() const {
 }
 
 SpillChain::Chunk* SpillChain::mapChunk() {
-    void* p = mmap(nullptr, chunkBytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
+    // Reserve the chunk within the budget first: the producer and prepareSpares()
+    // may both be mapping one.
+    size_t held = chunks_.load(std::memory_order_acquire);
+    do {
+        if (held >= maxChunks_) return nullptr;
+    } while (!chunks_.compare_exchange_weak(held, held + 1, std::memory_order_acq_rel));
+    // Aligned to 2 MiB so that transparent huge pages back it: 4 page faults for
+    // 8 MiB instead of 2048 (the excess address space is given back at once).
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t extra = chunkBytes_ >= kHuge ? kHuge : 0;
+    void* m = mmap(nullptr, chunkBytes_ + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+        chunks_.fetch_sub(1, std::memory_order_acq_rel);
+        return nullptr;
+    }
+    auto* base = static_cast<uint8_t*>(m);
+    uint8_t* p = base;
+    if (extra) {
+        p = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) & ~(kHuge - 1));
+        if (p > base) munmap(base, size_t(p - base));
+        if (const size_t tail = size_t(base + chunkBytes_ + extra - (p + chunkBytes_)))
+            munmap(p + chunkBytes_, tail);
+    }
     (void)madvise(p, chunkBytes_, MADV_HUGEPAGE);
     auto* c = new (p) Chunk;
     c->data = static_cast<uint8_t*>(p) + kChunkHeader;
     c->capacity = chunkBytes_ - kChunkHeader;
-    const size_t n = chunks_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const size_t n = held + 1;
     size_t peak = peakChunks_.load(std::memory_order_relaxed);
     while (n > peak && !peakChunks_.compare_exchange_weak(peak, n, std::memory_order_relaxed)) {
     }
@@ -68,7 +89,6 @@ void SpillChain::prepareSpares(size_t n) {
             std::lock_guard lock(spareMutex_);
             if (spares_.size() >= n) return;
         }
-        if (chunks_.load(std::memory_order_acquire) >= maxChunks_) return;
         Chunk* c = mapChunk();
         if (!c) return;
         // Backed now, here, so the producer does not take the page faults.
@@ -89,7 +109,6 @@ SpillChain::Chunk* SpillChain::takeChunk() {
             return c;
         }
     }
-    if (chunks_.load(std::memory_order_acquire) >= maxChunks_) return nullptr;
     Chunk* c = mapChunk();
     if (c) producerMaps_.fetch_add(1, std::memory_order_relaxed);
     return c;

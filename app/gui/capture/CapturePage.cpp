@@ -742,6 +742,8 @@ void CapturePage::refreshHelper() {
         f.fileBytes = rep->fileBytes;
         f.auxBytes = rep->auxBytes;
         f.heldBack = rep->recordsHeldBack + rep->auxHeldBack;
+        f.maxBacklog = rep->maxBacklogBytes;
+        f.backlogBudget = rep->backlogBudget;
         finishing_ = true;
         fileFinished(QString::fromStdString(rep->fileError), f);
     }
