@@ -106,6 +106,7 @@ struct Options {
     int pages = 128;  // perf's default data ring for root: 128 pages = 512 KiB per CPU
     bool warmup = true;
     bool verbose = false;
+    bool onlyPairs = false;  // only the file-writing pairs: perf -r 1 -o FILE, auxscope -o FILE (both rings)
 };
 
 void usage(FILE* f) {
@@ -120,6 +121,8 @@ void usage(FILE* f) {
                  "                    perf's default for root)\n"
                  "  --tmpdir DIR      where perf.data and scratch files go (default $TMPDIR or /tmp)\n"
                  "  --no-warmup       skip the short untimed warm-up run of every configuration\n"
+                 "  --only-pairs      run only perf record -r 1 -o FILE and auxscope record -o FILE\n"
+                 "                    (same ring and default ring): the loss pairs, quicker\n"
                  "  --verbose         print each run's command and the tracers' messages\n",
                  AUXSCOPE_BENCH_AUXSCOPE, AUXSCOPE_BENCH_WORKLOAD);
 }
@@ -172,6 +175,8 @@ std::optional<Options> parseOptions(int argc, char** argv) {
             o.warmup = false;
         } else if (a == "--verbose") {
             o.verbose = true;
+        } else if (a == "--only-pairs") {
+            o.onlyPairs = true;
         } else {
             std::fprintf(stderr, "bench_record: unknown option %s\n", a.c_str());
             usage(stderr);
@@ -413,6 +418,9 @@ struct AuxscopeSummary {
     std::string error;
     uint64_t samples = 0, lostRecords = 0, lostSamples = 0, kernelLost = 0, ringBytes = 0;
     uint64_t sinkLost = 0;  // records the perf.data writer dropped (sink_lost[].records)
+    // The file writer's backlog (output object, -o FILE only): peak and budget in
+    // bytes, and the times records waited in the kernel's rings at the budget.
+    std::optional<uint64_t> backlogPeak, backlogBudget, heldBackAtBudget;
     int commandExitStatus = -1;
     std::string messages;  // the raw JSON array, "[]" when empty
 };
@@ -442,6 +450,11 @@ AuxscopeSummary parseAuxscopeJson(const std::string& json) {
         for (size_t at = json.find("\"records\":", sl); at != std::string::npos && at < end;
              at = json.find("\"records\":", at + 1))
             if (auto v = jsonNumberAfter(json, at, "records")) s.sinkLost += *v;
+    }
+    if (auto out = json.find("\"output\":{"); out != std::string::npos) {
+        s.backlogPeak = jsonNumberAfter(json, out, "writer_backlog_peak");
+        s.backlogBudget = jsonNumberAfter(json, out, "writer_backlog_budget");
+        s.heldBackAtBudget = jsonNumberAfter(json, out, "held_back_at_budget");
     }
     if (auto m = json.find("\"messages\":", total); m != std::string::npos) {
         auto close = json.find(']', m);
@@ -476,6 +489,7 @@ struct RunResult {
     double loopSeconds = 0;
     double tracerCpuSeconds = 0;
     std::optional<uint64_t> lost, kernelLost, samples;
+    std::optional<uint64_t> backlogPeak, backlogBudget, heldBackAtBudget;  // auxscope -o FILE
     uint64_t ringBytes = 0;
     bool normalPriority = false;     // auxscope said its drain thread could not take SCHED_FIFO
     std::vector<std::string> notes;  // warnings worth showing even when the run counts
@@ -645,6 +659,9 @@ RunResult Bench::run(const Config& cfg, long calls) {
             if (a.sinkLost) r.notes.push_back("file writer dropped " + std::to_string(a.sinkLost));
             r.samples = a.samples;
             r.ringBytes = a.ringBytes;
+            r.backlogPeak = a.backlogPeak;
+            r.backlogBudget = a.backlogBudget;
+            r.heldBackAtBudget = a.heldBackAtBudget;
             if (a.lostSamples) r.notes.push_back("lost_samples " + std::to_string(a.lostSamples));
             if (a.kernelLost != a.lostRecords)
                 r.notes.push_back("kernel_lost " + std::to_string(a.kernelLost) + " != lost_records " +
@@ -756,7 +773,9 @@ int main(int argc, char** argv) {
     bool failed = false;
     if (o.warmup) {
         // Untimed: page in the binaries and libraries, let the tools mount and scan tracefs.
-        for (auto& cfg : configs) {
+        for (size_t i = 0; i < configs.size(); ++i) {
+            const Config& cfg = configs[i];
+            if (o.onlyPairs && i != kPerfRt && i != kAuxFile && i != kAuxFileDefault) continue;
             RunResult r = bench.run(cfg, 1000);
             if (!r.ok) {
                 std::printf("warm-up %-36s FAILED: %s\n", cfg.label.c_str(), r.error.c_str());
@@ -776,6 +795,7 @@ int main(int argc, char** argv) {
         // always runs right after the same other one.
         for (size_t k = 0; k < configs.size(); ++k) {
             size_t i = (k + size_t(round)) % configs.size();
+            if (o.onlyPairs && i != kPerfRt && i != kAuxFile && i != kAuxFileDefault) continue;
             RunResult r = bench.run(configs[i], o.calls);
             printRun(round + 1, configs[i], r);
             if (!r.ok) failed = true;
@@ -795,6 +815,10 @@ int main(int argc, char** argv) {
         std::string label = configs[i].label;
         if (configs[i].kind == Kind::Auxscope && configs[i].pages == 0 && c.ringBytes)
             label = "auxscope record (default, " + std::to_string(c.ringBytes / 1024) + " KiB, no file)";
+        if (c.wall.empty() && c.failures == 0) {
+            std::printf("%-44s | not run (--only-pairs)\n", label.c_str());
+            continue;
+        }
         if (c.wall.empty()) {
             std::printf("%-44s | all %d runs failed\n", label.c_str(), c.failures);
             continue;
@@ -828,11 +852,22 @@ int main(int argc, char** argv) {
     for (int round = 0; round < o.runs; ++round) {
         const auto& rr = byRound[size_t(round)];
         auto lost = [](const RunResult& r) {
-            return r.ok && r.lost ? std::to_string(*r.lost) : std::string(r.ok ? "-" : "failed");
+            std::string t = r.ok && r.lost ? std::to_string(*r.lost) : std::string(r.ok ? "-" : "failed");
+            // auxscope -o FILE: the writer backlog's peak, and whether it reached its budget.
+            if (r.ok && r.backlogPeak) {
+                char b[96];
+                std::snprintf(b, sizeof b, " (backlog peak %.0f MiB%s)", double(*r.backlogPeak) / 1048576.0,
+                              r.heldBackAtBudget && *r.heldBackAtBudget ? ", at budget" : "");
+                t += b;
+            }
+            return t;
         };
         std::printf("%5d", round + 1);
         for (int k : idx)
-            std::printf(" | %*s", int(configs[size_t(k)].label.size()), lost(rr[size_t(k)]).c_str());
+            std::printf(" | %*s", int(configs[size_t(k)].label.size()),
+                        o.onlyPairs && k != kPerfRt && k != kAuxFile && k != kAuxFileDefault
+                            ? "not run"
+                            : lost(rr[size_t(k)]).c_str());
         std::printf("\n");
         if (rr[kPerfRt].ok && rr[kAuxFile].ok) {
             ++pairs;
@@ -841,6 +876,12 @@ int main(int argc, char** argv) {
                 rr[kAuxFileDefault].ok && rr[kAuxFileDefault].lost && *rr[kAuxFileDefault].lost == 0;
         }
     }
+    for (auto& round : byRound)
+        if (round[kAuxFileDefault].ok && round[kAuxFileDefault].backlogBudget) {
+            std::printf("auxscope's writer backlog budget: %.0f MiB (the 32 MiB queue and its spill)\n",
+                        double(*round[kAuxFileDefault].backlogBudget) / 1048576.0);
+            break;
+        }
     std::printf("\n");
 
     bool verdictFailed = false, countMismatch = false;

@@ -678,6 +678,8 @@ std::string encodeFinished(const FinishedReport& r) {
     kv.emplace_back("aux-bytes", std::to_string(r.auxBytes));
     kv.emplace_back("records-held-back", std::to_string(r.recordsHeldBack));
     kv.emplace_back("aux-held-back", std::to_string(r.auxHeldBack));
+    kv.emplace_back("writer-backlog-peak", std::to_string(r.maxBacklogBytes));
+    kv.emplace_back("writer-backlog-budget", std::to_string(r.backlogBudget));
     if (!r.fileError.empty()) kv.emplace_back("file-error", oneLine(r.fileError));
     std::string text = encodeKeyValues(kv);
     // The per-CPU figures as a Stats block after a NUL.
@@ -747,6 +749,10 @@ Expected<FinishedReport> decodeFinished(const std::string& payload) {
             r.recordsHeldBack = num(v);
         else if (k == "aux-held-back")
             r.auxHeldBack = num(v);
+        else if (k == "writer-backlog-peak")
+            r.maxBacklogBytes = num(v);
+        else if (k == "writer-backlog-budget")
+            r.backlogBudget = num(v);
         else if (k == "file-error")
             r.fileError = v;
         else if (k == "failure")

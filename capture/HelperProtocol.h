@@ -141,7 +141,8 @@ Expected<std::vector<CpuStatsSnapshot>> decodeStats(const std::string& payload);
 struct FinishedReport {
     CaptureSummary summary;
     uint64_t fileBytes = 0, auxBytes = 0, recordsHeldBack = 0, auxHeldBack = 0;
-    std::string fileError;  // empty: the file is complete
+    uint64_t maxBacklogBytes = 0, backlogBudget = 0;  // the file writer's backlog: peak and budget
+    std::string fileError;                            // empty: the file is complete
 };
 std::string encodeFinished(const FinishedReport& r);
 Expected<FinishedReport> decodeFinished(const std::string& payload);

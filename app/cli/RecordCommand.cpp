@@ -162,6 +162,11 @@ constexpr OptionSpec kRecordOptions[] = {
      "also write a perf.data file, streamed while capturing\n"
      "(perf script / perf report read it)"},
     {"compress", 'z', OptionArg::None, "", "zstd-compress the file's records (like perf record -z)"},
+    {"writer-budget", 0, OptionArg::Required, "SIZE",
+     "memory the file writer may hold when the disk is slower than the\n"
+     "capture (K, M or G suffix; default a quarter of MemAvailable, at most\n"
+     "4G, at least the 32M queue); only past it do records wait in the\n"
+     "kernel's rings, which then lose them. 0: the 32M queue alone"},
     {"json", 0, OptionArg::None, "", "print the summary as JSON"},
     {"help", 'h', OptionArg::None, "", "this text\n"},
 };
@@ -219,6 +224,17 @@ bool parseSnapshotArg(std::string_view s, bool& onExit, uint64_t& bytes) {
     if (end != last || v == 0 || v > (~0ull >> shift)) return false;
     bytes = v << shift;
     return true;
+}
+
+// --writer-budget: bytes with an optional K, M or G suffix (powers of 1024); 0 allowed.
+Expected<uint64_t> parseWriterBudget(const std::string& option, const std::string& text) {
+    uint64_t bytes = 0;
+    bool onExit = false;
+    if (text == "0") return uint64_t(0);
+    if (text.empty() || text.front() == 'e' || !parseSnapshotArg(text, onExit, bytes) ||
+        bytes > (uint64_t(1) << 50))
+        return makeError(option + " '" + text + "': a size in bytes expected, e.g. 512M or 2G (0: no spill)");
+    return bytes;
 }
 
 void listEvents() {
@@ -573,6 +589,10 @@ Expected<RecordArgs> parseRecordArgs(const std::vector<std::string>& args) {
             if (v.empty() || v == "-")
                 return makeError(n + " wants a file name (pipe output is not supported)");
             out.output = v;
+        } else if (o.is("writer-budget")) {
+            auto b = parseWriterBudget(n, v);
+            if (!b) return b.error();
+            out.writerBudget = *b;
         } else if (o.is("compress")) {
             out.compress = true;
             compressGiven = n;
@@ -779,6 +799,7 @@ int runRecordCommand(const std::vector<std::string>& args) {
         PerfDataWriterCaptureOptions fo;
         fo.path = output;
         fo.compress = compress;
+        fo.writerBudget = parsed->writerBudget;
         fo.version = std::string("auxscope ") + AUXSCOPE_VERSION;
         char exe[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -847,6 +868,9 @@ int runRecordCommand(const std::vector<std::string>& args) {
                  << ",\"compressed\":" << (rep.compressed ? "true" : "false")
                  << ",\"dropped_records\":" << rep.droppedRecords << ",\"aux_bytes\":" << rep.auxBytes
                  << ",\"held_back\":" << rep.recordsHeldBack + rep.auxHeldBack
+                 << ",\"writer_backlog_peak\":" << rep.maxBacklogBytes
+                 << ",\"writer_backlog_budget\":" << rep.backlogBudget
+                 << ",\"held_back_at_budget\":" << rep.heldBackAtBudget
                  << ",\"ok\":" << (written ? "true" : "false") << "}";
             jsonMembers.emplace_back("output", line.str());
         } else {
@@ -862,10 +886,28 @@ int runRecordCommand(const std::vector<std::string>& args) {
                 line << ", " << rep.writerStoppedRecords << " records not written after the write error";
             if (rep.recordsHeldBack + rep.auxHeldBack)
                 line << "; the writer was behind " << rep.recordsHeldBack + rep.auxHeldBack
-                     << " times: the data waited in the kernel's rings"
+                     << " times with its backlog at its budget (" << human(double(rep.backlogBudget))
+                     << "): the data waited in the kernel's rings"
                      << (summary.total().undeliveredRecords + summary.total().undeliveredAuxBytes
                              ? ""
                              : " (nothing dropped by auxscope)");
+            line << "\nperf.data: writer backlog peak " << human(double(rep.maxBacklogBytes)) << " of "
+                 << human(double(rep.backlogBudget)) << " budget";
+            if (rep.spillRuns)
+                line << " (up to " << human(double(rep.maxSpilledBytes)) << " of it spilled beyond the "
+                     << human(double(rep.queueCapacity)) << " queue, " << human(double(rep.maxSpillMemory))
+                     << " of spill memory)";
+            if (rep.auxCopiedBytes)
+                line << ", " << human(double(rep.auxCopiedBytes)) << " of AUX data copied into it";
+            const auto total = summary.total();
+            if ((rep.recordsHeldBack + rep.auxHeldBack) && (total.lostRecords || total.auxTruncated))
+                line << "\nperf.data: the kernel lost " << total.lostRecords << " records"
+                     << (total.auxTruncated
+                             ? " and stopped the AUX trace " + std::to_string(total.auxTruncated) + " times"
+                             : std::string())
+                     << " while the writer was behind: its backlog reached its budget of "
+                     << human(double(rep.backlogBudget))
+                     << " (a faster disk, -z or a larger --writer-budget)";
             line << "\nperf.data: synthesized " << rep.synthesized.threads << " threads of "
                  << rep.synthesized.processes << " processes and " << rep.synthesized.mmap2
                  << " executable maps from /proc in " << int(rep.synthesisSeconds * 1000) << " ms";

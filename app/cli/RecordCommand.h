@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,8 @@ struct RecordArgs {
     CaptureOptions capture;  // target, events, rings, duration, command
     std::string output;      // -o FILE
     bool compress = false;   // -z
+    // --writer-budget SIZE: the file writer's backlog in memory (nullopt: the default).
+    std::optional<uint64_t> writerBudget;
     bool json = false;       // --json
     std::string replayFile;  // --replay FILE
     ReplayOptions replay;    // --replay-speed, --replay-loop

@@ -242,6 +242,8 @@ private:
         r.auxBytes = rep.auxBytes;
         r.recordsHeldBack = rep.recordsHeldBack;
         r.auxHeldBack = rep.auxHeldBack;
+        r.maxBacklogBytes = rep.maxBacklogBytes;
+        r.backlogBudget = rep.backlogBudget;
         send(MsgType::Stats, encodeStats(session_->stats().snapshotAll()));
         send(MsgType::Finished, encodeFinished(r));
         file_.reset();

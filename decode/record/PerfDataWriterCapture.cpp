@@ -161,6 +161,7 @@ Expected<std::unique_ptr<PerfDataWriterCapture>> PerfDataWriterCapture::open(
         cpus.push_back(session.ringCpu(i));
     QueuedSinkOptions qo;
     qo.queueBytes = options.queueBytes;
+    qo.budgetBytes = options.writerBudget ? *options.writerBudget : defaultWriterBudget(options.queueBytes);
     qo.name = "perf.data writer";
     qo.prelude = synthesize;
     c->queue_ = std::make_unique<QueuedSink>(cpus, *c->sinkWriter_, qo);
@@ -232,6 +233,13 @@ Expected<void> PerfDataWriterCapture::finish() {
     rep.auxBytes = sinkWriter_->auxtraceBytesWritten();
     rep.queueCapacity = st.queueCapacity;
     rep.maxQueuedBytes = st.maxQueuedBytes;
+    rep.maxBacklogBytes = st.maxBacklogBytes;
+    rep.backlogBudget = st.backlogBudget;
+    rep.maxSpilledBytes = st.maxSpilledBytes;
+    rep.maxSpillMemory = st.maxSpillHeldBytes;
+    rep.spillRuns = st.spillRuns;
+    rep.auxCopiedBytes = st.auxCopiedBytes;
+    rep.heldBackAtBudget = st.heldBackAtBudget;
     return result;
 }
 

@@ -46,6 +46,10 @@ struct PerfDataWriterCaptureOptions {
     std::vector<std::string> cmdline;  // HEADER_CMDLINE (the program and its arguments)
     std::string version = "auxscope";  // HEADER_VERSION
     size_t queueBytes = size_t(32) << 20;
+    // The writer backlog's budget (queue and spill, QueuedSinkOptions::budgetBytes);
+    // nullopt: defaultWriterBudget(), a quarter of MemAvailable, at most 4 GiB.
+    // 0: the queue alone (records wait in the kernel's rings once it is full).
+    std::optional<uint64_t> writerBudget;
     // PERF_RECORD_AUXTRACE_INFO written right after ID_INDEX and TIME_CONV, when
     // the capture has AUX rings: the PMU's type word and private block (see
     // AuxtraceInfo.h; a replay passes the recorded file's block unchanged).
@@ -78,6 +82,12 @@ struct PerfDataWriterCaptureReport {
     uint64_t auxBytes = 0;  // AUX bytes written as PERF_RECORD_AUXTRACE
     uint64_t buildIds = 0;
     size_t queueCapacity = 0, maxQueuedBytes = 0;
+    // The writer backlog (queue and spill): its high-water mark and budget in bytes,
+    // AUX bytes copied into it, and the times records or AUX bytes were left in the
+    // kernel's rings because the whole budget was in use.
+    uint64_t maxBacklogBytes = 0, backlogBudget = 0, auxCopiedBytes = 0;
+    uint64_t maxSpilledBytes = 0, maxSpillMemory = 0, spillRuns = 0;  // the part beyond the queue
+    uint64_t heldBackAtBudget = 0;
     double synthesisSeconds = 0;  // time spent in open() reading /proc
     std::vector<std::string> notes;
 };

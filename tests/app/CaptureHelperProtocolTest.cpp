@@ -310,6 +310,19 @@ TEST(HelperStart, CallGraphRoundTripsAndIsHeldToItsRange) {
     EXPECT_FALSE(fn->summary.callGraph.enabled());
 }
 
+// The file writer's backlog (peak and budget) reaches the GUI with the Finished report.
+TEST(HelperFinished, CarriesTheWriterBacklog) {
+    FinishedReport f;
+    f.maxBacklogBytes = (uint64_t(3) << 30) + 17;
+    f.backlogBudget = uint64_t(4) << 30;
+    f.recordsHeldBack = 5;
+    auto fb = decodeFinished(encodeFinished(f));
+    ASSERT_TRUE(fb.ok()) << fb.error().message;
+    EXPECT_EQ(fb->maxBacklogBytes, f.maxBacklogBytes);
+    EXPECT_EQ(fb->backlogBudget, f.backlogBudget);
+    EXPECT_EQ(fb->recordsHeldBack, 5u);
+}
+
 TEST(HelperOutputFile, OnlyAnEmptyWritableRegularFileOfTheUser) {
     TempDir dir("helper-fd");
     const std::string path = dir.path.string() + "/out.data";

@@ -131,6 +131,11 @@ private slots:
         QVERIFY(fill);
         auto* aux = qobject_cast<QProgressBar*>(table->cellWidget(0, 2));
         QVERIFY(aux && !aux->isEnabled());  // no AUX event in this capture
+        // The file writer's backlog, live: now, peak and budget.
+        auto* backlog = page->findChild<QLabel*>("writerBacklogLabel");
+        QVERIFY(backlog);
+        QTRY_VERIFY_WITH_TIMEOUT(backlog->text().startsWith("Writer backlog: "), 5000);
+        QVERIFY2(backlog->text().contains(" MiB (peak "), qPrintable(backlog->text()));
 
         QElapsedTimer clickToIdle;
         clickToIdle.start();
@@ -140,6 +145,8 @@ private slots:
         QVERIFY(start->isEnabled());
         QVERIFY(page->lastSummary().total().records > 0);
         QVERIFY(page->findChild<QLabel*>("status")->text().startsWith("Stopped after"));
+        QTRY_VERIFY_WITH_TIMEOUT(page->findChild<QLabel*>("status")->text().contains("Writer backlog: peak "),
+                                 10000);
         const int pointsAfterStop = series.first()->count();
         QTest::qWait(300);
         QCOMPARE(series.first()->count(), pointsAfterStop);  // the timer stopped with the capture

@@ -439,3 +439,23 @@ TEST(OptionParser, SnapshotSizeIsDecimal) {
         EXPECT_NE(r.error().message.find("bad snapshot size"), std::string::npos) << r.error().message;
     }
 }
+
+TEST(OptionParser, WriterBudgetIsASize) {
+    auto none = parseRecordArgs({"-a"});
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_FALSE(none->writerBudget) << "no option: the default (a fraction of MemAvailable)";
+    auto g = parseRecordArgs({"-a", "--writer-budget", "2G"});
+    ASSERT_TRUE(g) << g.error().message;
+    EXPECT_EQ(g->writerBudget, std::optional<uint64_t>(2ull << 30));
+    auto m = parseRecordArgs({"-a", "--writer-budget=512M"});
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(m->writerBudget, std::optional<uint64_t>(512ull << 20));
+    auto zero = parseRecordArgs({"-a", "--writer-budget", "0"});
+    ASSERT_TRUE(zero) << zero.error().message;
+    EXPECT_EQ(zero->writerBudget, std::optional<uint64_t>(0));
+    for (const char* bad : {"", "x", "1x", "-1", "e4M", "0x10", "2T", "5000000000G"})
+        EXPECT_EQ(recordRefusal({"-a", "--writer-budget", bad}),
+                  std::string("--writer-budget '") + bad +
+                      "': a size in bytes expected, e.g. 512M or 2G (0: no spill)")
+            << bad;
+}

@@ -261,6 +261,7 @@ TEST(WriterCapture, TinyQueueHoldsRecordsBackAndTheFileHasEveryRecordDrained) {
     PerfDataWriterCaptureOptions fo;
     fo.path = dir() + "/tiny-queue.data";
     fo.queueBytes = 4096;
+    fo.writerBudget = 0;  // the queue alone: no spill, back-pressure at once
     auto file = PerfDataWriterCapture::open(**session, fo);
     ASSERT_TRUE(file) << file.error().message;
     ASSERT_TRUE((*session)->start());

@@ -81,6 +81,12 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent), pmus_(PmuRegistry::
     buttons->addWidget(stopButton_);
     buttons->addWidget(snapshotButton_);
     buttons->addWidget(snapshotLabel_);
+    backlogLabel_ = new QLabel;
+    backlogLabel_->setObjectName("writerBacklogLabel");
+    backlogLabel_->setToolTip(
+        "Writer backlog: what the file writer holds in memory because the disk is slower than the capture "
+        "(now, peak, budget). Past the budget records wait in the kernel's rings, which lose them when full");
+    buttons->addWidget(backlogLabel_);
     triggerLabel_ = new QLabel;
     triggerLabel_->setObjectName("triggerLabel");
     triggerLabel_->setVisible(false);
@@ -455,6 +461,7 @@ void CapturePage::start() {
     const bool flightRecorder = session_->options().takesSnapshots();
     snapshotButton_->setEnabled(flightRecorder);
     snapshotLabel_->setText(flightRecorder ? "Snapshots: 0" : QString());
+    backlogLabel_->setText(QString());
     markedFirings_ = 0;
     live_->view()->setEventMarkers({});
     triggerReport_ = {};
@@ -599,6 +606,19 @@ void CapturePage::refresh() {
     const double t =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - session_->startTime()).count();
     stats_->show(snaps, t);
+    if (file_) {
+        const auto st = file_->sink().stats();
+        const auto mib = [](uint64_t b) { return QString::number(double(b) / double(1 << 20), 'f', 1); };
+        QString text = QString("Writer backlog: %1 MiB (peak %2 of %3 MiB)")
+                           .arg(mib(st.backlogBytes))
+                           .arg(mib(st.maxBacklogBytes))
+                           .arg(mib(st.backlogBudget));
+        if (st.recordsHeldBack + st.auxHeldBack)
+            text += QString("; at its budget %1 times: records wait in the kernel's rings")
+                        .arg(st.recordsHeldBack + st.auxHeldBack);
+        backlogLabel_->setText(text);
+        backlogLabel_->setStyleSheet(st.recordsHeldBack + st.auxHeldBack ? "color: #b00000" : QString());
+    }
     if (session_->options().takesSnapshots()) {
         uint64_t bytes = 0;
         for (auto& c : snaps)
@@ -722,6 +742,8 @@ void CapturePage::refreshHelper() {
         f.fileBytes = rep->fileBytes;
         f.auxBytes = rep->auxBytes;
         f.heldBack = rep->recordsHeldBack + rep->auxHeldBack;
+        f.maxBacklog = rep->maxBacklogBytes;
+        f.backlogBudget = rep->backlogBudget;
         finishing_ = true;
         fileFinished(QString::fromStdString(rep->fileError), f);
     }
@@ -757,6 +779,8 @@ void CapturePage::beginFinishing() {
             f.fileBytes = report.fileBytes;
             f.auxBytes = report.auxBytes;
             f.heldBack = report.recordsHeldBack + report.auxHeldBack;
+            f.maxBacklog = report.maxBacklogBytes;
+            f.backlogBudget = report.backlogBudget;
             QMetaObject::invokeMethod(
                 qApp,
                 [self, error, f] {
@@ -791,6 +815,15 @@ void CapturePage::fileFinished(const QString& error, const FileFigures& report) 
                     "times (TRUNCATED, marked in the file)")
                     .arg(double(report.auxBytes) / 1e6, 0, 'f', 1)
                     .arg(total.auxTruncated);
+    if (report.backlogBudget)
+        text += QString("\nWriter backlog: peak %1 of a %2 MiB budget.")
+                    .arg(double(report.maxBacklog) / double(1 << 20), 0, 'f', 1)
+                    .arg(double(report.backlogBudget) / double(1 << 20), 0, 'f', 1);
+    if (report.heldBack && (total.lostRecords || total.auxTruncated))
+        text += QString(
+                    "\nThe kernel lost %1 records while the file writer was behind: its backlog was at its "
+                    "budget (a slow disk)")
+                    .arg(total.lostRecords);
     if (report.heldBack)
         text += QString("\nThe file writer was behind %1 times: the data waited in the kernel's rings%2")
                     .arg(report.heldBack)

@@ -131,6 +131,7 @@ private:
     // The file writer's figures shown when a capture ends.
     struct FileFigures {
         uint64_t fileBytes = 0, auxBytes = 0, heldBack = 0;
+        uint64_t maxBacklog = 0, backlogBudget = 0;  // the writer backlog's peak and budget
     };
     void fileFinished(const QString& error, const FileFigures& figures);
     // Whether this capture goes through the capture helper: the process is not
@@ -160,6 +161,7 @@ private:
     LiveStatsView* stats_ = nullptr;  // the CPU table and the charts
     QPushButton* snapshotButton_ = nullptr;
     QLabel* snapshotLabel_ = nullptr;
+    QLabel* backlogLabel_ = nullptr;  // the file writer's backlog, live
     QPushButton* startButton_ = nullptr;
     QPushButton* stopButton_ = nullptr;
     QLabel* status_ = nullptr;
