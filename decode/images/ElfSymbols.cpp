@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -371,6 +372,78 @@ Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(const std::string& path, 
     elf_end(elf);
     ::close(fd);
     return result;
+}
+
+namespace {
+// What identifies a file's contents for ElfSymbolCache ("" : cannot stat it).
+std::string fileIdentity(const std::string& path) {
+    struct stat st {};
+    if (path.empty() || ::stat(path.c_str(), &st) != 0) return {};
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) +
+           ":" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+}  // namespace
+
+size_t ElfSymbolCache::hits() const {
+    std::lock_guard lock(mutex_);
+    return hits_;
+}
+
+size_t ElfSymbolCache::misses() const {
+    std::lock_guard lock(mutex_);
+    return misses_;
+}
+
+std::unique_ptr<ElfSymbols> ElfSymbols::shifted(int64_t shift) const {
+    auto copy = std::make_unique<ElfSymbols>(*this);
+    for (Symbol& s : copy->symbols_)
+        s.function = uint32_t(int64_t(s.function) + shift);
+    copy->unknown_ = uint32_t(int64_t(copy->unknown_) + shift);
+    return copy;
+}
+
+Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::load(ElfSymbolCache* cache, const std::string& path,
+                                                       FunctionTable& functions,
+                                                       const std::string& displayName, int64_t bias,
+                                                       std::optional<uint64_t> moduleBase,
+                                                       const std::string& symbolFile) {
+    if (!cache) return load(path, functions, displayName, bias, moduleBase, symbolFile);
+    const std::string identity = fileIdentity(path);
+    const std::string symbolIdentity = symbolFile.empty() ? std::string() : fileIdentity(symbolFile);
+    if (identity.empty() || (!symbolFile.empty() && symbolIdentity.empty()))
+        return load(path, functions, displayName, bias, moduleBase, symbolFile);  // errors are not kept
+    std::string key = path;
+    for (const std::string& part :
+         {identity, displayName, std::to_string(bias),
+          moduleBase ? std::to_string(*moduleBase) : std::string("-"), symbolFile, symbolIdentity})
+        key += '\0' + part;
+    {
+        std::lock_guard lock(cache->mutex_);
+        for (auto it = cache->entries_.begin(); it != cache->entries_.end(); ++it) {
+            if (it->key != key) continue;
+            cache->entries_.splice(cache->entries_.begin(), cache->entries_, it);
+            ++cache->hits_;
+            const uint32_t base = uint32_t(functions.size());
+            for (const FunctionInfo& f : it->added)
+                functions.add(f);
+            return it->symbols->shifted(int64_t(base) - int64_t(it->base));
+        }
+        ++cache->misses_;
+    }
+    const uint32_t base = uint32_t(functions.size());
+    auto loaded = load(path, functions, displayName, bias, moduleBase, symbolFile);
+    if (!loaded) return loaded;
+    ElfSymbolCache::Entry entry;
+    entry.key = std::move(key);
+    entry.base = base;
+    for (size_t id = base; id < functions.size(); ++id)
+        entry.added.push_back(functions[uint32_t(id)]);
+    entry.symbols = std::make_shared<const ElfSymbols>(**loaded);
+    std::lock_guard lock(cache->mutex_);
+    cache->entries_.push_front(std::move(entry));
+    while (cache->entries_.size() > cache->capacity_)
+        cache->entries_.pop_back();
+    return loaded;
 }
 
 Expected<std::unique_ptr<ElfSymbols>> ElfSymbols::loadKallsyms(const std::string& path,

@@ -12,7 +12,9 @@
 // (/proc/kallsyms or perf's copy), whose module symbols ("name\t[mod]") name
 // "[mod]" as their file.
 #include <cstdint>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -66,6 +68,8 @@ std::string elfSeparateDebugFile(const std::string& path, const std::vector<std:
 // Whether the ELF file has a .symtab (false: stripped, or not an ELF).
 bool elfHasSymtab(const std::string& path);
 
+class ElfSymbolCache;
+
 class ElfSymbols {
 public:
     // `displayName` is what function entries name as their file; `bias` moves
@@ -75,6 +79,15 @@ public:
     // file's separate debug file, elfSeparateDebugFile()); the segments, which a
     // debug file keeps without their file offsets, still come from `path`.
     static Expected<std::unique_ptr<ElfSymbols>> load(const std::string& path, FunctionTable& functions,
+                                                      const std::string& displayName, int64_t bias = 0,
+                                                      std::optional<uint64_t> moduleBase = {},
+                                                      const std::string& symbolFile = {});
+    // As load(), through `cache` (null: as load()): a file read before (same
+    // arguments, the same file and symbol file by device, inode, size and
+    // modification time) is not read again; its functions are added to
+    // `functions` again, in the same order, and the symbols refer to them.
+    static Expected<std::unique_ptr<ElfSymbols>> load(ElfSymbolCache* cache, const std::string& path,
+                                                      FunctionTable& functions,
                                                       const std::string& displayName, int64_t bias = 0,
                                                       std::optional<uint64_t> moduleBase = {},
                                                       const std::string& symbolFile = {});
@@ -99,6 +112,9 @@ public:
     uint32_t unknownFunction() const { return unknown_; }
 
 private:
+    friend class ElfSymbolCache;
+    // A copy whose function ids are moved by `shift` (ids taken from another table).
+    std::unique_ptr<ElfSymbols> shifted(int64_t shift) const;
     struct Segment {
         uint64_t offset, vaddr, size;
     };
@@ -111,6 +127,35 @@ private:
     std::vector<std::pair<std::string, uint64_t>> rawNames_;  // mangled name -> address, by name
     uint32_t unknown_ = 0;
     std::vector<std::pair<std::string, std::pair<uint64_t, uint64_t>>> moduleSpans_;
+};
+
+// ELF files' symbols kept across loads, for a process that loads the same
+// files over and over (a fuzzer: every input names the same libc and test
+// program): at most `files` of them, the least recently used dropped. Only
+// what a file says is kept (names, addresses, segments), never anything of
+// the table or trace it was loaded for; a file that changed on disk (another
+// inode, size or modification time) is read again; one rewritten in place at
+// the same size within the filesystem's timestamp granularity is not noticed,
+// so this is for files that stay as they are while the process runs (code
+// files, not a file a program is writing). Safe to share between threads.
+class ElfSymbolCache {
+public:
+    explicit ElfSymbolCache(size_t files = 8) : capacity_(files ? files : 1) {}
+    size_t hits() const;
+    size_t misses() const;
+
+private:
+    friend class ElfSymbols;
+    struct Entry {
+        std::string key;                  // arguments and file identities
+        std::vector<FunctionInfo> added;  // the functions load() added, in order
+        uint32_t base = 0;                // the first of their ids in the table they were loaded for
+        std::shared_ptr<const ElfSymbols> symbols;
+    };
+    mutable std::mutex mutex_;
+    std::list<Entry> entries_;  // most recently used first
+    size_t capacity_;
+    size_t hits_ = 0, misses_ = 0;
 };
 
 // The demangled form of a C++ (Itanium ABI) name; the name itself otherwise.

@@ -462,7 +462,7 @@ int ImageResolver::resolveFile(const Mapping& m) {
         if (!isRegularFile(c) || !acceptCandidate(m, c, status)) continue;
         // A stripped file's names come from its separate debug file (same layout), its code from itself.
         const std::string debug = localDebugFile(c, m.buildId);
-        auto symbols = ElfSymbols::load(c, functions_, m.file, 0, {}, debug);
+        auto symbols = ElfSymbols::load(options_.symbolCache.get(), c, functions_, m.file, 0, {}, debug);
         if (!symbols) continue;  // not an ELF (e.g. a kallsyms copy): keep looking
         const int mapped = mapFile(c);
         if (mapped < 0) continue;
@@ -586,7 +586,8 @@ void ImageResolver::fetchFromDebuginfod(size_t from) {
                 notes_.push_back(f.recorded + ": " + got.error().message);
             }
         }
-        auto symbols = ElfSymbols::load(code, functions_, f.recorded, 0, {}, debug);
+        auto symbols =
+            ElfSymbols::load(options_.symbolCache.get(), code, functions_, f.recorded, 0, {}, debug);
         if (!symbols) {
             notes_.push_back(f.recorded + ": debuginfod's " + code + ": " + symbols.error().message);
             continue;
@@ -632,7 +633,7 @@ std::unique_ptr<ElfSymbols> ImageResolver::loadModule(const Mapping& m, FileStat
         if (!sections) continue;
         const int mapped = mapFile(c);
         if (mapped < 0) continue;
-        auto symbols = ElfSymbols::load(c, functions_, m.file, 0, m.start);
+        auto symbols = ElfSymbols::load(options_.symbolCache.get(), c, functions_, m.file, 0, m.start);
         if (!symbols) continue;
         for (const ElfModuleSection& sec : *sections) {
             if (!sec.hasBytes || !sec.size || sec.vaddr + sec.size > m.end()) continue;

@@ -83,6 +83,9 @@
 
 namespace auxscope {
 
+class ElfSymbolCache;
+class ElfSymbols;
+
 struct ImageOptions {
     std::string symfs;          // prefix for recorded paths (a sysroot), tried first
     std::string buildIdCache;   // perf's ~/.debug; empty: $HOME/.debug
@@ -111,9 +114,11 @@ struct ImageOptions {
     // file whose code or names are missing here. A view passes the images it
     // shows (first opened without debuginfod, then again with those it needs).
     std::function<bool(const std::string& recorded)> debuginfodWanted;
+    // Symbols of files read by earlier resolvers, shared (null, the default:
+    // every resolver reads its files): for processes that open many recordings
+    // of the same programs (the fuzzers). See ElfSymbolCache.
+    std::shared_ptr<ElfSymbolCache> symbolCache;
 };
-
-class ElfSymbols;
 
 class ImageResolver {
 public:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness for the ELF/image loader (decode/images, elfutils-based;
 // issue 17).
-// The input is one file (in the temp dir, rewritten per input) read every
+// The input is one file (in /dev/shm, else the temp dir; rewritten per input) read every
 // way auxscope reads a file someone else made:
 //   - ElfSymbols::load as a user-space image, and as a kernel module (.ko)
 //     placed at a module address; lookups by address, file offset and name;
@@ -43,7 +43,7 @@ constexpr uint64_t kUserBase = 0x400000, kUserLength = 0x200000;
 constexpr uint64_t kKernelBase = 0xffffffff81000000ull, kKernelLength = 0x2000000;
 constexpr uint64_t kModuleBase = 0xffffffffc0000000ull;
 
-// The fuzzed file: one regular file in the temp dir for the whole run (a
+// The fuzzed file: one regular file in memory for the whole run (a
 // /proc/self/fd path would take ImageResolver's /proc/kcore copy path instead
 // of mapping it), rewritten per input, removed at exit (never destroyed: the
 // atexit handler runs after static destructors registered later).
@@ -55,9 +55,13 @@ struct FuzzFile {
 const FuzzFile& fuzzFile() {
     static const FuzzFile& f = *new FuzzFile([] {
         FuzzFile ff;
-        ff.path = (std::filesystem::temp_directory_path() /
-                   ("auxscope-elf-fuzz-" + std::to_string(::getpid()) + ".elf"))
-                      .string();
+        // In /dev/shm (memory) where there is one: rewriting a file on disk
+        // per input made the filesystem write it back (truncate, then write).
+        std::error_code ec;
+        const std::filesystem::path dir = std::filesystem::is_directory("/dev/shm", ec)
+                                              ? std::filesystem::path("/dev/shm")
+                                              : std::filesystem::temp_directory_path();
+        ff.path = (dir / ("auxscope-elf-fuzz-" + std::to_string(::getpid()) + ".elf")).string();
         ff.fd = ::open(ff.path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (ff.fd < 0) std::abort();
         std::atexit([] { ::unlink(fuzzFile().path.c_str()); });

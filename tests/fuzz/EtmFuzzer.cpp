@@ -2,7 +2,8 @@
 // libFuzzer harness for the CoreSight path: the first byte picks what the rest is
 //   0: one .ini file for the snapshot .ini parser;
 //   1: a whole snapshot, its files separated by NUL bytes: snapshot.ini,
-//      device1.ini, device2.ini, trace.ini, trace.bin (written to a temp dir,
+//      device1.ini, device2.ini, trace.ini, trace.bin (written to a folder in
+//      /dev/shm, memory, where there is one, else the temp dir;
 //      read, and decoded in both output formats);
 //   2: trace bytes for a decoder with a fixed configuration (the second byte
 //      picks ETMv4/ETMv3/PTM/ETE, formatted or raw), with a fixed code image.
@@ -64,11 +65,29 @@ void writeFile(const std::filesystem::path& file, const uint8_t* data, size_t si
         .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
 }
 
+// Where selector 1 writes its snapshot: /dev/shm (memory) where there is one,
+// so that an input costs no disk writes; else the temp folder.
+std::filesystem::path scratchDir() {
+    std::error_code ec;
+    if (std::filesystem::is_directory("/dev/shm", ec)) return "/dev/shm";
+    return std::filesystem::temp_directory_path();
+}
+
+// The scratch snapshot of this process, removed when it exits.
+std::filesystem::path scratch;
+
+void removeScratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+}
+
 void fuzzSnapshot(const uint8_t* data, size_t size) {
-    static const std::filesystem::path dir =
-        snapshotOut()
-            ? std::filesystem::path(snapshotOut()) / "a"
-            : std::filesystem::temp_directory_path() / ("auxscope-etm-fuzz-" + std::to_string(getpid()));
+    static const std::filesystem::path dir = [] {
+        if (snapshotOut()) return std::filesystem::path(snapshotOut()) / "a";
+        scratch = scratchDir() / ("auxscope-etm-fuzz-" + std::to_string(getpid()));
+        std::atexit(removeScratch);
+        return scratch;
+    }();
     std::filesystem::create_directories(dir);
     const char* names[] = {"snapshot.ini", "device1.ini", "device2.ini", "trace.ini", "trace.bin"};
     size_t part = 0, start = 0;

@@ -15,9 +15,11 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "auxtrace/AuxTraceDecode.h"
+#include "images/ElfSymbols.h"
 #include "perfdata/PerfDataReader.h"
 
 namespace {
@@ -27,6 +29,9 @@ auxscope::AuxTraceOptions fuzzOptions() {
     if (const char* symfs = std::getenv("AUXSCOPE_FUZZ_SYMFS")) o.images.symfs = symfs;
     o.images.buildIdCache = "/nonexistent/auxscope-fuzz-buildid-cache";
     o.images.runningKernel = false;
+    // The code files' symbols are read once per process, not per input (see
+    // images/ElfSymbols.h: ElfSymbolCache; only what the files say is kept).
+    o.images.symbolCache = std::make_shared<auxscope::ElfSymbolCache>(8);
     o.segmentBytes = 64 << 10;  // several segments from a small buffer
     o.cacheBytes = 64 << 20;
     return o;

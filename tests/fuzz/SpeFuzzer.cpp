@@ -15,11 +15,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "auxtrace/SpeAuxTrace.h"
+#include "images/ElfSymbols.h"
 #include "perfdata/AuxtraceInfo.h"
 #include "perfdata/PerfDataReader.h"
 #include "spe/SpeDecoder.h"
@@ -32,6 +34,9 @@ auxscope::AuxTraceOptions fuzzOptions() {
     auxscope::AuxTraceOptions o;
     o.images.buildIdCache = "/nonexistent/auxscope-fuzz-buildid-cache";
     o.images.runningKernel = false;
+    // The code files' symbols are read once per process, not per input (see
+    // images/ElfSymbols.h: ElfSymbolCache; only what the files say is kept).
+    o.images.symbolCache = std::make_shared<auxscope::ElfSymbolCache>(8);
     return o;
 }
 
