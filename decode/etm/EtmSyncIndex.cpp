@@ -152,9 +152,12 @@ EtmBufferSyncs EtmSyncIndex::buildBuffer(const EtmCpuTrace& trace, uint64_t begi
         }
     }
     out.ids = scan.ids;
+    // One source: the buffer is cut at its clean sync points (a buffer whose one
+    // ID never syncs has none, and is decoded whole).
     if (scan.ids.size() == 1)
-        for (const EtmSyncPoint& p : out.byId.begin()->second)
-            if (p.clean && p.offset > begin) out.cuts.push_back(p.offset);
+        if (auto it = out.byId.find(*scan.ids.begin()); it != out.byId.end())
+            for (const EtmSyncPoint& p : it->second)
+                if (p.clean && p.offset > begin) out.cuts.push_back(p.offset);
     return out;
 }
 

@@ -270,10 +270,7 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
     switch (r.type) {
         case PERF_RECORD_SWITCH_CPU_WIDE:
         case PERF_RECORD_SWITCH:
-            if (cpu >= 0) {
-                if (size_t(cpu) >= recordSwitchCpus_.size()) recordSwitchCpus_.resize(size_t(cpu) + 1);
-                recordSwitchCpus_[size_t(cpu)] = 1;
-            }
+            if (cpu >= 0) recordSwitchCpus_.insert(cpu);
             noteThread(r.pid, r.tid);
             if (r.type == PERF_RECORD_SWITCH_CPU_WIDE) noteThread(r.nextPrevPid, r.nextPrevTid);
             if (cpu < 0) break;
@@ -363,7 +360,7 @@ void TraceModel::finish() {
     int32_t lastTid = 0, lastPid = -1;
     for (RunSlice& slice : tpSlices_) {
         if (slice.cpu < 0) continue;
-        if (size_t(slice.cpu) < recordSwitchCpus_.size() && recordSwitchCpus_[size_t(slice.cpu)]) continue;
+        if (recordSwitchCpus_.count(slice.cpu)) continue;
         if (slice.pid <= 0) {
             if (slice.tid != lastTid) {
                 auto it = pidOfTid_.find(slice.tid);

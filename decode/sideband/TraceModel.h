@@ -13,6 +13,7 @@
 // auxscope's statistics section) and auxscope's capture statistics over time.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -140,7 +141,8 @@ public:
     uint64_t tracepointBroken() const { return tpBroken_; }
     // Whether event `eventIndex` is sched:sched_switch (readHeaders, setSchedSwitchEvent).
     bool isSchedSwitchEvent(int eventIndex) const {
-        return eventIndex >= 0 && size_t(eventIndex) < isSwitchEvent_.size() && isSwitchEvent_[size_t(eventIndex)];
+        return eventIndex >= 0 && size_t(eventIndex) < isSwitchEvent_.size() &&
+               isSwitchEvent_[size_t(eventIndex)];
     }
     // CPUs whose timeline came from sched_switch tracepoints, after finish().
     const std::vector<int>& tracepointCpus() const { return tpCpus_; }
@@ -169,7 +171,9 @@ private:
     std::vector<bool> isSwitchEvent_;
     std::map<int, CpuState> tpState_;
     std::vector<RunSlice> tpSlices_;
-    std::vector<char> recordSwitchCpus_;  // by CPU: it has SWITCH / SWITCH_CPU_WIDE records
+    // CPUs with SWITCH / SWITCH_CPU_WIDE records (a set: a file may name any CPU
+    // number, and a vector by CPU would be as large as the largest).
+    std::set<int> recordSwitchCpus_;
     std::vector<int> tpCpus_;
     std::unordered_map<int32_t, std::string> switchNames_;  // next_comm, where no COMM named the thread
     int32_t lastNamed_ = 0;  // the thread switchNames_ named last (not looked up again)

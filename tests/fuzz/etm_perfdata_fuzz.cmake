@@ -9,18 +9,22 @@
 # zstd and capstone (not instrumented), over seeds copied at test time from the
 # simpleperf cs_etm files.
 include(${CMAKE_CURRENT_LIST_DIR}/fuzz_target.cmake)
-set(_epf_sources ${CMAKE_CURRENT_LIST_DIR}/EtmPerfDataFuzzer.cpp ${PROJECT_SOURCE_DIR}/decode/LibraryVersions.cpp)
-set(_epf_headers)
+# The layers are linked as objects shared between the fuzzers (auxscope_fuzz_objects:
+# each source compiled once per build tree, in parallel; pt_perfdata_fuzz links the same).
+set(_epf_sources ${PROJECT_SOURCE_DIR}/decode/LibraryVersions.cpp)
 foreach(dir capture decode/perfdata decode/record decode/sideband decode/spans decode/images decode/etm decode/spe
             decode/pt decode/samples decode/export decode/auxtrace)
   file(GLOB _cpp ${PROJECT_SOURCE_DIR}/${dir}/*.cpp)
-  file(GLOB _h ${PROJECT_SOURCE_DIR}/${dir}/*.h)
   list(APPEND _epf_sources ${_cpp})
-  list(APPEND _epf_headers ${_h})
 endforeach()
+set(_epf_objects)
+if(AUXSCOPE_FUZZ_REASON STREQUAL "")
+  auxscope_fuzz_objects(_epf_objects ${_epf_sources})
+endif()
 auxscope_add_fuzzer(NAME etm_perfdata_fuzz TARGET etm_perfdata_fuzzer
   SCRIPT ${CMAKE_CURRENT_LIST_DIR}/run_etm_perfdata_fuzzer.sh
-  SOURCES ${_epf_sources}
-  HEADERS ${_epf_headers}
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/EtmPerfDataFuzzer.cpp
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
+  OBJECTS ${_epf_objects}
+  CRASHES ${CMAKE_CURRENT_LIST_DIR}/etm_perfdata_fuzzer-crashes
   LIBS -lopencsd_c_api -lopencsd -lipt -ldw -ldebuginfod -lelf -lzstd -lcapstone)

@@ -19,7 +19,7 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/auxscope-fuzz-replay.XXXXXX") || exit 1
 printf 'leak:ocsd_dt_set_gen_elem_outfn\nleak:libopencsd_c_api.so\n' >"$tmp/lsan.supp"
 echo "replaying $# inputs that once crashed $(basename "$fuzzer") ($dir)"
-LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" "$fuzzer" -runs=1 -timeout=10 "$@" >"$tmp/log" 2>&1
+LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" "$fuzzer" -runs=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 "$@" >"$tmp/log" 2>&1
 rc=$?
 tail -n 40 "$tmp/log"
 [ $rc -eq 0 ] && echo "PASSED: none of them crashes any more"
