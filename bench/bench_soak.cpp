@@ -16,6 +16,7 @@
 //
 // usage: bench_soak [--minutes M] [--rate N] [--every S] [--replay FILE]
 //                   [--replay-speed 1|10|100|max] [--events SPEC] [--keep FILE]
+#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QLabel>
@@ -282,6 +284,22 @@ int main(int argc, char** argv) {
             "bench_soak: what the GUI thread slept on in those stalls (ms; [lock]: a lock's wait):\n");
         for (size_t i = 0; i < waits.size() && i < 12; ++i)
             std::printf("  %8.0f  %s\n", waits[i].first, waits[i].second.c_str());
+    }
+    {
+        // The allocator's arenas (threads beyond glibc's limit, 8 per CPU, share
+        // them, the GUI thread's main arena included): malloc_info's <heap> count.
+        char* text = nullptr;
+        size_t size = 0;
+        if (FILE* f = open_memstream(&text, &size)) {
+            malloc_info(0, f);
+            std::fclose(f);
+            size_t arenas = 0;
+            for (const char* p = text; (p = std::strstr(p, "<heap nr=")); ++p)
+                ++arenas;
+            std::printf("bench_soak: %zu malloc arenas, %zu threads now\n", arenas,
+                        size_t(QDir("/proc/self/task").entryList(QDir::Dirs | QDir::NoDotAndDotDot).size()));
+            std::free(text);
+        }
     }
     std::printf("bench_soak: RSS %.1f MiB after start, %.1f MiB peak, %.1f MiB at the end\n", rss0, peakRss,
                 rssMiB());
