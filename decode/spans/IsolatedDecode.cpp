@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "spans/IsolatedDecode.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -56,6 +57,17 @@ public:
         pod(uint64_t(s.size()));
         raw(s.data(), s.size());
     }
+    // A large array: its bytes, or (remote) only where it lies in this process,
+    // for the parent to copy straight into its own store (process_vm_readv).
+    void array(const void* p, size_t n) {
+        const bool far = remote && n >= kBig;
+        pod(uint8_t(far));
+        if (far)
+            pod(uint64_t(reinterpret_cast<uintptr_t>(p)));
+        else
+            raw(p, n);
+    }
+    bool remote = false;
     size_t size() const { return size_; }
     void appendTo(std::string& out) const {
         for (const Piece& p : pieces_)
@@ -101,6 +113,23 @@ private:
 struct ByteReader {
     const uint8_t* p;
     const uint8_t* end;
+    pid_t from = -1;  // the worker whose memory remote arrays are in
+    bool array(void* dst, size_t n) {
+        uint8_t far = 0;
+        if (!pod(far)) return false;
+        if (!far) return raw(dst, n);
+        uint64_t address = 0;
+        if (!pod(address) || from <= 0) return false;
+        size_t done = 0;
+        while (done < n) {
+            iovec local{static_cast<char*>(dst) + done, n - done};
+            iovec remote{reinterpret_cast<void*>(uintptr_t(address + done)), n - done};
+            const ssize_t got = ::process_vm_readv(from, &local, 1, &remote, 1, 0);
+            if (got <= 0) return false;
+            done += size_t(got);
+        }
+        return true;
+    }
     bool raw(void* dst, size_t n) {
         if (size_t(end - p) < n) return false;
         if (n) std::memcpy(dst, p, n);
@@ -142,7 +171,7 @@ void writeVec(ByteWriter& w, const std::vector<T>& v) {
 struct SpanStoreCodec {
     static void write(ByteWriter& w, const SpanStore& s) {
         w.pod(uint64_t(s.spans_.size()));
-        w.raw(s.spans_.data(), s.spans_.size() * sizeof(PackedSpan));
+        w.array(s.spans_.data(), s.spans_.size() * sizeof(PackedSpan));
         writeVec(w, s.chunks_);
         w.pod(uint64_t(s.wide_.size()));
         for (const auto& [index, v] : s.wide_) {
@@ -162,9 +191,9 @@ struct SpanStoreCodec {
     }
     static bool read(ByteReader& r, SpanStore& s) {
         uint64_t n = 0;
-        if (!r.count(n, sizeof(PackedSpan))) return false;
+        if (!r.pod(n) || n > (uint64_t(1) << 40) / sizeof(PackedSpan)) return false;
         s.spans_.resize(size_t(n));
-        if (!r.raw(s.spans_.data(), size_t(n) * sizeof(PackedSpan))) return false;
+        if (!r.array(s.spans_.data(), size_t(n) * sizeof(PackedSpan))) return false;
         if (!r.vec(s.chunks_)) return false;
         if (!r.count(n, 24)) return false;
         s.wide_.reserve(size_t(n));
@@ -285,10 +314,15 @@ struct RecordHeader {
 // Shared between the parent and its workers (MAP_SHARED | MAP_ANONYMOUS).
 struct Control {
     std::atomic<uint64_t> next;  // the next unclaimed index
+    // Whether the parent can read the workers' memory (process_vm_readv): 0 not
+    // known yet, 1 yes (records name where their spans lie, and the worker waits
+    // to be read), 2 no (records carry the spans).
+    std::atomic<int> remote;
 };
 struct WorkerSlot {
     std::atomic<int64_t> current;  // the index being decoded, -1: none
     std::atomic<uint64_t> beats;   // bumped as segments start and end
+    std::atomic<int> waiting;      // 1: done, waiting for the parent to read its spans
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
               "the workers' counters live in shared memory");
@@ -301,7 +335,7 @@ long envLong(const char* name, long fallback) {
     return end && !*end ? n : fallback;
 }
 
-[[noreturn]] void runWorker(Control* control, WorkerSlot* slot, int fd, pid_t parent,
+[[noreturn]] void runWorker(Control* control, WorkerSlot* slot, int fd, int wakeFd, pid_t parent,
                             const std::vector<size_t>& segments, const DecoderIsolation& isolation,
                             const DecodeOneFn& decodeOne) {
     // The parent's crash handlers (a sanitizer's, a desktop's) are not this
@@ -310,6 +344,9 @@ long envLong(const char* name, long fallback) {
         ::signal(sig, SIG_DFL);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(5);
+    // Results whose spans the parent copies out of this process: kept until then.
+    std::deque<SegmentSpans> kept;
+    bool anyRemote = false;
     try {
         for (;;) {
             const uint64_t k = control->next.fetch_add(1);
@@ -320,19 +357,32 @@ long envLong(const char* name, long fallback) {
                 for (;;)
                     ::pause();
             if (long(segments[k]) == isolation.testCrashSegment) ::raise(SIGSEGV);
-            const SegmentSpans result = decodeOne(segments[k]);
+            kept.push_back(decodeOne(segments[k]));
+            const SegmentSpans& result = kept.back();
             slot->beats.fetch_add(1);
             ByteWriter w;
+            w.remote = control->remote.load() == 1;
+            anyRemote = anyRemote || w.remote;
             writeSegment(w, result);
             ByteWriter head;
             const RecordHeader h{kRecordMagic, k, w.size()};
             head.pod(h);
             if (!head.writeTo(fd) || !w.writeTo(fd)) ::_exit(4);
+            if (!w.remote) kept.pop_back();
             slot->current.store(-1);
             slot->beats.fetch_add(1);
         }
     } catch (...) {
         ::_exit(3);
+    }
+    if (anyRemote) {
+        // The parent reads the spans from here, then ends this process.
+        slot->waiting.store(1);
+        const char c = 'w';
+        while (::write(wakeFd, &c, 1) < 0 && errno == EINTR) {
+        }
+        for (;;)
+            ::pause();
     }
     ::_exit(0);
 }
@@ -345,6 +395,12 @@ struct Child {
     uint64_t beats = 0;
     std::chrono::steady_clock::time_point lastChange;
     bool hung = false;
+};
+
+// A worker's memfd, and the worker when it is alive (waiting to be read).
+struct ResultFile {
+    int fd;
+    pid_t pid;  // -1: the worker has ended
 };
 
 int openPidfd(pid_t pid) {
@@ -408,6 +464,14 @@ bool deserializeSegmentSpans(const uint8_t* data, size_t size, SegmentSpans& out
     return readSegment(r, out);
 }
 
+namespace {
+bool readWorkerRecord(const uint8_t* data, size_t size, pid_t from, SegmentSpans& out) {
+    ByteReader r{data, data + size};
+    r.from = from;
+    return readSegment(r, out);
+}
+}  // namespace
+
 void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const DecoderIsolation& isolation,
                     const std::string& library, const DecodeOneFn& decodeOne, const FailedOneFn& failedOne,
                     const ParallelRun& parallel, std::vector<std::shared_ptr<const SegmentSpans>>& out) {
@@ -425,15 +489,19 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
     }
     auto* control = new (area) Control;
     control->next.store(0);
+    control->remote.store(0);
     auto* slotArea = reinterpret_cast<WorkerSlot*>(static_cast<char*>(area) + sizeof(Control));
     for (size_t s = 0; s < slots; ++s) {
         new (&slotArea[s]) WorkerSlot;
         slotArea[s].current.store(-1);
         slotArea[s].beats.store(0);
+        slotArea[s].waiting.store(0);
     }
+    int wake[2] = {-1, -1};
+    if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) wake[0] = wake[1] = -1;
     const pid_t parent = ::getpid();
     std::vector<Child> active;
-    std::vector<int> resultFds;
+    std::vector<ResultFile> resultFds;
     std::map<size_t, Failure> failures;
     size_t nextSlot = 0;
     bool inProcess = false;  // no worker could be started: the rest decodes here
@@ -444,10 +512,20 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
         if (memfd < 0) return false;
         const size_t slot = nextSlot;
         const pid_t pid = ::fork();
-        if (pid == 0) runWorker(control, &slotArea[slot], memfd, parent, segments, isolation, decodeOne);
+        if (pid == 0)
+            runWorker(control, &slotArea[slot], memfd, wake[1], parent, segments, isolation, decodeOne);
         if (pid < 0) {
             ::close(memfd);
             return false;
+        }
+        if (control->remote.load() == 0) {
+            // Can this process read its workers' memory (ptrace rules, seccomp)?
+            // The probe reads the worker's view of the shared counter.
+            uint64_t value = 0;
+            iovec local{&value, sizeof value}, remote{&control->next, sizeof value};
+            const bool readable = isolation.readWorkerMemory && wake[1] >= 0 &&
+                                  ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == ssize_t(sizeof value);
+            control->remote.store(readable ? 1 : 2);
         }
         ++nextSlot;
         Child c;
@@ -482,8 +560,9 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
             failures.emplace(size_t(current), std::move(f));
         }
         if (c.pidfd >= 0) ::close(c.pidfd);
-        resultFds.push_back(c.memfd);
+        resultFds.push_back({c.memfd, -1});
     };
+    std::vector<pid_t> waiting;  // workers done, waiting for their spans to be read
 
     for (;;) {
         while (active.size() < workers && control->next.load() < n && nextSlot < slots)
@@ -498,7 +577,13 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
         for (const Child& c : active)
             if (c.pidfd >= 0) fds.push_back({c.pidfd, POLLIN, 0});
         const int timeoutMs = fds.size() == active.size() ? 250 : 5;
+        if (wake[0] >= 0) fds.push_back({wake[0], POLLIN, 0});
         ::poll(fds.data(), nfds_t(fds.size()), timeoutMs);
+        if (wake[0] >= 0) {
+            char drain[64];
+            while (::read(wake[0], drain, sizeof drain) > 0) {
+            }
+        }
         const auto now = std::chrono::steady_clock::now();
         for (size_t i = 0; i < active.size();) {
             Child& c = active[i];
@@ -506,6 +591,14 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
             pid_t got = ::waitpid(c.pid, &status, WNOHANG);
             while (got < 0 && errno == EINTR)
                 got = ::waitpid(c.pid, &status, WNOHANG);
+            if (got == 0 && slotArea[c.slot].waiting.load()) {
+                // Done: read once every worker has ended or is waiting too.
+                if (c.pidfd >= 0) ::close(c.pidfd);
+                resultFds.push_back({c.memfd, c.pid});
+                waiting.push_back(c.pid);
+                active.erase(active.begin() + ptrdiff_t(i));
+                continue;
+            }
             if (got == 0) {
                 WorkerSlot& slot = slotArea[c.slot];
                 const uint64_t beats = slot.beats.load();
@@ -533,10 +626,11 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
     struct Found {
         const uint8_t* data;
         size_t size;
+        pid_t from;
     };
-    std::vector<Found> found(n, Found{nullptr, 0});
+    std::vector<Found> found(n, Found{nullptr, 0, -1});
     std::vector<std::pair<void*, size_t>> maps;
-    for (int fd : resultFds) {
+    for (auto [fd, from] : resultFds) {
         struct stat st {};
         if (::fstat(fd, &st) == 0 && st.st_size > 0) {
             void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
@@ -549,7 +643,7 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
                     std::memcpy(&h, p, sizeof h);
                     p += sizeof h;
                     if (h.magic != kRecordMagic || h.index >= n || h.bytes > size_t(end - p)) break;
-                    found[h.index] = {p, size_t(h.bytes)};
+                    found[h.index] = {p, size_t(h.bytes), from};
                     p += h.bytes;
                 }
             }
@@ -563,13 +657,33 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
     parallel(toRead.size(), [&](size_t i) {
         const size_t k = toRead[i];
         auto s = std::make_shared<SegmentSpans>();
-        if (deserializeSegmentSpans(found[k].data, found[k].size, *s))
+        if (readWorkerRecord(found[k].data, found[k].size, found[k].from, *s))
             out[k] = std::move(s);
         else
             unreadable[k] = 1;
     });
     for (auto [m, size] : maps)
         ::munmap(m, size);
+    for (pid_t pid : waiting) {
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+    if (wake[0] >= 0) ::close(wake[0]), ::close(wake[1]);
+    // Segments a worker finished before it died, whose spans were still in it:
+    // decoded again by new workers.
+    std::vector<size_t> redo;
+    for (size_t k = 0; k < n; ++k)
+        if (unreadable[k] && found[k].from < 0 && !failures.count(k)) redo.push_back(k);
+    if (!redo.empty()) {
+        std::vector<size_t> again(redo.size());
+        for (size_t i = 0; i < redo.size(); ++i)
+            again[i] = segments[redo[i]];
+        std::vector<std::shared_ptr<const SegmentSpans>> got;
+        decodeIsolated(again, workers, isolation, library, decodeOne, failedOne, parallel, got);
+        for (size_t i = 0; i < redo.size(); ++i)
+            out[redo[i]] = std::move(got[i]), unreadable[redo[i]] = 0;
+    }
     const uint64_t claimed = std::min<uint64_t>(control->next.load(), n);
     for (size_t k = 0; k < n; ++k) {
         if (out[k]) continue;

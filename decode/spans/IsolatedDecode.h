@@ -7,12 +7,17 @@
 // thread, so each holds the opened session (trace, sideband, code images,
 // function table) copy-on-write, with nothing to load again. A worker claims
 // segments one at a time from a counter in shared memory, decodes each with the
-// session's own decodeOne() and writes its packed spans, statistics and stack
-// ends into a memfd of its own; the parent reads them back once the workers
-// have exited. A worker killed by a signal ends only the segment it was on:
-// that segment becomes a gap "decoder crashed (OpenCSD, SIGSEGV)" for the
-// threads that ran in it, and the segments nobody claimed yet go to the
-// workers still running or to a new one. A watchdog kills a worker whose
+// session's own decodeOne() and writes a record of it (statistics, stack ends,
+// gaps, and where its packed spans lie in the worker) into a memfd of its own.
+// When it has no segment left it waits; the parent then copies each record's
+// spans straight out of the worker into its own stores (process_vm_readv: one
+// copy, the only cost isolation adds beyond a fork per worker) and ends it.
+// Where the parent may not read a worker's memory (ptrace rules, seccomp), the
+// records carry the spans themselves (two copies, through the memfd). A worker
+// killed by a signal ends only the segment it was on: that segment becomes a
+// gap "decoder crashed (OpenCSD, SIGSEGV)" for the threads that ran in it; the
+// segments it had finished (their spans died with it) and those nobody claimed
+// yet go to the workers still running or to new ones. A watchdog kills a worker whose
 // segment made no progress for `hangSeconds`: a gap "decoder hung (libipt, no
 // progress for 30 s)".
 //
@@ -52,6 +57,9 @@ struct DecoderIsolation {
     // claims `testCrashSegment` dies of SIGSEGV. -1: none.
     long testHangSegment = -1;
     long testCrashSegment = -1;
+    // Copy the spans out of the workers (process_vm_readv) where allowed; false:
+    // always through the memfd (the fallback, for the tests).
+    bool readWorkerMemory = true;
     // enabled unless AUXSCOPE_DECODE_IN_PROCESS=1; AUXSCOPE_DECODER_HANG_SECONDS,
     // AUXSCOPE_TEST_DECODER_HANG_SEGMENT and AUXSCOPE_TEST_DECODER_CRASH_SEGMENT
     // set the other fields.

@@ -170,6 +170,18 @@ TEST_F(OpenCsdCrash, TheCrashedSegmentIsAGapAndTheRestDecodes) {
     }
 }
 
+TEST_F(OpenCsdCrash, SpansThroughTheMemfdGiveTheSameDecode) {
+    auto file = PerfDataReader::open(file_);
+    ASSERT_TRUE(file) << file.error().message;
+    DecoderIsolation throughMemfd = isolated(true);
+    throughMemfd.readWorkerMemory = false;
+    Decode a = decode(*file, isolated(true), 1);
+    Decode b = decode(*file, throughMemfd, 1);
+    ASSERT_TRUE(a.session && b.session);
+    EXPECT_EQ(b.spans.stats.gaps[GapReason::DecoderCrashed], 1u);
+    expectSameDecode(a.spans, b.spans);
+}
+
 TEST_F(OpenCsdCrash, CommandLineShowsTheGapAndExitsNormally) {
     std::string out;
     const int status = test_support::runCommand(std::string(AUXSCOPE_TEST_BINARY) + " decode " + file_, &out);
@@ -211,11 +223,15 @@ TEST_F(IsolatedPt, SameSpansGapsAndStatsWithAndWithoutIsolation) {
     for (uint64_t segmentBytes : {uint64_t(1), uint64_t(16384), uint64_t(1) << 20}) {
         Decode a = decode(*file, isolated(false), 2, segmentBytes);
         Decode b = decode(*file, isolated(true), 2, segmentBytes);
-        ASSERT_TRUE(a.session && b.session);
+        DecoderIsolation throughMemfd = isolated(true);
+        throughMemfd.readWorkerMemory = false;
+        Decode c = decode(*file, throughMemfd, 2, segmentBytes);
+        ASSERT_TRUE(a.session && b.session && c.session);
         SCOPED_TRACE("segmentBytes " + std::to_string(segmentBytes) + ", " +
                      std::to_string(a.session->segments().size()) + " segments");
         EXPECT_GT(frameSpans(a.spans), 1000u);
         expectSameDecode(a.spans, b.spans);
+        expectSameDecode(a.spans, c.spans);
     }
 }
 
