@@ -27,6 +27,10 @@
 //   (b)  auxscope to spans on one thread: AuxTraceSession::open(PerfDataReader)
 //        then decodeSpans(whole recording, 1) (CoreSight: etm/EtmSession)
 //   (c)  the same on every core (a fresh session: nothing cached)
+//   (i)  (b) and (c) with the decode in worker processes (spans/IsolatedDecode.h,
+//        auxscope's default: a crash of OpenCSD ends only its segment) against
+//        in-process, --isolation-runs interleaved runs each, decode phase medians;
+//        target <= 5 % slower
 //   (a*) (a) on every core (a decode tree per thread), for reference: how far
 //        OpenCSD alone scales on the machine, the yardstick for (c)
 //   (d)  trc_pkt_lister -ss_dir DIR -decode_only -logstdout -logfilename /dev/null (it writes
@@ -387,21 +391,30 @@ struct SpanFigure {
 
 // The decode figure includes the open (set-up included on every side); the open
 // alone is kept beside it.
-SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads) {
+// This process's and its waited-for children's CPU time: the decode workers
+// (spans/IsolatedDecode.h) do the decoding.
+double decodeCpuSeconds() {
+    return cpuSeconds(RUSAGE_SELF) + cpuSeconds(RUSAGE_CHILDREN);
+}
+
+SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads,
+                         bool isolate = DecoderIsolation::fromEnvironment().enabled) {
     SpanFigure r;
     r.open.name = std::string(name) + ": of which open";
     r.decode.name = std::string(name) + ": open + decode";
-    const double c0 = cpuSeconds(RUSAGE_SELF);
+    const double c0 = decodeCpuSeconds();
     auto t0 = Clock::now();
-    auto session = AuxTraceSession::open(file);
+    AuxTraceOptions options;
+    options.isolation.enabled = isolate;
+    auto session = AuxTraceSession::open(file, options);
     if (!session) fail(session.error().message);
     r.open.wall = since(t0);
-    r.open.cpu = cpuSeconds(RUSAGE_SELF) - c0;
-    const double c1 = cpuSeconds(RUSAGE_SELF);
+    r.open.cpu = decodeCpuSeconds() - c0;
+    const double c1 = decodeCpuSeconds();
     auto t1 = Clock::now();
     DecodedSpans result = (*session)->decodeSpans(DecodeWindow{}, threads);
     r.decode.wall = since(t1) + r.open.wall;
-    r.decode.cpu = cpuSeconds(RUSAGE_SELF) - c1 + r.open.cpu;
+    r.decode.cpu = decodeCpuSeconds() - c1 + r.open.cpu;
     const DecodeStats& st = result.decodedStats;
     r.decode.instructions = st.instructions;
     r.decode.ranges = st.blocks;
@@ -628,6 +641,43 @@ void interleaved(const Snapshot& s, const PerfDataReader& file, unsigned copies,
 // One trace: (a), (a'), (b) interleaved, `runs` passes; (c) and (a*) `runs`
 // runs; the lister's figure (`runs` runs on the same input) given. Every column is
 // its median run.
+// (i) The cost of decoding in worker processes (spans/IsolatedDecode.h: a crash
+// or hang of OpenCSD ends only its segment): (b) and (c) isolated and
+// in-process, `runs` interleaved runs of each, medians; target <= 5 % slower.
+unsigned isolationRuns = 3;
+bool isolationFailed = false;
+void isolationCost(const PerfDataReader& file) {
+    if (!isolationRuns) return;
+    std::printf(
+        "  (i) decoding in worker processes against in-process (%u interleaved runs each, medians):\n",
+        isolationRuns);
+    for (unsigned threads : {1u, 0u}) {
+        std::vector<double> on, off, cpuOn, cpuOff;
+        uint64_t insOn = 0, insOff = 0;
+        for (unsigned run = 0; run < isolationRuns; ++run)
+            for (bool isolate : {run % 2 == 0, run % 2 != 0}) {
+                SpanFigure f = auxscopeSpans(file, "", threads, isolate);
+                (isolate ? on : off).push_back(f.decode.wall - f.open.wall);
+                (isolate ? cpuOn : cpuOff).push_back(f.decode.cpu - f.open.cpu);
+                (isolate ? insOn : insOff) = f.decode.instructions;
+            }
+        auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        const double mOn = median(on), mOff = median(off);
+        const double slower = mOff > 0 ? (mOn / mOff - 1) * 100 : 0.0;
+        const double cOn = median(cpuOn), cOff = median(cpuOff);
+        std::printf(
+            "  %-6s (i) %-9s decode in-process %.3f s, in worker processes %.3f s: %+.1f %% (target <= +5 %%;"
+            " %s instructions); cpu time (workers included) %.3f s / %.3f s: %+.1f %% [%s]\n",
+            slower <= 5 ? "PASS" : "BELOW", threads == 1 ? "1 thread" : "all cores", mOff, mOn, slower,
+            insOn == insOff ? "same" : "DIFFERENT", cOff, cOn, cOff > 0 ? (cOn / cOff - 1) * 100 : 0.0,
+            load().c_str());
+        if (insOn != insOff) isolationFailed = true;
+    }
+}
+
 Run runOne(const Snapshot& s, const std::string& perfData, unsigned copies, unsigned runs,
            const Lister& lister) {
     Run r;
@@ -658,6 +708,7 @@ Run runOne(const Snapshot& s, const std::string& perfData, unsigned copies, unsi
         cs.push_back(auxscopeSpans(*file, "(c) auxscope spans, all cores", 0));
     r.c = medianRun(cs, spanWall);
     print(r.c.decode);
+    isolationCost(*file);
     if (copies > 1) {
         for (unsigned i = 0; i < runs; ++i)
             aAlls.push_back(
@@ -738,6 +789,8 @@ int main(int argc, char** argv) {
             o.repeatCopies = std::max(1u, unsigned(std::strtoul(next().c_str(), nullptr, 0)));
         else if (a == "--lister-count-all")
             o.listerCountAll = true;
+        else if (a == "--isolation-runs")
+            isolationRuns = unsigned(std::strtoul(next().c_str(), nullptr, 0));
         else if (a == "--no-lister")
             o.lister = false;
         else if (a == "--keep")
@@ -746,7 +799,7 @@ int main(int argc, char** argv) {
             std::printf(
                 "usage: bench_etm_decode [--snapshot DIR (bugfix-exact-match)] [--copies N (32)]\n"
                 "                        [--dir DIR] [--repeat N (3)] [--repeat-copies N (1)] [--no-lister]\n"
-                "                        [--lister-count-all] [--keep]\n"
+                "                        [--lister-count-all] [--keep] [--isolation-runs N (3, 0: none)]\n"
                 "  every column is the median of --repeat runs on the snapshot, of --repeat-copies runs on\n"
                 "  the N copies; --lister-count-all counts trc_pkt_lister's instructions on the N copies\n"
                 "  (N x ~12 s of its text) instead of on 2 copies\n");
@@ -911,5 +964,6 @@ int main(int argc, char** argv) {
         std::printf("\n  files kept in %s\n", o.tmp.c_str());
     std::printf("\nbench_etm_decode: done, %s%s\n", load().c_str(),
                 countsFailed ? "; FAIL: a column decoded other instructions or ranges than its anchor" : "");
-    return countsFailed ? 3 : 0;
+    if (isolationFailed) std::printf("bench_etm_decode: FAIL: (i) isolated and in-process decodes differ\n");
+    return countsFailed || isolationFailed ? 3 : 0;
 }

@@ -23,6 +23,12 @@
 //       `--format spans -j 1` (every call-stack span, beside perf's calls and
 //       returns): open (PSB index, images, sideband), decode and text. (b)'s
 //       decode phase alone is printed there as context, not as the ratio.
+//   (i) the cost of decoding in worker processes (spans/IsolatedDecode.h: a
+//       crash or hang of libipt ends only its segment): (b) and (c) with the
+//       decode isolated and in-process, the same session options otherwise,
+//       --isolation-runs interleaved runs each, medians; target <= 5 % slower.
+//       (b), (c) above run as auxscope does by default: isolated (unless
+//       AUXSCOPE_DECODE_IN_PROCESS=1)
 //   (e) first frame: from opening the file to having the spans of the first
 //       1/1000 of the time range on every CPU, which is what a timeline needs
 //       before it can draw
@@ -83,6 +89,7 @@ struct Options {
     unsigned perfTimeout = 600;  // seconds per perf script run
     bool perf = true;
     bool real = true;
+    unsigned isolationRuns = 3;   // (i): runs of each side (0: skip)
     bool firstFrameOnly = false;  // (e) alone: what opening a large trace costs, in seconds not minutes
 };
 
@@ -90,11 +97,17 @@ double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// This process's and its waited-for children's: the decode workers
+// (spans/IsolatedDecode.h) do the decoding of (b) and (c).
 double processCpuSeconds() {
-    rusage ru{};
-    getrusage(RUSAGE_SELF, &ru);
-    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    double s = 0;
+    for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+        rusage ru{};
+        getrusage(who, &ru);
+        s += double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    }
+    return s;
 }
 
 std::string load() {
@@ -294,7 +307,7 @@ struct SpanFigure {
 // timeline scrolling through it would ask), results dropped after each window:
 // a busy trace makes ~10 bytes of spans per byte of PT, more than memory holds.
 SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads,
-                         bool flowWalker = true) {
+                         bool flowWalker = true, bool isolate = DecoderIsolation::fromEnvironment().enabled) {
     SpanFigure r;
     double cpu0 = processCpuSeconds();
     r.open.name = std::string(name) + ": open (index, images)";
@@ -302,6 +315,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     auto t0 = Clock::now();
     PtSessionOptions options;
     options.flowWalker = flowWalker;
+    options.isolation.enabled = isolate;
     auto session = PtSession::open(file, options);
     if (!session) {
         r.decode.note = session.error().message;
@@ -585,6 +599,8 @@ int main(int argc, char** argv) {
             o.perf = false;
         else if (a == "--no-real")
             o.real = false;
+        else if (a == "--isolation-runs")
+            o.isolationRuns = unsigned(std::strtoul(next().c_str(), nullptr, 0));
         else if (a == "--first-frame-only")
             o.firstFrameOnly = true;
         else {
@@ -592,7 +608,8 @@ int main(int argc, char** argv) {
                 "usage: bench_pt_decode [--size-mb N (1024)] [--perf-mb N (4)] [--dense-mb N (16, 0: none)]\n"
                 "                       [--seed N] [--dir DIR] [--auxscope PATH]\n"
                 "                       [--perf-timeout S (600)] [--no-perf] [--no-real] "
-                "[--first-frame-only]\n");
+                "[--first-frame-only]\n"
+                "                       [--isolation-runs N (3, 0: none)]\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
@@ -635,6 +652,37 @@ int main(int argc, char** argv) {
     print(bBlock.decode);
     SpanFigure c = auxscopeSpans(*file, "(c) auxscope decode to spans, all cores", 0);
     print(c.decode);
+    if (o.isolationRuns) {
+        std::printf(
+            "  (i) decoding in worker processes against in-process (%u interleaved runs each, medians):\n",
+            o.isolationRuns);
+        for (unsigned threads : {1u, 0u}) {
+            std::vector<double> on, off, cpuOn, cpuOff;
+            uint64_t insOn = 0, insOff = 0;
+            for (unsigned run = 0; run < o.isolationRuns; ++run)
+                for (bool isolate : {run % 2 == 0, run % 2 != 0}) {
+                    SpanFigure f = auxscopeSpans(*file, "", threads, true, isolate);
+                    (isolate ? on : off).push_back(f.decode.seconds);
+                    (isolate ? cpuOn : cpuOff).push_back(f.decode.cpuSeconds);
+                    (isolate ? insOn : insOff) = f.decode.instructions;
+                }
+            auto median = [](std::vector<double> v) {
+                std::sort(v.begin(), v.end());
+                return v[v.size() / 2];
+            };
+            const double mOn = median(on), mOff = median(off), cOn = median(cpuOn), cOff = median(cpuOff);
+            const std::string what = threads == 1 ? "1 thread" : "all cores";
+            std::printf(
+                "      %-9s in-process %.3f s, worker processes %.3f s: %+.1f %% (%s instructions); cpu time"
+                " (workers included) %.3f s / %.3f s: %+.1f %% [%s]\n",
+                what.c_str(), mOff, mOn, mOff > 0 ? (mOn / mOff - 1) * 100 : 0.0,
+                insOn == insOff ? "same" : "DIFFERENT", cOff, cOn, cOff > 0 ? (cOn / cOff - 1) * 100 : 0.0,
+                load().c_str());
+            if (insOn != insOff) countsFailed = true;
+            verdict(("(i) isolated / in-process decode time, " + what + " (lower is better)").c_str(),
+                    mOff > 0 ? mOff / mOn : 0, 1 / 1.05);
+        }
+    }
     Figure e = firstFrame(path);
     print(e);
     // (a) and (b) again on a trace whose spans are as dense as real code's

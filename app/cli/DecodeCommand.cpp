@@ -316,6 +316,12 @@ void printStats(const DecodeStats& stats, double seconds, std::ostream& out,
             << stats.segmentsRedecoded << "\n";
     for (const auto& [reason, n] : stats.gaps)
         out << "gaps: " << gapReasonName(reason) << ": " << n << "\n";
+    // A decoding library that died on a segment (its worker process, spans/IsolatedDecode.h).
+    for (GapReason reason : {GapReason::DecoderCrashed, GapReason::DecoderHung})
+        if (auto it = stats.gaps.find(reason); it != stats.gaps.end() && it->second)
+            out << "the decoding library " << (reason == GapReason::DecoderCrashed ? "crashed" : "hung")
+                << " on " << it->second << (it->second == 1 ? " segment" : " segments")
+                << ": each is a gap naming the library and the cause; the other segments decoded\n";
     for (const auto& [file, n] : stats.missingImages) {
         std::string hint = images ? images->missingHint(file) : std::string();
         out << "missing image: " << file << " (" << n << " gaps" << (hint.empty() ? "" : "; " + hint)

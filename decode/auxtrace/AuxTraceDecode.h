@@ -25,6 +25,7 @@
 #include "sideband/Sideband.h"
 #include "spans/DecodeTypes.h"
 #include "spans/FunctionTable.h"
+#include "spans/IsolatedDecode.h"
 #include "spans/TimelineData.h"
 
 namespace auxscope {
@@ -55,6 +56,10 @@ struct AuxTraceOptions {
     // Intel PT spans through the flow walker (pt/PtFlowWalker.h); false: through
     // libipt's block decoder (`--pt-decoder block`), for comparison.
     bool ptFlowWalker = true;
+    // Span decoding in worker processes, so that a crash or hang of libipt or
+    // OpenCSD ends only the segment it was on, shown as a gap "decoder crashed
+    // (OpenCSD, SIGSEGV)" (spans/IsolatedDecode.h). AUXSCOPE_DECODE_IN_PROCESS=1: off.
+    DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
 };
 
 // One decoder over one file: opened once, asked for windows of spans as often

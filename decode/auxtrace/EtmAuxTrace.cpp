@@ -13,6 +13,7 @@ Expected<std::unique_ptr<AuxTraceSession>> EtmAuxTraceSession::open(const PerfDa
     etm.images = options.images;
     etm.segmentBytes = options.segmentBytes;
     etm.cacheBytes = options.cacheBytes;
+    etm.isolation = options.isolation;
     // A session of the same kind hands its loaded images on (its own object goes with them).
     auto* same = carry ? dynamic_cast<EtmAuxTraceSession*>(carry->get()) : nullptr;
     auto session = etm::EtmSession::open(file, etm, same ? &same->etm_ : nullptr);

@@ -31,6 +31,7 @@ Expected<std::unique_ptr<AuxTraceSession>> PtAuxTraceSession::open(const PerfDat
     pt.segmentBytes = options.segmentBytes;
     pt.cacheBytes = options.cacheBytes;
     pt.flowWalker = options.ptFlowWalker;
+    pt.isolation = options.isolation;
     // A session of the same kind hands its loaded images on (its own object goes with them).
     auto* same = carry ? dynamic_cast<PtAuxTraceSession*>(carry->get()) : nullptr;
     auto session = PtSession::open(file, pt, same ? &same->pt_ : nullptr);

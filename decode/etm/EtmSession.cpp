@@ -67,7 +67,7 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
     s->trace_ = std::make_unique<EtmTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     s->trace_->setStartTime(s->sideband_->model().firstTime());
-    s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
+    s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes, options.isolation, "OpenCSD");
     if (carry && *carry && (*carry)->images_) {
         s->functions_ = std::move((*carry)->functions_);
         s->images_ = std::move((*carry)->images_);
@@ -464,8 +464,16 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
 }
 
 DecodedSpans EtmSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
-    return decode_->decode(SegmentedDecode::select(segments_, window), window, threads,
-                           [&](size_t i) { return decodeSegment(segments_[i], nullptr, nullptr); });
+    return decode_->decode(
+        SegmentedDecode::select(segments_, window), window, threads,
+        [&](size_t i) { return decodeSegment(segments_[i], nullptr, nullptr); },
+        [&](size_t i, GapReason reason, const std::string& detail) {
+            // OpenCSD died on it: the whole segment is a gap for the threads that ran.
+            const Segment& seg = segments_[i];
+            const int32_t tid = seg.tid >= 0 ? seg.tid : trace_->cpus()[seg.ring].stream.tid;
+            return segmentGap(*sideband_, seg.cpu, tid, seg.startTime, seg.endTime, reason, detail, seg.begin,
+                              seg.countBytes ? seg.end - seg.begin : 0);
+        });
 }
 
 DecodeStats EtmSession::forEachBlock(const DecodeWindow& window,

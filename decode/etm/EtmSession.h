@@ -51,6 +51,9 @@ struct EtmSessionOptions {
     ImageOptions images;
     uint64_t segmentBytes = 1 << 20;
     uint64_t cacheBytes = uint64_t(2) << 30;
+    // Decode in worker processes: a crash or hang of OpenCSD ends only its segment
+    // (spans/IsolatedDecode.h).
+    DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
 };
 
 // One executed instruction range, for listings (auxscope decode --format ranges).

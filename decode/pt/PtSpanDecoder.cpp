@@ -224,7 +224,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     s->file_ = &file;
     s->flowWalker_ = options.flowWalker;
     s->walkTables_ = std::make_unique<WalkTablePool>();
-    s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes);
+    s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes, options.isolation, "libipt");
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     if (carry && *carry && (*carry)->images_) {
@@ -776,8 +776,15 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
 }
 
 DecodedSpans PtSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
-    return decode_->decode(SegmentedDecode::select(segments_, window), window, threads,
-                           [&](size_t i) { return decodeSegment(segments_[i], nullptr); });
+    return decode_->decode(
+        SegmentedDecode::select(segments_, window), window, threads,
+        [&](size_t i) { return decodeSegment(segments_[i], nullptr); },
+        [&](size_t i, GapReason reason, const std::string& detail) {
+            // libipt died on it: the whole segment is a gap for the threads that ran.
+            const Segment& seg = segments_[i];
+            return segmentGap(*sideband_, seg.cpu, trace_->cpu(seg.cpu)->tid, seg.startTime, seg.endTime,
+                              reason, detail, seg.begin, seg.end - seg.begin);
+        });
 }
 
 DecodeStats PtSession::forEachBlock(const DecodeWindow& window,

@@ -52,6 +52,9 @@ struct PtSessionOptions {
     // Spans through the flow walker over libipt's query decoder (pt/PtFlowWalker.h);
     // false: through libipt's block decoder (what the walker is checked against).
     bool flowWalker = true;
+    // Decode in worker processes: a crash or hang of libipt ends only its segment
+    // (spans/IsolatedDecode.h).
+    DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
 };
 
 class PtSession {

@@ -269,8 +269,34 @@ std::function<void(const FlowBlock&)> SegmentedDecode::windowFilter(
     };
 }
 
+SegmentSpans segmentGap(const Sideband& sideband, int cpu, int32_t tid, uint64_t start, uint64_t end,
+                        GapReason reason, const std::string& detail, uint64_t traceOffset,
+                        uint64_t traceBytes) {
+    SegmentSpans result;
+    result.cpu = cpu;
+    result.stats.segments = 1;
+    result.stats.traceBytes = traceBytes;
+    ++result.stats.gaps[reason];
+    FlowToSpans flow;
+    RunningThread r = cpu >= 0 ? sideband.runningAt(cpu, start) : RunningThread{};
+    if (r.tid < 0) r.tid = tid;
+    flow.switchThread(start, r.tid);
+    flow.gap(start, reason, detail, traceOffset, cpu);
+    if (cpu >= 0)
+        for (uint64_t t = sideband.nextSwitchAfter(cpu, start); t <= end && t != UINT64_MAX;
+             t = sideband.nextSwitchAfter(cpu, t)) {
+            flow.switchThread(t, sideband.runningAt(cpu, t).tid);
+            flow.gap(t, reason, detail, traceOffset, cpu);
+        }
+    flow.finish(std::max(start, end));
+    std::map<int32_t, FlowToSpans::ThreadSpans> spans = flow.take();
+    storeSpans(spans, result.threads);
+    return result;
+}
+
 DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const DecodeWindow& window,
-                                     unsigned threads, const DecodeOne& decodeOne) {
+                                     unsigned threads, const DecodeOne& decodeOne,
+                                     const FailedOne& failedOne) {
     DecodedSpans out;
     std::vector<std::shared_ptr<const SegmentSpans>> results(chosen.size());
     std::vector<size_t> todo;
@@ -284,10 +310,23 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
                 todo.push_back(i);
         }
     }
-    parallelFor(todo.size(), threads, [&](size_t k) {
-        const size_t i = todo[k];
-        results[i] = std::make_shared<const SegmentSpans>(decodeOne(chosen[i]));
-    });
+    if (isolation_.enabled && failedOne && !todo.empty()) {
+        std::vector<size_t> segments(todo.size());
+        for (size_t k = 0; k < todo.size(); ++k)
+            segments[k] = chosen[todo[k]];
+        std::vector<std::shared_ptr<const SegmentSpans>> got;
+        const unsigned workers = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+        decodeIsolated(
+            segments, workers, isolation_, library_, decodeOne, failedOne,
+            [&](size_t n, const std::function<void(size_t)>& task) { parallelFor(n, threads, task); }, got);
+        for (size_t k = 0; k < todo.size(); ++k)
+            results[todo[k]] = std::move(got[k]);
+    } else {
+        parallelFor(todo.size(), threads, [&](size_t k) {
+            const size_t i = todo[k];
+            results[i] = std::make_shared<const SegmentSpans>(decodeOne(chosen[i]));
+        });
+    }
     out.decodedNow = todo.size();
     {
         std::lock_guard lock(cacheMutex_);

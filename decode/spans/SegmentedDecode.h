@@ -40,12 +40,15 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "sideband/Sideband.h"
 #include "spans/DecodeTypes.h"
 #include "spans/FlowToSpans.h"
+#include "spans/IsolatedDecode.h"
 #include "spans/SpanStore.h"
 
 namespace auxscope {
@@ -91,8 +94,14 @@ class SegmentedDecode {
 public:
     // Decodes segment `index` (called on the pool, several at once).
     using DecodeOne = std::function<SegmentSpans(size_t index)>;
+    // What stands for segment `index` when its decoder died on it (a gap of
+    // `reason` over the segment for the threads that ran in it).
+    using FailedOne = FailedOneFn;
 
-    explicit SegmentedDecode(uint64_t cacheBudget) : cacheBudget_(cacheBudget) {}
+    // `isolation`: decode in worker processes (spans/IsolatedDecode.h), the
+    // decoding library named `library` in the gaps of segments it crashed or hung on.
+    explicit SegmentedDecode(uint64_t cacheBudget, DecoderIsolation isolation = {}, std::string library = {})
+        : cacheBudget_(cacheBudget), isolation_(isolation), library_(std::move(library)) {}
 
     // The indices of the `segments` (anything with cpu, startTime and endTime)
     // that `window` needs, in order.
@@ -110,9 +119,11 @@ public:
 
     // The spans of the segments `chosen` (in trace order per CPU) of the threads
     // in `window`, decoding on `threads` threads (0: hardware_concurrency) what
-    // is not cached yet.
+    // is not cached yet: in worker processes when isolated (a segment whose
+    // worker died is failedOne's gap), else on the pool.
     DecodedSpans decode(const std::vector<size_t>& chosen, const DecodeWindow& window, unsigned threads,
-                        const DecodeOne& decodeOne);
+                        const DecodeOne& decodeOne, const FailedOne& failedOne = {});
+    const DecoderIsolation& isolation() const { return isolation_; }
 
     // `visit` for the blocks in `window`'s time and thread only.
     static std::function<void(const FlowBlock&)> windowFilter(
@@ -129,6 +140,15 @@ private:
     std::map<size_t, std::shared_ptr<const SegmentSpans>> cache_;
     std::deque<std::pair<size_t, size_t>> cacheOrder_;  // segment, bytes; oldest first
     uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
+    DecoderIsolation isolation_;
+    std::string library_;
 };
+
+// A segment nothing of which was decoded: a gap of `reason` from `start` to
+// `end` for each thread the sideband says ran on `cpu` then (`tid` when it
+// knows none, or for a per-thread trace, cpu -1), the segment counted once.
+SegmentSpans segmentGap(const Sideband& sideband, int cpu, int32_t tid, uint64_t start, uint64_t end,
+                        GapReason reason, const std::string& detail, uint64_t traceOffset,
+                        uint64_t traceBytes);
 
 }  // namespace auxscope

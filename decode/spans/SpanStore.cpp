@@ -17,6 +17,10 @@ const char* gapReasonName(GapReason reason) {
             return "untraced";
         case GapReason::MissingImage:
             return "missing image";
+        case GapReason::DecoderCrashed:
+            return "decoder crashed";
+        case GapReason::DecoderHung:
+            return "decoder hung";
     }
     return "gap";
 }

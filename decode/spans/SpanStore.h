@@ -29,6 +29,12 @@ enum class GapReason : uint8_t {
     DecodeError,   // the decoder failed; detail names the library's error and the trace offset
     Untraced,      // tracing was off (filtered, disabled, kernel in a user-only trace)
     MissingImage,  // the code the trace runs through is not available; detail names the file
+    // The decoding library died on the segment (its worker process was killed by
+    // a signal, spans/IsolatedDecode.h); detail: "decoder crashed (OpenCSD, SIGSEGV)".
+    DecoderCrashed,
+    // The decoding library made no progress on the segment for the watchdog's
+    // time and its worker was killed; detail: "decoder hung (libipt, no progress for 30 s)".
+    DecoderHung,
 };
 const char* gapReasonName(GapReason reason);  // "overflow", "lost AUX", ...
 
@@ -76,6 +82,8 @@ static_assert(sizeof(PackedSpan) == 16);
 using ParallelRun = std::function<void(size_t n, const std::function<void(size_t)>& task)>;
 
 class SpanStore {
+    friend struct SpanStoreCodec;  // spans/IsolatedDecode.cpp: a store to bytes and back
+
 public:
     static constexpr uint32_t kWide = 0xffffffffu;
     static constexpr uint32_t kGapFlag = 0x80000000u;

@@ -8,6 +8,7 @@ target_sources(auxscope_decode PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/FunctionTable.cpp
   ${CMAKE_CURRENT_LIST_DIR}/FlowToSpans.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SegmentedDecode.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/IsolatedDecode.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TimelineData.cpp
   ${CMAKE_CURRENT_LIST_DIR}/SidebandLanes.cpp
   ${CMAKE_CURRENT_LIST_DIR}/TimelineOverview.cpp

@@ -251,16 +251,21 @@ Expected<void> writeSnapshotPerfData(const SnapshotTrace& s, const std::vector<p
     // copy as the snapshot decode does.
     static const uint8_t kBarrier[16] = {0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f,
                                          0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0x7f};
-    std::vector<uint8_t> withBarrier;
-    if (s.input == EtmInput::Formatted && o.copies > 1) {
-        withBarrier.assign(std::begin(kBarrier), std::end(kBarrier));
-        withBarrier.insert(withBarrier.end(), s.buffer.begin(), s.buffer.end());
+    std::vector<std::vector<uint8_t>> withBarrier(o.copies);
+    for (unsigned k = 1; k < o.copies && s.input == EtmInput::Formatted; ++k) {
+        const std::vector<uint8_t>& own =
+            k < o.copyBytes.size() && !o.copyBytes[k].empty() ? o.copyBytes[k] : s.buffer;
+        withBarrier[k].assign(std::begin(kBarrier), std::end(kBarrier));
+        withBarrier[k].insert(withBarrier[k].end(), own.begin(), own.end());
     }
     uint64_t auxOffset = 0;
     std::vector<uint8_t> all;
     const unsigned pieces = std::max(1u, o.auxRecords);
     for (unsigned k = 0; k < o.copies; ++k) {
-        const std::vector<uint8_t>& bytes = k > 0 && !withBarrier.empty() ? withBarrier : s.buffer;
+        const std::vector<uint8_t>& bytes = !withBarrier[k].empty() ? withBarrier[k]
+                                            : k < o.copyBytes.size() && !o.copyBytes[k].empty()
+                                                ? o.copyBytes[k]
+                                                : s.buffer;
         // The copy in `pieces` AUX records, cut at frame boundaries (16 bytes) when formatted.
         const uint64_t unit = s.input == EtmInput::Formatted ? 16 : 1;
         const uint64_t units = (bytes.size() + unit - 1) / unit;

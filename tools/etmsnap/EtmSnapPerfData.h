@@ -70,6 +70,10 @@ struct SnapPerfDataOptions {
     // A TIME_CONV record saying perf time = the trace units' timestamp (mult 1,
     // shift 0, zero 0): a snapshot with timestamps decodes to their times.
     bool timestampsArePerfTime = false;
+    // Copy k's bytes, where given and not empty, instead of the buffer's (same
+    // sources and configuration): a file whose copies differ (the tests' crash
+    // input between two decodable copies, tests/decode/DecoderIsolationTest.cpp).
+    std::vector<std::vector<uint8_t>> copyBytes;
 };
 
 // Writes the perf.data. `elfs` from writeDumpElfs.

@@ -1,0 +1,708 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "spans/IsolatedDecode.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <new>
+
+#include "spans/SegmentedDecode.h"
+
+namespace auxscope {
+
+namespace {
+
+// ------------------------------------------------------------------ bytes
+
+// Collects a record: small values in owned buffers, large arrays (the packed
+// spans) by pointer, so a worker writes its spans to the memfd without copying
+// them first.
+class ByteWriter {
+public:
+    void raw(const void* p, size_t n) {
+        if (!n) return;
+        if (n >= kBig) {
+            pieces_.push_back({p, 0, n});
+        } else {
+            if (pieces_.empty() || pieces_.back().external) {
+                small_.emplace_back();
+                pieces_.push_back({nullptr, small_.size() - 1, 0});
+            }
+            small_.back().append(static_cast<const char*>(p), n);
+            pieces_.back().size += n;
+        }
+        size_ += n;
+    }
+    template <typename T>
+    void pod(const T& v) {
+        raw(&v, sizeof v);
+    }
+    void str(const std::string& s) {
+        pod(uint64_t(s.size()));
+        raw(s.data(), s.size());
+    }
+    // A large array: its bytes, or (remote) only where it lies in this process,
+    // for the parent to copy straight into its own store (process_vm_readv).
+    void array(const void* p, size_t n) {
+        const bool far = remote && n >= kBig;
+        pod(uint8_t(far));
+        if (far)
+            pod(uint64_t(reinterpret_cast<uintptr_t>(p)));
+        else
+            raw(p, n);
+    }
+    bool remote = false;
+    size_t size() const { return size_; }
+    void appendTo(std::string& out) const {
+        for (const Piece& p : pieces_)
+            out.append(p.external ? static_cast<const char*>(p.external) : small_[p.small].data(), p.size);
+    }
+    // Everything to `fd`; false on a write error.
+    bool writeTo(int fd) const {
+        std::vector<iovec> iov;
+        iov.reserve(pieces_.size());
+        for (const Piece& p : pieces_)
+            iov.push_back({const_cast<void*>(p.external ? p.external : small_[p.small].data()), p.size});
+        size_t i = 0;
+        while (i < iov.size()) {
+            const int n = int(std::min<size_t>(iov.size() - i, 512));
+            const ssize_t w = ::writev(fd, iov.data() + i, n);
+            if (w < 0) {
+                if (errno == EINTR) continue;
+                return false;
+            }
+            size_t left = size_t(w);
+            while (i < iov.size() && left >= iov[i].iov_len)
+                left -= iov[i++].iov_len;
+            if (left) {
+                iov[i].iov_base = static_cast<char*>(iov[i].iov_base) + left;
+                iov[i].iov_len -= left;
+            }
+        }
+        return true;
+    }
+
+private:
+    static constexpr size_t kBig = 4096;
+    struct Piece {
+        const void* external;
+        size_t small;
+        size_t size;
+    };
+    std::deque<std::string> small_;
+    std::vector<Piece> pieces_;
+    size_t size_ = 0;
+};
+
+struct ByteReader {
+    const uint8_t* p;
+    const uint8_t* end;
+    pid_t from = -1;  // the worker whose memory remote arrays are in
+    bool array(void* dst, size_t n) {
+        uint8_t far = 0;
+        if (!pod(far)) return false;
+        if (!far) return raw(dst, n);
+        uint64_t address = 0;
+        if (!pod(address) || from <= 0) return false;
+        size_t done = 0;
+        while (done < n) {
+            iovec local{static_cast<char*>(dst) + done, n - done};
+            iovec remote{reinterpret_cast<void*>(uintptr_t(address + done)), n - done};
+            const ssize_t got = ::process_vm_readv(from, &local, 1, &remote, 1, 0);
+            if (got <= 0) return false;
+            done += size_t(got);
+        }
+        return true;
+    }
+    bool raw(void* dst, size_t n) {
+        if (size_t(end - p) < n) return false;
+        if (n) std::memcpy(dst, p, n);
+        p += n;
+        return true;
+    }
+    template <typename T>
+    bool pod(T& v) {
+        return raw(&v, sizeof v);
+    }
+    // A count of items of at least `itemBytes` each that the rest can hold.
+    bool count(uint64_t& n, size_t itemBytes) {
+        return pod(n) && n <= uint64_t(end - p) / std::max<size_t>(itemBytes, 1);
+    }
+    bool str(std::string& s) {
+        uint64_t n = 0;
+        if (!count(n, 1)) return false;
+        s.assign(reinterpret_cast<const char*>(p), size_t(n));
+        p += n;
+        return true;
+    }
+    template <typename T>
+    bool vec(std::vector<T>& v) {
+        uint64_t n = 0;
+        if (!count(n, sizeof(T))) return false;
+        v.resize(size_t(n));
+        return raw(v.data(), size_t(n) * sizeof(T));
+    }
+};
+
+template <typename T>
+void writeVec(ByteWriter& w, const std::vector<T>& v) {
+    w.pod(uint64_t(v.size()));
+    w.raw(v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace
+
+struct SpanStoreCodec {
+    static void write(ByteWriter& w, const SpanStore& s) {
+        w.pod(uint64_t(s.spans_.size()));
+        w.array(s.spans_.data(), s.spans_.size() * sizeof(PackedSpan));
+        writeVec(w, s.chunks_);
+        w.pod(uint64_t(s.wide_.size()));
+        for (const auto& [index, v] : s.wide_) {
+            w.pod(index);
+            w.pod(v.duration);
+            w.pod(v.instructions);
+            w.pod(v.depth);
+        }
+        w.pod(uint64_t(s.gaps_.size()));
+        for (const Gap& g : s.gaps_) {
+            w.pod(uint8_t(g.reason));
+            w.str(g.detail);
+            w.pod(g.traceOffset);
+            w.pod(int32_t(g.cpu));
+        }
+        w.pod(s.lastStart_);
+    }
+    static bool read(ByteReader& r, SpanStore& s) {
+        uint64_t n = 0;
+        if (!r.pod(n) || n > (uint64_t(1) << 40) / sizeof(PackedSpan)) return false;
+        s.spans_.resize(size_t(n));
+        if (!r.array(s.spans_.data(), size_t(n) * sizeof(PackedSpan))) return false;
+        if (!r.vec(s.chunks_)) return false;
+        if (!r.count(n, 24)) return false;
+        s.wide_.reserve(size_t(n));
+        for (uint64_t i = 0; i < n; ++i) {
+            uint32_t index = 0;
+            SpanStore::WideValues v{};
+            if (!r.pod(index) || !r.pod(v.duration) || !r.pod(v.instructions) || !r.pod(v.depth))
+                return false;
+            s.wide_[index] = v;
+        }
+        if (!r.count(n, 21)) return false;
+        s.gaps_.resize(size_t(n));
+        for (Gap& g : s.gaps_) {
+            uint8_t reason = 0;
+            int32_t cpu = 0;
+            if (!r.pod(reason) || !r.str(g.detail) || !r.pod(g.traceOffset) || !r.pod(cpu)) return false;
+            g.reason = GapReason(reason);
+            g.cpu = cpu;
+        }
+        return r.pod(s.lastStart_);
+    }
+};
+
+namespace {
+
+void writeStats(ByteWriter& w, const DecodeStats& s) {
+    w.pod(s.segments), w.pod(s.traceBytes), w.pod(s.blocks), w.pod(s.instructions);
+    w.pod(s.decodeErrors), w.pod(s.segmentsRedecoded);
+    w.pod(uint64_t(s.gaps.size()));
+    for (const auto& [reason, n] : s.gaps)
+        w.pod(uint8_t(reason)), w.pod(n);
+    w.pod(uint64_t(s.missingImages.size()));
+    for (const auto& [file, n] : s.missingImages)
+        w.str(file), w.pod(n);
+}
+
+bool readStats(ByteReader& r, DecodeStats& s) {
+    if (!r.pod(s.segments) || !r.pod(s.traceBytes) || !r.pod(s.blocks) || !r.pod(s.instructions) ||
+        !r.pod(s.decodeErrors) || !r.pod(s.segmentsRedecoded))
+        return false;
+    uint64_t n = 0;
+    if (!r.count(n, 9)) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+        uint8_t reason = 0;
+        uint64_t count = 0;
+        if (!r.pod(reason) || !r.pod(count)) return false;
+        s.gaps[GapReason(reason)] = count;
+    }
+    if (!r.count(n, 16)) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+        std::string file;
+        uint64_t count = 0;
+        if (!r.str(file) || !r.pod(count)) return false;
+        s.missingImages[file] = count;
+    }
+    return true;
+}
+
+void writeSegment(ByteWriter& w, const SegmentSpans& s) {
+    w.pod(uint64_t(s.threads.size()));
+    for (const auto& [tid, store] : s.threads) {
+        w.pod(tid);
+        SpanStoreCodec::write(w, store);
+    }
+    writeStats(w, s.stats);
+    w.pod(uint64_t(s.stackEnds.size()));
+    for (const auto& [tid, e] : s.stackEnds) {
+        w.pod(tid);
+        writeVec(w, e.entry);
+        w.pod(uint8_t(e.entryBroken));
+        w.pod(e.firstStretchEnd), w.pod(e.firstStretchEndTime), w.pod(e.lastStretchBegin);
+        writeVec(w, e.exit);
+        w.pod(uint8_t(e.exitBranch));
+        w.pod(e.finishTime);
+    }
+    w.pod(int32_t(s.cpu));
+    w.pod(uint8_t(s.resumesPrevious));
+}
+
+bool readSegment(ByteReader& r, SegmentSpans& s) {
+    uint64_t n = 0;
+    if (!r.count(n, 4)) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+        int32_t tid = 0;
+        if (!r.pod(tid) || !SpanStoreCodec::read(r, s.threads[tid])) return false;
+    }
+    if (!readStats(r, s.stats)) return false;
+    if (!r.count(n, 4)) return false;
+    for (uint64_t i = 0; i < n; ++i) {
+        int32_t tid = 0;
+        if (!r.pod(tid)) return false;
+        FlowToSpans::StackEnds& e = s.stackEnds[tid];
+        uint8_t broken = 0, branch = 0;
+        if (!r.vec(e.entry) || !r.pod(broken) || !r.pod(e.firstStretchEnd) || !r.pod(e.firstStretchEndTime) ||
+            !r.pod(e.lastStretchBegin) || !r.vec(e.exit) || !r.pod(branch) || !r.pod(e.finishTime))
+            return false;
+        e.entryBroken = broken != 0;
+        e.exitBranch = BranchClass(branch);
+    }
+    int32_t cpu = 0;
+    uint8_t resumes = 0;
+    if (!r.pod(cpu) || !r.pod(resumes)) return false;
+    s.cpu = cpu;
+    s.resumesPrevious = resumes != 0;
+    return r.p == r.end;
+}
+
+// ------------------------------------------------------------------ workers
+
+constexpr uint64_t kRecordMagic = 0x5053474553585541ull;  // "AUXSEGSP"
+
+struct RecordHeader {
+    uint64_t magic;
+    uint64_t index;  // into the call's segments
+    uint64_t bytes;  // payload after the header
+};
+
+// Shared between the parent and its workers (MAP_SHARED | MAP_ANONYMOUS).
+struct Control {
+    std::atomic<uint64_t> next;  // the next unclaimed index
+    // Whether the parent can read the workers' memory (process_vm_readv): 0 not
+    // known yet, 1 yes (records name where their spans lie, and the worker waits
+    // to be read), 2 no (records carry the spans).
+    std::atomic<int> remote;
+};
+struct WorkerSlot {
+    std::atomic<int64_t> current;  // the index being decoded, -1: none
+    std::atomic<uint64_t> beats;   // bumped as segments start and end
+    std::atomic<int> waiting;      // 1: done, waiting for the parent to read its spans
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
+              "the workers' counters live in shared memory");
+
+long envLong(const char* name, long fallback) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return end && !*end ? n : fallback;
+}
+
+[[noreturn]] void runWorker(Control* control, WorkerSlot* slot, int fd, int wakeFd, pid_t parent,
+                            const std::vector<size_t>& segments, const DecoderIsolation& isolation,
+                            const DecodeOneFn& decodeOne) {
+    // The parent's crash handlers (a sanitizer's, a desktop's) are not this
+    // worker's: a fault ends it with the signal, which the parent reports.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
+        ::signal(sig, SIG_DFL);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(5);
+    // Results whose spans the parent copies out of this process: kept until then.
+    std::deque<SegmentSpans> kept;
+    bool anyRemote = false;
+    try {
+        for (;;) {
+            const uint64_t k = control->next.fetch_add(1);
+            if (k >= segments.size()) break;
+            slot->current.store(int64_t(k));
+            slot->beats.fetch_add(1);
+            if (long(segments[k]) == isolation.testHangSegment)
+                for (;;)
+                    ::pause();
+            if (long(segments[k]) == isolation.testCrashSegment) ::raise(SIGSEGV);
+            kept.push_back(decodeOne(segments[k]));
+            const SegmentSpans& result = kept.back();
+            slot->beats.fetch_add(1);
+            ByteWriter w;
+            w.remote = control->remote.load() == 1;
+            anyRemote = anyRemote || w.remote;
+            writeSegment(w, result);
+            ByteWriter head;
+            const RecordHeader h{kRecordMagic, k, w.size()};
+            head.pod(h);
+            if (!head.writeTo(fd) || !w.writeTo(fd)) ::_exit(4);
+            if (!w.remote) kept.pop_back();
+            slot->current.store(-1);
+            slot->beats.fetch_add(1);
+        }
+    } catch (...) {
+        ::_exit(3);
+    }
+    if (anyRemote) {
+        // The parent reads the spans from here, then ends this process.
+        slot->waiting.store(1);
+        const char c = 'w';
+        while (::write(wakeFd, &c, 1) < 0 && errno == EINTR) {
+        }
+        for (;;)
+            ::pause();
+    }
+    ::_exit(0);
+}
+
+struct Child {
+    pid_t pid = -1;
+    int pidfd = -1;
+    int memfd = -1;
+    size_t slot = 0;
+    uint64_t beats = 0;
+    std::chrono::steady_clock::time_point lastChange;
+    bool hung = false;
+};
+
+// A worker's memfd, and the worker when it is alive (waiting to be read).
+struct ResultFile {
+    int fd;
+    pid_t pid;  // -1: the worker has ended
+};
+
+int openPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return int(::syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+struct Failure {
+    GapReason reason;
+    std::string detail;
+};
+
+}  // namespace
+
+std::string signalName(int signal) {
+    switch (signal) {
+        case SIGSEGV:
+            return "SIGSEGV";
+        case SIGBUS:
+            return "SIGBUS";
+        case SIGILL:
+            return "SIGILL";
+        case SIGFPE:
+            return "SIGFPE";
+        case SIGABRT:
+            return "SIGABRT";
+        case SIGKILL:
+            return "SIGKILL";
+        case SIGTRAP:
+            return "SIGTRAP";
+        case SIGSYS:
+            return "SIGSYS";
+        case SIGTERM:
+            return "SIGTERM";
+        default:
+            return "signal " + std::to_string(signal);
+    }
+}
+
+DecoderIsolation DecoderIsolation::fromEnvironment() {
+    DecoderIsolation d;
+    d.enabled = envLong("AUXSCOPE_DECODE_IN_PROCESS", 0) == 0;
+    d.hangSeconds = double(std::max(1L, envLong("AUXSCOPE_DECODER_HANG_SECONDS", 30)));
+    d.testHangSegment = envLong("AUXSCOPE_TEST_DECODER_HANG_SEGMENT", -1);
+    d.testCrashSegment = envLong("AUXSCOPE_TEST_DECODER_CRASH_SEGMENT", -1);
+    return d;
+}
+
+void serializeSegmentSpans(const SegmentSpans& s, std::string& out) {
+    ByteWriter w;
+    writeSegment(w, s);
+    w.appendTo(out);
+}
+
+bool deserializeSegmentSpans(const uint8_t* data, size_t size, SegmentSpans& out) {
+    ByteReader r{data, data + size};
+    return readSegment(r, out);
+}
+
+namespace {
+bool readWorkerRecord(const uint8_t* data, size_t size, pid_t from, SegmentSpans& out) {
+    ByteReader r{data, data + size};
+    r.from = from;
+    return readSegment(r, out);
+}
+}  // namespace
+
+void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const DecoderIsolation& isolation,
+                    const std::string& library, const DecodeOneFn& decodeOne, const FailedOneFn& failedOne,
+                    const ParallelRun& parallel, std::vector<std::shared_ptr<const SegmentSpans>>& out) {
+    const size_t n = segments.size();
+    out.assign(n, nullptr);
+    if (!n) return;
+    workers = unsigned(std::clamp<size_t>(workers, 1, n));
+    // A slot per worker started: at most one more per failed segment.
+    const size_t slots = workers + n;
+    const size_t bytes = sizeof(Control) + slots * sizeof(WorkerSlot);
+    void* area = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED) {
+        parallel(n, [&](size_t k) { out[k] = std::make_shared<const SegmentSpans>(decodeOne(segments[k])); });
+        return;
+    }
+    auto* control = new (area) Control;
+    control->next.store(0);
+    control->remote.store(0);
+    auto* slotArea = reinterpret_cast<WorkerSlot*>(static_cast<char*>(area) + sizeof(Control));
+    for (size_t s = 0; s < slots; ++s) {
+        new (&slotArea[s]) WorkerSlot;
+        slotArea[s].current.store(-1);
+        slotArea[s].beats.store(0);
+        slotArea[s].waiting.store(0);
+    }
+    int wake[2] = {-1, -1};
+    if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) wake[0] = wake[1] = -1;
+    const pid_t parent = ::getpid();
+    std::vector<Child> active;
+    std::vector<ResultFile> resultFds;
+    std::map<size_t, Failure> failures;
+    size_t nextSlot = 0;
+    bool inProcess = false;  // no worker could be started: the rest decodes here
+    const auto hangLimit = std::chrono::duration<double>(isolation.hangSeconds);
+
+    auto startWorker = [&]() {
+        const int memfd = ::memfd_create("auxscope-decode", MFD_CLOEXEC);
+        if (memfd < 0) return false;
+        const size_t slot = nextSlot;
+        const pid_t pid = ::fork();
+        if (pid == 0)
+            runWorker(control, &slotArea[slot], memfd, wake[1], parent, segments, isolation, decodeOne);
+        if (pid < 0) {
+            ::close(memfd);
+            return false;
+        }
+        if (control->remote.load() == 0) {
+            // Can this process read its workers' memory (ptrace rules, seccomp)?
+            // The probe reads the worker's view of the shared counter.
+            uint64_t value = 0;
+            iovec local{&value, sizeof value}, remote{&control->next, sizeof value};
+            const bool readable = isolation.readWorkerMemory && wake[1] >= 0 &&
+                                  ::process_vm_readv(pid, &local, 1, &remote, 1, 0) == ssize_t(sizeof value);
+            control->remote.store(readable ? 1 : 2);
+        }
+        ++nextSlot;
+        Child c;
+        c.pid = pid;
+        c.pidfd = openPidfd(pid);
+        c.memfd = memfd;
+        c.slot = slot;
+        c.lastChange = std::chrono::steady_clock::now();
+        active.push_back(c);
+        return true;
+    };
+    auto finished = [&](Child& c, int status, bool known) {
+        WorkerSlot& slot = slotArea[c.slot];
+        const int64_t current = slot.current.load();
+        const bool failed = c.hung || !known || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        if (current >= 0 && failed) {
+            Failure f;
+            if (c.hung) {
+                char secs[32];
+                std::snprintf(secs, sizeof secs, "%g", isolation.hangSeconds);
+                f = {GapReason::DecoderHung,
+                     "decoder hung (" + library + ", no progress for " + secs + " s)"};
+            } else if (known && WIFSIGNALED(status)) {
+                f = {GapReason::DecoderCrashed,
+                     "decoder crashed (" + library + ", " + signalName(WTERMSIG(status)) + ")"};
+            } else {
+                f = {GapReason::DecoderCrashed,
+                     "decoder crashed (" + library + ", worker " +
+                         (known ? "exit status " + std::to_string(WEXITSTATUS(status)) : "status unknown") +
+                         ")"};
+            }
+            failures.emplace(size_t(current), std::move(f));
+        }
+        if (c.pidfd >= 0) ::close(c.pidfd);
+        resultFds.push_back({c.memfd, -1});
+    };
+    std::vector<pid_t> waiting;  // workers done, waiting for their spans to be read
+
+    for (;;) {
+        while (active.size() < workers && control->next.load() < n && nextSlot < slots)
+            if (!startWorker()) break;
+        if (active.empty()) {
+            if (control->next.load() < n) inProcess = true;
+            break;
+        }
+        // Wait for a worker to end (its pidfd becomes readable), waking now
+        // and then for the watchdog.
+        std::vector<pollfd> fds;
+        for (const Child& c : active)
+            if (c.pidfd >= 0) fds.push_back({c.pidfd, POLLIN, 0});
+        const int timeoutMs = fds.size() == active.size() ? 250 : 5;
+        if (wake[0] >= 0) fds.push_back({wake[0], POLLIN, 0});
+        ::poll(fds.data(), nfds_t(fds.size()), timeoutMs);
+        if (wake[0] >= 0) {
+            char drain[64];
+            while (::read(wake[0], drain, sizeof drain) > 0) {
+            }
+        }
+        const auto now = std::chrono::steady_clock::now();
+        for (size_t i = 0; i < active.size();) {
+            Child& c = active[i];
+            int status = 0;
+            pid_t got = ::waitpid(c.pid, &status, WNOHANG);
+            while (got < 0 && errno == EINTR)
+                got = ::waitpid(c.pid, &status, WNOHANG);
+            if (got == 0 && slotArea[c.slot].waiting.load()) {
+                // Done: read once every worker has ended or is waiting too.
+                if (c.pidfd >= 0) ::close(c.pidfd);
+                resultFds.push_back({c.memfd, c.pid});
+                waiting.push_back(c.pid);
+                active.erase(active.begin() + ptrdiff_t(i));
+                continue;
+            }
+            if (got == 0) {
+                WorkerSlot& slot = slotArea[c.slot];
+                const uint64_t beats = slot.beats.load();
+                if (beats != c.beats) {
+                    c.beats = beats;
+                    c.lastChange = now;
+                } else if (slot.current.load() >= 0 && now - c.lastChange > hangLimit) {
+                    c.hung = true;
+                    ::kill(c.pid, SIGKILL);
+                    do
+                        got = ::waitpid(c.pid, &status, 0);
+                    while (got < 0 && errno == EINTR);
+                }
+            }
+            if (got == 0) {
+                ++i;
+                continue;
+            }
+            finished(c, status, got == c.pid);
+            active.erase(active.begin() + ptrdiff_t(i));
+        }
+    }
+
+    // The workers' results: records in their memfds, read back in parallel.
+    struct Found {
+        const uint8_t* data;
+        size_t size;
+        pid_t from;
+    };
+    std::vector<Found> found(n, Found{nullptr, 0, -1});
+    std::vector<std::pair<void*, size_t>> maps;
+    for (auto [fd, from] : resultFds) {
+        struct stat st {};
+        if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+            void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+            if (m != MAP_FAILED) {
+                maps.push_back({m, size_t(st.st_size)});
+                const uint8_t* p = static_cast<const uint8_t*>(m);
+                const uint8_t* end = p + st.st_size;
+                while (size_t(end - p) >= sizeof(RecordHeader)) {
+                    RecordHeader h;
+                    std::memcpy(&h, p, sizeof h);
+                    p += sizeof h;
+                    if (h.magic != kRecordMagic || h.index >= n || h.bytes > size_t(end - p)) break;
+                    found[h.index] = {p, size_t(h.bytes), from};
+                    p += h.bytes;
+                }
+            }
+        }
+        ::close(fd);
+    }
+    std::vector<size_t> toRead;
+    for (size_t k = 0; k < n; ++k)
+        if (found[k].data) toRead.push_back(k);
+    std::vector<char> unreadable(n, 0);
+    parallel(toRead.size(), [&](size_t i) {
+        const size_t k = toRead[i];
+        auto s = std::make_shared<SegmentSpans>();
+        if (readWorkerRecord(found[k].data, found[k].size, found[k].from, *s))
+            out[k] = std::move(s);
+        else
+            unreadable[k] = 1;
+    });
+    for (auto [m, size] : maps)
+        ::munmap(m, size);
+    for (pid_t pid : waiting) {
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+    }
+    if (wake[0] >= 0) ::close(wake[0]), ::close(wake[1]);
+    // Segments a worker finished before it died, whose spans were still in it:
+    // decoded again by new workers.
+    std::vector<size_t> redo;
+    for (size_t k = 0; k < n; ++k)
+        if (unreadable[k] && found[k].from < 0 && !failures.count(k)) redo.push_back(k);
+    if (!redo.empty()) {
+        std::vector<size_t> again(redo.size());
+        for (size_t i = 0; i < redo.size(); ++i)
+            again[i] = segments[redo[i]];
+        std::vector<std::shared_ptr<const SegmentSpans>> got;
+        decodeIsolated(again, workers, isolation, library, decodeOne, failedOne, parallel, got);
+        for (size_t i = 0; i < redo.size(); ++i)
+            out[redo[i]] = std::move(got[i]), unreadable[redo[i]] = 0;
+    }
+    const uint64_t claimed = std::min<uint64_t>(control->next.load(), n);
+    for (size_t k = 0; k < n; ++k) {
+        if (out[k]) continue;
+        if (auto it = failures.find(k); it != failures.end()) {
+            out[k] = std::make_shared<const SegmentSpans>(
+                failedOne(segments[k], it->second.reason, it->second.detail));
+        } else if (unreadable[k]) {
+            out[k] = std::make_shared<const SegmentSpans>(
+                failedOne(segments[k], GapReason::DecoderCrashed,
+                          "decoder crashed (" + library + ", result unreadable)"));
+        } else if (k < claimed && !inProcess) {
+            out[k] = std::make_shared<const SegmentSpans>(failedOne(
+                segments[k], GapReason::DecoderCrashed, "decoder crashed (" + library + ", worker lost)"));
+        }
+    }
+    // What no worker could take (fork failed): here, as without isolation.
+    for (size_t k = 0; k < n; ++k)
+        if (!out[k]) out[k] = std::make_shared<const SegmentSpans>(decodeOne(segments[k]));
+    ::munmap(area, bytes);
+}
+
+}  // namespace auxscope
