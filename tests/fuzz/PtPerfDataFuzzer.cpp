@@ -37,6 +37,9 @@ auxscope::AuxTraceOptions fuzzOptions() {
     o.images.symbolCache = std::make_shared<auxscope::ElfSymbolCache>(8);
     o.segmentBytes = 16 << 10;  // several PSB segments from a small buffer
     o.cacheBytes = 64 << 20;
+    // In this process: the fuzzer must see what the decoders do (a worker process
+    // per input would hide crashes as gaps and cost a fork per input).
+    o.isolation.enabled = false;
     return o;
 }
 
