@@ -87,9 +87,27 @@ ours=0
 # forked run's child): no input names them (libFuzzer then keeps the empty
 # input as crash-da39a3ee..., which is not run again here), the log does.
 exitleaks=$(grep -c 'ERROR: LeakSanitizer: detected memory leaks' "$tmp/fuzz.log")
+# Of those, the leaks of the library the run tolerates (FUZZ_LIBRARY_CRASHES):
+# a leaked block whose stack passes through that library (OpenCSD 1.3.3 leaks
+# decode-tree state its C API does not free). Any other leaked block is ours.
+libleaks=0
+if [ "$exitleaks" -ne 0 ] && [ -n "${FUZZ_LIBRARY_CRASHES:-}" ]; then
+    blocks=$(awk -v lib="$FUZZ_LIBRARY_CRASHES" '
+        /^(Direct|Indirect) leak of / { if (inb) { n++; if (!hit) o++ } inb = 1; hit = 0; next }
+        inb && index($0, lib) { hit = 1 }
+        inb && /^$/ { n++; if (!hit) o++; inb = 0 }
+        END { if (inb) { n++; if (!hit) o++ } printf "%d %d\n", n, o }' "$tmp/fuzz.log")
+    set -- $blocks
+    if [ "$1" -gt 0 ] && [ "$2" -eq 0 ]; then
+        libleaks=$exitleaks
+        library=$((library + exitleaks))
+        echo "in $FUZZ_LIBRARY_CRASHES: LeakSanitizer found $1 leaked blocks when the fuzzer exited ($exitleaks times), every one allocated inside it (not auxscope's code)"
+        exitleaks=0
+    fi
+fi
 for artifact in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
     [ -e "$artifact" ] || continue
-    [ -s "$artifact" ] || [ "$exitleaks" -eq 0 ] || continue
+    [ -s "$artifact" ] || [ $((exitleaks + libleaks)) -eq 0 ] || continue
     frame=$("$fuzzer" "$artifact" 2>&1 | grep -E '^ +#[0-9]+ ' |
         grep -vE 'libc\.so|libstdc\+\+|libasan|libubsan|compiler-rt|sanitizer|libFuzzer|fuzzer::|__pthread|raise|abort' |
         head -n 1)

@@ -53,5 +53,5 @@ echo "corpus: $(ls "$tmp/corpus" | wc -l) seeds from $snaps (in $tmp)"
 # the second also hides leaks of ours allocated inside its callbacks (none
 # allocate: they fill preallocated vectors).
 printf 'leak:ocsd_dt_set_gen_elem_outfn\nleak:libopencsd_c_api.so\n' >"$tmp/lsan.supp"
-FUZZ_INPUT_LEAKS=0 FUZZ_LIBRARY_CRASHES=libopencsd.so FUZZ_LIBRARY_REPRODUCE="sh $(dirname "$0")/opencsd_reproduce.sh" LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+FUZZ_LIBRARY_CRASHES=libopencsd.so FUZZ_LIBRARY_REPRODUCE="sh $(dirname "$0")/opencsd_reproduce.sh" LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
     exec sh "$(dirname "$0")/fuzz_run.sh" "$fuzzer" "$seconds" "$tmp" 65536 "${FUZZ_RUNS:-1200}"
