@@ -78,6 +78,30 @@ struct Generator {
     }
 };
 
+// A case's frame times: wall and CPU ms per frame, sorted, with the verdict
+// (median and p95 of wall time within a 60 Hz frame).
+struct FrameFigures {
+    double median = 0, p95 = 0, min = 0, max = 0, cpuMedian = 0, cpuP95 = 0;
+    bool pass = false;
+};
+FrameFigures frameFigures(std::vector<double> ms, std::vector<double> cpu) {
+    FrameFigures f;
+    if (ms.empty() || cpu.empty()) return f;
+    std::sort(ms.begin(), ms.end());
+    std::sort(cpu.begin(), cpu.end());
+    auto p95 = [](const std::vector<double>& v) {
+        return v[std::min(v.size() - 1, size_t(double(v.size()) * 0.95))];
+    };
+    f.median = ms[ms.size() / 2];
+    f.p95 = p95(ms);
+    f.min = ms.front();
+    f.max = ms.back();
+    f.cpuMedian = cpu[cpu.size() / 2];
+    f.cpuP95 = p95(cpu);
+    f.pass = f.median <= 16.0 && f.p95 <= 16.0;
+    return f;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -278,19 +302,15 @@ int main(int argc, char** argv) {
             }
             if (const char* dir = std::getenv("BENCH_TIMELINE_SAVE"))
                 image.save(QString("%1/%2%3.png").arg(dir, prefix).arg(int(&z - zooms)));
-            std::sort(ms.begin(), ms.end());
-            std::sort(cpu.begin(), cpu.end());
-            const double median = ms[ms.size() / 2];
-            const double p95 = ms[std::min(ms.size() - 1, size_t(double(ms.size()) * 0.95))];
+            const FrameFigures f = frameFigures(ms, cpu);
             const auto& st = v.lastFrame();
-            const bool pass = median <= 16.0 && p95 <= 16.0;
-            allPass = allPass && pass;
+            allPass = allPass && f.pass;
             std::printf(
                 "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f; CPU median %6.2f)  %s  "
                 "[%llu "
                 "rects, %llu labels, %llu spans walked, %llu summary cells, <= %d rects/row]\n",
-                prefix, z.name, median, p95, ms.front(), ms.back(), cpu[cpu.size() / 2],
-                pass ? "PASS" : "BELOW", (unsigned long long)st.rects, (unsigned long long)st.labels,
+                prefix, z.name, f.median, f.p95, f.min, f.max, f.cpuMedian, f.pass ? "PASS" : "BELOW",
+                (unsigned long long)st.rects, (unsigned long long)st.labels,
                 (unsigned long long)st.spansWalked, (unsigned long long)st.summaryCells, st.maxRectsPerRow);
         }
     };
@@ -326,18 +346,15 @@ int main(int argc, char** argv) {
                     (unsigned long long)v.lastFrame().summaryCells);
         }
         const size_t n = ms.size();
-        std::sort(ms.begin(), ms.end());
-        std::sort(cpu.begin(), cpu.end());
-        const double median = ms[n / 2], p95 = ms[std::min(n - 1, size_t(double(n) * 0.95))];
-        const bool pass = median <= 16.0 && p95 <= 16.0;
-        allPass = allPass && pass;
+        const FrameFigures f = frameFigures(ms, cpu);
+        allPass = allPass && f.pass;
         std::printf(
             "  %s%-22s median %7.2f ms/frame, p95 %7.2f (min %6.2f, max %6.2f; CPU median %6.2f, p95 "
             "%6.2f)  %s  [%zu frames, %.0f "
             "labels/frame, %.0f laid out/frame, <= %llu]\n",
-            prefix, "zooming in (5 %/frame)", median, p95, ms.front(), ms.back(), cpu[n / 2],
-            cpu[std::min(n - 1, size_t(double(n) * 0.95))], pass ? "PASS" : "BELOW", n,
-            double(labels) / double(n), double(laidOut) / double(n), (unsigned long long)mostLaidOut);
+            prefix, "zooming in (5 %/frame)", f.median, f.p95, f.min, f.max, f.cpuMedian, f.cpuP95,
+            f.pass ? "PASS" : "BELOW", n, double(labels) / double(n), double(laidOut) / double(n),
+            (unsigned long long)mostLaidOut);
     };
     std::printf(" top of the view (the CPU lanes):\n");
     measure(view, base, end, "", {});
