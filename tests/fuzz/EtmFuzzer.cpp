@@ -151,8 +151,15 @@ void writeDecoderSnapshots(const EtmSourceConfig& c, bool raw, const std::vector
     for (const auto& [name, range] : parts) {
         const std::filesystem::path dir = std::filesystem::path(snapshotOut()) / name;
         std::filesystem::create_directories(dir);
-        writeFile(dir / "code.bin", page.data(), page.size());
-        writeFile(dir / "trace.bin", data + range.first, range.second - range.first);
+        // The bytes the decoder is fed: formatted trace in whole 16-byte frames
+        // (EtmDecoder keeps a partial frame back; trc_pkt_lister would hand it to
+        // the deformatter, which rejects the whole last block it reads).
+        size_t length = range.second - range.first;
+        if (!raw) length -= length % 16;
+        writeFile(dir / "trace.bin", data + range.first, length);
+        // A file of its own per dump: OpenCSD maps a file only once.
+        for (size_t i = 0; i < bases.size(); ++i)
+            writeFile(dir / ("code" + std::to_string(i + 1) + ".bin"), page.data(), page.size());
         std::ofstream(dir / "etm.ini")
             << "[device]\nname=ETM_0\nclass=trace_source\ntype=" << type << "\n\n[regs]\n"
             << regs;
@@ -160,8 +167,8 @@ void writeDecoderSnapshots(const EtmSourceConfig& c, bool raw, const std::vector
         cpu << "[device]\nname=cpu_0\nclass=core\ntype=" << core << "\n\n[regs]\nPC(size:64)=0\n";
         for (size_t i = 0; i < bases.size(); ++i) {
             char dump[128];
-            std::snprintf(dump, sizeof dump, "\n[dump%zu]\nfile=code.bin\naddress=0x%llX\nlength=0x%zX\n",
-                          i + 1, static_cast<unsigned long long>(bases[i]), page.size());
+            std::snprintf(dump, sizeof dump, "\n[dump%zu]\nfile=code%zu.bin\naddress=0x%llX\nlength=0x%zX\n",
+                          i + 1, i + 1, static_cast<unsigned long long>(bases[i]), page.size());
             cpu << dump;
         }
         std::ofstream(dir / "snapshot.ini") << "[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=cpu.ini\n"

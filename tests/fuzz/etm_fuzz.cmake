@@ -28,17 +28,21 @@ auxscope_add_fuzzer(NAME etm_fuzz TARGET etm_fuzzer SCRIPT ${CMAKE_CURRENT_LIST_
 # decodes cleanly is not.
 if(AUXSCOPE_FUZZ_REASON STREQUAL "")
   # Each checks the exit status and the line: sh -c 'SCRIPT' REPRO FUZZER INPUT.
-  add_test(NAME opencsd_crash_reproduced_by_its_own_tool
-    COMMAND sh -c "out=$(sh \"$0\" \"$1\" \"$2\"); rc=$?; echo \"$out\"; [ $rc -eq 0 ] &&
+  foreach(_crash "" -2)
+    string(REPLACE "-" "_" _name "${_crash}")
+    add_test(NAME opencsd_crash_reproduced_by_its_own_tool${_name}
+      COMMAND sh -c "out=$(sh \"$0\" \"$1\" \"$2\"); rc=$?; echo \"$out\"; [ $rc -eq 0 ] &&
 echo \"$out\" | grep -q \"^reproduced: OpenCSD's trc_pkt_lister killed by signal\""
-            ${CMAKE_CURRENT_LIST_DIR}/opencsd_reproduce.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz/etm_fuzzer
-            ${CMAKE_CURRENT_LIST_DIR}/opencsd-1.3.3-crashes/etmv4-mispredict-atom.bin)
+              ${CMAKE_CURRENT_LIST_DIR}/opencsd_reproduce.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz/etm_fuzzer
+              ${CMAKE_CURRENT_LIST_DIR}/opencsd-1.3.3-crashes/etmv4-mispredict-atom${_crash}.bin)
+  endforeach()
   add_test(NAME opencsd_clean_trace_is_not_the_library_s
     COMMAND sh -c "printf '\\002\\003\\000\\000' >\"$2\" && out=$(sh \"$0\" \"$1\" \"$2\"); rc=$?;
 rm -f \"$2\"; echo \"$out\"; [ $rc -eq 1 ] &&
 echo \"$out\" | grep -q \"^not reproduced: OpenCSD's trc_pkt_lister decodes the same trace without crashing\""
             ${CMAKE_CURRENT_LIST_DIR}/opencsd_reproduce.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz/etm_fuzzer
             ${CMAKE_CURRENT_BINARY_DIR}/opencsd-clean-input.bin)
-  set_tests_properties(opencsd_crash_reproduced_by_its_own_tool opencsd_clean_trace_is_not_the_library_s
+  set_tests_properties(opencsd_crash_reproduced_by_its_own_tool opencsd_crash_reproduced_by_its_own_tool_2
+    opencsd_clean_trace_is_not_the_library_s
     PROPERTIES TIMEOUT 120)
 endif()
