@@ -7,6 +7,8 @@
 // pairwise: O(n log CPUs) instead of a full sort's O(n log n). Qt-free.
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -63,29 +65,41 @@ void sortCpuStreams(std::vector<T>& v, CpuOf cpuOf, Less less) {
         ++start[size_t(long(cpuOf(x)) + 1) + 1];
     for (size_t i = 1; i < start.size(); ++i)
         start[i] += start[i - 1];
-    std::vector<T> out(v.size());
+    // Bucketed into a buffer left uninitialised (its pages are written once), then
+    // merged pairwise back and forth between it and `v`'s own storage: no
+    // inplace_merge, whose temporary buffer took fresh pages from the kernel for
+    // every merge (a tenth of a sideband load's time in page clearing).
+    const size_t n = v.size();
+    auto buffer = std::make_unique_for_overwrite<T[]>(n);
+    T* src = buffer.get();
+    T* dst = v.data();
     std::vector<size_t> fill(start.begin(), start.end() - 1);
     for (T& x : v)
-        out[fill[size_t(long(cpuOf(x)) + 1)]++] = std::move(x);
+        src[fill[size_t(long(cpuOf(x)) + 1)]++] = std::move(x);
     std::vector<std::pair<size_t, size_t>> blocks;
     for (size_t i = 0; i + 1 < start.size(); ++i)
         if (start[i] < start[i + 1]) blocks.push_back({start[i], start[i + 1]});
     for (const auto& [b, e] : blocks)
-        sortNearlySorted(out.begin() + long(b), out.begin() + long(e), less);
+        sortNearlySorted(src + b, src + e, less);
     while (blocks.size() > 1) {
         std::vector<std::pair<size_t, size_t>> merged;
         for (size_t i = 0; i < blocks.size(); i += 2) {
             if (i + 1 == blocks.size()) {
+                std::move(src + blocks[i].first, src + blocks[i].second, dst + blocks[i].first);
                 merged.push_back(blocks[i]);
                 break;
             }
-            std::inplace_merge(out.begin() + long(blocks[i].first), out.begin() + long(blocks[i + 1].first),
-                               out.begin() + long(blocks[i + 1].second), less);
+            // std::merge takes the first range's element on ties: stable, as inplace_merge.
+            std::merge(std::make_move_iterator(src + blocks[i].first),
+                       std::make_move_iterator(src + blocks[i].second),
+                       std::make_move_iterator(src + blocks[i + 1].first),
+                       std::make_move_iterator(src + blocks[i + 1].second), dst + blocks[i].first, less);
             merged.push_back({blocks[i].first, blocks[i + 1].second});
         }
         blocks = std::move(merged);
+        std::swap(src, dst);
     }
-    v = std::move(out);
+    if (src != v.data()) std::move(src, src + n, v.data());
 }
 
 }  // namespace auxscope
