@@ -147,8 +147,23 @@ void TraceModel::readHeaders(const PerfDataReader& file) {
     (void)walked;  // damage is the record walk's to report
     {
         const auto& byType = file.summary().recordsByType;
-        auto it = byType.find(PERF_RECORD_SAMPLE);
-        if (it != byType.end()) samples_.reserve(samples_.size() + size_t(it->second));
+        auto count = [&](uint32_t type) {
+            auto it = byType.find(type);
+            return it == byType.end() ? size_t(0) : size_t(it->second);
+        };
+        const size_t samples = count(PERF_RECORD_SAMPLE);
+        samples_.reserve(samples_.size() + samples);
+        // The run slices, reserved too: grown by doubling, their copies took fresh
+        // pages from the kernel at every step (a sixth of a sideband load's time on
+        // a capture of context switches). A switch-in and a switch-out make a
+        // slice; a sched_switch sample makes one (which samples those are is not
+        // counted: all of them, address space only, for pages never touched are
+        // never faulted in).
+        const size_t fromRecords = (count(PERF_RECORD_SWITCH) + count(PERF_RECORD_SWITCH_CPU_WIDE)) / 2 + 64;
+        const bool schedSwitch =
+            std::find(isSwitchEvent_.begin(), isSwitchEvent_.end(), true) != isSwitchEvent_.end();
+        slices_.reserve(slices_.size() + fromRecords + (schedSwitch ? samples : 0));
+        if (schedSwitch) tpSlices_.reserve(tpSlices_.size() + samples);
     }
     for (const StatsSample& s : stats_)
         if (s.cpu >= 0) traced.insert(s.cpu);
