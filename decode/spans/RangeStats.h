@@ -78,6 +78,8 @@
 
 namespace auxscope {
 
+struct RangePhases;
+
 struct RangeQuery {
     uint64_t begin = 0, end = UINT64_MAX;  // [begin, end), perf time ns
     std::vector<int32_t> tids;             // only these threads; empty: every thread
@@ -92,6 +94,27 @@ struct RangeQuery {
     // Runs the pieces (SpanStore.h's ParallelRun, e.g. a decoder's worker pool);
     // unset: `threads` std::threads are started for the call.
     ParallelRun parallel;
+    // Spans per piece (0: on one thread each thread's spans, on N about a million
+    // or 1/4N of them all, whichever is more); small values cut a few thousand
+    // spans into many pieces (tests).
+    size_t pieceSpans = 0;
+    // When set, filled with the wall time of each phase (benchmarks).
+    RangePhases* phases = nullptr;
+};
+
+// Where computeRangeStats spends its wall time (ms). The phases run one after
+// the other; those marked serial run on the calling thread alone.
+struct RangePhases {
+    double prepare = 0;    // serial: cutting the range into pieces, the frames open at its start
+    double summarize = 0;  // parallel: the frames each piece leaves open, from its own spans
+    double link = 0;       // serial: each piece's open frames at its start, from those
+    double aggregate = 0;  // parallel: a call tree per piece
+    double merge = 0;      // parallel: the trees merged by pairs, but for the last merge
+    double mergeLast = 0;  // serial: the last merge
+    double finish = 0;     // serial: gaps, totals and functions from the merged tree
+    size_t pieces = 0;
+    double serial() const { return prepare + link + mergeLast + finish; }
+    double total() const { return prepare + summarize + link + aggregate + merge + mergeLast + finish; }
 };
 
 // What a set of frames (a tree node, a function) adds up to in the range.
