@@ -46,13 +46,17 @@
 // Speed: the aggregation reads each span once (SpanStore::forEach) and keeps a
 // stack of open frames; the costs of a piece are summed per tree node apart
 // from the tree (a line of memory per span). On several threads the work is cut
-// into pieces of about a million spans (a piece starts from the frames open
-// where it starts, found by one pass per thread that only reads depths from
-// the last depth-0 or outermost frame before the range), aggregated into one
-// tree per piece, and the trees are merged; on one thread each thread's spans
-// are one piece. Spans before the range that reach into it are found the same
-// way, so a range costs its own spans wherever it lies in the trace. Progress and cancellation are checked
-// between batches of spans, so a GUI runs it on a worker thread:
+// into pieces of about a million spans, aggregated into one tree per piece
+// side by side, and the trees are merged by pairs side by side; on one thread
+// each thread's spans are one piece. A piece starts from the frames open where
+// it starts: each piece finds those it leaves open reading back from its end
+// (to a depth-0 or outermost frame), in parallel, and one short pass chains
+// them; the frames open at the range's start come from the spans since the
+// last depth-0 or outermost frame before it, which also give the spans before
+// the range that reach into it. So a range costs its own spans wherever it
+// lies in the trace, and almost nothing runs on one thread (RangePhases).
+// Progress and cancellation are checked between batches of spans, so a GUI
+// runs it on a worker thread:
 //
 //     std::atomic<bool> cancel{false};             // set from the GUI thread
 //     RangeQuery q;
