@@ -147,8 +147,8 @@ int main(int argc, char** argv) {
         uint64_t insns1 = 0;
         std::vector<RangeCost> functions1;
         for (unsigned n : threadsList) {
-            std::vector<double> walls, cpus, serials, threadCpus;
-            RangePhases phases;  // of the round with the median wall time
+            std::vector<double> walls, cpus, threadCpus;
+            RangePhases phases;  // of the round with the median wall time (serial: its serial phases)
             std::vector<std::pair<double, RangePhases>> byWall;
             size_t nodes = 0, functions = 0;
             uint64_t insns = 0;
@@ -169,7 +169,6 @@ int main(int argc, char** argv) {
                 walls.push_back(wall);
                 cpus.push_back(processCpuMs() - cpuStart);
                 threadCpus.push_back(threadCpuMs() - threadStart);
-                serials.push_back(p.serial());
                 byWall.push_back({wall, p});
                 nodes = stats->tree.size();
                 functions = stats->functions.size();
@@ -191,7 +190,7 @@ int main(int argc, char** argv) {
             std::sort(byWall.begin(), byWall.end(),
                       [](const auto& x, const auto& y) { return x.first < y.first; });
             phases = byWall[byWall.size() / 2].second;
-            const double wall = median(walls), cpu = median(cpus), serial = median(serials);
+            const double wall = median(walls), cpu = median(cpus), serial = phases.serial();
             if (n == 1) wall1 = wall, cpu1 = cpu, serial1 = serial;
             std::printf(
                 "    %2u thread%s %8.1f ms wall (min %.1f), cpu %8.1f ms process, %.1f ms caller%s; "
@@ -211,10 +210,13 @@ int main(int argc, char** argv) {
                 // whole at 1 thread, the parallel part inflated as measured.
                 const double s = std::min(1.0, serial / wall1), infl = cpu / cpu1;
                 const double s16 = 1.0 / (s + (1.0 - s) * infl / 16.0);
+                // The prediction from the CPU time at 1 thread: what its wall time is on
+                // a quiet machine (on a loaded one the wall time waits for a core).
                 std::printf(
                     "    serial fraction %.3f (%.1f ms serial at %u threads, %.1f ms at 1 / %.1f ms wall at "
-                    "1), cpu inflation %.2f at %u: Amdahl 16-core speed-up %.1fx -> %.0f ms predicted\n",
-                    s, serial, n, serial1, wall1, infl, n, s16, wall1 / s16);
+                    "1), cpu inflation %.2f at %u: Amdahl 16-core speed-up %.1fx -> %.0f ms predicted "
+                    "(%.0f ms cpu at 1 thread / %.1f)\n",
+                    s, serial, n, serial1, wall1, infl, n, s16, cpu1 / s16, cpu1, s16);
             }
         }
         if (c.begin == 0)

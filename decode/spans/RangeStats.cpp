@@ -396,8 +396,9 @@ void chain(std::vector<std::pair<size_t, int32_t>>& open, const OpenFrames& run)
 // position in the trace.
 size_t stretchStart(const SpanStore& store, size_t first) {
     size_t from = 0;
-    for (size_t j = first; j > 0 && from == 0;) {
-        const size_t lo = j > 65536 ? j - 65536 : 0;
+    // Blocks from 1 K spans, doubling to 64 K: most stretches are short.
+    for (size_t j = first, block = 1024; j > 0 && from == 0; block = std::min<size_t>(block * 2, 65536)) {
+        const size_t lo = j > block ? j - block : 0;
         size_t found = SIZE_MAX;
         store.forEach(lo, j, [&](size_t i, const Span& s) {
             if (s.depth == 0 || s.outermost) found = i;
