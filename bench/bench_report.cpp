@@ -9,6 +9,8 @@
 // recursion, hot paths taken more often than others, an untraced gap now
 // and then), packed into SpanStores in start
 // order. Usage: bench_report [--spans N] [--threads T] [--rounds R] [--seed S]
+// [--threads-list 1,4,8,16]: per thread count wall and process CPU, the phases
+// (RangePhases), serial fraction, CPU inflation and the Amdahl 16-core figure.
 #include <sys/resource.h>
 
 #include <time.h>
@@ -25,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "LoadAverage.h"
 #include "SyntheticSpans.h"
 #include "spans/RangeStats.h"
 #include "spans/SpanStore.h"
@@ -50,20 +53,49 @@ long maxRssMb() {
     return u.ru_maxrss / 1024;
 }
 
+double processCpuMs() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+}
+
+std::vector<unsigned> parseList(const char* text) {
+    std::vector<unsigned> out;
+    for (const char* p = text; *p;) {
+        char* end = nullptr;
+        const unsigned long v = std::strtoul(p, &end, 10);
+        if (end == p || v == 0) {
+            std::fprintf(stderr, "bench_report: bad --threads-list '%s' (e.g. 1,4,8,16)\n", text);
+            std::exit(2);
+        }
+        out.push_back(unsigned(v));
+        p = *end == ',' ? end + 1 : end;
+    }
+    return out;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     uint64_t spans = 10'000'000, seed = 1;
     unsigned threads = 4, rounds = 5;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<unsigned> threadsList{1, cores};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto next = [&]() -> uint64_t {
+        auto value = [&]() -> const char* {
             if (i + 1 >= argc) {
                 std::fprintf(stderr, "bench_report: %s needs a value\n", a.c_str());
                 std::exit(2);
             }
-            return std::strtoull(argv[++i], nullptr, 0);
+            return argv[++i];
         };
+        auto next = [&]() -> uint64_t { return std::strtoull(value(), nullptr, 0); };
         if (a == "--spans")
             spans = next();
         else if (a == "--threads")
@@ -72,16 +104,19 @@ int main(int argc, char** argv) {
             rounds = unsigned(std::max<uint64_t>(1, next()));
         else if (a == "--seed")
             seed = next();
+        else if (a == "--threads-list")
+            threadsList = parseList(value());
         else {
             std::fprintf(stderr,
                          "usage: bench_report [--spans N (10000000)] [--threads T (4 traced threads)] "
-                         "[--rounds R (5)] [--seed S]\n");
+                         "[--rounds R (5)] [--seed S] [--threads-list 1,4,8,16 (1,cores)]\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    std::printf("bench_report: %" PRIu64 " synthetic spans in %u threads, %u rounds (median), %u cores\n",
-                spans, threads, rounds, cores);
+    if (std::find(threadsList.begin(), threadsList.end(), 1u) == threadsList.end())
+        threadsList.insert(threadsList.begin(), 1u);  // the figures are relative to one thread
+    std::printf("bench_report: %" PRIu64 " synthetic spans in %u threads, %u rounds (median), %u cores, %s\n",
+                spans, threads, rounds, cores, bench::loadAverage().c_str());
     auto t0 = std::chrono::steady_clock::now();
     const auto stores = makeSpans(spans, threads, seed);
     size_t bytes = 0, count = 0;
@@ -98,56 +133,101 @@ int main(int argc, char** argv) {
     struct Case {
         const char* name;
         uint64_t begin, end;
-        unsigned threads;
     };
     const uint64_t mid = first + (last - first) / 4;
     const std::vector<Case> cases = {
-        {"whole trace, 1 core", 0, UINT64_MAX, 1},
-        {"whole trace, all cores", 0, UINT64_MAX, 0},
-        {"middle half, 1 core", mid, mid + (last - first) / 2, 1},
-        {"middle half, all cores", mid, mid + (last - first) / 2, 0},
+        {"whole trace", 0, UINT64_MAX},
+        {"middle half", mid, mid + (last - first) / 2},
     };
-    uint64_t reference = 0;
-    for (const Case& c : cases) {
-        std::vector<double> times, cpuTimes;  // wall; CPU time of the calling thread
-        size_t nodes = 0, functions = 0;
-        uint64_t insns = 0;
-        for (unsigned r = 0; r < rounds; ++r) {
-            RangeQuery q;
-            q.begin = c.begin;
-            q.end = c.end;
-            q.threads = c.threads;
-            auto start = std::chrono::steady_clock::now();
-            const double cpuStart = threadCpuMs();
-            auto stats = computeRangeStats(stores, q);
-            // What a report shows: the top functions sorted, the bottom-up view made.
-            auto top = stats->topFunctions(RangeSort::SelfTime, 50);
-            times.push_back(ms(std::chrono::steady_clock::now() - start));
-            cpuTimes.push_back(threadCpuMs() - cpuStart);
-            nodes = stats->tree.size();
-            functions = stats->functions.size();
-            insns = stats->instructions();
-            (void)top;
-        }
-        std::sort(times.begin(), times.end());
-        std::sort(cpuTimes.begin(), cpuTimes.end());
-        if (c.begin == 0) {
-            if (reference && insns != reference)
-                std::printf("  MISMATCH: instructions differ between runs\n");
-            reference = insns;
-        }
-        // On one core the aggregation runs on the calling thread: its CPU time
-        // is the figure a busy machine does not inflate.
-        char cpu[64] = "";
-        if (c.threads == 1) std::snprintf(cpu, sizeof cpu, ", cpu %.1f ms", cpuTimes[cpuTimes.size() / 2]);
-        std::printf("  %-26s %8.1f ms (min %.1f%s)  %zu tree nodes, %zu functions, %" PRIu64
-                    " instructions\n",
-                    c.name, times[times.size() / 2], times.front(), cpu, nodes, functions, insns);
-    }
     const double perTen = 10e6 / double(spans);
+    for (const Case& c : cases) {
+        std::printf("  %s:\n", c.name);
+        double wall1 = 0, cpu1 = 0, serial1 = 0;
+        size_t nodes1 = 0;
+        uint64_t insns1 = 0;
+        std::vector<RangeCost> functions1;
+        for (unsigned n : threadsList) {
+            std::vector<double> walls, cpus, threadCpus;
+            RangePhases phases;  // of the round with the median wall time (serial: its serial phases)
+            std::vector<std::pair<double, RangePhases>> byWall;
+            size_t nodes = 0, functions = 0;
+            uint64_t insns = 0;
+            bool same = true;
+            for (unsigned r = 0; r < rounds; ++r) {
+                RangeQuery q;
+                q.begin = c.begin;
+                q.end = c.end;
+                q.threads = n;
+                RangePhases p;
+                q.phases = &p;
+                const auto start = std::chrono::steady_clock::now();
+                const double cpuStart = processCpuMs(), threadStart = threadCpuMs();
+                auto stats = computeRangeStats(stores, q);
+                // What a report shows: the top functions sorted.
+                auto top = stats->topFunctions(RangeSort::SelfTime, 50);
+                const double wall = ms(std::chrono::steady_clock::now() - start);
+                walls.push_back(wall);
+                cpus.push_back(processCpuMs() - cpuStart);
+                threadCpus.push_back(threadCpuMs() - threadStart);
+                byWall.push_back({wall, p});
+                nodes = stats->tree.size();
+                functions = stats->functions.size();
+                insns = stats->instructions();
+                (void)top;
+                // Identical statistics at every thread count.
+                if (n == 1 && r == 0) {
+                    functions1.clear();
+                    for (const auto& f : stats->functions)
+                        functions1.push_back(f.cost);
+                    nodes1 = nodes;
+                    insns1 = insns;
+                } else {
+                    same = same && nodes == nodes1 && insns == insns1 && functions == functions1.size();
+                    for (size_t k = 0; same && k < functions; ++k)
+                        same = stats->functions[k].cost == functions1[k];
+                }
+            }
+            std::sort(byWall.begin(), byWall.end(),
+                      [](const auto& x, const auto& y) { return x.first < y.first; });
+            phases = byWall[byWall.size() / 2].second;
+            const double wall = median(walls), cpu = median(cpus), serial = phases.serial();
+            if (n == 1) wall1 = wall, cpu1 = cpu, serial1 = serial;
+            std::printf(
+                "    %2u thread%s %8.1f ms wall (min %.1f), cpu %8.1f ms process, %.1f ms caller%s; "
+                "speed-up %.2fx, cpu inflation %.2f\n",
+                n, n == 1 ? " " : "s", wall, *std::min_element(walls.begin(), walls.end()), cpu,
+                median(threadCpus), same ? "" : "  MISMATCH with 1 thread", wall1 / wall, cpu / cpu1);
+            std::printf(
+                "       phases (ms): prepare %.1f, summarize %.1f, link %.1f, aggregate %.1f, merge %.1f, "
+                "last merge %.1f, finish %.1f; %zu pieces; serial %.1f ms\n",
+                phases.prepare, phases.summarize, phases.link, phases.aggregate, phases.merge,
+                phases.mergeLast, phases.finish, phases.pieces, phases.serial());
+            if (n == threadsList.back())
+                std::printf("       %zu tree nodes, %zu functions, %" PRIu64 " instructions\n", nodes,
+                            functions, insns);
+            if (n != 1 && n == threadsList.back()) {
+                // Amdahl from this machine: the serial phases at N threads over the
+                // whole at 1 thread, the parallel part inflated as measured.
+                const double s = std::min(1.0, serial / wall1), infl = cpu / cpu1;
+                const double s16 = 1.0 / (s + (1.0 - s) * infl / 16.0);
+                // The prediction from the CPU time at 1 thread: what its wall time is on
+                // a quiet machine (on a loaded one the wall time waits for a core).
+                std::printf(
+                    "    serial fraction %.3f (%.1f ms serial at %u threads, %.1f ms at 1 / %.1f ms wall at "
+                    "1), cpu inflation %.2f at %u: Amdahl 16-core speed-up %.1fx -> %.0f ms predicted "
+                    "(%.0f ms cpu at 1 thread / %.1f)\n",
+                    s, serial, n, serial1, wall1, infl, n, s16, cpu1 / s16, cpu1, s16);
+            }
+        }
+        if (c.begin == 0)
+            std::printf(
+                "    targets (issue 34, 100 M spans): <= 2000 ms on 2 cores, <= 1000 ms on 16 (x%.2f here: "
+                "%.0f / %.0f ms)\n",
+                perTen * 10, 2000 / (perTen * 10), 1000 / (perTen * 10));
+    }
     std::printf(
-        "targets: 10 M spans <= 200 ms on one core; 100 M spans <= 1 s on all cores "
-        "(scale: x%.2f to 10 M)\n",
+        "targets (issue 14): 10 M spans <= 200 ms on one core; 100 M spans <= 1 s on all cores (scale: x%.2f "
+        "to 10 M)\n",
         perTen);
     std::printf("  max RSS %ld MB\n", maxRssMb());
     return 0;

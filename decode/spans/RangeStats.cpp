@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
+#include <climits>
 #include <mutex>
 #include <thread>
 
@@ -303,28 +305,100 @@ struct PieceResult {
     bool done = false;
 };
 
-// The prefixes of pieces starting at `cuts` (ascending; cuts[0] is the first
-// span starting in the range, `a` the range's start), in one forward pass that
-// reads only depths and ends from the last span at depth 0 or outermost before
-// cuts[0]: what replaying every span from there would leave open at each cut,
-// without aggregating them. (Such a frame opens only when no frame of its
-// stretch is open and every frame of an earlier stretch has ended, so no span
-// before it is open after it.) The first cut's prefix also holds every span
-// before it that ends after `a`: those reach into the range and are counted.
-// Before, each piece replayed (aggregating, uncounted) every span from that
-// frame: under one long outermost frame (_start, main) that is the thread's
-// first span, so a range cost time in proportion to its position and N pieces
-// on N cores cost N times the spans (13.7 M spans of one thread: 0.4 s on one
-// core, 1.8 s on two); results are identical (same trees, threads and gaps on
-// ptsynth, juno_r1_1, Skylake, 12 ranges each, 1 and all cores).
-std::vector<std::vector<size_t>> prefixesOf(const SpanStore& store, const std::vector<size_t>& cuts,
-                                            uint64_t a) {
-    std::vector<std::vector<size_t>> out(cuts.size());
-    if (cuts.empty() || cuts.back() == 0) return out;
-    // The first cut's start point, found reading back in blocks.
+// The frames a run of spans leaves open, found from its own spans alone: what
+// replaying it over frames already open (a stack, depths rising) leaves open is
+// those of them shallower than every span before its first outermost frame
+// (none after one), then its own. So the frames open where each piece starts
+// come from one pass per piece, side by side, and a short chaining on one
+// thread (link), rather than from one pass over every span on one thread.
+struct OpenFrames {
+    int32_t minDepth = INT32_MAX;  // of its spans before its first outermost frame
+    bool outermost = false;        // it has an outermost frame: nothing open before it stays open
+    std::vector<std::pair<size_t, int32_t>> open;  // frames left open: index, depth (depths rising)
+    std::vector<size_t> reaching;                  // spans ending after the range's start (before the range)
+};
+
+// Forward, every span: for the runs before a range, which also collect the
+// spans reaching into it.
+OpenFrames openFramesOf(const SpanStore& store, size_t lo, size_t hi, bool reaching, uint64_t a) {
+    OpenFrames out;
+    store.forEach(lo, hi, [&](size_t i, const Span& s) {
+        if (reaching && s.end > a) out.reaching.push_back(i);
+        if (!s.isGap() && s.outermost) {
+            out.open.clear();
+            out.outermost = true;
+        } else {
+            if (!out.outermost) out.minDepth = std::min(out.minDepth, s.depth);
+            while (!out.open.empty() && out.open.back().second >= s.depth)
+                out.open.pop_back();
+        }
+        if (!s.isGap()) out.open.push_back({i, s.depth});
+    });
+    return out;
+}
+
+// The same backwards from the run's end, reading only until a span at depth 0
+// or an outermost frame (nothing before either is open after it): a span is
+// left open when it is a frame shallower than every span after it; it is one
+// block of spans in a stretch of short calls, the whole run only under one
+// long frame at depth 0 (main).
+OpenFrames openFramesBackOf(const SpanStore& store, size_t lo, size_t hi) {
+    OpenFrames out;
+    struct Brief {
+        int32_t depth;
+        bool frame, outermost;
+    };
+    std::vector<Brief> block;
+    int32_t limit = INT32_MAX;  // the least depth of the spans after the one read
+    for (size_t to = hi; to > lo && limit > 0 && !out.outermost;) {
+        const size_t from = to - std::min<size_t>(to - lo, 4096);
+        block.clear();
+        store.forEach(from, to, [&](size_t, const Span& s) {
+            block.push_back({s.depth, !s.isGap(), s.outermost});
+        });
+        for (size_t k = block.size(); k-- > 0;) {
+            const Brief& s = block[k];
+            if (s.depth < limit) {
+                if (s.frame) out.open.push_back({from + k, s.depth});
+                limit = s.depth;
+            }
+            if (s.frame && s.outermost) {
+                out.outermost = true;
+                break;
+            }
+            if (limit <= 0) break;
+        }
+        to = from;
+    }
+    out.minDepth = limit;
+    std::reverse(out.open.begin(), out.open.end());
+    return out;
+}
+
+// `open` (frames open before a run) after the run summed up in `run`.
+void chain(std::vector<std::pair<size_t, int32_t>>& open, const OpenFrames& run) {
+    if (run.outermost) {
+        open = run.open;
+        return;
+    }
+    while (!open.empty() && open.back().second >= run.minDepth)
+        open.pop_back();
+    open.insert(open.end(), run.open.begin(), run.open.end());
+}
+
+// Where the frames open at `first` (the first span starting in the range) can
+// be found from: the last span at depth 0 or outermost before it, read back in
+// blocks. (Such a frame opens only when no frame of its stretch is open and
+// every frame of an earlier stretch has ended, so no span before it is open
+// after it.) Replaying from there reads only depths and ends; before, each
+// piece replayed every span from there aggregating, which under one long
+// outermost frame (_start, main) made a range cost in proportion to its
+// position in the trace.
+size_t stretchStart(const SpanStore& store, size_t first) {
     size_t from = 0;
-    for (size_t j = cuts[0]; j > 0 && from == 0;) {
-        const size_t lo = j > 65536 ? j - 65536 : 0;
+    // Blocks from 1 K spans, doubling to 64 K: most stretches are short.
+    for (size_t j = first, block = 1024; j > 0 && from == 0; block = std::min<size_t>(block * 2, 65536)) {
+        const size_t lo = j > block ? j - block : 0;
         size_t found = SIZE_MAX;
         store.forEach(lo, j, [&](size_t i, const Span& s) {
             if (s.depth == 0 || s.outermost) found = i;
@@ -332,35 +406,7 @@ std::vector<std::vector<size_t>> prefixesOf(const SpanStore& store, const std::v
         if (found != SIZE_MAX) from = found;
         j = lo;
     }
-    std::vector<std::pair<size_t, int32_t>> open;  // frames: index, depth
-    std::vector<size_t> reaching;                  // before cuts[0]: spans ending after a
-    size_t next = 0;
-    auto snapshot = [&](size_t cut) {
-        while (next < cuts.size() && cuts[next] == cut) {
-            std::vector<size_t>& p = out[next];
-            for (const auto& [i, d] : open)
-                p.push_back(i);
-            if (next == 0) {
-                p.insert(p.end(), reaching.begin(), reaching.end());
-                std::sort(p.begin(), p.end());
-                p.erase(std::unique(p.begin(), p.end()), p.end());
-            }
-            ++next;
-        }
-    };
-    const size_t last = cuts.back();
-    store.forEach(from, last, [&](size_t i, const Span& s) {
-        snapshot(i);
-        if (i < cuts[0] && s.end > a) reaching.push_back(i);
-        if (!s.isGap() && s.outermost)
-            open.clear();
-        else
-            while (!open.empty() && open.back().second >= s.depth)
-                open.pop_back();
-        if (!s.isGap()) open.push_back({i, s.depth});
-    });
-    snapshot(last);
-    return out;
+    return from;
 }
 
 class Aggregator {
@@ -571,11 +617,45 @@ Expected<RangeStats> computeRangeStats(const std::map<int32_t, SpanStore>& threa
     return computeRangeStats(stores, query);
 }
 
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point& t) {
+    const auto now = std::chrono::steady_clock::now();
+    const double d = std::chrono::duration<double, std::milli>(now - t).count();
+    t = now;
+    return d;
+}
+
+// Merges trees[0..n) into trees[0] by pairs, side by side: (0 1) (2 3) ...,
+// then (0 2) (4 6) ... A merge appends the other tree's new stacks in its
+// order, so the nodes come in the same order as merging 1, 2, ... into 0 one
+// after the other. Returns the wall time of the last level (one merge).
+double mergeTrees(std::vector<CallTree>& trees,
+                  const std::function<void(size_t, const std::function<void(size_t)>&)>& run) {
+    double last = 0;
+    for (size_t step = 1; step < trees.size(); step *= 2) {
+        const size_t n = (trees.size() + 2 * step - 1) / (2 * step);
+        auto t = std::chrono::steady_clock::now();
+        run(n, [&](size_t k) {
+            const size_t into = k * 2 * step, from = into + step;
+            if (from >= trees.size()) return;
+            trees[into].merge(trees[from]);
+            trees[from] = {};
+        });
+        if (n == 1) last += msSince(t);
+    }
+    return last;
+}
+
+}  // namespace
+
 Expected<RangeStats> computeRangeStats(const ThreadStores& threads, const RangeQuery& query) {
     RangeStats result;
     result.begin = query.begin;
     result.end = query.end;
     if (query.end <= query.begin) return result;
+    RangePhases phases;
+    auto clock = std::chrono::steady_clock::now();
     // Cut every chosen thread's spans in the range into pieces. Each piece
     // builds a tree of its own, merged afterwards, which only pays where pieces
     // run side by side: on one thread a thread's spans are one piece, on N a
@@ -604,68 +684,147 @@ Expected<RangeStats> computeRangeStats(const ThreadStores& threads, const RangeQ
     const unsigned workers = query.parallel  ? std::max(1u, query.threads)
                              : query.threads ? query.threads
                                              : std::max(1u, std::thread::hardware_concurrency());
-    const size_t pieceSpans = workers == 1 && !query.parallel
+    const size_t pieceSpans = query.pieceSpans ? query.pieceSpans
+                              : workers == 1 && !query.parallel
                                   ? SIZE_MAX
                                   : std::max<size_t>(kPieceSpans, size_t(total / (uint64_t(workers) * 4)));
-    std::vector<Piece> pieces;
-    for (const Range& r : ranges) {
-        std::vector<size_t> cuts;
-        for (size_t lo = r.first;; lo += pieceSpans) {
-            cuts.push_back(lo);
-            if (r.hi - lo <= pieceSpans) break;
+    // Runs task(0) .. task(n - 1) on the workers.
+    auto runAll = [&](size_t n, const std::function<void(size_t)>& task) {
+        if (n == 0) return;
+        if (query.parallel && n > 1) {
+            query.parallel(n, task);
+            return;
         }
-        auto prefixes = prefixesOf(*r.store, cuts, query.begin);
-        for (size_t k = 0; k < cuts.size(); ++k) {
-            Piece piece{
-                r.tid, r.store, cuts[k], k + 1 < cuts.size() ? cuts[k + 1] : r.hi, std::move(prefixes[k]),
-                k == 0};
-            pieces.push_back(std::move(piece));
+        const unsigned helpersWanted = unsigned(std::min<size_t>(workers, n)) - 1;
+        std::atomic<size_t> next{0};
+        auto worker = [&] {
+            for (size_t k; (k = next.fetch_add(1)) < n;)
+                task(k);
+        };
+        std::vector<std::thread> helpers;
+        for (unsigned i = 0; i < helpersWanted; ++i)
+            helpers.emplace_back(worker);
+        worker();
+        for (auto& t : helpers)
+            t.join();
+    };
+
+    // Runs of spans whose open frames are summed up side by side: per range,
+    // the spans before it from where its open frames can be found (cut the
+    // same way), then every piece but the last.
+    struct Run {
+        const SpanStore* store;
+        size_t lo, hi;
+        bool before;  // before the range: its spans reaching into the range are collected
+    };
+    std::vector<Piece> pieces;
+    std::vector<Run> runs;
+    std::vector<size_t> firstRun(ranges.size() + 1);
+    std::vector<size_t> firstPiece(ranges.size() + 1);
+    for (size_t r = 0; r < ranges.size(); ++r) {
+        const Range& range = ranges[r];
+        firstRun[r] = runs.size();
+        firstPiece[r] = pieces.size();
+        const size_t from = range.first == 0 ? 0 : stretchStart(*range.store, range.first);
+        for (size_t lo = from; lo < range.first; lo += std::min(pieceSpans, range.first - lo))
+            runs.push_back(
+                {range.store, lo, std::min(range.first, lo + std::min(pieceSpans, range.first - lo)), true});
+        for (size_t lo = range.first;; lo += pieceSpans) {
+            const size_t hi = range.hi - lo <= pieceSpans ? range.hi : lo + pieceSpans;
+            pieces.push_back({range.tid, range.store, lo, hi, {}, pieces.size() == firstPiece[r]});
+            if (hi == range.hi) break;
+            runs.push_back({range.store, lo, hi, false});
         }
     }
+    firstRun[ranges.size()] = runs.size();
+    firstPiece[ranges.size()] = pieces.size();
+    phases.prepare += msSince(clock);
+
+    std::vector<OpenFrames> summaries(runs.size());
+    runAll(runs.size(), [&](size_t k) {
+        const Run& run = runs[k];
+        summaries[k] = run.before ? openFramesOf(*run.store, run.lo, run.hi, true, query.begin)
+                                  : openFramesBackOf(*run.store, run.lo, run.hi);
+    });
+    phases.summarize += msSince(clock);
+
+    // Each piece's prefix: the frames open where it starts (in index order);
+    // the first piece's also every span before it that reaches into the range
+    // (those are counted).
+    for (size_t r = 0; r < ranges.size(); ++r) {
+        std::vector<std::pair<size_t, int32_t>> open;
+        std::vector<size_t> reaching;
+        size_t k = firstRun[r];
+        for (; k < firstRun[r + 1] && runs[k].before; ++k) {
+            chain(open, summaries[k]);
+            reaching.insert(reaching.end(), summaries[k].reaching.begin(), summaries[k].reaching.end());
+        }
+        for (size_t p = firstPiece[r]; p < firstPiece[r + 1]; ++p) {
+            std::vector<size_t>& prefix = pieces[p].prefix;
+            for (const auto& [i, d] : open)
+                prefix.push_back(i);
+            if (p == firstPiece[r] && !reaching.empty()) {
+                prefix.insert(prefix.end(), reaching.begin(), reaching.end());
+                std::sort(prefix.begin(), prefix.end());
+                prefix.erase(std::unique(prefix.begin(), prefix.end()), prefix.end());
+            }
+            if (p + 1 < firstPiece[r + 1]) chain(open, summaries[k++]);
+        }
+    }
+    summaries.clear();
+    phases.link += msSince(clock);
+
     std::vector<PieceResult> results(pieces.size());
     std::atomic<uint64_t> done{0};
     std::mutex progressLock;
     std::atomic<bool> cancelled{false};
-    auto task = [&](size_t k) {
+    runAll(pieces.size(), [&](size_t k) {
         if (cancelled.load(std::memory_order_relaxed)) return;
         Aggregator aggregator(query, done, total, progressLock);
         if (!aggregator.run(pieces[k], results[k]))
             cancelled = true;
         else
             results[k].done = true;
-    };
-    if (query.parallel) {
-        query.parallel(pieces.size(), task);
-    } else {
-        unsigned n = query.threads ? query.threads : std::max(1u, std::thread::hardware_concurrency());
-        n = unsigned(std::min<size_t>(n, pieces.size()));
-        std::atomic<size_t> next{0};
-        auto worker = [&] {
-            for (size_t k; (k = next.fetch_add(1)) < pieces.size();)
-                task(k);
-        };
-        std::vector<std::thread> helpers;
-        for (unsigned i = 1; i < n; ++i)
-            helpers.emplace_back(worker);
-        worker();
-        for (auto& t : helpers)
-            t.join();
-    }
+    });
+    phases.aggregate += msSince(clock);
     if (cancelled || (query.cancel && query.cancel->load())) return makeError("cancelled");
     // Merge in piece order (threads ascending, time ascending): the same input
     // gives the same node order however many threads ran.
     for (size_t k = 0; k < pieces.size(); ++k) {
         PieceResult& r = results[k];
         result.spans += r.spans;
-        ThreadRangeStats& t = result.threads[pieces[k].tid];
-        addThread(t, r.thread);
-        if (query.perThreadTrees) t.tree.merge(r.tree);
-        if (k == 0 && result.tree.nodes.size() == 1)
-            result.tree = std::move(r.tree);
-        else
-            result.tree.merge(r.tree);
-        r.tree = {};
+        addThread(result.threads[pieces[k].tid], r.thread);
     }
+    std::vector<CallTree> trees;
+    if (query.perThreadTrees) {
+        // Each thread's pieces merged into its tree, then the threads' trees.
+        std::vector<std::vector<CallTree>> perThread(ranges.size());
+        for (size_t r = 0; r < ranges.size(); ++r)
+            for (size_t p = firstPiece[r]; p < firstPiece[r + 1]; ++p)
+                perThread[r].push_back(std::move(results[p].tree));
+        runAll(ranges.size(), [&](size_t r) {
+            mergeTrees(perThread[r], [](size_t n, const std::function<void(size_t)>& task) {
+                for (size_t k = 0; k < n; ++k)
+                    task(k);
+            });
+        });
+        for (size_t r = 0; r < ranges.size(); ++r) {
+            result.threads[ranges[r].tid].tree = std::move(perThread[r][0]);
+            trees.push_back(result.threads[ranges[r].tid].tree);
+        }
+    } else {
+        for (PieceResult& r : results)
+            trees.push_back(std::move(r.tree));
+    }
+    results.clear();
+    phases.merge += msSince(clock);
+    if (!trees.empty()) {
+        phases.mergeLast += mergeTrees(trees, runAll);
+        phases.merge += msSince(clock) - phases.mergeLast;
+        result.tree = std::move(trees[0]);
+    }
+    trees.clear();
+    clock = std::chrono::steady_clock::now();
     for (auto& [tid, t] : result.threads) {
         for (const auto& [reason, g] : t.gaps) {
             result.gaps[reason].count += g.count;
@@ -675,6 +834,9 @@ Expected<RangeStats> computeRangeStats(const ThreadStores& threads, const RangeQ
     }
     finishTree(result.tree);
     result.functions = functionStatsOf(result.tree);
+    phases.finish += msSince(clock);
+    phases.pieces = pieces.size();
+    if (query.phases) *query.phases = phases;
     return result;
 }
 

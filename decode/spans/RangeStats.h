@@ -46,13 +46,17 @@
 // Speed: the aggregation reads each span once (SpanStore::forEach) and keeps a
 // stack of open frames; the costs of a piece are summed per tree node apart
 // from the tree (a line of memory per span). On several threads the work is cut
-// into pieces of about a million spans (a piece starts from the frames open
-// where it starts, found by one pass per thread that only reads depths from
-// the last depth-0 or outermost frame before the range), aggregated into one
-// tree per piece, and the trees are merged; on one thread each thread's spans
-// are one piece. Spans before the range that reach into it are found the same
-// way, so a range costs its own spans wherever it lies in the trace. Progress and cancellation are checked
-// between batches of spans, so a GUI runs it on a worker thread:
+// into pieces of about a million spans, aggregated into one tree per piece
+// side by side, and the trees are merged by pairs side by side; on one thread
+// each thread's spans are one piece. A piece starts from the frames open where
+// it starts: each piece finds those it leaves open reading back from its end
+// (to a depth-0 or outermost frame), in parallel, and one short pass chains
+// them; the frames open at the range's start come from the spans since the
+// last depth-0 or outermost frame before it, which also give the spans before
+// the range that reach into it. So a range costs its own spans wherever it
+// lies in the trace, and almost nothing runs on one thread (RangePhases).
+// Progress and cancellation are checked between batches of spans, so a GUI
+// runs it on a worker thread:
 //
 //     std::atomic<bool> cancel{false};             // set from the GUI thread
 //     RangeQuery q;
@@ -78,6 +82,8 @@
 
 namespace auxscope {
 
+struct RangePhases;
+
 struct RangeQuery {
     uint64_t begin = 0, end = UINT64_MAX;  // [begin, end), perf time ns
     std::vector<int32_t> tids;             // only these threads; empty: every thread
@@ -92,6 +98,27 @@ struct RangeQuery {
     // Runs the pieces (SpanStore.h's ParallelRun, e.g. a decoder's worker pool);
     // unset: `threads` std::threads are started for the call.
     ParallelRun parallel;
+    // Spans per piece (0: on one thread each thread's spans, on N about a million
+    // or 1/4N of them all, whichever is more); small values cut a few thousand
+    // spans into many pieces (tests).
+    size_t pieceSpans = 0;
+    // When set, filled with the wall time of each phase (benchmarks).
+    RangePhases* phases = nullptr;
+};
+
+// Where computeRangeStats spends its wall time (ms). The phases run one after
+// the other; those marked serial run on the calling thread alone.
+struct RangePhases {
+    double prepare = 0;    // serial: cutting the range into pieces, the frames open at its start
+    double summarize = 0;  // parallel: the frames each piece leaves open, from its own spans
+    double link = 0;       // serial: each piece's open frames at its start, from those
+    double aggregate = 0;  // parallel: a call tree per piece
+    double merge = 0;      // parallel: the trees merged by pairs, but for the last merge
+    double mergeLast = 0;  // serial: the last merge
+    double finish = 0;     // serial: gaps, totals and functions from the merged tree
+    size_t pieces = 0;
+    double serial() const { return prepare + link + mergeLast + finish; }
+    double total() const { return prepare + summarize + link + aggregate + merge + mergeLast + finish; }
 };
 
 // What a set of frames (a tree node, a function) adds up to in the range.

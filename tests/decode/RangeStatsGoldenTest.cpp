@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "PtSynthTruth.h"
+#include "TestData.h"
 #include "TestSupport.h"
 #include "TruthCosts.h"
 #include "auxtrace/AuxTraceDecode.h"
@@ -314,6 +315,99 @@ TEST(RangeStatsGolden, StepSignalsCallTreeEqualsTruth) {
     // either tree (the decoder finds it running after the untraced system call).
     expectCallTreeEqualsTruth(AUXSCOPE_PTSYNTH_SIGNALS, "--start main --max-insns 30000", "",
                               {"main", "on_usr1", "raise", "sigemptyset"});
+}
+
+// ---------------------------------------------------------------- pieces on real traces
+
+// The aggregation cut into many small pieces on several threads (the frames
+// open where each starts found side by side) gives the same statistics, node
+// by node, as one thread over each thread's spans in one go, on perf's Skylake
+// recording (missing-image gaps) and a generated trace cut at every PSB, for
+// the whole trace and windows cutting through spans.
+void expectPiecesEqualOneThread(const std::map<int32_t, SpanStore>& threads, const std::string& name) {
+    uint64_t first = UINT64_MAX, last = 0;
+    size_t spans = 0;
+    for (const auto& [tid, store] : threads) {
+        if (store.empty()) continue;
+        first = std::min(first, store.firstStart());
+        last = std::max(last, store.lastStart());
+        spans += store.size();
+    }
+    ASSERT_GT(spans, 20u) << name;
+    const uint64_t d = last - first;
+    const std::vector<std::pair<uint64_t, uint64_t>> windows{{0, UINT64_MAX},
+                                                             {first + d / 3 + 1, first + d / 3 * 2 + 1},
+                                                             {first + d / 2, first + d / 2 + d / 50 + 1},
+                                                             {first + d / 7, UINT64_MAX}};
+    for (const auto& [a, b] : windows) {
+        RangeQuery one;
+        one.begin = a;
+        one.end = b;
+        one.perThreadTrees = true;
+        auto want = computeRangeStats(threads, one);
+        ASSERT_TRUE(want.ok());
+        for (unsigned workers : {2u, 4u}) {
+            const std::string what = name + " [" + std::to_string(a) + ", " + std::to_string(b) + ") on " +
+                                     std::to_string(workers) + " threads";
+            RangeQuery q = one;
+            q.threads = workers;
+            q.pieceSpans = std::max<size_t>(5, spans / 97);
+            auto got = computeRangeStats(threads, q);
+            ASSERT_TRUE(got.ok()) << what;
+            EXPECT_EQ(got->spans, want->spans) << what;
+            ASSERT_EQ(got->tree.size(), want->tree.size()) << what;
+            for (uint32_t n = 0; n < got->tree.size(); ++n) {
+                ASSERT_EQ(got->tree.nodes[n].function, want->tree.nodes[n].function) << what << " node " << n;
+                ASSERT_EQ(got->tree.nodes[n].parent, want->tree.nodes[n].parent) << what << " node " << n;
+                ASSERT_EQ(got->tree.nodes[n].cost, want->tree.nodes[n].cost) << what << " node " << n;
+            }
+            ASSERT_EQ(got->functions.size(), want->functions.size()) << what;
+            for (size_t k = 0; k < got->functions.size(); ++k)
+                EXPECT_EQ(got->functions[k].cost, want->functions[k].cost) << what;
+            ASSERT_EQ(got->threads.size(), want->threads.size()) << what;
+            for (const auto& [tid, t] : want->threads) {
+                const ThreadRangeStats& g = got->threads.at(tid);
+                EXPECT_EQ(g.spans, t.spans) << what << " tid " << tid;
+                EXPECT_EQ(g.frameTime, t.frameTime) << what << " tid " << tid;
+                EXPECT_EQ(g.instructions, t.instructions) << what << " tid " << tid;
+                EXPECT_EQ(g.calls, t.calls) << what << " tid " << tid;
+                EXPECT_EQ(g.gaps.size(), t.gaps.size()) << what << " tid " << tid;
+                EXPECT_EQ(g.tree.size(), t.tree.size()) << what << " tid " << tid;
+                for (uint32_t n = 0; n < std::min(g.tree.size(), t.tree.size()); ++n)
+                    ASSERT_EQ(g.tree.nodes[n].cost, t.tree.nodes[n].cost) << what << " tid " << tid;
+            }
+            ASSERT_EQ(got->gaps.size(), want->gaps.size()) << what;
+            for (const auto& [reason, g] : want->gaps) {
+                EXPECT_EQ(got->gaps.at(reason).count, g.count) << what;
+                EXPECT_EQ(got->gaps.at(reason).time, g.time) << what;
+            }
+        }
+    }
+}
+
+TEST(RangeStatsPieces, SkylakeTraceInPiecesEqualsOneThread) {
+    AUXSCOPE_NEED_TEST_DATA();
+    const std::string path =
+        test_support::testDataPath("intel-pt/perf-intel_pt-skylake/perf.data.intel_pt-4.14");
+    ASSERT_TRUE(fs::exists(path)) << path << " is missing";
+    auto reader = PerfDataReader::open(path);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto decoded = decodeAuxTraceSpans(*reader, {}, {}, 2);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+    expectPiecesEqualOneThread(decoded->result.threads, "skylake");
+}
+
+TEST(RangeStatsPieces, GeneratedTraceInPiecesEqualsOneThread) {
+    TempDir dir{"rangepieces"};
+    const fs::path file = dir.path / "gen.data";
+    synthesize("--generate 1 --seed 5 --max-insns 300000 --fine-time", file);
+    auto reader = PerfDataReader::open(file.string());
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    AuxTraceOptions options;
+    options.segmentBytes = 1;  // a segment per PSB: many outermost frames
+    auto decoded = decodeAuxTraceSpans(*reader, {}, options, 2);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+    expectPiecesEqualOneThread(decoded->result.threads, "ptsynth");
 }
 
 }  // namespace
