@@ -38,6 +38,19 @@ inline double processCpuSeconds(bool children = false) {
     return s;
 }
 
+// Minor page faults so far (each a page the kernel had to find, zero and map),
+// with the waited-for children's when `children`.
+inline double processMinorFaults(bool children = false) {
+    double n = 0;
+    for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+        if (who == RUSAGE_CHILDREN && !children) continue;
+        rusage ru{};
+        getrusage(who, &ru);
+        n += double(ru.ru_minflt);
+    }
+    return n;
+}
+
 // "1,4,8,16" -> {1, 4, 8, 16}; 0 stands for every core. Empty on a bad list.
 inline std::vector<unsigned> parseThreadsList(const std::string& text) {
     std::vector<unsigned> out;
@@ -68,6 +81,7 @@ struct ScalingRun {
     unsigned threads = 1;
     double wallSeconds = 0;
     double cpuSeconds = 0;
+    double minorFaults = -1;    // -1: not measured
     std::vector<Phase> phases;  // optional breakdown of wallSeconds
 };
 
@@ -103,6 +117,7 @@ inline void printScaling(const char* what, const std::vector<ScalingRun>& runs) 
     std::printf("  scaling %s [%s]\n", what, loadAverage().c_str());
     for (const ScalingRun& r : runs) {
         std::printf("    -j %-3u wall %8.3f s  cpu %8.3f s", r.threads, r.wallSeconds, r.cpuSeconds);
+        if (r.minorFaults >= 0) std::printf("  page faults %.0f k", r.minorFaults / 1e3);
         if (!r.phases.empty()) {
             std::printf("  phases:");
             for (const Phase& p : r.phases)

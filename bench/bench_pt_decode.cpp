@@ -309,6 +309,7 @@ struct SpanFigure {
     uint64_t spans = 0, segments = 0, errors = 0, spanBytes = 0;
     DecodePhaseTimes phases;  // summed over the windows
     unsigned threads = 1;     // 0 resolved to the cores
+    double minorFaults = 0;   // during the decode, workers included
 };
 
 // A decode figure as a run of the scaling section: the segment decode and the
@@ -319,6 +320,7 @@ bench::ScalingRun scalingRun(const SpanFigure& f) {
     r.threads = f.threads;
     r.wallSeconds = f.decode.seconds;
     r.cpuSeconds = f.decode.cpuSeconds;
+    r.minorFaults = f.minorFaults;
     r.phases = {{"segments", f.phases.decodeSeconds, false},
                 {"merge", f.phases.mergeSeconds - f.phases.joinSeconds, false},
                 {"join", f.phases.joinSeconds, true},
@@ -359,6 +361,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     }
     const uint64_t windows = std::max<uint64_t>(1, r.open.bytes / (64 << 20));
     double cpu1 = processCpuSeconds();
+    const double faults1 = bench::processMinorFaults(true);
     auto t1 = Clock::now();
     for (uint64_t w = 0; w < windows; ++w) {
         DecodeWindow window;
@@ -380,6 +383,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     }
     r.decode.seconds = since(t1);
     r.decode.cpuSeconds = processCpuSeconds() - cpu1;
+    r.minorFaults = bench::processMinorFaults(true) - faults1;
     char note[240];
     std::snprintf(note, sizeof note,
                   "cpu %.2f s; %" PRIu64 " windows, %" PRIu64
