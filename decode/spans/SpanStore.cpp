@@ -49,22 +49,23 @@ size_t bigMapping(size_t bytes) {
     return (bytes + kHugePage - 1) / kHugePage * kHugePage;
 }
 
-// AUXSCOPE_SPAN_ARRAYS_MALLOC=1: big arrays from operator new like small ones
-// (how they were allocated before), to compare the two (bench_pt_decode).
-// Read once: an array is freed the way it was allocated.
-bool bigArraysFromMalloc() {
-    static const bool fromMalloc = [] {
-        const char* v = std::getenv("AUXSCOPE_SPAN_ARRAYS_MALLOC");
+// AUXSCOPE_SPAN_ARRAYS_HUGE=1: big arrays in mappings of their own with huge
+// pages advised (bench_pt_decode's scaling section compares the two). Read
+// once: an array is freed the way it was allocated.
+bool bigArraysHuge() {
+    static const bool huge = [] {
+        const char* v = std::getenv("AUXSCOPE_SPAN_ARRAYS_HUGE");
         return v && *v && std::string_view(v) != "0";
     }();
-    return fromMalloc;
+    return huge;
 }
 }  // namespace
 
-// A mapping of its own, aligned to 2 MiB so that the kernel can back it with
-// huge pages (MADV_HUGEPAGE: asked for where the system's setting is "madvise").
+// Operator new; or a mapping of its own, aligned to 2 MiB so that the kernel
+// can back it with huge pages (MADV_HUGEPAGE: asked for where the system's
+// setting is "madvise").
 void* SpanStore::allocateBig(size_t bytes) {
-    if (bigArraysFromMalloc()) return ::operator new(bytes);
+    if (!bigArraysHuge()) return ::operator new(bytes);
     const size_t size = bigMapping(bytes);
     void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
@@ -80,7 +81,7 @@ void* SpanStore::allocateBig(size_t bytes) {
 }
 
 void SpanStore::deallocateBig(void* p, size_t bytes) noexcept {
-    if (bigArraysFromMalloc())
+    if (!bigArraysHuge())
         ::operator delete(p);
     else if (p)
         ::munmap(p, bigMapping(bytes));

@@ -152,11 +152,11 @@ public:
 private:
     // Growing the array for a merge must not write every element twice (zeroing,
     // then copying): elements are left uninitialized until written. Arrays of
-    // kBigArray bytes and more (a segment's spans, a merged window) are mapped
-    // on their own in transparent huge pages where the kernel gives them: a
-    // window's spans are written into fresh memory two or three times (decoder,
-    // read back from a worker, merge), and 4 KiB page faults on every core at
-    // once serialize in the kernel's page allocator.
+    // kBigArray bytes and more (a segment's spans, a merged window) go through
+    // allocateBig(): operator new, or with AUXSCOPE_SPAN_ARRAYS_HUGE=1 mappings
+    // of their own in transparent huge pages (a window's spans are written into
+    // fresh memory two or three times; 25x fewer page faults, but on a 2-core VM
+    // zeroing huge pages cost more CPU than the faults saved: opt-in, to measure).
     static constexpr size_t kBigArray = size_t(4) << 20;
     static void* allocateBig(size_t bytes);
     static void deallocateBig(void* p, size_t bytes) noexcept;

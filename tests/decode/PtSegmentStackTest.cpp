@@ -141,8 +141,9 @@ TEST(SpanStoreEdit, EditedEqualsTheEditOnUnpackedSpans) {
     EXPECT_EQ(got.gaps().size(), gaps.size());
 }
 
-// Span arrays of 4 MiB and more live in mappings of their own (SpanStore.h,
-// huge pages where the kernel gives them): stores that cross that size while
+// Span arrays of 4 MiB and more go through SpanStore::allocateBig (operator
+// new; mappings of their own in huge pages with AUXSCOPE_SPAN_ARRAYS_HUGE=1,
+// the ctest SpanStoreBig.HugePages): stores that cross that size while
 // growing, merged in parts on several threads, copied, moved and edited keep
 // every span, as the unpacked spans say.
 TEST(SpanStoreBig, StoresOfMegabytesKeepEverySpanThroughAppendMergeCopyAndEdit) {
