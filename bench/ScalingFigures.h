@@ -108,12 +108,6 @@ inline double serialFraction(const ScalingRun& one) {
 // Amdahl prediction for 16 cores with that run's inflation. `runs` must start
 // with the 1-thread run. `what` names the work ("PT decode (c)").
 inline void printScaling(const char* what, const std::vector<ScalingRun>& runs) {
-    if (runs.empty() || runs.front().threads != 1) {
-        std::printf("  scaling %s: no 1-thread run to compare with\n", what);
-        return;
-    }
-    const ScalingRun& one = runs.front();
-    const double s = serialFraction(one);
     std::printf("  scaling %s [%s]\n", what, loadAverage().c_str());
     for (const ScalingRun& r : runs) {
         std::printf("    -j %-3u wall %8.3f s  cpu %8.3f s", r.threads, r.wallSeconds, r.cpuSeconds);
@@ -125,6 +119,13 @@ inline void printScaling(const char* what, const std::vector<ScalingRun>& runs) 
         }
         std::printf("\n");
     }
+    if (runs.empty() || runs.front().threads != 1) {
+        std::printf("    no 1-thread run first: no serial fraction, inflation or prediction\n");
+        std::fflush(stdout);
+        return;
+    }
+    const ScalingRun& one = runs.front();
+    const double s = serialFraction(one);
     std::printf("    serial fraction s = %.4f (1-thread wall of the serial phases / total)\n", s);
     std::printf("    Amdahl S16 with no inflation: %.2fx\n", amdahl(s, 1, 16));
     for (const ScalingRun& r : runs) {
