@@ -391,7 +391,8 @@ struct SpanFigure {
     Figure open, decode;
     uint64_t spans = 0, segments = 0;
     DecodePhaseTimes phases;
-    unsigned threads = 1;  // 0 resolved to the cores
+    unsigned threads = 1;     // 0 resolved to the cores
+    double minorFaults = -1;  // open + decode, workers included; -1: not measured
 };
 
 // The decode figure includes the open (set-up included on every side); the open
@@ -409,6 +410,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     r.open.name = std::string(name) + ": of which open";
     r.decode.name = std::string(name) + ": open + decode";
     const double c0 = decodeCpuSeconds();
+    const double faults0 = bench::processMinorFaults(true);
     auto t0 = Clock::now();
     AuxTraceOptions options;
     options.isolation.enabled = isolate;
@@ -421,6 +423,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     DecodedSpans result = (*session)->decodeSpans(DecodeWindow{}, threads);
     r.decode.wall = since(t1) + r.open.wall;
     r.decode.cpu = decodeCpuSeconds() - c1 + r.open.cpu;
+    r.minorFaults = bench::processMinorFaults(true) - faults0;
     r.phases = result.phases;
     const DecodeStats& st = result.decodedStats;
     r.decode.instructions = st.instructions;
@@ -453,6 +456,7 @@ bench::ScalingRun scalingRun(const SpanFigure& f) {
     r.threads = f.threads;
     r.wallSeconds = f.decode.wall;
     r.cpuSeconds = f.decode.cpu;
+    r.minorFaults = f.minorFaults;
     r.phases = {{"open", f.open.wall, true},
                 {"segments", f.phases.decodeSeconds, false},
                 {"merge", f.phases.mergeSeconds - f.phases.joinSeconds, false},
