@@ -85,6 +85,7 @@
 #include "EtmSnapPerfData.h"
 #include "LoadAverage.h"
 #include "PtSynthPerfData.h"
+#include "ScalingFigures.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "etm/EtmDecoder.h"
 #include "etm/EtmMemory.h"
@@ -112,6 +113,8 @@ struct Options {
     bool listerCountAll = false;  // count the lister's instructions on the N copies too (slow)
     bool lister = true;
     bool keep = false;
+    std::vector<unsigned> threadsList;  // the scaling section's thread counts (0: every core)
+    bool scalingOnly = false;           // the N copies' scaling section alone
 };
 
 // The copies' AUX records' times (etmsnap::SnapPerfDataOptions' defaults).
@@ -387,6 +390,9 @@ Figure bareOpenCsdAllCores(const Snapshot& s, unsigned copies, unsigned threads)
 struct SpanFigure {
     Figure open, decode;
     uint64_t spans = 0, segments = 0;
+    DecodePhaseTimes phases;
+    unsigned threads = 1;     // 0 resolved to the cores
+    double minorFaults = -1;  // open + decode, workers included; -1: not measured
 };
 
 // The decode figure includes the open (set-up included on every side); the open
@@ -400,9 +406,11 @@ double decodeCpuSeconds() {
 SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads,
                          bool isolate = DecoderIsolation::fromEnvironment().enabled) {
     SpanFigure r;
+    r.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
     r.open.name = std::string(name) + ": of which open";
     r.decode.name = std::string(name) + ": open + decode";
     const double c0 = decodeCpuSeconds();
+    const double faults0 = bench::processMinorFaults(true);
     auto t0 = Clock::now();
     AuxTraceOptions options;
     options.isolation.enabled = isolate;
@@ -415,6 +423,8 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     DecodedSpans result = (*session)->decodeSpans(DecodeWindow{}, threads);
     r.decode.wall = since(t1) + r.open.wall;
     r.decode.cpu = decodeCpuSeconds() - c1 + r.open.cpu;
+    r.minorFaults = bench::processMinorFaults(true) - faults0;
+    r.phases = result.phases;
     const DecodeStats& st = result.decodedStats;
     r.decode.instructions = st.instructions;
     r.decode.ranges = st.blocks;
@@ -437,6 +447,56 @@ struct Run {
     Figure a, a2, lister, aAll;
     SpanFigure b, c;
 };
+
+// (b), (c) as runs of the scaling section: the open (segment index, images) and
+// the calling thread's part of the decode are serial; the segment decode and
+// the merge's copies run on the pool.
+bench::ScalingRun scalingRun(const SpanFigure& f) {
+    bench::ScalingRun r;
+    r.threads = f.threads;
+    r.wallSeconds = f.decode.wall;
+    r.cpuSeconds = f.decode.cpu;
+    r.minorFaults = f.minorFaults;
+    r.phases = {{"open", f.open.wall, true},
+                {"segments", f.phases.decodeSeconds, false},
+                {"merge", f.phases.mergeSeconds - f.phases.joinSeconds, false},
+                {"join", f.phases.joinSeconds, true},
+                {"lookup", f.phases.lookupSeconds, true},
+                {"rest",
+                 std::max(0.0, f.decode.wall - f.open.wall - f.phases.decodeSeconds - f.phases.mergeSeconds -
+                                   f.phases.lookupSeconds),
+                 true}};
+    return r;
+}
+
+// The scaling section: (c) on `file` at each thread count of `list` (1 first),
+// the median of `runs` runs each, beside the 1-thread run. False when a count
+// decoded other instructions or ranges than the 1-thread run.
+bool scalingSection(const PerfDataReader& file, const char* what, std::vector<unsigned> list, unsigned runs) {
+    if (list.empty() || list.front() != 1) list.insert(list.begin(), 1);
+    std::vector<bench::ScalingRun> out;
+    bool same = true;
+    uint64_t instructions = 0, ranges = 0;
+    for (unsigned t : list) {
+        std::vector<SpanFigure> fs;
+        for (unsigned i = 0; i < std::max(1u, runs); ++i)
+            fs.push_back(auxscopeSpans(file, ("(c) auxscope spans, -j " + std::to_string(t)).c_str(), t));
+        std::sort(fs.begin(), fs.end(),
+                  [](const SpanFigure& x, const SpanFigure& y) { return x.decode.wall < y.decode.wall; });
+        const SpanFigure& f = fs[fs.size() / 2];
+        print(f.decode);
+        if (out.empty()) instructions = f.decode.instructions, ranges = f.decode.ranges;
+        if (f.decode.instructions != instructions || f.decode.ranges != ranges) {
+            std::printf("  FAIL   -j %u decoded %" PRIu64 " instructions / %" PRIu64 " ranges, -j 1 %" PRIu64
+                        " / %" PRIu64 "\n",
+                        t, f.decode.instructions, f.decode.ranges, instructions, ranges);
+            same = false;
+        }
+        out.push_back(scalingRun(f));
+    }
+    bench::printScaling(what, out);
+    return same;
+}
 
 // ---------------------------------------------------------------- (d) trc_pkt_lister
 
@@ -605,6 +665,10 @@ void interleaved(const Snapshot& s, const PerfDataReader& file, unsigned copies,
                     timed(r.b.decode, [&] {
                         DecodedSpans d = (*session)->decodeSpans(copyWindow(k), 1);
                         st += d.decodedStats;
+                        r.b.phases.lookupSeconds += d.phases.lookupSeconds;
+                        r.b.phases.decodeSeconds += d.phases.decodeSeconds;
+                        r.b.phases.mergeSeconds += d.phases.mergeSeconds;
+                        r.b.phases.joinSeconds += d.phases.joinSeconds;
                         for (const auto& [tid, store] : d.threads)
                             r.b.spans += store.size();
                         return 0;
@@ -795,11 +859,25 @@ int main(int argc, char** argv) {
             o.lister = false;
         else if (a == "--keep")
             o.keep = true;
+        else if (a == "--threads-list") {
+            o.threadsList = bench::parseThreadsList(next());
+            if (o.threadsList.empty()) {
+                std::fprintf(stderr, "bench_etm_decode: --threads-list wants counts such as 1,4,8,16\n");
+                return 2;
+            }
+        } else if (a == "--scaling-only")
+            o.scalingOnly = true;
         else {
             std::printf(
                 "usage: bench_etm_decode [--snapshot DIR (bugfix-exact-match)] [--copies N (32)]\n"
                 "                        [--dir DIR] [--repeat N (3)] [--repeat-copies N (1)] [--no-lister]\n"
                 "                        [--lister-count-all] [--keep] [--isolation-runs N (3, 0: none)]\n"
+                "                        [--threads-list N,N,... (the scaling section's thread counts, 0: "
+                "all "
+                "cores)]\n"
+                "                        [--scaling-only (the N copies' scaling section alone, "
+                "--repeat-copies "
+                "runs each)]\n"
                 "  every column is the median of --repeat runs on the snapshot, of --repeat-copies runs on\n"
                 "  the N copies; --lister-count-all counts trc_pkt_lister's instructions on the N copies\n"
                 "  (N x ~12 s of its text) instead of on 2 copies\n");
@@ -881,6 +959,18 @@ int main(int argc, char** argv) {
         check.instructions = st.instructions, check.ranges = st.blocks;
         sameCounts("check: the perf.data vs the snapshot decode", check, snapInsns, snapRanges);
     }
+    if (o.scalingOnly) {
+        auto file = PerfDataReader::open(many);
+        if (!file) fail(file.error().message);
+        std::printf("\n== scaling: %u copies (%s, %.1f MB of trace), %u cores here\n", o.copies, many.c_str(),
+                    double(s.buffer.size()) * o.copies / 1e6, cores);
+        std::vector<unsigned> list = o.threadsList.empty() ? std::vector<unsigned>{1, 0} : o.threadsList;
+        if (!scalingSection(*file, "ETM decode to spans (open + decode)", list, o.repeatCopies))
+            countsFailed = true;
+        if (removeDir) std::filesystem::remove_all(o.tmp);
+        std::printf("\nbench_etm_decode: done, %s%s\n", load().c_str(), countsFailed ? "; FAIL" : "");
+        return countsFailed ? 3 : 0;
+    }
 
     // The lister on the snapshot and on a snapshot directory of the N copies,
     // with its own counts: on the snapshot, and on 2 copies (or on the N copies
@@ -957,6 +1047,15 @@ int main(int argc, char** argv) {
         sameCounts(what.c_str(), listerCountK, snapInsns * countCopies, snapRanges * countCopies);
     }
     verdicts(rn, cores, false);
+    if (o.threadsList.empty()) {
+        bench::printScaling("ETM decode to spans, (b) and (c) (open + decode)",
+                            {scalingRun(rn.b), scalingRun(rn.c)});
+    } else {
+        auto file = PerfDataReader::open(many);
+        if (!file) fail(file.error().message);
+        if (!scalingSection(*file, "ETM decode to spans (open + decode)", o.threadsList, o.repeatCopies))
+            countsFailed = true;
+    }
 
     if (removeDir)
         std::filesystem::remove_all(o.tmp);

@@ -62,6 +62,7 @@
 
 #include "LoadAverage.h"
 #include "PtSynthTrace.h"
+#include "ScalingFigures.h"
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PsbIndex.h"
@@ -91,6 +92,11 @@ struct Options {
     bool real = true;
     unsigned isolationRuns = 3;   // (i): runs of each side (0: skip)
     bool firstFrameOnly = false;  // (e) alone: what opening a large trace costs, in seconds not minutes
+    // The scaling section: the decode of (b)/(c) at each of these thread counts
+    // (0: every core), with its phases, CPU inflation and the Amdahl prediction
+    // for 16 cores (ScalingFigures.h). Empty: from (b) and (c) alone.
+    std::vector<unsigned> threadsList;
+    bool scalingOnly = false;  // the scaling section alone (no (a), perf, dense, real traces)
 };
 
 double since(Clock::time_point t0) {
@@ -301,7 +307,30 @@ Figure walkerAlone(const PerfDataReader& file, const char* name) {
 struct SpanFigure {
     Figure open, decode;
     uint64_t spans = 0, segments = 0, errors = 0, spanBytes = 0;
+    DecodePhaseTimes phases;  // summed over the windows
+    unsigned threads = 1;     // 0 resolved to the cores
+    double minorFaults = 0;   // during the decode, workers included
 };
+
+// A decode figure as a run of the scaling section: the segment decode and the
+// merge's copies on the pool, the rest (cache, statistics, joins, freeing each
+// window's spans, the windows' loop) on the calling thread.
+bench::ScalingRun scalingRun(const SpanFigure& f) {
+    bench::ScalingRun r;
+    r.threads = f.threads;
+    r.wallSeconds = f.decode.seconds;
+    r.cpuSeconds = f.decode.cpuSeconds;
+    r.minorFaults = f.minorFaults;
+    r.phases = {{"segments", f.phases.decodeSeconds, false},
+                {"merge", f.phases.mergeSeconds - f.phases.joinSeconds, false},
+                {"join", f.phases.joinSeconds, true},
+                {"lookup", f.phases.lookupSeconds, true},
+                {"rest",
+                 std::max(0.0, f.decode.seconds - f.phases.decodeSeconds - f.phases.mergeSeconds -
+                                   f.phases.lookupSeconds),
+                 true}};
+    return r;
+}
 
 // (b), (c): the whole trace, a window at a time (about 64 MB of trace each, as a
 // timeline scrolling through it would ask), results dropped after each window:
@@ -309,6 +338,7 @@ struct SpanFigure {
 SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads,
                          bool flowWalker = true, bool isolate = DecoderIsolation::fromEnvironment().enabled) {
     SpanFigure r;
+    r.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
     double cpu0 = processCpuSeconds();
     r.open.name = std::string(name) + ": open (index, images)";
     r.decode.name = name;
@@ -331,6 +361,7 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
     }
     const uint64_t windows = std::max<uint64_t>(1, r.open.bytes / (64 << 20));
     double cpu1 = processCpuSeconds();
+    const double faults1 = bench::processMinorFaults(true);
     auto t1 = Clock::now();
     for (uint64_t w = 0; w < windows; ++w) {
         DecodeWindow window;
@@ -345,9 +376,14 @@ SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned 
         }
         r.segments += result.decodedStats.segments;
         r.errors += result.decodedStats.decodeErrors;
+        r.phases.lookupSeconds += result.phases.lookupSeconds;
+        r.phases.decodeSeconds += result.phases.decodeSeconds;
+        r.phases.mergeSeconds += result.phases.mergeSeconds;
+        r.phases.joinSeconds += result.phases.joinSeconds;
     }
     r.decode.seconds = since(t1);
     r.decode.cpuSeconds = processCpuSeconds() - cpu1;
+    r.minorFaults = bench::processMinorFaults(true) - faults1;
     char note[240];
     std::snprintf(note, sizeof note,
                   "cpu %.2f s; %" PRIu64 " windows, %" PRIu64
@@ -603,13 +639,25 @@ int main(int argc, char** argv) {
             o.isolationRuns = unsigned(std::strtoul(next().c_str(), nullptr, 0));
         else if (a == "--first-frame-only")
             o.firstFrameOnly = true;
+        else if (a == "--threads-list") {
+            o.threadsList = bench::parseThreadsList(next());
+            if (o.threadsList.empty()) {
+                std::fprintf(stderr, "bench_pt_decode: --threads-list wants counts such as 1,4,8,16\n");
+                return 2;
+            }
+        } else if (a == "--scaling-only")
+            o.scalingOnly = true;
         else {
             std::printf(
                 "usage: bench_pt_decode [--size-mb N (1024)] [--perf-mb N (4)] [--dense-mb N (16, 0: none)]\n"
                 "                       [--seed N] [--dir DIR] [--auxscope PATH]\n"
                 "                       [--perf-timeout S (600)] [--no-perf] [--no-real] "
                 "[--first-frame-only]\n"
-                "                       [--isolation-runs N (3, 0: none)]\n");
+                "                       [--isolation-runs N (3, 0: none)]\n"
+                "                       [--threads-list N,N,... (the scaling section's thread counts; 0: all "
+                "cores)]\n"
+                "                       [--scaling-only (the scaling section alone; list 1 first for the "
+                "figures)]\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
@@ -632,6 +680,24 @@ int main(int argc, char** argv) {
         std::printf("\nbench_pt_decode: done, %s\n", load().c_str());
         return 0;
     }
+    if (o.scalingOnly) {
+        std::vector<unsigned> list = o.threadsList.empty() ? std::vector<unsigned>{1, 0} : o.threadsList;
+        std::vector<bench::ScalingRun> runs;
+        uint64_t instructions = 0;
+        for (unsigned t : list) {
+            SpanFigure f =
+                auxscopeSpans(*file, ("(c) auxscope decode to spans, -j " + std::to_string(t)).c_str(), t);
+            print(f.decode);
+            if (runs.empty()) instructions = f.decode.instructions;
+            sameCount(("-j " + std::to_string(t) + " vs -j 1").c_str(), f.decode.instructions, "-j N",
+                      instructions, "-j 1");
+            runs.push_back(scalingRun(f));
+        }
+        std::printf("\n== scaling (%" PRIu64 " MB trace, %u cores here)\n", o.sizeMb, cores);
+        bench::printScaling("PT decode to spans", runs);
+        std::printf("\nbench_pt_decode: done, %s%s\n", load().c_str(), countsFailed ? "; FAIL" : "");
+        return countsFailed ? 3 : 0;
+    }
     Figure a = bareLibipt(*file, "(a) bare libipt block decoder", false, false);
     print(a);
     // Informational: libipt with the flags (b) uses, and with end-on-call alone
@@ -652,6 +718,23 @@ int main(int argc, char** argv) {
     print(bBlock.decode);
     SpanFigure c = auxscopeSpans(*file, "(c) auxscope decode to spans, all cores", 0);
     print(c.decode);
+    {
+        std::vector<bench::ScalingRun> runs{scalingRun(b)};
+        if (o.threadsList.empty()) {
+            runs.push_back(scalingRun(c));
+        } else {
+            for (unsigned t : o.threadsList) {
+                if (t == 1) continue;
+                SpanFigure f = auxscopeSpans(
+                    *file, ("(c) auxscope decode to spans, -j " + std::to_string(t)).c_str(), t);
+                print(f.decode);
+                sameCount(("-j " + std::to_string(t) + " vs (b)").c_str(), f.decode.instructions, "-j N",
+                          b.decode.instructions, "(b)");
+                runs.push_back(scalingRun(f));
+            }
+        }
+        bench::printScaling("PT decode to spans, (b) and (c)", runs);
+    }
     if (o.isolationRuns) {
         std::printf(
             "  (i) decoding in worker processes against in-process (%u interleaved runs each, medians):\n",

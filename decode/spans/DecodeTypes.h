@@ -47,12 +47,25 @@ struct FlowBlock {
     uint32_t function = 0;
 };
 
+// Where one decode call's wall time went (spans/SegmentedDecode.cpp), for the
+// scaling figures of bench_pt_decode / bench_etm_decode: which parts run on
+// the worker pool and which on the calling thread only.
+struct DecodePhaseTimes {
+    double lookupSeconds = 0;  // cache look-up, cache update, statistics: calling thread
+    double decodeSeconds = 0;  // decoding the segments not cached: on the pool (or worker processes)
+    double mergeSeconds = 0;   // merging per thread (joins and copies): on the pool
+    // Of mergeSeconds: joining frames across cuts (joinParts, edits), summed over
+    // the threads merged; one trace thread's joins run on one pool thread.
+    double joinSeconds = 0;
+};
+
 // The spans of one decode call.
 struct DecodedSpans {
     std::map<int32_t, SpanStore> threads;
     DecodeStats stats;         // of the segments decoded for this call (cached ones: as when decoded)
     DecodeStats decodedStats;  // of the segments decoded now only
     size_t decodedNow = 0, fromCache = 0;
+    DecodePhaseTimes phases;
 };
 
 // Called between batches of segments: `done` of `total` segments decoded.

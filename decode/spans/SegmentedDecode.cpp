@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <set>
 
 #include "spans/FlowToSpans.h"
@@ -77,6 +78,12 @@ void WorkerPool::loop() {
 }
 
 namespace {
+
+using PhaseClock = std::chrono::steady_clock;
+
+double secondsSince(PhaseClock::time_point t0) {
+    return std::chrono::duration<double>(PhaseClock::now() - t0).count();
+}
 
 // ---------------------------------------------------------------- frames across cuts
 
@@ -298,6 +305,7 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
                                      unsigned threads, const DecodeOne& decodeOne,
                                      const FailedOne& failedOne) {
     DecodedSpans out;
+    const auto tLookup = PhaseClock::now();
     std::vector<std::shared_ptr<const SegmentSpans>> results(chosen.size());
     std::vector<size_t> todo;
     {
@@ -310,6 +318,8 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
                 todo.push_back(i);
         }
     }
+    out.phases.lookupSeconds = secondsSince(tLookup);
+    const auto tDecode = PhaseClock::now();
     if (isolation_.enabled && failedOne && !todo.empty()) {
         std::vector<size_t> segments(todo.size());
         for (size_t k = 0; k < todo.size(); ++k)
@@ -328,6 +338,8 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
         });
     }
     out.decodedNow = todo.size();
+    out.phases.decodeSeconds = secondsSince(tDecode);
+    const auto tCache = PhaseClock::now();
     {
         std::lock_guard lock(cacheMutex_);
         for (size_t i : todo) {
@@ -373,6 +385,9 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
     }
     // Threads in parallel when there are several; a thread's in-order parts are
     // copied in parallel themselves (one thread's spans can be most of a window).
+    out.phases.lookupSeconds += secondsSince(tCache);
+    const auto tMerge = PhaseClock::now();
+    std::atomic<int64_t> joinNs{0};
     std::vector<std::pair<int32_t, std::vector<const SpanStore*>>> work(parts.begin(), parts.end());
     std::vector<SpanStore*> merged(work.size());
     for (size_t k = 0; k < work.size(); ++k)
@@ -401,11 +416,13 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
         std::vector<SpanStore::Edit> edits(stores.size());
         std::vector<const SpanStore::Edit*> editOf;
         if (oneCpu && anyEnds) {
+            const auto tJoin = PhaseClock::now();
             fixes = joinParts(stores, ends, joins);
             editOf.assign(stores.size(), nullptr);
             for (size_t p = 0; p < stores.size(); ++p)
                 if (fixes[p].any())
                     edits[p] = makeEdit(*stores[p], fixes[p], replaced[p]), editOf[p] = &edits[p];
+            joinNs += std::chrono::duration_cast<std::chrono::nanoseconds>(PhaseClock::now() - tJoin).count();
         }
         if (merged[k]->appendStores(stores, window.begin, window.end, inner, editOf)) return;
         // (Not in start order: the parts as edited, for the sort below.)
@@ -430,6 +447,8 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
         storeSpans(one, sorted);
         *merged[k] = std::move(sorted[tid]);
     });
+    out.phases.mergeSeconds = secondsSince(tMerge);
+    out.phases.joinSeconds = double(joinNs.load()) * 1e-9;
     return out;
 }
 

@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "spans/SpanStore.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string_view>
 
 namespace auxscope {
 
@@ -35,6 +41,51 @@ inline uint32_t packedFunction(const Span& s, uint32_t gapBase) {
            (s.outermost ? SpanStore::kOutermost : 0);
 }
 }  // namespace
+
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+
+size_t bigMapping(size_t bytes) {
+    return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+}
+
+// AUXSCOPE_SPAN_ARRAYS_HUGE=1: big arrays in mappings of their own with huge
+// pages advised (bench_pt_decode's scaling section compares the two). Read
+// once: an array is freed the way it was allocated.
+bool bigArraysHuge() {
+    static const bool huge = [] {
+        const char* v = std::getenv("AUXSCOPE_SPAN_ARRAYS_HUGE");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    return huge;
+}
+}  // namespace
+
+// Operator new; or a mapping of its own, aligned to 2 MiB so that the kernel
+// can back it with huge pages (MADV_HUGEPAGE: asked for where the system's
+// setting is "madvise").
+void* SpanStore::allocateBig(size_t bytes) {
+    if (!bigArraysHuge()) return ::operator new(bytes);
+    const size_t size = bigMapping(bytes);
+    void* raw = ::mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) throw std::bad_alloc();
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
+    const uintptr_t aligned = (begin + kHugePage - 1) / kHugePage * kHugePage;
+    if (aligned > begin) ::munmap(raw, aligned - begin);
+    const uintptr_t tail = aligned + size, end = begin + size + kHugePage;
+    if (end > tail) ::munmap(reinterpret_cast<void*>(tail), end - tail);
+#ifdef MADV_HUGEPAGE
+    ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // a hint: no huge pages is fine
+#endif
+    return reinterpret_cast<void*>(aligned);
+}
+
+void SpanStore::deallocateBig(void* p, size_t bytes) noexcept {
+    if (!bigArraysHuge())
+        ::operator delete(p);
+    else if (p)
+        ::munmap(p, bigMapping(bytes));
+}
 
 // Room for `n` more spans, growing geometrically: appending many segments one by
 // one must not reallocate (and copy) the whole store each time.

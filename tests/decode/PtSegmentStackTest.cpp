@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "PtSynthTruth.h"
@@ -137,6 +139,86 @@ TEST(SpanStoreEdit, EditedEqualsTheEditOnUnpackedSpans) {
     got.forEach(0, got.size(), [&](size_t, const Span& s) { visited.push_back(s); });
     EXPECT_EQ(visited, want);
     EXPECT_EQ(got.gaps().size(), gaps.size());
+}
+
+// Span arrays of 4 MiB and more go through SpanStore::allocateBig (operator
+// new; mappings of their own in huge pages with AUXSCOPE_SPAN_ARRAYS_HUGE=1,
+// the ctest SpanStoreBig.HugePages): stores that cross that size while
+// growing, merged in parts on several threads, copied, moved and edited keep
+// every span, as the unpacked spans say.
+TEST(SpanStoreBig, StoresOfMegabytesKeepEverySpanThroughAppendMergeCopyAndEdit) {
+    constexpr size_t kParts = 3, kPerPart = 300'000;  // 4.8 MB a part, 14.4 MB merged
+    std::vector<std::vector<Span>> parts(kParts);
+    std::vector<Gap> gaps{{GapReason::Overflow, "overflow", 0, 0}};
+    uint64_t t = 5000;
+    for (size_t p = 0; p < kParts; ++p)
+        for (size_t i = 0; i < kPerPart; ++i) {
+            Span s;
+            s.start = t;
+            s.end = t + 3 + i % 97;
+            s.function = uint32_t(1 + (i * 7 + p) % 1000);
+            s.depth = int32_t(i % 9);
+            s.instructions = i % 50;
+            if (i % 100'003 == 17) s.instructions = 9'000'000;  // wide
+            if (i % 150'001 == 5) s.gap = 0, s.function = 0, s.depth = 0;
+            parts[p].push_back(s);
+            t += (i == kPerPart / 2) ? (uint64_t(5) << 30) : 4;  // a new chunk in each part
+        }
+    std::vector<SpanStore> stores(kParts);
+    for (size_t p = 0; p < kParts; ++p)
+        stores[p].append(parts[p], gaps);
+    std::vector<Span> all;
+    for (size_t p = 0; p < kParts; ++p)
+        for (Span s : parts[p]) {
+            if (s.isGap()) s.gap = int32_t(p);  // each part brings its own copy of the gap
+            all.push_back(s);
+        }
+    auto expectSpans = [&](const SpanStore& got, const std::vector<Span>& want, const char* what) {
+        ASSERT_EQ(got.size(), want.size()) << what;
+        size_t bad = 0;
+        got.forEach(0, got.size(), [&](size_t i, const Span& s) { bad += !(s == want[i]); });
+        EXPECT_EQ(bad, 0u) << what;
+        for (size_t i : {size_t(0), want.size() / 3, want.size() - 1})
+            EXPECT_EQ(got.at(i), want[i]) << what << ", span " << i;
+    };
+    // Merged by appendStores (the parts copied on threads of their own).
+    std::vector<const SpanStore*> ptrs;
+    for (const SpanStore& s : stores)
+        ptrs.push_back(&s);
+    SpanStore merged;
+    const ParallelRun threads = [](size_t n, const std::function<void(size_t)>& task) {
+        std::vector<std::thread> ts;
+        for (size_t k = 0; k < n; ++k)
+            ts.emplace_back([&task, k] { task(k); });
+        for (std::thread& th : ts)
+            th.join();
+    };
+    ASSERT_TRUE(merged.appendStores(ptrs, 0, UINT64_MAX, threads));
+    expectSpans(merged, all, "appendStores");
+    // Grown one part at a time (small, then past 4 MiB, then reallocated).
+    SpanStore grown;
+    for (const SpanStore& s : stores)
+        ASSERT_TRUE(grown.appendStore(s));
+    expectSpans(grown, all, "appendStore");
+    // Copied, moved, edited.
+    SpanStore copy = merged;
+    expectSpans(copy, all, "copy");
+    SpanStore moved = std::move(copy);
+    expectSpans(moved, all, "move");
+    const std::vector<uint32_t> drop{1, 400'000};
+    SpanStore::Edit edit;
+    edit.drop = drop;
+    edit.shift = 1;
+    edit.shiftEnd = 10;
+    std::vector<Span> want;
+    for (size_t i = 0; i < all.size(); ++i) {
+        if (i == 1 || i == 400'000) continue;
+        Span s = all[i];
+        if (i < 10 && !s.isGap()) s.depth += 1;
+        want.push_back(s);
+    }
+    expectSpans(merged.edited(edit), want, "edited");
+    EXPECT_GE(merged.spanBytes(), all.size() * sizeof(PackedSpan));
 }
 
 class PtSegmentStacks : public ::testing::Test {

@@ -34,3 +34,6 @@ add_dependencies(pt_segment_stack_tests auxscope-ptsynth)
 target_link_libraries(pt_segment_stack_tests PRIVATE auxscope_ptsynth auxscope_decode auxscope_test_data GTest::gtest_main)
 target_compile_definitions(pt_segment_stack_tests PRIVATE AUXSCOPE_PTSYNTH="$<TARGET_FILE:auxscope-ptsynth>")
 gtest_discover_tests(pt_segment_stack_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 180)
+# The same test of big span arrays with the opt-in huge-page allocation (spans/SpanStore.h).
+add_test(NAME SpanStoreBig.HugePages COMMAND pt_segment_stack_tests --gtest_filter=SpanStoreBig.*)
+set_tests_properties(SpanStoreBig.HugePages PROPERTIES ENVIRONMENT AUXSCOPE_SPAN_ARRAYS_HUGE=1 TIMEOUT 180)
