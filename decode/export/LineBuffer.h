@@ -24,11 +24,11 @@ inline constexpr char kPairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
-inline char* twoDigits(char* p, uint32_t v) {
+[[gnu::always_inline]] inline char* twoDigits(char* p, uint32_t v) {
     std::memcpy(p, kPairs + 2 * v, 2);
     return p + 2;
 }
-inline char* eightDigits(char* p, uint32_t v) {  // v < 10^8, zero-padded
+[[gnu::always_inline]] inline char* eightDigits(char* p, uint32_t v) {  // v < 10^8, zero-padded
     const uint32_t hi = v / 10000, lo = v % 10000;
     p = twoDigits(p, hi / 100);
     p = twoDigits(p, hi % 100);
@@ -37,7 +37,7 @@ inline char* eightDigits(char* p, uint32_t v) {  // v < 10^8, zero-padded
 }
 // "%" PRIu64 at p (room for 20 characters): nanosecond times have 19 digits, so
 // they go 8 digits at a time from two divisions instead of one per digit pair.
-inline char* decimal(char* p, uint64_t v) {
+[[gnu::always_inline]] inline char* decimal(char* p, uint64_t v) {
     if (v < 100000000) return std::to_chars(p, p + 8, uint32_t(v)).ptr;
     if (v < 10000000000000000ull) {
         p = std::to_chars(p, p + 8, uint32_t(v / 100000000)).ptr;
@@ -70,11 +70,11 @@ public:
     }
 
     // Appending.
-    void put(char c) {
+    [[gnu::always_inline]] void put(char c) {
         reserve(1);
         data_[size_++] = c;
     }
-    void put(std::string_view s) {
+    [[gnu::always_inline]] void put(std::string_view s) {
         reserve(s.size());
         if (!s.empty()) std::memcpy(data_.get() + size_, s.data(), s.size());
         size_ += s.size();
@@ -85,7 +85,7 @@ public:
         size_ += n;
     }
     // "%" PRIu64, "%" PRId64 / "%d", "%x" / "%" PRIx64.
-    void dec(uint64_t v) {
+    [[gnu::always_inline]] void dec(uint64_t v) {
         reserve(20);
         size_ = size_t(line_buffer_detail::decimal(data_.get() + size_, v) - data_.get());
     }
@@ -96,7 +96,7 @@ public:
     // "%Nd" / "%N" PRIu64: right-aligned in `width` columns, padded with spaces
     // (a wider number takes the room it needs, as printf does).
     template <typename Int>
-    void dec(Int v, int width) {
+    [[gnu::always_inline]] void dec(Int v, int width) {
         padded(v, width, 10, ' ');
     }
     // "%0N" PRIx64: lower-case hex, zero-padded to `width` digits.
@@ -107,7 +107,13 @@ public:
         if (width > 0 && size_t(width) > s.size()) spaces(size_t(width) - s.size());
     }
     // "%*s" with an empty string: |width| spaces (a negative width is the '-' flag).
-    void emptyField(int64_t width) { spaces(size_t(width < 0 ? -width : width)); }
+    void emptyField(int64_t width) {
+        const size_t n = size_t(width < 0 ? -width : width);
+        if (n > 96) return spaces(n);
+        reserve(96);  // one fixed-size fill (a few vector stores), the first n kept
+        std::memset(data_.get() + size_, ' ', 96);
+        size_ += n;
+    }
 
     // A line is done: writes the buffer out when it holds a block.
     void endLine() {
@@ -143,7 +149,7 @@ private:
             size_t(std::to_chars(data_.get() + size_, data_.get() + size_ + 24, v, base).ptr - data_.get());
     }
     template <typename Int>
-    void padded(Int v, int width, int base, char pad) {
+    [[gnu::always_inline]] void padded(Int v, int width, int base, char pad) {
         char digits[24];
         char* end = std::to_chars(digits, digits + sizeof digits, v, base).ptr;
         size_t n = size_t(end - digits);
