@@ -902,6 +902,7 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
             int32_t pid = pidOf(tid, -1);
             if (pid < 0 && spans->pidOf) pid = spans->pidOf(tid);
             const std::string pidTid = std::to_string(pid) + ',' + std::to_string(tid) + ',';
+            const std::vector<Gap>& gaps = store.gaps();  // (a structured binding is not captured below)
             constexpr size_t kBlock = size_t(1) << 16;
             for (size_t from = 0; from < store.size() && !cancelled; from += kBlock) {
                 store.forEach(from, std::min(store.size(), from + kBlock), [&](size_t, const Span& s) {
@@ -911,7 +912,7 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
                         return;
                     }
                     if (s.isGap()) {
-                        const Gap& g = store.gaps()[size_t(s.gap)];
+                        const Gap& g = gaps[size_t(s.gap)];
                         text.put("gap,");
                         text.dec(int32_t(g.cpu));
                         text.put(',');
