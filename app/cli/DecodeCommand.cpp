@@ -18,6 +18,8 @@
 #include "auxtrace/SpeAuxTrace.h"
 #include "cli/DecodeOptions.h"
 #include "etm/EtmSnapshotDecode.h"
+#include "export/LineBuffer.h"
+#include "export/SpanListing.h"
 #include "perfdata/PerfDataReader.h"
 #include "pt/PtDecodeRequest.h"
 #include "spe/SpeRecordCsv.h"
@@ -195,26 +197,6 @@ Expected<SnapshotDecodeArgs> parseSnapshotDecodeArgs(const ParsedCommandLine& cl
     return out;
 }
 
-const char* branchName(BranchClass c) {
-    switch (c) {
-        case BranchClass::Other:
-            return "other";
-        case BranchClass::Jump:
-            return "jump";
-        case BranchClass::Call:
-            return "call";
-        case BranchClass::Return:
-            return "return";
-        case BranchClass::FarCall:
-            return "far-call";
-        case BranchClass::FarReturn:
-            return "far-return";
-        case BranchClass::FarJump:
-            return "far-jump";
-    }
-    return "?";
-}
-
 void printKernel(const ImageResolver& images, std::ostream& out) {
     if (std::string d = debuginfodSummary(images); !d.empty()) out << d << "\n";
     const ImageResolver::KernelStatus& k = images.kernel();
@@ -377,42 +359,41 @@ int runPerfDataDecode(PerfDecodeArgs& args) {
     if (parsed->format == "ranges") return s.listRanges(window.cpu, std::cout, std::cerr);
     const FunctionTable& functions = s.functions();
     if (parsed->format == "insn") {
+        // One line per block, as "%" PRIu64 " %3d %6d %016" PRIx64 "-%016" PRIx64 " %5" PRIu64
+        // " %-10s " then the function printed them.
+        LineBuffer text(std::cout);
+        uint64_t lines = 0;
         DecodeStats stats = s.forEachBlock(window, [&](const FlowBlock& b) {
-            std::snprintf(line, sizeof line,
-                          "%" PRIu64 " %3d %6d %016" PRIx64 "-%016" PRIx64 " %5" PRIu64 " %-10s ", b.time,
-                          b.cpu, b.tid, b.ip, b.endIp, b.instructions, branchName(b.last));
-            std::cout << line << functions[b.function].name << "\n";
+            appendInsnLine(text, b, functions);
+            ++lines;
         });
+        const bool wrote = text.flush();
         printStats(stats, elapsed(), std::cerr, &s.images());
         printKernel(s.images(), std::cerr);
         printJit(s.images(), std::cerr);
         for (const std::string& loss : s.lossLines(window.cpu))
             std::cerr << loss;
+        if (!wrote) {
+            std::cerr << "auxscope decode: writing the blocks of " << parsed->path << " failed after "
+                      << lines << " lines: " << std::strerror(errno) << "\n";
+            return 1;
+        }
         return 0;
     }
     DecodedSpans result = s.decodeSpans(window, parsed->threads);
     double seconds = elapsed();
     size_t spans = 0, bytes = 0;
     for (const auto& [tid, store] : result.threads) {
-        const Sideband& sb = s.sideband();
-        int32_t pid = sb.pidOf(tid);
-        std::cout << "thread " << tid << " (" << sb.model().threadName(tid) << ") pid " << pid << ": "
-                  << store.size() << " spans\n";
-        for (size_t i = 0; i < store.size(); ++i) {
-            Span span = store.at(i);
-            std::snprintf(line, sizeof line, "%" PRIu64 " %" PRIu64 " %3d %8" PRIu64 " %*s", span.start,
-                          span.end, span.depth, span.instructions, 2 * std::min(span.depth, 40), "");
-            std::cout << line;
-            if (span.isGap()) {
-                const Gap& gap = store.gaps()[size_t(span.gap)];
-                std::cout << "[" << gapReasonName(gap.reason) << ": " << gap.detail << "]\n";
-            } else {
-                std::cout << functions[span.function].name << "\n";
-            }
-        }
         spans += store.size();
         bytes += store.spanBytes();
     }
+    const unsigned formatThreads =
+        parsed->threads ? parsed->threads : std::max(1u, std::thread::hardware_concurrency());
+    const auto formatStarted = std::chrono::steady_clock::now();
+    const bool wrote = writeSpanListing(result, s.sideband(), functions, formatThreads, std::cout);
+    std::cout.flush();
+    const double formatSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - formatStarted).count();
     printStats(result.stats, seconds, std::cerr, &s.images());
     printKernel(s.images(), std::cerr);
     printJit(s.images(), std::cerr);
@@ -422,6 +403,16 @@ int runPerfDataDecode(PerfDecodeArgs& args) {
                   "%zu spans in %zu threads, %zu bytes of span storage (%.1f bytes/span)\n", spans,
                   result.threads.size(), bytes, spans ? double(bytes) / double(spans) : 0.0);
     std::cerr << line;
+    const size_t lines = spans + result.threads.size();
+    std::snprintf(line, sizeof line, "output: %zu lines in %.3f s (%.1f M lines/s, %u threads)\n", lines,
+                  formatSeconds, formatSeconds > 0 ? double(lines) / formatSeconds / 1e6 : 0.0,
+                  formatThreads);
+    std::cerr << line;
+    if (!wrote || !std::cout) {
+        std::cerr << "auxscope decode: writing the spans of " << parsed->path
+                  << " failed: " << std::strerror(errno) << "\n";
+        return 1;
+    }
     return 0;
 }
 

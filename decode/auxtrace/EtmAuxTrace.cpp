@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "auxtrace/EtmAuxTrace.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
+
+#include "export/LineBuffer.h"
 
 namespace auxscope {
 
@@ -75,14 +79,28 @@ int EtmAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, s
 
 int EtmAuxTraceSession::listRanges(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
     out << "# cpu trace-ID first-address last-address instructions ISA\n";
-    char line[160];
+    // "%d 0x%x 0x%" PRIx64 " 0x%" PRIx64 " %u %s\n", through one large buffer.
+    LineBuffer text(out);
     uint64_t ranges = 0;
     const DecodeStats stats = etm_->forEachRange(cpu, [&](const etm::EtmRange& r) {
-        std::snprintf(line, sizeof line, "%d 0x%x 0x%" PRIx64 " 0x%" PRIx64 " %u %s\n", r.cpu,
-                      unsigned(r.traceId), r.start, r.last, r.instructions, etm::etmIsaName(r.isa));
-        out << line;
+        text.dec(int32_t(r.cpu));
+        text.put(" 0x");
+        text.hex(uint64_t(unsigned(r.traceId)));
+        text.put(" 0x");
+        text.hex(uint64_t(r.start));
+        text.put(" 0x");
+        text.hex(uint64_t(r.last));
+        text.put(' ');
+        text.dec(uint32_t(r.instructions));
+        text.put(' ');
+        text.put(etm::etmIsaName(r.isa));
+        text.endLine();
         ++ranges;
     });
+    if (!text.flush()) {
+        err << "writing the ranges failed after " << ranges << " lines: " << std::strerror(errno) << "\n";
+        return 1;
+    }
     err << "ranges " << ranges << ", instructions " << stats.instructions << ", decode errors "
         << stats.decodeErrors;
     for (const auto& [reason, n] : stats.gaps)

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "export/FoldedStacks.h"
+#include "export/LineBuffer.h"
 #include "export/PerfettoFields.h"
 #include "export/PerfettoPacketStream.h"
 #include "export/PerfettoSampleWriter.h"
@@ -890,33 +891,70 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
     // reason, value = trace offset, detail = cause.
     const ExportSpans* spans = options.spans;
     if (spans && spans->threads && spans->functions) {
+        // One formatting pass into a large buffer written out in blocks (millions of rows).
+        out.flush();
+        LineBuffer text(out);
         std::vector<std::string> quoted(spans->functions->size());  // function names, quoted once
         const uint64_t total = spans->spanCount();
         uint64_t written = 0;
+        bool cancelled = false;
         for (const auto& [tid, store] : *spans->threads) {
             int32_t pid = pidOf(tid, -1);
             if (pid < 0 && spans->pidOf) pid = spans->pidOf(tid);
             const std::string pidTid = std::to_string(pid) + ',' + std::to_string(tid) + ',';
-            for (size_t i = 0; i < store.size(); ++i) {
-                if (options.progress && (++written & 0xffff) == 0 && !options.progress(written, total)) {
-                    out.close();
-                    std::remove(path.c_str());
-                    return makeError(path + ": export cancelled");
-                }
-                const Span s = store.at(i);
-                if (s.isGap()) {
-                    const Gap& g = store.gaps()[size_t(s.gap)];
-                    out << "gap," << g.cpu << ',' << s.start << ',' << s.end << ',' << pidTid
-                        << gapReasonName(g.reason) << ',' << g.traceOffset << ',' << csvField(g.detail)
-                        << eol;
-                    continue;
-                }
-                std::string* name = s.function < quoted.size() ? &quoted[s.function] : nullptr;
-                if (name && name->empty()) *name = csvField((*spans->functions)[s.function].name);
-                out << "span,," << s.start << ',' << s.end << ',' << pidTid << (name ? *name : "[unknown]")
-                    << ',' << s.instructions << ',' << s.depth << eol;
+            const std::vector<Gap>& gaps = store.gaps();  // (a structured binding is not captured below)
+            constexpr size_t kBlock = size_t(1) << 16;
+            for (size_t from = 0; from < store.size() && !cancelled; from += kBlock) {
+                store.forEach(from, std::min(store.size(), from + kBlock), [&](size_t, const Span& s) {
+                    if (cancelled) return;
+                    if (options.progress && (++written & 0xffff) == 0 && !options.progress(written, total)) {
+                        cancelled = true;
+                        return;
+                    }
+                    if (s.isGap()) {
+                        const Gap& g = gaps[size_t(s.gap)];
+                        text.put("gap,");
+                        text.dec(int32_t(g.cpu));
+                        text.put(',');
+                        text.dec(s.start);
+                        text.put(',');
+                        text.dec(s.end);
+                        text.put(',');
+                        text.put(pidTid);
+                        text.put(gapReasonName(g.reason));
+                        text.put(',');
+                        text.dec(g.traceOffset);
+                        text.put(',');
+                        text.put(csvField(g.detail));
+                        text.put(eol);
+                        text.lineDone();
+                        return;
+                    }
+                    std::string* name = s.function < quoted.size() ? &quoted[s.function] : nullptr;
+                    if (name && name->empty()) *name = csvField((*spans->functions)[s.function].name);
+                    text.put("span,,");
+                    text.dec(s.start);
+                    text.put(',');
+                    text.dec(s.end);
+                    text.put(',');
+                    text.put(pidTid);
+                    text.put(name ? std::string_view(*name) : std::string_view("[unknown]"));
+                    text.put(',');
+                    text.dec(s.instructions);
+                    text.put(',');
+                    text.dec(s.depth);
+                    text.put(eol);
+                    text.lineDone();
+                });
             }
         }
+        if (cancelled) {
+            text.clear();
+            out.close();
+            std::remove(path.c_str());
+            return makeError(path + ": export cancelled");
+        }
+        text.flush();
     }
     out.close();
     if (!out) return makeError(path + ": write failed: " + std::strerror(errno));
