@@ -26,16 +26,16 @@ namespace auxscope::bench {
 
 // Process CPU seconds so far (user + system), with the waited-for children's
 // when `children`.
+// CPU seconds (user + system) of RUSAGE_SELF or RUSAGE_CHILDREN so far.
+inline double rusageCpuSeconds(int who) {
+    rusage ru{};
+    getrusage(who, &ru);
+    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 inline double processCpuSeconds(bool children = false) {
-    double s = 0;
-    for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
-        if (who == RUSAGE_CHILDREN && !children) continue;
-        rusage ru{};
-        getrusage(who, &ru);
-        s += double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-             1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-    }
-    return s;
+    return rusageCpuSeconds(RUSAGE_SELF) + (children ? rusageCpuSeconds(RUSAGE_CHILDREN) : 0.0);
 }
 
 // Minor page faults so far (each a page the kernel had to find, zero and map),

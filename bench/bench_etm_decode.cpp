@@ -125,13 +125,6 @@ double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double cpuSeconds(int who) {
-    rusage ru{};
-    getrusage(who, &ru);
-    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
 std::string load() {
     return bench::loadAverage();
 }
@@ -360,7 +353,7 @@ Figure bareOpenCsdAllCores(const Snapshot& s, unsigned copies, unsigned threads)
     Figure f{"(a*) bare OpenCSD, every core"};
     threads = std::max(1u, std::min(threads, copies));
     // Set-up included, as in (a): the trees are made and destroyed inside the clock.
-    const double c0 = cpuSeconds(RUSAGE_SELF);
+    const double c0 = bench::rusageCpuSeconds(RUSAGE_SELF);
     const auto t0 = Clock::now();
     std::vector<std::unique_ptr<BareOpenCsd>> trees;
     for (unsigned t = 0; t < threads; ++t)
@@ -379,7 +372,7 @@ Figure bareOpenCsdAllCores(const Snapshot& s, unsigned copies, unsigned threads)
         f.instructions += t->counts.instructions, f.ranges += t->counts.ranges, errors += t->counts.errors;
     trees.clear();
     f.wall = since(t0);
-    f.cpu = cpuSeconds(RUSAGE_SELF) - c0;
+    f.cpu = bench::rusageCpuSeconds(RUSAGE_SELF) - c0;
     f.bytes = uint64_t(copies) * s.buffer.size();
     f.note = std::to_string(threads) + " threads, " + std::to_string(errors) + " error responses";
     return f;
@@ -400,7 +393,7 @@ struct SpanFigure {
 // This process's and its waited-for children's CPU time: the decode workers
 // (spans/IsolatedDecode.h) do the decoding.
 double decodeCpuSeconds() {
-    return cpuSeconds(RUSAGE_SELF) + cpuSeconds(RUSAGE_CHILDREN);
+    return bench::rusageCpuSeconds(RUSAGE_SELF) + bench::rusageCpuSeconds(RUSAGE_CHILDREN);
 }
 
 SpanFigure auxscopeSpans(const PerfDataReader& file, const char* name, unsigned threads,
@@ -582,7 +575,7 @@ Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs,
     std::vector<Figure> times;
     for (unsigned i = 0; i < std::max(1u, runs); ++i) {
         Figure f = l.f;
-        const double c0 = cpuSeconds(RUSAGE_CHILDREN);
+        const double c0 = bench::rusageCpuSeconds(RUSAGE_CHILDREN);
         const auto t0 = Clock::now();
         const int rc = std::system(cmd.c_str());
         f.wall = since(t0);
@@ -590,7 +583,7 @@ Lister timeLister(const std::string& dir, const std::string& cwd, unsigned runs,
             l.f.note = "exit status " + std::to_string(rc);
             return l;
         }
-        f.cpu = cpuSeconds(RUSAGE_CHILDREN) - c0;
+        f.cpu = bench::rusageCpuSeconds(RUSAGE_CHILDREN) - c0;
         times.push_back(f);
     }
     auto wall = [](const Figure& f) { return f.wall; };

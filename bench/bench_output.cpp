@@ -28,6 +28,7 @@
 
 #include "LoadAverage.h"
 #include "PtSynthTrace.h"
+#include "ScalingFigures.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "export/SpanListing.h"
 #include "perfdata/PerfDataReader.h"
@@ -39,13 +40,6 @@ namespace {
 
 double since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double cpuSeconds(int who) {
-    rusage ru{};
-    getrusage(who, &ru);
-    return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           1e-6 * double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 double median(std::vector<double> v) {
@@ -89,7 +83,7 @@ Command runCommand(const std::string& auxscope, const std::string& trace, unsign
     char errPath[] = "/tmp/bench_output-XXXXXX";
     int errFd = mkstemp(errPath);
     if (errFd < 0) return c;
-    const double cpu0 = cpuSeconds(RUSAGE_CHILDREN);
+    const double cpu0 = bench::rusageCpuSeconds(RUSAGE_CHILDREN);
     auto t0 = Clock::now();
     pid_t pid = fork();
     if (pid == 0) {
@@ -104,7 +98,7 @@ Command runCommand(const std::string& auxscope, const std::string& trace, unsign
     int status = 0;
     waitpid(pid, &status, 0);
     c.wall = since(t0);
-    c.cpu = cpuSeconds(RUSAGE_CHILDREN) - cpu0;
+    c.cpu = bench::rusageCpuSeconds(RUSAGE_CHILDREN) - cpu0;
     close(errFd);
     std::ifstream err(errPath);
     std::string line;
@@ -194,11 +188,11 @@ int main(int argc, char** argv) {
         for (unsigned r = 0; r < repeat; ++r) {
             NullBuffer sink;
             std::ostream out(&sink);
-            const double c0 = cpuSeconds(RUSAGE_SELF);
+            const double c0 = bench::rusageCpuSeconds(RUSAGE_SELF);
             auto w0 = Clock::now();
             writeSpanListing(spans, (*session)->sideband(), (*session)->functions(), t, out);
             walls.push_back(since(w0));
-            cpus.push_back(cpuSeconds(RUSAGE_SELF) - c0);
+            cpus.push_back(bench::rusageCpuSeconds(RUSAGE_SELF) - c0);
             bytes = sink.bytes;
         }
         const double wall = median(walls), cpu = median(cpus);
