@@ -68,6 +68,18 @@ inline std::vector<unsigned> parseThreadsList(const std::string& text) {
     return out;
 }
 
+// --threads-list's value for `program`: the counts, or a message and exit
+// status 2 on a bad list.
+inline std::vector<unsigned> threadsListOption(const std::string& text, const char* program) {
+    std::vector<unsigned> out = parseThreadsList(text);
+    if (out.empty()) {
+        std::fprintf(stderr, "%s: --threads-list wants counts such as 1,4,8,16, not '%s'\n", program,
+                     text.c_str());
+        std::exit(2);
+    }
+    return out;
+}
+
 // One phase of a run: its wall seconds, and whether it runs on one thread only
 // (whatever the thread count).
 struct Phase {

@@ -852,13 +852,9 @@ int main(int argc, char** argv) {
             o.lister = false;
         else if (a == "--keep")
             o.keep = true;
-        else if (a == "--threads-list") {
-            o.threadsList = bench::parseThreadsList(next());
-            if (o.threadsList.empty()) {
-                std::fprintf(stderr, "bench_etm_decode: --threads-list wants counts such as 1,4,8,16\n");
-                return 2;
-            }
-        } else if (a == "--scaling-only")
+        else if (a == "--threads-list")
+            o.threadsList = bench::threadsListOption(next(), "bench_etm_decode");
+        else if (a == "--scaling-only")
             o.scalingOnly = true;
         else {
             std::printf(

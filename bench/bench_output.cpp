@@ -61,15 +61,6 @@ struct NullBuffer : std::streambuf {
     }
 };
 
-std::vector<unsigned> parseList(const std::string& s) {
-    std::vector<unsigned> out;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ','))
-        if (!item.empty()) out.push_back(unsigned(std::stoul(item)));
-    return out;
-}
-
 struct Command {
     double wall = 0, cpu = 0, decode = 0, output = 0;
     uint64_t lines = 0;
@@ -117,10 +108,6 @@ Command runCommand(const std::string& auxscope, const std::string& trace, unsign
     return c;
 }
 
-double amdahl16(double serial, double inflation) {
-    return 1.0 / (serial + (1.0 - serial) * inflation / 16.0);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -141,7 +128,7 @@ int main(int argc, char** argv) {
         if (a == "--size-mb") {
             sizeMb = std::stoull(value());
         } else if (a == "--threads-list") {
-            threadsList = parseList(value());
+            threadsList = bench::threadsListOption(value(), "bench_output");
         } else if (a == "--repeat") {
             repeat = unsigned(std::max(1ul, std::stoul(value())));
         } else if (a == "--trace") {
@@ -209,7 +196,8 @@ int main(int argc, char** argv) {
         std::printf(
             "formatter: CPU inflation at %u threads %.2f; serial fraction ~0 (chunk list only); "
             "16-core prediction S16 = %.1fx (%.0f M lines/s)\n",
-            t, infl, amdahl16(0, infl), amdahl16(0, infl) * double(lines) / formatWall1 / 1e6);
+            t, infl, bench::amdahl(0, infl, 16),
+            bench::amdahl(0, infl, 16) * double(lines) / formatWall1 / 1e6);
     std::fflush(stdout);
     spans = DecodedSpans{};
     session->reset();
@@ -249,7 +237,8 @@ int main(int argc, char** argv) {
         std::printf(
             "  at %u threads: serial fraction %.3f (outside decode and output), CPU inflation %.2f, "
             "speed-up %.2fx measured, 16-core prediction S16 = %.1fx\n",
-            t, serial, inflation, m.wall > 0 ? first.wall / m.wall : 0.0, amdahl16(serial, inflation));
+            t, serial, inflation, m.wall > 0 ? first.wall / m.wall : 0.0,
+            bench::amdahl(serial, inflation, 16));
     }
     std::printf("%s\n", bench::loadAverage().c_str());
     return 0;

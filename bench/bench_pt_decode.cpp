@@ -639,13 +639,9 @@ int main(int argc, char** argv) {
             o.isolationRuns = unsigned(std::strtoul(next().c_str(), nullptr, 0));
         else if (a == "--first-frame-only")
             o.firstFrameOnly = true;
-        else if (a == "--threads-list") {
-            o.threadsList = bench::parseThreadsList(next());
-            if (o.threadsList.empty()) {
-                std::fprintf(stderr, "bench_pt_decode: --threads-list wants counts such as 1,4,8,16\n");
-                return 2;
-            }
-        } else if (a == "--scaling-only")
+        else if (a == "--threads-list")
+            o.threadsList = bench::threadsListOption(next(), "bench_pt_decode");
+        else if (a == "--scaling-only")
             o.scalingOnly = true;
         else {
             std::printf(

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "LoadAverage.h"
+#include "ScalingFigures.h"
 #include "SyntheticSpans.h"
 #include "spans/RangeStats.h"
 #include "spans/SpanStore.h"
@@ -57,21 +58,6 @@ double processCpuMs() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
-}
-
-std::vector<unsigned> parseList(const char* text) {
-    std::vector<unsigned> out;
-    for (const char* p = text; *p;) {
-        char* end = nullptr;
-        const unsigned long v = std::strtoul(p, &end, 10);
-        if (end == p || v == 0) {
-            std::fprintf(stderr, "bench_report: bad --threads-list '%s' (e.g. 1,4,8,16)\n", text);
-            std::exit(2);
-        }
-        out.push_back(unsigned(v));
-        p = *end == ',' ? end + 1 : end;
-    }
-    return out;
 }
 
 double median(std::vector<double> v) {
@@ -105,7 +91,7 @@ int main(int argc, char** argv) {
         else if (a == "--seed")
             seed = next();
         else if (a == "--threads-list")
-            threadsList = parseList(value());
+            threadsList = bench::threadsListOption(value(), "bench_report");
         else {
             std::fprintf(stderr,
                          "usage: bench_report [--spans N (10000000)] [--threads T (4 traced threads)] "
@@ -209,7 +195,7 @@ int main(int argc, char** argv) {
                 // Amdahl from this machine: the serial phases at N threads over the
                 // whole at 1 thread, the parallel part inflated as measured.
                 const double s = std::min(1.0, serial / wall1), infl = cpu / cpu1;
-                const double s16 = 1.0 / (s + (1.0 - s) * infl / 16.0);
+                const double s16 = bench::amdahl(s, infl, 16);
                 // The prediction from the CPU time at 1 thread: what its wall time is on
                 // a quiet machine (on a loaded one the wall time waits for a core).
                 std::printf(
