@@ -236,12 +236,18 @@ struct FakeRings {
     }
 };
 
-TEST(QueuedSinkSpill, StuckWriterLosesNothingBelowTheBudgetAndKeepsTheOrder) {
-    StuckWriter w;
+// A 4 KiB queue and `chunks` spill chunks of 64 KiB as the budget beyond it.
+static QueuedSinkOptions smallSpill(size_t chunks) {
     QueuedSinkOptions o;
     o.queueBytes = 4096;
     o.spillChunkBytes = 64 << 10;
-    o.budgetBytes = 4096 + 4 * (64 << 10);  // the queue and four spill chunks
+    o.budgetBytes = 4096 + chunks * (64 << 10);
+    return o;
+}
+
+TEST(QueuedSinkSpill, StuckWriterLosesNothingBelowTheBudgetAndKeepsTheOrder) {
+    StuckWriter w;
+    QueuedSinkOptions o = smallSpill(4);
     o.name = "test sink";
     QueuedSink sink({0, 1}, w, o);
     sink.start();
@@ -302,10 +308,7 @@ TEST(QueuedSinkSpill, StuckWriterLosesNothingBelowTheBudgetAndKeepsTheOrder) {
 // entries again) and start again, and the order holds across every boundary.
 TEST(QueuedSinkSpill, OrderHoldsAcrossSeveralSpillRuns) {
     StuckWriter w;
-    QueuedSinkOptions o;
-    o.queueBytes = 4096;
-    o.spillChunkBytes = 64 << 10;
-    o.budgetBytes = 4096 + 8 * (64 << 10);
+    const QueuedSinkOptions o = smallSpill(8);
     QueuedSink sink({0, 1}, w, o);
     sink.start();
     FakeRings rings;
@@ -371,10 +374,7 @@ TEST(QueuedSinkSpill, BudgetOfTheQueueAloneIsTheOldBackPressure) {
 
 TEST(QueuedSinkSpill, AuxBytesAreCopiedWhileTheWriterIsBehindAndReleasedAtOnce) {
     StuckWriter w;
-    QueuedSinkOptions o;
-    o.queueBytes = 4096;
-    o.spillChunkBytes = 64 << 10;
-    o.budgetBytes = 4096 + 8 * (64 << 10);
+    const QueuedSinkOptions o = smallSpill(8);
     QueuedSink sink({0, 1}, w, o);
     sink.start();
     std::vector<uint8_t> area(64 << 10);
