@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -335,15 +336,45 @@ long envLong(const char* name, long fallback) {
     return end && !*end ? n : fallback;
 }
 
-[[noreturn]] void runWorker(Control* control, WorkerSlot* slot, int fd, int wakeFd, pid_t parent,
-                            const std::vector<size_t>& segments, const DecoderIsolation& isolation,
-                            const DecodeOneFn& decodeOne) {
+// First thing in every worker (decodeIsolated's and streamIsolated's).
+void enterWorker(pid_t parent) {
     // The parent's crash handlers (a sanitizer's, a desktop's) are not this
     // worker's: a fault ends it with the signal, which the parent reports.
     for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
         ::signal(sig, SIG_DFL);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(5);
+}
+
+// The test doubles: the worker that takes segment `id` hangs or crashes.
+void testDoubles(const DecoderIsolation& isolation, size_t id) {
+    if (long(id) == isolation.testHangSegment)
+        for (;;)
+            ::pause();
+    if (long(id) == isolation.testCrashSegment) ::raise(SIGSEGV);
+}
+
+// Why a worker ended: `status` from waitpid (`known`: waitpid said), or killed
+// by the watchdog (`hung`).
+DecoderFailure failureOf(const std::string& library, const DecoderIsolation& isolation, bool hung, bool known,
+                         int status) {
+    if (hung) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%g", isolation.hangSeconds);
+        return {GapReason::DecoderHung, "decoder hung (" + library + ", no progress for " + secs + " s)"};
+    }
+    if (known && WIFSIGNALED(status))
+        return {GapReason::DecoderCrashed,
+                "decoder crashed (" + library + ", " + signalName(WTERMSIG(status)) + ")"};
+    return {GapReason::DecoderCrashed,
+            "decoder crashed (" + library + ", worker " +
+                (known ? "exit status " + std::to_string(WEXITSTATUS(status)) : "status unknown") + ")"};
+}
+
+[[noreturn]] void runWorker(Control* control, WorkerSlot* slot, int fd, int wakeFd, pid_t parent,
+                            const std::vector<size_t>& segments, const DecoderIsolation& isolation,
+                            const DecodeOneFn& decodeOne) {
+    enterWorker(parent);
     // Results whose spans the parent copies out of this process: kept until then.
     std::deque<SegmentSpans> kept;
     bool anyRemote = false;
@@ -353,10 +384,7 @@ long envLong(const char* name, long fallback) {
             if (k >= segments.size()) break;
             slot->current.store(int64_t(k));
             slot->beats.fetch_add(1);
-            if (long(segments[k]) == isolation.testHangSegment)
-                for (;;)
-                    ::pause();
-            if (long(segments[k]) == isolation.testCrashSegment) ::raise(SIGSEGV);
+            testDoubles(isolation, segments[k]);
             kept.push_back(decodeOne(segments[k]));
             const SegmentSpans& result = kept.back();
             slot->beats.fetch_add(1);
@@ -412,11 +440,6 @@ int openPidfd(pid_t pid) {
 #endif
 }
 
-struct Failure {
-    GapReason reason;
-    std::string detail;
-};
-
 }  // namespace
 
 std::string signalName(int signal) {
@@ -444,6 +467,13 @@ std::string signalName(int signal) {
     }
 }
 
+std::string failedPieceText(int cpu, uint64_t traceOffset, const std::string& detail) {
+    char where[96];
+    std::snprintf(where, sizeof where, "cpu %d, trace offset 0x%llx: ", cpu,
+                  static_cast<unsigned long long>(traceOffset));
+    return where + detail;
+}
+
 DecoderIsolation DecoderIsolation::fromEnvironment() {
     DecoderIsolation d;
     d.enabled = envLong("AUXSCOPE_DECODE_IN_PROCESS", 0) == 0;
@@ -462,6 +492,17 @@ void serializeSegmentSpans(const SegmentSpans& s, std::string& out) {
 bool deserializeSegmentSpans(const uint8_t* data, size_t size, SegmentSpans& out) {
     ByteReader r{data, data + size};
     return readSegment(r, out);
+}
+
+void serializeDecodeStats(const DecodeStats& s, std::string& out) {
+    ByteWriter w;
+    writeStats(w, s);
+    w.appendTo(out);
+}
+
+bool deserializeDecodeStats(const uint8_t* data, size_t size, DecodeStats& out) {
+    ByteReader r{data, data + size};
+    return readStats(r, out) && r.p == r.end;
 }
 
 namespace {
@@ -502,7 +543,7 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
     const pid_t parent = ::getpid();
     std::vector<Child> active;
     std::vector<ResultFile> resultFds;
-    std::map<size_t, Failure> failures;
+    std::map<size_t, DecoderFailure> failures;
     size_t nextSlot = 0;
     bool inProcess = false;  // no worker could be started: the rest decodes here
     const auto hangLimit = std::chrono::duration<double>(isolation.hangSeconds);
@@ -542,22 +583,7 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
         const int64_t current = slot.current.load();
         const bool failed = c.hung || !known || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
         if (current >= 0 && failed) {
-            Failure f;
-            if (c.hung) {
-                char secs[32];
-                std::snprintf(secs, sizeof secs, "%g", isolation.hangSeconds);
-                f = {GapReason::DecoderHung,
-                     "decoder hung (" + library + ", no progress for " + secs + " s)"};
-            } else if (known && WIFSIGNALED(status)) {
-                f = {GapReason::DecoderCrashed,
-                     "decoder crashed (" + library + ", " + signalName(WTERMSIG(status)) + ")"};
-            } else {
-                f = {GapReason::DecoderCrashed,
-                     "decoder crashed (" + library + ", worker " +
-                         (known ? "exit status " + std::to_string(WEXITSTATUS(status)) : "status unknown") +
-                         ")"};
-            }
-            failures.emplace(size_t(current), std::move(f));
+            failures.emplace(size_t(current), failureOf(library, isolation, c.hung, known, status));
         }
         if (c.pidfd >= 0) ::close(c.pidfd);
         resultFds.push_back({c.memfd, -1});
@@ -703,6 +729,233 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
     for (size_t k = 0; k < n; ++k)
         if (!out[k]) out[k] = std::make_shared<const SegmentSpans>(decodeOne(segments[k]));
     ::munmap(area, bytes);
+}
+
+// ------------------------------------------------------------------ streams
+
+namespace {
+
+// A piece on a worker's pipe: [kind: 1 byte][bytes: 4, little-endian host order][bytes].
+constexpr uint8_t kItemEnd = 255;  // the worker finished its current item
+constexpr size_t kPieceHead = 5;
+constexpr size_t kBatchBytes = 64 << 10;
+
+// The worker's side: pieces collected in a buffer, written in batches.
+class PipeOutput final : public IsolatedOutput {
+public:
+    explicit PipeOutput(int fd) : fd_(fd) { buf_.reserve(kBatchBytes + 4096); }
+    void append(uint8_t kind, const void* data, size_t n) override {
+        if (open_ < 0 || kind != kind_ || buf_.size() + n > kBatchBytes) {
+            if (buf_.size() + n > kBatchBytes) flush();
+            open_ = ptrdiff_t(buf_.size());
+            kind_ = kind;
+            buf_.push_back(char(kind));
+            buf_.append(4, '\0');
+        }
+        buf_.append(static_cast<const char*>(data), n);
+        const uint32_t bytes = uint32_t(buf_.size() - size_t(open_) - kPieceHead);
+        std::memcpy(buf_.data() + open_ + 1, &bytes, 4);
+    }
+    // The item is done: its end marker, and everything to the parent now (so a
+    // later item that hangs is not taken for this one).
+    void endItem() {
+        append(kItemEnd, nullptr, 0);
+        flush();
+    }
+    void flush() {
+        size_t done = 0;
+        while (done < buf_.size()) {
+            const ssize_t w = ::write(fd_, buf_.data() + done, buf_.size() - done);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) ::_exit(4);  // the parent is gone or gave up on this worker
+            done += size_t(w);
+        }
+        buf_.clear();
+        open_ = -1;
+    }
+
+private:
+    int fd_;
+    std::string buf_;
+    ptrdiff_t open_ = -1;  // where the last piece's head is, -1: none open
+    uint8_t kind_ = 0;
+};
+
+// Not isolated: straight to the consumer.
+class DirectOutput final : public IsolatedOutput {
+public:
+    DirectOutput(const ConsumeFn& consume, size_t id) : consume_(consume), id_(id) {}
+    void append(uint8_t kind, const void* data, size_t n) override {
+        consume_(id_, kind, static_cast<const uint8_t*>(data), n);
+    }
+
+private:
+    const ConsumeFn& consume_;
+    size_t id_;
+};
+
+struct StreamWorker {
+    pid_t pid = -1;
+    int fd = -1;               // the read end of its pipe
+    std::vector<uint8_t> buf;  // read, not consumed yet (from `at`)
+    size_t at = 0;
+};
+
+}  // namespace
+
+IsolatedOutputStream::Buffer::Buffer(IsolatedOutput& out, uint8_t kind)
+    : out_(out), kind_(kind), text_(kBatchBytes) {
+    setp(text_.data(), text_.data() + text_.size());
+}
+
+IsolatedOutputStream::Buffer::int_type IsolatedOutputStream::Buffer::overflow(int_type c) {
+    sync();
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+    return c;
+}
+
+int IsolatedOutputStream::Buffer::sync() {
+    if (pptr() > pbase()) out_.append(kind_, pbase(), size_t(pptr() - pbase()));
+    setp(text_.data(), text_.data() + text_.size());
+    return 0;
+}
+
+void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const DecoderIsolation& isolation,
+                    const std::string& library, const ProduceFn& produce, const ConsumeFn& consume,
+                    const ItemFailedFn& failed) {
+    const size_t n = ids.size();
+    auto here = [&](size_t k) {
+        DirectOutput out(consume, ids[k]);
+        produce(ids[k], out);
+    };
+    if (!isolation.enabled) {
+        for (size_t k = 0; k < n; ++k)
+            here(k);
+        return;
+    }
+    if (!n) return;
+    const size_t count = std::clamp<size_t>(workers, 1, n);
+    const pid_t parent = ::getpid();
+    std::vector<StreamWorker> pool(count);
+    // A worker for items first, first + count, ...: false where none could be started.
+    auto start = [&](StreamWorker& w, size_t first) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+#ifdef F_SETPIPE_SZ
+        // Room for the worker to run ahead of the consumer (best effort).
+        (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+#endif
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            enterWorker(parent);
+            ::close(fds[0]);
+            for (const StreamWorker& other : pool)
+                if (other.fd >= 0) ::close(other.fd);
+            PipeOutput out(fds[1]);
+            try {
+                for (size_t k = first; k < n; k += count) {
+                    testDoubles(isolation, ids[k]);
+                    produce(ids[k], out);
+                    out.endItem();
+                }
+            } catch (...) {
+                ::_exit(3);
+            }
+            ::_exit(0);
+        }
+        ::close(fds[1]);
+        if (pid < 0) {
+            ::close(fds[0]);
+            return false;
+        }
+        w.pid = pid;
+        w.fd = fds[0];
+        w.buf.clear();
+        w.at = 0;
+        return true;
+    };
+    // The worker ended (or was killed): reaped, its pipe closed.
+    auto reap = [&](StreamWorker& w, bool hung) {
+        int status = 0;
+        const pid_t pid = w.pid;
+        pid_t got;
+        do
+            got = ::waitpid(pid, &status, 0);
+        while (got < 0 && errno == EINTR);
+        ::close(w.fd);
+        w.pid = -1;
+        w.fd = -1;
+        return failureOf(library, isolation, hung, got == pid, status);
+    };
+    for (size_t i = 0; i < count; ++i)
+        (void)start(pool[i], i);
+    const auto hangLimit = std::chrono::duration<double>(isolation.hangSeconds);
+    for (size_t k = 0; k < n; ++k) {
+        StreamWorker& w = pool[k % count];
+        if (w.pid < 0 && !start(w, k)) {
+            here(k);  // no worker to be had (fork failed): here, as without isolation
+            continue;
+        }
+        auto lastData = std::chrono::steady_clock::now();
+        for (bool done = false; !done;) {
+            // The whole pieces read so far.
+            while (!done && w.buf.size() - w.at >= kPieceHead) {
+                const uint8_t kind = w.buf[w.at];
+                uint32_t bytes = 0;
+                std::memcpy(&bytes, w.buf.data() + w.at + 1, 4);
+                if (w.buf.size() - w.at - kPieceHead < bytes) break;
+                const uint8_t* data = w.buf.data() + w.at + kPieceHead;
+                w.at += kPieceHead + bytes;
+                if (kind == kItemEnd)
+                    done = true;
+                else
+                    consume(ids[k], kind, data, bytes);
+            }
+            if (done) break;
+            if (w.at) {
+                w.buf.erase(w.buf.begin(), w.buf.begin() + ptrdiff_t(w.at));
+                w.at = 0;
+            }
+            pollfd p{w.fd, POLLIN, 0};
+            const int ready = ::poll(&p, 1, 250);
+            if (ready < 0 && errno != EINTR) {
+                // Cannot wait on this worker: end it, the item is lost to it.
+                ::kill(w.pid, SIGKILL);
+                failed(ids[k], reap(w, false));
+                break;
+            }
+            if (ready <= 0) {
+                if (std::chrono::steady_clock::now() - lastData > hangLimit) {
+                    ::kill(w.pid, SIGKILL);
+                    failed(ids[k], reap(w, true));
+                    break;
+                }
+                continue;
+            }
+            const size_t had = w.buf.size();
+            w.buf.resize(had + (1 << 20));
+            ssize_t got = ::read(w.fd, w.buf.data() + had, 1 << 20);
+            while (got < 0 && errno == EINTR)
+                got = ::read(w.fd, w.buf.data() + had, 1 << 20);
+            w.buf.resize(had + size_t(std::max<ssize_t>(got, 0)));
+            if (got > 0) {
+                lastData = std::chrono::steady_clock::now();
+                continue;
+            }
+            // The end of the pipe before the end of the item: the worker died on it.
+            failed(ids[k], reap(w, false));
+            break;
+        }
+    }
+    for (StreamWorker& w : pool)
+        if (w.pid >= 0) {
+            // Done with every item: it exits (or is ended, should it linger).
+            pollfd p{w.fd, POLLIN, 0};
+            if (::poll(&p, 1, 1000) <= 0) ::kill(w.pid, SIGKILL);
+            (void)reap(w, false);
+        }
 }
 
 }  // namespace auxscope

@@ -38,6 +38,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,7 @@
 namespace auxscope {
 
 struct SegmentSpans;
+struct DecodeStats;
 
 struct DecoderIsolation {
     bool enabled = true;
@@ -79,9 +82,82 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
                     const std::string& library, const DecodeOneFn& decodeOne, const FailedOneFn& failedOne,
                     const ParallelRun& parallel, std::vector<std::shared_ptr<const SegmentSpans>>& out);
 
+// Why a worker ended before its work was done: DecoderCrashed "decoder crashed
+// (OpenCSD, SIGSEGV)", DecoderHung "decoder hung (libipt, no progress for 30 s)".
+struct DecoderFailure {
+    GapReason reason = GapReason::DecoderCrashed;
+    std::string detail;
+};
+
+// Streamed isolation, for work whose output the caller takes as it comes, in
+// order, rather than as a segment's spans: the blocks of `decode --format insn`
+// and of the code view (AuxTraceSession::forEachBlock), the lines of a packet or
+// range listing. The same rules as decodeIsolated (the fork rule above, the
+// watchdog, the gap reasons, the test doubles, DecoderIsolation::enabled): a
+// worker runs produce() for its items and writes what it appends into a pipe,
+// in batches of up to 64 KiB (one write per batch and one at the end of each
+// item, never one per block or line); the parent reads the workers' pipes in
+// item order and hands each piece to consume(). A worker that dies or hangs
+// ends only the item it was on (what it had handed over of it stays consumed):
+// failed() is called for it, and a new worker goes on with the next.
+class IsolatedOutput {
+public:
+    // Appends `n` bytes of the caller's `kind` (0..253): consecutive appends of one
+    // kind reach consume() as one piece or several, never splitting an append.
+    virtual void append(uint8_t kind, const void* data, size_t n) = 0;
+
+protected:
+    ~IsolatedOutput() = default;
+};
+
+// Text to an IsolatedOutput as `kind`, through an std::ostream (for listings
+// written by code that prints to a stream), in pieces of up to 64 KiB.
+class IsolatedOutputStream final : public std::ostream {
+public:
+    IsolatedOutputStream(IsolatedOutput& out, uint8_t kind) : std::ostream(&buf_), buf_(out, kind) {}
+    ~IsolatedOutputStream() override { buf_.pubsync(); }
+
+private:
+    class Buffer final : public std::streambuf {
+    public:
+        Buffer(IsolatedOutput& out, uint8_t kind);
+
+    protected:
+        int_type overflow(int_type c) override;
+        int sync() override;
+
+    private:
+        IsolatedOutput& out_;
+        uint8_t kind_;
+        std::vector<char> text_;
+    };
+    Buffer buf_;
+};
+
+using ProduceFn = std::function<void(size_t id, IsolatedOutput& out)>;
+using ConsumeFn = std::function<void(size_t id, uint8_t kind, const uint8_t* data, size_t n)>;
+using ItemFailedFn = std::function<void(size_t id, const DecoderFailure& failure)>;
+
+// Runs produce(ids[k]) for every k, item k on worker k % workers (each worker
+// takes its items in order, so they decode side by side), and calls consume()
+// with their output in the order of `ids`, on the calling thread. Not isolated
+// (or where no worker can be started): produce() runs here and appends straight
+// to consume(). `ids` are what the test doubles (testHangSegment,
+// testCrashSegment) name: the decoder's segment indices.
+void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const DecoderIsolation& isolation,
+                    const std::string& library, const ProduceFn& produce, const ConsumeFn& consume,
+                    const ItemFailedFn& failed);
+
 // A segment's result as bytes and back (what a worker hands the parent).
 void serializeSegmentSpans(const SegmentSpans& s, std::string& out);
 bool deserializeSegmentSpans(const uint8_t* data, size_t size, SegmentSpans& out);
+// Decode statistics as bytes and back (what a streaming worker hands the parent).
+void serializeDecodeStats(const DecodeStats& s, std::string& out);
+bool deserializeDecodeStats(const uint8_t* data, size_t size, DecodeStats& out);
+
+// "cpu 0, trace offset 0x2a000: decoder crashed (OpenCSD, SIGSEGV)": where a
+// listing lost a piece to its decoder, for the line a command prints.
+std::string failedPieceText(int cpu, uint64_t traceOffset, const std::string& detail);
 
 // "SIGSEGV", "SIGABRT", ... ("signal 42" for one without a name).
 std::string signalName(int signal);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <set>
 
 #include "spans/FlowToSpans.h"
@@ -274,6 +275,47 @@ std::function<void(const FlowBlock&)> SegmentedDecode::windowFilter(
         if (window.tid && b.tid != *window.tid) return;
         visit(b);
     };
+}
+
+DecodeStats segmented_detail::forEachRecordBytes(
+    const std::vector<size_t>& chosen, unsigned threads, const DecoderIsolation& isolation,
+    const std::string& library, size_t recordBytes,
+    const std::function<DecodeStats(size_t index, const AppendRecord& append)>& decode,
+    const std::function<void(const uint8_t* record)>& visit, const SegmentedDecode::FailedOne& failedOne,
+    std::vector<Gap>* failures) {
+    enum : uint8_t { kRecords = 0, kStats = 1 };
+    DecodeStats stats;
+    if (!threads) threads = std::max(1u, std::thread::hardware_concurrency());
+    streamIsolated(
+        chosen, threads, isolation, library,
+        [&](size_t i, IsolatedOutput& out) {
+            const DecodeStats s =
+                decode(i, [&out, recordBytes](const void* r) { out.append(kRecords, r, recordBytes); });
+            std::string bytes;
+            serializeDecodeStats(s, bytes);
+            out.append(kStats, bytes.data(), bytes.size());
+        },
+        [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
+            if (kind == kRecords) {
+                for (size_t at = 0; at + recordBytes <= n; at += recordBytes)
+                    visit(data + at);
+            } else if (kind == kStats) {
+                DecodeStats s;
+                if (deserializeDecodeStats(data, n, s)) stats += s;
+            }
+        },
+        [&](size_t i, const DecoderFailure& f) {
+            const SegmentSpans gap = failedOne(i, f.reason, f.detail);
+            stats += gap.stats;
+            if (!failures) return;
+            for (const auto& [tid, store] : gap.threads)
+                if (!store.gaps().empty()) {
+                    failures->push_back(store.gaps().front());
+                    return;
+                }
+            failures->push_back(Gap{f.reason, f.detail, 0, gap.cpu});
+        });
+    return stats;
 }
 
 SegmentSpans segmentGap(const Sideband& sideband, int cpu, int32_t tid, uint64_t start, uint64_t end,

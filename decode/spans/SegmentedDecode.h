@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -42,6 +43,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -125,6 +127,24 @@ public:
                         const DecodeOne& decodeOne, const FailedOne& failedOne = {});
     const DecoderIsolation& isolation() const { return isolation_; }
 
+    // Every record (a FlowBlock, an etm::EtmRange: anything trivially copyable) of
+    // the segments `chosen`, in their order, to `visit` on the calling thread;
+    // decodeRecords(index, to) decodes segment `index`, each record to `to`, and
+    // returns its statistics. Isolated, the segments decode on up to `threads`
+    // worker processes (0: hardware_concurrency) that stream their records back
+    // in batches (streamIsolated); a segment whose worker died or hung ends there
+    // (the records it had handed over stay visited) and counts as failedOne's
+    // gap in the statistics, the gap (cpu, trace offset, "decoder crashed
+    // (OpenCSD, SIGSEGV)") appended to *failures where given; the other segments
+    // go on. Not isolated: decodeRecords(index, visit) for each, here.
+    template <typename Record>
+    DecodeStats forEachRecord(
+        const std::vector<size_t>& chosen, unsigned threads,
+        const std::function<DecodeStats(size_t index, const std::function<void(const Record&)>& to)>&
+            decodeRecords,
+        const FailedOne& failedOne, const std::function<void(const Record&)>& visit,
+        std::vector<Gap>* failures = nullptr);
+
     // `visit` for the blocks in `window`'s time and thread only.
     static std::function<void(const FlowBlock&)> windowFilter(
         const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
@@ -143,6 +163,43 @@ private:
     DecoderIsolation isolation_;
     std::string library_;
 };
+
+namespace segmented_detail {
+// The worker's side and the parent's side of forEachRecord, for any record size.
+using AppendRecord = std::function<void(const void* record)>;
+DecodeStats forEachRecordBytes(
+    const std::vector<size_t>& chosen, unsigned threads, const DecoderIsolation& isolation,
+    const std::string& library, size_t recordBytes,
+    const std::function<DecodeStats(size_t index, const AppendRecord& append)>& decode,
+    const std::function<void(const uint8_t* record)>& visit, const SegmentedDecode::FailedOne& failedOne,
+    std::vector<Gap>* failures);
+}  // namespace segmented_detail
+
+template <typename Record>
+DecodeStats SegmentedDecode::forEachRecord(
+    const std::vector<size_t>& chosen, unsigned threads,
+    const std::function<DecodeStats(size_t index, const std::function<void(const Record&)>& to)>&
+        decodeRecords,
+    const FailedOne& failedOne, const std::function<void(const Record&)>& visit, std::vector<Gap>* failures) {
+    static_assert(std::is_trivially_copyable_v<Record>, "records cross the workers' pipes as bytes");
+    if (!isolation_.enabled) {
+        DecodeStats stats;
+        for (size_t i : chosen)
+            stats += decodeRecords(i, visit);
+        return stats;
+    }
+    return segmented_detail::forEachRecordBytes(
+        chosen, threads, isolation_, library_, sizeof(Record),
+        [&](size_t i, const segmented_detail::AppendRecord& append) {
+            return decodeRecords(i, [&append](const Record& r) { append(&r); });
+        },
+        [&](const uint8_t* bytes) {
+            Record r;
+            std::memcpy(static_cast<void*>(&r), bytes, sizeof r);
+            visit(r);
+        },
+        failedOne, failures);
+}
 
 // A segment nothing of which was decoded: a gap of `reason` from `start` to
 // `end` for each thread the sideband says ran on `cpu` then (`tid` when it
