@@ -111,9 +111,15 @@ public:
     // Spans of the threads (and CPUs) in `window`, decoding on `threads` threads
     // (0: all CPUs) what is not cached yet.
     virtual DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads = 0) = 0;
-    // Every block of flow in `window`, CPU by CPU in trace order, on the calling thread.
+    // Every block of flow in `window`, CPU by CPU in trace order, to `visit` on the
+    // calling thread. Isolated (AuxTraceOptions::isolation), the segments decode on
+    // up to `threads` worker processes (0: one per CPU) that stream their blocks
+    // back; a segment the library crashed or hung on ends there and is counted as
+    // a gap in the statistics, its gap (cpu, trace offset, "decoder crashed
+    // (OpenCSD, SIGSEGV)") appended to *failures where given; the rest goes on.
     virtual DecodeStats forEachBlock(const DecodeWindow& window,
-                                     const std::function<void(const FlowBlock&)>& visit) = 0;
+                                     const std::function<void(const FlowBlock&)>& visit, unsigned threads = 1,
+                                     std::vector<Gap>* failures = nullptr) = 0;
     // The protocol's packets, per CPU buffer (or `cpu` only), with counts per
     // packet type; problems to `err`. Returns 0, or 1 when a buffer could not be listed.
     virtual int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) = 0;

@@ -69,8 +69,9 @@ DecodedSpans EtmAuxTraceSession::decodeSpans(const DecodeWindow& window, unsigne
 }
 
 DecodeStats EtmAuxTraceSession::forEachBlock(const DecodeWindow& window,
-                                             const std::function<void(const FlowBlock&)>& visit) {
-    return etm_->forEachBlock(window, visit);
+                                             const std::function<void(const FlowBlock&)>& visit,
+                                             unsigned threads, std::vector<Gap>* failures) {
+    return etm_->forEachBlock(window, visit, threads, failures);
 }
 
 int EtmAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
@@ -82,21 +83,25 @@ int EtmAuxTraceSession::listRanges(std::optional<int> cpu, std::ostream& out, st
     // "%d 0x%x 0x%" PRIx64 " 0x%" PRIx64 " %u %s\n", through one large buffer.
     LineBuffer text(out);
     uint64_t ranges = 0;
-    const DecodeStats stats = etm_->forEachRange(cpu, [&](const etm::EtmRange& r) {
-        text.dec(int32_t(r.cpu));
-        text.put(" 0x");
-        text.hex(uint64_t(unsigned(r.traceId)));
-        text.put(" 0x");
-        text.hex(uint64_t(r.start));
-        text.put(" 0x");
-        text.hex(uint64_t(r.last));
-        text.put(' ');
-        text.dec(uint32_t(r.instructions));
-        text.put(' ');
-        text.put(etm::etmIsaName(r.isa));
-        text.endLine();
-        ++ranges;
-    });
+    std::vector<Gap> failures;
+    const DecodeStats stats = etm_->forEachRange(
+        cpu,
+        [&](const etm::EtmRange& r) {
+            text.dec(int32_t(r.cpu));
+            text.put(" 0x");
+            text.hex(uint64_t(unsigned(r.traceId)));
+            text.put(" 0x");
+            text.hex(uint64_t(r.start));
+            text.put(" 0x");
+            text.hex(uint64_t(r.last));
+            text.put(' ');
+            text.dec(uint32_t(r.instructions));
+            text.put(' ');
+            text.put(etm::etmIsaName(r.isa));
+            text.endLine();
+            ++ranges;
+        },
+        1, &failures);
     if (!text.flush()) {
         err << "writing the ranges failed after " << ranges << " lines: " << std::strerror(errno) << "\n";
         return 1;
@@ -108,7 +113,11 @@ int EtmAuxTraceSession::listRanges(std::optional<int> cpu, std::ostream& out, st
     err << "\n";
     for (const auto& [file, n] : stats.missingImages)
         err << "missing image " << file << ": " << n << " gaps\n";
-    return 0;
+    // A segment OpenCSD crashed or hung on (its worker process): its ranges end there.
+    for (const Gap& g : failures)
+        err << "auxscope decode: " << failedPieceText(g.cpu, g.traceOffset, g.detail)
+            << ": the ranges of this segment end there\n";
+    return failures.empty() ? 0 : 1;
 }
 
 }  // namespace auxscope

@@ -2,6 +2,7 @@
 #include "auxtrace/PtAuxTrace.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "pt/PtConfig.h"
 #include "pt/PtPacketDump.h"
@@ -72,8 +73,9 @@ DecodedSpans PtAuxTraceSession::decodeSpans(const DecodeWindow& window, unsigned
 }
 
 DecodeStats PtAuxTraceSession::forEachBlock(const DecodeWindow& window,
-                                            const std::function<void(const FlowBlock&)>& visit) {
-    return pt_->forEachBlock(window, visit);
+                                            const std::function<void(const FlowBlock&)>& visit,
+                                            unsigned threads, std::vector<Gap>* failures) {
+    return pt_->forEachBlock(window, visit, threads, failures);
 }
 
 int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
@@ -86,20 +88,49 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
                       t.cpu, t.bytes.size(), t.buffers, t.runs.size(), index.psbCount());
         out << line;
         if (std::string loss = auxLossLine(t); !loss.empty()) out << loss;
+        // libipt's packet decoder runs in worker processes (spans/IsolatedDecode.h:
+        // streamIsolated), a run an item: a run libipt crashes or hangs on ends
+        // that run's listing with a line to `err`, and the next run goes on.
+        enum : uint8_t { kText = 0, kCounts = 1, kError = 2 };
         PtPacketCounts total;
-        for (const PtRun& run : t.runs) {
-            if (!run.lostCause.empty()) out << "[lost AUX: " << run.lostCause << "]\n";
-            PtConfig config = makePtConfig(pt_->trace().configOptions(), t.bytes.data() + run.begin,
-                                           t.bytes.data() + run.end);
-            auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, out);
-            if (!dumped) {
-                err << "auxscope decode: " << dumped.error().message << "\n";
+        std::vector<size_t> runs(t.runs.size());
+        for (size_t i = 0; i < runs.size(); ++i)
+            runs[i] = i;
+        streamIsolated(
+            runs, 1, pt_->isolation(), "libipt",
+            [&](size_t i, IsolatedOutput& to) {
+                const PtRun& run = t.runs[i];
+                IsolatedOutputStream text(to, kText);
+                if (!run.lostCause.empty()) text << "[lost AUX: " << run.lostCause << "]\n";
+                PtConfig config = makePtConfig(pt_->trace().configOptions(), t.bytes.data() + run.begin,
+                                               t.bytes.data() + run.end);
+                auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, text);
+                text.flush();
+                if (!dumped) {
+                    const std::string m = "auxscope decode: " + dumped.error().message + "\n";
+                    to.append(kError, m.data(), m.size());
+                    return;
+                }
+                to.append(kCounts, dumped->counts.byType.data(), sizeof dumped->counts.byType);
+            },
+            [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
+                if (kind == kText) {
+                    out.write(reinterpret_cast<const char*>(data), std::streamsize(n));
+                } else if (kind == kError) {
+                    err.write(reinterpret_cast<const char*>(data), std::streamsize(n));
+                    status = 1;
+                } else if (kind == kCounts && n == sizeof total.byType) {
+                    PtPacketCounts c;
+                    std::memcpy(c.byType.data(), data, n);
+                    for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
+                        total.byType[k] += c.byType[k];
+                }
+            },
+            [&](size_t i, const DecoderFailure& f) {
+                err << "auxscope decode: " << failedPieceText(t.cpu, t.runs[i].begin, f.detail)
+                    << ": the packets of this run end there\n";
                 status = 1;
-                continue;
-            }
-            for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
-                total.byType[k] += dumped->counts.byType[k];
-        }
+            });
         out << "cpu " << t.cpu << " packets:";
         for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
             if (total.byType[k]) out << " " << ptPacketTypeName(pt_packet_type(k)) << " " << total.byType[k];

@@ -26,8 +26,8 @@ public:
     std::vector<std::string> lossLines(std::optional<int> cpu) const override;
     std::vector<Segment> segments() const override;
     DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads) override;
-    DecodeStats forEachBlock(const DecodeWindow& window,
-                             const std::function<void(const FlowBlock&)>& visit) override;
+    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit,
+                             unsigned threads = 1, std::vector<Gap>* failures = nullptr) override;
     int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) override;
 
     PtSession& pt() { return *pt_; }

@@ -85,7 +85,8 @@ DecodedSpans SpeAuxTraceSession::decodeSpans(const DecodeWindow&, unsigned) {
 }
 
 DecodeStats SpeAuxTraceSession::forEachBlock(const DecodeWindow&,
-                                             const std::function<void(const FlowBlock&)>&) {
+                                             const std::function<void(const FlowBlock&)>&, unsigned,
+                                             std::vector<Gap>*) {
     return {};
 }
 

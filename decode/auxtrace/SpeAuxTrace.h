@@ -32,8 +32,8 @@ public:
     // One per AUXTRACE buffer, timed by the records that end in it.
     std::vector<Segment> segments() const override;
     DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads) override;
-    DecodeStats forEachBlock(const DecodeWindow& window,
-                             const std::function<void(const FlowBlock&)>& visit) override;
+    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit,
+                             unsigned threads = 1, std::vector<Gap>* failures = nullptr) override;
     // Per AUXTRACE buffer in file order, the packets in the layout of `perf report -D` (perf 6.1's
     // arm_spe_dump: ".  OFFSET:  HEX BYTES  TEXT"), then the packet counts per CPU.
     int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) override;

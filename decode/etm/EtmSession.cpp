@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <unordered_map>
 
@@ -463,47 +464,76 @@ SegmentSpans EtmSession::decodeSegment(const Segment& seg, const std::function<v
     return result;
 }
 
+SegmentSpans EtmSession::failedSegment(size_t index, GapReason reason, const std::string& detail) const {
+    // OpenCSD died on it: the whole segment is a gap for the threads that ran.
+    const Segment& seg = segments_[index];
+    const int32_t tid = seg.tid >= 0 ? seg.tid : trace_->cpus()[seg.ring].stream.tid;
+    return segmentGap(*sideband_, seg.cpu, tid, seg.startTime, seg.endTime, reason, detail, seg.begin,
+                      seg.countBytes ? seg.end - seg.begin : 0);
+}
+
 DecodedSpans EtmSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
     return decode_->decode(
         SegmentedDecode::select(segments_, window), window, threads,
         [&](size_t i) { return decodeSegment(segments_[i], nullptr, nullptr); },
         [&](size_t i, GapReason reason, const std::string& detail) {
-            // OpenCSD died on it: the whole segment is a gap for the threads that ran.
-            const Segment& seg = segments_[i];
-            const int32_t tid = seg.tid >= 0 ? seg.tid : trace_->cpus()[seg.ring].stream.tid;
-            return segmentGap(*sideband_, seg.cpu, tid, seg.startTime, seg.endTime, reason, detail, seg.begin,
-                              seg.countBytes ? seg.end - seg.begin : 0);
+            return failedSegment(i, reason, detail);
         });
 }
 
 DecodeStats EtmSession::forEachBlock(const DecodeWindow& window,
-                                     const std::function<void(const FlowBlock&)>& visit) {
-    DecodeStats stats;
-    const std::function<void(const FlowBlock&)> sink = SegmentedDecode::windowFilter(window, visit);
-    for (size_t i : SegmentedDecode::select(segments_, window))
-        stats += decodeSegment(segments_[i], &sink, nullptr).stats;
-    return stats;
+                                     const std::function<void(const FlowBlock&)>& visit, unsigned threads,
+                                     std::vector<Gap>* failures) {
+    return decode_->forEachRecord<FlowBlock>(
+        SegmentedDecode::select(segments_, window), threads,
+        [&](size_t i, const std::function<void(const FlowBlock&)>& to) {
+            const std::function<void(const FlowBlock&)> sink = SegmentedDecode::windowFilter(window, to);
+            return decodeSegment(segments_[i], &sink, nullptr).stats;
+        },
+        [&](size_t i, GapReason reason, const std::string& detail) {
+            return failedSegment(i, reason, detail);
+        },
+        visit, failures);
 }
 
 DecodeStats EtmSession::forEachRange(std::optional<int> cpu,
-                                     const std::function<void(const EtmRange&)>& visit) {
-    DecodeStats stats;
-    for (const Segment& s : segments_)
-        if ((!cpu || s.cpu == *cpu) && s.lostOnly.empty()) stats += decodeSegment(s, nullptr, &visit).stats;
-    return stats;
+                                     const std::function<void(const EtmRange&)>& visit, unsigned threads,
+                                     std::vector<Gap>* failures) {
+    std::vector<size_t> chosen;
+    for (size_t i = 0; i < segments_.size(); ++i)
+        if ((!cpu || segments_[i].cpu == *cpu) && segments_[i].lostOnly.empty()) chosen.push_back(i);
+    return decode_->forEachRecord<EtmRange>(
+        chosen, threads,
+        [&](size_t i, const std::function<void(const EtmRange&)>& to) {
+            return decodeSegment(segments_[i], nullptr, &to).stats;
+        },
+        [&](size_t i, GapReason reason, const std::string& detail) {
+            return failedSegment(i, reason, detail);
+        },
+        visit, failures);
 }
 
 int EtmSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) const {
+    // OpenCSD's packet printers run in worker processes (spans/IsolatedDecode.h:
+    // streamIsolated), one AUX buffer an item: a buffer OpenCSD crashes or hangs
+    // on ends that buffer's listing with a line to `err`, and the next goes on.
+    enum : uint8_t { kText = 0, kCounts = 1, kError = 2 };
     class Printer final : public EtmPacketSink {
     public:
-        explicit Printer(std::ostream& o) : out(o) {}
         void packet(uint8_t traceId, uint64_t index, std::string_view text) override {
-            out << "Idx:" << index << "; ID:" << std::hex << unsigned(traceId) << std::dec << ";\t" << text
-                << "\n";
+            // "Idx:%llu; ID:%x;\t%s\n"
+            char head[64];
+            const int n =
+                std::snprintf(head, sizeof head, "Idx:%" PRIu64 "; ID:%x;\t", index, unsigned(traceId));
+            line.assign(head, size_t(n));
+            line.append(text);
+            line.push_back('\n');
+            to->append(kText, line.data(), line.size());
             ++counts[traceId];
         }
-        std::ostream& out;
-        std::map<uint8_t, uint64_t> counts;
+        IsolatedOutput* to = nullptr;
+        std::map<uint8_t, uint64_t> counts;  // of the current buffer
+        std::string line;
     };
     int status = 0;
     for (const EtmCpuTrace& t : trace_->cpus()) {
@@ -513,29 +543,63 @@ int EtmSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostr
             << s.runs.size() << " runs, " << (t.input == EtmInput::Raw ? "raw" : "frame formatted") << "\n";
         for (const EtmSourceConfig& c : t.sources)
             out << "# " << c.describe() << "\n";
-        Printer printer(out);
+        Printer printer;
         EtmDecoderOptions options;
         options.input = t.input;
         options.packetsOnly = true;
         options.resetOn4xFsync = t.input == EtmInput::Formatted;
+        // Configuration only (no trace yet): the workers take it over.
         auto decoder = EtmDecoder::create(t.sources, options, nullptr, nullptr, &printer);
         if (!decoder) {
             err << "auxscope decode: cpu " << s.cpu << ": " << decoder.error().message << "\n";
             status = 1;
             continue;
         }
+        std::vector<size_t> places(s.places.size());
+        for (size_t i = 0; i < places.size(); ++i)
+            places[i] = i;
+        std::map<uint8_t, uint64_t> counts;
         std::vector<uint8_t> scratch;
-        for (const AuxBufferPlace& p : s.places) {
-            (void)(*decoder)->finish();
-            (void)(*decoder)->reset(p.begin);
-            if (auto fed = (*decoder)->feed(p.begin, s.bytes.view(p.begin, p.end, scratch)); !fed) {
-                err << "auxscope decode: cpu " << s.cpu << ": " << fed.error().message << "\n";
+        streamIsolated(
+            places, 1, decode_->isolation(), "OpenCSD",
+            [&](size_t i, IsolatedOutput& to) {
+                const AuxBufferPlace& p = s.places[i];
+                printer.to = &to;
+                printer.counts.clear();
+                (void)(*decoder)->reset(p.begin);
+                if (auto fed = (*decoder)->feed(p.begin, s.bytes.view(p.begin, p.end, scratch)); !fed) {
+                    const std::string m =
+                        "auxscope decode: cpu " + std::to_string(s.cpu) + ": " + fed.error().message + "\n";
+                    to.append(kError, m.data(), m.size());
+                }
+                (void)(*decoder)->finish();
+                for (const auto& [id, n] : printer.counts) {
+                    uint8_t record[9] = {id};
+                    std::memcpy(record + 1, &n, sizeof n);
+                    to.append(kCounts, record, sizeof record);
+                }
+            },
+            [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
+                if (kind == kText) {
+                    out.write(reinterpret_cast<const char*>(data), std::streamsize(n));
+                } else if (kind == kError) {
+                    err.write(reinterpret_cast<const char*>(data), std::streamsize(n));
+                    status = 1;
+                } else if (kind == kCounts) {
+                    for (size_t at = 0; at + 9 <= n; at += 9) {
+                        uint64_t count = 0;
+                        std::memcpy(&count, data + at + 1, sizeof count);
+                        counts[data[at]] += count;
+                    }
+                }
+            },
+            [&](size_t i, const DecoderFailure& f) {
+                err << "auxscope decode: " << failedPieceText(s.cpu, s.places[i].begin, f.detail)
+                    << ": the packets of this AUX buffer end there\n";
                 status = 1;
-            }
-        }
-        (void)(*decoder)->finish();
+            });
         out << "cpu " << s.cpu << " packets:";
-        for (const auto& [id, n] : printer.counts)
+        for (const auto& [id, n] : counts)
             out << " trace ID " << hex(id) << " " << n;
         out << "\n";
     }

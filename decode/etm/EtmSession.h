@@ -114,9 +114,13 @@ public:
     const std::vector<Segment>& segments() const { return segments_; }
 
     DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads = 0);
-    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
-    // Every executed range of `cpu`'s ring (every ring when unset), in trace order.
-    DecodeStats forEachRange(std::optional<int> cpu, const std::function<void(const EtmRange&)>& visit);
+    // Every block in `window`, as PtSession::forEachBlock.
+    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit,
+                             unsigned threads = 1, std::vector<Gap>* failures = nullptr);
+    // Every executed range of `cpu`'s ring (every ring when unset), in trace order;
+    // isolated as forEachBlock.
+    DecodeStats forEachRange(std::optional<int> cpu, const std::function<void(const EtmRange&)>& visit,
+                             unsigned threads = 1, std::vector<Gap>* failures = nullptr);
     // The protocol packets per ring (OpenCSD's printers); 1 when a ring failed.
     int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) const;
 
@@ -124,6 +128,8 @@ private:
     EtmSession() = default;
     SegmentSpans decodeSegment(const Segment& segment, const std::function<void(const FlowBlock&)>* visit,
                                const std::function<void(const EtmRange&)>* ranges) const;
+    // What stands for segment `index` when OpenCSD died on it: a gap over it.
+    SegmentSpans failedSegment(size_t index, GapReason reason, const std::string& detail) const;
 
     std::unique_ptr<EtmTraceSource> trace_;
     std::unique_ptr<Sideband> sideband_;

@@ -2,12 +2,15 @@
 #include "etm/EtmSnapshotDecode.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "etm/EtmDecoder.h"
 #include "etm/EtmMemory.h"
 #include "etm/EtmSnapshot.h"
+#include "spans/IsolatedDecode.h"
 
 namespace auxscope::etm {
 
@@ -32,6 +35,19 @@ private:
     static constexpr size_t kFlushAt = 1 << 16;
     std::ostream& out_;
     std::string buf_;
+};
+
+// The pieces of a buffer's listing, from the process that decodes it.
+enum : uint8_t { kText = 0, kCounts = 1, kError = 2 };
+static_assert(std::is_trivially_copyable_v<EtmTraceIdCounts>);
+
+// Appends to `to` where set (the process decoding the buffer sets it).
+class ForwardOutput final : public IsolatedOutput {
+public:
+    void append(uint8_t kind, const void* data, size_t n) override {
+        if (to) to->append(kind, data, n);
+    }
+    IsolatedOutput* to = nullptr;
 };
 
 class Printer final : public EtmElementSink, public EtmPacketSink {
@@ -121,7 +137,10 @@ Expected<EtmSnapshotSummary> decodeSnapshot(const std::string& dir, EtmOutputFor
     EtmSnapshotSummary summary;
     summary.notes = snap->notes();
     LineWriter w(out);
+    const DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
+    size_t bufferIndex = 0;  // what the isolation test doubles name
     for (const SnapshotBuffer& buffer : snap->buffers()) {
+        const size_t index = bufferIndex++;
         EtmBufferSummary& bs = summary.buffers.emplace_back();
         bs.name = buffer.name;
         bs.file = buffer.file;
@@ -170,7 +189,15 @@ Expected<EtmSnapshotSummary> decodeSnapshot(const std::string& dir, EtmOutputFor
             }
         }
         EtmMemoryCache cache(image);
-        Printer printer(w, bs, format);
+        // OpenCSD decodes the buffer in a worker process (spans/IsolatedDecode.h):
+        // one it crashes or hangs on ends that buffer's listing with an error
+        // naming it, the other buffers go on. The printer writes to whichever
+        // process runs it (`forward`), the parent copies the text to `w` in order.
+        ForwardOutput forward;
+        IsolatedOutputStream text(forward, kText);
+        LineWriter lines(text);
+        EtmBufferSummary counts;
+        Printer printer(lines, counts, format);
         EtmDecoderOptions options;
         options.input = buffer.input;
         options.packetsOnly = format == EtmOutputFormat::Packets;
@@ -188,15 +215,46 @@ Expected<EtmSnapshotSummary> decodeSnapshot(const std::string& dir, EtmOutputFor
         w.append("# sources: " + described + "\n");
         if (format == EtmOutputFormat::Ranges)
             w.append("# trace_id first_instruction last_instruction count isa\n");
-        // Fed in chunks, as a capture would hand the bytes over.
-        constexpr size_t kChunk = 64 * 1024;
-        Expected<void> fed;
-        for (size_t off = 0; off < bytes->size() && fed; off += kChunk) {
-            const size_t n = std::min(kChunk, bytes->size() - off);
-            fed = (*decoder)->feed(off, std::span<const uint8_t>(bytes->data() + off, n));
-        }
-        if (fed) fed = (*decoder)->finish();
-        if (!fed) summary.errors.push_back(buffer.path + ": " + fed.error().message);
+        streamIsolated(
+            {index}, 1, isolation, "OpenCSD",
+            [&](size_t, IsolatedOutput& to) {
+                forward.to = &to;
+                // Fed in chunks, as a capture would hand the bytes over.
+                constexpr size_t kChunk = 64 * 1024;
+                Expected<void> fed;
+                for (size_t off = 0; off < bytes->size() && fed; off += kChunk) {
+                    const size_t n = std::min(kChunk, bytes->size() - off);
+                    fed = (*decoder)->feed(off, std::span<const uint8_t>(bytes->data() + off, n));
+                }
+                if (fed) fed = (*decoder)->finish();
+                lines.flush();
+                text.flush();
+                for (const auto& [id, c] : counts.traceIds) {
+                    uint8_t record[1 + sizeof c] = {id};
+                    std::memcpy(record + 1, &c, sizeof c);
+                    to.append(kCounts, record, sizeof record);
+                }
+                if (!fed) {
+                    const std::string m = buffer.path + ": " + fed.error().message;
+                    to.append(kError, m.data(), m.size());
+                }
+                forward.to = nullptr;
+            },
+            [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
+                if (kind == kText) {
+                    w.append(reinterpret_cast<const char*>(data), n);
+                } else if (kind == kCounts) {
+                    constexpr size_t kEach = 1 + sizeof(EtmTraceIdCounts);
+                    for (size_t at = 0; at + kEach <= n; at += kEach)
+                        std::memcpy(&bs.traceIds[data[at]], data + at + 1, sizeof(EtmTraceIdCounts));
+                } else if (kind == kError) {
+                    summary.errors.emplace_back(reinterpret_cast<const char*>(data), n);
+                }
+            },
+            [&](size_t, const DecoderFailure& f) {
+                summary.errors.push_back(buffer.where + ": " + f.detail + ": the listing of buffer " +
+                                         buffer.name + " ends there");
+            });
     }
     return summary;
 }

@@ -775,25 +775,35 @@ SegmentSpans PtSession::decodeSegmentWith(const Segment& seg,
     return result;
 }
 
+SegmentSpans PtSession::failedSegment(size_t index, GapReason reason, const std::string& detail) const {
+    // libipt died on it: the whole segment is a gap for the threads that ran.
+    const Segment& seg = segments_[index];
+    return segmentGap(*sideband_, seg.cpu, trace_->cpu(seg.cpu)->tid, seg.startTime, seg.endTime, reason,
+                      detail, seg.begin, seg.end - seg.begin);
+}
+
 DecodedSpans PtSession::decodeSpans(const DecodeWindow& window, unsigned threads) {
     return decode_->decode(
         SegmentedDecode::select(segments_, window), window, threads,
         [&](size_t i) { return decodeSegment(segments_[i], nullptr); },
         [&](size_t i, GapReason reason, const std::string& detail) {
-            // libipt died on it: the whole segment is a gap for the threads that ran.
-            const Segment& seg = segments_[i];
-            return segmentGap(*sideband_, seg.cpu, trace_->cpu(seg.cpu)->tid, seg.startTime, seg.endTime,
-                              reason, detail, seg.begin, seg.end - seg.begin);
+            return failedSegment(i, reason, detail);
         });
 }
 
 DecodeStats PtSession::forEachBlock(const DecodeWindow& window,
-                                    const std::function<void(const FlowBlock&)>& visit) {
-    DecodeStats stats;
-    const std::function<void(const FlowBlock&)> sink = SegmentedDecode::windowFilter(window, visit);
-    for (size_t i : SegmentedDecode::select(segments_, window))
-        stats += decodeSegment(segments_[i], &sink).stats;
-    return stats;
+                                    const std::function<void(const FlowBlock&)>& visit, unsigned threads,
+                                    std::vector<Gap>* failures) {
+    return decode_->forEachRecord<FlowBlock>(
+        SegmentedDecode::select(segments_, window), threads,
+        [&](size_t i, const std::function<void(const FlowBlock&)>& to) {
+            const std::function<void(const FlowBlock&)> sink = SegmentedDecode::windowFilter(window, to);
+            return decodeSegment(segments_[i], &sink).stats;
+        },
+        [&](size_t i, GapReason reason, const std::string& detail) {
+            return failedSegment(i, reason, detail);
+        },
+        visit, failures);
 }
 
 }  // namespace auxscope

@@ -101,8 +101,15 @@ public:
     // (0: hardware_concurrency) what is not cached yet.
     DecodedSpans decodeSpans(const DecodeWindow& window, unsigned threads = 0);
 
-    // Every block in `window`, CPU by CPU in trace order, on the calling thread.
-    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
+    // Every block in `window`, CPU by CPU in trace order, to `visit` on the calling
+    // thread; isolated, decoded on up to `threads` worker processes (0: one per
+    // CPU), a segment libipt dies on being a gap (*failures, where given) --
+    // SegmentedDecode::forEachBlock.
+    DecodeStats forEachBlock(const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit,
+                             unsigned threads = 1, std::vector<Gap>* failures = nullptr);
+
+    // Whether (and how) decoding runs in worker processes (spans/IsolatedDecode.h).
+    const DecoderIsolation& isolation() const { return decode_->isolation(); }
 
     // Runs task(0) .. task(n - 1) on up to `threads` threads (0: hardware_concurrency),
     // the calling thread being one of them.
@@ -112,6 +119,8 @@ private:
     PtSession() = default;
     SegmentSpans decodeSegment(const Segment& segment,
                                const std::function<void(const FlowBlock&)>* visit) const;
+    // What stands for segment `index` when libipt died on it: a gap over it.
+    SegmentSpans failedSegment(size_t index, GapReason reason, const std::string& detail) const;
     // `walk`: with the flow walker (pt/PtFlowWalker.h), setting *unhandled when it
     // met what it does not handle (the result is then to be thrown away); else
     // with libipt's block decoder.
