@@ -13,6 +13,8 @@
 #include <QtTest>
 
 #include "../decode/OpenCsdCrashFile.h"
+#include "gui/analysis/CodeView.h"
+#include "gui/timeline/TimelineView.h"
 #include "gui/trace/TraceFilePage.h"
 
 using namespace auxscope;
@@ -66,6 +68,50 @@ private slots:
             QVERIFY2(cause, "its cause names the library and the signal");
             QVERIFY2(spans, "the other segments decoded");
         }
+    }
+
+    // The code view decodes the flow of a range again (forEachBlock): over the
+    // crashed segment OpenCSD dies in a worker process, the window lives, and
+    // the view shows the function's code with a note naming the crash.
+    void codeViewOverTheCrashLives() {
+        const QString path = dir_.filePath("crash-code.data");
+        auto w = isolationtest::writeOpenCsdCrashPerfData(AUXSCOPE_OPENCSD_CRASH_INPUT, path.toStdString());
+        QVERIFY2(w.ok(), w.ok() ? "" : w.error().message.c_str());
+        TraceFilePage page(path);
+        page.setAutoDecodeLimit(0);
+        page.setTimelineDecodeBudget(uint64_t(1) << 30);
+        page.resize(1400, 1000);
+        page.show();
+        QVERIFY(QTest::qWaitFor([&] { return page.loaded() || page.failed(); }, 30000));
+        QVERIFY(page.loaded());
+        QVERIFY(page.timeline());
+        QVERIFY(QTest::qWaitFor(
+            [&] {
+                const auto& d = page.timeline()->data();
+                return d && d->decodedEnd > d->decodedBegin && !page.timelineDecoding();
+            },
+            60000));
+        const auto data = page.timeline()->data();
+        // The function with the most spans, over the whole recording.
+        std::map<uint32_t, size_t> counts;
+        for (const TimelineData::Thread& t : data->threads)
+            t.spans.forEach(0, t.spans.size(), [&](size_t, const Span& s) {
+                if (!s.isGap()) ++counts[s.function];
+            });
+        QVERIFY(!counts.empty());
+        uint32_t function = counts.begin()->first;
+        for (const auto& [f, n] : counts)
+            if (n > counts[function]) function = f;
+        page.showCode(-1, function, data->begin, data->end);
+        CodeView* view = page.codeView();
+        QVERIFY(view);
+        QVERIFY2(QTest::qWaitFor(
+                     [&] { return view->code() || view->header()->styleSheet().contains("#b00020"); }, 60000),
+                 qPrintable(view->header()->text()));
+        QVERIFY2(view->code(), qPrintable(view->header()->text()));
+        QVERIFY2(view->header()->text().contains("decoder crashed (OpenCSD, SIGSEGV) on 1 segment"),
+                 qPrintable(view->header()->text()));
+        QVERIFY2(view->code()->executed > 0, "the other segments' blocks are counted");
     }
 };
 

@@ -742,18 +742,31 @@ void TimelineDecodeController::showCode(int32_t tid, uint32_t function, uint64_t
         // Blocks of the function, counted per distinct (ip, endIp), in the first process that ran it.
         std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> counts;  // -> (count, insns)
         int32_t pid = -1;
+        // Segments the decoding library crashed or hung on (in its worker process):
+        // their blocks are missing from the counts, and the view says so.
+        std::vector<Gap> failures;
         {
             std::lock_guard guard(*lock);
-            session->forEachBlock(window, [&](const FlowBlock& b) {
-                if (b.function != function) return;
-                const int32_t p = session->sideband().pidOf(b.tid);
-                if (pid == -1) pid = p;
-                if (p != pid) return;
-                auto& c = counts[{b.ip, b.endIp}];
-                ++c.first;
-                c.second = b.instructions;
-            });
+            session->forEachBlock(
+                window,
+                [&](const FlowBlock& b) {
+                    if (b.function != function) return;
+                    const int32_t p = session->sideband().pidOf(b.tid);
+                    if (pid == -1) pid = p;
+                    if (p != pid) return;
+                    auto& c = counts[{b.ip, b.endIp}];
+                    ++c.first;
+                    c.second = b.instructions;
+                },
+                1, &failures);
         }
+        QString shown = context;
+        if (!failures.empty())
+            shown += QString("; %1 on %2 segment%3 of the range: counts without %4")
+                         .arg(QString::fromStdString(failures.front().detail))
+                         .arg(failures.size())
+                         .arg(failures.size() == 1 ? "" : "s")
+                         .arg(failures.size() == 1 ? "it" : "them");
         std::vector<ExecutedBlock> blocks;
         blocks.reserve(counts.size());
         for (const auto& [key, c] : counts)
@@ -762,12 +775,12 @@ void TimelineDecodeController::showCode(int32_t tid, uint32_t function, uint64_t
             annotateFunction(session->images(), session->functions(), pid, function, blocks));
         QMetaObject::invokeMethod(
             qApp,
-            [self, code, request, context] {
+            [self, code, request, shown] {
                 if (!self || request != self->codeGeneration_) return;
                 if (!*code)
                     self->tab_->codeView()->showMessage(QString::fromStdString(code->error().message), true);
                 else
-                    self->tab_->codeView()->showCode(code->value(), context);
+                    self->tab_->codeView()->showCode(code->value(), shown);
             },
             Qt::QueuedConnection);
     }).detach();
