@@ -65,13 +65,19 @@ bool isLossRecord(const ParsedRecord& r) {
 
 std::unique_ptr<LiveSideband> LiveSideband::attach(CaptureSession& session, Publish publish,
                                                    LiveSidebandOptions options) {
+    auto s = start(session.ids(), std::move(publish), std::move(options));
+    session.addSink(s.get());
+    return s;
+}
+
+std::unique_ptr<LiveSideband> LiveSideband::start(const IdTable& ids, Publish publish,
+                                                  LiveSidebandOptions options) {
     std::unique_ptr<LiveSideband> s(new LiveSideband);
-    s->ids_ = session.ids();  // records parsed on the worker point into this copy
+    s->ids_ = ids;  // records parsed on the worker point into this copy
     s->options_ = std::move(options);
     s->publish_ = std::move(publish);
     s->builder_ = std::make_unique<Sideband::Builder>();
     if (s->options_.configure) s->options_.configure(s->builder_->model());
-    session.addSink(s.get());
     s->thread_ = std::thread([p = s.get()] { p->loop(); });
     // Names of what ran before the capture: on a thread of its own (reading /proc
     // takes seconds on a busy machine), the timeline meanwhile shows tids.

@@ -106,6 +106,10 @@ public:
     // Registers itself as a sink of `session` (before start()) and starts its thread.
     static std::unique_ptr<LiveSideband> attach(CaptureSession& session, Publish publish,
                                                 LiveSidebandOptions options = {});
+    // The same for records handed to onRecord() by another source than a
+    // CaptureSession (benchmarks, tests): `ids` are the events the records name.
+    static std::unique_ptr<LiveSideband> start(const IdTable& ids, Publish publish,
+                                               LiveSidebandOptions options = {});
     ~LiveSideband() override;
 
     // One more tick now, waiting for it (end of capture, tests).
