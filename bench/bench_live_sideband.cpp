@@ -123,11 +123,13 @@ int main(int argc, char** argv) {
     options.maxRateHz = 1000;     // ticks when flushed
     options.cpuShare = 1;
     auto live = LiveSideband::start(
-        feed.ids(), [&](std::shared_ptr<const Sideband> sb, bool, const LiveSidebandStats& s) {
+        feed.ids(),
+        [&](std::shared_ptr<const Sideband> sb, bool, const LiveSidebandStats& s) {
             std::lock_guard lock(mutex);
             published = std::move(sb);
             stats = s;
-        });
+        },
+        options);
     auto hand = [&](int cpu, std::span<const uint8_t> bytes, const ParsedRecord& r) {
         live->onRecord(cpu, bytes, r);
     };

@@ -6,6 +6,7 @@
 // allocations(): the process's totals so far; threadAllocations(): the calling
 // thread's. Relaxed atomics: cheap beside malloc itself.
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
