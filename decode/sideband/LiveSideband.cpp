@@ -65,13 +65,21 @@ bool isLossRecord(const ParsedRecord& r) {
 
 std::unique_ptr<LiveSideband> LiveSideband::attach(CaptureSession& session, Publish publish,
                                                    LiveSidebandOptions options) {
+    auto s = start(session.ids(), std::move(publish), std::move(options));
+    session.addSink(s.get());
+    return s;
+}
+
+std::unique_ptr<LiveSideband> LiveSideband::start(const IdTable& ids, Publish publish,
+                                                  LiveSidebandOptions options) {
     std::unique_ptr<LiveSideband> s(new LiveSideband);
-    s->ids_ = session.ids();  // records parsed on the worker point into this copy
+    s->ids_ = ids;  // records parsed on the worker point into this copy
     s->options_ = std::move(options);
     s->publish_ = std::move(publish);
     s->builder_ = std::make_unique<Sideband::Builder>();
     if (s->options_.configure) s->options_.configure(s->builder_->model());
-    session.addSink(s.get());
+    s->identityBuilder_ = std::make_unique<Sideband::Builder>();
+    if (s->options_.configure) s->options_.configure(s->identityBuilder_->model());
     s->thread_ = std::thread([p = s.get()] { p->loop(); });
     // Names of what ran before the capture: on a thread of its own (reading /proc
     // takes seconds on a busy machine), the timeline meanwhile shows tids.
@@ -224,7 +232,9 @@ void LiveSideband::runPreamble() {
     stats_.preambleSeconds = took;
 }
 
-void LiveSideband::feed(const Chunk& chunk) {
+template <typename F>
+uint64_t LiveSideband::forEachParsed(const Chunk& chunk, F&& f) const {
+    uint64_t refused = 0;
     ParsedRecord r;
     for (size_t i = 0; i < chunk.entries.size(); ++i) {
         const Entry& e = chunk.entries[i];
@@ -232,22 +242,38 @@ void LiveSideband::feed(const Chunk& chunk) {
         const std::span<const uint8_t> rec(chunk.bytes.data() + e.offset, end - e.offset);
         r = ParsedRecord{};
         if (parseRecord(rec, ids_, r)) {
-            ++own_.parseErrors;
+            ++refused;
             continue;
         }
-        builder_->addRecord(e.cpu, r, rec);
-        if (r.hasSampleId && r.time && !isIdentityRecord(r.type) && !isMappingRecord(r.type))
-            builderFrom_ = std::min(builderFrom_, r.time);
+        f(e.cpu, r, rec);
     }
+    return refused;
+}
+
+void LiveSideband::feed(const Chunk& chunk) {
+    own_.parseErrors +=
+        forEachParsed(chunk, [&](int cpu, const ParsedRecord& r, std::span<const uint8_t> rec) {
+            builder_->addRecord(cpu, r, rec);
+            if (r.hasSampleId && r.time && !isIdentityRecord(r.type) && !isMappingRecord(r.type))
+                builderFrom_ = std::min(builderFrom_, r.time);
+        });
     changed_ = true;
 }
 
+void LiveSideband::feedIdentity(const Chunk& chunk) {
+    identityParseErrors_ +=
+        forEachParsed(chunk, [&](int cpu, const ParsedRecord& r, std::span<const uint8_t> rec) {
+            identityBuilder_->addRecord(cpu, r, rec);
+        });
+}
+
 void LiveSideband::rebuild() {
-    builder_ = std::make_unique<Sideband::Builder>();
-    if (options_.configure) options_.configure(builder_->model());
+    // What feeding identity_ to a new builder gives, without feeding it: a copy of
+    // the builder that took it (sharing its processes, mappings and names).
+    builder_ = std::make_unique<Sideband::Builder>(*identityBuilder_);
+    own_.parseErrors += identityParseErrors_;
+    if (!identity_.empty()) changed_ = true;  // as feeding it would say
     builderFrom_ = UINT64_MAX;
-    for (const Chunk& c : identity_)
-        feed(c);
     for (const Chunk& c : losses_)
         feed(c);
     builderRecords_ = 0;
@@ -274,6 +300,7 @@ void LiveSideband::tick() {
         identitySize_ += c.bytes.size();
         own_.identity += c.size();  // counted as fed: the snapshot below has them
         feed(c);
+        feedIdentity(c);
         identity_.push_back(std::move(c));
     }
     for (Chunk& c : takenLoss) {
@@ -319,6 +346,11 @@ void LiveSideband::tick() {
         }
         identity_.insert(identity_.begin(), std::make_move_iterator(takenPreamble.begin()),
                          std::make_move_iterator(takenPreamble.end()));
+        identityBuilder_ = std::make_unique<Sideband::Builder>();
+        if (options_.configure) options_.configure(identityBuilder_->model());
+        identityParseErrors_ = 0;
+        for (const Chunk& c : identity_)
+            feedIdentity(c);
         rebuild();
     } else if (dropped && ((builderFrom_ != UINT64_MAX && windowBegin > builderFrom_ &&
                             windowBegin - builderFrom_ > windowNs / 4) ||
@@ -348,11 +380,15 @@ void LiveSideband::tick() {
     const bool changed = changed_;
     if (changed) {
         changed_ = false;
+        if (snapshot_) retired_.push_back(std::move(snapshot_));
         snapshot_ = std::make_shared<const Sideband>(builder_->snapshot());
         ++own_.snapshots;
     }
     merge();
     if (publish_) publish_(snapshot_, changed, published);
+    // The snapshots no reader holds any more: freed here, on the worker. (Only
+    // the worker copies from retired_'s pointers, so a count of 1 stays 1.)
+    std::erase_if(retired_, [](const std::shared_ptr<const Sideband>& s) { return s.use_count() == 1; });
     own_.lastTickSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Keep the rate: a tick may take the cpuShare of the interval. Its cost is about
     // proportional to the window's records, so scale the bound toward what fits

@@ -31,6 +31,14 @@
 //   quarter window (or a quarter of maxRecords) beyond the window, it is built
 //   again from the names and the records still in the window, so a snapshot
 //   costs O(window), never O(capture).
+// - The allocator (issue 28): a snapshot shares the parts made of many small
+//   blocks (processes, mappings, names, thread -> process) with the builder until
+//   a record changes them (CopyOnWrite), so a tick allocates a few blocks (the
+//   model's arrays), not one per thread or mapping. A rebuild starts from a copy
+//   of a builder that took the names and mappings only (sharing them again), not
+//   from feeding them once more. Published snapshots are freed on the worker: it
+//   keeps each one until the readers dropped theirs, so the GUI thread never
+//   frees a snapshot's blocks (nor waits on the allocator's lock for them).
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -106,6 +114,10 @@ public:
     // Registers itself as a sink of `session` (before start()) and starts its thread.
     static std::unique_ptr<LiveSideband> attach(CaptureSession& session, Publish publish,
                                                 LiveSidebandOptions options = {});
+    // The same for records handed to onRecord() by another source than a
+    // CaptureSession (benchmarks, tests): `ids` are the events the records name.
+    static std::unique_ptr<LiveSideband> start(const IdTable& ids, Publish publish,
+                                               LiveSidebandOptions options = {});
     ~LiveSideband() override;
 
     // One more tick now, waiting for it (end of capture, tests).
@@ -138,7 +150,11 @@ private:
     void loop();
     void tick();
     void runPreamble();
-    void feed(const Chunk& chunk);
+    // f(cpu, parsed, bytes) for each record of `chunk` the parser takes; returns how many it refused.
+    template <typename F>
+    uint64_t forEachParsed(const Chunk& chunk, F&& f) const;
+    void feed(const Chunk& chunk);          // to builder_
+    void feedIdentity(const Chunk& chunk);  // to identityBuilder_
     void rebuild();
 
     IdTable ids_;
@@ -158,6 +174,12 @@ private:
 
     // The worker's own.
     std::unique_ptr<Sideband::Builder> builder_;
+    // Fed identity_ only (what builder_ is fed first): rebuild() starts from a copy of it.
+    std::unique_ptr<Sideband::Builder> identityBuilder_;
+    uint64_t identityParseErrors_ =
+        0;  // identity_'s records the parser refused (counted again per rebuild, as fed)
+    // Snapshots published and replaced since, until the readers dropped them: freed here.
+    std::vector<std::shared_ptr<const Sideband>> retired_;
     std::deque<Chunk> window_;     // by arrival, the oldest first
     std::deque<Chunk> losses_;     // LOST, THROTTLE, AUX loss...: aged by time only
     std::vector<Chunk> identity_;  // COMM / FORK / EXIT and executable MMAP / MMAP2 since the start

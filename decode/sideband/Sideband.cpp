@@ -48,11 +48,12 @@ void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<cons
     switch (r.type) {
         case PERF_RECORD_ITRACE_START:
             if (cpu >= 0 && r.tid > 0) itraceStarts_[cpu].push_back({r.time, UINT64_MAX, r.pid, r.tid});
-            if (r.tid > 0 && r.pid > 0) sb.pidOf_.try_emplace(r.tid, r.pid);
+            if (r.tid > 0 && r.pid > 0 && !sb.pidOf_->count(r.tid))
+                sb.pidOf_.mutable_().emplace(r.tid, r.pid);
             break;
         case PERF_RECORD_COMM: {
-            sb.pidOf_[r.tid] = r.pid;
-            ProcessSideband& p = sb.processes_[r.pid];
+            assignIfChanged(sb.pidOf_, r.tid, r.pid);
+            ProcessSideband& p = sb.processes_.mutable_()[r.pid];
             p.pid = r.pid;
             if (r.pid == r.tid) p.name = std::string(r.comm);
             // exec replaces the address space: the maps that follow are the new
@@ -60,22 +61,23 @@ void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<cons
             if (r.misc & PERF_RECORD_MISC_COMM_EXEC) {
                 std::erase_if(p.maps,
                               [&](const Mapping& m) { return !r.time || !m.time || m.time < r.time; });
-                uint64_t& exec = execTime_[r.pid];
+                uint64_t& exec = execTime_.mutable_()[r.pid];
                 exec = std::max(exec, r.time);
             }
             break;
         }
         case PERF_RECORD_FORK: {
-            sb.pidOf_[r.tid] = r.pid;
+            assignIfChanged(sb.pidOf_, r.tid, r.pid);
             if (r.pid != r.ppid) {
                 // A new process starts with its parent's mappings, unless it has
                 // exec'd since (its exec may come first in the file).
-                ProcessSideband& child = sb.processes_[r.pid];
+                auto& processes = sb.processes_.mutable_();
+                ProcessSideband& child = processes[r.pid];
                 child.pid = r.pid;
-                auto parent = sb.processes_.find(r.ppid);
-                auto exec = execTime_.find(r.pid);
-                const bool execSince = exec != execTime_.end() && (!r.time || exec->second >= r.time);
-                if (parent != sb.processes_.end()) {
+                auto parent = processes.find(r.ppid);
+                auto exec = execTime_->find(r.pid);
+                const bool execSince = exec != execTime_->end() && (!r.time || exec->second >= r.time);
+                if (parent != processes.end()) {
                     if (!execSince) {
                         // The parent's maps as of the fork, then what the child mapped itself.
                         std::vector<Mapping> maps;
@@ -112,14 +114,14 @@ void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<cons
                 if (it != headerBuildIds_.end()) m.buildId = it->second;
             }
             if (m.kernel || r.pid == -1) {
-                sb.kernelMaps_.push_back(std::move(m));
+                sb.kernelMaps_.mutable_().push_back(std::move(m));
             } else {
-                sb.pidOf_[r.tid] = r.pid;
-                ProcessSideband& p = sb.processes_[r.pid];
+                assignIfChanged(sb.pidOf_, r.tid, r.pid);
+                ProcessSideband& p = sb.processes_.mutable_()[r.pid];
                 p.pid = r.pid;
                 // A mapping of the program an exec already replaced (read late from another CPU's ring).
-                auto exec = execTime_.find(r.pid);
-                if (exec != execTime_.end() && m.time && m.time < exec->second) break;
+                auto exec = execTime_->find(r.pid);
+                if (exec != execTime_->end() && m.time && m.time < exec->second) break;
                 p.maps.push_back(std::move(m));
             }
             break;
@@ -131,8 +133,14 @@ void Sideband::Builder::addRecord(int cpu, const ParsedRecord& r, std::span<cons
 
 void Sideband::Builder::complete(Sideband& sb, std::map<int, std::vector<Slice>> itraceStarts) {
     sb.model_.finish();
-    for (const auto& [tid, pid] : sb.model_.processOf())
-        sb.pidOf_.try_emplace(tid, pid);
+    // pidOf() asks the model for the threads the records above did not place
+    // (rather than copying them in here).
+    // Each CPU's slices in one block.
+    std::map<int, size_t> perCpu;
+    for (const RunSlice& s : sb.model_.runSlices())
+        ++perCpu[s.cpu];
+    for (const auto& [cpu, n] : perCpu)
+        sb.slices_[cpu].reserve(n);
     for (const RunSlice& s : sb.model_.runSlices())
         sb.slices_[s.cpu].push_back({s.start, s.end, s.pid, s.tid});
     // A CPU without switch records (perf record --no-switch-events, a replay of a
@@ -189,18 +197,30 @@ Expected<Sideband> Sideband::load(const PerfDataReader& file, const Progress& pr
     });
     if (cancelled) return makeError(file.path() + ": reading the sideband: cancelled");
     Sideband sb = std::move(builder).finish();
-    if (!walked && sb.processes_.empty() && sb.kernelMaps_.empty()) return walked.error();
+    if (!walked && sb.processes_->empty() && sb.kernelMaps_->empty()) return walked.error();
     return sb;
 }
 
 const ProcessSideband* Sideband::process(int32_t pid) const {
-    auto it = processes_.find(pid);
-    return it == processes_.end() ? nullptr : &it->second;
+    auto it = processes_->find(pid);
+    return it == processes_->end() ? nullptr : &it->second;
 }
 
 int32_t Sideband::pidOf(int32_t tid) const {
-    auto it = pidOf_.find(tid);
-    return it == pidOf_.end() ? -1 : it->second;
+    auto it = pidOf_->find(tid);
+    if (it != pidOf_->end()) return it->second;
+    auto model = model_.processOf().find(tid);
+    return model == model_.processOf().end() ? -1 : model->second;
+}
+
+std::vector<std::shared_ptr<const void>> Sideband::sharedParts() const {
+    std::vector<std::shared_ptr<const void>> parts;
+    for (auto part :
+         {std::shared_ptr<const void>(processes_.shared()), std::shared_ptr<const void>(kernelMaps_.shared()),
+          std::shared_ptr<const void>(pidOf_.shared())})
+        if (part) parts.push_back(std::move(part));
+    model_.sharedParts(parts);
+    return parts;
 }
 
 bool Sideband::hasSwitches(int cpu) const {

@@ -14,12 +14,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "Result.h"
 #include "perfdata/PerfDataReader.h"
+#include "sideband/CopyOnWrite.h"
 #include "sideband/TraceModel.h"
 
 namespace auxscope {
@@ -53,8 +55,8 @@ public:
     static Expected<Sideband> load(const PerfDataReader& file, const Progress& progress = {});
 
     const TraceModel& model() const { return model_; }
-    const std::map<int32_t, ProcessSideband>& processes() const { return processes_; }
-    const std::vector<Mapping>& kernelMaps() const { return kernelMaps_; }
+    const std::map<int32_t, ProcessSideband>& processes() const { return *processes_; }
+    const std::vector<Mapping>& kernelMaps() const { return *kernelMaps_; }
     const ProcessSideband* process(int32_t pid) const;
     int32_t pidOf(int32_t tid) const;  // -1 when unknown
     bool hasSwitches(int cpu) const;
@@ -77,12 +79,21 @@ public:
     // Builds a Sideband record by record (below).
     class Builder;
 
+    // The parts a copy shares with this one until one of them changes (processes,
+    // mappings, names, thread -> process; the model's too): for a holder that wants
+    // to be the one that frees them.
+    std::vector<std::shared_ptr<const void>> sharedParts() const;
+
 private:
     TraceModel model_;
-    std::map<int32_t, ProcessSideband> processes_;
-    std::vector<Mapping> kernelMaps_;
+    // Made of many small blocks (a node per process and thread, a string per
+    // mapping) and changed by few records: shared with copies (a live snapshot)
+    // until they change.
+    CopyOnWrite<std::map<int32_t, ProcessSideband>> processes_;
+    CopyOnWrite<std::vector<Mapping>> kernelMaps_;
     std::map<int, std::vector<Slice>> slices_;  // per CPU, by start
-    std::map<int32_t, int32_t> pidOf_;
+    // What COMM, FORK, MMAP and ITRACE_START said; pidOf() asks model_ next.
+    CopyOnWrite<std::map<int32_t, int32_t>> pidOf_;
 };
 
 // Builds a Sideband record by record, from a file (load()) or from a live
@@ -113,7 +124,7 @@ private:
     // Per process, the time of its last exec (COMM with PERF_RECORD_MISC_COMM_EXEC):
     // records come in file order, which is not time order across CPUs (a child's
     // exec and mappings may come before the FORK its parent's CPU recorded).
-    std::map<int32_t, uint64_t> execTime_;
+    CopyOnWrite<std::map<int32_t, uint64_t>> execTime_;  // shared with copies until it changes
     size_t records_ = 0;
 };
 

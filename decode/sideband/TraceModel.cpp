@@ -227,10 +227,10 @@ void TraceModel::tracepointSwitch(int cpu, const ParsedRecord& r, const SchedSwi
     ++tpSwitches_;
     noteThread(r.pid, r.tid);  // the sample's own TID: the task switching out
     const int32_t nextPid = readAt<int32_t>(r.raw, l.nextPid);
-    if (nextPid > 0 && nextPid != lastNamed_ && !names_.count(nextPid)) {
+    if (nextPid > 0 && nextPid != lastNamed_ && !names_->count(nextPid)) {
         lastNamed_ = nextPid;
         const char* comm = reinterpret_cast<const char*>(r.raw.data() + l.nextComm);
-        switchNames_[nextPid].assign(comm, strnlen(comm, l.nextCommSize));
+        assignIfChanged(switchNames_, nextPid, std::string_view(comm, strnlen(comm, l.nextCommSize)));
     }
     if (cpu < 0) return;
     CpuState& s = tpState_[cpu];
@@ -255,7 +255,7 @@ void TraceModel::see(uint64_t t) {
 
 void TraceModel::noteThread(int32_t pid, int32_t tid) {
     if (pid <= 0 || tid <= 0 || (tid == lastTid_ && pid == lastPid_)) return;
-    pidOfTid_[tid] = pid;
+    assignIfChanged(pidOfTid_, tid, pid);
     lastTid_ = tid, lastPid_ = pid;
 }
 
@@ -298,14 +298,15 @@ void TraceModel::addRecord(int cpu, const ParsedRecord& r) {
         case PERF_RECORD_COMM:
             noteThread(r.pid, r.tid);
             lastNamed_ = 0;
-            names_[r.tid] = std::string(r.comm);
+            assignIfChanged(names_, r.tid, r.comm);
             break;
         case PERF_RECORD_FORK:
             noteThread(r.pid, r.tid);
             noteThread(r.ppid, r.ptid);
-            if (!names_.count(r.tid)) {
-                auto parent = names_.find(r.ptid);
-                if (parent != names_.end()) names_[r.tid] = parent->second;  // a new thread inherits its name
+            if (!names_->count(r.tid)) {
+                auto parent = names_->find(r.ptid);
+                if (parent != names_->end())
+                    names_.mutable_()[r.tid] = std::string(parent->second);  // a new thread inherits its name
             }
             see(r.time);
             break;
@@ -378,8 +379,8 @@ void TraceModel::finish() {
         if (recordSwitchCpus_.count(slice.cpu)) continue;
         if (slice.pid <= 0) {
             if (slice.tid != lastTid) {
-                auto it = pidOfTid_.find(slice.tid);
-                lastTid = slice.tid, lastPid = it != pidOfTid_.end() ? it->second : -1;
+                auto it = pidOfTid_->find(slice.tid);
+                lastTid = slice.tid, lastPid = it != pidOfTid_->end() ? it->second : -1;
             }
             slice.pid = lastPid;
         }
@@ -415,17 +416,24 @@ std::vector<int> TraceModel::cpus() const {
 }
 
 std::string TraceModel::threadName(int32_t tid) const {
-    auto it = names_.find(tid);
-    if (it != names_.end()) return it->second;
-    it = switchNames_.find(tid);
-    return it != switchNames_.end() ? it->second : "tid " + std::to_string(tid);
+    auto it = names_->find(tid);
+    if (it != names_->end()) return it->second;
+    it = switchNames_->find(tid);
+    return it != switchNames_->end() ? it->second : "tid " + std::to_string(tid);
 }
 
 std::string TraceModel::processName(int32_t pid) const {
-    auto it = names_.find(pid);
-    if (it != names_.end()) return it->second;
-    it = switchNames_.find(pid);
-    return it != switchNames_.end() ? it->second : "pid " + std::to_string(pid);
+    auto it = names_->find(pid);
+    if (it != names_->end()) return it->second;
+    it = switchNames_->find(pid);
+    return it != switchNames_->end() ? it->second : "pid " + std::to_string(pid);
+}
+
+void TraceModel::sharedParts(std::vector<std::shared_ptr<const void>>& out) const {
+    for (auto part :
+         {std::shared_ptr<const void>(names_.shared()), std::shared_ptr<const void>(switchNames_.shared()),
+          std::shared_ptr<const void>(pidOfTid_.shared())})
+        if (part) out.push_back(std::move(part));
 }
 
 }  // namespace auxscope

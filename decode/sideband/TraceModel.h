@@ -13,6 +13,7 @@
 // auxscope's statistics section) and auxscope's capture statistics over time.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "CaptureStats.h"
 #include "RecordParser.h"
 #include "Result.h"
+#include "sideband/CopyOnWrite.h"
 
 namespace auxscope {
 
@@ -123,7 +125,7 @@ public:
     const std::vector<CounterSeries>& counters() const { return counters_; }
     std::vector<int> cpus() const;
     // Thread id -> process id, from any record that named both.
-    const std::unordered_map<int32_t, int32_t>& processOf() const { return pidOfTid_; }
+    const std::unordered_map<int32_t, int32_t>& processOf() const { return *pidOfTid_; }
     std::string threadName(int32_t tid) const;
     std::string processName(int32_t pid) const;
     uint64_t firstTime() const { return first_; }
@@ -148,6 +150,9 @@ public:
     const std::vector<int>& tracepointCpus() const { return tpCpus_; }
     // What readHeaders() and the records could not tell as asked, one line each.
     const std::vector<std::string>& notes() const { return notes_; }
+    // The parts a copy shares with this model until one of them changes (names,
+    // thread -> process): for a holder that wants to be the one that frees them.
+    void sharedParts(std::vector<std::shared_ptr<const void>>& out) const;
 
 private:
     struct CpuState {
@@ -175,7 +180,9 @@ private:
     // number, and a vector by CPU would be as large as the largest).
     std::set<int> recordSwitchCpus_;
     std::vector<int> tpCpus_;
-    std::unordered_map<int32_t, std::string> switchNames_;  // next_comm, where no COMM named the thread
+    // next_comm, where no COMM named the thread. The per-thread maps are shared
+    // with copies (a live snapshot) until they change.
+    CopyOnWrite<std::unordered_map<int32_t, std::string>> switchNames_;
     int32_t lastNamed_ = 0;  // the thread switchNames_ named last (not looked up again)
     uint64_t tpSwitches_ = 0, tpShort_ = 0, tpBroken_ = 0;
     bool brokenNoted_ = false;
@@ -187,8 +194,8 @@ private:
     std::vector<LossEvent> losses_;
     std::vector<LossMarker> markers_;
     std::vector<CounterSeries> counters_;
-    std::unordered_map<int32_t, std::string> names_;
-    std::unordered_map<int32_t, int32_t> pidOfTid_;
+    CopyOnWrite<std::unordered_map<int32_t, std::string>> names_;
+    CopyOnWrite<std::unordered_map<int32_t, int32_t>> pidOfTid_;
     uint64_t first_ = UINT64_MAX, last_ = 0;
 };
 

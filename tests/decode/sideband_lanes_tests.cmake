@@ -14,3 +14,10 @@ gtest_discover_tests(sideband_lanes_tests DISCOVERY_TIMEOUT 30 PROPERTIES RUN_SE
 add_executable(sideband_order_tests ${CMAKE_CURRENT_LIST_DIR}/SidebandOrderTest.cpp)
 target_link_libraries(sideband_order_tests PRIVATE auxscope_decode GTest::gtest_main)
 gtest_discover_tests(sideband_order_tests DISCOVERY_TIMEOUT 30)
+
+# LiveSideband and the allocator (issue 28): a tick, a rebuild and a reader's drop of
+# a snapshot allocate / free no block per record, thread or mapping (operator new
+# counted; records made in memory, no capture).
+add_executable(live_sideband_alloc_tests ${CMAKE_CURRENT_LIST_DIR}/LiveSidebandAllocTest.cpp)
+target_link_libraries(live_sideband_alloc_tests PRIVATE auxscope_decode GTest::gtest_main)
+gtest_discover_tests(live_sideband_alloc_tests DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
