@@ -24,7 +24,9 @@
 # fuzzer is started again, with the next seed, on the corpus it has grown
 # (libFuzzer's -fork mode does the same but restarts every few seconds, a third
 # of the speed here). Every crashing input is copied to FUZZ_ARTIFACTS (when
-# set); the last line is "FUZZ-SUMMARY execs=N crashes=C library=L ours=O".
+# set); the last line is "FUZZ-SUMMARY execs=N crashes=C library=L ours=O cov=E ft=F"
+# (E, F: libFuzzer's edges and features where the run ended); FUZZ_KEEP_LOG=FILE
+# keeps the whole log there.
 #
 # FUZZ_INPUT_LEAKS=0 (set by a run script whose target drives a library that
 # leaks a little on every input, OpenCSD 1.3.3's C API): libFuzzer's per-input
@@ -138,8 +140,11 @@ if [ "${FUZZ_LONG:-0}" = 1 ]; then
         cp "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-* "$FUZZ_ARTIFACTS"/ 2>/dev/null
         cp "$tmp/fuzz.log" "$FUZZ_ARTIFACTS/fuzz.log"
     fi
+    # Coverage where the run ended (libFuzzer's last "cov: N ft: M" line: edges and features).
+    cov=$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\).*/\1 \2/p' "$tmp/fuzz.log" | tail -n 1)
+    [ -n "${FUZZ_KEEP_LOG:-}" ] && cp "$tmp/fuzz.log" "$FUZZ_KEEP_LOG"
     rm -rf "$tmp"
-    echo "FUZZ-SUMMARY execs=${execs:-0} crashes=$((ours + library)) library=$library ours=$ours"
+    echo "FUZZ-SUMMARY execs=${execs:-0} crashes=$((ours + library)) library=$library ours=$ours cov=${cov% *} ft=${cov#* }"
     [ $ours -eq 0 ]
     exit
 fi
