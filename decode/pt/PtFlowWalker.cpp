@@ -77,6 +77,7 @@ void BlockTable::setMode(pt_exec_mode m) {
     classes.clear();
     pushes.clear();
     index_.clear(4096);
+    zeroBlock_ = UINT32_MAX;
 }
 
 bool BlockTable::isVmEntry(uint64_t ip) {
@@ -90,6 +91,7 @@ bool BlockTable::isVmEntry(uint64_t ip) {
 }
 
 uint32_t BlockTable::build(uint64_t ip) {
+    if (!ip && zeroBlock_ != UINT32_MAX) return zeroBlock_;
     Block b;
     b.ip = ip;
     b.offsets = uint32_t(offsets.size());
@@ -162,7 +164,10 @@ uint32_t BlockTable::build(uint64_t ip) {
     }
     blocks.push_back(b);
     const uint32_t i = uint32_t(blocks.size() - 1);
-    index_.insert(ip, i);
+    if (ip)
+        index_.insert(ip, i);
+    else
+        zeroBlock_ = i;
     return i;
 }
 

@@ -190,8 +190,9 @@ public:
 
     // The block starting at `ip`, built when new.
     [[gnu::always_inline]] uint32_t at(uint64_t ip) {
-        if (const uint32_t* i = index_.find(ip)) [[likely]]
-            return *i;
+        if (ip) [[likely]]
+            if (const uint32_t* i = index_.find(ip)) [[likely]]
+                return *i;
         return build(ip);
     }
     // Another execution mode decodes the same bytes differently: the table starts afresh.
@@ -206,6 +207,9 @@ private:
     pt_image* image_;
     InsnProbe probe_;
     IpMap<uint32_t> index_{4096};
+    // The block at IP 0, which index_ cannot hold (0 marks its free slots): a
+    // corrupt trace may name it (a fuzzer's input did).
+    uint32_t zeroBlock_ = UINT32_MAX;
 };
 
 // The walk over one segment's query decoder. Sink:
