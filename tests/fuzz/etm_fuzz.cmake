@@ -18,6 +18,8 @@ auxscope_add_fuzzer(NAME etm_fuzz TARGET etm_fuzzer SCRIPT ${CMAKE_CURRENT_LIST_
     ${_etm_dir}/EtmDecoder.cpp
     ${_etm_dir}/EtmSnapshot.cpp
     ${_etm_dir}/EtmSnapshotDecode.cpp
+    ${PROJECT_SOURCE_DIR}/decode/spans/IsolatedDecode.cpp
+    ${PROJECT_SOURCE_DIR}/decode/spans/SpanStore.cpp
   HEADERS ${_etm_fuzz_headers}
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
   LIBS -lopencsd_c_api -lopencsd)
