@@ -91,7 +91,6 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
         // libipt's packet decoder runs in worker processes (spans/IsolatedDecode.h:
         // streamIsolated), a run an item: a run libipt crashes or hangs on ends
         // that run's listing with a line to `err`, and the next run goes on.
-        enum : uint8_t { kText = 0, kCounts = 1, kError = 2 };
         PtPacketCounts total;
         std::vector<size_t> runs(t.runs.size());
         for (size_t i = 0; i < runs.size(); ++i)
@@ -100,7 +99,7 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
             runs, 1, pt_->isolation(), "libipt",
             [&](size_t i, IsolatedOutput& to) {
                 const PtRun& run = t.runs[i];
-                IsolatedOutputStream text(to, kText);
+                IsolatedOutputStream text(to, kListingText);
                 if (!run.lostCause.empty()) text << "[lost AUX: " << run.lostCause << "]\n";
                 PtConfig config = makePtConfig(pt_->trace().configOptions(), t.bytes.data() + run.begin,
                                                t.bytes.data() + run.end);
@@ -108,24 +107,23 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
                 text.flush();
                 if (!dumped) {
                     const std::string m = "auxscope decode: " + dumped.error().message + "\n";
-                    to.append(kError, m.data(), m.size());
+                    to.append(kListingError, m.data(), m.size());
                     return;
                 }
-                to.append(kCounts, dumped->counts.byType.data(), sizeof dumped->counts.byType);
+                to.append(kListingCounts, dumped->counts.byType.data(), sizeof dumped->counts.byType);
             },
-            [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
-                if (kind == kText) {
-                    out.write(reinterpret_cast<const char*>(data), std::streamsize(n));
-                } else if (kind == kError) {
-                    err.write(reinterpret_cast<const char*>(data), std::streamsize(n));
-                    status = 1;
-                } else if (kind == kCounts && n == sizeof total.byType) {
-                    PtPacketCounts c;
-                    std::memcpy(c.byType.data(), data, n);
-                    for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
-                        total.byType[k] += c.byType[k];
-                }
-            },
+            listingConsumer([&](std::string_view text) { out << text; },
+                            [&](std::string_view line) {
+                                err << line;
+                                status = 1;
+                            },
+                            [&](const uint8_t* data, size_t n) {
+                                if (n != sizeof total.byType) return;
+                                PtPacketCounts c;
+                                std::memcpy(c.byType.data(), data, n);
+                                for (size_t k = 0; k < PtPacketCounts::kTypes; ++k)
+                                    total.byType[k] += c.byType[k];
+                            }),
             [&](size_t i, const DecoderFailure& f) {
                 err << "auxscope decode: " << failedPieceText(t.cpu, t.runs[i].begin, f.detail)
                     << ": the packets of this run end there\n";

@@ -517,7 +517,6 @@ int EtmSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostr
     // OpenCSD's packet printers run in worker processes (spans/IsolatedDecode.h:
     // streamIsolated), one AUX buffer an item: a buffer OpenCSD crashes or hangs
     // on ends that buffer's listing with a line to `err`, and the next goes on.
-    enum : uint8_t { kText = 0, kCounts = 1, kError = 2 };
     class Printer final : public EtmPacketSink {
     public:
         void packet(uint8_t traceId, uint64_t index, std::string_view text) override {
@@ -528,7 +527,7 @@ int EtmSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostr
             line.assign(head, size_t(n));
             line.append(text);
             line.push_back('\n');
-            to->append(kText, line.data(), line.size());
+            to->append(kListingText, line.data(), line.size());
             ++counts[traceId];
         }
         IsolatedOutput* to = nullptr;
@@ -570,29 +569,27 @@ int EtmSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostr
                 if (auto fed = (*decoder)->feed(p.begin, s.bytes.view(p.begin, p.end, scratch)); !fed) {
                     const std::string m =
                         "auxscope decode: cpu " + std::to_string(s.cpu) + ": " + fed.error().message + "\n";
-                    to.append(kError, m.data(), m.size());
+                    to.append(kListingError, m.data(), m.size());
                 }
                 (void)(*decoder)->finish();
                 for (const auto& [id, n] : printer.counts) {
                     uint8_t record[9] = {id};
                     std::memcpy(record + 1, &n, sizeof n);
-                    to.append(kCounts, record, sizeof record);
+                    to.append(kListingCounts, record, sizeof record);
                 }
             },
-            [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
-                if (kind == kText) {
-                    out.write(reinterpret_cast<const char*>(data), std::streamsize(n));
-                } else if (kind == kError) {
-                    err.write(reinterpret_cast<const char*>(data), std::streamsize(n));
-                    status = 1;
-                } else if (kind == kCounts) {
-                    for (size_t at = 0; at + 9 <= n; at += 9) {
-                        uint64_t count = 0;
-                        std::memcpy(&count, data + at + 1, sizeof count);
-                        counts[data[at]] += count;
-                    }
-                }
-            },
+            listingConsumer([&](std::string_view text) { out << text; },
+                            [&](std::string_view line) {
+                                err << line;
+                                status = 1;
+                            },
+                            [&](const uint8_t* data, size_t n) {
+                                for (size_t at = 0; at + 9 <= n; at += 9) {
+                                    uint64_t count = 0;
+                                    std::memcpy(&count, data + at + 1, sizeof count);
+                                    counts[data[at]] += count;
+                                }
+                            }),
             [&](size_t i, const DecoderFailure& f) {
                 err << "auxscope decode: " << failedPieceText(s.cpu, s.places[i].begin, f.detail)
                     << ": the packets of this AUX buffer end there\n";

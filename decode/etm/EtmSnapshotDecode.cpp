@@ -38,7 +38,6 @@ private:
 };
 
 // The pieces of a buffer's listing, from the process that decodes it.
-enum : uint8_t { kText = 0, kCounts = 1, kError = 2 };
 static_assert(std::is_trivially_copyable_v<EtmTraceIdCounts>);
 
 // Appends to `to` where set (the process decoding the buffer sets it).
@@ -194,7 +193,7 @@ Expected<EtmSnapshotSummary> decodeSnapshot(const std::string& dir, EtmOutputFor
         // naming it, the other buffers go on. The printer writes to whichever
         // process runs it (`forward`), the parent copies the text to `w` in order.
         ForwardOutput forward;
-        IsolatedOutputStream text(forward, kText);
+        IsolatedOutputStream text(forward, kListingText);
         LineWriter lines(text);
         EtmBufferSummary counts;
         Printer printer(lines, counts, format);
@@ -232,25 +231,22 @@ Expected<EtmSnapshotSummary> decodeSnapshot(const std::string& dir, EtmOutputFor
                 for (const auto& [id, c] : counts.traceIds) {
                     uint8_t record[1 + sizeof c] = {id};
                     std::memcpy(record + 1, &c, sizeof c);
-                    to.append(kCounts, record, sizeof record);
+                    to.append(kListingCounts, record, sizeof record);
                 }
                 if (!fed) {
                     const std::string m = buffer.path + ": " + fed.error().message;
-                    to.append(kError, m.data(), m.size());
+                    to.append(kListingError, m.data(), m.size());
                 }
                 forward.to = nullptr;
             },
-            [&](size_t, uint8_t kind, const uint8_t* data, size_t n) {
-                if (kind == kText) {
-                    w.append(reinterpret_cast<const char*>(data), n);
-                } else if (kind == kCounts) {
-                    constexpr size_t kEach = 1 + sizeof(EtmTraceIdCounts);
-                    for (size_t at = 0; at + kEach <= n; at += kEach)
-                        std::memcpy(&bs.traceIds[data[at]], data + at + 1, sizeof(EtmTraceIdCounts));
-                } else if (kind == kError) {
-                    summary.errors.emplace_back(reinterpret_cast<const char*>(data), n);
-                }
-            },
+            listingConsumer([&](std::string_view text) { w.append(text.data(), text.size()); },
+                            [&](std::string_view line) { summary.errors.emplace_back(line); },
+                            [&](const uint8_t* data, size_t n) {
+                                constexpr size_t kEach = 1 + sizeof(EtmTraceIdCounts);
+                                for (size_t at = 0; at + kEach <= n; at += kEach)
+                                    std::memcpy(&bs.traceIds[data[at]], data + at + 1,
+                                                sizeof(EtmTraceIdCounts));
+                            }),
             [&](size_t, const DecoderFailure& f) {
                 summary.errors.push_back(buffer.where + ": " + f.detail + ": the listing of buffer " +
                                          buffer.name + " ends there");

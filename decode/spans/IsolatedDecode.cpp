@@ -822,6 +822,21 @@ int IsolatedOutputStream::Buffer::sync() {
     return 0;
 }
 
+ConsumeFn listingConsumer(std::function<void(std::string_view)> text,
+                          std::function<void(std::string_view)> error,
+                          std::function<void(const uint8_t*, size_t)> counts) {
+    return [text = std::move(text), error = std::move(error), counts = std::move(counts)](
+               size_t, uint8_t kind, const uint8_t* data, size_t n) {
+        const std::string_view bytes(reinterpret_cast<const char*>(data), n);
+        if (kind == kListingText)
+            text(bytes);
+        else if (kind == kListingError)
+            error(bytes);
+        else if (kind == kListingCounts)
+            counts(data, n);
+    };
+}
+
 void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const DecoderIsolation& isolation,
                     const std::string& library, const ProduceFn& produce, const ConsumeFn& consume,
                     const ItemFailedFn& failed) {

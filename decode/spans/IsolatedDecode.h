@@ -41,6 +41,7 @@
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spans/SpanStore.h"
@@ -147,6 +148,14 @@ using ItemFailedFn = std::function<void(size_t id, const DecoderFailure& failure
 void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const DecoderIsolation& isolation,
                     const std::string& library, const ProduceFn& produce, const ConsumeFn& consume,
                     const ItemFailedFn& failed);
+
+// A listing streamed from workers (the packet and range listings): text, error
+// lines and the listing's own counts records, as these kinds. listingConsumer()
+// is the parent's side: each kind to its callback.
+enum ListingKind : uint8_t { kListingText = 0, kListingCounts = 1, kListingError = 2 };
+ConsumeFn listingConsumer(std::function<void(std::string_view text)> text,
+                          std::function<void(std::string_view line)> error,
+                          std::function<void(const uint8_t* data, size_t n)> counts);
 
 // A segment's result as bytes and back (what a worker hands the parent).
 void serializeSegmentSpans(const SegmentSpans& s, std::string& out);
