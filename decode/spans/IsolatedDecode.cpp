@@ -2,6 +2,7 @@
 #include "spans/IsolatedDecode.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -735,50 +736,153 @@ void decodeIsolated(const std::vector<size_t>& segments, unsigned workers, const
 
 namespace {
 
-// A piece on a worker's pipe: [kind: 1 byte][bytes: 4, little-endian host order][bytes].
+// A worker's output goes through shared memory: a ring the worker writes
+// pieces into and the parent reads them from in place, with no copy through the
+// kernel (a pipe cost a kernel copy each way: 1.4 s of system time for the 2 GB
+// of blocks of a 16 MB PT trace, +15-20 % wall). The ring is mapped twice back to
+// back, so a piece that wraps is still one run of bytes. A pipe beside it carries
+// wake-ups (a byte when the worker publishes) and, by its end, the worker's death.
+// A piece: [kind: 1 byte][bytes: 4, host order][bytes].
 constexpr uint8_t kItemEnd = 255;  // the worker finished its current item
 constexpr size_t kPieceHead = 5;
-constexpr size_t kBatchBytes = 64 << 10;
+constexpr size_t kBatchBytes = 64 << 10;    // the largest piece
+constexpr size_t kRingBytes = 1 << 20;      // a worker's ring
+constexpr size_t kPublishBytes = 64 << 10;  // the worker publishes at least this often
 
-// The worker's side: pieces collected in a buffer, written in batches.
-class PipeOutput final : public IsolatedOutput {
+long futexCall(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+    return ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+struct RingControl {
+    std::atomic<uint64_t> head;         // bytes the worker published
+    std::atomic<uint64_t> tail;         // bytes the parent consumed
+    std::atomic<uint32_t> freed;        // bumped when the parent moves `tail` (the worker waits on it)
+    std::atomic<uint32_t> writerWaits;  // 1: the worker waits for room
+};
+
+// The shared memory of one worker slot (reused by the worker that replaces a
+// dead one).
+class SharedRing {
 public:
-    explicit PipeOutput(int fd) : fd_(fd) { buf_.reserve(kBatchBytes + 4096); }
-    void append(uint8_t kind, const void* data, size_t n) override {
-        if (open_ < 0 || kind != kind_ || buf_.size() + n > kBatchBytes) {
-            if (buf_.size() + n > kBatchBytes) flush();
-            open_ = ptrdiff_t(buf_.size());
-            kind_ = kind;
-            buf_.push_back(char(kind));
-            buf_.append(4, '\0');
+    SharedRing() = default;
+    SharedRing(const SharedRing&) = delete;
+    SharedRing& operator=(const SharedRing&) = delete;
+    ~SharedRing() {
+        if (control) ::munmap(control, page_);
+        if (data) ::munmap(data, 2 * kRingBytes);
+    }
+    bool create() {
+        page_ = size_t(::sysconf(_SC_PAGESIZE));
+        const int fd = ::memfd_create("auxscope-stream", MFD_CLOEXEC);
+        if (fd < 0) return false;
+        bool ok = ::ftruncate(fd, off_t(page_ + kRingBytes)) == 0;
+        void* c = ok ? ::mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+        void* base =
+            ok ? ::mmap(nullptr, 2 * kRingBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) : MAP_FAILED;
+        if (c != MAP_FAILED) control = new (c) RingControl;
+        if (base != MAP_FAILED) {
+            data = static_cast<uint8_t*>(base);
+            for (size_t half : {size_t(0), kRingBytes})
+                ok = ok && ::mmap(data + half, kRingBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                                  off_t(page_)) != MAP_FAILED;
         }
-        buf_.append(static_cast<const char*>(data), n);
-        const uint32_t bytes = uint32_t(buf_.size() - size_t(open_) - kPieceHead);
-        std::memcpy(buf_.data() + open_ + 1, &bytes, 4);
+        ::close(fd);
+        return ok && control && data;
+    }
+    void reset() {
+        control->head.store(0);
+        control->tail.store(0);
+        control->freed.store(0);
+        control->writerWaits.store(0);
+    }
+    // The parent consumed up to `tail`: the worker may reuse the room.
+    void release(uint64_t tail) {
+        control->tail.store(tail, std::memory_order_release);
+        control->freed.fetch_add(1);
+        if (control->writerWaits.exchange(0)) futexCall(&control->freed, FUTEX_WAKE, 1, nullptr);
+    }
+    uint8_t* at(uint64_t position) const { return data + position % kRingBytes; }
+
+    RingControl* control = nullptr;
+    uint8_t* data = nullptr;
+
+private:
+    size_t page_ = 4096;
+};
+
+// The worker's side: pieces written straight into the ring, published in
+// batches (and at the end of each item) with a byte on the pipe.
+class RingOutput final : public IsolatedOutput {
+public:
+    RingOutput(SharedRing& ring, int wakeFd) : ring_(ring), wakeFd_(wakeFd) {}
+    void append(uint8_t kind, const void* data, size_t n) override {
+        const auto* bytes = static_cast<const uint8_t*>(data);
+        // Longer than a piece (no caller appends that much at once): in pieces.
+        while (n > kBatchBytes) {
+            append(kind, bytes, kBatchBytes);
+            bytes += kBatchBytes;
+            n -= kBatchBytes;
+            open_ = false;
+        }
+        bool continued = open_ && kind == kind_ && pieceBytes_ + n <= kBatchBytes;
+        if (!room(continued ? n : kPieceHead + n)) {
+            publish();  // closes the open piece
+            continued = false;
+            waitForRoom(kPieceHead + n);
+        }
+        if (!continued) {
+            *ring_.at(local_) = kind;
+            piece_ = local_;
+            local_ += kPieceHead;
+            pieceBytes_ = 0;
+            kind_ = kind;
+            open_ = true;
+        }
+        if (n) std::memcpy(ring_.at(local_), bytes, n);
+        local_ += n;
+        pieceBytes_ += uint32_t(n);
+        std::memcpy(ring_.at(piece_ + 1), &pieceBytes_, 4);
+        if (local_ - published_ >= kPublishBytes) publish();
     }
     // The item is done: its end marker, and everything to the parent now (so a
     // later item that hangs is not taken for this one).
     void endItem() {
         append(kItemEnd, nullptr, 0);
-        flush();
+        publish();
     }
-    void flush() {
-        size_t done = 0;
-        while (done < buf_.size()) {
-            const ssize_t w = ::write(fd_, buf_.data() + done, buf_.size() - done);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) ::_exit(4);  // the parent is gone or gave up on this worker
-            done += size_t(w);
-        }
-        buf_.clear();
-        open_ = -1;
+    void publish() {
+        open_ = false;
+        if (local_ == published_) return;
+        ring_.control->head.store(local_, std::memory_order_release);
+        published_ = local_;
+        const char c = 'p';
+        // Full (EAGAIN): the parent has wake-ups enough to read.
+        if (::write(wakeFd_, &c, 1) < 0 && errno == EPIPE) ::_exit(4);  // the parent gave up on this worker
     }
 
 private:
-    int fd_;
-    std::string buf_;
-    ptrdiff_t open_ = -1;  // where the last piece's head is, -1: none open
+    bool room(size_t bytes) const {
+        return local_ + bytes - ring_.control->tail.load(std::memory_order_acquire) <= kRingBytes;
+    }
+    void waitForRoom(size_t bytes) {
+        RingControl& c = *ring_.control;
+        while (!room(bytes)) {
+            const uint32_t seen = c.freed.load();
+            c.writerWaits.store(1);
+            if (room(bytes)) break;
+            const timespec wait{0, 100 * 1000 * 1000};
+            futexCall(&c.freed, FUTEX_WAIT, seen, &wait);
+        }
+    }
+
+    SharedRing& ring_;
+    int wakeFd_;
+    uint64_t local_ = 0;      // written
+    uint64_t published_ = 0;  // handed to the parent
+    uint64_t piece_ = 0;      // where the open piece's head is
+    uint32_t pieceBytes_ = 0;
     uint8_t kind_ = 0;
+    bool open_ = false;
 };
 
 // Not isolated: straight to the consumer.
@@ -796,9 +900,9 @@ private:
 
 struct StreamWorker {
     pid_t pid = -1;
-    int fd = -1;               // the read end of its pipe
-    std::vector<uint8_t> buf;  // read, not consumed yet (from `at`)
-    size_t at = 0;
+    int fd = -1;  // the read end of its wake-up pipe
+    std::unique_ptr<SharedRing> ring;
+    uint64_t tail = 0;  // consumed
 };
 
 }  // namespace
@@ -856,19 +960,23 @@ void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const Deco
     std::vector<StreamWorker> pool(count);
     // A worker for items first, first + count, ...: false where none could be started.
     auto start = [&](StreamWorker& w, size_t first) {
+        if (!w.ring) {
+            auto ring = std::make_unique<SharedRing>();
+            if (!ring->create()) return false;
+            w.ring = std::move(ring);
+        }
+        w.ring->reset();
+        w.tail = 0;
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0) return false;
-#ifdef F_SETPIPE_SZ
-        // Room for the worker to run ahead of the consumer (best effort).
-        (void)::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
-#endif
+        (void)::fcntl(fds[1], F_SETFL, O_NONBLOCK);
         const pid_t pid = ::fork();
         if (pid == 0) {
             enterWorker(parent);
             ::close(fds[0]);
             for (const StreamWorker& other : pool)
                 if (other.fd >= 0) ::close(other.fd);
-            PipeOutput out(fds[1]);
+            RingOutput out(*w.ring, fds[1]);
             try {
                 for (size_t k = first; k < n; k += count) {
                     testDoubles(isolation, ids[k]);
@@ -887,8 +995,6 @@ void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const Deco
         }
         w.pid = pid;
         w.fd = fds[0];
-        w.buf.clear();
-        w.at = 0;
         return true;
     };
     // The worker ended (or was killed): reaped, its pipe closed.
@@ -914,24 +1020,43 @@ void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const Deco
             continue;
         }
         auto lastData = std::chrono::steady_clock::now();
+        bool ended = false;  // the pipe's end: the worker exited or died
         for (bool done = false; !done;) {
-            // The whole pieces read so far.
-            while (!done && w.buf.size() - w.at >= kPieceHead) {
-                const uint8_t kind = w.buf[w.at];
+            // The whole pieces published so far, read in place.
+            const uint64_t head = w.ring->control->head.load(std::memory_order_acquire);
+            const uint64_t had = w.tail;
+            bool corrupt = head - w.tail > kRingBytes;
+            while (!done && !corrupt && head - w.tail >= kPieceHead) {
+                const uint8_t* piece = w.ring->at(w.tail);
                 uint32_t bytes = 0;
-                std::memcpy(&bytes, w.buf.data() + w.at + 1, 4);
-                if (w.buf.size() - w.at - kPieceHead < bytes) break;
-                const uint8_t* data = w.buf.data() + w.at + kPieceHead;
-                w.at += kPieceHead + bytes;
-                if (kind == kItemEnd)
+                std::memcpy(&bytes, piece + 1, 4);
+                if (bytes > kBatchBytes || head - w.tail - kPieceHead < bytes) {
+                    corrupt = true;
+                    break;
+                }
+                if (piece[0] == kItemEnd)
                     done = true;
                 else
-                    consume(ids[k], kind, data, bytes);
+                    consume(ids[k], piece[0], piece + kPieceHead, bytes);
+                w.tail += kPieceHead + bytes;
+            }
+            if (w.tail != had) {
+                w.ring->release(w.tail);
+                lastData = std::chrono::steady_clock::now();
             }
             if (done) break;
-            if (w.at) {
-                w.buf.erase(w.buf.begin(), w.buf.begin() + ptrdiff_t(w.at));
-                w.at = 0;
+            if (corrupt) {
+                // What the worker published does not parse: its memory is not to be trusted.
+                ::kill(w.pid, SIGKILL);
+                DecoderFailure f = reap(w, false);
+                f.detail = "decoder crashed (" + library + ", result unreadable)";
+                failed(ids[k], f);
+                break;
+            }
+            if (ended) {
+                // The end of the pipe before the end of the item: the worker died on it.
+                failed(ids[k], reap(w, false));
+                break;
             }
             pollfd p{w.fd, POLLIN, 0};
             const int ready = ::poll(&p, 1, 250);
@@ -942,33 +1067,35 @@ void streamIsolated(const std::vector<size_t>& ids, unsigned workers, const Deco
                 break;
             }
             if (ready <= 0) {
-                if (std::chrono::steady_clock::now() - lastData > hangLimit) {
+                if (w.ring->control->head.load() == head &&
+                    std::chrono::steady_clock::now() - lastData > hangLimit) {
                     ::kill(w.pid, SIGKILL);
                     failed(ids[k], reap(w, true));
                     break;
                 }
                 continue;
             }
-            const size_t had = w.buf.size();
-            w.buf.resize(had + (1 << 20));
-            ssize_t got = ::read(w.fd, w.buf.data() + had, 1 << 20);
+            char wakeups[4096];
+            ssize_t got = ::read(w.fd, wakeups, sizeof wakeups);
             while (got < 0 && errno == EINTR)
-                got = ::read(w.fd, w.buf.data() + had, 1 << 20);
-            w.buf.resize(had + size_t(std::max<ssize_t>(got, 0)));
-            if (got > 0) {
-                lastData = std::chrono::steady_clock::now();
-                continue;
-            }
-            // The end of the pipe before the end of the item: the worker died on it.
-            failed(ids[k], reap(w, false));
-            break;
+                got = ::read(w.fd, wakeups, sizeof wakeups);
+            // 0: the worker is gone; what it published before is still read.
+            if (got == 0) ended = true;
         }
     }
     for (StreamWorker& w : pool)
         if (w.pid >= 0) {
             // Done with every item: it exits (or is ended, should it linger).
-            pollfd p{w.fd, POLLIN, 0};
-            if (::poll(&p, 1, 1000) <= 0) ::kill(w.pid, SIGKILL);
+            for (;;) {
+                pollfd p{w.fd, POLLIN, 0};
+                char wakeups[4096];
+                if (::poll(&p, 1, 1000) <= 0) {
+                    ::kill(w.pid, SIGKILL);
+                    break;
+                }
+                const ssize_t got = ::read(w.fd, wakeups, sizeof wakeups);
+                if (got == 0 || (got < 0 && errno != EINTR)) break;
+            }
             (void)reap(w, false);
         }
 }

@@ -95,12 +95,14 @@ struct DecoderFailure {
 // and of the code view (AuxTraceSession::forEachBlock), the lines of a packet or
 // range listing. The same rules as decodeIsolated (the fork rule above, the
 // watchdog, the gap reasons, the test doubles, DecoderIsolation::enabled): a
-// worker runs produce() for its items and writes what it appends into a pipe,
-// in batches of up to 64 KiB (one write per batch and one at the end of each
-// item, never one per block or line); the parent reads the workers' pipes in
-// item order and hands each piece to consume(). A worker that dies or hangs
-// ends only the item it was on (what it had handed over of it stays consumed):
-// failed() is called for it, and a new worker goes on with the next.
+// worker runs produce() for its items and writes what it appends straight into
+// a ring of shared memory (1 MiB a worker), publishing it every 64 KiB and at
+// the end of each item with a byte on a pipe (never a write per block or line);
+// the parent reads the rings in place, in item order, and hands each piece (up
+// to 64 KiB) to consume(); a worker whose ring is full waits for the parent. A
+// worker that dies or hangs ends only the item it was on (what it had published
+// of it stays consumed): failed() is called for it, and a new worker goes on
+// with the next.
 class IsolatedOutput {
 public:
     // Appends `n` bytes of the caller's `kind` (0..253): consecutive appends of one

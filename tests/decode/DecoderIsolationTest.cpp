@@ -16,8 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <string>
@@ -28,6 +31,7 @@
 #include "TestSupport.h"
 #include "auxtrace/AuxTraceDecode.h"
 #include "perfdata/PerfDataReader.h"
+#include "spans/IsolatedDecode.h"
 
 using namespace auxscope;
 
@@ -582,3 +586,144 @@ TEST(IsolatedSharedTraces, SameDecodeWithAndWithoutIsolation) {
 }
 
 }  // namespace
+
+// ------------------------------------------------ the streamed transport
+// streamIsolated's workers write into a ring of shared memory (1 MiB each) the
+// parent reads in place: many times the ring's size, from several workers at
+// once, in appends of every size (a byte to more than a piece), arrives whole
+// and in order; a worker that dies or hangs mid-item loses only the rest of its
+// item.
+
+namespace {
+
+// The appends' sizes: 1, 4, 13, ... up to this (more than a piece, 64 KiB).
+constexpr size_t kLargestAppend = 265720;
+
+// Item `id`'s bytes: a pattern the parent can check byte for byte.
+uint8_t patternByte(size_t id, uint64_t at) {
+    return uint8_t((at * 2654435761u) >> 13 ^ id * 31);
+}
+
+struct Received {
+    std::map<size_t, std::vector<uint8_t>> text;  // kind 0, per item
+    std::map<size_t, uint64_t> records;           // kind 1: 8-byte records seen, per item
+    std::vector<size_t> order;                    // items as their first piece came
+    std::map<size_t, DecoderFailure> failed;
+    bool recordsInOrder = true;
+};
+
+// Item `id`: `bytes` of pattern text in appends of growing sizes (1 byte up to
+// kLargestAppend), with an 8-byte record (the count so far)
+// between appends; `die(id, at)` may end the worker part way.
+void produceItem(size_t id, IsolatedOutput& out, uint64_t bytes,
+                 const std::function<void(size_t id, uint64_t at)>& die = {}) {
+    std::vector<uint8_t> chunk;
+    uint64_t at = 0, record = 0;
+    for (size_t size = 1; at < bytes; size = size == kLargestAppend ? 1 : size * 3 + 1) {
+        const size_t n = size_t(std::min<uint64_t>(size, bytes - at));
+        chunk.resize(n);
+        for (size_t i = 0; i < n; ++i)
+            chunk[i] = patternByte(id, at + i);
+        out.append(0, chunk.data(), n);
+        at += n;
+        out.append(1, &record, sizeof record);
+        ++record;
+        if (die) die(id, at);
+    }
+}
+
+Received streamItems(const std::vector<size_t>& ids, unsigned workers, const DecoderIsolation& isolation,
+                     uint64_t bytes, const std::function<void(size_t, uint64_t)>& die = {}) {
+    Received got;
+    streamIsolated(
+        ids, workers, isolation, "test",
+        [&](size_t id, IsolatedOutput& out) { produceItem(id, out, bytes, die); },
+        [&](size_t id, uint8_t kind, const uint8_t* data, size_t n) {
+            if (got.order.empty() || got.order.back() != id) got.order.push_back(id);
+            if (kind == 0) {
+                auto& t = got.text[id];
+                t.insert(t.end(), data, data + n);
+            } else {
+                for (size_t at = 0; at + 8 <= n; at += 8) {
+                    uint64_t r = 0;
+                    std::memcpy(&r, data + at, 8);
+                    if (r != got.records[id]) got.recordsInOrder = false;
+                    ++got.records[id];
+                }
+            }
+        },
+        [&](size_t id, const DecoderFailure& f) { got.failed.emplace(id, f); });
+    return got;
+}
+
+// The first place where item `id`'s text differs from its pattern (size: none).
+size_t firstWrongByte(size_t id, const std::vector<uint8_t>& text) {
+    for (size_t i = 0; i < text.size(); ++i)
+        if (text[i] != patternByte(id, i)) return i;
+    return text.size();
+}
+
+}  // namespace
+
+TEST(StreamIsolated, ManyRingsOfOutputFromThreeWorkersArriveWholeAndInOrder) {
+    const std::vector<size_t> ids = {0, 1, 2, 3, 4, 5, 6};
+    const uint64_t bytes = 11 << 20;  // eleven rings per item
+    const Received got = streamItems(ids, 3, isolated(true), bytes);
+    EXPECT_TRUE(got.failed.empty());
+    EXPECT_EQ(got.order, ids);
+    EXPECT_TRUE(got.recordsInOrder);
+    for (size_t id : ids) {
+        ASSERT_EQ(got.text.at(id).size(), bytes) << "item " << id;
+        EXPECT_EQ(firstWrongByte(id, got.text.at(id)), bytes) << "item " << id;
+        EXPECT_GT(got.records.at(id), 100u);
+    }
+    // The same as without isolation.
+    const Received here = streamItems(ids, 3, isolated(false), bytes);
+    EXPECT_EQ(here.records, got.records);
+    EXPECT_EQ(here.text, got.text);
+}
+
+TEST(StreamIsolated, AWorkerThatDiesMidItemLosesOnlyTheRestOfIt) {
+    const pid_t parent = ::getpid();
+    const uint64_t bytes = 6 << 20;
+    // Item 2's worker dies (SIGSEGV) 5 MiB into it: rings of it were published.
+    const Received got = streamItems({0, 1, 2, 3, 4}, 2, isolated(true), bytes, [&](size_t id, uint64_t at) {
+        if (id == 2 && at >= (5 << 20) && ::getpid() != parent) ::raise(SIGSEGV);
+    });
+    ASSERT_EQ(got.failed.size(), 1u);
+    EXPECT_EQ(got.failed.begin()->first, 2u);
+    EXPECT_EQ(got.failed.begin()->second.detail, "decoder crashed (test, SIGSEGV)");
+    EXPECT_EQ(got.order, (std::vector<size_t>{0, 1, 2, 3, 4}));
+    for (size_t id : {0, 1, 3, 4}) {
+        ASSERT_EQ(got.text.at(id).size(), bytes) << "item " << id;
+        EXPECT_EQ(firstWrongByte(id, got.text.at(id)), bytes) << "item " << id;
+    }
+    // What item 2 had published before it died came over, correct, and nothing after.
+    const std::vector<uint8_t>& partial = got.text.at(2);
+    EXPECT_GT(partial.size(), 4u << 20);
+    EXPECT_LE(partial.size(), (5u << 20) + kLargestAppend);  // it died after an append
+    EXPECT_EQ(firstWrongByte(2, partial), partial.size());
+    EXPECT_TRUE(got.recordsInOrder);
+}
+
+TEST(StreamIsolated, AWorkerThatHangsMidItemIsEndedByTheWatchdog) {
+    const pid_t parent = ::getpid();
+    DecoderIsolation isolation = isolated(true);
+    isolation.hangSeconds = 1;
+    const uint64_t bytes = 1 << 20;
+    const Received got = streamItems({0, 1, 2}, 1, isolation, bytes, [&](size_t id, uint64_t at) {
+        if (id == 1 && at >= (600 << 10) && ::getpid() != parent)
+            for (;;)
+                ::pause();
+    });
+    ASSERT_EQ(got.failed.size(), 1u);
+    EXPECT_EQ(got.failed.begin()->first, 1u);
+    EXPECT_EQ(got.failed.begin()->second.reason, GapReason::DecoderHung);
+    EXPECT_EQ(got.text.at(0).size(), bytes);
+    EXPECT_EQ(got.text.at(2).size(), bytes);
+    EXPECT_EQ(firstWrongByte(2, got.text.at(2)), bytes);
+    // Item 1: what was published (every 64 KiB) before the hang.
+    EXPECT_GE(got.text.at(1).size(), 256u << 10);
+    EXPECT_LE(got.text.at(1).size(), (600u << 10) + kLargestAppend);
+    EXPECT_EQ(firstWrongByte(1, got.text.at(1)), got.text.at(1).size());
+}
