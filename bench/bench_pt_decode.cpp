@@ -29,6 +29,10 @@
 //       --isolation-runs interleaved runs each, medians; target <= 5 % slower.
 //       (b), (c) above run as auxscope does by default: isolated (unless
 //       AUXSCOPE_DECODE_IN_PROCESS=1)
+//   (i') the same for the streamed path (forEachBlock: decode --format insn,
+//       the code view): one worker writing blocks into a shared-memory ring the
+//       caller reads in place, against in-process; compared by CPU time (the
+//       worker and the caller overlap, so wall time favours the worker)
 //   (e) first frame: from opening the file to having the spans of the first
 //       1/1000 of the time range on every CPU, which is what a timeline needs
 //       before it can draw
@@ -96,7 +100,8 @@ struct Options {
     // (0: every core), with its phases, CPU inflation and the Amdahl prediction
     // for 16 cores (ScalingFigures.h). Empty: from (b) and (c) alone.
     std::vector<unsigned> threadsList;
-    bool scalingOnly = false;  // the scaling section alone (no (a), perf, dense, real traces)
+    bool isolationOnly = false;  // (i) and (i') alone
+    bool scalingOnly = false;    // the scaling section alone (no (a), perf, dense, real traces)
 };
 
 double since(Clock::time_point t0) {
@@ -606,6 +611,85 @@ void realTraces(const Options& o) {
 
 }  // namespace
 
+// (i) and (i'): what decoding in worker processes costs.
+void isolationCost(const PerfDataReader& fileRef, const Options& o) {
+    const PerfDataReader* file = &fileRef;
+    if (o.isolationRuns) {
+        std::printf(
+            "  (i) decoding in worker processes against in-process (%u interleaved runs each, medians):\n",
+            o.isolationRuns);
+        for (unsigned threads : {1u, 0u}) {
+            std::vector<double> on, off, cpuOn, cpuOff;
+            uint64_t insOn = 0, insOff = 0;
+            for (unsigned run = 0; run < o.isolationRuns; ++run)
+                for (bool isolate : {run % 2 == 0, run % 2 != 0}) {
+                    SpanFigure f = auxscopeSpans(*file, "", threads, true, isolate);
+                    (isolate ? on : off).push_back(f.decode.seconds);
+                    (isolate ? cpuOn : cpuOff).push_back(f.decode.cpuSeconds);
+                    (isolate ? insOn : insOff) = f.decode.instructions;
+                }
+            auto median = [](std::vector<double> v) {
+                std::sort(v.begin(), v.end());
+                return v[v.size() / 2];
+            };
+            const double mOn = median(on), mOff = median(off), cOn = median(cpuOn), cOff = median(cpuOff);
+            const std::string what = threads == 1 ? "1 thread" : "all cores";
+            std::printf(
+                "      %-9s in-process %.3f s, worker processes %.3f s: %+.1f %% (%s instructions); cpu time"
+                " (workers included) %.3f s / %.3f s: %+.1f %% [%s]\n",
+                what.c_str(), mOff, mOn, mOff > 0 ? (mOn / mOff - 1) * 100 : 0.0,
+                insOn == insOff ? "same" : "DIFFERENT", cOff, cOn, cOff > 0 ? (cOn / cOff - 1) * 100 : 0.0,
+                load().c_str());
+            if (insOn != insOff) countsFailed = true;
+            verdict(("(i) isolated / in-process decode time, " + what + " (lower is better)").c_str(),
+                    mOff > 0 ? mOff / mOn : 0, 1 / 1.05);
+        }
+    }
+    if (o.isolationRuns) {
+        // (i') the streamed path (decode --format insn, the code view): every block
+        // of the trace to the caller, libipt in one worker process that writes the
+        // blocks into shared memory, against in-process.
+        std::printf(
+            "  (i') streamed blocks (forEachBlock, 1 worker) in a worker process against in-process"
+            " (%u interleaved runs each, medians):\n",
+            o.isolationRuns);
+        std::vector<double> on, off, cpuOn, cpuOff;
+        uint64_t sumOn = 0, sumOff = 0, blocksOn = 0;
+        for (unsigned run = 0; run < o.isolationRuns; ++run)
+            for (bool isolate : {run % 2 == 0, run % 2 != 0}) {
+                PtSessionOptions options;
+                options.isolation.enabled = isolate;
+                auto session = PtSession::open(*file, options);
+                if (!session) break;
+                uint64_t blocks = 0, sum = 0;
+                const double cpu0 = processCpuSeconds();
+                const auto t0 = Clock::now();
+                (*session)->forEachBlock(DecodeWindow{}, [&](const FlowBlock& b) {
+                    ++blocks;
+                    sum += b.instructions ^ b.ip ^ (b.time << 1);
+                });
+                (isolate ? on : off).push_back(since(t0));
+                (isolate ? cpuOn : cpuOff).push_back(processCpuSeconds() - cpu0);
+                (isolate ? sumOn : sumOff) = sum;
+                if (isolate) blocksOn = blocks;
+            }
+        auto median = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v.empty() ? 0.0 : v[v.size() / 2];
+        };
+        const double mOn = median(on), mOff = median(off), cOn = median(cpuOn), cOff = median(cpuOff);
+        std::printf(
+            "      %llu blocks, in-process %.3f s, worker process %.3f s: %+.1f %% (%s blocks); cpu time"
+            " (worker included) %.3f s / %.3f s: %+.1f %% [%s]\n",
+            static_cast<unsigned long long>(blocksOn), mOff, mOn, mOff > 0 ? (mOn / mOff - 1) * 100 : 0.0,
+            sumOn == sumOff ? "same" : "DIFFERENT", cOff, cOn, cOff > 0 ? (cOn / cOff - 1) * 100 : 0.0,
+            load().c_str());
+        if (sumOn != sumOff) countsFailed = true;
+        verdict("(i') isolated / in-process streamed blocks, cpu time (lower is better)",
+                cOn > 0 ? cOff / cOn : 0, 1 / 1.05);
+    }
+}
+
 int main(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
@@ -643,6 +727,8 @@ int main(int argc, char** argv) {
             o.threadsList = bench::threadsListOption(next(), "bench_pt_decode");
         else if (a == "--scaling-only")
             o.scalingOnly = true;
+        else if (a == "--isolation-only")
+            o.isolationOnly = true;
         else {
             std::printf(
                 "usage: bench_pt_decode [--size-mb N (1024)] [--perf-mb N (4)] [--dense-mb N (16, 0: none)]\n"
@@ -653,7 +739,8 @@ int main(int argc, char** argv) {
                 "                       [--threads-list N,N,... (the scaling section's thread counts; 0: all "
                 "cores)]\n"
                 "                       [--scaling-only (the scaling section alone; list 1 first for the "
-                "figures)]\n");
+                "figures)]\n"
+                "                       [--isolation-only ((i) and (i') alone)]\n");
             return a == "-h" || a == "--help" ? 0 : 2;
         }
     }
@@ -675,6 +762,11 @@ int main(int argc, char** argv) {
                     e.seconds <= 2 ? "PASS" : "BELOW", "(e) first frame", e.seconds, o.sizeMb);
         std::printf("\nbench_pt_decode: done, %s\n", load().c_str());
         return 0;
+    }
+    if (o.isolationOnly) {
+        isolationCost(*file, o);
+        std::printf("\nbench_pt_decode: done, %s%s\n", load().c_str(), countsFailed ? "; FAIL" : "");
+        return countsFailed ? 3 : 0;
     }
     if (o.scalingOnly) {
         std::vector<unsigned> list = o.threadsList.empty() ? std::vector<unsigned>{1, 0} : o.threadsList;
@@ -731,37 +823,7 @@ int main(int argc, char** argv) {
         }
         bench::printScaling("PT decode to spans, (b) and (c)", runs);
     }
-    if (o.isolationRuns) {
-        std::printf(
-            "  (i) decoding in worker processes against in-process (%u interleaved runs each, medians):\n",
-            o.isolationRuns);
-        for (unsigned threads : {1u, 0u}) {
-            std::vector<double> on, off, cpuOn, cpuOff;
-            uint64_t insOn = 0, insOff = 0;
-            for (unsigned run = 0; run < o.isolationRuns; ++run)
-                for (bool isolate : {run % 2 == 0, run % 2 != 0}) {
-                    SpanFigure f = auxscopeSpans(*file, "", threads, true, isolate);
-                    (isolate ? on : off).push_back(f.decode.seconds);
-                    (isolate ? cpuOn : cpuOff).push_back(f.decode.cpuSeconds);
-                    (isolate ? insOn : insOff) = f.decode.instructions;
-                }
-            auto median = [](std::vector<double> v) {
-                std::sort(v.begin(), v.end());
-                return v[v.size() / 2];
-            };
-            const double mOn = median(on), mOff = median(off), cOn = median(cpuOn), cOff = median(cpuOff);
-            const std::string what = threads == 1 ? "1 thread" : "all cores";
-            std::printf(
-                "      %-9s in-process %.3f s, worker processes %.3f s: %+.1f %% (%s instructions); cpu time"
-                " (workers included) %.3f s / %.3f s: %+.1f %% [%s]\n",
-                what.c_str(), mOff, mOn, mOff > 0 ? (mOn / mOff - 1) * 100 : 0.0,
-                insOn == insOff ? "same" : "DIFFERENT", cOff, cOn, cOff > 0 ? (cOn / cOff - 1) * 100 : 0.0,
-                load().c_str());
-            if (insOn != insOff) countsFailed = true;
-            verdict(("(i) isolated / in-process decode time, " + what + " (lower is better)").c_str(),
-                    mOff > 0 ? mOff / mOn : 0, 1 / 1.05);
-        }
-    }
+    isolationCost(*file, o);
     Figure e = firstFrame(path);
     print(e);
     // (a) and (b) again on a trace whose spans are as dense as real code's
