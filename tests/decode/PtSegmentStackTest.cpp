@@ -416,6 +416,27 @@ TEST_F(PtSegmentStacks, DecodeLimitsStopAtTheFirstSegmentPastACapAndSaySo) {
     EXPECT_EQ(again.fromCache, 1u);
     EXPECT_EQ(again.decodedNow, 0u);
 
+    // Isolated sessions keep their workers under caps: each segment a capped
+    // call decodes runs in a worker process of its own, so a decoder crash (the
+    // test double: the worker of segment 0 dies of SIGSEGV) ends that segment
+    // as a gap, counted as decoded, and this process lives; in process the same
+    // cap decodes the segment here.
+    for (const bool isolated : {true, false}) {
+        AuxTraceOptions options;
+        options.segmentBytes = 1;
+        options.limits = {.traceBytes = 1};
+        options.isolation.enabled = isolated;
+        options.isolation.testCrashSegment = 0;
+        auto s = AuxTraceSession::open(*reader, options);
+        ASSERT_TRUE(s.ok()) << s.error().message;
+        DecodedSpans d = (*s)->decodeSpans({}, 1);
+        const DecodeLimitReport c = (*s)->lastDecodeLimit();
+        EXPECT_TRUE(c.stopped) << isolated;
+        EXPECT_EQ(c.segmentsDecoded, 1u) << isolated;
+        EXPECT_EQ(d.stats.gaps[GapReason::DecoderCrashed], isolated ? 1u : 0u);
+        EXPECT_EQ(d.stats.instructions, isolated ? 0u : first.stats.instructions);
+    }
+
     // Half the instructions: stops past the cap, before the end; the segment
     // before the last one decoded was still below it.
     const uint64_t half = truth_->instructions / 2;
