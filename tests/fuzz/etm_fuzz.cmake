@@ -21,6 +21,7 @@ auxscope_add_fuzzer(NAME etm_fuzz TARGET etm_fuzzer SCRIPT ${CMAKE_CURRENT_LIST_
     ${PROJECT_SOURCE_DIR}/decode/spans/IsolatedDecode.cpp
     ${PROJECT_SOURCE_DIR}/decode/spans/SpanStore.cpp
   HEADERS ${_etm_fuzz_headers}
+  CRASHES ${CMAKE_CURRENT_LIST_DIR}/etm_fuzzer-crashes
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
   LIBS -lopencsd_c_api -lopencsd)
 
