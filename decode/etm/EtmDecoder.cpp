@@ -386,6 +386,33 @@ Expected<std::unique_ptr<EtmDecoder>> EtmDecoder::create(std::span<const EtmSour
         flags |= OCSD_DFRMTR_RESET_ON_4X_FSYNC;
     impl.tree = ocsd_create_dcd_tree(srcType, flags);
     if (impl.tree == C_API_INVALID_TREE_HANDLE) return makeError("OpenCSD cannot create a decode tree");
+    if (srcType == OCSD_TRC_SRC_FRAME_FORMATTED) {
+        // OpenCSD's frame deformatter (TraceFmtDcdImpl, 1.3.3 and still 1.8)
+        // leaves the two counters of the frame it is handing on (m_out_data_idx,
+        // m_out_processed) uninitialised until it unpacks its first frame, and
+        // neither its constructor nor a reset sets them: a flush before that
+        // frame (a decoder fed fewer than 16 bytes, or only FSYNCs, or nothing)
+        // hands on whatever the heap held there, an index into its 7-entry
+        // array: a read past it, a crash or a hang, depending on what was freed
+        // there before (etm_fuzzer found it only after thousands of inputs).
+        // One frame of zeros, all data for no trace ID yet, sets both for good;
+        // the reset then starts the deformatter over as if it had been fed
+        // nothing. Here, before any decoder is attached: the frame reaches
+        // none, and the reset none (a packet processor without an output
+        // refuses operations). FSYNC-delimited input needs an FSYNC first to
+        // find the frame.
+        const uint8_t frame[20] = {0xff, 0xff, 0xff, 0x7f};  // an FSYNC, then 16 zeros
+        const bool fsync = options.input == EtmInput::FormattedFsync;
+        const uint32_t size = fsync ? 20 : 16;
+        uint32_t used = 0;
+        const ocsd_datapath_resp_t r =
+            ocsd_dt_process_data(impl.tree, OCSD_OP_DATA, 0, size, fsync ? frame : frame + 4, &used);
+        const ocsd_datapath_resp_t reset =
+            ocsd_dt_process_data(impl.tree, OCSD_OP_RESET, 0, 0, nullptr, &used);
+        if (!OCSD_DATA_RESP_IS_CONT(r) || used != size || !OCSD_DATA_RESP_IS_CONT(reset))
+            return makeError("OpenCSD cannot set up the frame deformatter: " +
+                             std::string(respName(OCSD_DATA_RESP_IS_CONT(r) ? reset : r)));
+    }
 
     const int createFlags = options.packetsOnly ? OCSD_CREATE_FLG_PACKET_PROC : OCSD_CREATE_FLG_FULL_DECODER;
     for (const auto& s : d->sources_) {
@@ -470,30 +497,6 @@ Expected<std::unique_ptr<EtmDecoder>> EtmDecoder::create(std::span<const EtmSour
             err = ocsd_dt_add_callback_trcid_mem_acc(impl.tree, 0, ~0ull, OCSD_MEM_SPACE_ANY, &Impl::onMemory,
                                                      &impl);
         if (err != OCSD_OK) return makeError("OpenCSD cannot set up the decode tree: " + ocsdErrorName(err));
-    }
-    if (srcType == OCSD_TRC_SRC_FRAME_FORMATTED) {
-        // OpenCSD's frame deformatter (TraceFmtDcdImpl, 1.3.3 and still 1.8)
-        // leaves the two counters of the frame it is handing on (m_out_data_idx,
-        // m_out_processed) uninitialised until it unpacks its first frame, and
-        // neither its constructor nor a reset sets them: a flush before that
-        // frame (a decoder fed fewer than 16 bytes, or only FSYNCs, or nothing)
-        // hands on whatever the heap held there, an index into its 7-entry
-        // array: a read past it, a crash or a hang, depending on what was freed
-        // there before (etm_fuzzer found it only after thousands of inputs).
-        // One frame of zeros, all data for no trace ID yet (dropped unseen by
-        // every decoder), sets both for good; the reset then starts the tree
-        // over as if it had been fed nothing. FSYNC-delimited input needs an
-        // FSYNC first to find the frame.
-        const uint8_t frame[20] = {0xff, 0xff, 0xff, 0x7f};  // an FSYNC, then 16 zeros
-        const bool fsync = options.input == EtmInput::FormattedFsync;
-        const uint32_t size = fsync ? 20 : 16;
-        uint32_t used = 0;
-        const ocsd_datapath_resp_t r =
-            ocsd_dt_process_data(impl.tree, OCSD_OP_DATA, 0, size, fsync ? frame : frame + 4, &used);
-        const ocsd_datapath_resp_t reset =
-            ocsd_dt_process_data(impl.tree, OCSD_OP_RESET, 0, 0, nullptr, &used);
-        if (!OCSD_DATA_RESP_IS_CONT(r) || !OCSD_DATA_RESP_IS_CONT(reset))
-            return makeError("OpenCSD cannot set up the frame deformatter: " + std::string(respName(r)));
     }
     return d;
 }

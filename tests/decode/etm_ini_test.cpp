@@ -408,6 +408,21 @@ int flushBeforeTheFirstWholeFrame() {
             if (!r.ok()) std::fprintf(stderr, "%zu bytes: %s\n", fed, r.error().message.c_str()), ++failures;
         }
     }
+    // Packets only and no packet printer: nothing takes OpenCSD's output, yet the
+    // tree is made (the frame of zeros goes in before any decoder is attached).
+    EtmDecoderOptions packetsOnly;
+    packetsOnly.packetsOnly = true;
+    for (EtmProtocol p : {EtmProtocol::EtmV4, EtmProtocol::Ptm}) {
+        EtmSourceConfig q = c;
+        q.protocol = p;
+        q.etmtraceidr = 0x10;
+        q.etmcr = 0x10001000;  // TC2's PTM_0
+        q.etmidr = 0x411CF312;
+        q.etmccer = 0x34C01AC2;
+        if (p == EtmProtocol::Ptm) q.core = {EtmArch::V7, EtmProfile::CortexA};
+        auto d = EtmDecoder::create(std::vector<EtmSourceConfig>{q}, packetsOnly, nullptr, &sink, nullptr);
+        if (!d.ok()) std::fprintf(stderr, "packets only: %s\n", d.error().message.c_str()), ++failures;
+    }
     std::fprintf(stderr, "elements %d, errors %d, failures %d\n", sink.elements, sink.errors, failures);
     return sink.elements == 0 && sink.errors == 0 && failures == 0 ? 0 : 1;
 }
