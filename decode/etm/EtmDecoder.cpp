@@ -139,6 +139,24 @@ struct EtmDecoder::Impl {
         x.isa = raw(e->isa) <= ocsd_isa_unknown ? static_cast<EtmIsa>(raw(e->isa)) : EtmIsa::Unknown;
         switch (raw(e->elem_type)) {
             case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+                if (e->en_addr < e->st_addr) {
+                    // OpenCSD 1.3.3's ETMv3 decoder can hand on a range that ends
+                    // before it starts (0 instructions, a stale end: etm_fuzzer,
+                    // tests/fuzz/etm_fuzzer-crashes/etmv3-range-ends-before-start).
+                    // Not a range: said as a decode error, its cycles kept.
+                    char m[160];
+                    std::snprintf(m, sizeof m,
+                                  "OpenCSD gave an instruction range that ends before it starts "
+                                  "(0x%llx-0x%llx, %u instructions): not decoded",
+                                  static_cast<unsigned long long>(e->st_addr),
+                                  static_cast<unsigned long long>(e->en_addr), e->num_instr_range);
+                    self->elements->decodeError(x.index, traceId, m);
+                    if (!e->has_cc) return OCSD_RESP_CONT;
+                    x.kind = EtmElementKind::CycleCount;
+                    x.hasCycles = true;
+                    x.cycles = e->cycle_count;
+                    break;
+                }
                 x.kind = EtmElementKind::InstrRange;
                 x.start = e->st_addr;
                 x.end = e->en_addr;
