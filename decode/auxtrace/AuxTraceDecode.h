@@ -23,6 +23,7 @@
 #include "images/ImageResolver.h"
 #include "perfdata/PerfDataReader.h"
 #include "sideband/Sideband.h"
+#include "spans/DecodeLimits.h"
 #include "spans/DecodeTypes.h"
 #include "spans/FunctionTable.h"
 #include "spans/IsolatedDecode.h"
@@ -60,6 +61,10 @@ struct AuxTraceOptions {
     // OpenCSD ends only the segment it was on, shown as a gap "decoder crashed
     // (OpenCSD, SIGSEGV)" (spans/IsolatedDecode.h). AUXSCOPE_DECODE_IN_PROCESS=1: off.
     DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
+    // Caps on the trace bytes, instructions and spans of each decodeSpans() call
+    // (spans/DecodeLimits.h): none by default; the fuzzers bound an input with
+    // them. Intel PT and CoreSight; Arm SPE decodes no spans.
+    DecodeLimits limits;
 };
 
 // One decoder over one file: opened once, asked for windows of spans as often
@@ -86,6 +91,9 @@ public:
     virtual size_t filesLoaded() const = 0;
     // Whether open() took over a carried session's images.
     virtual bool carried() const = 0;
+    // What AuxTraceOptions::limits did to the last decodeSpans() call (its
+    // note() is also among traceNotes() then).
+    virtual DecodeLimitReport lastDecodeLimit() const { return {}; }
     virtual ~AuxTraceSession() = default;
 
     virtual AuxTraceKind kind() const = 0;
@@ -122,6 +130,8 @@ public:
                                      std::vector<Gap>* failures = nullptr) = 0;
     // The protocol's packets, per CPU buffer (or `cpu` only), with counts per
     // packet type; problems to `err`. Returns 0, or 1 when a buffer could not be listed.
+    // Intel PT: with AuxTraceOptions::limits.traceBytes, the listing stops after
+    // that many trace bytes (the last packet may be cut) and says so.
     virtual int listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) = 0;
     // The executed instruction ranges, one per line ("CPU TRACE_ID FIRST LAST COUNT ISA",
     // as `auxscope decode SNAPSHOT_DIR` lists a snapshot's), per CPU buffer (or `cpu`

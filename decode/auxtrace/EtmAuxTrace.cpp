@@ -18,6 +18,7 @@ Expected<std::unique_ptr<AuxTraceSession>> EtmAuxTraceSession::open(const PerfDa
     etm.segmentBytes = options.segmentBytes;
     etm.cacheBytes = options.cacheBytes;
     etm.isolation = options.isolation;
+    etm.limits = options.limits;
     // A session of the same kind hands its loaded images on (its own object goes with them).
     auto* same = carry ? dynamic_cast<EtmAuxTraceSession*>(carry->get()) : nullptr;
     auto session = etm::EtmSession::open(file, etm, same ? &same->etm_ : nullptr);
@@ -27,7 +28,9 @@ Expected<std::unique_ptr<AuxTraceSession>> EtmAuxTraceSession::open(const PerfDa
 }
 
 std::vector<std::string> EtmAuxTraceSession::traceNotes() const {
-    return etm_->trace().notes();
+    std::vector<std::string> notes = etm_->trace().notes();
+    if (std::string limit = etm_->lastDecodeLimit().note(); !limit.empty()) notes.push_back(std::move(limit));
+    return notes;
 }
 
 std::vector<std::string> EtmAuxTraceSession::imageNotes() const {

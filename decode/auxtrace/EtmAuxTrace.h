@@ -16,6 +16,7 @@ public:
                                                            std::unique_ptr<AuxTraceSession>* carry = nullptr);
     size_t filesLoaded() const override { return etm_->filesLoaded(); }
     bool carried() const override { return etm_->carried(); }
+    DecodeLimitReport lastDecodeLimit() const override { return etm_->lastDecodeLimit(); }
 
     AuxTraceKind kind() const override { return AuxTraceKind::CoreSight; }
     const Sideband& sideband() const override { return etm_->sideband(); }

@@ -33,6 +33,7 @@ Expected<std::unique_ptr<AuxTraceSession>> PtAuxTraceSession::open(const PerfDat
     pt.cacheBytes = options.cacheBytes;
     pt.flowWalker = options.ptFlowWalker;
     pt.isolation = options.isolation;
+    pt.limits = options.limits;
     // A session of the same kind hands its loaded images on (its own object goes with them).
     auto* same = carry ? dynamic_cast<PtAuxTraceSession*>(carry->get()) : nullptr;
     auto session = PtSession::open(file, pt, same ? &same->pt_ : nullptr);
@@ -42,7 +43,9 @@ Expected<std::unique_ptr<AuxTraceSession>> PtAuxTraceSession::open(const PerfDat
 }
 
 std::vector<std::string> PtAuxTraceSession::traceNotes() const {
-    return pt_->trace().notes();
+    std::vector<std::string> notes = pt_->trace().notes();
+    if (std::string limit = pt_->lastDecodeLimit().note(); !limit.empty()) notes.push_back(std::move(limit));
+    return notes;
 }
 
 std::vector<std::string> PtAuxTraceSession::imageNotes() const {
@@ -81,8 +84,15 @@ DecodeStats PtAuxTraceSession::forEachBlock(const DecodeWindow& window,
 int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, std::ostream& err) {
     int status = 0;
     char line[512];
+    const uint64_t cap = pt_->limits().traceBytes;  // 0: no cap
+    uint64_t listed = 0;
+    bool capped = false;
     for (const PtCpuTrace& t : pt_->trace().cpus()) {
         if (cpu && t.cpu != *cpu) continue;
+        if (capped || (cap && listed >= cap)) {
+            capped = true;
+            break;
+        }
         const PsbIndex& index = pt_->psbIndex(t.cpu);
         std::snprintf(line, sizeof line, "cpu %d: %zu bytes in %zu AUXTRACE buffers, %zu runs, %zu PSBs\n",
                       t.cpu, t.bytes.size(), t.buffers, t.runs.size(), index.psbCount());
@@ -92,9 +102,21 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
         // streamIsolated), a run an item: a run libipt crashes or hangs on ends
         // that run's listing with a line to `err`, and the next run goes on.
         PtPacketCounts total;
-        std::vector<size_t> runs(t.runs.size());
-        for (size_t i = 0; i < runs.size(); ++i)
-            runs[i] = i;
+        // The runs listed and where each listing ends: with a cap on trace
+        // bytes, the runs up to the cap, the last one cut there.
+        std::vector<size_t> runs, ends(t.runs.size());
+        for (size_t i = 0; i < t.runs.size(); ++i) {
+            const PtRun& run = t.runs[i];
+            if (cap && listed >= cap) {
+                capped = true;
+                break;
+            }
+            size_t end = run.end;
+            if (cap && end - run.begin > cap - listed) end = run.begin + size_t(cap - listed), capped = true;
+            listed += end - run.begin;
+            runs.push_back(i);
+            ends[i] = end;
+        }
         streamIsolated(
             runs, 1, pt_->isolation(), "libipt",
             [&](size_t i, IsolatedOutput& to) {
@@ -102,7 +124,7 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
                 IsolatedOutputStream text(to, kListingText);
                 if (!run.lostCause.empty()) text << "[lost AUX: " << run.lostCause << "]\n";
                 PtConfig config = makePtConfig(pt_->trace().configOptions(), t.bytes.data() + run.begin,
-                                               t.bytes.data() + run.end);
+                                               t.bytes.data() + ends[i]);
                 auto dumped = dumpPtPackets(config, PtPacketDumpOptions{}, text);
                 text.flush();
                 if (!dumped) {
@@ -134,6 +156,9 @@ int PtAuxTraceSession::listPackets(std::optional<int> cpu, std::ostream& out, st
             if (total.byType[k]) out << " " << ptPacketTypeName(pt_packet_type(k)) << " " << total.byType[k];
         out << "\n";
     }
+    if (capped)
+        out << "[listing stopped at the cap of " << cap << " trace bytes (AuxTraceOptions::limits): "
+            << "the rest is not listed]\n";
     return status;
 }
 

@@ -16,6 +16,7 @@ public:
                                                            std::unique_ptr<AuxTraceSession>* carry = nullptr);
     size_t filesLoaded() const override { return pt_->filesLoaded(); }
     bool carried() const override { return pt_->carried(); }
+    DecodeLimitReport lastDecodeLimit() const override { return pt_->lastDecodeLimit(); }
 
     AuxTraceKind kind() const override { return AuxTraceKind::IntelPt; }
     const Sideband& sideband() const override { return pt_->sideband(); }

@@ -139,6 +139,24 @@ struct EtmDecoder::Impl {
         x.isa = raw(e->isa) <= ocsd_isa_unknown ? static_cast<EtmIsa>(raw(e->isa)) : EtmIsa::Unknown;
         switch (raw(e->elem_type)) {
             case OCSD_GEN_TRC_ELEM_INSTR_RANGE:
+                if (e->en_addr < e->st_addr) {
+                    // OpenCSD 1.3.3's ETMv3 decoder can hand on a range that ends
+                    // before it starts (0 instructions, a stale end: etm_fuzzer,
+                    // tests/fuzz/etm_fuzzer-crashes/etmv3-range-ends-before-start).
+                    // Not a range: said as a decode error, its cycles kept.
+                    char m[160];
+                    std::snprintf(m, sizeof m,
+                                  "OpenCSD gave an instruction range that ends before it starts "
+                                  "(0x%llx-0x%llx, %u instructions): not decoded",
+                                  static_cast<unsigned long long>(e->st_addr),
+                                  static_cast<unsigned long long>(e->en_addr), e->num_instr_range);
+                    self->elements->decodeError(x.index, traceId, m);
+                    if (!e->has_cc) return OCSD_RESP_CONT;
+                    x.kind = EtmElementKind::CycleCount;
+                    x.hasCycles = true;
+                    x.cycles = e->cycle_count;
+                    break;
+                }
                 x.kind = EtmElementKind::InstrRange;
                 x.start = e->st_addr;
                 x.end = e->en_addr;
@@ -386,6 +404,33 @@ Expected<std::unique_ptr<EtmDecoder>> EtmDecoder::create(std::span<const EtmSour
         flags |= OCSD_DFRMTR_RESET_ON_4X_FSYNC;
     impl.tree = ocsd_create_dcd_tree(srcType, flags);
     if (impl.tree == C_API_INVALID_TREE_HANDLE) return makeError("OpenCSD cannot create a decode tree");
+    if (srcType == OCSD_TRC_SRC_FRAME_FORMATTED) {
+        // OpenCSD's frame deformatter (TraceFmtDcdImpl, 1.3.3 and still 1.8)
+        // leaves the two counters of the frame it is handing on (m_out_data_idx,
+        // m_out_processed) uninitialised until it unpacks its first frame, and
+        // neither its constructor nor a reset sets them: a flush before that
+        // frame (a decoder fed fewer than 16 bytes, or only FSYNCs, or nothing)
+        // hands on whatever the heap held there, an index into its 7-entry
+        // array: a read past it, a crash or a hang, depending on what was freed
+        // there before (etm_fuzzer found it only after thousands of inputs).
+        // One frame of zeros, all data for no trace ID yet, sets both for good;
+        // the reset then starts the deformatter over as if it had been fed
+        // nothing. Here, before any decoder is attached: the frame reaches
+        // none, and the reset none (a packet processor without an output
+        // refuses operations). FSYNC-delimited input needs an FSYNC first to
+        // find the frame.
+        const uint8_t frame[20] = {0xff, 0xff, 0xff, 0x7f};  // an FSYNC, then 16 zeros
+        const bool fsync = options.input == EtmInput::FormattedFsync;
+        const uint32_t size = fsync ? 20 : 16;
+        uint32_t used = 0;
+        const ocsd_datapath_resp_t r =
+            ocsd_dt_process_data(impl.tree, OCSD_OP_DATA, 0, size, fsync ? frame : frame + 4, &used);
+        const ocsd_datapath_resp_t reset =
+            ocsd_dt_process_data(impl.tree, OCSD_OP_RESET, 0, 0, nullptr, &used);
+        if (!OCSD_DATA_RESP_IS_CONT(r) || used != size || !OCSD_DATA_RESP_IS_CONT(reset))
+            return makeError("OpenCSD cannot set up the frame deformatter: " +
+                             std::string(respName(OCSD_DATA_RESP_IS_CONT(r) ? reset : r)));
+    }
 
     const int createFlags = options.packetsOnly ? OCSD_CREATE_FLG_PACKET_PROC : OCSD_CREATE_FLG_FULL_DECODER;
     for (const auto& s : d->sources_) {

@@ -69,6 +69,7 @@ Expected<std::unique_ptr<EtmSession>> EtmSession::open(const PerfDataReader& fil
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     s->trace_->setStartTime(s->sideband_->model().firstTime());
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes, options.isolation, "OpenCSD");
+    s->decode_->setLimits(options.limits);
     if (carry && *carry && (*carry)->images_) {
         s->functions_ = std::move((*carry)->functions_);
         s->images_ = std::move((*carry)->images_);

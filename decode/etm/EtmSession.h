@@ -54,6 +54,8 @@ struct EtmSessionOptions {
     // Decode in worker processes: a crash or hang of OpenCSD ends only its segment
     // (spans/IsolatedDecode.h).
     DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
+    // Caps on each decodeSpans() call (spans/DecodeLimits.h); none by default.
+    DecodeLimits limits;
 };
 
 // One executed instruction range, for listings (auxscope decode --format ranges).
@@ -81,6 +83,8 @@ public:
                                                       std::unique_ptr<EtmSession>* carry = nullptr);
     size_t filesLoaded() const { return filesLoaded_; }
     bool carried() const { return carried_; }
+    // What EtmSessionOptions::limits did to the last decodeSpans() call.
+    DecodeLimitReport lastDecodeLimit() const { return decode_->lastLimitReport(); }
     ~EtmSession();
 
     const EtmTraceSource& trace() const { return *trace_; }

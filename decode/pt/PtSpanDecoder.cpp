@@ -225,6 +225,7 @@ Expected<std::unique_ptr<PtSession>> PtSession::open(const PerfDataReader& file,
     s->flowWalker_ = options.flowWalker;
     s->walkTables_ = std::make_unique<WalkTablePool>();
     s->decode_ = std::make_unique<SegmentedDecode>(options.cacheBytes, options.isolation, "libipt");
+    s->decode_->setLimits(options.limits);
     s->trace_ = std::make_unique<PtTraceSource>(std::move(*trace));
     s->sideband_ = std::make_unique<Sideband>(std::move(*sideband));
     if (carry && *carry && (*carry)->images_) {

@@ -55,6 +55,8 @@ struct PtSessionOptions {
     // Decode in worker processes: a crash or hang of libipt ends only its segment
     // (spans/IsolatedDecode.h).
     DecoderIsolation isolation = DecoderIsolation::fromEnvironment();
+    // Caps on each decodeSpans() call (spans/DecodeLimits.h); none by default.
+    DecodeLimits limits;
 };
 
 class PtSession {
@@ -72,6 +74,9 @@ public:
     // when it carried a session's images).
     size_t filesLoaded() const { return filesLoaded_; }
     bool carried() const { return carried_; }
+    // What PtSessionOptions::limits did to the last decodeSpans() call.
+    DecodeLimitReport lastDecodeLimit() const { return decode_->lastLimitReport(); }
+    const DecodeLimits& limits() const { return decode_->limits(); }
     ~PtSession();
 
     const PtTraceSource& trace() const { return *trace_; }

@@ -343,10 +343,20 @@ SegmentSpans segmentGap(const Sideband& sideband, int cpu, int32_t tid, uint64_t
     return result;
 }
 
-DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const DecodeWindow& window,
+std::string DecodeLimitReport::note() const {
+    if (!stopped) return {};
+    return "decode stopped at the cap of " + std::to_string(limit) + " " + cap + ": " +
+           std::to_string(segmentsDecoded) + " of " + std::to_string(segmentsDecoded + segmentsLeft) +
+           " segments decoded (" + std::to_string(traceBytes) + " trace bytes, " +
+           std::to_string(instructions) + " instructions, " + std::to_string(spans) + " spans), " +
+           std::to_string(segmentsLeft) + " not decoded";
+}
+
+DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& requested, const DecodeWindow& window,
                                      unsigned threads, const DecodeOne& decodeOne,
                                      const FailedOne& failedOne) {
     DecodedSpans out;
+    std::vector<size_t> chosen = requested;  // cut short by the caps, when set
     const auto tLookup = PhaseClock::now();
     std::vector<std::shared_ptr<const SegmentSpans>> results(chosen.size());
     std::vector<size_t> todo;
@@ -362,7 +372,53 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
     }
     out.phases.lookupSeconds = secondsSince(tLookup);
     const auto tDecode = PhaseClock::now();
-    if (isolation_.enabled && failedOne && !todo.empty()) {
+    DecodeLimitReport limit;
+    if (limits_.any()) {
+        // One segment after another in trace order, each begun only while every
+        // count is below its cap (spans/DecodeLimits.h); cached segments count
+        // as when they were decoded.
+        auto reached = [&]() -> bool {
+            const std::pair<const char*, std::pair<uint64_t, uint64_t>> caps[] = {
+                {"trace bytes", {limits_.traceBytes, limit.traceBytes}},
+                {"instructions", {limits_.instructions, limit.instructions}},
+                {"spans", {limits_.spans, limit.spans}}};
+            for (const auto& [name, c] : caps)
+                if (c.first && c.second >= c.first) {
+                    limit.cap = name;
+                    limit.limit = c.first;
+                    return true;
+                }
+            return false;
+        };
+        const bool isolated = isolation_.enabled && failedOne;
+        size_t n = 0;
+        for (; n < chosen.size() && !reached(); ++n) {
+            if (!results[n] && isolated) {
+                // A worker process of its own, as without caps: a crash or hang
+                // of the decoder ends this segment only (its failedOne gap).
+                std::vector<std::shared_ptr<const SegmentSpans>> got;
+                decodeIsolated(
+                    {chosen[n]}, 1, isolation_, library_, decodeOne, failedOne,
+                    [&](size_t k, const std::function<void(size_t)>& task) { parallelFor(k, 1, task); }, got);
+                results[n] = std::move(got.at(0));
+            } else if (!results[n]) {
+                results[n] = std::make_shared<const SegmentSpans>(decodeOne(chosen[n]));
+            }
+            const SegmentSpans& r = *results[n];
+            limit.traceBytes += r.stats.traceBytes;
+            limit.instructions += r.stats.instructions;
+            for (const auto& [tid, store] : r.threads)
+                limit.spans += store.size();
+        }
+        limit.segmentsDecoded = n;
+        limit.segmentsLeft = chosen.size() - n;
+        limit.stopped = n < chosen.size();
+        if (!limit.stopped) limit.cap.clear(), limit.limit = 0;
+        chosen.resize(n);
+        results.resize(n);
+        std::erase_if(todo, [&](size_t i) { return i >= n; });
+        out.fromCache = n - todo.size();
+    } else if (isolation_.enabled && failedOne && !todo.empty()) {
         std::vector<size_t> segments(todo.size());
         for (size_t k = 0; k < todo.size(); ++k)
             segments[k] = chosen[todo[k]];
@@ -384,6 +440,7 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& chosen, const De
     const auto tCache = PhaseClock::now();
     {
         std::lock_guard lock(cacheMutex_);
+        lastLimit_ = limit;
         for (size_t i : todo) {
             size_t bytes = sizeof(SegmentSpans);
             for (const auto& [tid, store] : results[i]->threads)

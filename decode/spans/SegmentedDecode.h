@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "sideband/Sideband.h"
+#include "spans/DecodeLimits.h"
 #include "spans/DecodeTypes.h"
 #include "spans/FlowToSpans.h"
 #include "spans/IsolatedDecode.h"
@@ -145,6 +146,20 @@ public:
         const FailedOne& failedOne, const std::function<void(const Record&)>& visit,
         std::vector<Gap>* failures = nullptr);
 
+    // Caps on each decode() call (spans/DecodeLimits.h; none by default). With
+    // any set, the segments not cached are decoded one after another, each in a
+    // worker process of its own when isolated (a crashed one is failedOne's gap
+    // and counts as decoded, with its statistics), else on the calling thread;
+    // those after the cap is reached are neither decoded nor cached: the call's
+    // spans are those of the segments before.
+    void setLimits(const DecodeLimits& limits) { limits_ = limits; }
+    const DecodeLimits& limits() const { return limits_; }
+    // What the caps did to the last decode() call.
+    DecodeLimitReport lastLimitReport() const {
+        std::lock_guard lock(cacheMutex_);
+        return lastLimit_;
+    }
+
     // `visit` for the blocks in `window`'s time and thread only.
     static std::function<void(const FlowBlock&)> windowFilter(
         const DecodeWindow& window, const std::function<void(const FlowBlock&)>& visit);
@@ -156,12 +171,14 @@ public:
 
 private:
     WorkerPool pool_;
-    std::mutex cacheMutex_;
+    mutable std::mutex cacheMutex_;
     std::map<size_t, std::shared_ptr<const SegmentSpans>> cache_;
     std::deque<std::pair<size_t, size_t>> cacheOrder_;  // segment, bytes; oldest first
     uint64_t cacheBytes_ = 0, cacheBudget_ = 0;
     DecoderIsolation isolation_;
     std::string library_;
+    DecodeLimits limits_;
+    DecodeLimitReport lastLimit_;  // under cacheMutex_
 };
 
 namespace segmented_detail {

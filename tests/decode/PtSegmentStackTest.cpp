@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -350,6 +351,149 @@ TEST_F(PtSegmentStacks, WindowsJoinTheirCutsAndStartFromTheirFirstSyncPoint) {
     EXPECT_EQ(all.fromCache, 17u);
     const std::vector<Frame> got = frames(all), want = frames(fresh->decodeSpans({}, 2));
     EXPECT_TRUE(got == want) << firstDifference(got, want);
+}
+
+// AuxTraceOptions::limits (spans/DecodeLimits.h, issue 28: the fuzzers' bound
+// on an input): a decode stops at the first segment boundary at or past a cap,
+// says which cap and how much was left in lastDecodeLimit() and the trace
+// notes; without caps (the default) everything is decoded and nothing is said.
+TEST_F(PtSegmentStacks, DecodeLimitsStopAtTheFirstSegmentPastACapAndSaySo) {
+    ASSERT_TRUE(truth_);
+    auto reader = PerfDataReader::open(file_);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto limited = [&](const DecodeLimits& limits) {
+        AuxTraceOptions options;
+        options.segmentBytes = 1;
+        options.limits = limits;
+        auto s = AuxTraceSession::open(*reader, options);
+        EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+        return s.ok() ? std::move(s.value()) : nullptr;
+    };
+    auto countSpans = [](const DecodedSpans& d) {
+        uint64_t n = 0;
+        for (const auto& [tid, store] : d.threads)
+            n += store.size();
+        return n;
+    };
+    auto hasNote = [](const AuxTraceSession& s) {
+        for (const std::string& note : s.traceNotes())
+            if (note.find("decode stopped at the cap") != std::string::npos) return true;
+        return false;
+    };
+    // No caps: the whole trace, no report, no note.
+    auto whole = limited({});
+    ASSERT_TRUE(whole);
+    const size_t segments = whole->segments().size();
+    ASSERT_GT(segments, 100u);
+    const DecodedSpans all = whole->decodeSpans({}, 1);
+    EXPECT_EQ(all.stats.instructions, truth_->instructions);
+    EXPECT_FALSE(whole->lastDecodeLimit().stopped);
+    EXPECT_FALSE(hasNote(*whole));
+    const uint64_t allSpans = countSpans(all);
+
+    // One trace byte: the first segment only.
+    auto bytes = limited({.traceBytes = 1});
+    ASSERT_TRUE(bytes);
+    const DecodedSpans first = bytes->decodeSpans({}, 1);
+    DecodeLimitReport r = bytes->lastDecodeLimit();
+    EXPECT_TRUE(r.stopped);
+    EXPECT_EQ(r.cap, "trace bytes");
+    EXPECT_EQ(r.limit, 1u);
+    EXPECT_EQ(r.segmentsDecoded, 1u);
+    EXPECT_EQ(r.segmentsLeft, segments - 1);
+    EXPECT_EQ(first.stats.traceBytes, bytes->segments().front().bytes);
+    EXPECT_EQ(r.traceBytes, first.stats.traceBytes);
+    EXPECT_EQ(first.stats.segments, 1u);
+    EXPECT_TRUE(hasNote(*bytes));
+    EXPECT_EQ(r.note().rfind("decode stopped at the cap of 1 trace bytes: 1 of " + std::to_string(segments) +
+                                 " segments decoded",
+                             0),
+              0u)
+        << r.note();
+    // What was not decoded was not cached either: a second call, capped again,
+    // takes the first segment from the cache and decodes nothing.
+    const DecodedSpans again = bytes->decodeSpans({}, 1);
+    EXPECT_EQ(again.fromCache, 1u);
+    EXPECT_EQ(again.decodedNow, 0u);
+
+    // Isolated sessions keep their workers under caps: each segment a capped
+    // call decodes runs in a worker process of its own, so a decoder crash (the
+    // test double: the worker of segment 0 dies of SIGSEGV) ends that segment
+    // as a gap, counted as decoded, and this process lives; in process the same
+    // cap decodes the segment here.
+    for (const bool isolated : {true, false}) {
+        AuxTraceOptions options;
+        options.segmentBytes = 1;
+        options.limits = {.traceBytes = 1};
+        options.isolation.enabled = isolated;
+        options.isolation.testCrashSegment = 0;
+        auto s = AuxTraceSession::open(*reader, options);
+        ASSERT_TRUE(s.ok()) << s.error().message;
+        DecodedSpans d = (*s)->decodeSpans({}, 1);
+        const DecodeLimitReport c = (*s)->lastDecodeLimit();
+        EXPECT_TRUE(c.stopped) << isolated;
+        EXPECT_EQ(c.segmentsDecoded, 1u) << isolated;
+        EXPECT_EQ(d.stats.gaps[GapReason::DecoderCrashed], isolated ? 1u : 0u);
+        EXPECT_EQ(d.stats.instructions, isolated ? 0u : first.stats.instructions);
+    }
+
+    // Half the instructions: stops past the cap, before the end; the segment
+    // before the last one decoded was still below it.
+    const uint64_t half = truth_->instructions / 2;
+    auto insns = limited({.instructions = half});
+    ASSERT_TRUE(insns);
+    const DecodedSpans part = insns->decodeSpans({}, 1);
+    r = insns->lastDecodeLimit();
+    EXPECT_TRUE(r.stopped);
+    EXPECT_EQ(r.cap, "instructions");
+    EXPECT_GE(part.stats.instructions, half);
+    EXPECT_LT(part.stats.instructions, truth_->instructions);
+    EXPECT_EQ(r.instructions, part.stats.instructions);
+    EXPECT_EQ(r.segmentsDecoded + r.segmentsLeft, segments);
+    ASSERT_GT(r.segmentsDecoded, 1u);
+    // One segment fewer stays below the cap: the decode did not stop early.
+    uint64_t below = 0;
+    {
+        // The instructions of the first segmentsDecoded - 1 segments.
+        uint64_t bytesBefore = 0;
+        const auto segs = insns->segments();
+        for (size_t k = 0; k + 1 < r.segmentsDecoded; ++k)
+            bytesBefore += segs[k].bytes;
+        auto upTo = limited({.traceBytes = bytesBefore});
+        below = upTo->decodeSpans({}, 1).stats.instructions;
+        EXPECT_EQ(upTo->lastDecodeLimit().segmentsDecoded, r.segmentsDecoded - 1);
+    }
+    EXPECT_LT(below, half);
+
+    // Spans: counted as the segments made them (the merge then joins frames
+    // across cuts into fewer).
+    auto spans = limited({.spans = allSpans / 3});
+    ASSERT_TRUE(spans);
+    const DecodedSpans third = spans->decodeSpans({}, 1);
+    r = spans->lastDecodeLimit();
+    EXPECT_TRUE(r.stopped);
+    EXPECT_EQ(r.cap, "spans");
+    EXPECT_GE(r.spans, allSpans / 3);
+    EXPECT_LE(countSpans(third), r.spans);
+    EXPECT_LT(countSpans(third), allSpans);
+    EXPECT_LT(r.segmentsDecoded, segments);
+
+    // A cap the whole trace stays below stops nothing.
+    auto roomy = limited({.traceBytes = uint64_t(1) << 40, .instructions = truth_->instructions + 1});
+    const DecodedSpans everything = roomy->decodeSpans({}, 1);
+    EXPECT_FALSE(roomy->lastDecodeLimit().stopped);
+    EXPECT_EQ(roomy->lastDecodeLimit().segmentsDecoded, segments);
+    EXPECT_EQ(everything.stats.instructions, truth_->instructions);
+    EXPECT_FALSE(hasNote(*roomy));
+
+    // The packet listing stops after the cap's trace bytes and says so.
+    std::ostringstream fullOut, fullErr, cutOut, cutErr;
+    ASSERT_EQ(whole->listPackets(std::nullopt, fullOut, fullErr), 0) << fullErr.str();
+    EXPECT_EQ(fullOut.str().find("[listing stopped"), std::string::npos);
+    auto listed = limited({.traceBytes = 256});
+    (void)listed->listPackets(std::nullopt, cutOut, cutErr);
+    EXPECT_NE(cutOut.str().find("[listing stopped at the cap of 256 trace bytes"), std::string::npos);
+    EXPECT_LT(cutOut.str().size() * 4, fullOut.str().size());
 }
 
 }  // namespace

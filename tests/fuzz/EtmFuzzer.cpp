@@ -15,9 +15,10 @@
 // trc_pkt_lister the same bytes with the same configuration (DIR/a and DIR/b: for
 // selector 2 the two halves the decoder is fed with a reset between, with the
 // fixed configuration and code image; for selector 1 the snapshot itself in
-// DIR/a). tests/fuzz/opencsd_reproduce.sh runs trc_pkt_lister on them, so that a
-// crash inside libopencsd is called the library's only when the library's own
-// tool crashes on the same trace without auxscope in the way.
+// DIR/a, and in DIR/b with its trace.bin cut to whole frames).
+// tests/fuzz/opencsd_reproduce.sh runs trc_pkt_lister on them, so that a crash
+// inside libopencsd is called the library's only when the library's own tool
+// crashes on the same trace without auxscope in the way.
 #include <unistd.h>
 
 #include <cstdint>
@@ -101,7 +102,23 @@ void fuzzSnapshot(const uint8_t* data, size_t size) {
     }
     for (; part < 5; ++part)
         std::filesystem::remove(dir / names[part]);
-    if (snapshotOut()) return;
+    if (snapshotOut()) {
+        // DIR/b: the same snapshot with trace.bin cut to whole 16-byte frames.
+        // EtmDecoder hands a frame-formatted buffer to OpenCSD in whole frames
+        // (a partial last frame is kept back, never decoded), while
+        // trc_pkt_lister hands it the file's blocks as they are and the
+        // deformatter refuses a block that is not whole frames: a fatal error
+        // that ends the lister's decode before it reaches what auxscope fed.
+        const std::filesystem::path b = std::filesystem::path(snapshotOut()) / "b";
+        std::error_code ec;
+        std::filesystem::remove_all(b, ec);
+        std::filesystem::copy(dir, b, ec);
+        if (!ec && std::filesystem::exists(b / "trace.bin", ec)) {
+            const auto n = std::filesystem::file_size(b / "trace.bin", ec);
+            if (!ec && n % 16) std::filesystem::resize_file(b / "trace.bin", n - n % 16, ec);
+        }
+        return;
+    }
     auto snap = EtmSnapshot::read(dir.string());
     if (!snap.ok()) {
         if (snap.error().message.empty()) std::abort();

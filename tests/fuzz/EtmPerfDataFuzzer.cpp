@@ -34,6 +34,12 @@ auxscope::AuxTraceOptions fuzzOptions() {
     o.images.symbolCache = std::make_shared<auxscope::ElfSymbolCache>(8);
     o.segmentBytes = 64 << 10;  // several segments from a small buffer
     o.cacheBytes = 64 << 20;
+    // An input decodes a few KB of its trace, not all of it
+    // (spans/DecodeLimits.h: the decode stops at the first segment past a cap
+    // and says so in its notes).
+    o.limits.traceBytes = 4 << 10;
+    o.limits.instructions = 20000;
+    o.limits.spans = 2000;
     // In this process: the fuzzer must see what the decoders do (a worker process
     // per input would hide crashes as gaps and cost a fork per input).
     o.isolation.enabled = false;
@@ -84,5 +90,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         touched += line.size();
     auxscope::DecodedSpans spans = s.decodeSpans(auxscope::DecodeWindow{}, 1);
     touched += spans.threads.size() + spans.stats.instructions + spans.stats.blocks;
+    // The caps' report counts what the call returned, and a stop is told.
+    const auxscope::DecodeLimitReport limit = s.lastDecodeLimit();
+    if (limit.traceBytes != spans.stats.traceBytes || limit.instructions != spans.stats.instructions)
+        std::abort();
+    if (limit.stopped && limit.note().empty()) std::abort();
     return touched == 1 ? 1 : 0;
 }

@@ -27,6 +27,8 @@
 
 namespace {
 
+constexpr uint64_t kTraceBytes = 4 << 10;
+
 auxscope::AuxTraceOptions fuzzOptions() {
     auxscope::AuxTraceOptions o;
     if (const char* symfs = std::getenv("AUXSCOPE_FUZZ_SYMFS")) o.images.symfs = symfs;
@@ -35,8 +37,16 @@ auxscope::AuxTraceOptions fuzzOptions() {
     // The code files' symbols are read once per process, not per input (see
     // images/ElfSymbols.h: ElfSymbolCache; only what the files say is kept).
     o.images.symbolCache = std::make_shared<auxscope::ElfSymbolCache>(8);
-    o.segmentBytes = 16 << 10;  // several PSB segments from a small buffer
+    o.segmentBytes = 4 << 10;  // several PSB segments from a small buffer
     o.cacheBytes = 64 << 20;
+    // An input decodes and lists a few KB of its trace, not all of it
+    // (spans/DecodeLimits.h: the decode stops at the first segment past a cap
+    // and says so in its notes): what an input costs stays bounded whatever
+    // its size, while the segments' set-up, the sideband and the images run
+    // every time.
+    o.limits.traceBytes = kTraceBytes;
+    o.limits.instructions = 20000;
+    o.limits.spans = 2000;
     // In this process: the fuzzer must see what the decoders do (a worker process
     // per input would hide crashes as gaps and cost a fork per input).
     o.isolation.enabled = false;
@@ -104,6 +114,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     touched += extent.begin;
     auxscope::DecodedSpans spans = s.decodeSpans(auxscope::DecodeWindow{}, 1);
     touched += spans.threads.size() + spans.stats.instructions + spans.stats.blocks;
+    // The caps' report counts what the call returned, and a stop is told.
+    const auxscope::DecodeLimitReport limit = s.lastDecodeLimit();
+    if (limit.traceBytes != spans.stats.traceBytes || limit.instructions != spans.stats.instructions)
+        std::abort();
+    if (limit.stopped && limit.note().empty()) std::abort();
     for (const auto& [tid, store] : spans.threads)
         for (size_t i = 0; i < store.size(); ++i)
             touched += store.at(i).instructions;

@@ -21,6 +21,7 @@ auxscope_add_fuzzer(NAME etm_fuzz TARGET etm_fuzzer SCRIPT ${CMAKE_CURRENT_LIST_
     ${PROJECT_SOURCE_DIR}/decode/spans/IsolatedDecode.cpp
     ${PROJECT_SOURCE_DIR}/decode/spans/SpanStore.cpp
   HEADERS ${_etm_fuzz_headers}
+  CRASHES ${CMAKE_CURRENT_LIST_DIR}/etm_fuzzer-crashes
   INCLUDES ${PROJECT_SOURCE_DIR}/decode ${PROJECT_SOURCE_DIR}/capture
   LIBS -lopencsd_c_api -lopencsd)
 
@@ -30,7 +31,7 @@ auxscope_add_fuzzer(NAME etm_fuzz TARGET etm_fuzzer SCRIPT ${CMAKE_CURRENT_LIST_
 # decodes cleanly is not.
 if(AUXSCOPE_FUZZ_REASON STREQUAL "")
   # Each checks the exit status and the line: sh -c 'SCRIPT' REPRO FUZZER INPUT.
-  foreach(_crash "" -2)
+  foreach(_crash "" -2 -3)
     string(REPLACE "-" "_" _name "${_crash}")
     add_test(NAME opencsd_crash_reproduced_by_its_own_tool${_name}
       COMMAND sh -c "out=$(sh \"$0\" \"$1\" \"$2\"); rc=$?; echo \"$out\"; [ $rc -eq 0 ] &&
@@ -45,6 +46,7 @@ echo \"$out\" | grep -q \"^not reproduced: OpenCSD's trc_pkt_lister decodes the 
             ${CMAKE_CURRENT_LIST_DIR}/opencsd_reproduce.sh ${CMAKE_CURRENT_BINARY_DIR}/fuzz/etm_fuzzer
             ${CMAKE_CURRENT_BINARY_DIR}/opencsd-clean-input.bin)
   set_tests_properties(opencsd_crash_reproduced_by_its_own_tool opencsd_crash_reproduced_by_its_own_tool_2
+    opencsd_crash_reproduced_by_its_own_tool_3
     opencsd_clean_trace_is_not_the_library_s
     PROPERTIES TIMEOUT 120)
 endif()

@@ -19,6 +19,12 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/auxscope-fuzz-replay.XXXXXX") || exit 1
 printf 'leak:ocsd_dt_set_gen_elem_outfn\nleak:libopencsd_c_api.so\n' >"$tmp/lsan.supp"
 echo "replaying $# inputs that once crashed $(basename "$fuzzer") ($dir)"
+# Every allocation up to 1 MiB is filled with 0x41 (AddressSanitizer fills the
+# first 4 KiB with 0xbe by default): a read of memory nobody initialised then
+# sees garbage in a replay too, not the zeros of a fresh heap. An input that
+# crashed only after thousands of others had dirtied the heap crashes alone
+# (tests/fuzz/etm_fuzzer-crashes: OpenCSD's deformatter counters).
+ASAN_OPTIONS="max_malloc_fill_size=1048576:malloc_fill_byte=65${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
 LSAN_OPTIONS="suppressions=$tmp/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" "$fuzzer" -runs=1 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 "$@" >"$tmp/log" 2>&1
 rc=$?
 tail -n 40 "$tmp/log"
