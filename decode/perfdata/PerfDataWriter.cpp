@@ -154,9 +154,10 @@ Error PerfDataWriter::stickyError() const {
     return makeError(firstError_);
 }
 
-Expected<void> PerfDataWriter::writeAll(const void* p, size_t n) {
+Expected<void> PerfDataWriter::writeAll(const void* p, size_t n, size_t* written) {
     auto b = static_cast<const uint8_t*>(p);
     uint64_t at = committed_;
+    if (written) *written = 0;
     while (n) {
         ssize_t k = write(fd_, b, n);
         if (k < 0) {
@@ -167,6 +168,7 @@ Expected<void> PerfDataWriter::writeAll(const void* p, size_t n) {
         b += k;
         n -= size_t(k);
         at += uint64_t(k);
+        if (written) *written += size_t(k);
     }
     return {};
 }
@@ -202,9 +204,29 @@ Expected<void> PerfDataWriter::writeAllv(std::span<const std::span<const uint8_t
 Expected<void> PerfDataWriter::flushBuffer() {
     if (failed()) return stickyError();
     if (buf_.empty()) return {};
-    if (auto r = writeAll(buf_.data(), buf_.size()); !r) return r;
+    size_t written = 0;
+    if (auto r = writeAll(buf_.data(), buf_.size(), &written); !r) {
+        // The disk took part of the buffer (it filled): the whole rounds in that
+        // part stay in the file, counted as on disk; finish() cuts the rest.
+        for (auto it = bufRounds_.rbegin(); it != bufRounds_.rend(); ++it) {
+            if (it->first > written) continue;
+            const Pending& kept = it->second;
+            committed_ += it->first;
+            stats_.recordsOnDisk += kept.records;
+            stats_.streamRecordsOnDisk += kept.streamRecords;
+            stats_.streamBytesOnDisk += kept.streamBytes;
+            inBuf_.records -= kept.records;
+            inBuf_.streamRecords -= kept.streamRecords;
+            inBuf_.streamBytes -= kept.streamBytes;
+            buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(it->first));
+            break;
+        }
+        bufRounds_.clear();
+        return r;
+    }
     committed_ += buf_.size();
     buf_.clear();
+    bufRounds_.clear();
     stats_.recordsOnDisk += inBuf_.records;
     stats_.streamRecordsOnDisk += inBuf_.streamRecords;
     stats_.streamBytesOnDisk += inBuf_.streamBytes;
@@ -227,6 +249,7 @@ Expected<void> PerfDataWriter::emitRound() {
     recordsSinceRound_ = false;
     if (auto r = append({reinterpret_cast<const uint8_t*>(&h), sizeof h}); !r) return r;
     ++inBuf_.records;
+    bufRounds_.push_back({buf_.size(), inBuf_});
     // A whole-record boundary finish() can cut back to on a full disk.
     roundEnds_.push_back(committed_ + buf_.size());
     if (roundEnds_.size() > 4096) roundEnds_.erase(roundEnds_.begin(), roundEnds_.begin() + 2048);
@@ -400,6 +423,7 @@ Expected<void> PerfDataWriter::writeAuxtrace(perfdata::AuxtraceRecord head, std:
     }
     committed_ += buf_.size() + bytes + pad;
     buf_.clear();
+    bufRounds_.clear();
     stats_.recordsOnDisk += inBuf_.records;
     stats_.streamRecordsOnDisk += inBuf_.streamRecords;
     stats_.streamBytesOnDisk += inBuf_.streamBytes;

@@ -152,7 +152,8 @@ private:
     Expected<void> flushBuffer();
     Expected<void> compressChunk();
     Expected<void> emitRound();
-    Expected<void> writeAll(const void* p, size_t n);
+    // `written`, where given: how much reached the file (all of it, or less on an error).
+    Expected<void> writeAll(const void* p, size_t n, size_t* written = nullptr);
     // Writes every piece, in order, with as few writev calls as the kernel allows.
     Expected<void> writeAllv(std::span<const std::span<const uint8_t>> pieces);
     Expected<void> failWith(const std::string& what, int err);
@@ -180,6 +181,10 @@ private:
         }
     };
     Pending inBuf_, inChunk_, inChunkAtBoundary_;
+    // The FINISHED_ROUNDs in buf_: where each ends (an offset in buf_) and what
+    // buf_ held up to there, so a buffer the disk took only part of keeps its
+    // whole rounds (flushBuffer).
+    std::vector<std::pair<size_t, Pending>> bufRounds_;
     std::vector<uint8_t> chunk_;  // raw records waiting to be compressed
     size_t roundBoundary_ = 0;    // chunk_ offset where the last complete round ends
     std::vector<uint8_t> packed_;

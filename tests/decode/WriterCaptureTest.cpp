@@ -507,6 +507,56 @@ TEST(WriterFullDisk, FeaturesThatDoNotFitCutTheDataBackToARoundBoundary) {
     EXPECT_EQ(last.offset + last.bytes.size(), v.header.data.offset + v.header.data.size);
 }
 
+// A write buffer the disk takes only part of (it fills): the whole rounds in
+// that part stay in the file and are counted as on disk. (Was: the whole buffer
+// was dropped, so on a busy machine, whose first buffer of samples outgrew the
+// 1 MiB disk, the file kept its sideband only.)
+TEST(WriterFullDisk, ABufferTheDiskTookPartOfKeepsItsWholeRounds) {
+    TinyTmpfs fs("tmpfs-partial");
+    if (!fs.mounted)
+        GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << fs.error
+                     << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
+    PerfDataEventAttr attr{"dummy", {}, {7}};
+    attr.attr.size = sizeof(perf_event_attr);
+    attr.attr.type = PERF_TYPE_SOFTWARE;
+    attr.attr.config = PERF_COUNT_SW_DUMMY;
+    attr.attr.sample_id_all = 1;
+    attr.attr.sample_type = PERF_SAMPLE_IDENTIFIER;
+    PerfDataWriterOptions options;
+    options.bufferBytes = 4 << 20;  // one buffer more than the disk holds
+    auto w = PerfDataWriter::create(fs.dir + "/f.data", {attr}, options);
+    ASSERT_TRUE(w) << w.error().message;
+    std::vector<uint8_t> rec(1000, 0);
+    perf_event_header h{PERF_RECORD_MMAP2 + 100, 0, uint16_t(rec.size())};  // an unknown type, any body
+    std::memcpy(rec.data(), &h, sizeof h);
+    uint64_t streamRecords = 0;
+    for (int i = 0; i < 3000; ++i) {
+        ASSERT_TRUE((*w)->writeStreamRecord(rec)) << "buffered: nothing written yet";
+        ++streamRecords;
+        if (i % 10 == 9) ASSERT_TRUE((*w)->writeFinishedRound());
+    }
+    auto r = (*w)->finish();
+    ASSERT_FALSE(r) << "3 MB do not fit in 1 MiB";
+    EXPECT_NE(r.error().message.find("the file system is full"), std::string::npos) << r.error().message;
+    const PerfDataWriterStats stats = (*w)->stats();
+    auto v = readPerfDataFile(fs.dir + "/f.data");
+    ASSERT_TRUE(v.ok) << v.error;
+    uint64_t inFile = 0, rounds = 0;
+    for (const auto& rec : v.records) {
+        inFile += rec.header.type == PERF_RECORD_MMAP2 + 100;
+        rounds += rec.header.type == perfdata::kRecordFinishedRound;
+    }
+    EXPECT_GT(inFile, 900u) << "most of the 1 MiB holds the records of whole rounds";
+    EXPECT_EQ(inFile % 10, 0u) << "whole rounds only";
+    EXPECT_EQ(rounds, inFile / 10);
+    EXPECT_EQ(stats.streamRecordsOnDisk, inFile) << "counted as on disk: exactly what the file holds";
+    EXPECT_EQ(stats.streamRecords - stats.streamRecordsOnDisk, streamRecords - inFile);
+    ASSERT_FALSE(v.records.empty());
+    EXPECT_EQ(v.records.back().header.type, perfdata::kRecordFinishedRound);
+    EXPECT_EQ(v.records.back().offset + v.records.back().bytes.size(),
+              v.header.data.offset + v.header.data.size);
+}
+
 TEST(WriterCommandLine, FullDiskStopsTheCaptureWithAClearMessageAndAValidFile) {
     SKIP_WITHOUT_PERF_EVENTS();
     TinyTmpfs fs("tmpfs");
