@@ -467,6 +467,17 @@ struct TinyTmpfs {
     bool mounted = false;
 };
 
+// One software dummy event (id 7) for the full-disk tests' files.
+PerfDataEventAttr dummyAttr() {
+    PerfDataEventAttr attr{"dummy", {}, {7}};
+    attr.attr.size = sizeof(perf_event_attr);
+    attr.attr.type = PERF_TYPE_SOFTWARE;
+    attr.attr.config = PERF_COUNT_SW_DUMMY;
+    attr.attr.sample_id_all = 1;
+    attr.attr.sample_type = PERF_SAMPLE_IDENTIFIER;
+    return attr;
+}
+
 // A full disk that leaves no room for the feature sections: perf cannot read a
 // tracepoint capture without its tracing data, so the data section is cut back to
 // a round boundary until the features fit, and the error says so.
@@ -476,12 +487,7 @@ TEST(WriterFullDisk, FeaturesThatDoNotFitCutTheDataBackToARoundBoundary) {
         GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << fs.error
                      << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
     const std::string& mnt = fs.dir;
-    PerfDataEventAttr attr{"dummy", {}, {7}};
-    attr.attr.size = sizeof(perf_event_attr);
-    attr.attr.type = PERF_TYPE_SOFTWARE;
-    attr.attr.config = PERF_COUNT_SW_DUMMY;
-    attr.attr.sample_id_all = 1;
-    attr.attr.sample_type = PERF_SAMPLE_IDENTIFIER;
+    const PerfDataEventAttr attr = dummyAttr();
     auto w = PerfDataWriter::create(mnt + "/f.data", {attr});
     ASSERT_TRUE(w) << w.error().message;
     (*w)->setFeature(perfdata::kFeatTracingData, std::vector<uint8_t>(200 << 10, 0x42));
@@ -516,12 +522,7 @@ TEST(WriterFullDisk, ABufferTheDiskTookPartOfKeepsItsWholeRounds) {
     if (!fs.mounted)
         GTEST_SKIP() << "cannot mount a 1 MiB tmpfs to fill (" << fs.error
                      << "): needs root (CAP_SYS_ADMIN) in this mount namespace";
-    PerfDataEventAttr attr{"dummy", {}, {7}};
-    attr.attr.size = sizeof(perf_event_attr);
-    attr.attr.type = PERF_TYPE_SOFTWARE;
-    attr.attr.config = PERF_COUNT_SW_DUMMY;
-    attr.attr.sample_id_all = 1;
-    attr.attr.sample_type = PERF_SAMPLE_IDENTIFIER;
+    const PerfDataEventAttr attr = dummyAttr();
     PerfDataWriterOptions options;
     options.bufferBytes = 4 << 20;  // one buffer more than the disk holds
     auto w = PerfDataWriter::create(fs.dir + "/f.data", {attr}, options);

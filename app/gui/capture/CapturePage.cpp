@@ -757,7 +757,12 @@ void CapturePage::beginFinishing() {
     lastSummary_ = session_->summary();
     if (const TriggerEngine* te = session_->triggerEngine()) showTriggerReport(te->report());
     live_->captureEnded();
-    setStatus("Completing " + captureFile_ + "…");
+    // A replay says so to the end (the replay of a short recording can be over
+    // before anyone reads its first status line).
+    setStatus(replay_ ? "Completing " + captureFile_ + ", the REPLAY of " +
+                            QString::fromStdString(replay_->path()) +
+                            " (recorded trace through simulated CPUs, not live hardware)…"
+                      : "Completing " + captureFile_ + "…");
     // Completing the file (queued records, features, build-ids) touches the disk:
     // not on the GUI thread.
     if (finishThread_.joinable()) finishThread_.join();
