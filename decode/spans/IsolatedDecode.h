@@ -64,6 +64,10 @@ struct DecoderIsolation {
     // Copy the spans out of the workers (process_vm_readv) where allowed; false:
     // always through the memfd (the fallback, for the tests).
     bool readWorkerMemory = true;
+    // A worker's span arrays in shared memory (a memfd per worker) that the
+    // parent's stores refer to where they lie: no copy. False: copied out of the
+    // worker (as readWorkerMemory says), for the tests.
+    bool spansInSharedMemory = true;
     // enabled unless AUXSCOPE_DECODE_IN_PROCESS=1; AUXSCOPE_DECODER_HANG_SECONDS,
     // AUXSCOPE_TEST_DECODER_HANG_SEGMENT and AUXSCOPE_TEST_DECODER_CRASH_SEGMENT
     // set the other fields.

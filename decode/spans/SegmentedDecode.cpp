@@ -523,7 +523,12 @@ DecodedSpans SegmentedDecode::decode(const std::vector<size_t>& requested, const
                     edits[p] = makeEdit(*stores[p], fixes[p], replaced[p]), editOf[p] = &edits[p];
             joinNs += std::chrono::duration_cast<std::chrono::nanoseconds>(PhaseClock::now() - tJoin).count();
         }
-        if (merged[k]->appendStores(stores, window.begin, window.end, inner, editOf)) return;
+        // The window refers to the segments' spans (the cache's, kept alive by
+        // the window) rather than copying them, where it holds all of a part.
+        std::vector<std::shared_ptr<const void>> owners(stores.size());
+        for (size_t p = 0; p < stores.size(); ++p)
+            owners[p] = results[from[p]];
+        if (merged[k]->appendStores(stores, window.begin, window.end, inner, editOf, owners)) return;
         // (Not in start order: the parts as edited, for the sort below.)
         std::vector<SpanStore> fixed(stores.size());
         for (size_t p = 0; p < editOf.size(); ++p)

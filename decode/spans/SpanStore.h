@@ -113,8 +113,16 @@ public:
     // none; the whole range only: begin 0, end UINT64_MAX): each part as
     // edited() would give it, in the same copy.
     struct Edit;
+    //
+    // `owners` (empty, or one per part, null for none): what keeps each part's
+    // spans alive. A part with an owner whose spans all fall in [begin, end] is
+    // not copied: this store refers to its packed spans (and keeps the owner),
+    // its edit applied as they are read (drops and replaced spans split it into
+    // pieces, depth shifts are a piece's). A window of a trace whose segments are
+    // cached (spans/SegmentedDecode.h) is then written once, by the decoder.
     bool appendStores(std::span<const SpanStore* const> parts, uint64_t begin, uint64_t end,
-                      const ParallelRun& parallel, std::span<const Edit* const> edits = {});
+                      const ParallelRun& parallel, std::span<const Edit* const> edits = {},
+                      std::span<const std::shared_ptr<const void>> owners = {});
     void reserve(size_t spans);
 
     // Changes for edited(): what joining a segment's spans to the segments
@@ -133,10 +141,14 @@ public:
     // This store with `edit` applied, worked on the packed spans (a copy, not an
     // unpack and pack).
     SpanStore edited(const Edit& edit) const;
-    uint64_t firstStart() const { return spans_.empty() ? 0 : chunks_.front().base + spans_[0].startOffset; }
+    uint64_t firstStart() const {
+        return size_ == 0 ? 0 : chunks_.front().base + chunkData(chunks_.front())[0].startOffset;
+    }
     uint64_t lastStart() const { return lastStart_; }
-    size_t size() const { return spans_.size(); }
-    bool empty() const { return spans_.empty(); }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    // Spans this store refers to in other stores (appendStores' owners) rather than holds.
+    size_t referencedSpans() const { return refSpans_; }
     Span at(size_t index) const;
     // Calls visit(index, span) with at(from) .. at(to - 1) in turn: one chunk
     // lookup for the lot rather than one per span, unpacked inline, for passes
@@ -146,8 +158,22 @@ public:
     const std::vector<Gap>& gaps() const { return gaps_; }
     // First span whose start is >= time.
     size_t lowerBound(uint64_t time) const;
-    // Heap bytes the spans take (packed array + chunk bases + side table), excluding gaps' text.
+    // Heap bytes the spans take (packed array + chunk bases + side table, and the
+    // packed spans it refers to), excluding gaps' text.
     size_t spanBytes() const;
+
+    // Where this process's span arrays come from when not the heap: a decoder's
+    // worker process puts them in shared memory its parent then reads them from
+    // in place (spans/IsolatedDecode.h). allocate() returns null when it is full
+    // (the heap then); release() says whether the array was its own.
+    struct ArraySource {
+        virtual void* allocate(size_t bytes) = 0;
+        virtual bool release(void* p, size_t bytes) noexcept = 0;
+
+    protected:
+        ~ArraySource() = default;
+    };
+    static void setArraySource(ArraySource* source);
 
 private:
     // Growing the array for a merge must not write every element twice (zeroing,
@@ -170,10 +196,13 @@ private:
         template <typename U>
         UninitAllocator(const UninitAllocator<U>&) noexcept {}
         T* allocate(size_t n) {
+            if (ArraySource* source = arraySource_)
+                if (void* p = source->allocate(n * sizeof(T))) return static_cast<T*>(p);
             if (n * sizeof(T) < kBigArray) return std::allocator<T>::allocate(n);
             return static_cast<T*>(allocateBig(n * sizeof(T)));
         }
         void deallocate(T* p, size_t n) noexcept {
+            if (ArraySource* source = arraySource_; source && source->release(p, n * sizeof(T))) return;
             if (n * sizeof(T) < kBigArray)
                 std::allocator<T>::deallocate(p, n);
             else
@@ -188,10 +217,43 @@ private:
             ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
         }
     };
+    // A run of spans that share a base time and one array: this store's own
+    // (data null: spans_[own] on) or a part's it refers to (data: its first
+    // span). Its gap spans' indices are the array's plus gapBase; its frames and
+    // untraced gaps are `shift` deeper than the array says (not its wide spans:
+    // wide_ holds their values as they are read).
     struct Chunk {
         uint64_t base;
-        uint32_t first;  // index of its first span
+        uint32_t first;  // index (in this store) of its first span
+        uint32_t own = 0;
+        const PackedSpan* data = nullptr;
+        uint32_t gapBase = 0;
+        int32_t shift = 0;
     };
+    const PackedSpan* chunkData(const Chunk& c) const { return c.data ? c.data : spans_.data() + c.own; }
+    // A chunk of this store's own starting at span `size_` (the next one) at `base`.
+    Chunk ownChunk(uint64_t base) const {
+        return {base, static_cast<uint32_t>(size_), static_cast<uint32_t>(spans_.size())};
+    }
+    // The last chunk is this store's own, ends its array, and `start` fits it.
+    bool extendsLastChunk(uint64_t start) const {
+        if (chunks_.empty()) return false;
+        const Chunk& c = chunks_.back();
+        return !c.data && c.own + (size_ - c.first) == spans_.size() && start - c.base <= UINT32_MAX;
+    }
+    // Every chunk's spans read as its array holds them (no gap re-basing, no
+    // shift): what the copying paths and referTo() read directly.
+    bool plainChunks() const;
+    const PackedSpan& packedAt(size_t index, size_t chunk) const {
+        return chunkData(chunks_[chunk])[index - chunks_[chunk].first];
+    }
+    static inline ArraySource* arraySource_ = nullptr;
+    void unpack(const PackedSpan& p, const Chunk& c, size_t index, Span& s) const;
+    void shiftDepth(const PackedSpan& p, const Chunk& c, Span& s) const;
+    // This store with every span its own (what the copying paths read).
+    SpanStore flattened() const;
+    // appendStores() of one part it refers to, at this store's end.
+    void referTo(const SpanStore& part, const Edit* edit, uint32_t gapBase);
     struct WideValues {
         uint64_t duration;
         uint64_t instructions;
@@ -216,35 +278,51 @@ private:
     std::unordered_map<uint32_t, WideValues> wide_;
     std::vector<Gap> gaps_;
     uint64_t lastStart_ = 0;
+    size_t size_ = 0;      // spans, own and referred to
+    size_t refSpans_ = 0;  // of them referred to
+    std::vector<std::shared_ptr<const void>> owners_;
 };
+
+inline void SpanStore::shiftDepth(const PackedSpan& p, const Chunk& c, Span& s) const {
+    if (!(p.function & kGapFlag) || gaps_[c.gapBase + (p.function & ~kGapFlag)].reason == GapReason::Untraced)
+        s.depth += c.shift;
+}
+
+// Span `index`, packed as `p` in chunk `c`, into `s` (every field).
+inline void SpanStore::unpack(const PackedSpan& p, const Chunk& c, size_t index, Span& s) const {
+    s.start = c.base + p.startOffset;
+    if (p.duration == kWide && p.depthInsns == kWide) [[unlikely]] {
+        wideValues(index, s);
+    } else {
+        s.end = s.start + p.duration;
+        s.depth = static_cast<int32_t>(p.depthInsns >> 20);
+        s.instructions = p.depthInsns & kMaxInsns;
+        if (c.shift) [[unlikely]]
+            shiftDepth(p, c, s);
+    }
+    const bool gap = (p.function & kGapFlag) != 0;
+    s.gap = gap ? static_cast<int32_t>(c.gapBase + (p.function & ~kGapFlag)) : -1;
+    s.function = gap ? 0 : p.function & kFunctionMask;
+    s.foundRunning = !gap && (p.function & kFoundRunning);
+    s.outermost = !gap && (p.function & kOutermost);
+}
 
 template <typename Visit>
 void SpanStore::forEach(size_t from, size_t to, Visit&& visit) const {
     if (from >= to) return;
     size_t chunk = size_t(&chunkOf(from) - chunks_.data());
     size_t nextFirst = chunk + 1 < chunks_.size() ? chunks_[chunk + 1].first : SIZE_MAX;
-    uint64_t base = chunks_[chunk].base;
+    const PackedSpan* data = chunkData(chunks_[chunk]);
+    size_t first = chunks_[chunk].first;
     Span s;
     for (size_t i = from; i < to; ++i) {
         if (i >= nextFirst) [[unlikely]] {
             ++chunk;
-            base = chunks_[chunk].base;
             nextFirst = chunk + 1 < chunks_.size() ? chunks_[chunk + 1].first : SIZE_MAX;
+            data = chunkData(chunks_[chunk]);
+            first = chunks_[chunk].first;
         }
-        const PackedSpan p = spans_[i];
-        s.start = base + p.startOffset;
-        if (p.duration == kWide && p.depthInsns == kWide) [[unlikely]] {
-            wideValues(i, s);
-        } else {
-            s.end = s.start + p.duration;
-            s.depth = static_cast<int32_t>(p.depthInsns >> 20);
-            s.instructions = p.depthInsns & kMaxInsns;
-        }
-        const bool gap = (p.function & kGapFlag) != 0;
-        s.gap = gap ? static_cast<int32_t>(p.function & ~kGapFlag) : -1;
-        s.function = gap ? 0 : p.function & kFunctionMask;
-        s.foundRunning = !gap && (p.function & kFoundRunning);
-        s.outermost = !gap && (p.function & kOutermost);
+        unpack(data[i - first], chunks_[chunk], i, s);
         visit(i, static_cast<const Span&>(s));
     }
 }

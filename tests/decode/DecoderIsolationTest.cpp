@@ -268,6 +268,7 @@ TEST_F(OpenCsdCrash, SpansThroughTheMemfdGiveTheSameDecode) {
     ASSERT_TRUE(file) << file.error().message;
     DecoderIsolation throughMemfd = isolated(true);
     throughMemfd.readWorkerMemory = false;
+    throughMemfd.spansInSharedMemory = false;
     Decode a = decode(*file, isolated(true), 1);
     Decode b = decode(*file, throughMemfd, 1);
     ASSERT_TRUE(a.session && b.session);
@@ -395,15 +396,27 @@ TEST_F(IsolatedPt, SameSpansGapsAndStatsWithAndWithoutIsolation) {
     for (uint64_t segmentBytes : {uint64_t(1), uint64_t(16384), uint64_t(1) << 20}) {
         Decode a = decode(*file, isolated(false), 2, segmentBytes);
         Decode b = decode(*file, isolated(true), 2, segmentBytes);
+        // The spans copied out of the workers instead of referred to in shared
+        // memory: through the memfd, and read from the workers' memory.
         DecoderIsolation throughMemfd = isolated(true);
         throughMemfd.readWorkerMemory = false;
+        throughMemfd.spansInSharedMemory = false;
         Decode c = decode(*file, throughMemfd, 2, segmentBytes);
-        ASSERT_TRUE(a.session && b.session && c.session);
+        DecoderIsolation readOut = isolated(true);
+        readOut.spansInSharedMemory = false;
+        Decode d = decode(*file, readOut, 2, segmentBytes);
+        ASSERT_TRUE(a.session && b.session && c.session && d.session);
         SCOPED_TRACE("segmentBytes " + std::to_string(segmentBytes) + ", " +
                      std::to_string(a.session->segments().size()) + " segments");
         EXPECT_GT(frameSpans(a.spans), 1000u);
         expectSameDecode(a.spans, b.spans);
         expectSameDecode(a.spans, c.spans);
+        expectSameDecode(a.spans, d.spans);
+        // The windows refer to the segments' spans (no merge copy).
+        size_t referred = 0, all = 0;
+        for (const auto& [tid, store] : b.spans.threads)
+            referred += store.referencedSpans(), all += store.size();
+        EXPECT_GT(referred, all / 2);
     }
 }
 

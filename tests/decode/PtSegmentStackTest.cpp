@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "PtSynthTruth.h"
@@ -140,6 +142,58 @@ TEST(SpanStoreEdit, EditedEqualsTheEditOnUnpackedSpans) {
     got.forEach(0, got.size(), [&](size_t, const Span& s) { visited.push_back(s); });
     EXPECT_EQ(visited, want);
     EXPECT_EQ(got.gaps().size(), gaps.size());
+
+    // The same edit read through a store that refers to the part (appendStores
+    // with an owner, as a window of cached segments does), after a part it
+    // copies, whole and in a window that holds all of the part; then a window
+    // that cuts the part (copied). Each equals the edited copy appended.
+    const ParallelRun oneThread = [](size_t n, const std::function<void(size_t)>& task) {
+        for (size_t k = 0; k < n; ++k)
+            task(k);
+    };
+    std::vector<Span> head{spans[0], spans[1]};
+    for (Span& s : head)
+        s.start -= 900, s.end = s.start + 5;
+    SpanStore before;
+    before.append(head, gaps);
+    auto owner = std::make_shared<SpanStore>(store);
+    for (const auto& [from, to, refers] :
+         {std::tuple{uint64_t(0), UINT64_MAX, true}, std::tuple{uint64_t(100), UINT64_MAX - 1, true},
+          std::tuple{uint64_t(1150), UINT64_MAX - 1, false}}) {
+        SCOPED_TRACE("window from " + std::to_string(from));
+        const SpanStore* both[] = {&before, owner.get()};
+        const SpanStore::Edit* edits[] = {nullptr, &edit};
+        const std::shared_ptr<const void> owners[] = {nullptr, owner};
+        SpanStore referring;
+        ASSERT_TRUE(referring.appendStores(both, from, to, oneThread, edits, owners));
+        EXPECT_EQ(referring.referencedSpans() > 0, refers);
+        SpanStore copied;
+        const SpanStore editedPart = store.edited(edit);
+        const SpanStore* plain[] = {&before, &editedPart};
+        ASSERT_TRUE(copied.appendStores(plain, from, to, oneThread));
+        ASSERT_EQ(referring.size(), copied.size());
+        EXPECT_EQ(referring.firstStart(), copied.firstStart());
+        EXPECT_EQ(referring.lastStart(), copied.lastStart());
+        for (size_t i = 0; i < copied.size(); ++i)
+            EXPECT_EQ(referring.at(i), copied.at(i)) << "span " << i;
+        std::vector<Span> a, b;
+        referring.forEach(0, referring.size(), [&](size_t, const Span& s) { a.push_back(s); });
+        copied.forEach(0, copied.size(), [&](size_t, const Span& s) { b.push_back(s); });
+        EXPECT_EQ(a, b);
+        for (uint64_t time : {uint64_t(0), uint64_t(1000), uint64_t(1105), uint64_t(1250), UINT64_MAX})
+            EXPECT_EQ(referring.lowerBound(time), copied.lowerBound(time)) << "time " << time;
+        // What reads it by copying (appendStore, edited, another merge) sees the same spans.
+        SpanStore again;
+        ASSERT_TRUE(again.appendStore(referring));
+        EXPECT_EQ(again.referencedSpans(), 0u);
+        for (size_t i = 0; i < copied.size(); ++i)
+            EXPECT_EQ(again.at(i), copied.at(i)) << "span " << i;
+        // Appending after a referred part starts a chunk of this store's own.
+        Span tail = spans.back();
+        tail.start += uint64_t(6) << 30, tail.end = tail.start + 3, tail.depth = 1;
+        referring.append(std::span<const Span>(&tail, 1));
+        EXPECT_EQ(referring.at(referring.size() - 1), tail);
+    }
 }
 
 // Span arrays of 4 MiB and more go through SpanStore::allocateBig (operator
@@ -196,6 +250,21 @@ TEST(SpanStoreBig, StoresOfMegabytesKeepEverySpanThroughAppendMergeCopyAndEdit) 
     };
     ASSERT_TRUE(merged.appendStores(ptrs, 0, UINT64_MAX, threads));
     expectSpans(merged, all, "appendStores");
+    {  // Referred to rather than copied (owners given): the same spans, none held.
+        std::vector<std::shared_ptr<const void>> owners;
+        for (const SpanStore& s : stores)
+            owners.push_back(std::make_shared<SpanStore>(s));
+        std::vector<const SpanStore*> owned;
+        for (const auto& o : owners)
+            owned.push_back(static_cast<const SpanStore*>(o.get()));
+        SpanStore referring;
+        ASSERT_TRUE(referring.appendStores(owned, 0, UINT64_MAX, threads, {}, owners));
+        owners.clear();  // the store keeps them
+        EXPECT_EQ(referring.referencedSpans(), all.size());
+        expectSpans(referring, all, "appendStores referring");
+        SpanStore copied = referring;
+        expectSpans(copied, all, "a referring store copied");
+    }
     // Grown one part at a time (small, then past 4 MiB, then reallocated).
     SpanStore grown;
     for (const SpanStore& s : stores)
