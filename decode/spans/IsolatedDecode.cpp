@@ -217,13 +217,7 @@ struct ByteReader {
     bool array(void* dst, size_t n) {
         uint8_t far = 0;
         if (!pod(far)) return false;
-        if (far == 2 && arena) {
-            uint64_t offset = 0;
-            if (!pod(offset) || offset > arena->size || n > arena->size - offset) return false;
-            if (n) std::memcpy(dst, arena->base + offset, n);
-            return true;
-        }
-        if (far > 1) return false;
+        if (far > 1) return false;  // in the arena: arenaArray() reads those
         if (!far) return raw(dst, n);
         uint64_t address = 0;
         if (!pod(address) || from <= 0) return false;
