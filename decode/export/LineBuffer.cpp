@@ -25,7 +25,10 @@ bool writeChunksInOrder(size_t chunks, unsigned threads,
     // A ring of slots: chunk i is formatted into slot i % slots once the writer
     // has written chunk i - slots; the writer takes them in order.
     const size_t slots = size_t(threads) * 3;
-    struct Slot {
+    // A slot to a cache line pair of its own: two threads format into
+    // neighbouring slots at once, and a LineBuffer's size is written at every
+    // field (shared lines made two formatting threads as slow as one).
+    struct alignas(128) Slot {
         LineBuffer buffer;
         size_t chunk = SIZE_MAX;  // the chunk it holds once formatted
     };
