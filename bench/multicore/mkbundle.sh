@@ -24,4 +24,6 @@ if [ -d ../shared/data/coresight/opencsd-snapshots/bugfix-exact-match ]; then
   mkdir -p .devbundle/shared-data/coresight/opencsd-snapshots
   cp -r ../shared/data/coresight/opencsd-snapshots/bugfix-exact-match .devbundle/shared-data/coresight/opencsd-snapshots/
 fi
+# Cores or hardware threads (run.sh output).
+g++ -O2 -pthread -o "$R/.devbundle/smtprobe" "$R/bench/multicore/smtprobe.cpp"
 du -sh "$D" "$R/.devbundle"

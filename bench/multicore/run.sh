@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Runs the scaling benches of the bundles made by bench/multicore/mkbundle.sh (new, and
 # old where a mode compares), from the repo root: bash bench/multicore/run.sh MODE
-# MODE: diag (the new bundle alone), side (old and new), final, repeat. Logs to $OUT (else /tmp).
+# MODE: diag (the new bundle alone), side (old and new), final, repeat, output (cores or hardware
+# threads: smtprobe; the formatter and decode --format spans with the old and the new library;
+# the isolation cost of both). Logs to $OUT (else /tmp).
 MODE=$1; R=$(pwd); N=$R/.devbundle/new; O=$R/.devbundle/old
 B=$(cat $N/builddir)
 # The benches look for their helpers in the build folder and for ../shared/data beside
@@ -40,6 +42,16 @@ final)
   LD_LIBRARY_PATH=$LNEW run $N/bin/bench/bench_etm_decode --copies 32 --scaling-only --threads-list 1,16 --no-lister
   LD_LIBRARY_PATH=$LNEW run $N/bin/bench/bench_pt_decode --size-mb 128 --dir /tmp/ptb --scaling-only --threads-list 1,2,4,8,12,16
   LD_LIBRARY_PATH=$LNEW AUXSCOPE_DECODE_IN_PROCESS=1 run $N/bin/bench/bench_pt_decode --size-mb 128 --dir /tmp/ptb --scaling-only --threads-list 1,16
+  ;;
+output)
+  $R/.devbundle/smtprobe 1,2,4,8,12,16
+  cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list
+  for lib in "$LNEW" "$LOLD" "$LNEW" "$LOLD"; do
+    LD_LIBRARY_PATH=$lib run $N/bin/bench/bench_output --size-mb 64 --threads-list 1,8,16 --repeat 3
+  done 2>&1 | grep -E "^###|^ +(1|8|16) +[0-9]|inflation|serial|^wall"
+  for lib in "$LNEW" "$LOLD"; do
+    LD_LIBRARY_PATH=$lib run $N/bin/bench/bench_pt_decode --size-mb 64 --dir /tmp/ptb --isolation-only --isolation-runs 2
+  done
   ;;
 repeat)
   for r in 1 2 3; do
