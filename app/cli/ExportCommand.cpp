@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -182,6 +184,7 @@ int runExportCommand(const std::vector<std::string>& args) {
     const std::optional<bool> decode = parsed->decode;  // unset: when the file has Intel PT data
     const bool stacks = parsed->stacks;                 // the samples' call stacks, when they have some
     DecodeSelection& selection = parsed->selection;
+    options.threads = selection.threads;  // CSV span rows formatted on -j threads
 
     auto file = PerfDataReader::open(input);
     if (!file) {
@@ -280,12 +283,24 @@ int runExportCommand(const std::vector<std::string>& args) {
         options.begin = selection.window.begin;
         options.end = selection.window.end == UINT64_MAX ? UINT64_MAX : selection.window.end + 1;  // [A, B]
     }
+    const auto writeStarted = std::chrono::steady_clock::now();
     auto written = format == "spe-csv" ? exportSpeCsv(speNames->spe, output, options.begin, options.end)
                    : format == "csv"   ? exportCsv(model, output, options)
                                        : exportPerfetto(model, output, options);
+    const double writeSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - writeStarted).count();
     if (!written) {
         std::cerr << "auxscope export: " << written.error().message << "\n";
         return 1;
+    }
+    if (decoded && format == "csv") {
+        // As `decode` prints its output phase: the span rows dominate a decoded file's CSV.
+        char line[160];
+        std::snprintf(line, sizeof line,
+                      "output: %llu span rows and the rest in %.3f s (%.1f M span rows/s)\n",
+                      (unsigned long long)decoded->spanCount(), writeSeconds,
+                      writeSeconds > 0 ? double(decoded->spanCount()) / writeSeconds / 1e6 : 0.0);
+        std::cerr << line;
     }
     std::cout << "auxscope export: wrote " << output << " (" << format << "): " << model.runSlices().size()
               << " run slices on " << model.cpus().size() << " CPUs, " << model.samples().size()

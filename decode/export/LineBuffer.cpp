@@ -11,13 +11,15 @@
 namespace auxscope {
 
 bool writeChunksInOrder(size_t chunks, unsigned threads,
-                        const std::function<void(size_t, LineBuffer&)>& format, std::ostream& out) {
+                        const std::function<void(size_t, LineBuffer&)>& format, std::ostream& out,
+                        const std::function<bool(size_t)>& written) {
     if (threads <= 1 || chunks <= 1) {
         LineBuffer buffer;
         for (size_t i = 0; i < chunks; ++i) {
             buffer.clear();
             format(i, buffer);
             out.write(buffer.data(), std::streamsize(buffer.size()));
+            if (!out || (written && !written(i))) return false;
         }
         return bool(out);
     }
@@ -34,7 +36,7 @@ bool writeChunksInOrder(size_t chunks, unsigned threads,
     };
     std::vector<Slot> ring(slots);
     std::mutex mutex;
-    std::condition_variable formatted, written;
+    std::condition_variable formatted, roomMade;
     size_t writtenUpTo = 0;  // chunks [0, writtenUpTo) are out
     std::atomic<size_t> next{0};
     bool failed = false;
@@ -45,7 +47,7 @@ bool writeChunksInOrder(size_t chunks, unsigned threads,
             Slot& slot = ring[i % slots];
             {
                 std::unique_lock lock(mutex);
-                written.wait(lock, [&] { return writtenUpTo + slots > i || failed; });
+                roomMade.wait(lock, [&] { return writtenUpTo + slots > i || failed; });
                 if (failed) return;
             }
             slot.buffer.clear();
@@ -68,12 +70,13 @@ bool writeChunksInOrder(size_t chunks, unsigned threads,
             formatted.wait(lock, [&] { return slot.chunk == i; });
         }
         out.write(slot.buffer.data(), std::streamsize(slot.buffer.size()));
+        const bool goOn = out && (!written || written(i));
         {
             std::lock_guard lock(mutex);
-            if (!out) failed = true;
+            if (!goOn) failed = true;
             writtenUpTo = i + 1;
         }
-        written.notify_all();
+        roomMade.notify_all();
     }
     for (std::thread& t : pool)
         t.join();

@@ -190,8 +190,11 @@ private:
 // Calls format(i, buffer) for i in [0, chunks) on `threads` threads (each
 // buffer empty, without a stream) and writes the buffers to `out` in the order
 // of i, at most a few chunks per thread held at a time. threads <= 1: in turn on
-// the calling thread through one buffer. False when writing failed.
+// the calling thread through one buffer. `written(i)`, when given, is called on
+// the calling thread once chunk i is out; false from it stops there (no chunk
+// after i is written). False when writing failed or `written` stopped it.
 bool writeChunksInOrder(size_t chunks, unsigned threads,
-                        const std::function<void(size_t, LineBuffer&)>& format, std::ostream& out);
+                        const std::function<void(size_t, LineBuffer&)>& format, std::ostream& out,
+                        const std::function<bool(size_t)>& written = {});
 
 }  // namespace auxscope

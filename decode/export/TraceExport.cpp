@@ -10,6 +10,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "export/FoldedStacks.h"
@@ -891,26 +892,42 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
     // reason, value = trace offset, detail = cause.
     const ExportSpans* spans = options.spans;
     if (spans && spans->threads && spans->functions) {
-        // One formatting pass into a large buffer written out in blocks (millions of rows).
+        // One formatting pass into large buffers, chunks of a thread's spans
+        // formatted on `threads` threads and written in order (millions of rows).
         out.flush();
-        LineBuffer text(out);
         std::vector<std::string> quoted(spans->functions->size());  // function names, quoted once
-        const uint64_t total = spans->spanCount();
-        uint64_t written = 0;
-        bool cancelled = false;
+        for (size_t f = 0; f < quoted.size(); ++f)
+            quoted[f] = csvField((*spans->functions)[uint32_t(f)].name);
+        constexpr size_t kChunkSpans = size_t(1) << 16;
+        struct Chunk {
+            const SpanStore* store;
+            size_t from, to;
+            std::string pidTid;  // "pid,tid,"
+            uint64_t before;     // rows written before this chunk
+        };
+        std::vector<Chunk> chunks;
+        uint64_t rows = 0;
         for (const auto& [tid, store] : *spans->threads) {
             int32_t pid = pidOf(tid, -1);
             if (pid < 0 && spans->pidOf) pid = spans->pidOf(tid);
             const std::string pidTid = std::to_string(pid) + ',' + std::to_string(tid) + ',';
-            const std::vector<Gap>& gaps = store.gaps();  // (a structured binding is not captured below)
-            constexpr size_t kBlock = size_t(1) << 16;
-            for (size_t from = 0; from < store.size() && !cancelled; from += kBlock) {
-                store.forEach(from, std::min(store.size(), from + kBlock), [&](size_t, const Span& s) {
-                    if (cancelled) return;
-                    if (options.progress && (++written & 0xffff) == 0 && !options.progress(written, total)) {
-                        cancelled = true;
-                        return;
-                    }
+            for (size_t from = 0; from < store.size(); from += kChunkSpans) {
+                const size_t to = std::min(store.size(), from + kChunkSpans);
+                chunks.push_back({&store, from, to, pidTid, rows});
+                rows += to - from;
+            }
+        }
+        const uint64_t total = spans->spanCount();
+        bool cancelled = false;
+        const unsigned threads =
+            options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+        const bool wrote = writeChunksInOrder(
+            chunks.size(), threads,
+            [&](size_t i, LineBuffer& text) {
+                const Chunk& c = chunks[i];
+                const std::vector<Gap>& gaps = c.store->gaps();
+                text.reserve((c.to - c.from) * 64);
+                c.store->forEach(c.from, c.to, [&](size_t, const Span& s) {
                     if (s.isGap()) {
                         const Gap& g = gaps[size_t(s.gap)];
                         text.put("gap,");
@@ -920,41 +937,44 @@ Expected<void> exportCsv(const TraceModel& model, const std::string& path,
                         text.put(',');
                         text.dec(s.end);
                         text.put(',');
-                        text.put(pidTid);
+                        text.put(c.pidTid);
                         text.put(gapReasonName(g.reason));
                         text.put(',');
                         text.dec(g.traceOffset);
                         text.put(',');
                         text.put(csvField(g.detail));
                         text.put(eol);
-                        text.lineDone();
                         return;
                     }
-                    std::string* name = s.function < quoted.size() ? &quoted[s.function] : nullptr;
-                    if (name && name->empty()) *name = csvField((*spans->functions)[s.function].name);
                     text.put("span,,");
                     text.dec(s.start);
                     text.put(',');
                     text.dec(s.end);
                     text.put(',');
-                    text.put(pidTid);
-                    text.put(name ? std::string_view(*name) : std::string_view("[unknown]"));
+                    text.put(c.pidTid);
+                    text.put(s.function < quoted.size() ? std::string_view(quoted[s.function])
+                                                        : std::string_view("[unknown]"));
                     text.put(',');
                     text.dec(s.instructions);
                     text.put(',');
                     text.dec(s.depth);
                     text.put(eol);
-                    text.lineDone();
                 });
-            }
-        }
+            },
+            out,
+            // Progress after each chunk (every 64 Ki rows), on this thread.
+            [&](size_t i) {
+                const Chunk& c = chunks[i];
+                if (options.progress && !options.progress(c.before + (c.to - c.from), total))
+                    cancelled = true;
+                return !cancelled;
+            });
         if (cancelled) {
-            text.clear();
             out.close();
             std::remove(path.c_str());
             return makeError(path + ": export cancelled");
         }
-        text.flush();
+        (void)wrote;  // a failed write is out's state, checked below
     }
     out.close();
     if (!out) return makeError(path + ": write failed: " + std::strerror(errno));

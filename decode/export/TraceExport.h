@@ -87,6 +87,8 @@ struct ExportOptions {
     // returning false stops the export, which removes the file and fails with
     // "PATH: export cancelled".
     std::function<bool(uint64_t done, uint64_t total)> progress;
+    // Threads that format the CSV's span rows (written in order; 0: one per CPU).
+    unsigned threads = 0;
 };
 
 Expected<void> exportPerfetto(const TraceModel& model, const std::string& path,

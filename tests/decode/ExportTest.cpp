@@ -913,6 +913,73 @@ TEST(CsvExportSpans, PtSynthFibSpanRows) {
     fs::remove(fib.data + ".truth");
 }
 
+// Span rows are formatted in chunks of 64 Ki spans on several threads and
+// written in order: the same bytes with 1 and 4 threads; progress after each
+// chunk, and a cancel there removes the file.
+TEST(CsvExportSpans, ThreadsGiveTheSameRowsAndCancelStopsAtAChunk) {
+    FunctionTable functions;
+    const uint32_t f1 = functions.add({"alpha", "", 0, false});
+    const uint32_t f2 = functions.add({"with,comma", "", 0, false});
+    std::map<int32_t, SpanStore> threads;
+    uint64_t total = 0;
+    for (int32_t tid : {101, 102, 103}) {
+        std::vector<Span> v;
+        std::vector<Gap> gaps{{GapReason::LostAux, "lost \"here\"", 4096, 1}};
+        const size_t n = 100000 + size_t(tid) * 1000;
+        uint64_t t = 1000;
+        for (size_t i = 0; i < n; ++i, t += 7) {
+            Span s;
+            s.start = t;
+            s.end = t + 5;
+            s.depth = int32_t(i % 5);
+            s.function = i % 3 == 0 ? f1 : i % 3 == 1 ? f2 : FunctionTable::kUnknown;
+            s.instructions = i * 31;
+            s.outermost = s.depth == 0;
+            if (i % 40000 == 39999) s.gap = 0, s.depth = 0;
+            v.push_back(s);
+        }
+        threads[tid].append(v, gaps);
+        total += n;
+    }
+    ExportSpans spans;
+    spans.threads = &threads;
+    spans.functions = &functions;
+    TraceModel model;
+    auto exported = [&](unsigned n, std::function<bool(uint64_t, uint64_t)> progress = {}) {
+        ExportOptions options;
+        options.spans = &spans;
+        options.threads = n;
+        options.progress = std::move(progress);
+        const std::string path = tempPath("threads-" + std::to_string(n) + ".csv");
+        auto done = exportCsv(model, path, options);
+        std::ifstream in(path, std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        fs::remove(path);
+        return std::make_pair(done.ok() ? std::string() : done.error().message, text);
+    };
+    const auto [error1, one] = exported(1);
+    ASSERT_EQ(error1, "");
+    EXPECT_EQ(size_t(std::count(one.begin(), one.end(), '\n')), total + 1) << "a header and a row per span";
+    EXPECT_NE(one.find("\nspan,,1000,1005,-1,101,alpha,0,0\n"), std::string::npos);
+    EXPECT_NE(one.find(",\"with,comma\","), std::string::npos);
+    EXPECT_NE(one.find(",lost AUX,4096,\"lost \"\"here\"\"\"\n"), std::string::npos) << one.substr(0, 300);
+    const auto [error4, four] = exported(4);
+    ASSERT_EQ(error4, "");
+    EXPECT_TRUE(one == four) << "4 threads wrote other bytes than 1";
+
+    std::vector<uint64_t> seen;
+    const auto [cancelError, rest] = exported(4, [&](uint64_t done, uint64_t all) {
+        EXPECT_EQ(all, total);
+        seen.push_back(done);
+        return seen.size() < 2;
+    });
+    EXPECT_NE(cancelError.find("export cancelled"), std::string::npos) << cancelError;
+    EXPECT_EQ(rest, "") << "a cancelled export leaves no file";
+    ASSERT_EQ(seen.size(), 2u) << "no progress after the cancel";
+    EXPECT_EQ(seen[0], 65536u);
+    EXPECT_EQ(seen[1], 131072u);
+}
+
 // perf's Skylake recording without its binaries: the code is unknown, so the
 // threads' tracks carry gap slices saying which image is missing.
 TEST(PerfettoExportSpans, SkylakeWithoutBinariesShowsMissingImageGaps) {
