@@ -4,7 +4,8 @@
 # old where a mode compares), from the repo root: bash bench/multicore/run.sh MODE
 # MODE: diag (the new bundle alone), side (old and new), final, repeat, output (cores or hardware
 # threads: smtprobe; the formatter and decode --format spans with the old and the new library;
-# the isolation cost of both). Logs to $OUT (else /tmp).
+# the isolation cost of both), stream (the isolation cost of the streamed path and export --format
+# csv at -j 1 and 16, old and new library). Logs to $OUT (else /tmp).
 MODE=$1; R=$(pwd); N=$R/.devbundle/new; O=$R/.devbundle/old
 B=$(cat $N/builddir)
 # The benches look for their helpers in the build folder and for ../shared/data beside
@@ -51,6 +52,18 @@ output)
   done 2>&1 | grep -E "^###|^ +(1|8|16) +[0-9]|inflation|serial|^wall"
   for lib in "$LNEW" "$LOLD"; do
     LD_LIBRARY_PATH=$lib run $N/bin/bench/bench_pt_decode --size-mb 64 --dir /tmp/ptb --isolation-only --isolation-runs 2
+  done
+  ;;
+stream)
+  for lib in "$LNEW" "$LOLD" "$LNEW" "$LOLD"; do
+    echo "### $lib"
+    LD_LIBRARY_PATH=$lib $N/bin/bench/bench_pt_decode --size-mb 32 --dir /tmp/ptb --isolation-only --isolation-runs 2 2>&1 |
+      grep -E "in-process .* s, worker"
+  done
+  for lib in "$LNEW" "$LOLD" "$LNEW" "$LOLD"; do
+    for j in 1 16; do
+      echo "### $lib -j $j: $(LD_LIBRARY_PATH=$lib $N/bin/auxscope export /tmp/ptb/ptsynth-32mb-seed1.data --format csv -o /dev/null -j $j 2>&1 | grep '^output')"
+    done
   done
   ;;
 repeat)
