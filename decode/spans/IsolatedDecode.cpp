@@ -1021,7 +1021,9 @@ public:
         }
         if (published_ == woken_) return;
         if (!now && published_ - woken_ < kWakeBytes) {
-            // A slow stream still reaches the parent every few milliseconds.
+            // A slow stream wakes it at most every 5 ms; what waits between
+            // wake-ups goes with the next publish, the item's end or the
+            // parent's 250 ms poll.
             const auto t = std::chrono::steady_clock::now();
             if (t - wokenAt_ < kWakeAfter) return;
         }
