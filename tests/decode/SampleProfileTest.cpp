@@ -349,7 +349,12 @@ TEST(SampleProfile, CallTreeHasTheProgramsStacks) {
         for (size_t k = 1; k < names.size(); ++k) {
             libEdge |= names[k - 1] == "lib_work" && names[k] == "lib_inner";
             recursion |= names[k - 1] == "mid" && names[k] == "mid";
-            if (names[k] == "lib_work") EXPECT_EQ(names[k - 1], "hot");
+            // Under hot; or, as the leaf, under main: a sample in lib_work's
+            // prologue or epilogue (its frame not yet or no longer set up)
+            // unwinds by frame pointer through hot's frame and skips hot, in
+            // perf's callchains as here (a clean-root run met it once).
+            if (names[k] == "lib_work" && !(k + 1 == names.size() && names[k - 1] == "main"))
+                EXPECT_EQ(names[k - 1], "hot");
         }
     }
     EXPECT_TRUE(libEdge);
